@@ -1,0 +1,409 @@
+//! The harness seam: the `Agent` trait, the facts it is given, and the events it emits.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::{ChatOrigin, DiscoveredChat, ProviderData, Scope};
+use crate::error::AgentResult;
+use crate::ids::{BackingId, ChatUri, ProposalId, ProviderId, SessionUri, TurnId};
+use crate::turn::{
+    PermissionOption, PlanEntry, StopReason, Timestamp, ToolCallStatus, ToolResult, Turn, Usage,
+    UserMessage,
+};
+
+/// Multi-chat abilities of a harness. Presence means peer chats are supported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MultipleChats {
+    /// Can fork a chat at a turn.
+    pub fork: bool,
+    /// Can open a side chat that sees a turn's context without copying its history.
+    pub side_chat: bool,
+}
+
+/// Multi-root abilities of a harness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MultipleWorkingDirectories {
+    /// Index 0 stays the fixed process root.
+    pub immutable_primary: bool,
+}
+
+/// Optional abilities, as flags. The host gates on these, never on a provider id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Peer chats, fork, side chats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiple_chats: Option<MultipleChats>,
+    /// Several working directories per session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiple_working_directories: Option<MultipleWorkingDirectories>,
+}
+
+impl Capabilities {
+    /// Whether peer chats can be added.
+    pub fn supports_peer_chats(&self) -> bool {
+        self.multiple_chats.is_some()
+    }
+
+    /// Whether chats can be forked.
+    pub fn supports_fork(&self) -> bool {
+        self.multiple_chats.is_some_and(|chats| chats.fork)
+    }
+
+    /// Whether side chats can be opened.
+    pub fn supports_side_chat(&self) -> bool {
+        self.multiple_chats.is_some_and(|chats| chats.side_chat)
+    }
+}
+
+/// Who a harness is and what it can do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentDescriptor {
+    /// Provider id; the first segment of every session URI it owns.
+    pub id: ProviderId,
+    /// Display name.
+    pub name: String,
+    /// One line about it.
+    pub description: String,
+    /// Optional abilities.
+    pub capabilities: Capabilities,
+    /// Whether this harness is a demo that produces scripted answers.
+    #[serde(default)]
+    pub demo: bool,
+}
+
+/// Host-published customizations of a session (instructions, enabled tools).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Customizations {
+    /// Extra instructions from the scope (e.g. a project's `project.md` body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Names of tools the user enabled; empty means the harness default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enabled_tools: Vec<String>,
+}
+
+/// Host facts for one operation on one chat. Harnesses read these instead of host state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatContext {
+    /// The owning session.
+    pub session: SessionUri,
+    /// The addressed chat.
+    pub chat: ChatUri,
+    /// How the chat came to exist.
+    pub origin: ChatOrigin,
+    /// The session's scope.
+    pub scope: Scope,
+    /// Working directories; index 0 is where the harness runs.
+    pub working_directories: Vec<PathBuf>,
+    /// The host's last published customizations; `None` means none published yet
+    /// (not "no customizations").
+    pub customizations: Option<Customizations>,
+    /// The chat's model, when chosen.
+    pub model: Option<String>,
+}
+
+/// How a new chat's backing is to be provisioned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatSeed {
+    /// An empty conversation.
+    Fresh,
+    /// A copy of a chat's history up to and including a turn (user or assistant side).
+    Fork {
+        /// Source chat (materialized by the host before this call).
+        source_chat: ChatUri,
+        /// The last turn to copy.
+        turn_id: TurnId,
+    },
+    /// A side chat: the source's context up to a turn, as hidden context only.
+    SideChat {
+        /// Source chat (materialized by the host before this call).
+        source_chat: ChatUri,
+        /// The turn whose context the side chat sees.
+        turn_id: TurnId,
+    },
+}
+
+/// What the host asks of `create_chat`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreateChatRequest {
+    /// How to provision it.
+    pub seed: ChatSeed,
+}
+
+/// What a harness returns from `create_chat` and `materialize_chat`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChatBacking {
+    /// The blob the host stores and hands back on restore.
+    pub provider_data: ProviderData,
+    /// A separately enumerable provider conversation behind the chat, kept out of the
+    /// top-level session list.
+    pub backing: Option<BackingId>,
+    /// The model the chat will use.
+    pub model: Option<String>,
+}
+
+/// How a turn the host started ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnOutcome {
+    /// Why it ended.
+    pub stop_reason: StopReason,
+    /// Token usage of the whole turn.
+    pub usage: Option<Usage>,
+}
+
+/// Metadata of a chat's backing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChatMetadata {
+    /// Title, if the harness has one.
+    pub title: Option<String>,
+    /// Current model.
+    pub model: Option<String>,
+    /// When the backing last changed.
+    pub updated_at: Option<Timestamp>,
+    /// Number of turns in the backing's history.
+    pub turn_count: usize,
+}
+
+/// One progress signal of a chat.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Signal {
+    /// A turn the harness itself started (spawned chats; host-started turns are not
+    /// announced again).
+    TurnStarted {
+        /// The new turn.
+        turn_id: TurnId,
+        /// Its prompt.
+        user: UserMessage,
+    },
+    /// Answer text.
+    TextDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The new text.
+        text: String,
+    },
+    /// Reasoning text.
+    ReasoningDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The new text.
+        text: String,
+    },
+    /// A tool call was announced.
+    ToolCallStarted {
+        /// The turn.
+        turn_id: TurnId,
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments.
+        arguments: Value,
+    },
+    /// A tool call changed status, possibly with a result.
+    ToolCallUpdated {
+        /// The turn.
+        turn_id: TurnId,
+        /// Call id.
+        call_id: String,
+        /// New status.
+        status: ToolCallStatus,
+        /// Result, when finished.
+        result: Option<ToolResult>,
+    },
+    /// The plan was replaced.
+    Plan {
+        /// The turn.
+        turn_id: TurnId,
+        /// The whole plan.
+        entries: Vec<PlanEntry>,
+    },
+    /// A mutating tool staged a proposal.
+    ProposalStaged {
+        /// The turn.
+        turn_id: TurnId,
+        /// The proposal.
+        proposal_id: ProposalId,
+        /// What it would do.
+        summary: String,
+    },
+    /// The agent asks the user for permission.
+    PermissionRequested {
+        /// The turn.
+        turn_id: TurnId,
+        /// Request id.
+        request_id: String,
+        /// What is asked.
+        title: String,
+        /// Choices.
+        options: Vec<PermissionOption>,
+    },
+    /// An error inside the response (the turn may continue or end).
+    Error {
+        /// The turn.
+        turn_id: TurnId,
+        /// What failed and what to do.
+        message: String,
+    },
+    /// Usage so far.
+    Usage {
+        /// The turn.
+        turn_id: TurnId,
+        /// Usage of the turn so far.
+        usage: Usage,
+    },
+    /// A harness-started turn ended (host-started turns end with `send`'s result).
+    TurnCompleted {
+        /// The turn.
+        turn_id: TurnId,
+        /// Why.
+        stop_reason: StopReason,
+        /// Final usage.
+        usage: Option<Usage>,
+    },
+    /// The chat got a title.
+    TitleChanged {
+        /// The title.
+        title: String,
+    },
+    /// The chat's backing blob changed; the host stores it verbatim.
+    ProviderDataChanged {
+        /// The new blob.
+        provider_data: ProviderData,
+    },
+}
+
+/// Events a harness pushes to the host, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentEvent {
+    /// Progress of a chat.
+    Progress {
+        /// The chat.
+        chat: ChatUri,
+        /// What happened.
+        signal: Signal,
+    },
+    /// The harness spawned a chat (a subagent). The host adds it to the catalog before
+    /// publishing any later event of it.
+    SpawnChat {
+        /// The new chat (a peer of the parent's session).
+        chat: ChatUri,
+        /// Its origin, normally `Tool`.
+        origin: ChatOrigin,
+        /// Title.
+        title: Option<String>,
+        /// Backing.
+        backing: ChatBacking,
+    },
+    /// A spawned chat finished and will not run again.
+    EndChat {
+        /// The chat.
+        chat: ChatUri,
+    },
+    /// Conversations found in the provider's own catalog.
+    DiscoverChats {
+        /// The provider.
+        provider: ProviderId,
+        /// What was found.
+        chats: Vec<DiscoveredChat>,
+    },
+}
+
+/// Where a harness sends its events. Cheap to clone; sending never blocks.
+#[derive(Clone)]
+pub struct EventSink(Arc<dyn Fn(AgentEvent) + Send + Sync>);
+
+impl EventSink {
+    /// A sink that hands every event to `deliver`.
+    pub fn new(deliver: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(deliver))
+    }
+
+    /// A sink that drops every event (for harnesses used without a host).
+    pub fn discard() -> Self {
+        Self::new(|_event| {})
+    }
+
+    /// Delivers one event.
+    pub fn emit(&self, event: AgentEvent) {
+        (self.0)(event);
+    }
+
+    /// Delivers a progress signal of a chat.
+    pub fn progress(&self, chat: &ChatUri, signal: Signal) {
+        self.emit(AgentEvent::Progress {
+            chat: chat.clone(),
+            signal,
+        });
+    }
+}
+
+impl fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventSink")
+    }
+}
+
+/// A harness: something that runs chats (Hearth's own agent loop, an external ACP agent,
+/// the replay harness). It owns each chat's backing; the host owns URIs, membership and
+/// persistence. Every operation addresses exactly one chat and gets its facts in a
+/// [`ChatContext`]; optional abilities are declared in [`Capabilities`].
+pub trait Agent: Send + Sync + 'static {
+    /// Identity and capabilities.
+    fn descriptor(&self) -> AgentDescriptor;
+
+    /// Called once by the host before any other call: where to send events.
+    fn attach(&self, sink: EventSink);
+
+    /// Provisions the backing of a new chat (`context.chat`): fresh, fork or side chat.
+    fn create_chat<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        request: CreateChatRequest,
+    ) -> BoxFuture<'a, AgentResult<ChatBacking>>;
+
+    /// Re-attaches a chat's backing after a restart or eviction, from the blob the host
+    /// stored. Returns a replacement blob only when the harness recovered a canonical one.
+    fn materialize_chat<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        provider_data: Option<ProviderData>,
+    ) -> BoxFuture<'a, AgentResult<Option<ProviderData>>>;
+
+    /// Runs one turn the host started. Progress goes to the sink; the future resolves
+    /// when the turn ends (aborted turns resolve with [`StopReason::Aborted`]).
+    fn send<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        turn_id: TurnId,
+        message: UserMessage,
+    ) -> BoxFuture<'a, AgentResult<TurnOutcome>>;
+
+    /// Aborts the chat's running turn, if any. Idempotent.
+    fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>>;
+
+    /// Switches the chat's model for later turns.
+    fn set_model<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        model: String,
+    ) -> BoxFuture<'a, AgentResult<()>>;
+
+    /// The chat's history as the harness knows it.
+    fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>>;
+
+    /// Metadata of the chat's backing.
+    fn metadata<'a>(&'a self, context: &'a ChatContext)
+    -> BoxFuture<'a, AgentResult<ChatMetadata>>;
+
+    /// Destroys the chat's backing (the user removed the chat or its session).
+    fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>>;
+
+    /// Frees the chat's live resources without destroying its backing (idle eviction).
+    fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>>;
+}

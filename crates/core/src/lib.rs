@@ -1,0 +1,36 @@
+//! Hearth's domain: identities, chats and sessions, the turn model, the state clients
+//! see (snapshots, actions, envelopes and the one reducer), and the two seams the rest
+//! of Hearth plugs into — the [`Agent`] harness trait and the [`ToolHandler`] tool trait.
+//!
+//! This crate does no I/O: no files, no network, no database, no runtime.
+
+mod agent;
+mod chat;
+mod error;
+mod ids;
+mod state;
+mod tool;
+mod turn;
+
+pub use agent::{
+    Agent, AgentDescriptor, AgentEvent, Capabilities, ChatBacking, ChatContext, ChatMetadata,
+    ChatSeed, CreateChatRequest, Customizations, EventSink, MultipleChats,
+    MultipleWorkingDirectories, Signal, TurnOutcome,
+};
+pub use chat::{
+    ChatOrigin, ChatSummary, DiscoveredChat, Provenance, ProviderData, Scope, SessionSummary,
+};
+pub use error::{AgentError, AgentErrorKind, AgentResult, ToolError, UriError};
+pub use ids::{
+    BackingId, CHAT_SCHEME, ChatId, ChatUri, DEFAULT_CHAT_ID, ProjectId, ProposalId, ProviderId,
+    SESSION_SCHEME, SessionId, SessionUri, TurnId, new_id,
+};
+pub use state::{
+    Action, ChatListing, ChatState, Envelope, Mirror, ROOT_URI, ResourceState, ResourceUri,
+    SequenceGap, SessionState, Snapshot, reduce, reduce_chat, reduce_session,
+};
+pub use tool::{ApplyOutput, ProposalDraft, ToolCallContext, ToolHandler, ToolOutput};
+pub use turn::{
+    Attachment, ContextReference, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
+    StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
+};

@@ -1,0 +1,588 @@
+//! The state clients see: snapshots of resources, actions, envelopes, and the one reducer
+//! that applies actions to state (used by the host and by every client alike).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::chat::{ChatSummary, SessionSummary};
+use crate::error::UriError;
+use crate::ids::{CHAT_SCHEME, ChatUri, SESSION_SCHEME, SessionUri, TurnId};
+use crate::turn::{
+    PlanEntry, ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn,
+    Usage,
+};
+
+/// The URI of the root resource (the session list).
+pub const ROOT_URI: &str = "hearth-root:";
+
+/// Something a client can subscribe to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ResourceUri {
+    /// The session list: sessions added, updated, removed.
+    Root,
+    /// One session: its summary and chat catalog.
+    Session(SessionUri),
+    /// One chat: its turns and draft.
+    Chat(ChatUri),
+}
+
+impl ResourceUri {
+    /// Parses a resource URI by its scheme.
+    pub fn parse(text: &str) -> Result<Self, UriError> {
+        let text = text.trim();
+        if text == ROOT_URI {
+            Ok(Self::Root)
+        } else if text.starts_with(SESSION_SCHEME) {
+            SessionUri::parse(text).map(Self::Session)
+        } else if text.starts_with(CHAT_SCHEME) {
+            ChatUri::parse(text).map(Self::Chat)
+        } else {
+            Err(UriError::Malformed {
+                expected: "session",
+                value: text.to_owned(),
+            })
+        }
+    }
+}
+
+impl fmt::Display for ResourceUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Root => f.write_str(ROOT_URI),
+            Self::Session(uri) => uri.fmt(f),
+            Self::Chat(uri) => uri.fmt(f),
+        }
+    }
+}
+
+impl FromStr for ResourceUri {
+    type Err = UriError;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::parse(text)
+    }
+}
+
+impl Serialize for ResourceUri {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceUri {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A chat as its session shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatListing {
+    /// The chat's summary.
+    pub summary: ChatSummary,
+    /// Whether a turn is running in it.
+    #[serde(default)]
+    pub running: bool,
+}
+
+/// A session with its chat catalog (default chat first, then peers in creation order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionState {
+    /// The session.
+    pub summary: SessionSummary,
+    /// Its chats.
+    pub chats: Vec<ChatListing>,
+}
+
+impl SessionState {
+    /// The chats with a running turn.
+    pub fn running_chats(&self) -> impl Iterator<Item = &ChatUri> {
+        self.chats
+            .iter()
+            .filter(|chat| chat.running)
+            .map(|chat| &chat.summary.uri)
+    }
+}
+
+/// A chat with its turns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatState {
+    /// The chat.
+    pub summary: ChatSummary,
+    /// Its turns, oldest first.
+    pub turns: Vec<Turn>,
+    /// The unsent draft.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+}
+
+impl ChatState {
+    fn turn_mut(&mut self, turn_id: &TurnId) -> Option<&mut Turn> {
+        self.turns.iter_mut().rev().find(|turn| &turn.id == turn_id)
+    }
+}
+
+/// A state change. Each applies to one kind of resource; the reducer ignores the rest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Action {
+    // Root.
+    /// A session was registered.
+    SessionAdded {
+        /// The session.
+        summary: SessionSummary,
+    },
+    /// A session's summary changed (root and session resources).
+    SessionUpdated {
+        /// The new summary.
+        summary: SessionSummary,
+    },
+    /// A session was deleted (root and session resources).
+    SessionRemoved {
+        /// The session.
+        session: SessionUri,
+    },
+    // Session.
+    /// A chat entered the catalog.
+    ChatAdded {
+        /// The chat.
+        chat: ChatSummary,
+    },
+    /// A chat's summary changed (session and chat resources).
+    ChatUpdated {
+        /// The new summary.
+        chat: ChatSummary,
+    },
+    /// A chat left the catalog (session and chat resources).
+    ChatRemoved {
+        /// The chat.
+        chat: ChatUri,
+    },
+    /// A chat started or stopped running a turn.
+    ChatActivity {
+        /// The chat.
+        chat: ChatUri,
+        /// Whether a turn runs.
+        running: bool,
+    },
+    // Chat.
+    /// A turn started.
+    TurnStarted {
+        /// The turn as it starts (no parts).
+        turn: Turn,
+    },
+    /// Answer text arrived.
+    TextDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The text.
+        text: String,
+    },
+    /// Reasoning text arrived.
+    ReasoningDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The text.
+        text: String,
+    },
+    /// A tool call was announced.
+    ToolCallStarted {
+        /// The turn.
+        turn_id: TurnId,
+        /// The call.
+        call: ToolCallPart,
+    },
+    /// A tool call changed.
+    ToolCallUpdated {
+        /// The turn.
+        turn_id: TurnId,
+        /// Call id.
+        call_id: String,
+        /// New status.
+        status: ToolCallStatus,
+        /// Result, when finished.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<ToolResult>,
+    },
+    /// The plan was replaced.
+    PlanUpdated {
+        /// The turn.
+        turn_id: TurnId,
+        /// The whole plan.
+        entries: Vec<PlanEntry>,
+    },
+    /// Another response part (proposal reference, permission request, error).
+    PartAdded {
+        /// The turn.
+        turn_id: TurnId,
+        /// The part.
+        part: ResponsePart,
+    },
+    /// Usage so far.
+    UsageUpdated {
+        /// The turn.
+        turn_id: TurnId,
+        /// Usage.
+        usage: Usage,
+    },
+    /// A turn ended.
+    TurnCompleted {
+        /// The turn.
+        turn_id: TurnId,
+        /// Why.
+        stop_reason: StopReason,
+        /// Final usage.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        /// When.
+        completed_at: Timestamp,
+    },
+    /// The chat's draft changed.
+    DraftChanged {
+        /// The draft; `None` clears it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        draft: Option<String>,
+    },
+}
+
+/// An action addressed to a resource, numbered per resource.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Sequence number within the resource, starting at 1.
+    pub seq: u64,
+    /// The resource.
+    pub resource: ResourceUri,
+    /// What changed.
+    pub action: Action,
+}
+
+/// The state of a resource at a sequence number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResourceState {
+    /// The root carries no state of its own; list sessions with pagination.
+    Root,
+    /// A session.
+    Session(SessionState),
+    /// A chat.
+    Chat(ChatState),
+}
+
+/// A resource's state and the sequence number it reflects.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The resource.
+    pub resource: ResourceUri,
+    /// The last envelope folded into `state`.
+    pub seq: u64,
+    /// The state.
+    pub state: ResourceState,
+}
+
+/// Applies an action to a session's state.
+pub fn reduce_session(state: &mut SessionState, action: &Action) {
+    match action {
+        Action::SessionUpdated { summary } if summary.uri == state.summary.uri => {
+            state.summary = summary.clone();
+        }
+        Action::ChatAdded { chat } => {
+            if let Some(existing) = state.chats.iter_mut().find(|c| c.summary.uri == chat.uri) {
+                existing.summary = chat.clone();
+            } else {
+                state.chats.push(ChatListing {
+                    summary: chat.clone(),
+                    running: false,
+                });
+            }
+        }
+        Action::ChatUpdated { chat } => {
+            if let Some(existing) = state.chats.iter_mut().find(|c| c.summary.uri == chat.uri) {
+                existing.summary = chat.clone();
+            }
+        }
+        Action::ChatRemoved { chat } => state.chats.retain(|c| &c.summary.uri != chat),
+        Action::ChatActivity { chat, running } => {
+            if let Some(existing) = state.chats.iter_mut().find(|c| &c.summary.uri == chat) {
+                existing.running = *running;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies an action to a chat's state.
+pub fn reduce_chat(state: &mut ChatState, action: &Action) {
+    match action {
+        Action::ChatUpdated { chat } if chat.uri == state.summary.uri => {
+            state.summary = chat.clone();
+        }
+        Action::TurnStarted { turn } if state.turn_mut(&turn.id).is_none() => {
+            state.turns.push(turn.clone());
+        }
+        Action::TextDelta { turn_id, text } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                turn.push_text(text);
+            }
+        }
+        Action::ReasoningDelta { turn_id, text } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                turn.push_reasoning(text);
+            }
+        }
+        Action::ToolCallStarted { turn_id, call } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                if let Some(existing) = turn.tool_call_mut(&call.call_id) {
+                    *existing = call.clone();
+                } else {
+                    turn.parts.push(ResponsePart::ToolCall(call.clone()));
+                }
+            }
+        }
+        Action::ToolCallUpdated {
+            turn_id,
+            call_id,
+            status,
+            result,
+        } => {
+            if let Some(call) = state
+                .turn_mut(turn_id)
+                .and_then(|turn| turn.tool_call_mut(call_id))
+            {
+                call.status = *status;
+                if result.is_some() {
+                    call.result = result.clone();
+                }
+            }
+        }
+        Action::PlanUpdated { turn_id, entries } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                let plan = turn.parts.iter_mut().find_map(|part| match part {
+                    ResponsePart::Plan { entries } => Some(entries),
+                    _ => None,
+                });
+                match plan {
+                    Some(existing) => existing.clone_from(entries),
+                    None => turn.parts.push(ResponsePart::Plan {
+                        entries: entries.clone(),
+                    }),
+                }
+            }
+        }
+        Action::PartAdded { turn_id, part } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                turn.parts.push(part.clone());
+            }
+        }
+        Action::UsageUpdated { turn_id, usage } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                turn.usage = Some(*usage);
+            }
+        }
+        Action::TurnCompleted {
+            turn_id,
+            stop_reason,
+            usage,
+            completed_at,
+        } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                turn.stop_reason = Some(stop_reason.clone());
+                turn.completed_at = Some(*completed_at);
+                if usage.is_some() {
+                    turn.usage = *usage;
+                }
+                for part in &mut turn.parts {
+                    if let ResponsePart::ToolCall(call) = part
+                        && matches!(
+                            call.status,
+                            ToolCallStatus::Pending | ToolCallStatus::Running
+                        )
+                    {
+                        call.status = ToolCallStatus::Cancelled;
+                    }
+                }
+            }
+        }
+        Action::DraftChanged { draft } => state.draft.clone_from(draft),
+        _ => {}
+    }
+}
+
+/// Applies an action to a resource's state.
+pub fn reduce(state: &mut ResourceState, action: &Action) {
+    match state {
+        ResourceState::Root => {}
+        ResourceState::Session(session) => reduce_session(session, action),
+        ResourceState::Chat(chat) => reduce_chat(chat, action),
+    }
+}
+
+/// An envelope did not follow the last one applied: the client must take a fresh
+/// snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("missed envelopes: expected seq {expected}, got {got}; take a fresh snapshot")]
+pub struct SequenceGap {
+    /// The seq that should have come.
+    pub expected: u64,
+    /// The seq that came.
+    pub got: u64,
+}
+
+/// A client's copy of one resource: a snapshot with envelopes folded in, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mirror {
+    /// The state and the seq it reflects.
+    pub snapshot: Snapshot,
+}
+
+impl Mirror {
+    /// Starts from a snapshot.
+    pub fn new(snapshot: Snapshot) -> Self {
+        Self { snapshot }
+    }
+
+    /// Folds in the next envelope. Envelopes already reflected are skipped; a gap is an
+    /// error.
+    pub fn apply(&mut self, envelope: &Envelope) -> Result<(), SequenceGap> {
+        if envelope.seq <= self.snapshot.seq {
+            return Ok(());
+        }
+        let expected = self.snapshot.seq + 1;
+        if envelope.seq != expected {
+            return Err(SequenceGap {
+                expected,
+                got: envelope.seq,
+            });
+        }
+        reduce(&mut self.snapshot.state, &envelope.action);
+        self.snapshot.seq = envelope.seq;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::ChatOrigin;
+    use crate::ids::ChatUri;
+    use crate::turn::{UserMessage, now};
+    use pretty_assertions::assert_eq;
+
+    fn chat_state() -> ChatState {
+        let session = SessionUri::parse("hearth-session:replay/s1").unwrap();
+        let uri = ChatUri::default_for(&session);
+        ChatState {
+            summary: ChatSummary {
+                uri,
+                origin: ChatOrigin::User,
+                title: None,
+                model: None,
+                created_at: now(),
+                updated_at: now(),
+            },
+            turns: Vec::new(),
+            draft: None,
+        }
+    }
+
+    #[test]
+    fn mirror_applies_in_order_and_detects_gaps() {
+        let resource = ResourceUri::Chat(chat_state().summary.uri);
+        let mut mirror = Mirror::new(Snapshot {
+            resource: resource.clone(),
+            seq: 0,
+            state: ResourceState::Chat(chat_state()),
+        });
+        let turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        let turn_id = turn.id.clone();
+        let envelopes = [
+            Action::TurnStarted { turn },
+            Action::TextDelta {
+                turn_id: turn_id.clone(),
+                text: "Hel".into(),
+            },
+            Action::TextDelta {
+                turn_id: turn_id.clone(),
+                text: "lo".into(),
+            },
+        ];
+        for (index, action) in envelopes.into_iter().enumerate() {
+            let envelope = Envelope {
+                seq: index as u64 + 1,
+                resource: resource.clone(),
+                action,
+            };
+            mirror.apply(&envelope).unwrap();
+            // Re-delivery of an envelope already applied is harmless.
+            mirror.apply(&envelope).unwrap();
+        }
+        let ResourceState::Chat(chat) = &mirror.snapshot.state else {
+            panic!("not a chat")
+        };
+        assert_eq!(chat.turns[0].response_text(), "Hello");
+        let gap = Envelope {
+            seq: 5,
+            resource,
+            action: Action::TextDelta {
+                turn_id,
+                text: "!".into(),
+            },
+        };
+        assert_eq!(
+            mirror.apply(&gap),
+            Err(SequenceGap {
+                expected: 4,
+                got: 5
+            })
+        );
+    }
+
+    #[test]
+    fn completing_a_turn_cancels_unfinished_tool_calls() {
+        let mut state = chat_state();
+        let turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        let turn_id = turn.id.clone();
+        reduce_chat(&mut state, &Action::TurnStarted { turn });
+        reduce_chat(
+            &mut state,
+            &Action::ToolCallStarted {
+                turn_id: turn_id.clone(),
+                call: ToolCallPart {
+                    call_id: "c1".into(),
+                    name: "web_fetch".into(),
+                    arguments: serde_json::json!({}),
+                    status: ToolCallStatus::Running,
+                    result: None,
+                },
+            },
+        );
+        reduce_chat(
+            &mut state,
+            &Action::TurnCompleted {
+                turn_id,
+                stop_reason: StopReason::Aborted,
+                usage: None,
+                completed_at: now(),
+            },
+        );
+        let ResponsePart::ToolCall(call) = &state.turns[0].parts[0] else {
+            panic!("no call")
+        };
+        assert_eq!(call.status, ToolCallStatus::Cancelled);
+        assert_eq!(state.turns[0].stop_reason, Some(StopReason::Aborted));
+    }
+
+    #[test]
+    fn resource_uris_parse_by_scheme() {
+        assert_eq!(
+            ResourceUri::parse("hearth-root:").unwrap(),
+            ResourceUri::Root
+        );
+        assert!(matches!(
+            ResourceUri::parse("hearth-chat:replay/s/c").unwrap(),
+            ResourceUri::Chat(_)
+        ));
+        assert!(ResourceUri::parse("nope").is_err());
+    }
+}

@@ -1,0 +1,111 @@
+//! The tool seam: what every tool an agent can call looks like.
+//!
+//! A read tool runs when called. A mutating tool never writes when an agent calls it:
+//! [`ToolHandler::execute`] only returns a [`ToolOutput::Staged`] draft, which the
+//! approval gate records as a proposal; [`ToolHandler::apply`] is called by the gate,
+//! and only after the user approved the exact payload.
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chat::Scope;
+use crate::error::ToolError;
+use crate::ids::{ChatUri, SessionUri, TurnId};
+
+/// Who is calling a tool, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCallContext {
+    /// The session.
+    pub session: SessionUri,
+    /// The calling chat.
+    pub chat: ChatUri,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// The model's call id.
+    pub call_id: String,
+    /// The session's scope.
+    pub scope: Scope,
+    /// The session's working directories.
+    pub working_directories: Vec<PathBuf>,
+}
+
+/// A change a mutating tool wants to make, awaiting the user's approval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProposalDraft {
+    /// One line a human reads ("Create event 'Dentist' on 2026-12-03 09:00").
+    pub summary: String,
+    /// Before/after of what changes, human-readable.
+    pub diff: String,
+    /// Everything `apply` needs, as JSON; the approval binds to its canonical hash.
+    pub payload: Value,
+}
+
+/// What a tool call returns to the agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolOutput {
+    /// A read tool's answer.
+    Content {
+        /// Text for the model.
+        text: String,
+        /// Structured data for UIs, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    /// A mutating tool's staged change.
+    Staged(ProposalDraft),
+}
+
+impl ToolOutput {
+    /// A plain text answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Content {
+            text: text.into(),
+            data: None,
+        }
+    }
+}
+
+/// What applying an approved change did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplyOutput {
+    /// One line about what was written.
+    pub summary: String,
+}
+
+/// A tool an agent can call.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Unique name (`snake_case`), as the model sees it.
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+
+    /// Whether calling the tool changes anything outside Hearth. Mutating tools only
+    /// stage proposals.
+    fn mutates(&self) -> bool;
+
+    /// Runs a read tool, or stages a mutating tool's change (returning
+    /// [`ToolOutput::Staged`]). Must not write anything for a mutating tool.
+    fn execute<'a>(
+        &'a self,
+        call: &'a ToolCallContext,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// Applies an approved payload. Called only by the approval gate.
+    fn apply<'a>(&'a self, _payload: &'a Value) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
+        let name = self.name().to_owned();
+        Box::pin(async move {
+            Err(ToolError::Unsupported(format!(
+                "`{name}` does not apply changes"
+            )))
+        })
+    }
+}

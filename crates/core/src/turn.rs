@@ -1,0 +1,374 @@
+//! The turn model: a user message and the response as ordered parts.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{ProposalId, TurnId};
+
+/// A point in time, UTC, millisecond precision in storage.
+pub type Timestamp = DateTime<Utc>;
+
+/// The current time truncated to whole milliseconds, so values survive storage unchanged.
+pub fn now() -> Timestamp {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+/// What the user sent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserMessage {
+    /// The prompt text.
+    pub text: String,
+    /// Files attached to the message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+    /// Context the user pointed at (notes, URLs, selections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextReference>,
+}
+
+impl UserMessage {
+    /// A plain text message.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A file attached to a user message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// Display name.
+    pub name: String,
+    /// MIME type.
+    pub media_type: String,
+    /// Where the content lives (a path or URL).
+    pub uri: String,
+}
+
+/// A reference to context the user included.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextReference {
+    /// Display label.
+    pub label: String,
+    /// What it points at.
+    pub uri: String,
+}
+
+/// Why a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its answer.
+    EndTurn,
+    /// The model hit its output token limit.
+    MaxTokens,
+    /// The agent loop hit its step limit.
+    StepLimit,
+    /// The model refused.
+    Refusal,
+    /// The user aborted the turn; what streamed is kept.
+    Aborted,
+    /// The turn failed; the error is a response part.
+    Error,
+    /// The process stopped while the turn ran (crash, kill); what streamed is kept.
+    Incomplete,
+    /// A provider-specific reason Hearth does not know.
+    Other(String),
+}
+
+impl StopReason {
+    /// A short label for listings.
+    pub fn label(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::MaxTokens => "max_tokens",
+            Self::StepLimit => "step_limit",
+            Self::Refusal => "refusal",
+            Self::Aborted => "aborted",
+            Self::Error => "error",
+            Self::Incomplete => "incomplete",
+            Self::Other(other) => other,
+        }
+    }
+}
+
+/// Token usage of a turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Completion tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Prompt tokens served from a cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Tokens spent on reasoning.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+impl Usage {
+    /// Adds another usage report (e.g. of a later step of an agent loop).
+    pub fn accumulate(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
+}
+
+/// Lifecycle of a tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// Announced, arguments may still be streaming.
+    Pending,
+    /// Executing.
+    Running,
+    /// Finished with a result.
+    Completed,
+    /// Finished with an error.
+    Failed,
+    /// Did not run (aborted, or refused before running).
+    Cancelled,
+}
+
+/// What a tool call returned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Text given back to the model.
+    pub content: String,
+    /// Whether the content describes an error.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// A tool call inside a response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallPart {
+    /// Call id, unique within the turn.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as given (after repair).
+    pub arguments: Value,
+    /// Where the call is in its lifecycle.
+    pub status: ToolCallStatus,
+    /// The result once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ToolResult>,
+}
+
+/// State of a plan entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// Not started.
+    Pending,
+    /// Under way.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One item of a plan or todo list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    /// What is to be done.
+    pub content: String,
+    /// How far along it is.
+    pub status: PlanStatus,
+}
+
+/// One choice offered by a permission request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionOption {
+    /// Option id, sent back in the answer.
+    pub id: String,
+    /// Label shown to the user.
+    pub label: String,
+}
+
+/// One ordered piece of a response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponsePart {
+    /// Answer text (markdown).
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// Visible reasoning.
+    Reasoning {
+        /// The text.
+        text: String,
+    },
+    /// A tool call with its status and result.
+    ToolCall(ToolCallPart),
+    /// A plan or todo list (replaced as a whole on update).
+    Plan {
+        /// The entries.
+        entries: Vec<PlanEntry>,
+    },
+    /// A staged change awaiting the user's approval.
+    Proposal {
+        /// The proposal.
+        proposal_id: ProposalId,
+        /// What it would do.
+        summary: String,
+    },
+    /// A question to the user from an external agent.
+    PermissionRequest {
+        /// Request id.
+        request_id: String,
+        /// What is asked.
+        title: String,
+        /// The choices.
+        options: Vec<PermissionOption>,
+        /// The chosen option once answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<String>,
+    },
+    /// An error shown inside the response.
+    Error {
+        /// What failed and what to do.
+        message: String,
+    },
+}
+
+/// One exchange: a user message and the response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// The turn's id.
+    pub id: TurnId,
+    /// What the user sent.
+    pub user: UserMessage,
+    /// The response, in order.
+    #[serde(default)]
+    pub parts: Vec<ResponsePart>,
+    /// Token usage, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Why the turn ended; `None` while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+    /// When the user sent it.
+    pub started_at: Timestamp,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
+}
+
+impl Turn {
+    /// A turn that has just started.
+    pub fn started(id: TurnId, user: UserMessage, started_at: Timestamp) -> Self {
+        Self {
+            id,
+            user,
+            parts: Vec::new(),
+            usage: None,
+            stop_reason: None,
+            started_at,
+            completed_at: None,
+        }
+    }
+
+    /// Whether the turn is still running.
+    pub fn is_running(&self) -> bool {
+        self.stop_reason.is_none()
+    }
+
+    /// All answer text of the response, concatenated.
+    pub fn response_text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                ResponsePart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Appends answer text, extending the last part when it is text.
+    pub fn push_text(&mut self, delta: &str) {
+        if let Some(ResponsePart::Text { text }) = self.parts.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.parts.push(ResponsePart::Text {
+                text: delta.to_owned(),
+            });
+        }
+    }
+
+    /// Appends reasoning text, extending the last part when it is reasoning.
+    pub fn push_reasoning(&mut self, delta: &str) {
+        if let Some(ResponsePart::Reasoning { text }) = self.parts.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.parts.push(ResponsePart::Reasoning {
+                text: delta.to_owned(),
+            });
+        }
+    }
+
+    /// The tool call with this id, if any.
+    pub fn tool_call_mut(&mut self, call_id: &str) -> Option<&mut ToolCallPart> {
+        self.parts.iter_mut().rev().find_map(|part| match part {
+            ResponsePart::ToolCall(call) if call.call_id == call_id => Some(call),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn deltas_extend_the_last_part_of_the_same_kind() {
+        let mut turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        turn.push_reasoning("think");
+        turn.push_reasoning("ing");
+        turn.push_text("Hel");
+        turn.push_text("lo");
+        turn.push_reasoning("more");
+        assert_eq!(
+            turn.parts,
+            vec![
+                ResponsePart::Reasoning {
+                    text: "thinking".into()
+                },
+                ResponsePart::Text {
+                    text: "Hello".into()
+                },
+                ResponsePart::Reasoning {
+                    text: "more".into()
+                },
+            ]
+        );
+        assert_eq!(turn.response_text(), "Hello");
+    }
+
+    #[test]
+    fn parts_serialize_tagged() {
+        let part = ResponsePart::Text { text: "x".into() };
+        assert_eq!(
+            serde_json::to_value(&part).unwrap(),
+            serde_json::json!({"type": "text", "text": "x"})
+        );
+        let reason = StopReason::Other("weird".into());
+        let json = serde_json::to_string(&reason).unwrap();
+        assert_eq!(serde_json::from_str::<StopReason>(&json).unwrap(), reason);
+    }
+}
