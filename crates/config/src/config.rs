@@ -1,0 +1,362 @@
+//! The `config.toml` schema.
+//!
+//! ```toml
+//! [defaults]
+//! provider = "openai"
+//! model = "gpt-4.1-mini"
+//! time_zone = "Europe/Berlin"
+//! clock = "24h"
+//!
+//! [providers.openai]
+//! kind = "openai"
+//! api_key_env = "OPENAI_API_KEY"
+//! models = ["gpt-4.1-mini"]
+//!
+//! [providers.local]
+//! kind = "openai"
+//! base_url = "http://127.0.0.1:11434/v1"
+//!
+//! [providers.claude-code]
+//! kind = "acp"
+//! command = "claude-code-acp"
+//!
+//! [calendars.personal]
+//! kind = "ics"
+//! path = "~/calendars/personal.ics"
+//! default = true
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The configuration file could not be read or understood.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The file is not valid TOML or does not match the schema.
+    #[error("config file {} is invalid: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+}
+
+/// The whole configuration. Every section is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Defaults for new sessions and the agent's dynamic context.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Model providers and external agents, by id (the id becomes the provider id).
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Calendars, by id.
+    #[serde(default)]
+    pub calendars: BTreeMap<String, CalendarConfig>,
+    /// MCP servers whose tools agents may use, by id.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `hearth serve` settings.
+    #[serde(default)]
+    pub server: ServerConfig,
+    /// Hearth's own agent loop.
+    #[serde(default)]
+    pub agent: AgentConfig,
+}
+
+impl Config {
+    /// Reads a configuration file; a missing file is the empty configuration.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        match fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(source) => Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    /// Parses configuration text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        })
+    }
+}
+
+/// 12- or 24-hour clock in the agent's dynamic context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum ClockFormat {
+    /// `3:30 PM`.
+    #[serde(rename = "12h")]
+    Hours12,
+    /// `15:30`.
+    #[serde(rename = "24h")]
+    Hours24,
+}
+
+/// Defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// Provider id used when none is given.
+    pub provider: Option<String>,
+    /// Model used when none is given.
+    pub model: Option<String>,
+    /// IANA time zone of the user (e.g. `Europe/Berlin`); the system's when absent.
+    pub time_zone: Option<String>,
+    /// 12/24-hour preference.
+    pub clock: Option<ClockFormat>,
+}
+
+/// What kind of provider a `[providers.<id>]` section describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// An OpenAI-compatible Chat Completions server.
+    Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
+    /// An external agent spoken to over the Agent Client Protocol.
+    Acp,
+}
+
+/// One provider.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The kind; required.
+    pub kind: Option<ProviderKind>,
+    /// API base URL (model providers).
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The API key itself (prefer `api_key_env`); never logged or stored.
+    pub api_key: Option<String>,
+    /// Models offered.
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// Model used when none is chosen.
+    pub default_model: Option<String>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Retries of failed requests (default 2).
+    pub max_retries: Option<u32>,
+    /// Connect timeout in seconds.
+    pub connect_timeout_secs: Option<u64>,
+    /// Seconds without a streamed byte before the request is abandoned.
+    pub idle_timeout_secs: Option<u64>,
+    /// Maximum output tokens per model call.
+    pub max_tokens: Option<u32>,
+    /// ACP agent: program to start.
+    pub command: Option<String>,
+    /// ACP agent: its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// ACP agent: extra environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl ProviderConfig {
+    /// The API key: the inline value, else the named environment variable.
+    pub fn resolve_api_key(&self) -> Option<String> {
+        self.api_key
+            .clone()
+            .filter(|key| !key.is_empty())
+            .or_else(|| {
+                self.api_key_env
+                    .as_deref()
+                    .and_then(|name| std::env::var(name).ok())
+                    .filter(|key| !key.is_empty())
+            })
+    }
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key_env", &self.api_key_env)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("models", &self.models)
+            .field("default_model", &self.default_model)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("max_retries", &self.max_retries)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What kind of calendar a `[calendars.<id>]` section describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CalendarKind {
+    /// A local iCalendar (.ics) file, read and written.
+    Ics,
+    /// A folder of Markdown event notes (Full Calendar format).
+    Notes,
+    /// A read-only iCalendar URL subscription.
+    Subscription,
+}
+
+/// One calendar.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarConfig {
+    /// The kind.
+    pub kind: CalendarKind,
+    /// Display name (the id when absent).
+    pub name: Option<String>,
+    /// File (ics) or folder (notes).
+    pub path: Option<PathBuf>,
+    /// Subscription URL.
+    pub url: Option<String>,
+    /// Whether agents may stage writes to it (default: true for ics/notes).
+    pub writable: Option<bool>,
+    /// The calendar new events go to.
+    #[serde(default)]
+    pub default: bool,
+    /// Time zone for floating times and all-day events.
+    pub time_zone: Option<String>,
+    /// Subscription only: allow a private-network host (cloud metadata stays denied).
+    #[serde(default)]
+    pub allow_private_network: bool,
+    /// Subscription only: minutes between refreshes.
+    pub refresh_minutes: Option<u64>,
+}
+
+/// One MCP server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// Program to start (stdio transport).
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Streamable HTTP URL (instead of a command).
+    pub url: Option<String>,
+}
+
+/// `hearth serve` settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Port on 127.0.0.1.
+    pub port: Option<u16>,
+    /// Address to bind (loopback unless `--allow-remote`).
+    pub bind: Option<String>,
+}
+
+/// Hearth's own agent loop.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Model calls per turn before the loop stops (default 25).
+    pub step_limit: Option<u32>,
+    /// Days until an unanswered proposal expires (default 7).
+    pub proposal_expiry_days: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn parses_every_section() {
+        let text = r#"
+            [defaults]
+            provider = "local"
+            clock = "12h"
+
+            [providers.local]
+            kind = "openai"
+            base_url = "http://127.0.0.1:11434/v1"
+            models = ["llama3.2"]
+
+            [providers.claude]
+            kind = "acp"
+            command = "claude-code-acp"
+            args = ["--verbose"]
+
+            [calendars.home]
+            kind = "ics"
+            path = "/tmp/home.ics"
+            default = true
+
+            [server]
+            port = 8421
+
+            [agent]
+            step_limit = 10
+        "#;
+        let config = Config::parse(text, Path::new("config.toml")).unwrap();
+        assert_eq!(config.defaults.clock, Some(ClockFormat::Hours12));
+        assert_eq!(config.providers["local"].kind, Some(ProviderKind::Openai));
+        assert_eq!(
+            config.providers["claude"].args,
+            vec!["--verbose".to_owned()]
+        );
+        assert_eq!(config.calendars["home"].kind, CalendarKind::Ics);
+        assert_eq!(config.server.port, Some(8421));
+        assert_eq!(config.agent.step_limit, Some(10));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let error = Config::parse(
+            "[providers.x]\nkind = \"openai\"\nbase_ulr = \"x\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("/c.toml"), "{message}");
+        assert!(message.contains("line 3"), "{message}");
+        assert!(message.contains("base_ulr"), "{message}");
+    }
+
+    #[test]
+    fn missing_file_is_empty_config() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Config::load(&dir.path().join("none.toml")).unwrap(),
+            Config::default()
+        );
+    }
+
+    #[test]
+    fn debug_redacts_the_key() {
+        let config = ProviderConfig {
+            api_key: Some("sk-secret".into()),
+            ..ProviderConfig::default()
+        };
+        assert!(!format!("{config:?}").contains("sk-secret"));
+    }
+}

@@ -1,0 +1,110 @@
+//! The data directory and the files in it.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// Environment variable that selects the data directory.
+pub const HOME_ENV: &str = "HEARTH_HOME";
+/// Environment variable that selects the configuration file.
+pub const CONFIG_ENV: &str = "HEARTH_CONFIG";
+
+/// The data directory could not be determined.
+#[derive(Debug, Error)]
+#[error(
+    "cannot find a data directory for Hearth (no home directory known); set HEARTH_HOME or pass --home DIR"
+)]
+pub struct PathsError;
+
+/// Where Hearth reads and writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Paths {
+    /// The data directory: database, token, cache, logs.
+    pub home: PathBuf,
+    /// The configuration file (may not exist).
+    pub config_file: PathBuf,
+}
+
+impl Paths {
+    /// Resolves the data directory from `--home`, then `HEARTH_HOME`, then the platform
+    /// data directory; the configuration file from `--config`, then `HEARTH_CONFIG`, then
+    /// `config.toml` in an explicitly chosen home, then the platform config directory.
+    pub fn resolve(home: Option<&Path>, config: Option<&Path>) -> Result<Self, PathsError> {
+        let explicit_home = home.map(Path::to_path_buf).or_else(|| {
+            env::var_os(HOME_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
+        let dirs = directories::ProjectDirs::from("", "", "hearth");
+        let home = match &explicit_home {
+            Some(home) => home.clone(),
+            None => dirs
+                .as_ref()
+                .map(|dirs| dirs.data_dir().to_path_buf())
+                .ok_or(PathsError)?,
+        };
+        let config_file = match config.map(Path::to_path_buf).or_else(|| {
+            env::var_os(CONFIG_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }) {
+            Some(file) => file,
+            None => match (&explicit_home, &dirs) {
+                (Some(home), _) => home.join("config.toml"),
+                (None, Some(dirs)) => dirs.config_dir().join("config.toml"),
+                (None, None) => home.join("config.toml"),
+            },
+        };
+        Ok(Self { home, config_file })
+    }
+
+    /// Paths rooted at one directory (tests, benchmarks).
+    pub fn in_dir(home: &Path) -> Self {
+        Self {
+            home: home.to_path_buf(),
+            config_file: home.join("config.toml"),
+        }
+    }
+
+    /// The SQLite database.
+    pub fn database(&self) -> PathBuf {
+        self.home.join("hearth.db")
+    }
+
+    /// The per-install server token.
+    pub fn token(&self) -> PathBuf {
+        self.home.join("token")
+    }
+
+    /// Log files.
+    pub fn logs(&self) -> PathBuf {
+        self.home.join("logs")
+    }
+
+    /// Per-workspace caches.
+    pub fn workspaces(&self) -> PathBuf {
+        self.home.join("workspaces")
+    }
+
+    /// Local calendars Hearth creates.
+    pub fn calendars(&self) -> PathBuf {
+        self.home.join("calendars")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_home_holds_its_own_config() {
+        let paths = Paths::resolve(Some(Path::new("/tmp/h")), None).unwrap();
+        assert_eq!(paths.home, PathBuf::from("/tmp/h"));
+        assert_eq!(paths.config_file, PathBuf::from("/tmp/h/config.toml"));
+        assert_eq!(paths.database(), PathBuf::from("/tmp/h/hearth.db"));
+        let paths =
+            Paths::resolve(Some(Path::new("/tmp/h")), Some(Path::new("/etc/x.toml"))).unwrap();
+        assert_eq!(paths.config_file, PathBuf::from("/etc/x.toml"));
+    }
+}
