@@ -1,0 +1,213 @@
+//! The chat catalog: chats of a session, provider data, drafts, chat backings.
+
+use hearth_core::{
+    BackingId, ChatOrigin, ChatSummary, ChatUri, ProviderData, ProviderId, SessionUri, now,
+};
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::codec::{from_json, from_millis, parse_id, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::sqlite::SqliteStore;
+use crate::store::ChatRecord;
+
+fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
+    let get = |error: sqlx::Error| StoreError::Decode {
+        what: "chat",
+        detail: error.to_string(),
+    };
+    let uri: String = row.try_get("uri").map_err(get)?;
+    let origin: String = row.try_get("origin").map_err(get)?;
+    let provider_data: Option<Vec<u8>> = row.try_get("provider_data").map_err(get)?;
+    let backing: Option<String> = row.try_get("backing").map_err(get)?;
+    Ok(ChatRecord {
+        summary: ChatSummary {
+            uri: parse_id("chat uri", &uri, ChatUri::parse)?,
+            origin: from_json::<ChatOrigin>("chat origin", &origin)?,
+            title: row.try_get("title").map_err(get)?,
+            model: row.try_get("model").map_err(get)?,
+            created_at: from_millis(row.try_get("created_at").map_err(get)?)?,
+            updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
+        },
+        provider_data: provider_data.map(ProviderData::from_bytes),
+        backing: backing
+            .map(|text| parse_id("backing id", &text, BackingId::parse))
+            .transpose()?,
+        draft: row.try_get("draft").map_err(get)?,
+    })
+}
+
+impl SqliteStore {
+    pub(crate) async fn insert_chat_row(
+        connection: &mut sqlx::SqliteConnection,
+        session_id: i64,
+        position: i64,
+        chat: &ChatRecord,
+    ) -> Result<(), sqlx::Error> {
+        let origin = serde_json::to_string(&chat.summary.origin)
+            .map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+        sqlx::query(
+            "INSERT INTO chats (session_id, uri, position, origin, title, model, provider_data, backing, draft, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(session_id)
+        .bind(chat.summary.uri.to_string())
+        .bind(position)
+        .bind(origin)
+        .bind(chat.summary.title.as_deref())
+        .bind(chat.summary.model.as_deref())
+        .bind(chat.provider_data.as_ref().map(ProviderData::as_bytes))
+        .bind(chat.backing.as_ref().map(BackingId::as_str))
+        .bind(chat.draft.as_deref())
+        .bind(to_millis(&chat.summary.created_at))
+        .bind(to_millis(&chat.summary.updated_at))
+        .execute(&mut *connection)
+        .await
+        .map(|_| ())
+    }
+
+    pub(crate) async fn chats_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatRecord>> {
+        let rows = sqlx::query(
+            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.created_at, c.updated_at
+             FROM chats c JOIN sessions s ON s.id = c.session_id
+             WHERE s.uri = ? AND s.deleted_at IS NULL
+             ORDER BY c.position",
+        )
+        .bind(session.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.iter().map(decode_chat).collect()
+    }
+
+    pub(crate) async fn insert_chat_impl(&self, chat: &ChatRecord) -> StoreResult<()> {
+        let session = chat.summary.uri.session();
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = sqlx::Connection::begin_with(&mut *connection, "BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))?;
+        let row: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT s.id, COALESCE((SELECT MAX(position) FROM chats WHERE session_id = s.id), -1) + 1
+             FROM sessions s WHERE s.uri = ? AND s.deleted_at IS NULL",
+        )
+        .bind(session.to_string())
+        .fetch_optional(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        let Some((session_id, position)) = row else {
+            return Err(StoreError::NotFound {
+                what: "session",
+                key: session.to_string(),
+            });
+        };
+        Self::insert_chat_row(&mut transaction, session_id, position, chat)
+            .await
+            .map_err(|e| self.unique_conflict(e, "chat", &chat.summary.uri.to_string()))?;
+        Self::touch_session(
+            &mut transaction,
+            &session,
+            to_millis(&chat.summary.updated_at),
+        )
+        .await
+        .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))
+    }
+
+    pub(crate) async fn update_chat_impl(&self, summary: &ChatSummary) -> StoreResult<()> {
+        let result =
+            sqlx::query("UPDATE chats SET title = ?, model = ?, updated_at = ? WHERE uri = ?")
+                .bind(summary.title.as_deref())
+                .bind(summary.model.as_deref())
+                .bind(to_millis(&summary.updated_at))
+                .bind(summary.uri.to_string())
+                .execute(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        self.expect_row(result.rows_affected(), "chat", &summary.uri)
+    }
+
+    pub(crate) async fn delete_chat_impl(&self, chat: &ChatUri) -> StoreResult<()> {
+        sqlx::query("DELETE FROM chats WHERE uri = ?")
+            .bind(chat.to_string())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn set_provider_data_impl(
+        &self,
+        chat: &ChatUri,
+        provider_data: &ProviderData,
+    ) -> StoreResult<()> {
+        let result = sqlx::query("UPDATE chats SET provider_data = ? WHERE uri = ?")
+            .bind(provider_data.as_bytes())
+            .bind(chat.to_string())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        self.expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn set_draft_impl(
+        &self,
+        chat: &ChatUri,
+        draft: Option<&str>,
+    ) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE chats SET draft = ?, updated_at = MAX(updated_at, ?) WHERE uri = ?",
+        )
+        .bind(draft)
+        .bind(to_millis(&now()))
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        self.expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn mark_backing_impl(
+        &self,
+        provider: &ProviderId,
+        backing: &BackingId,
+        chat: &ChatUri,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO chat_backings (provider, backing, chat_uri) VALUES (?, ?, ?)
+             ON CONFLICT (provider, backing) DO UPDATE SET chat_uri = excluded.chat_uri",
+        )
+        .bind(provider.as_str())
+        .bind(backing.as_str())
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn is_backing_impl(
+        &self,
+        provider: &ProviderId,
+        backing: &BackingId,
+    ) -> StoreResult<bool> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM chat_backings WHERE provider = ? AND backing = ?")
+                .bind(provider.as_str())
+                .bind(backing.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        Ok(found.is_some())
+    }
+
+    fn expect_row(&self, affected: u64, what: &'static str, key: &ChatUri) -> StoreResult<()> {
+        if affected == 0 {
+            Err(StoreError::NotFound {
+                what,
+                key: key.to_string(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Store errors, each saying what failed, on what, and what to do.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A store failure.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The database file is not an SQLite database.
+    #[error(
+        "{} is not a Hearth database (it is not an SQLite file); Hearth left it untouched — move it away or choose another data directory with --home or HEARTH_HOME",
+        path.display()
+    )]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The database is damaged.
+    #[error(
+        "the database {} is corrupt ({detail}); Hearth will not modify it — restore it from a backup, or move it away to start fresh",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's message.
+        detail: String,
+    },
+    /// The database was written by a newer Hearth.
+    #[error(
+        "the database {} has schema version {found}, but this Hearth knows only up to {known}; it was written by a newer Hearth — upgrade Hearth (the database was not modified)",
+        path.display()
+    )]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// The database's version.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
+    /// The data directory or database cannot be written.
+    #[error(
+        "cannot write to {}: {detail}; make the data directory writable or choose another with --home or HEARTH_HOME",
+        path.display()
+    )]
+    ReadOnly {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying message.
+        detail: String,
+    },
+    /// The disk is full.
+    #[error(
+        "the disk holding {} is full; the last change was rolled back and nothing stored was lost — free some space and retry",
+        path.display()
+    )]
+    DiskFull {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Another process held the database locked for too long.
+    #[error(
+        "the database {} stayed locked by another Hearth process; retry in a moment",
+        path.display()
+    )]
+    Busy {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A record that must exist does not.
+    #[error("{what} `{key}` does not exist")]
+    NotFound {
+        /// The kind of record.
+        what: &'static str,
+        /// Its key.
+        key: String,
+    },
+    /// A record conflicts with one already stored.
+    #[error("{0}")]
+    Conflict(String),
+    /// A stored value could not be decoded.
+    #[error("stored {what} could not be read: {detail}")]
+    Decode {
+        /// What was being read.
+        what: &'static str,
+        /// Why.
+        detail: String,
+    },
+    /// Any other database failure.
+    #[error("database error on {}: {detail}", path.display())]
+    Database {
+        /// The file.
+        path: PathBuf,
+        /// The underlying message.
+        detail: String,
+    },
+}
+
+impl StoreError {
+    /// Whether retrying the same operation may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Busy { .. } | Self::DiskFull { .. } => true,
+            Self::NotADatabase { .. }
+            | Self::Corrupt { .. }
+            | Self::NewerSchema { .. }
+            | Self::ReadOnly { .. }
+            | Self::NotFound { .. }
+            | Self::Conflict(_)
+            | Self::Decode { .. }
+            | Self::Database { .. } => false,
+        }
+    }
+
+    /// Classifies an sqlx error on the database at `path`.
+    pub(crate) fn from_sqlx(path: &std::path::Path, error: sqlx::Error) -> Self {
+        let path = path.to_path_buf();
+        let (code, detail) = match &error {
+            sqlx::Error::Database(db) => {
+                let code = db
+                    .code()
+                    .and_then(|code| code.parse::<i64>().ok())
+                    .unwrap_or(0);
+                (code & 0xff, db.message().to_owned())
+            }
+            sqlx::Error::Io(io) => {
+                return match io.kind() {
+                    std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::ReadOnlyFilesystem => Self::ReadOnly {
+                        path,
+                        detail: io.to_string(),
+                    },
+                    std::io::ErrorKind::StorageFull => Self::DiskFull { path },
+                    _ => Self::Database {
+                        path,
+                        detail: io.to_string(),
+                    },
+                };
+            }
+            sqlx::Error::PoolTimedOut => return Self::Busy { path },
+            other => (0, other.to_string()),
+        };
+        match code {
+            // SQLITE_NOTADB
+            26 => Self::NotADatabase { path },
+            // SQLITE_CORRUPT
+            11 => Self::Corrupt { path, detail },
+            // SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN
+            8 | 3 | 14 => Self::ReadOnly { path, detail },
+            // SQLITE_FULL
+            13 => Self::DiskFull { path },
+            // SQLITE_BUSY, SQLITE_LOCKED
+            5 | 6 => Self::Busy { path },
+            _ => Self::Database { path, detail },
+        }
+    }
+}
+
+/// Result of a store operation.
+pub type StoreResult<T> = Result<T, StoreError>;

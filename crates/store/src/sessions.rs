@@ -1,0 +1,309 @@
+//! The session registry: create, discover, list, update, delete (tombstone).
+
+use hearth_core::{Provenance, ProviderId, Scope, SessionSummary, SessionUri, now};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Connection, Row};
+
+use crate::codec::{from_millis, parse_id, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::sqlite::SqliteStore;
+use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
+
+const SESSION_COLUMNS: &str =
+    "id, uri, provider, title, provenance, source, project_id, model, started_at, updated_at";
+
+fn provenance_text(provenance: Provenance) -> &'static str {
+    match provenance {
+        Provenance::Hearth => "hearth",
+        Provenance::External => "external",
+    }
+}
+
+pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
+    let get = |error: sqlx::Error| StoreError::Decode {
+        what: "session",
+        detail: error.to_string(),
+    };
+    let uri: String = row.try_get("uri").map_err(get)?;
+    let provider: String = row.try_get("provider").map_err(get)?;
+    let provenance: String = row.try_get("provenance").map_err(get)?;
+    let project: Option<String> = row.try_get("project_id").map_err(get)?;
+    let project_id = project
+        .map(|project| parse_id("project id", &project, hearth_core::ProjectId::parse))
+        .transpose()?;
+    Ok(SessionSummary {
+        uri: parse_id("session uri", &uri, SessionUri::parse)?,
+        provider: parse_id("provider id", &provider, ProviderId::parse)?,
+        title: row.try_get("title").map_err(get)?,
+        provenance: if provenance == "external" {
+            Provenance::External
+        } else {
+            Provenance::Hearth
+        },
+        source: row.try_get("source").map_err(get)?,
+        scope: Scope::from_project(project_id),
+        model: row.try_get("model").map_err(get)?,
+        started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
+        updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
+    })
+}
+
+fn encode_cursor(updated_at: i64, id: i64) -> String {
+    format!("{updated_at}.{id}")
+}
+
+fn decode_cursor(cursor: &str) -> StoreResult<(i64, i64)> {
+    cursor
+        .split_once('.')
+        .and_then(|(time, id)| Some((time.parse().ok()?, id.parse().ok()?)))
+        .ok_or_else(|| StoreError::Decode {
+            what: "cursor",
+            detail: format!("`{cursor}` is not a cursor from a previous page"),
+        })
+}
+
+impl SqliteStore {
+    async fn insert_session_rows(
+        transaction: &mut sqlx::SqliteConnection,
+        session: &NewSession,
+    ) -> Result<(), sqlx::Error> {
+        let summary = &session.summary;
+        let session_id: i64 = sqlx::query_scalar(
+            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, started_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(summary.uri.to_string())
+        .bind(summary.provider.as_str())
+        .bind(summary.title.as_deref())
+        .bind(provenance_text(summary.provenance))
+        .bind(&summary.source)
+        .bind(summary.scope.project_id().map(|id| id.as_str()))
+        .bind(summary.model.as_deref())
+        .bind(to_millis(&summary.started_at))
+        .bind(to_millis(&summary.updated_at))
+        .fetch_one(&mut *transaction)
+        .await?;
+        Self::insert_chat_row(transaction, session_id, 0, &session.default_chat).await
+    }
+
+    pub(crate) async fn create_session_impl(&self, session: &NewSession) -> StoreResult<()> {
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))?;
+        let uri = session.summary.uri.to_string();
+        let live: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT deleted_at FROM sessions WHERE uri = ?")
+                .bind(&uri)
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        match live {
+            Some(None) => {
+                return Err(StoreError::Conflict(format!(
+                    "session {uri} already exists"
+                )));
+            }
+            // An explicit create clears a tombstone of the same URI.
+            Some(Some(_)) => {
+                sqlx::query("DELETE FROM sessions WHERE uri = ?")
+                    .bind(&uri)
+                    .execute(&mut *transaction)
+                    .await
+                    .map_err(|e| self.error(e))?;
+            }
+            None => {}
+        }
+        Self::insert_session_rows(&mut transaction, session)
+            .await
+            .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))
+    }
+
+    pub(crate) async fn register_discovered_impl(
+        &self,
+        session: &NewSession,
+    ) -> StoreResult<Registration> {
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))?;
+        let existing: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT deleted_at FROM sessions WHERE uri = ?")
+                .bind(session.summary.uri.to_string())
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        let outcome = match existing {
+            Some(Some(_)) => Registration::Tombstoned,
+            Some(None) => Registration::AlreadyKnown,
+            None => {
+                Self::insert_session_rows(&mut transaction, session)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                Registration::Added
+            }
+        };
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(outcome)
+    }
+
+    pub(crate) async fn session_impl(
+        &self,
+        uri: &SessionUri,
+    ) -> StoreResult<Option<SessionSummary>> {
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE uri = ? AND deleted_at IS NULL");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uri.to_string())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        row.as_ref().map(decode_session).transpose()
+    }
+
+    pub(crate) async fn is_tombstoned_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM sessions WHERE uri = ? AND deleted_at IS NOT NULL")
+                .bind(uri.to_string())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        Ok(found.is_some())
+    }
+
+    pub(crate) async fn list_sessions_impl(
+        &self,
+        query: &SessionQuery,
+    ) -> StoreResult<SessionPage> {
+        let limit = i64::from(query.limit.clamp(1, 500));
+        let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
+        let mut sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL");
+        match &query.scope {
+            ScopeFilter::Any => {}
+            ScopeFilter::Global => sql.push_str(" AND project_id IS NULL"),
+            ScopeFilter::Project(_) => sql.push_str(" AND project_id = ?"),
+        }
+        if query.provider.is_some() {
+            sql.push_str(" AND provider = ?");
+        }
+        if cursor.is_some() {
+            sql.push_str(" AND (updated_at, id) < (?, ?)");
+        }
+        sql.push_str(" ORDER BY updated_at DESC, id DESC LIMIT ?");
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let ScopeFilter::Project(project) = &query.scope {
+            statement = statement.bind(project.as_str().to_owned());
+        }
+        if let Some(provider) = &query.provider {
+            statement = statement.bind(provider.as_str().to_owned());
+        }
+        if let Some((time, id)) = cursor {
+            statement = statement.bind(time).bind(id);
+        }
+        let rows = statement
+            .bind(limit + 1)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        let has_more = rows.len() as i64 > limit;
+        let mut sessions = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut next_cursor = None;
+        for row in rows.iter().take(limit as usize) {
+            sessions.push(decode_session(row)?);
+            if has_more {
+                let get = |error: sqlx::Error| StoreError::Decode {
+                    what: "session",
+                    detail: error.to_string(),
+                };
+                next_cursor = Some(encode_cursor(
+                    row.try_get("updated_at").map_err(get)?,
+                    row.try_get("id").map_err(get)?,
+                ));
+            }
+        }
+        Ok(SessionPage {
+            sessions,
+            next_cursor,
+        })
+    }
+
+    pub(crate) async fn update_session_impl(&self, summary: &SessionSummary) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE sessions SET title = ?, model = ?, updated_at = MAX(updated_at, ?)
+             WHERE uri = ? AND deleted_at IS NULL",
+        )
+        .bind(summary.title.as_deref())
+        .bind(summary.model.as_deref())
+        .bind(to_millis(&summary.updated_at))
+        .bind(summary.uri.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                key: summary.uri.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))?;
+        let id: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM sessions WHERE uri = ? AND deleted_at IS NULL")
+                .bind(uri.to_string())
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        let Some(id) = id else {
+            return Ok(false);
+        };
+        sqlx::query("DELETE FROM chats WHERE session_id = ?")
+            .bind(id)
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        sqlx::query("UPDATE sessions SET deleted_at = ? WHERE id = ?")
+            .bind(to_millis(&now()))
+            .bind(id)
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(true)
+    }
+
+    /// Bumps a session's `updated_at` (inside another write).
+    pub(crate) async fn touch_session(
+        connection: &mut sqlx::SqliteConnection,
+        session: &SessionUri,
+        at: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE uri = ?")
+            .bind(at)
+            .bind(session.to_string())
+            .execute(&mut *connection)
+            .await
+            .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_junk() {
+        assert_eq!(decode_cursor(&encode_cursor(17, 4)).unwrap(), (17, 4));
+        assert!(decode_cursor("nope").is_err());
+        assert!(decode_cursor("1.x").is_err());
+    }
+}

@@ -1,0 +1,190 @@
+//! The SQLite implementation of [`Store`].
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use hearth_core::{
+    BackingId, ChatSummary, ChatUri, ProviderData, ProviderId, SessionSummary, SessionUri, Turn,
+    TurnId,
+};
+use sqlx::SqlitePool;
+
+use crate::error::{StoreError, StoreResult};
+use crate::open::{open_memory_pool, open_pool};
+use crate::store::{ChatRecord, NewSession, Registration, SessionPage, SessionQuery, Store};
+
+/// Hearth's store on SQLite: WAL journal, `synchronous=FULL`, foreign keys on, numbered
+/// migrations. Several processes may open one database at once.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    pub(crate) pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and migrates it. Refuses a file
+    /// that is not an SQLite database, a database from a newer Hearth, and never
+    /// overwrites either.
+    pub async fn open(path: &Path) -> StoreResult<Self> {
+        let pool = open_pool(path).await?;
+        Ok(Self {
+            pool,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A private in-memory database (tests).
+    pub async fn open_in_memory() -> StoreResult<Self> {
+        let pool = open_memory_pool().await?;
+        Ok(Self {
+            pool,
+            path: PathBuf::from(":memory:"),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection pool, for crates that keep their own tables in this database.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Waits for open connections to finish and closes them.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub(crate) fn error(&self, error: sqlx::Error) -> StoreError {
+        StoreError::from_sqlx(&self.path, error)
+    }
+
+    /// Maps a uniqueness violation to a conflict naming the record.
+    pub(crate) fn unique_conflict(&self, error: sqlx::Error, what: &str, key: &str) -> StoreError {
+        if let sqlx::Error::Database(db) = &error
+            && db.is_unique_violation()
+        {
+            return StoreError::Conflict(format!("{what} {key} already exists"));
+        }
+        self.error(error)
+    }
+}
+
+impl Store for SqliteStore {
+    fn create_session<'a>(&'a self, session: &'a NewSession) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.create_session_impl(session))
+    }
+
+    fn register_discovered<'a>(
+        &'a self,
+        session: &'a NewSession,
+    ) -> BoxFuture<'a, StoreResult<Registration>> {
+        Box::pin(self.register_discovered_impl(session))
+    }
+
+    fn session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<Option<SessionSummary>>> {
+        Box::pin(self.session_impl(session))
+    }
+
+    fn is_tombstoned<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.is_tombstoned_impl(session))
+    }
+
+    fn list_sessions<'a>(
+        &'a self,
+        query: &'a SessionQuery,
+    ) -> BoxFuture<'a, StoreResult<SessionPage>> {
+        Box::pin(self.list_sessions_impl(query))
+    }
+
+    fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.update_session_impl(summary))
+    }
+
+    fn delete_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.delete_session_impl(session))
+    }
+
+    fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
+        Box::pin(self.chats_impl(session))
+    }
+
+    fn insert_chat<'a>(&'a self, chat: &'a ChatRecord) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.insert_chat_impl(chat))
+    }
+
+    fn update_chat<'a>(&'a self, summary: &'a ChatSummary) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.update_chat_impl(summary))
+    }
+
+    fn delete_chat<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.delete_chat_impl(chat))
+    }
+
+    fn set_provider_data<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        provider_data: &'a ProviderData,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.set_provider_data_impl(chat, provider_data))
+    }
+
+    fn set_draft<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        draft: Option<&'a str>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.set_draft_impl(chat, draft))
+    }
+
+    fn mark_backing<'a>(
+        &'a self,
+        provider: &'a ProviderId,
+        backing: &'a BackingId,
+        chat: &'a ChatUri,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.mark_backing_impl(provider, backing, chat))
+    }
+
+    fn is_backing<'a>(
+        &'a self,
+        provider: &'a ProviderId,
+        backing: &'a BackingId,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.is_backing_impl(provider, backing))
+    }
+
+    fn insert_turn<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        turn: &'a Turn,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.insert_turn_impl(chat, turn))
+    }
+
+    fn save_turn<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        turn: &'a Turn,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.save_turn_impl(chat, turn))
+    }
+
+    fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>> {
+        Box::pin(self.turns_impl(chat))
+    }
+
+    fn copy_turns<'a>(
+        &'a self,
+        from: &'a ChatUri,
+        to: &'a ChatUri,
+        through: &'a TurnId,
+    ) -> BoxFuture<'a, StoreResult<usize>> {
+        Box::pin(self.copy_turns_impl(from, to, through))
+    }
+}

@@ -1,0 +1,186 @@
+//! The `Store` trait and the records it keeps.
+
+use futures::future::BoxFuture;
+use hearth_core::{
+    BackingId, ChatSummary, ChatUri, ProjectId, ProviderData, ProviderId, SessionSummary,
+    SessionUri, Turn, TurnId,
+};
+
+use crate::error::StoreResult;
+
+/// A chat as the catalog stores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatRecord {
+    /// Summary (uri, origin, title, model, times).
+    pub summary: ChatSummary,
+    /// The harness's opaque blob.
+    pub provider_data: Option<ProviderData>,
+    /// The provider-native conversation behind the chat.
+    pub backing: Option<BackingId>,
+    /// The unsent draft.
+    pub draft: Option<String>,
+}
+
+/// A session to register with its default chat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewSession {
+    /// The session.
+    pub summary: SessionSummary,
+    /// Its default chat.
+    pub default_chat: ChatRecord,
+}
+
+/// Which sessions a listing returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ScopeFilter {
+    /// Every scope.
+    #[default]
+    Any,
+    /// Only the global scope.
+    Global,
+    /// Only one project.
+    Project(ProjectId),
+}
+
+/// A page request for the session list (newest first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionQuery {
+    /// Scope filter.
+    pub scope: ScopeFilter,
+    /// Only this provider.
+    pub provider: Option<ProviderId>,
+    /// Continue after this cursor (from a previous page).
+    pub cursor: Option<String>,
+    /// Page size (1..=500).
+    pub limit: u32,
+}
+
+impl Default for SessionQuery {
+    fn default() -> Self {
+        Self {
+            scope: ScopeFilter::Any,
+            provider: None,
+            cursor: None,
+            limit: 50,
+        }
+    }
+}
+
+/// One page of sessions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionPage {
+    /// The sessions, newest first.
+    pub sessions: Vec<SessionSummary>,
+    /// Cursor of the next page, if there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// What `register_discovered` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registration {
+    /// The session was added.
+    Added,
+    /// A session with this URI was already registered; nothing changed.
+    AlreadyKnown,
+    /// The session was deleted by the user; it stays deleted.
+    Tombstoned,
+}
+
+/// Hearth's durable source of truth. Every write that acknowledges user input is durable
+/// when it returns. Implemented for SQLite; the trait keeps other backends possible.
+pub trait Store: Send + Sync + 'static {
+    /// Registers a session created through Hearth with its default chat (clears a
+    /// tombstone of the same URI).
+    fn create_session<'a>(&'a self, session: &'a NewSession) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Registers a discovered session unless it is known or tombstoned (atomically).
+    fn register_discovered<'a>(
+        &'a self,
+        session: &'a NewSession,
+    ) -> BoxFuture<'a, StoreResult<Registration>>;
+
+    /// A live (not deleted) session.
+    fn session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<Option<SessionSummary>>>;
+
+    /// Whether the session was deleted.
+    fn is_tombstoned<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// A page of live sessions, newest first.
+    fn list_sessions<'a>(
+        &'a self,
+        query: &'a SessionQuery,
+    ) -> BoxFuture<'a, StoreResult<SessionPage>>;
+
+    /// Updates a session's title, model and `updated_at`.
+    fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Deletes a session: leaves a tombstone, removes its chats, turns and drafts.
+    /// Returns whether a live session was deleted.
+    fn delete_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// The session's chat catalog, default chat first.
+    fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>>;
+
+    /// Adds a chat to its session's catalog.
+    fn insert_chat<'a>(&'a self, chat: &'a ChatRecord) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Updates a chat's title, model and `updated_at`.
+    fn update_chat<'a>(&'a self, summary: &'a ChatSummary) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Removes a chat and its turns.
+    fn delete_chat<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Replaces a chat's provider data (verbatim).
+    fn set_provider_data<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        provider_data: &'a ProviderData,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Sets or clears a chat's draft (durable when it returns).
+    fn set_draft<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        draft: Option<&'a str>,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Records that a provider conversation backs a chat.
+    fn mark_backing<'a>(
+        &'a self,
+        provider: &'a ProviderId,
+        backing: &'a BackingId,
+        chat: &'a ChatUri,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Whether a provider conversation backs some chat.
+    fn is_backing<'a>(
+        &'a self,
+        provider: &'a ProviderId,
+        backing: &'a BackingId,
+    ) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// Appends a turn (durable when it returns: the user's message is acknowledged).
+    fn insert_turn<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        turn: &'a Turn,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Saves a turn's response so far, or its final state.
+    fn save_turn<'a>(&'a self, chat: &'a ChatUri, turn: &'a Turn)
+    -> BoxFuture<'a, StoreResult<()>>;
+
+    /// A chat's turns, oldest first.
+    fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>>;
+
+    /// Copies a chat's turns up to and including `through` into another chat (forks).
+    fn copy_turns<'a>(
+        &'a self,
+        from: &'a ChatUri,
+        to: &'a ChatUri,
+        through: &'a TurnId,
+    ) -> BoxFuture<'a, StoreResult<usize>>;
+}

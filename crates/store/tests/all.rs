@@ -1,0 +1,10 @@
+//! Integration tests of hearth-store.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite {
+    mod fixtures;
+    mod open;
+    mod registry;
+    mod turns;
+}

@@ -1,0 +1,50 @@
+use chrono::Duration;
+use hearth_core::{
+    ChatOrigin, ChatSummary, ChatUri, ProjectId, Provenance, ProviderData, ProviderId, Scope,
+    SessionId, SessionSummary, SessionUri, Timestamp,
+};
+use hearth_store::{ChatRecord, NewSession};
+
+pub fn session_uri(provider: &str) -> SessionUri {
+    SessionUri::new(ProviderId::parse(provider).unwrap(), SessionId::generate())
+}
+
+pub fn chat_record(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> ChatRecord {
+    ChatRecord {
+        summary: ChatSummary {
+            uri,
+            origin,
+            title: None,
+            model: None,
+            created_at: at,
+            updated_at: at,
+        },
+        provider_data: Some(ProviderData::from_bytes(b"{\"k\": 1}".to_vec())),
+        backing: None,
+        draft: None,
+    }
+}
+
+pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewSession {
+    let uri = session_uri(provider);
+    NewSession {
+        summary: SessionSummary {
+            uri: uri.clone(),
+            provider: uri.provider().clone(),
+            title: Some("a session".into()),
+            provenance: Provenance::Hearth,
+            source: "test".into(),
+            scope: Scope::from_project(project.map(|p| ProjectId::parse(p).unwrap())),
+            model: None,
+            started_at: at,
+            updated_at: at,
+        },
+        default_chat: chat_record(ChatUri::default_for(&uri), ChatOrigin::User, at),
+    }
+}
+
+/// A time `minutes` after a fixed base, in whole milliseconds.
+pub fn at(minutes: i64) -> Timestamp {
+    let base = Timestamp::from_timestamp_millis(1_700_000_000_000).unwrap();
+    base + Duration::minutes(minutes)
+}

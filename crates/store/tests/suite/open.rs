@@ -1,0 +1,135 @@
+use std::fs;
+
+use hearth_store::{SCHEMA_VERSION, SqliteStore, Store, StoreError};
+
+use super::fixtures::{at, new_session};
+
+#[tokio::test]
+async fn creates_the_data_directory_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/data/hearth.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    store.close().await;
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(
+        store.session(&session.summary.uri).await.unwrap(),
+        Some(session.summary)
+    );
+}
+
+#[tokio::test]
+async fn refuses_a_file_that_is_not_sqlite_and_leaves_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let content = b"these are my notes, not a database\n".repeat(100);
+    fs::write(&path, &content).unwrap();
+    let error = SqliteStore::open(&path).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::NotADatabase { .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("not an SQLite file"), "{error}");
+    assert_eq!(fs::read(&path).unwrap(), content);
+    assert!(!dir.path().join("hearth.db-wal").exists());
+}
+
+#[tokio::test]
+async fn refuses_a_corrupt_database_and_leaves_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let mut content = b"SQLite format 3\0".to_vec();
+    content.extend(std::iter::repeat_n(0xA5_u8, 8192));
+    fs::write(&path, &content).unwrap();
+    let error = SqliteStore::open(&path).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            StoreError::Corrupt { .. } | StoreError::NotADatabase { .. }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(fs::read(&path).unwrap(), content);
+}
+
+#[tokio::test]
+async fn refuses_a_database_from_a_newer_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    sqlx::raw_sql("PRAGMA user_version = 999")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+    let error = SqliteStore::open(&path).await.unwrap_err();
+    match &error {
+        StoreError::NewerSchema { found, known, .. } => {
+            assert_eq!((*found, *known), (999, SCHEMA_VERSION));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(error.to_string().contains("upgrade Hearth"), "{error}");
+}
+
+#[tokio::test]
+async fn a_data_directory_that_is_a_file_gives_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("home");
+    fs::write(&blocker, b"x").unwrap();
+    let error = SqliteStore::open(&blocker.join("hearth.db"))
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains(&blocker.display().to_string()),
+        "{message}"
+    );
+    assert_eq!(fs::read(&blocker).unwrap(), b"x");
+}
+
+#[tokio::test]
+async fn many_processes_open_a_fresh_database_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let opens = (0..6).map(|_| {
+        let path = path.clone();
+        tokio::spawn(async move { SqliteStore::open(&path).await })
+    });
+    let stores: Vec<SqliteStore> = futures::future::join_all(opens)
+        .await
+        .into_iter()
+        .map(|joined| joined.unwrap().unwrap())
+        .collect();
+    // Every handle sees the others' writes.
+    let writes = stores.iter().enumerate().map(|(index, store)| {
+        let session = new_session("replay", None, at(index as i64));
+        async move {
+            store.create_session(&session).await.unwrap();
+            session.summary.uri
+        }
+    });
+    let uris = futures::future::join_all(writes).await;
+    for uri in uris {
+        assert!(stores[0].session(&uri).await.unwrap().is_some());
+    }
+}
+
+#[tokio::test]
+async fn read_only_data_directory_is_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("ro");
+    fs::create_dir(&home).unwrap();
+    fs::set_permissions(&home, fs::Permissions::from_mode(0o500)).unwrap();
+    // Privileged users ignore directory permissions; nothing to observe then.
+    if fs::write(home.join("probe"), b"x").is_ok() {
+        return;
+    }
+    let error = SqliteStore::open(&home.join("hearth.db"))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::ReadOnly { .. }), "{error:?}");
+    assert!(error.to_string().contains("--home"), "{error}");
+}

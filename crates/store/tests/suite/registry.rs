@@ -1,0 +1,248 @@
+use hearth_core::{
+    BackingId, ChatId, ChatOrigin, ChatUri, ProjectId, Provenance, ProviderData, ProviderId, TurnId,
+};
+use hearth_store::{Registration, ScopeFilter, SessionQuery, SqliteStore, Store, StoreError};
+use pretty_assertions::assert_eq;
+
+use super::fixtures::{at, chat_record, new_session};
+
+async fn store() -> SqliteStore {
+    SqliteStore::open_in_memory().await.unwrap()
+}
+
+#[tokio::test]
+async fn lists_newest_first_with_cursor_pagination() {
+    let store = store().await;
+    let mut expected = Vec::new();
+    for minute in 0..7 {
+        // Two sessions share each timestamp: the cursor must still not skip or repeat.
+        for _ in 0..2 {
+            let session = new_session("replay", None, at(minute));
+            store.create_session(&session).await.unwrap();
+            expected.push(session.summary);
+        }
+    }
+    let mut seen = Vec::new();
+    let mut query = SessionQuery {
+        limit: 3,
+        ..SessionQuery::default()
+    };
+    loop {
+        let page = store.list_sessions(&query).await.unwrap();
+        assert!(page.sessions.len() <= 3);
+        seen.extend(page.sessions);
+        match page.next_cursor {
+            Some(cursor) => query.cursor = Some(cursor),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), expected.len());
+    let times: Vec<_> = seen.iter().map(|s| s.updated_at).collect();
+    let mut sorted = times.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(times, sorted);
+    let mut seen_uris: Vec<_> = seen.iter().map(|s| s.uri.clone()).collect();
+    seen_uris.sort();
+    seen_uris.dedup();
+    assert_eq!(seen_uris.len(), expected.len());
+}
+
+#[tokio::test]
+async fn filters_by_scope_and_provider() {
+    let store = store().await;
+    let global = new_session("replay", None, at(0));
+    let project = new_session("replay", Some("garden"), at(1));
+    let other = new_session("openai", Some("garden"), at(2));
+    for session in [&global, &project, &other] {
+        store.create_session(session).await.unwrap();
+    }
+    let list = |scope, provider: Option<&str>| {
+        let query = SessionQuery {
+            scope,
+            provider: provider.map(|p| ProviderId::parse(p).unwrap()),
+            ..SessionQuery::default()
+        };
+        let store = &store;
+        async move {
+            store
+                .list_sessions(&query)
+                .await
+                .unwrap()
+                .sessions
+                .into_iter()
+                .map(|s| s.uri)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        list(ScopeFilter::Global, None).await,
+        vec![global.summary.uri.clone()]
+    );
+    let garden = ScopeFilter::Project(ProjectId::parse("garden").unwrap());
+    assert_eq!(
+        list(garden.clone(), None).await,
+        vec![other.summary.uri.clone(), project.summary.uri.clone()]
+    );
+    assert_eq!(
+        list(garden, Some("replay")).await,
+        vec![project.summary.uri.clone()]
+    );
+    assert_eq!(
+        list(ScopeFilter::Any, Some("openai")).await,
+        vec![other.summary.uri.clone()]
+    );
+}
+
+#[tokio::test]
+async fn a_bad_cursor_is_a_clear_error() {
+    let store = store().await;
+    let query = SessionQuery {
+        cursor: Some("garbage".into()),
+        ..SessionQuery::default()
+    };
+    let error = store.list_sessions(&query).await.unwrap_err();
+    assert!(error.to_string().contains("not a cursor"), "{error}");
+}
+
+#[tokio::test]
+async fn delete_leaves_a_tombstone_that_discovery_respects() {
+    let store = store().await;
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    assert!(store.delete_session(&session.summary.uri).await.unwrap());
+    assert!(!store.delete_session(&session.summary.uri).await.unwrap());
+    assert_eq!(store.session(&session.summary.uri).await.unwrap(), None);
+    assert!(store.is_tombstoned(&session.summary.uri).await.unwrap());
+    assert!(store.chats(&session.summary.uri).await.unwrap().is_empty());
+    let mut discovered = session.clone();
+    discovered.summary.provenance = Provenance::External;
+    assert_eq!(
+        store.register_discovered(&discovered).await.unwrap(),
+        Registration::Tombstoned
+    );
+    assert_eq!(store.session(&session.summary.uri).await.unwrap(), None);
+    assert!(
+        store
+            .list_sessions(&SessionQuery::default())
+            .await
+            .unwrap()
+            .sessions
+            .is_empty()
+    );
+    // An explicit create of the same URI clears the tombstone.
+    store.create_session(&session).await.unwrap();
+    assert!(store.session(&session.summary.uri).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn discovery_is_additive_and_never_rewrites() {
+    let store = store().await;
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let mut rediscovered = session.clone();
+    rediscovered.summary.provenance = Provenance::External;
+    rediscovered.summary.title = Some("renamed by discovery".into());
+    assert_eq!(
+        store.register_discovered(&rediscovered).await.unwrap(),
+        Registration::AlreadyKnown
+    );
+    assert_eq!(
+        store.session(&session.summary.uri).await.unwrap(),
+        Some(session.summary.clone())
+    );
+    let mut fresh = new_session("replay", None, at(1));
+    fresh.summary.provenance = Provenance::External;
+    assert_eq!(
+        store.register_discovered(&fresh).await.unwrap(),
+        Registration::Added
+    );
+    assert_eq!(
+        store
+            .session(&fresh.summary.uri)
+            .await
+            .unwrap()
+            .unwrap()
+            .provenance,
+        Provenance::External
+    );
+    assert!(matches!(
+        store.create_session(&session).await,
+        Err(StoreError::Conflict(_))
+    ));
+}
+
+#[tokio::test]
+async fn provider_data_is_stored_byte_for_byte() {
+    let store = store().await;
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let uri = &session.summary.uri;
+    let blob = ProviderData::from_bytes(vec![0xff, 0x00, b'{', b' ', 0x80, b'}', b'\n']);
+    let peer = ChatUri::peer(uri, ChatId::generate());
+    let mut record = chat_record(
+        peer.clone(),
+        ChatOrigin::Fork {
+            source_chat: ChatUri::default_for(uri),
+            turn_id: TurnId::generate(),
+        },
+        at(1),
+    );
+    record.provider_data = Some(blob.clone());
+    record.backing = Some(BackingId::parse("thread-9").unwrap());
+    store.insert_chat(&record).await.unwrap();
+    let chats = store.chats(uri).await.unwrap();
+    assert_eq!(chats.len(), 2);
+    assert!(chats[0].summary.uri.is_default());
+    assert_eq!(chats[1], record);
+    let replaced = ProviderData::from_bytes(b"  {\"b\":2,\"a\":1}  ".to_vec());
+    store.set_provider_data(&peer, &replaced).await.unwrap();
+    assert_eq!(
+        store.chats(uri).await.unwrap()[1].provider_data,
+        Some(replaced)
+    );
+}
+
+#[tokio::test]
+async fn drafts_backings_and_chat_removal() {
+    let store = store().await;
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let default = ChatUri::default_for(&session.summary.uri);
+    store
+        .set_draft(&default, Some("half a thought"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.chats(&session.summary.uri).await.unwrap()[0]
+            .draft
+            .as_deref(),
+        Some("half a thought")
+    );
+    store.set_draft(&default, None).await.unwrap();
+    assert_eq!(
+        store.chats(&session.summary.uri).await.unwrap()[0].draft,
+        None
+    );
+
+    let provider = ProviderId::parse("replay").unwrap();
+    let backing = BackingId::parse("conv-1").unwrap();
+    assert!(!store.is_backing(&provider, &backing).await.unwrap());
+    store
+        .mark_backing(&provider, &backing, &default)
+        .await
+        .unwrap();
+    assert!(store.is_backing(&provider, &backing).await.unwrap());
+
+    let peer = ChatUri::peer(&session.summary.uri, ChatId::generate());
+    store
+        .insert_chat(&chat_record(peer.clone(), ChatOrigin::User, at(2)))
+        .await
+        .unwrap();
+    store.delete_chat(&peer).await.unwrap();
+    assert_eq!(store.chats(&session.summary.uri).await.unwrap().len(), 1);
+    let missing = ChatUri::peer(&session.summary.uri, ChatId::generate());
+    assert!(matches!(
+        store.set_draft(&missing, Some("x")).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}

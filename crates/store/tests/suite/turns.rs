@@ -1,0 +1,178 @@
+use hearth_core::{
+    ChatId, ChatOrigin, ChatUri, ResponsePart, StopReason, ToolCallPart, ToolCallStatus,
+    ToolResult, Turn, TurnId, Usage, UserMessage, now,
+};
+use hearth_store::{SqliteStore, Store, StoreError};
+use pretty_assertions::assert_eq;
+
+use super::fixtures::{at, chat_record, new_session};
+
+fn rich_turn() -> Turn {
+    let mut turn = Turn::started(TurnId::generate(), UserMessage::text("plan my week"), now());
+    turn.push_reasoning("Let me look.");
+    turn.parts.push(ResponsePart::ToolCall(ToolCallPart {
+        call_id: "c1".into(),
+        name: "events_list".into(),
+        arguments: serde_json::json!({"from": "2026-12-01"}),
+        status: ToolCallStatus::Completed,
+        result: Some(ToolResult {
+            content: "3 events".into(),
+            is_error: false,
+        }),
+    }));
+    turn.push_text("You have three events.");
+    turn.usage = Some(Usage {
+        input_tokens: 10,
+        output_tokens: 5,
+        ..Usage::default()
+    });
+    turn
+}
+
+#[tokio::test]
+async fn a_turn_is_visible_to_another_handle_once_inserted_and_checkpointed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let writer = SqliteStore::open(&path).await.unwrap();
+    let reader = SqliteStore::open(&path).await.unwrap();
+    let session = new_session("replay", None, at(0));
+    writer.create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let mut turn = Turn::started(TurnId::generate(), UserMessage::text("hello"), now());
+    writer.insert_turn(&chat, &turn).await.unwrap();
+    assert_eq!(reader.turns(&chat).await.unwrap(), vec![turn.clone()]);
+
+    turn.push_text("partial ans");
+    writer.save_turn(&chat, &turn).await.unwrap();
+    let stored = reader.turns(&chat).await.unwrap();
+    assert_eq!(stored[0].response_text(), "partial ans");
+    assert_eq!(stored[0].stop_reason, None);
+
+    turn.push_text("wer");
+    turn.stop_reason = Some(StopReason::EndTurn);
+    turn.completed_at = Some(now());
+    writer.save_turn(&chat, &turn).await.unwrap();
+    assert_eq!(reader.turns(&chat).await.unwrap(), vec![turn]);
+    // The session moved to the top of the list.
+    let listed = reader.session(&session.summary.uri).await.unwrap().unwrap();
+    assert!(listed.updated_at > session.summary.updated_at);
+}
+
+#[tokio::test]
+async fn every_part_kind_round_trips() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let mut turn = rich_turn();
+    turn.parts.push(ResponsePart::Plan {
+        entries: vec![hearth_core::PlanEntry {
+            content: "a".into(),
+            status: hearth_core::PlanStatus::InProgress,
+        }],
+    });
+    turn.parts.push(ResponsePart::Proposal {
+        proposal_id: hearth_core::ProposalId::generate(),
+        summary: "create event".into(),
+    });
+    turn.parts.push(ResponsePart::PermissionRequest {
+        request_id: "r1".into(),
+        title: "run ls?".into(),
+        options: vec![hearth_core::PermissionOption {
+            id: "allow".into(),
+            label: "Allow".into(),
+        }],
+        outcome: None,
+    });
+    turn.parts.push(ResponsePart::Error {
+        message: "rate limited".into(),
+    });
+    turn.stop_reason = Some(StopReason::Other("provider_specific".into()));
+    turn.completed_at = Some(now());
+    store.insert_turn(&chat, &turn).await.unwrap();
+    assert_eq!(store.turns(&chat).await.unwrap(), vec![turn]);
+}
+
+#[tokio::test]
+async fn duplicate_turn_ids_conflict_and_unknown_chats_are_not_found() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let turn = rich_turn();
+    store.insert_turn(&chat, &turn).await.unwrap();
+    assert!(matches!(
+        store.insert_turn(&chat, &turn).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let missing = ChatUri::peer(&session.summary.uri, ChatId::generate());
+    assert!(matches!(
+        store.insert_turn(&missing, &turn).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.save_turn(&missing, &turn).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+#[tokio::test]
+async fn fork_copies_turns_through_the_fork_point() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let source = ChatUri::default_for(&session.summary.uri);
+    let mut turns = Vec::new();
+    for index in 0..4 {
+        let mut turn = Turn::started(
+            TurnId::generate(),
+            UserMessage::text(format!("q{index}")),
+            now(),
+        );
+        turn.push_text(&format!("a{index}"));
+        if index < 3 {
+            turn.stop_reason = Some(StopReason::EndTurn);
+        }
+        store.insert_turn(&source, &turn).await.unwrap();
+        turns.push(turn);
+    }
+    let fork = ChatUri::peer(&session.summary.uri, ChatId::generate());
+    store
+        .insert_chat(&chat_record(
+            fork.clone(),
+            ChatOrigin::Fork {
+                source_chat: source.clone(),
+                turn_id: turns[1].id.clone(),
+            },
+            at(5),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .copy_turns(&source, &fork, &turns[1].id)
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(store.turns(&fork).await.unwrap(), turns[..2].to_vec());
+    // A running turn copied into a fork reads as incomplete there.
+    let fork_all = ChatUri::peer(&session.summary.uri, ChatId::generate());
+    store
+        .insert_chat(&chat_record(fork_all.clone(), ChatOrigin::User, at(6)))
+        .await
+        .unwrap();
+    store
+        .copy_turns(&source, &fork_all, &turns[3].id)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.turns(&fork_all).await.unwrap()[3].stop_reason,
+        Some(StopReason::Incomplete)
+    );
+    let unknown = TurnId::generate();
+    assert!(matches!(
+        store.copy_turns(&source, &fork, &unknown).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
