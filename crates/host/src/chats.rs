@@ -1,0 +1,376 @@
+//! Chats: create (fresh, fork, side chat), the single catalog path, dispose, lazy
+//! resolve, model and draft.
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use hearth_core::{
+    Action, ChatId, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri, CreateChatRequest,
+    ResourceUri, SessionUri, Turn, TurnId, now,
+};
+use hearth_store::ChatRecord;
+
+use crate::error::{HostError, HostResult};
+use crate::host::{Host, Inner};
+use crate::sessions::{chat_entry, make_context, settle_stale_turns, turns_through};
+use crate::state::{HostState, Resolution};
+use crate::writer::WriteJob;
+
+/// Turns a new chat starts with.
+pub(crate) enum InitialTurns {
+    /// None.
+    Empty,
+    /// A fork's copy of its source's turns through a turn.
+    Copy {
+        /// The source chat.
+        source: ChatUri,
+        /// The last turn copied.
+        through: TurnId,
+        /// The copied turns, as the source holds them.
+        turns: Vec<Turn>,
+    },
+}
+
+/// Publishes a chat's new summary to its session's catalog and to the chat itself.
+pub(crate) fn publish_chat_summary(state: &mut HostState, summary: &ChatSummary) {
+    state.publish(
+        ResourceUri::Session(summary.uri.session()),
+        Action::ChatUpdated {
+            chat: summary.clone(),
+        },
+    );
+    state.publish(
+        ResourceUri::Chat(summary.uri.clone()),
+        Action::ChatUpdated {
+            chat: summary.clone(),
+        },
+    );
+}
+
+impl Host {
+    /// Adds a peer chat to a session: fresh, a fork of one of its chats at a turn (user
+    /// or assistant side), or a side chat. Gated by the harness's capabilities.
+    pub async fn create_chat(&self, session: &SessionUri, seed: ChatSeed) -> HostResult<ChatUri> {
+        self.inner.check_running()?;
+        self.ensure_session(session).await?;
+        let agent = self.inner.agent_for(session)?;
+        let capabilities = agent.descriptor().capabilities;
+        let provider = session.provider().clone();
+        let (origin, what, supported) = match &seed {
+            ChatSeed::Fresh => (
+                ChatOrigin::User,
+                "peer chats",
+                capabilities.supports_peer_chats(),
+            ),
+            ChatSeed::Fork {
+                source_chat,
+                turn_id,
+            } => (
+                ChatOrigin::Fork {
+                    source_chat: source_chat.clone(),
+                    turn_id: turn_id.clone(),
+                },
+                "forking",
+                capabilities.supports_fork(),
+            ),
+            ChatSeed::SideChat {
+                source_chat,
+                turn_id,
+            } => (
+                ChatOrigin::SideChat {
+                    source_chat: source_chat.clone(),
+                    turn_id: turn_id.clone(),
+                },
+                "side chats",
+                capabilities.supports_side_chat(),
+            ),
+        };
+        if !supported {
+            return Err(HostError::Unsupported { provider, what });
+        }
+        let mut initial = InitialTurns::Empty;
+        if let ChatSeed::Fork {
+            source_chat,
+            turn_id,
+        }
+        | ChatSeed::SideChat {
+            source_chat,
+            turn_id,
+        } = &seed
+        {
+            if source_chat.session_ref() != session {
+                return Err(HostError::InvalidInput(format!(
+                    "chat `{source_chat}` is not in session `{session}`"
+                )));
+            }
+            self.resolve_chat(source_chat).await?;
+            let turns = turns_through(&self.inner.lock().chats, source_chat, turn_id)?;
+            if matches!(seed, ChatSeed::Fork { .. }) {
+                initial = InitialTurns::Copy {
+                    source: source_chat.clone(),
+                    through: turn_id.clone(),
+                    turns,
+                };
+            }
+        }
+        let uri = ChatUri::peer(session, ChatId::generate());
+        let at = now();
+        let session_summary = {
+            let state = self.inner.lock();
+            state
+                .sessions
+                .get(session)
+                .map(|entry| entry.state.summary.clone())
+                .ok_or_else(|| HostError::NotFound {
+                    what: "session",
+                    key: session.to_string(),
+                })?
+        };
+        let mut summary = ChatSummary {
+            uri: uri.clone(),
+            origin,
+            title: None,
+            model: session_summary.model.clone(),
+            created_at: at,
+            updated_at: at,
+        };
+        let context = make_context(&self.inner.config, &session_summary, &summary);
+        let backing = agent
+            .create_chat(&context, CreateChatRequest { seed })
+            .await
+            .map_err(|error| Inner::agent_error(&provider, error))?;
+        if backing.model.is_some() {
+            summary.model.clone_from(&backing.model);
+        }
+        let record = ChatRecord {
+            summary,
+            provider_data: Some(backing.provider_data),
+            backing: backing.backing,
+            draft: None,
+        };
+        if let Err(error) = self.add_chat(record, initial).await {
+            if let Err(dispose) = agent.dispose_chat(&context).await {
+                tracing::warn!(%dispose, "could not dispose the backing of a chat that failed to register");
+            }
+            return Err(error);
+        }
+        Ok(uri)
+    }
+
+    /// The single path into a session's catalog, for user-created and harness-spawned
+    /// chats alike: persisted first, then listed and announced.
+    pub(crate) async fn add_chat(
+        &self,
+        record: ChatRecord,
+        initial: InitialTurns,
+    ) -> HostResult<()> {
+        let uri = record.summary.uri.clone();
+        let session = uri.session();
+        self.ensure_session(&session).await?;
+        let store = &self.inner.store;
+        store.insert_chat(&record).await?;
+        let turns = match initial {
+            InitialTurns::Empty => Vec::new(),
+            InitialTurns::Copy {
+                source,
+                through,
+                turns,
+            } => {
+                store.copy_turns(&source, &uri, &through).await?;
+                turns
+            }
+        };
+        if let Some(backing) = &record.backing {
+            store
+                .mark_backing(session.provider(), backing, &uri)
+                .await?;
+        }
+        let mut state = self.inner.lock();
+        let generation = state.generation();
+        let summary = record.summary.clone();
+        state.chats.insert(
+            uri,
+            chat_entry(generation, summary.clone(), Some(&record), Some(turns)),
+        );
+        state.publish(
+            ResourceUri::Session(session.clone()),
+            Action::ChatAdded { chat: summary },
+        );
+        state.touch(&session);
+        Ok(())
+    }
+
+    /// Removes a peer chat: aborts its turn, has the harness dispose its backing, and
+    /// deletes it. The default chat goes only with its session.
+    pub async fn dispose_chat(&self, chat: &ChatUri) -> HostResult<()> {
+        if chat.is_default() {
+            return Err(HostError::InvalidInput(format!(
+                "`{chat}` is its session's default chat; delete the session instead"
+            )));
+        }
+        self.ensure_session(chat.session_ref()).await?;
+        let context = self.inner.context_for(chat)?;
+        self.abort(chat).await?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        if let Err(error) = agent.dispose_chat(&context).await {
+            tracing::warn!(%chat, %error, "the harness could not dispose the chat's backing");
+        }
+        self.inner.store.delete_chat(chat).await?;
+        let mut state = self.inner.lock();
+        let resource = ResourceUri::Chat(chat.clone());
+        state.publish(resource.clone(), Action::ChatRemoved { chat: chat.clone() });
+        state.chats.remove(chat);
+        state.retire(&resource);
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::ChatRemoved { chat: chat.clone() },
+        );
+        Ok(())
+    }
+
+    /// Loads a chat's backing and turns once, however many callers ask at the same time.
+    /// A failure leaves the chat listed and the next call retries; a result for a chat
+    /// deleted or evicted meanwhile is dropped.
+    pub async fn resolve_chat(&self, chat: &ChatUri) -> HostResult<()> {
+        self.ensure_session(chat.session_ref()).await?;
+        let task = {
+            let mut state = self.inner.lock();
+            let entry = state
+                .chats
+                .get_mut(chat)
+                .ok_or_else(|| HostError::NotFound {
+                    what: "chat",
+                    key: chat.to_string(),
+                })?;
+            match &entry.resolution {
+                Resolution::Resolved => return Ok(()),
+                Resolution::Resolving(task) => task.clone(),
+                Resolution::Unresolved => {
+                    let host = self.clone();
+                    let uri = chat.clone();
+                    let generation = entry.generation;
+                    let task =
+                        async move { host.load_chat(&uri, generation).await.map_err(Arc::new) }
+                            .boxed()
+                            .shared();
+                    entry.resolution = Resolution::Resolving(task.clone());
+                    task
+                }
+            }
+        };
+        task.await.map_err(HostError::Shared)
+    }
+
+    async fn load_chat(&self, chat: &ChatUri, generation: u64) -> HostResult<()> {
+        let result = self.materialize_and_read(chat).await;
+        let mut state = self.inner.lock();
+        let Some(entry) = state
+            .chats
+            .get_mut(chat)
+            .filter(|entry| entry.generation == generation)
+        else {
+            return Err(HostError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            });
+        };
+        match result {
+            Ok(turns) => {
+                entry.state.turns = turns;
+                entry.resolution = Resolution::Resolved;
+                Ok(())
+            }
+            Err(error) => {
+                entry.resolution = Resolution::Unresolved;
+                Err(error)
+            }
+        }
+    }
+
+    async fn materialize_and_read(&self, chat: &ChatUri) -> HostResult<Vec<Turn>> {
+        let context = self.inner.context_for(chat)?;
+        let provider_data = self
+            .inner
+            .lock()
+            .chats
+            .get(chat)
+            .and_then(|entry| entry.provider_data.clone());
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        let recovered = agent
+            .materialize_chat(&context, provider_data.clone())
+            .await
+            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+        if provider_data.is_none()
+            && let Some(recovered) = recovered
+        {
+            self.inner.store.set_provider_data(chat, &recovered).await?;
+            if let Some(entry) = self.inner.lock().chats.get_mut(chat) {
+                entry.provider_data = Some(recovered);
+            }
+        }
+        let mut turns = self.inner.store.turns(chat).await?;
+        settle_stale_turns(&mut turns);
+        Ok(turns)
+    }
+
+    /// A chat with its turns (resolving it if needed).
+    pub async fn chat(&self, chat: &ChatUri) -> HostResult<ChatState> {
+        self.resolve_chat(chat).await?;
+        self.peek_chat(chat).ok_or_else(|| HostError::NotFound {
+            what: "chat",
+            key: chat.to_string(),
+        })
+    }
+
+    /// A chat's state if it is loaded: a synchronous look without I/O.
+    pub fn peek_chat(&self, chat: &ChatUri) -> Option<ChatState> {
+        let state = self.inner.lock();
+        state
+            .chats
+            .get(chat)
+            .filter(|entry| matches!(entry.resolution, Resolution::Resolved))
+            .map(|entry| entry.state.clone())
+    }
+
+    /// Switches a chat's model for later turns.
+    pub async fn set_model(&self, chat: &ChatUri, model: String) -> HostResult<()> {
+        self.resolve_chat(chat).await?;
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        agent
+            .set_model(&context, model.clone())
+            .await
+            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get(chat) else {
+            return Err(HostError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            });
+        };
+        let mut summary = entry.state.summary.clone();
+        summary.model = Some(model);
+        summary.updated_at = now();
+        publish_chat_summary(&mut state, &summary);
+        self.inner.queue(WriteJob::UpdateChat(summary));
+        Ok(())
+    }
+
+    /// Saves a chat's unsent draft (durably), or clears it.
+    pub async fn set_draft(&self, chat: &ChatUri, draft: Option<String>) -> HostResult<()> {
+        self.ensure_session(chat.session_ref()).await?;
+        if !self.inner.lock().chats.contains_key(chat) {
+            return Err(HostError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            });
+        }
+        let draft = draft.filter(|text| !text.is_empty());
+        self.inner.store.set_draft(chat, draft.as_deref()).await?;
+        self.inner.lock().publish(
+            ResourceUri::Chat(chat.clone()),
+            Action::DraftChanged { draft },
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,609 @@
+//! Turns and the event loop: send and abort, harness events applied in order, streaming
+//! checkpoints, turn completion.
+
+use std::sync::Weak;
+use std::time::Instant;
+
+use hearth_core::{
+    Action, AgentEvent, AgentResult, ChatSummary, ChatUri, ResourceUri, ResponsePart, Signal,
+    StopReason, ToolCallPart, ToolCallStatus, Turn, TurnId, TurnOutcome, Usage, UserMessage, now,
+};
+use hearth_store::ChatRecord;
+use tokio::sync::mpsc;
+
+use crate::chats::{InitialTurns, publish_chat_summary};
+use crate::error::{HostError, HostResult};
+use crate::host::{Host, Inner, Subscription, upgrade};
+use crate::state::{HostState, RunningTurn};
+use crate::writer::WriteJob;
+
+/// What the event loop processes, in order.
+pub(crate) enum HostEvent {
+    /// Something a harness emitted.
+    Agent(AgentEvent),
+    /// A host-started turn's `send` returned (queued after every event it emitted).
+    SendFinished {
+        chat: ChatUri,
+        turn_id: TurnId,
+        result: AgentResult<TurnOutcome>,
+    },
+    /// An aborted turn did not stop within the grace period.
+    AbortExpired { chat: ChatUri, turn_id: TurnId },
+}
+
+const TITLE_LENGTH: usize = 60;
+
+/// A title from the first line of a prompt.
+fn title_from(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty())?;
+    if line.chars().count() <= TITLE_LENGTH {
+        return Some(line.to_owned());
+    }
+    let mut title: String = line.chars().take(TITLE_LENGTH - 1).collect();
+    title.push('…');
+    Some(title)
+}
+
+impl Host {
+    /// Starts a turn: the user's message is durably stored before this returns, then the
+    /// harness runs it in the background. Progress arrives as envelopes on the chat.
+    pub async fn send(&self, chat: &ChatUri, message: UserMessage) -> HostResult<TurnId> {
+        self.inner.check_running()?;
+        self.resolve_chat(chat).await?;
+        let turn = Turn::started(TurnId::generate(), message.clone(), now());
+        let turn_id = turn.id.clone();
+        {
+            let mut state = self.inner.lock();
+            let entry = state
+                .chats
+                .get_mut(chat)
+                .ok_or_else(|| HostError::NotFound {
+                    what: "chat",
+                    key: chat.to_string(),
+                })?;
+            if entry.running.is_some() {
+                return Err(HostError::Busy(chat.to_string()));
+            }
+            entry.running = Some(RunningTurn {
+                turn_id: turn_id.clone(),
+                dirty: false,
+                bytes_since_save: 0,
+                last_save: Instant::now(),
+            });
+        }
+        if let Err(error) = self.inner.store.insert_turn(chat, &turn).await {
+            if let Some(entry) = self.inner.lock().chats.get_mut(chat) {
+                entry.running = None;
+            }
+            return Err(error.into());
+        }
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        {
+            let mut state = self.inner.lock();
+            state.publish(
+                ResourceUri::Chat(chat.clone()),
+                Action::TurnStarted { turn },
+            );
+            state.publish(
+                ResourceUri::Session(chat.session()),
+                Action::ChatActivity {
+                    chat: chat.clone(),
+                    running: true,
+                },
+            );
+            state.touch(chat.session_ref());
+        }
+        let events = self.inner.events.clone();
+        let (chat, id) = (chat.clone(), turn_id.clone());
+        tokio::spawn(async move {
+            let result = agent.send(&context, id.clone(), message).await;
+            if events
+                .send(HostEvent::SendFinished {
+                    chat,
+                    turn_id: id,
+                    result,
+                })
+                .is_err()
+            {
+                tracing::debug!("host stopped before a turn finished");
+            }
+        });
+        Ok(turn_id)
+    }
+
+    /// Subscribes to a chat and sends a message, so no envelope of the turn is missed.
+    pub async fn send_streaming(
+        &self,
+        chat: &ChatUri,
+        message: UserMessage,
+    ) -> HostResult<(TurnId, Subscription)> {
+        let subscription = self.subscribe(&ResourceUri::Chat(chat.clone())).await?;
+        let turn_id = self.send(chat, message).await?;
+        Ok((turn_id, subscription))
+    }
+
+    /// Aborts a chat's running turn; what streamed is kept. Returns whether a turn ran.
+    /// A harness that does not stop within the grace period has its turn ended for it.
+    pub async fn abort(&self, chat: &ChatUri) -> HostResult<bool> {
+        let running = self
+            .inner
+            .lock()
+            .chats
+            .get(chat)
+            .and_then(|entry| entry.running.as_ref().map(|r| r.turn_id.clone()));
+        let Some(turn_id) = running else {
+            return Ok(false);
+        };
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        if let Err(error) = agent.abort(&context).await {
+            tracing::warn!(%chat, %error, "the harness failed to abort; ending the turn anyway");
+        }
+        let events = self.inner.events.clone();
+        let grace = self.inner.config.abort_grace;
+        let chat = chat.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            if events
+                .send(HostEvent::AbortExpired { chat, turn_id })
+                .is_err()
+            {
+                tracing::trace!("host stopped");
+            }
+        });
+        Ok(true)
+    }
+
+    async fn handle_event(&self, event: HostEvent) {
+        match event {
+            HostEvent::Agent(AgentEvent::Progress { chat, signal }) => {
+                self.handle_signal(&chat, signal)
+            }
+            HostEvent::Agent(AgentEvent::SpawnChat {
+                chat,
+                origin,
+                title,
+                backing,
+            }) => {
+                let at = now();
+                let record = ChatRecord {
+                    summary: ChatSummary {
+                        uri: chat.clone(),
+                        origin,
+                        title,
+                        model: backing.model,
+                        created_at: at,
+                        updated_at: at,
+                    },
+                    provider_data: Some(backing.provider_data),
+                    backing: backing.backing,
+                    draft: None,
+                };
+                if let Err(error) = self.add_chat(record, InitialTurns::Empty).await {
+                    tracing::error!(%chat, %error, "could not add a spawned chat to its session");
+                }
+            }
+            HostEvent::Agent(AgentEvent::EndChat { chat }) => {
+                tracing::debug!(%chat, "spawned chat ended")
+            }
+            HostEvent::Agent(AgentEvent::DiscoverChats { provider, chats }) => {
+                self.register_discovered(&provider, chats).await;
+            }
+            HostEvent::SendFinished {
+                chat,
+                turn_id,
+                result,
+            } => {
+                let (stop_reason, usage, error) = match result {
+                    Ok(outcome) => (outcome.stop_reason, outcome.usage, None),
+                    Err(error) => (
+                        StopReason::Error,
+                        None,
+                        Some(format!("{}: {error}", chat.provider())),
+                    ),
+                };
+                self.complete_turn(&chat, &turn_id, stop_reason, usage, error);
+            }
+            HostEvent::AbortExpired { chat, turn_id } => {
+                self.complete_turn(&chat, &turn_id, StopReason::Aborted, None, None);
+            }
+        }
+    }
+
+    fn handle_signal(&self, chat: &ChatUri, signal: Signal) {
+        let mut state = self.inner.lock();
+        if !state.chats.contains_key(chat) {
+            tracing::debug!(%chat, "dropping a signal for a chat not in the catalog");
+            return;
+        }
+        let resource = ResourceUri::Chat(chat.clone());
+        let (turn_id, action, bytes) = match signal {
+            Signal::TurnStarted { turn_id, user } => {
+                drop(state);
+                self.start_harness_turn(chat, turn_id, user);
+                return;
+            }
+            Signal::TurnCompleted {
+                turn_id,
+                stop_reason,
+                usage,
+            } => {
+                drop(state);
+                self.complete_turn(chat, &turn_id, stop_reason, usage, None);
+                return;
+            }
+            Signal::TitleChanged { title } => {
+                self.retitle(&mut state, chat, title);
+                return;
+            }
+            Signal::ProviderDataChanged { provider_data } => {
+                if let Some(entry) = state.chats.get_mut(chat) {
+                    entry.provider_data = Some(provider_data.clone());
+                }
+                self.inner.queue(WriteJob::ProviderData {
+                    chat: chat.clone(),
+                    provider_data,
+                });
+                return;
+            }
+            Signal::TextDelta { turn_id, text } => {
+                let bytes = text.len();
+                (turn_id.clone(), Action::TextDelta { turn_id, text }, bytes)
+            }
+            Signal::ReasoningDelta { turn_id, text } => {
+                let bytes = text.len();
+                (
+                    turn_id.clone(),
+                    Action::ReasoningDelta { turn_id, text },
+                    bytes,
+                )
+            }
+            Signal::ToolCallStarted {
+                turn_id,
+                call_id,
+                name,
+                arguments,
+            } => {
+                let call = ToolCallPart {
+                    call_id,
+                    name,
+                    arguments,
+                    status: ToolCallStatus::Running,
+                    result: None,
+                };
+                (
+                    turn_id.clone(),
+                    Action::ToolCallStarted { turn_id, call },
+                    0,
+                )
+            }
+            Signal::ToolCallUpdated {
+                turn_id,
+                call_id,
+                status,
+                result,
+            } => (
+                turn_id.clone(),
+                Action::ToolCallUpdated {
+                    turn_id,
+                    call_id,
+                    status,
+                    result,
+                },
+                0,
+            ),
+            Signal::Plan { turn_id, entries } => {
+                (turn_id.clone(), Action::PlanUpdated { turn_id, entries }, 0)
+            }
+            Signal::ProposalStaged {
+                turn_id,
+                proposal_id,
+                summary,
+            } => {
+                let part = ResponsePart::Proposal {
+                    proposal_id,
+                    summary,
+                };
+                (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
+            }
+            Signal::PermissionRequested {
+                turn_id,
+                request_id,
+                title,
+                options,
+            } => {
+                let part = ResponsePart::PermissionRequest {
+                    request_id,
+                    title,
+                    options,
+                    outcome: None,
+                };
+                (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
+            }
+            Signal::Error { turn_id, message } => {
+                let part = ResponsePart::Error { message };
+                (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
+            }
+            Signal::Usage { turn_id, usage } => {
+                (turn_id.clone(), Action::UsageUpdated { turn_id, usage }, 0)
+            }
+        };
+        let Some(running) = state
+            .chats
+            .get_mut(chat)
+            .and_then(|entry| entry.running.as_mut())
+        else {
+            tracing::debug!(%chat, "dropping a signal for a turn that is not running");
+            return;
+        };
+        if running.turn_id != turn_id {
+            tracing::debug!(%chat, %turn_id, "dropping a signal for another turn");
+            return;
+        }
+        running.dirty = true;
+        running.bytes_since_save += bytes.max(1);
+        state.publish(resource, action);
+        self.checkpoint_if_large(&mut state, chat);
+    }
+
+    fn start_harness_turn(&self, chat: &ChatUri, turn_id: TurnId, user: UserMessage) {
+        let turn = Turn::started(turn_id.clone(), user, now());
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get_mut(chat) else {
+            return;
+        };
+        if entry.running.is_some() {
+            tracing::warn!(%chat, "the harness started a turn while another runs; ignoring it");
+            return;
+        }
+        entry.running = Some(RunningTurn {
+            turn_id,
+            dirty: false,
+            bytes_since_save: 0,
+            last_save: Instant::now(),
+        });
+        self.inner.queue(WriteJob::InsertTurn {
+            chat: chat.clone(),
+            turn: turn.clone(),
+        });
+        state.publish(
+            ResourceUri::Chat(chat.clone()),
+            Action::TurnStarted { turn },
+        );
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::ChatActivity {
+                chat: chat.clone(),
+                running: true,
+            },
+        );
+    }
+
+    /// Saves a running turn early when much text arrived since its last checkpoint (the
+    /// threshold grows with the answer, so saving stays linear in its length).
+    fn checkpoint_if_large(&self, state: &mut HostState, chat: &ChatUri) {
+        let threshold = self.inner.config.checkpoint_bytes;
+        let Some(entry) = state.chats.get_mut(chat) else {
+            return;
+        };
+        let Some(running) = entry.running.as_mut() else {
+            return;
+        };
+        let Some(turn) = entry
+            .state
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| turn.id == running.turn_id)
+        else {
+            return;
+        };
+        let size: usize = turn
+            .parts
+            .iter()
+            .map(|part| match part {
+                ResponsePart::Text { text } | ResponsePart::Reasoning { text } => text.len(),
+                _ => 64,
+            })
+            .sum();
+        if running.bytes_since_save >= threshold.max(size / 8) {
+            running.dirty = false;
+            running.bytes_since_save = 0;
+            running.last_save = Instant::now();
+            self.inner.queue(WriteJob::SaveTurn {
+                chat: chat.clone(),
+                turn: turn.clone(),
+            });
+        }
+    }
+
+    /// Saves every running turn that changed and was not saved for a checkpoint interval.
+    fn checkpoint_due(&self) {
+        let interval = self.inner.config.checkpoint_interval;
+        let mut state = self.inner.lock();
+        for (chat, entry) in &mut state.chats {
+            let Some(running) = entry.running.as_mut() else {
+                continue;
+            };
+            if !running.dirty || running.last_save.elapsed() < interval {
+                continue;
+            }
+            if let Some(turn) = entry
+                .state
+                .turns
+                .iter()
+                .rev()
+                .find(|turn| turn.id == running.turn_id)
+            {
+                running.dirty = false;
+                running.bytes_since_save = 0;
+                running.last_save = Instant::now();
+                self.inner.queue(WriteJob::SaveTurn {
+                    chat: chat.clone(),
+                    turn: turn.clone(),
+                });
+            }
+        }
+    }
+
+    fn complete_turn(
+        &self,
+        chat: &ChatUri,
+        turn_id: &TurnId,
+        stop_reason: StopReason,
+        usage: Option<Usage>,
+        error: Option<String>,
+    ) {
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get_mut(chat) else {
+            return;
+        };
+        if entry
+            .running
+            .as_ref()
+            .is_none_or(|running| &running.turn_id != turn_id)
+        {
+            return;
+        }
+        entry.running = None;
+        let resource = ResourceUri::Chat(chat.clone());
+        if let Some(message) = error {
+            state.publish(
+                resource.clone(),
+                Action::PartAdded {
+                    turn_id: turn_id.clone(),
+                    part: ResponsePart::Error { message },
+                },
+            );
+        }
+        let at = now();
+        state.publish(
+            resource,
+            Action::TurnCompleted {
+                turn_id: turn_id.clone(),
+                stop_reason,
+                usage,
+                completed_at: at,
+            },
+        );
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::ChatActivity {
+                chat: chat.clone(),
+                running: false,
+            },
+        );
+        let Some(entry) = state.chats.get(chat) else {
+            return;
+        };
+        let Some(turn) = entry
+            .state
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| &turn.id == turn_id)
+            .cloned()
+        else {
+            return;
+        };
+        self.inner.queue(WriteJob::SaveTurn {
+            chat: chat.clone(),
+            turn: turn.clone(),
+        });
+        let title = entry
+            .state
+            .summary
+            .title
+            .clone()
+            .or_else(|| title_from(&turn.user.text));
+        match (entry.state.summary.title.is_none(), title) {
+            (true, Some(title)) => self.retitle(&mut state, chat, title),
+            _ => self.touch_session_summary(&mut state, chat, None),
+        }
+    }
+
+    /// Gives a chat a title; the default chat's title is the session's too.
+    fn retitle(&self, state: &mut HostState, chat: &ChatUri, title: String) {
+        let Some(entry) = state.chats.get(chat) else {
+            return;
+        };
+        let mut summary = entry.state.summary.clone();
+        summary.title = Some(title.clone());
+        summary.updated_at = now();
+        publish_chat_summary(state, &summary);
+        self.inner.queue(WriteJob::UpdateChat(summary));
+        self.touch_session_summary(state, chat, chat.is_default().then_some(title));
+    }
+
+    /// Moves a session to the top of the list, optionally renaming it.
+    fn touch_session_summary(&self, state: &mut HostState, chat: &ChatUri, title: Option<String>) {
+        let Some(session) = state.sessions.get(chat.session_ref()) else {
+            return;
+        };
+        let mut summary = session.state.summary.clone();
+        summary.updated_at = now();
+        if let Some(title) = title
+            && summary.title.is_none()
+        {
+            summary.title = Some(title);
+        }
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::SessionUpdated {
+                summary: summary.clone(),
+            },
+        );
+        state.publish(
+            ResourceUri::Root,
+            Action::SessionUpdated {
+                summary: summary.clone(),
+            },
+        );
+        self.inner.queue(WriteJob::UpdateSession(summary));
+    }
+}
+
+/// Applies harness events in the order they were emitted.
+pub(crate) async fn run_events(
+    inner: Weak<Inner>,
+    mut receiver: mpsc::UnboundedReceiver<HostEvent>,
+) {
+    while let Some(event) = receiver.recv().await {
+        let Some(host) = upgrade(&inner) else { return };
+        host.handle_event(event).await;
+    }
+}
+
+/// Checkpoints running turns at the configured interval.
+pub(crate) async fn run_ticker(inner: Weak<Inner>) {
+    let interval = match upgrade(&inner) {
+        Some(host) => host.inner.config.checkpoint_interval,
+        None => return,
+    };
+    let mut ticker = tokio::time::interval(interval / 2);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        ticker.tick().await;
+        let Some(host) = upgrade(&inner) else { return };
+        host.checkpoint_due();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(
+            title_from("\n  plan my week \nplease"),
+            Some("plan my week".into())
+        );
+        assert_eq!(title_from("   "), None);
+        let long = "x".repeat(100);
+        let title = title_from(&long).unwrap();
+        assert_eq!(title.chars().count(), TITLE_LENGTH);
+        assert!(title.ends_with('…'));
+    }
+}

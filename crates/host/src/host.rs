@@ -1,0 +1,292 @@
+//! The `Host` handle, its configuration, and what every operation shares: harness
+//! lookup by a URI's provider, the one derivation of a chat's context, subscriptions.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use hearth_core::{
+    Agent, AgentDescriptor, ChatContext, ChatUri, Envelope, EventSink, ProviderId, ResourceUri,
+    SessionUri, Snapshot,
+};
+use hearth_store::Store;
+use tokio::sync::{broadcast, mpsc};
+
+use crate::error::{HostError, HostResult};
+use crate::events::{HostEvent, run_events, run_ticker};
+use crate::sessions::make_context;
+use crate::state::HostState;
+use crate::writer::{WriteJob, Writer, run_writer};
+
+/// How the host behaves.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// Label recorded as the source of sessions created here (`cli`, `server`).
+    pub source: String,
+    /// Working directories handed to harnesses; index 0 is where they run.
+    pub working_directories: Vec<PathBuf>,
+    /// Longest time streamed text stays unsaved.
+    pub checkpoint_interval: Duration,
+    /// Streamed bytes that trigger a checkpoint before the interval ends.
+    pub checkpoint_bytes: usize,
+    /// How long an aborted turn may take to stop before the host ends it itself.
+    pub abort_grace: Duration,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            source: "hearth".into(),
+            working_directories: std::env::current_dir().into_iter().collect(),
+            checkpoint_interval: Duration::from_millis(200),
+            checkpoint_bytes: 2048,
+            abort_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub store: Arc<dyn Store>,
+    pub agents: HashMap<ProviderId, Arc<dyn Agent>>,
+    pub config: HostConfig,
+    pub state: Mutex<HostState>,
+    pub events: mpsc::UnboundedSender<HostEvent>,
+    pub writer: Writer,
+}
+
+/// A subscription: the resource's state and the envelopes that follow it.
+#[derive(Debug)]
+pub struct Subscription {
+    /// State at `snapshot.seq`.
+    pub snapshot: Snapshot,
+    /// Envelopes with seq > `snapshot.seq`. A `Lagged` error means the subscriber fell
+    /// behind: subscribe again for a fresh snapshot.
+    pub receiver: broadcast::Receiver<Envelope>,
+}
+
+/// What a client reconnecting with its last seq gets.
+#[derive(Debug)]
+pub enum Resumed {
+    /// The envelopes it missed (still buffered), then live ones.
+    Replay {
+        /// Missed envelopes, in order.
+        missed: Vec<Envelope>,
+        /// Live envelopes after them.
+        receiver: broadcast::Receiver<Envelope>,
+    },
+    /// Too much was missed: a fresh snapshot.
+    Snapshot(Box<Subscription>),
+}
+
+/// The orchestrator. Cheap to clone; all clones share one state.
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Host {
+    /// Starts a host over a store with the given harnesses. Must run inside a Tokio
+    /// runtime: it spawns the event loop, the write-behind queue and the checkpoint
+    /// ticker.
+    pub fn start(store: Arc<dyn Store>, agents: Vec<Arc<dyn Agent>>, config: HostConfig) -> Self {
+        let (events, event_receiver) = mpsc::unbounded_channel();
+        let (writer, write_receiver) = Writer::new();
+        let agents: HashMap<ProviderId, Arc<dyn Agent>> = agents
+            .into_iter()
+            .map(|agent| (agent.descriptor().id, agent))
+            .collect();
+        let inner = Arc::new(Inner {
+            store: Arc::clone(&store),
+            agents,
+            config,
+            state: Mutex::new(HostState::default()),
+            events: events.clone(),
+            writer,
+        });
+        for agent in inner.agents.values() {
+            let sender = events.clone();
+            agent.attach(EventSink::new(move |event| {
+                if sender.send(HostEvent::Agent(event)).is_err() {
+                    tracing::debug!("host stopped; dropping a harness event");
+                }
+            }));
+        }
+        tokio::spawn(run_writer(store, write_receiver));
+        tokio::spawn(run_events(Arc::downgrade(&inner), event_receiver));
+        tokio::spawn(run_ticker(Arc::downgrade(&inner)));
+        Self { inner }
+    }
+
+    /// The registered harnesses.
+    pub fn descriptors(&self) -> Vec<AgentDescriptor> {
+        let mut descriptors: Vec<_> = self
+            .inner
+            .agents
+            .values()
+            .map(|agent| agent.descriptor())
+            .collect();
+        descriptors.sort_by(|a, b| a.id.cmp(&b.id));
+        descriptors
+    }
+
+    /// The store behind the host.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// Subscribes to a resource: loads (and for chats resolves) it, then returns its
+    /// snapshot and the envelopes that follow.
+    pub async fn subscribe(&self, resource: &ResourceUri) -> HostResult<Subscription> {
+        self.load_resource(resource).await?;
+        let mut state = self.inner.lock();
+        Self::subscribe_locked(&mut state, resource)
+    }
+
+    /// Resumes a subscription from the last seq a client saw.
+    pub async fn resume(&self, resource: &ResourceUri, last_seq: u64) -> HostResult<Resumed> {
+        self.load_resource(resource).await?;
+        let mut state = self.inner.lock();
+        if let Some(missed) = state.replay_since(resource, last_seq) {
+            let receiver = state.receiver(resource);
+            return Ok(Resumed::Replay { missed, receiver });
+        }
+        Self::subscribe_locked(&mut state, resource)
+            .map(|subscription| Resumed::Snapshot(Box::new(subscription)))
+    }
+
+    fn subscribe_locked(state: &mut HostState, resource: &ResourceUri) -> HostResult<Subscription> {
+        let snapshot = state
+            .snapshot(resource)
+            .ok_or_else(|| HostError::NotFound {
+                what: "resource",
+                key: resource.to_string(),
+            })?;
+        if let ResourceUri::Session(session) = resource {
+            state.touch(session);
+        }
+        if let ResourceUri::Chat(chat) = resource {
+            state.touch(chat.session_ref());
+        }
+        let receiver = state.receiver(resource);
+        Ok(Subscription { snapshot, receiver })
+    }
+
+    async fn load_resource(&self, resource: &ResourceUri) -> HostResult<()> {
+        match resource {
+            ResourceUri::Root => Ok(()),
+            ResourceUri::Session(session) => self.ensure_session(session).await,
+            ResourceUri::Chat(chat) => self.resolve_chat(chat).await,
+        }
+    }
+
+    /// Waits until every queued write reached the store.
+    pub async fn flush(&self) {
+        self.inner.writer.flush().await;
+    }
+
+    /// Aborts every running turn, waits for them to end (bounded by the abort grace),
+    /// and flushes all writes. Later operations fail with `ShuttingDown`.
+    pub async fn shutdown(&self) {
+        let running: Vec<ChatUri> = {
+            let mut state = self.inner.lock();
+            state.shutting_down = true;
+            state
+                .chats
+                .iter()
+                .filter(|(_, entry)| entry.running.is_some())
+                .map(|(uri, _)| uri.clone())
+                .collect()
+        };
+        for chat in running {
+            if let Err(error) = self.abort(&chat).await {
+                tracing::warn!(%chat, %error, "could not abort a turn at shutdown");
+            }
+        }
+        let deadline = tokio::time::Instant::now() + self.inner.config.abort_grace;
+        while self
+            .inner
+            .lock()
+            .chats
+            .values()
+            .any(|entry| entry.running.is_some())
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.flush().await;
+    }
+}
+
+impl Inner {
+    /// Locks the state. A panic while holding the lock must not take the host down with
+    /// it: the state is still consistent action by action.
+    pub fn lock(&self) -> MutexGuard<'_, HostState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The harness of a session, by its URI's provider (also for sessions not created
+    /// by this process).
+    pub fn agent_for(&self, session: &SessionUri) -> HostResult<Arc<dyn Agent>> {
+        self.agent(session.provider())
+    }
+
+    pub fn agent(&self, provider: &ProviderId) -> HostResult<Arc<dyn Agent>> {
+        self.agents.get(provider).cloned().ok_or_else(|| {
+            let mut available: Vec<_> = self.agents.keys().map(ProviderId::as_str).collect();
+            available.sort_unstable();
+            HostError::UnknownProvider {
+                provider: provider.clone(),
+                available: available.join(", "),
+            }
+        })
+    }
+
+    /// The one derivation of a chat's context from the catalog.
+    pub fn context_for(&self, chat: &ChatUri) -> HostResult<ChatContext> {
+        let state = self.lock();
+        let session =
+            state
+                .sessions
+                .get(chat.session_ref())
+                .ok_or_else(|| HostError::NotFound {
+                    what: "session",
+                    key: chat.session_ref().to_string(),
+                })?;
+        let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
+            what: "chat",
+            key: chat.to_string(),
+        })?;
+        Ok(make_context(
+            &self.config,
+            &session.state.summary,
+            &entry.state.summary,
+        ))
+    }
+
+    pub fn agent_error(provider: &ProviderId, source: hearth_core::AgentError) -> HostError {
+        HostError::Agent {
+            provider: provider.clone(),
+            source,
+        }
+    }
+
+    pub fn check_running(&self) -> HostResult<()> {
+        if self.lock().shutting_down {
+            Err(HostError::ShuttingDown)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn queue(&self, job: WriteJob) {
+        self.writer.push(job);
+    }
+}
+
+/// Keeps the event loop from holding the host alive.
+pub(crate) fn upgrade(inner: &Weak<Inner>) -> Option<Host> {
+    inner.upgrade().map(|inner| Host { inner })
+}

@@ -1,0 +1,589 @@
+//! Sessions: create, fork, list, load (restore), delete, idle eviction, discovery.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use hearth_core::{
+    Action, ChatBacking, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState, ChatSummary,
+    ChatUri, CreateChatRequest, DiscoveredChat, Provenance, ProviderId, ResourceUri, Scope,
+    SessionId, SessionState, SessionSummary, SessionUri, StopReason, Turn, TurnId, now,
+};
+use hearth_store::{ChatRecord, NewSession, Registration, SessionPage, SessionQuery};
+
+use crate::error::{HostError, HostResult};
+use crate::host::{Host, HostConfig, Inner};
+use crate::state::{ChatEntry, Resolution, SessionEntry};
+
+/// What a new session is.
+#[derive(Clone, Debug)]
+pub struct NewSessionRequest {
+    /// The harness.
+    pub provider: ProviderId,
+    /// Global or a project; fixed for the session's life.
+    pub scope: Scope,
+    /// Initial title.
+    pub title: Option<String>,
+    /// Model to use.
+    pub model: Option<String>,
+}
+
+/// The one derivation of a chat's context from its session and catalog entry.
+pub(crate) fn make_context(
+    config: &HostConfig,
+    session: &SessionSummary,
+    chat: &ChatSummary,
+) -> ChatContext {
+    ChatContext {
+        session: session.uri.clone(),
+        chat: chat.uri.clone(),
+        origin: chat.origin.clone(),
+        scope: session.scope.clone(),
+        working_directories: config.working_directories.clone(),
+        customizations: None,
+        model: chat.model.clone().or_else(|| session.model.clone()),
+    }
+}
+
+/// Turns stored as running that this process does not run ended with the process that
+/// ran them: they read as incomplete.
+pub(crate) fn settle_stale_turns(turns: &mut [Turn]) {
+    for turn in turns {
+        if turn.stop_reason.is_none() {
+            turn.stop_reason = Some(StopReason::Incomplete);
+        }
+    }
+}
+
+pub(crate) fn chat_entry(
+    generation: u64,
+    summary: ChatSummary,
+    record: Option<&ChatRecord>,
+    turns: Option<Vec<Turn>>,
+) -> ChatEntry {
+    let resolution = if turns.is_some() {
+        Resolution::Resolved
+    } else {
+        Resolution::Unresolved
+    };
+    ChatEntry {
+        state: ChatState {
+            summary,
+            turns: turns.unwrap_or_default(),
+            draft: record.and_then(|record| record.draft.clone()),
+        },
+        provider_data: record.and_then(|record| record.provider_data.clone()),
+        resolution,
+        generation,
+        running: None,
+    }
+}
+
+fn chat_record(summary: ChatSummary, backing: ChatBacking) -> ChatRecord {
+    ChatRecord {
+        summary,
+        provider_data: Some(backing.provider_data),
+        backing: backing.backing,
+        draft: None,
+    }
+}
+
+impl Host {
+    /// Creates a session: mints its URI, derives its default chat, has the harness
+    /// provision it, and registers it (durably) with its provenance and scope.
+    pub async fn create_session(&self, request: NewSessionRequest) -> HostResult<SessionUri> {
+        self.inner.check_running()?;
+        let uri = SessionUri::new(request.provider.clone(), SessionId::generate());
+        let at = now();
+        let summary = SessionSummary {
+            uri: uri.clone(),
+            provider: request.provider.clone(),
+            title: request.title,
+            provenance: Provenance::Hearth,
+            source: self.inner.config.source.clone(),
+            scope: request.scope,
+            model: request.model.clone(),
+            started_at: at,
+            updated_at: at,
+        };
+        let chat = ChatSummary {
+            uri: ChatUri::default_for(&uri),
+            origin: ChatOrigin::User,
+            title: None,
+            model: request.model,
+            created_at: at,
+            updated_at: at,
+        };
+        self.register_new_session(summary, chat, ChatSeed::Fresh, Vec::new())
+            .await?;
+        Ok(uri)
+    }
+
+    /// Creates a new session whose default chat is a fork of another session's default
+    /// chat at a turn.
+    pub async fn fork_session(
+        &self,
+        source: &SessionUri,
+        turn_id: &TurnId,
+    ) -> HostResult<SessionUri> {
+        self.inner.check_running()?;
+        let source_chat = ChatUri::default_for(source);
+        self.resolve_chat(&source_chat).await?;
+        let agent = self.inner.agent_for(source)?;
+        if !agent.descriptor().capabilities.supports_fork() {
+            return Err(HostError::Unsupported {
+                provider: source.provider().clone(),
+                what: "forking",
+            });
+        }
+        let (source_summary, turns) = {
+            let state = self.inner.lock();
+            let session = state
+                .sessions
+                .get(source)
+                .ok_or_else(|| HostError::NotFound {
+                    what: "session",
+                    key: source.to_string(),
+                })?;
+            let turns = turns_through(&state.chats, &source_chat, turn_id)?;
+            (session.state.summary.clone(), turns)
+        };
+        let uri = SessionUri::new(source.provider().clone(), SessionId::generate());
+        let at = now();
+        let summary = SessionSummary {
+            uri: uri.clone(),
+            title: source_summary
+                .title
+                .as_ref()
+                .map(|title| format!("{title} (fork)")),
+            provenance: Provenance::Hearth,
+            source: self.inner.config.source.clone(),
+            started_at: at,
+            updated_at: at,
+            ..source_summary
+        };
+        let chat = ChatSummary {
+            uri: ChatUri::default_for(&uri),
+            origin: ChatOrigin::Fork {
+                source_chat: source_chat.clone(),
+                turn_id: turn_id.clone(),
+            },
+            title: summary.title.clone(),
+            model: summary.model.clone(),
+            created_at: at,
+            updated_at: at,
+        };
+        let seed = ChatSeed::Fork {
+            source_chat: source_chat.clone(),
+            turn_id: turn_id.clone(),
+        };
+        self.register_new_session(summary, chat, seed, turns)
+            .await?;
+        self.inner
+            .store
+            .copy_turns(&source_chat, &ChatUri::default_for(&uri), turn_id)
+            .await?;
+        Ok(uri)
+    }
+
+    async fn register_new_session(
+        &self,
+        summary: SessionSummary,
+        mut chat: ChatSummary,
+        seed: ChatSeed,
+        turns: Vec<Turn>,
+    ) -> HostResult<()> {
+        let agent = self.inner.agent(&summary.provider)?;
+        let context = make_context(&self.inner.config, &summary, &chat);
+        let backing = agent
+            .create_chat(&context, CreateChatRequest { seed })
+            .await
+            .map_err(|error| Inner::agent_error(&summary.provider, error))?;
+        if chat.model.is_none() {
+            chat.model.clone_from(&backing.model);
+        }
+        let marker = backing.backing.clone();
+        let record = chat_record(chat.clone(), backing);
+        let new = NewSession {
+            summary: summary.clone(),
+            default_chat: record.clone(),
+        };
+        if let Err(error) = self.inner.store.create_session(&new).await {
+            if let Err(dispose) = agent.dispose_chat(&context).await {
+                tracing::warn!(%dispose, "could not dispose the backing of a session that failed to register");
+            }
+            return Err(error.into());
+        }
+        if let Some(marker) = marker {
+            self.inner
+                .store
+                .mark_backing(&summary.provider, &marker, &chat.uri)
+                .await?;
+        }
+        let mut state = self.inner.lock();
+        let generation = state.generation();
+        state.chats.insert(
+            chat.uri.clone(),
+            chat_entry(generation, chat.clone(), Some(&record), Some(turns)),
+        );
+        state.sessions.insert(
+            summary.uri.clone(),
+            SessionEntry {
+                state: SessionState {
+                    summary: summary.clone(),
+                    chats: vec![ChatListing {
+                        summary: chat,
+                        running: false,
+                    }],
+                },
+                last_used: Instant::now(),
+            },
+        );
+        state.publish(ResourceUri::Root, Action::SessionAdded { summary });
+        Ok(())
+    }
+
+    /// A page of sessions, newest first.
+    pub async fn list_sessions(&self, query: &SessionQuery) -> HostResult<SessionPage> {
+        Ok(self.inner.store.list_sessions(query).await?)
+    }
+
+    /// A session with its chat catalog (loading it if needed).
+    pub async fn session(&self, session: &SessionUri) -> HostResult<SessionState> {
+        self.ensure_session(session).await?;
+        let state = self.inner.lock();
+        state
+            .sessions
+            .get(session)
+            .map(|entry| entry.state.clone())
+            .ok_or_else(|| HostError::NotFound {
+                what: "session",
+                key: session.to_string(),
+            })
+    }
+
+    /// The chats of a session that run a turn now.
+    pub fn active_chats(&self, session: &SessionUri) -> Vec<ChatUri> {
+        let state = self.inner.lock();
+        state
+            .sessions
+            .get(session)
+            .map(|entry| entry.state.running_chats().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Loads a session once, however many callers ask at the same time.
+    pub(crate) async fn ensure_session(&self, session: &SessionUri) -> HostResult<()> {
+        let task = {
+            let mut state = self.inner.lock();
+            if state.sessions.contains_key(session) {
+                state.touch(session);
+                return Ok(());
+            }
+            if let Some(task) = state.loading.get(session) {
+                task.clone()
+            } else {
+                let host = self.clone();
+                let uri = session.clone();
+                let task = async move { host.load_session(&uri).await.map_err(Arc::new) }
+                    .boxed()
+                    .shared();
+                state.loading.insert(session.clone(), task.clone());
+                task
+            }
+        };
+        let result = task.await;
+        self.inner.lock().loading.remove(session);
+        result.map_err(HostError::Shared)
+    }
+
+    /// Restores a session from the store: the default chat is re-attached through
+    /// `materialize_chat` with its stored blob; peers are listed at once and resolved
+    /// lazily.
+    async fn load_session(&self, session: &SessionUri) -> HostResult<()> {
+        let store = &self.inner.store;
+        let Some(summary) = store.session(session).await? else {
+            return Err(if store.is_tombstoned(session).await? {
+                HostError::Deleted(session.to_string())
+            } else {
+                HostError::NotFound {
+                    what: "session",
+                    key: session.to_string(),
+                }
+            });
+        };
+        let agent = self.inner.agent_for(session)?;
+        let records = store.chats(session).await?;
+        let default_uri = ChatUri::default_for(session);
+        let default = records
+            .iter()
+            .find(|record| record.summary.uri == default_uri)
+            .ok_or_else(|| HostError::NotFound {
+                what: "default chat",
+                key: default_uri.to_string(),
+            })?;
+        let context = make_context(&self.inner.config, &summary, &default.summary);
+        let recovered = agent
+            .materialize_chat(&context, default.provider_data.clone())
+            .await
+            .map_err(|error| Inner::agent_error(session.provider(), error))?;
+        let mut default_data = default.provider_data.clone();
+        if default_data.is_none()
+            && let Some(recovered) = recovered
+        {
+            // An old record without a blob: keep the one the harness recovered.
+            store.set_provider_data(&default_uri, &recovered).await?;
+            default_data = Some(recovered);
+        }
+        let mut turns = store.turns(&default_uri).await?;
+        if turns.is_empty() && summary.provenance == Provenance::External {
+            turns = agent
+                .messages(&context)
+                .await
+                .map_err(|error| Inner::agent_error(session.provider(), error))?;
+        }
+        settle_stale_turns(&mut turns);
+        let mut state = self.inner.lock();
+        if state.sessions.contains_key(session) {
+            return Ok(());
+        }
+        let listings = records
+            .iter()
+            .map(|record| ChatListing {
+                summary: record.summary.clone(),
+                running: false,
+            })
+            .collect();
+        for record in &records {
+            let generation = state.generation();
+            let initial = (record.summary.uri == default_uri).then(|| std::mem::take(&mut turns));
+            let mut entry = chat_entry(generation, record.summary.clone(), Some(record), initial);
+            if record.summary.uri == default_uri {
+                entry.provider_data.clone_from(&default_data);
+            }
+            state.chats.insert(record.summary.uri.clone(), entry);
+        }
+        state.sessions.insert(
+            session.clone(),
+            SessionEntry {
+                state: SessionState {
+                    summary,
+                    chats: listings,
+                },
+                last_used: Instant::now(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Deletes a session: aborts its turns, disposes its chats (peers first, the default
+    /// chat last), and leaves a tombstone so discovery never brings it back.
+    pub async fn delete_session(&self, session: &SessionUri) -> HostResult<()> {
+        self.ensure_session(session).await?;
+        let agent = self.inner.agent_for(session)?;
+        let chats: Vec<ChatUri> = {
+            let state = self.inner.lock();
+            let entry = state
+                .sessions
+                .get(session)
+                .ok_or_else(|| HostError::NotFound {
+                    what: "session",
+                    key: session.to_string(),
+                })?;
+            // Peers first (newest first), the default chat last.
+            let (peers, default): (Vec<ChatUri>, Vec<ChatUri>) = entry
+                .state
+                .chats
+                .iter()
+                .map(|chat| chat.summary.uri.clone())
+                .partition(|chat| !chat.is_default());
+            peers.into_iter().rev().chain(default).collect()
+        };
+        for chat in &chats {
+            if let Err(error) = self.abort(chat).await {
+                tracing::warn!(%chat, %error, "could not abort a turn of a deleted session");
+            }
+        }
+        for chat in &chats {
+            let context = self.inner.context_for(chat)?;
+            if let Err(error) = agent.dispose_chat(&context).await {
+                tracing::warn!(%chat, %error, "the harness could not dispose a chat of a deleted session");
+            }
+        }
+        self.inner.store.delete_session(session).await?;
+        let mut state = self.inner.lock();
+        for chat in &chats {
+            state.publish(
+                ResourceUri::Chat(chat.clone()),
+                Action::ChatRemoved { chat: chat.clone() },
+            );
+            state.chats.remove(chat);
+            state.retire(&ResourceUri::Chat(chat.clone()));
+        }
+        let resource = ResourceUri::Session(session.clone());
+        state.publish(
+            resource.clone(),
+            Action::SessionRemoved {
+                session: session.clone(),
+            },
+        );
+        state.sessions.remove(session);
+        state.retire(&resource);
+        state.publish(
+            ResourceUri::Root,
+            Action::SessionRemoved {
+                session: session.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Releases sessions nobody used for `idle`: no running turn, no subscriber. Their
+    /// backings are released (never destroyed) and they reload on next use. Returns how
+    /// many were evicted.
+    pub async fn evict_idle(&self, idle: Duration) -> usize {
+        let now = Instant::now();
+        let victims: Vec<(SessionUri, Vec<ChatContext>)> = {
+            let mut state = self.inner.lock();
+            let candidates: Vec<SessionUri> = state
+                .sessions
+                .iter()
+                .filter(|(uri, entry)| {
+                    now.duration_since(entry.last_used) >= idle
+                        && entry.state.running_chats().next().is_none()
+                        && !state.has_subscribers(&ResourceUri::Session((*uri).clone()))
+                        && entry.state.chats.iter().all(|chat| {
+                            !state.has_subscribers(&ResourceUri::Chat(chat.summary.uri.clone()))
+                        })
+                })
+                .map(|(uri, _)| uri.clone())
+                .collect();
+            let mut victims = Vec::new();
+            for uri in candidates {
+                let Some(entry) = state.sessions.remove(&uri) else {
+                    continue;
+                };
+                let mut contexts = Vec::new();
+                for listing in &entry.state.chats {
+                    let chat = &listing.summary.uri;
+                    if let Some(chat_entry) = state.chats.remove(chat)
+                        && !matches!(chat_entry.resolution, Resolution::Unresolved)
+                    {
+                        contexts.push(make_context(
+                            &self.inner.config,
+                            &entry.state.summary,
+                            &chat_entry.state.summary,
+                        ));
+                    }
+                    state.retire(&ResourceUri::Chat(chat.clone()));
+                }
+                state.retire(&ResourceUri::Session(uri.clone()));
+                victims.push((uri, contexts));
+            }
+            victims
+        };
+        for (session, contexts) in &victims {
+            let Ok(agent) = self.inner.agent_for(session) else {
+                continue;
+            };
+            for context in contexts {
+                if let Err(error) = agent.release_chat(context).await {
+                    tracing::warn!(chat = %context.chat, %error, "could not release an idle chat");
+                }
+            }
+        }
+        victims.len()
+    }
+
+    /// Registers conversations a harness found in its own catalog: additive, marked
+    /// external, never over a tombstone, never for a conversation that backs a chat.
+    pub(crate) async fn register_discovered(
+        &self,
+        provider: &ProviderId,
+        chats: Vec<DiscoveredChat>,
+    ) {
+        for discovered in chats {
+            if let Err(error) = self.register_one_discovered(provider, discovered).await {
+                tracing::warn!(%provider, %error, "could not register a discovered conversation");
+            }
+        }
+    }
+
+    async fn register_one_discovered(
+        &self,
+        provider: &ProviderId,
+        discovered: DiscoveredChat,
+    ) -> HostResult<()> {
+        let store = &self.inner.store;
+        if store.is_backing(provider, &discovered.backing).await? {
+            return Ok(());
+        }
+        let uri = SessionUri::new(
+            provider.clone(),
+            SessionId::parse(discovered.backing.as_str())?,
+        );
+        let summary = SessionSummary {
+            uri: uri.clone(),
+            provider: provider.clone(),
+            title: discovered.title.clone(),
+            provenance: Provenance::External,
+            source: "discovery".into(),
+            scope: Scope::Global,
+            model: None,
+            started_at: discovered.started_at,
+            updated_at: discovered.updated_at,
+        };
+        let chat = ChatSummary {
+            uri: ChatUri::default_for(&uri),
+            origin: ChatOrigin::User,
+            title: discovered.title,
+            model: None,
+            created_at: discovered.started_at,
+            updated_at: discovered.updated_at,
+        };
+        let record = ChatRecord {
+            summary: chat,
+            provider_data: Some(discovered.provider_data),
+            backing: Some(discovered.backing.clone()),
+            draft: None,
+        };
+        let registration = store
+            .register_discovered(&NewSession {
+                summary: summary.clone(),
+                default_chat: record,
+            })
+            .await?;
+        if registration == Registration::Added {
+            store
+                .mark_backing(provider, &discovered.backing, &ChatUri::default_for(&uri))
+                .await?;
+            self.inner
+                .lock()
+                .publish(ResourceUri::Root, Action::SessionAdded { summary });
+        }
+        Ok(())
+    }
+}
+
+/// A chat's turns up to and including `turn_id` (for forks), running ones settled.
+pub(crate) fn turns_through(
+    chats: &std::collections::HashMap<ChatUri, ChatEntry>,
+    chat: &ChatUri,
+    turn_id: &TurnId,
+) -> HostResult<Vec<Turn>> {
+    let entry = chats.get(chat).ok_or_else(|| HostError::NotFound {
+        what: "chat",
+        key: chat.to_string(),
+    })?;
+    let position = entry
+        .state
+        .turns
+        .iter()
+        .position(|turn| &turn.id == turn_id)
+        .ok_or_else(|| {
+            HostError::InvalidInput(format!("turn `{turn_id}` is not in chat `{chat}`"))
+        })?;
+    let mut turns = entry.state.turns[..=position].to_vec();
+    settle_stale_turns(&mut turns);
+    Ok(turns)
+}

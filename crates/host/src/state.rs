@@ -1,0 +1,290 @@
+//! The in-memory state tree (sessions → chats → turns) and the per-resource channels.
+//!
+//! Client-visible state changes only through [`HostState::publish`], which folds an
+//! action into the tree with the one reducer of `hearth-core` and sends the numbered
+//! envelope to the resource's subscribers.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::future::{BoxFuture, Shared};
+use hearth_core::{
+    Action, ChatState, ChatUri, Envelope, ProviderData, ResourceState, ResourceUri, SessionState,
+    SessionUri, Snapshot, TurnId, reduce_chat, reduce_session,
+};
+use tokio::sync::broadcast;
+
+use crate::error::HostError;
+
+/// Envelopes buffered per subscriber before it counts as fallen behind.
+pub(crate) const CHANNEL_CAPACITY: usize = 1024;
+/// Envelopes kept per resource for clients that reconnect with their last seq.
+pub(crate) const REPLAY_CAPACITY: usize = 512;
+
+/// A shared, coalesced piece of async work (a session restore, a chat resolve).
+pub(crate) type SharedTask = Shared<BoxFuture<'static, Result<(), Arc<HostError>>>>;
+
+/// One resource's stream.
+struct Channel {
+    seq: u64,
+    sender: broadcast::Sender<Envelope>,
+    recent: VecDeque<Envelope>,
+}
+
+impl Channel {
+    fn new(seq: u64) -> Self {
+        let (sender, _receiver) = broadcast::channel(CHANNEL_CAPACITY);
+        Self {
+            seq,
+            sender,
+            recent: VecDeque::new(),
+        }
+    }
+}
+
+/// A loaded session.
+pub(crate) struct SessionEntry {
+    /// Summary and catalog (default chat first).
+    pub state: SessionState,
+    /// Last time anyone used it (eviction).
+    pub last_used: Instant,
+}
+
+/// Whether a chat's turns and backing are loaded.
+pub(crate) enum Resolution {
+    /// Turns loaded, backing attached.
+    Resolved,
+    /// Listed from the catalog only.
+    Unresolved,
+    /// Being resolved; later callers wait on the same work.
+    Resolving(SharedTask),
+}
+
+/// A turn in progress.
+pub(crate) struct RunningTurn {
+    /// The turn.
+    pub turn_id: TurnId,
+    /// Changed since the last checkpoint.
+    pub dirty: bool,
+    /// Text bytes since the last checkpoint.
+    pub bytes_since_save: usize,
+    /// When it was last checkpointed.
+    pub last_save: Instant,
+}
+
+/// A chat in the catalog of a loaded session.
+pub(crate) struct ChatEntry {
+    /// Summary, turns (empty while unresolved) and draft.
+    pub state: ChatState,
+    /// The harness's blob.
+    pub provider_data: Option<ProviderData>,
+    /// Load state.
+    pub resolution: Resolution,
+    /// Identity of this entry; work started for an older entry is dropped.
+    pub generation: u64,
+    /// The running turn, if any.
+    pub running: Option<RunningTurn>,
+}
+
+/// Everything the host holds in memory.
+#[derive(Default)]
+pub(crate) struct HostState {
+    pub sessions: HashMap<SessionUri, SessionEntry>,
+    pub chats: HashMap<ChatUri, ChatEntry>,
+    pub loading: HashMap<SessionUri, SharedTask>,
+    channels: HashMap<ResourceUri, Channel>,
+    /// Last seq of resources whose channel was dropped, so numbering continues.
+    retired: HashMap<ResourceUri, u64>,
+    next_generation: u64,
+    pub shutting_down: bool,
+}
+
+impl HostState {
+    /// A fresh entry generation.
+    pub fn generation(&mut self) -> u64 {
+        self.next_generation += 1;
+        self.next_generation
+    }
+
+    fn channel(&mut self, resource: &ResourceUri) -> &mut Channel {
+        let retired = &mut self.retired;
+        self.channels
+            .entry(resource.clone())
+            .or_insert_with(|| Channel::new(retired.remove(resource).unwrap_or(0)))
+    }
+
+    /// Folds an action into the state of `resource` and sends its envelope.
+    pub fn publish(&mut self, resource: ResourceUri, action: Action) {
+        match &resource {
+            ResourceUri::Root => {}
+            ResourceUri::Session(uri) => {
+                if let Some(entry) = self.sessions.get_mut(uri) {
+                    reduce_session(&mut entry.state, &action);
+                }
+            }
+            ResourceUri::Chat(uri) => {
+                if let Some(entry) = self.chats.get_mut(uri) {
+                    reduce_chat(&mut entry.state, &action);
+                }
+            }
+        }
+        let channel = self.channel(&resource);
+        channel.seq += 1;
+        let envelope = Envelope {
+            seq: channel.seq,
+            resource,
+            action,
+        };
+        if channel.recent.len() == REPLAY_CAPACITY {
+            channel.recent.pop_front();
+        }
+        channel.recent.push_back(envelope.clone());
+        if channel.sender.receiver_count() > 0 && channel.sender.send(envelope).is_err() {
+            tracing::trace!("no subscriber took the envelope");
+        }
+    }
+
+    /// The current snapshot of a loaded resource (no I/O).
+    pub fn snapshot(&mut self, resource: &ResourceUri) -> Option<Snapshot> {
+        let state = match resource {
+            ResourceUri::Root => ResourceState::Root,
+            ResourceUri::Session(uri) => {
+                ResourceState::Session(self.sessions.get(uri)?.state.clone())
+            }
+            ResourceUri::Chat(uri) => {
+                let entry = self.chats.get(uri)?;
+                if !matches!(entry.resolution, Resolution::Resolved) {
+                    return None;
+                }
+                ResourceState::Chat(entry.state.clone())
+            }
+        };
+        let seq = self.channel(resource).seq;
+        Some(Snapshot {
+            resource: resource.clone(),
+            seq,
+            state,
+        })
+    }
+
+    /// A receiver for the resource's envelopes after the current seq.
+    pub fn receiver(&mut self, resource: &ResourceUri) -> broadcast::Receiver<Envelope> {
+        self.channel(resource).sender.subscribe()
+    }
+
+    /// The buffered envelopes after `seq`, if the buffer still reaches back that far.
+    pub fn replay_since(&mut self, resource: &ResourceUri, seq: u64) -> Option<Vec<Envelope>> {
+        let channel = self.channel(resource);
+        if seq > channel.seq {
+            return None;
+        }
+        if seq == channel.seq {
+            return Some(Vec::new());
+        }
+        let first = channel.recent.front()?.seq;
+        if first > seq + 1 {
+            return None;
+        }
+        Some(
+            channel
+                .recent
+                .iter()
+                .filter(|envelope| envelope.seq > seq)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Whether anyone listens to the resource.
+    pub fn has_subscribers(&self, resource: &ResourceUri) -> bool {
+        self.channels
+            .get(resource)
+            .is_some_and(|channel| channel.sender.receiver_count() > 0)
+    }
+
+    /// Drops a resource's channel, remembering its seq.
+    pub fn retire(&mut self, resource: &ResourceUri) {
+        if let Some(channel) = self.channels.remove(resource) {
+            self.retired.insert(resource.clone(), channel.seq);
+        }
+    }
+
+    /// Marks a session as used now.
+    pub fn touch(&mut self, session: &SessionUri) {
+        if let Some(entry) = self.sessions.get_mut(session) {
+            entry.last_used = Instant::now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_core::{ChatOrigin, ChatSummary, Turn, UserMessage, now};
+
+    fn chat_entry(uri: ChatUri) -> ChatEntry {
+        ChatEntry {
+            state: ChatState {
+                summary: ChatSummary {
+                    uri,
+                    origin: ChatOrigin::User,
+                    title: None,
+                    model: None,
+                    created_at: now(),
+                    updated_at: now(),
+                },
+                turns: Vec::new(),
+                draft: None,
+            },
+            provider_data: None,
+            resolution: Resolution::Resolved,
+            generation: 1,
+            running: None,
+        }
+    }
+
+    #[test]
+    fn publish_numbers_per_resource_and_replays_from_a_seq() {
+        let mut state = HostState::default();
+        let session = SessionUri::parse("hearth-session:replay/s").unwrap();
+        let chat = ChatUri::default_for(&session);
+        state.chats.insert(chat.clone(), chat_entry(chat.clone()));
+        let resource = ResourceUri::Chat(chat);
+        let turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        let turn_id = turn.id.clone();
+        state.publish(resource.clone(), Action::TurnStarted { turn });
+        state.publish(ResourceUri::Root, Action::SessionRemoved { session });
+        for piece in ["a", "b", "c"] {
+            state.publish(
+                resource.clone(),
+                Action::TextDelta {
+                    turn_id: turn_id.clone(),
+                    text: piece.into(),
+                },
+            );
+        }
+        let snapshot = state.snapshot(&resource).unwrap();
+        assert_eq!(snapshot.seq, 4);
+        let ResourceState::Chat(chat_state) = snapshot.state else {
+            panic!()
+        };
+        assert_eq!(chat_state.turns[0].response_text(), "abc");
+        let replay = state.replay_since(&resource, 2).unwrap();
+        assert_eq!(replay.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(state.replay_since(&resource, 4).unwrap(), Vec::new());
+        assert!(state.replay_since(&resource, 9).is_none());
+        assert_eq!(state.snapshot(&ResourceUri::Root).unwrap().seq, 1);
+        // Numbering continues after a channel is dropped.
+        state.retire(&resource);
+        state.publish(
+            resource.clone(),
+            Action::TextDelta {
+                turn_id,
+                text: "d".into(),
+            },
+        );
+        assert_eq!(state.snapshot(&resource).unwrap().seq, 5);
+        assert!(state.replay_since(&resource, 1).is_none());
+    }
+}
