@@ -308,6 +308,8 @@ impl Host {
                 entry.provider_data = Some(recovered);
             }
         }
+        // Saves queued before an eviction must land before the turns are read back.
+        self.inner.writer.flush().await;
         let mut turns = self.inner.store.turns(chat).await?;
         settle_stale_turns(&mut turns);
         Ok(turns)

@@ -29,6 +29,8 @@ pub(crate) enum HostEvent {
     },
     /// An aborted turn did not stop within the grace period.
     AbortExpired { chat: ChatUri, turn_id: TurnId },
+    /// Answer once every event queued before is applied.
+    Barrier(tokio::sync::oneshot::Sender<()>),
 }
 
 const TITLE_LENGTH: usize = 60;
@@ -207,6 +209,11 @@ impl Host {
             }
             HostEvent::AbortExpired { chat, turn_id } => {
                 self.complete_turn(&chat, &turn_id, StopReason::Aborted, None, None);
+            }
+            HostEvent::Barrier(done) => {
+                if done.send(()).is_err() {
+                    tracing::trace!("barrier waiter went away");
+                }
             }
         }
     }

@@ -130,6 +130,20 @@ impl Host {
         descriptors
     }
 
+    /// A registered harness.
+    pub fn agent(&self, provider: &str) -> Option<Arc<dyn Agent>> {
+        self.inner
+            .agents
+            .iter()
+            .find(|(id, _)| id.as_str() == provider)
+            .map(|(_, agent)| Arc::clone(agent))
+    }
+
+    /// The context the host hands the harness for operations on a loaded chat.
+    pub fn chat_context(&self, chat: &ChatUri) -> HostResult<ChatContext> {
+        self.inner.context_for(chat)
+    }
+
     /// The store behind the host.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store
@@ -180,8 +194,13 @@ impl Host {
         }
     }
 
-    /// Waits until every queued write reached the store.
+    /// Waits until every harness event emitted so far is applied and every resulting
+    /// write reached the store.
     pub async fn flush(&self) {
+        let (done, applied) = tokio::sync::oneshot::channel();
+        if self.inner.events.send(HostEvent::Barrier(done)).is_ok() && applied.await.is_err() {
+            tracing::debug!("the event loop stopped before the barrier");
+        }
         self.inner.writer.flush().await;
     }
 

@@ -6,6 +6,27 @@
 //! It routes and records; it does not know any concrete harness (harnesses are handed
 //! in as [`hearth_core::Agent`] objects and gated by their capabilities) and it has no
 //! transport (servers and the CLI sit on top of it).
+//!
+//! Session and chat URIs are never overloaded: an operation on a session does not
+//! accept a chat URI, and the reverse, at compile time.
+//!
+//! ```compile_fail
+//! # async fn example(host: hearth_host::Host, chat: hearth_core::ChatUri) {
+//! host.delete_session(&chat).await; // a chat URI where a session URI is expected
+//! # }
+//! ```
+//!
+//! ```compile_fail
+//! # async fn example(host: hearth_host::Host, session: hearth_core::SessionUri) {
+//! host.dispose_chat(&session).await; // a session URI where a chat URI is expected
+//! # }
+//! ```
+//!
+//! ```
+//! # async fn example(host: hearth_host::Host, session: hearth_core::SessionUri) {
+//! let _ = host.delete_session(&session).await; // the right kind compiles
+//! # }
+//! ```
 
 mod chats;
 mod error;

@@ -335,6 +335,8 @@ impl Host {
             store.set_provider_data(&default_uri, &recovered).await?;
             default_data = Some(recovered);
         }
+        // Saves queued before an eviction must land before the turns are read back.
+        self.inner.writer.flush().await;
         let mut turns = store.turns(&default_uri).await?;
         if turns.is_empty() && summary.provenance == Provenance::External {
             turns = agent

@@ -1,3 +1,12 @@
 //! Test support shared by Hearth's crates. Real code, used only from tests and
 //! benchmarks: every mock speaks the real wire format, so production code paths are the
 //! ones exercised.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::large_enum_variant)]
+
+pub mod conformance;
+mod fake_agent;
+mod test_host;
+
+pub use fake_agent::{Call, FakeAgent};
+pub use test_host::{TestHost, WAIT, eventually, next_envelope, test_config, until_turn_completes};

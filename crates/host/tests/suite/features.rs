@@ -1,0 +1,281 @@
+//! Catalog operations: delete order and tombstones, capability gating, listing, drafts,
+//! models and titles.
+
+use std::sync::Arc;
+
+use hearth_core::{
+    Agent, AgentEvent, Capabilities, ChatSeed, ChatUri, DiscoveredChat, ProjectId, ProviderData,
+    ProviderId, Scope, TurnId, now,
+};
+use hearth_host::{HostError, NewSessionRequest};
+use hearth_store::{ScopeFilter, SessionQuery, Store};
+use hearth_test_support::{Call, FakeAgent, TestHost};
+use pretty_assertions::assert_eq;
+
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
+    vec![fake.clone() as Arc<dyn Agent>]
+}
+
+#[tokio::test]
+async fn deleting_disposes_peers_first_and_the_default_last() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let first = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    let second = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    test.host.delete_session(&session).await.unwrap();
+    let disposed: Vec<ChatUri> = fake
+        .calls()
+        .into_iter()
+        .filter_map(|call| match call {
+            Call::Dispose(chat) => Some(chat),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        disposed,
+        vec![second, first, ChatUri::default_for(&session)]
+    );
+    assert!(test.store.is_tombstoned(&session).await.unwrap());
+}
+
+#[tokio::test]
+async fn a_deleted_session_is_never_rediscovered() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let provider = ProviderId::parse("fake").unwrap();
+    let discovered = DiscoveredChat {
+        backing: hearth_core::BackingId::parse("native-1").unwrap(),
+        title: None,
+        started_at: now(),
+        updated_at: now(),
+        provider_data: ProviderData::default(),
+        working_directory: None,
+    };
+    fake.emit(AgentEvent::DiscoverChats {
+        provider: provider.clone(),
+        chats: vec![discovered.clone()],
+    });
+    test.host.flush().await;
+    let listed = test
+        .host
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions;
+    assert_eq!(listed.len(), 1);
+    test.host.delete_session(&listed[0].uri).await.unwrap();
+    fake.emit(AgentEvent::DiscoverChats {
+        provider,
+        chats: vec![discovered],
+    });
+    test.host.flush().await;
+    assert!(
+        test.host
+            .list_sessions(&SessionQuery::default())
+            .await
+            .unwrap()
+            .sessions
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn capabilities_gate_peer_chats_forks_and_side_chats() {
+    let fake = FakeAgent::with_capabilities("single", Capabilities::default());
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("single").await;
+    let error = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            HostError::Unsupported {
+                what: "peer chats",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let turn = TurnId::generate();
+    let seed = ChatSeed::Fork {
+        source_chat: ChatUri::default_for(&session),
+        turn_id: turn,
+    };
+    assert!(matches!(
+        test.host.create_chat(&session, seed).await,
+        Err(HostError::Unsupported { .. })
+    ));
+    assert!(fake.calls().iter().all(|call| !matches!(
+        call,
+        Call::CreateChat {
+            seed: ChatSeed::Fork { .. },
+            ..
+        }
+    )));
+}
+
+#[tokio::test]
+async fn forks_need_a_turn_of_the_same_session() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let other = test.session("fake").await;
+    let seed = ChatSeed::Fork {
+        source_chat: ChatUri::default_for(&other),
+        turn_id: TurnId::generate(),
+    };
+    let error = test.host.create_chat(&session, seed).await.unwrap_err();
+    assert!(error.to_string().contains("is not in session"), "{error}");
+    let seed = ChatSeed::Fork {
+        source_chat: ChatUri::default_for(&session),
+        turn_id: TurnId::generate(),
+    };
+    let error = test.host.create_chat(&session, seed).await.unwrap_err();
+    assert!(error.to_string().contains("is not in chat"), "{error}");
+}
+
+#[tokio::test]
+async fn listing_filters_by_scope_and_provider() {
+    let alpha = FakeAgent::new("alpha");
+    let beta = FakeAgent::new("beta");
+    let test = TestHost::start(vec![alpha as Arc<dyn Agent>, beta]).await;
+    let global = test.session("alpha").await;
+    let in_project = test
+        .host
+        .create_session(NewSessionRequest {
+            provider: ProviderId::parse("beta").unwrap(),
+            scope: Scope::Project {
+                project_id: ProjectId::parse("p1").unwrap(),
+            },
+            title: Some("scoped".into()),
+            model: None,
+        })
+        .await
+        .unwrap();
+    let list = |query: SessionQuery| {
+        let host = test.host.clone();
+        async move {
+            host.list_sessions(&query)
+                .await
+                .unwrap()
+                .sessions
+                .into_iter()
+                .map(|s| s.uri)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        list(SessionQuery::default()).await,
+        vec![in_project.clone(), global.clone()]
+    );
+    assert_eq!(
+        list(SessionQuery {
+            scope: ScopeFilter::Global,
+            ..SessionQuery::default()
+        })
+        .await,
+        vec![global.clone()]
+    );
+    let project = ScopeFilter::Project(ProjectId::parse("p1").unwrap());
+    assert_eq!(
+        list(SessionQuery {
+            scope: project,
+            ..SessionQuery::default()
+        })
+        .await,
+        vec![in_project]
+    );
+    let alpha_only = SessionQuery {
+        provider: Some(ProviderId::parse("alpha").unwrap()),
+        ..SessionQuery::default()
+    };
+    assert_eq!(list(alpha_only).await, vec![global]);
+}
+
+#[tokio::test]
+async fn unknown_things_give_clear_errors() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let missing = hearth_core::SessionUri::parse("hearth-session:fake/nope").unwrap();
+    let error = test.host.session(&missing).await.unwrap_err();
+    assert!(error.to_string().contains("does not exist"), "{error}");
+    let error = test
+        .host
+        .create_session(NewSessionRequest {
+            provider: ProviderId::parse("ghost").unwrap(),
+            scope: Scope::Global,
+            title: None,
+            model: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("available: fake"), "{error}");
+    let session = test.session("fake").await;
+    let error = test
+        .host
+        .dispose_chat(&ChatUri::default_for(&session))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("delete the session instead"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn drafts_and_models_are_kept() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    test.host
+        .set_draft(&chat, Some("unsent".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        test.store.chats(&session).await.unwrap()[0]
+            .draft
+            .as_deref(),
+        Some("unsent")
+    );
+    test.host.set_draft(&chat, None).await.unwrap();
+    assert_eq!(test.host.chat(&chat).await.unwrap().draft, None);
+    test.host
+        .set_model(&chat, "big-model".into())
+        .await
+        .unwrap();
+    assert!(
+        fake.calls()
+            .contains(&Call::SetModel(chat.clone(), "big-model".into()))
+    );
+    assert_eq!(
+        test.host
+            .chat(&chat)
+            .await
+            .unwrap()
+            .summary
+            .model
+            .as_deref(),
+        Some("big-model")
+    );
+    test.host.flush().await;
+    assert_eq!(
+        test.store.chats(&session).await.unwrap()[0]
+            .summary
+            .model
+            .as_deref(),
+        Some("big-model")
+    );
+}

@@ -1,0 +1,386 @@
+//! One test per invariant of the domain model; each fails if its invariant breaks.
+
+use std::sync::Arc;
+
+use hearth_core::{
+    Action, Agent, AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatSeed, ChatUri, DiscoveredChat,
+    ProjectId, Provenance, ProviderData, ProviderId, ResourceUri, Scope, Signal, StopReason,
+    TurnId, UserMessage, now,
+};
+use hearth_host::NewSessionRequest;
+use hearth_store::{SessionQuery, Store};
+use hearth_test_support::{Call, FakeAgent, TestHost, eventually, next_envelope};
+use pretty_assertions::assert_eq;
+
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
+    vec![fake.clone() as Arc<dyn Agent>]
+}
+
+/// I1: provider data is stored and handed back byte for byte, never parsed.
+#[tokio::test]
+async fn provider_data_is_returned_verbatim_on_restore() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    let Call::CreateChat { .. } = &fake.calls()[0] else {
+        panic!("no create")
+    };
+    let blob = ProviderData::from_bytes(vec![0xff, 0xfe, b' ', b'{', 0x00, b'}', b'\t']);
+    fake.progress(
+        &chat,
+        Signal::ProviderDataChanged {
+            provider_data: blob.clone(),
+        },
+    );
+    test.host.flush().await;
+    let fresh = FakeAgent::new("fake");
+    let test = test.restart(agents(&fresh)).await;
+    test.host.session(&session).await.unwrap();
+    assert_eq!(
+        fresh.calls(),
+        vec![Call::Materialize {
+            chat,
+            provider_data: Some(blob)
+        }]
+    );
+}
+
+/// I2: a chat URI is never taken for a session URI (types; parsing refuses it too).
+#[tokio::test]
+async fn session_and_chat_uris_are_distinct() {
+    let session = hearth_core::SessionUri::parse("hearth-session:fake/s1").unwrap();
+    let chat = ChatUri::default_for(&session);
+    assert!(hearth_core::SessionUri::parse(&chat.to_string()).is_err());
+    assert!(ChatUri::parse(&session.to_string()).is_err());
+    assert_eq!(chat.session(), session);
+}
+
+/// I3: the default chat comes back only through `materialize_chat` (never recreated).
+#[tokio::test]
+async fn default_chat_restores_through_materialize_only() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let fresh = FakeAgent::new("fake");
+    let test = test.restart(agents(&fresh)).await;
+    test.host
+        .chat(&ChatUri::default_for(&session))
+        .await
+        .unwrap();
+    let calls = fresh.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(
+        matches!(&calls[0], Call::Materialize { chat, provider_data: Some(_) } if chat.is_default())
+    );
+}
+
+/// I4: a harness-spawned chat enters the catalog through the one path before any of its
+/// events are applied.
+#[tokio::test]
+async fn spawned_chat_is_in_the_catalog_before_its_events() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let parent = ChatUri::default_for(&session);
+    let mut catalog = test
+        .host
+        .subscribe(&ResourceUri::Session(session.clone()))
+        .await
+        .unwrap();
+    let child = ChatUri::peer(&session, ChatId::generate());
+    let turn_id = TurnId::generate();
+    // Everything at once: the host must not apply the child's progress before the spawn.
+    fake.emit(AgentEvent::SpawnChat {
+        chat: child.clone(),
+        origin: ChatOrigin::Tool {
+            parent_chat: parent.clone(),
+            tool_call_id: "call-1".into(),
+        },
+        title: Some("researcher".into()),
+        backing: ChatBacking::default(),
+    });
+    fake.progress(
+        &child,
+        Signal::TurnStarted {
+            turn_id: turn_id.clone(),
+            user: UserMessage::text("dig"),
+        },
+    );
+    fake.progress(
+        &child,
+        Signal::TextDelta {
+            turn_id: turn_id.clone(),
+            text: "found ".into(),
+        },
+    );
+    fake.progress(
+        &child,
+        Signal::TextDelta {
+            turn_id: turn_id.clone(),
+            text: "it".into(),
+        },
+    );
+    fake.progress(
+        &child,
+        Signal::TurnCompleted {
+            turn_id,
+            stop_reason: StopReason::EndTurn,
+            usage: None,
+        },
+    );
+    let added = next_envelope(&mut catalog.receiver).await;
+    assert!(matches!(&added.action, Action::ChatAdded { chat } if chat.uri == child));
+    let host = test.host.clone();
+    let probe = child.clone();
+    eventually("the child's turn", move || {
+        host.peek_chat(&probe)
+            .is_some_and(|chat| chat.turns.first().is_some_and(|t| !t.is_running()))
+    })
+    .await;
+    let state = test.host.chat(&child).await.unwrap();
+    assert_eq!(state.turns[0].response_text(), "found it");
+    assert_eq!(
+        state.summary.origin,
+        ChatOrigin::Tool {
+            parent_chat: parent,
+            tool_call_id: "call-1".into()
+        }
+    );
+    test.host.flush().await;
+    let stored = test.store.chats(&session).await.unwrap();
+    assert!(stored.iter().any(|record| record.summary.uri == child));
+    assert_eq!(
+        test.store.turns(&child).await.unwrap()[0].response_text(),
+        "found it"
+    );
+}
+
+/// I5: peers restore lazily from the persisted catalog: listed at once, resolved on first
+/// subscribe, concurrent resolves coalesced, failures retryable.
+#[tokio::test]
+async fn peers_restore_lazily_coalesced_and_retryable() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let peer = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    let fresh = FakeAgent::new("fake");
+    let test = test.restart(agents(&fresh)).await;
+    let state = test.host.session(&session).await.unwrap();
+    assert_eq!(
+        state
+            .chats
+            .iter()
+            .map(|c| c.summary.uri.clone())
+            .collect::<Vec<_>>(),
+        vec![ChatUri::default_for(&session), peer.clone()]
+    );
+    assert!(test.host.peek_chat(&peer).is_none());
+    let materialized_peer = |calls: Vec<Call>| {
+        calls
+            .iter()
+            .filter(|call| matches!(call, Call::Materialize { chat, .. } if *chat == peer))
+            .count()
+    };
+    assert_eq!(
+        materialized_peer(fresh.calls()),
+        0,
+        "peer materialized before first use"
+    );
+
+    fresh.fail_materialize(1);
+    let resource = ResourceUri::Chat(peer.clone());
+    assert!(test.host.subscribe(&resource).await.is_err());
+    assert!(test.host.peek_chat(&peer).is_none());
+
+    fresh.delay_materialize(std::time::Duration::from_millis(100));
+    let resolves = (0..5).map(|_| {
+        let host = test.host.clone();
+        let peer = peer.clone();
+        tokio::spawn(async move { host.resolve_chat(&peer).await })
+    });
+    for result in futures::future::join_all(resolves).await {
+        result.unwrap().unwrap();
+    }
+    // One failed attempt, then exactly one more for five concurrent callers.
+    assert_eq!(materialized_peer(fresh.calls()), 2);
+    assert!(test.host.peek_chat(&peer).is_some());
+}
+
+/// I5: a resolve that finishes after its session was deleted publishes nothing.
+#[tokio::test]
+async fn stale_resolves_are_dropped_after_delete() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let peer = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    let fresh = FakeAgent::new("fake");
+    let test = test.restart(agents(&fresh)).await;
+    test.host.session(&session).await.unwrap();
+    fresh.delay_materialize(std::time::Duration::from_millis(300));
+    let host = test.host.clone();
+    let pending_peer = peer.clone();
+    let resolve = tokio::spawn(async move { host.resolve_chat(&pending_peer).await });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    fresh.delay_materialize(std::time::Duration::ZERO);
+    test.host.delete_session(&session).await.unwrap();
+    assert!(resolve.await.unwrap().is_err());
+    assert!(test.host.peek_chat(&peer).is_none());
+    assert!(test.host.session(&session).await.is_err());
+}
+
+/// I6: a restored session goes to the harness named by its URI.
+#[tokio::test]
+async fn restored_sessions_route_by_uri_provider() {
+    let alpha = FakeAgent::new("alpha");
+    let beta = FakeAgent::new("beta");
+    let test = TestHost::start(vec![alpha.clone() as Arc<dyn Agent>, beta.clone()]).await;
+    let session = test.session("beta").await;
+    let (alpha, beta) = (FakeAgent::new("alpha"), FakeAgent::new("beta"));
+    let test = test
+        .restart(vec![alpha.clone() as Arc<dyn Agent>, beta.clone()])
+        .await;
+    let chat = ChatUri::default_for(&session);
+    let host = test.host.clone();
+    let send_chat = chat.clone();
+    let send = tokio::spawn(async move { host.send(&send_chat, UserMessage::text("hi")).await });
+    beta.wait_for_send(&chat).await;
+    send.await.unwrap().unwrap();
+    assert!(alpha.calls().is_empty());
+    assert!(
+        beta.calls()
+            .iter()
+            .any(|call| matches!(call, Call::Materialize { .. }))
+    );
+}
+
+/// I7: a conversation that backs a chat never shows up as a session of its own.
+#[tokio::test]
+async fn chat_backings_never_become_sessions() {
+    let fake = FakeAgent::new("fake");
+    fake.give_backings();
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    test.host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    let found = |id: &str| DiscoveredChat {
+        backing: hearth_core::BackingId::parse(id).unwrap(),
+        title: Some(format!("conversation {id}")),
+        started_at: now(),
+        updated_at: now(),
+        provider_data: ProviderData::from_bytes(id.as_bytes().to_vec()),
+        working_directory: None,
+    };
+    let mut root = test.host.subscribe(&ResourceUri::Root).await.unwrap();
+    fake.emit(AgentEvent::DiscoverChats {
+        provider: ProviderId::parse("fake").unwrap(),
+        chats: vec![found("conv-1"), found("conv-2"), found("conv-99")],
+    });
+    let added = next_envelope(&mut root.receiver).await;
+    let Action::SessionAdded { summary } = added.action else {
+        panic!("{added:?}")
+    };
+    assert_eq!(summary.uri.id().as_str(), "conv-99");
+    assert_eq!(summary.provenance, Provenance::External);
+    test.host.flush().await;
+    let listed = test
+        .host
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions;
+    let ids: Vec<_> = listed
+        .iter()
+        .map(|s| s.uri.id().as_str().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.contains(&"conv-99".to_owned()));
+    assert!(ids.contains(&session.id().as_str().to_owned()));
+}
+
+/// I8: harnesses get host facts (origin, scope, working directories) in the context.
+#[tokio::test]
+async fn harnesses_receive_host_facts_in_the_context() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let project = ProjectId::parse("garden").unwrap();
+    let session = test
+        .host
+        .create_session(NewSessionRequest {
+            provider: ProviderId::parse("fake").unwrap(),
+            scope: Scope::Project {
+                project_id: project.clone(),
+            },
+            title: None,
+            model: Some("m1".into()),
+        })
+        .await
+        .unwrap();
+    let default = ChatUri::default_for(&session);
+    let host = test.host.clone();
+    let send_chat = default.clone();
+    tokio::spawn(async move { host.send(&send_chat, UserMessage::text("one")).await });
+    let turn_id = fake.wait_for_send(&default).await;
+    fake.finish_ok(&default);
+    let mut chat = test
+        .host
+        .subscribe(&ResourceUri::Chat(default.clone()))
+        .await
+        .unwrap();
+    if test.host.peek_chat(&default).unwrap().turns[0].is_running() {
+        hearth_test_support::until_turn_completes(&mut chat.receiver, &turn_id).await;
+    }
+    let side = test
+        .host
+        .create_chat(
+            &session,
+            ChatSeed::SideChat {
+                source_chat: default.clone(),
+                turn_id: turn_id.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let contexts: Vec<_> = fake
+        .calls()
+        .into_iter()
+        .filter_map(|call| match call {
+            Call::CreateChat { context, .. } => Some(context),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(contexts.len(), 2);
+    assert_eq!(contexts[0].origin, ChatOrigin::User);
+    assert_eq!(contexts[1].chat, side);
+    assert_eq!(
+        contexts[1].origin,
+        ChatOrigin::SideChat {
+            source_chat: default,
+            turn_id
+        }
+    );
+    for context in &contexts {
+        assert_eq!(
+            context.scope,
+            Scope::Project {
+                project_id: project.clone()
+            }
+        );
+        assert_eq!(context.session, session);
+        assert_eq!(context.model.as_deref(), Some("m1"));
+        assert_eq!(
+            context.working_directories,
+            hearth_test_support::test_config().working_directories
+        );
+    }
+}

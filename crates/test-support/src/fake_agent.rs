@@ -1,0 +1,360 @@
+//! A fake harness the test drives: it records every call, answers `create_chat` and
+//! `materialize_chat` with configurable blobs and failures, and leaves each `send`
+//! pending until the test emits progress and finishes the turn.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hearth_core::{
+    Agent, AgentDescriptor, AgentError, AgentEvent, AgentResult, BackingId, Capabilities,
+    ChatBacking, ChatContext, ChatMetadata, ChatSeed, ChatUri, CreateChatRequest, EventSink,
+    MultipleChats, ProviderData, ProviderId, Signal, StopReason, Turn, TurnId, TurnOutcome,
+    UserMessage,
+};
+use tokio::sync::oneshot;
+
+/// One call the host made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// `create_chat` with the context it was given.
+    CreateChat {
+        /// The context.
+        context: ChatContext,
+        /// The seed.
+        seed: ChatSeed,
+    },
+    /// `materialize_chat` with the blob it was given.
+    Materialize {
+        /// The chat.
+        chat: ChatUri,
+        /// The blob.
+        provider_data: Option<ProviderData>,
+    },
+    /// `send`.
+    Send {
+        /// The chat.
+        chat: ChatUri,
+        /// The turn.
+        turn_id: TurnId,
+        /// The prompt.
+        text: String,
+    },
+    /// `abort`.
+    Abort(ChatUri),
+    /// `set_model`.
+    SetModel(ChatUri, String),
+    /// `messages`.
+    Messages(ChatUri),
+    /// `metadata`.
+    Metadata(ChatUri),
+    /// `dispose_chat`.
+    Dispose(ChatUri),
+    /// `release_chat`.
+    Release(ChatUri),
+}
+
+#[derive(Default)]
+struct State {
+    calls: Vec<Call>,
+    pending: HashMap<ChatUri, (TurnId, oneshot::Sender<AgentResult<TurnOutcome>>)>,
+    materialize_failures: usize,
+    materialize_delay: Duration,
+    next_backing: u64,
+    with_backings: bool,
+    ignore_aborts: bool,
+    messages: HashMap<ChatUri, Vec<Turn>>,
+}
+
+/// A harness driven by the test.
+pub struct FakeAgent {
+    descriptor: AgentDescriptor,
+    state: Mutex<State>,
+    sink: Mutex<Option<EventSink>>,
+}
+
+impl FakeAgent {
+    /// A fake with the given provider id and every multi-chat capability.
+    pub fn new(provider: &str) -> Arc<Self> {
+        Self::with_capabilities(
+            provider,
+            Capabilities {
+                multiple_chats: Some(MultipleChats {
+                    fork: true,
+                    side_chat: true,
+                }),
+                multiple_working_directories: None,
+            },
+        )
+    }
+
+    /// A fake with the given capabilities.
+    pub fn with_capabilities(provider: &str, capabilities: Capabilities) -> Arc<Self> {
+        let id =
+            ProviderId::parse(provider).unwrap_or_else(|_| panic!("bad provider id {provider}"));
+        Arc::new(Self {
+            descriptor: AgentDescriptor {
+                id,
+                name: format!("Fake {provider}"),
+                description: "a harness driven by tests".into(),
+                capabilities,
+                demo: false,
+            },
+            state: Mutex::new(State::default()),
+            sink: Mutex::new(None),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Every call so far.
+    pub fn calls(&self) -> Vec<Call> {
+        self.lock().calls.clone()
+    }
+
+    /// Makes the next `count` materializations fail.
+    pub fn fail_materialize(&self, count: usize) {
+        self.lock().materialize_failures = count;
+    }
+
+    /// Makes every materialization take `delay`.
+    pub fn delay_materialize(&self, delay: Duration) {
+        self.lock().materialize_delay = delay;
+    }
+
+    /// Returns a separately enumerable backing id from every `create_chat`.
+    pub fn give_backings(&self) {
+        self.lock().with_backings = true;
+    }
+
+    /// Makes `abort` do nothing (a harness that hangs).
+    pub fn ignore_aborts(&self) {
+        self.lock().ignore_aborts = true;
+    }
+
+    /// What `messages` returns for a chat (external sessions' history).
+    pub fn set_messages(&self, chat: &ChatUri, turns: Vec<Turn>) {
+        self.lock().messages.insert(chat.clone(), turns);
+    }
+
+    /// Emits an event as the harness.
+    pub fn emit(&self, event: AgentEvent) {
+        let sink = self
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match sink {
+            Some(sink) => sink.emit(event),
+            None => panic!("the fake harness was not attached to a host"),
+        }
+    }
+
+    /// Emits a progress signal for a chat.
+    pub fn progress(&self, chat: &ChatUri, signal: Signal) {
+        self.emit(AgentEvent::Progress {
+            chat: chat.clone(),
+            signal,
+        });
+    }
+
+    /// Waits (bounded) until the host sent a turn to `chat`; returns its id.
+    pub async fn wait_for_send(&self, chat: &ChatUri) -> TurnId {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some((turn_id, _)) = self.lock().pending.get(chat) {
+                return turn_id.clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no turn was sent to {chat}"
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Ends the pending turn of `chat` with an outcome.
+    pub fn finish(&self, chat: &ChatUri, result: AgentResult<TurnOutcome>) {
+        let pending = self.lock().pending.remove(chat);
+        let (_, done) = pending.unwrap_or_else(|| panic!("no pending turn in {chat}"));
+        assert!(
+            done.send(result).is_ok(),
+            "the host stopped waiting for the turn"
+        );
+    }
+
+    /// Ends the pending turn of `chat` normally.
+    pub fn finish_ok(&self, chat: &ChatUri) {
+        self.finish(
+            chat,
+            Ok(TurnOutcome {
+                stop_reason: StopReason::EndTurn,
+                usage: None,
+            }),
+        );
+    }
+
+    fn record(&self, call: Call) {
+        self.lock().calls.push(call);
+    }
+}
+
+impl Agent for FakeAgent {
+    fn descriptor(&self) -> AgentDescriptor {
+        self.descriptor.clone()
+    }
+
+    fn attach(&self, sink: EventSink) {
+        *self
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sink);
+    }
+
+    fn create_chat<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        request: CreateChatRequest,
+    ) -> BoxFuture<'a, AgentResult<ChatBacking>> {
+        Box::pin(async move {
+            self.record(Call::CreateChat {
+                context: context.clone(),
+                seed: request.seed.clone(),
+            });
+            let mut state = self.lock();
+            let backing = state.with_backings.then(|| {
+                state.next_backing += 1;
+                BackingId::parse(&format!("conv-{}", state.next_backing))
+                    .unwrap_or_else(|_| panic!("bad id"))
+            });
+            let blob = format!(
+                "{{\"chat\": \"{}\", \"note\": \"opaque\\u00e9\"}}  ",
+                context.chat
+            );
+            Ok(ChatBacking {
+                provider_data: ProviderData::from_bytes(blob.into_bytes()),
+                backing,
+                model: None,
+            })
+        })
+    }
+
+    fn materialize_chat<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        provider_data: Option<ProviderData>,
+    ) -> BoxFuture<'a, AgentResult<Option<ProviderData>>> {
+        Box::pin(async move {
+            self.record(Call::Materialize {
+                chat: context.chat.clone(),
+                provider_data,
+            });
+            let delay = self.lock().materialize_delay;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let mut state = self.lock();
+            if state.materialize_failures > 0 {
+                state.materialize_failures -= 1;
+                return Err(AgentError::new(
+                    hearth_core::AgentErrorKind::Transient,
+                    "backing unavailable",
+                ));
+            }
+            Ok(None)
+        })
+    }
+
+    fn send<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        turn_id: TurnId,
+        message: UserMessage,
+    ) -> BoxFuture<'a, AgentResult<TurnOutcome>> {
+        Box::pin(async move {
+            let (done, wait) = oneshot::channel();
+            {
+                let mut state = self.lock();
+                state.calls.push(Call::Send {
+                    chat: context.chat.clone(),
+                    turn_id: turn_id.clone(),
+                    text: message.text,
+                });
+                state.pending.insert(context.chat.clone(), (turn_id, done));
+            }
+            wait.await
+                .unwrap_or_else(|_| Err(AgentError::internal("the test dropped the turn")))
+        })
+    }
+
+    fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+        Box::pin(async move {
+            self.record(Call::Abort(context.chat.clone()));
+            if self.lock().ignore_aborts {
+                return Ok(());
+            }
+            if let Some((_, done)) = self.lock().pending.remove(&context.chat) {
+                let aborted = Ok(TurnOutcome {
+                    stop_reason: StopReason::Aborted,
+                    usage: None,
+                });
+                if done.send(aborted).is_err() {
+                    tracing::debug!("nobody waited for the aborted turn");
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn set_model<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        model: String,
+    ) -> BoxFuture<'a, AgentResult<()>> {
+        Box::pin(async move {
+            self.record(Call::SetModel(context.chat.clone(), model));
+            Ok(())
+        })
+    }
+
+    fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {
+        Box::pin(async move {
+            self.record(Call::Messages(context.chat.clone()));
+            Ok(self
+                .lock()
+                .messages
+                .get(&context.chat)
+                .cloned()
+                .unwrap_or_default())
+        })
+    }
+
+    fn metadata<'a>(
+        &'a self,
+        context: &'a ChatContext,
+    ) -> BoxFuture<'a, AgentResult<ChatMetadata>> {
+        Box::pin(async move {
+            self.record(Call::Metadata(context.chat.clone()));
+            Ok(ChatMetadata::default())
+        })
+    }
+
+    fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+        Box::pin(async move {
+            self.record(Call::Dispose(context.chat.clone()));
+            Ok(())
+        })
+    }
+
+    fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+        Box::pin(async move {
+            self.record(Call::Release(context.chat.clone()));
+            Ok(())
+        })
+    }
+}
