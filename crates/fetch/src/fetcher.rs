@@ -1,0 +1,301 @@
+//! The guarded fetcher: one GET, its redirects followed by hand, each hop checked.
+
+use std::error::Error as _;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use reqwest::{Client, StatusCode};
+use url::{Host, Url};
+
+use crate::content::{ContentTypes, MediaType, decode_text};
+use crate::error::{FetchError, Result, Rule};
+use crate::guard::{check_address, check_url, parse_url, redacted, refusal};
+use crate::policy::FetchPolicy;
+use crate::resolve::{GuardRefusal, GuardedResolver, LookupFailure, Resolver, SystemResolver};
+
+/// One fetch: a URL and what the caller accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchRequest {
+    url: String,
+    accept: ContentTypes,
+    max_bytes: Option<u64>,
+}
+
+impl FetchRequest {
+    /// A GET of `url` accepting the `accept` content types.
+    pub fn new(url: impl Into<String>, accept: ContentTypes) -> Self {
+        Self {
+            url: url.into(),
+            accept,
+            max_bytes: None,
+        }
+    }
+
+    /// Lowers the body size cap for this fetch (the policy's cap still applies).
+    pub fn with_max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = Some(bytes);
+        self
+    }
+
+    /// The URL as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// A successful fetch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchResponse {
+    /// The URL asked for.
+    pub requested_url: Url,
+    /// The URL that answered, after redirects.
+    pub final_url: Url,
+    /// Every URL that redirected, in order.
+    pub redirects: Vec<Url>,
+    /// The HTTP status (a success).
+    pub status: u16,
+    /// The declared media type.
+    pub media_type: MediaType,
+    /// The body, at most the size cap.
+    pub body: Bytes,
+}
+
+impl FetchResponse {
+    /// The body decoded to text (see [`decode_text`]).
+    pub fn text(&self) -> String {
+        decode_text(&self.body, &self.media_type)
+    }
+}
+
+/// Fetches URLs under one [`FetchPolicy`].
+///
+/// Holds one HTTP client (and its connection pool) whose resolver checks every address
+/// it returns, with proxies off and automatic redirects off. Build one per policy and
+/// share it behind an `Arc`.
+pub struct Fetcher {
+    client: Client,
+    policy: Arc<FetchPolicy>,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Fetcher {
+    /// A fetcher resolving names with the operating system's resolver.
+    pub fn new(policy: FetchPolicy) -> Result<Self> {
+        Self::with_resolver(policy, Arc::new(SystemResolver))
+    }
+
+    /// A fetcher resolving names with `resolver`.
+    pub fn with_resolver(policy: FetchPolicy, resolver: Arc<dyn Resolver>) -> Result<Self> {
+        let policy = Arc::new(policy);
+        let guarded = GuardedResolver {
+            resolver,
+            policy: Arc::clone(&policy),
+        };
+        let client = Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
+            .dns_resolver(guarded)
+            .connect_timeout(policy.connect_timeout())
+            .user_agent(policy.user_agent())
+            .build()
+            .map_err(|error| FetchError::Client {
+                message: error_chain(&error),
+            })?;
+        Ok(Self { client, policy })
+    }
+
+    /// The policy this fetcher enforces.
+    pub fn policy(&self) -> &FetchPolicy {
+        &self.policy
+    }
+
+    /// GETs the request's URL, following up to the policy's number of redirects, each
+    /// hop checked in full; fails on a non-success status without reading its body.
+    pub async fn fetch(&self, request: &FetchRequest) -> Result<FetchResponse> {
+        let requested_url = parse_url(&request.url)?;
+        let limit = self.policy.total_timeout();
+        match tokio::time::timeout(limit, self.follow(requested_url.clone(), request)).await {
+            Ok(result) => result,
+            Err(_) => Err(FetchError::Timeout {
+                url: redacted(&requested_url),
+                after: limit,
+            }),
+        }
+    }
+
+    async fn follow(&self, requested_url: Url, request: &FetchRequest) -> Result<FetchResponse> {
+        let mut url = requested_url.clone();
+        let mut redirects = Vec::new();
+        loop {
+            check_url(&self.policy, &url).map_err(|rule| refusal(&url, rule))?;
+            let response = self
+                .client
+                .get(url.clone())
+                .header(ACCEPT, request.accept.accept_header())
+                .send()
+                .await
+                .map_err(|error| send_error(&url, &error, &self.policy))?;
+            // Defence in depth: the peer must be an address the guard accepts.
+            if let Some(peer) = response.remote_addr() {
+                let name = match url.host() {
+                    Some(Host::Domain(name)) => Some(name),
+                    Some(Host::Ipv4(_) | Host::Ipv6(_)) | None => None,
+                };
+                check_address(&self.policy, peer.ip(), name).map_err(|rule| refusal(&url, rule))?;
+            }
+            let status = response.status();
+            if is_followed_redirect(status) {
+                if redirects.len() >= self.policy.max_redirects() {
+                    return Err(refusal(
+                        &url,
+                        Rule::TooManyRedirects {
+                            limit: self.policy.max_redirects(),
+                        },
+                    ));
+                }
+                let next = redirect_target(&url, &response)?;
+                tracing::debug!(from = %redacted(&url), to = %redacted(&next), "following redirect");
+                redirects.push(std::mem::replace(&mut url, next));
+                continue;
+            }
+            if !status.is_success() {
+                return Err(FetchError::Status {
+                    url: redacted(&url),
+                    status: status.as_u16(),
+                });
+            }
+            let media_type = MediaType::parse(
+                response
+                    .headers()
+                    .get(CONTENT_TYPE)
+                    .and_then(|value| value.to_str().ok()),
+            );
+            if !request.accept.accepts(&media_type.essence) {
+                return Err(FetchError::UnsupportedContentType {
+                    url: redacted(&url),
+                    content_type: media_type.essence,
+                    accepted: request.accept.to_string(),
+                });
+            }
+            let cap = request
+                .max_bytes
+                .map_or(self.policy.max_response_bytes(), |bytes| {
+                    bytes.min(self.policy.max_response_bytes())
+                });
+            let body = read_capped(response, &url, cap, &self.policy).await?;
+            return Ok(FetchResponse {
+                requested_url,
+                final_url: url,
+                redirects,
+                status: status.as_u16(),
+                media_type,
+                body,
+            });
+        }
+    }
+}
+
+fn is_followed_redirect(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    )
+}
+
+fn redirect_target(url: &Url, response: &reqwest::Response) -> Result<Url> {
+    let bad = || FetchError::BadRedirect { url: redacted(url) };
+    let location = response
+        .headers()
+        .get(LOCATION)
+        .ok_or_else(bad)?
+        .to_str()
+        .map_err(|_| bad())?;
+    url.join(location).map_err(|_| bad())
+}
+
+async fn read_capped(
+    mut response: reqwest::Response,
+    url: &Url,
+    cap: u64,
+    policy: &FetchPolicy,
+) -> Result<Bytes> {
+    let too_large = || FetchError::TooLarge {
+        url: redacted(url),
+        limit: cap,
+    };
+    if response.content_length().is_some_and(|length| length > cap) {
+        return Err(too_large());
+    }
+    let mut body = BytesMut::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| send_error(url, &error, policy))?
+    {
+        if body.len() as u64 + chunk.len() as u64 > cap {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// Turns a client error back into the guard's refusal, a lookup failure, a timeout or
+/// a transport failure. Never includes a body: client errors carry none.
+fn send_error(url: &Url, error: &reqwest::Error, policy: &FetchPolicy) -> FetchError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = error.source();
+    while let Some(cause) = source {
+        if let Some(GuardRefusal(rule)) = cause.downcast_ref::<GuardRefusal>() {
+            return refusal(url, rule.clone());
+        }
+        if let Some(failure) = cause.downcast_ref::<LookupFailure>() {
+            return FetchError::Resolve {
+                host: failure.host.clone(),
+                message: failure.message.clone(),
+            };
+        }
+        source = cause.source();
+    }
+    if error.is_timeout() {
+        // The client only has the connect timeout; the total one is ours.
+        return FetchError::Timeout {
+            url: redacted(url),
+            after: policy.connect_timeout(),
+        };
+    }
+    FetchError::Transport {
+        url: redacted(url),
+        message: error_chain(error),
+    }
+}
+
+/// An error and its causes on one line, the URL left out (callers add it redacted).
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    if let Some(url) = error.url() {
+        let suffix = format!(" for url ({url})");
+        if let Some(stripped) = text.strip_suffix(&suffix) {
+            text = stripped.to_owned();
+        }
+    }
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
