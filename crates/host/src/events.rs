@@ -474,6 +474,21 @@ impl Host {
             return;
         }
         entry.running = None;
+        let prompt_title = entry
+            .state
+            .summary
+            .title
+            .is_none()
+            .then(|| {
+                entry
+                    .state
+                    .turns
+                    .iter()
+                    .rev()
+                    .find(|turn| &turn.id == turn_id)
+            })
+            .flatten()
+            .and_then(|turn| title_from(&turn.user.text));
         let resource = ResourceUri::Chat(chat.clone());
         if let Some(message) = error {
             state.publish(
@@ -484,14 +499,18 @@ impl Host {
                 },
             );
         }
-        let at = now();
+        // Everything about the turn is settled before its completion is announced.
+        match prompt_title {
+            Some(title) => self.retitle(&mut state, chat, title),
+            None => self.touch_session_summary(&mut state, chat, None),
+        }
         state.publish(
             resource,
             Action::TurnCompleted {
                 turn_id: turn_id.clone(),
                 stop_reason,
                 usage,
-                completed_at: at,
+                completed_at: now(),
             },
         );
         state.publish(
@@ -501,32 +520,20 @@ impl Host {
                 running: false,
             },
         );
-        let Some(entry) = state.chats.get(chat) else {
-            return;
-        };
-        let Some(turn) = entry
-            .state
-            .turns
-            .iter()
-            .rev()
-            .find(|turn| &turn.id == turn_id)
-            .cloned()
-        else {
-            return;
-        };
-        self.inner.queue(WriteJob::SaveTurn {
-            chat: chat.clone(),
-            turn: turn.clone(),
+        let saved = state.chats.get(chat).and_then(|entry| {
+            entry
+                .state
+                .turns
+                .iter()
+                .rev()
+                .find(|turn| &turn.id == turn_id)
+                .cloned()
         });
-        let title = entry
-            .state
-            .summary
-            .title
-            .clone()
-            .or_else(|| title_from(&turn.user.text));
-        match (entry.state.summary.title.is_none(), title) {
-            (true, Some(title)) => self.retitle(&mut state, chat, title),
-            _ => self.touch_session_summary(&mut state, chat, None),
+        if let Some(turn) = saved {
+            self.inner.queue(WriteJob::SaveTurn {
+                chat: chat.clone(),
+                turn,
+            });
         }
     }
 

@@ -120,7 +120,7 @@ impl SqliteStore {
                 .bind(summary.model.as_deref())
                 .bind(to_millis(&summary.updated_at))
                 .bind(summary.uri.to_string())
-                .execute(&self.pool)
+                .execute(&self.relaxed)
                 .await
                 .map_err(|e| self.error(e))?;
         self.expect_row(result.rows_affected(), "chat", &summary.uri)
@@ -143,7 +143,7 @@ impl SqliteStore {
         let result = sqlx::query("UPDATE chats SET provider_data = ? WHERE uri = ?")
             .bind(provider_data.as_bytes())
             .bind(chat.to_string())
-            .execute(&self.pool)
+            .execute(&self.relaxed)
             .await
             .map_err(|e| self.error(e))?;
         self.expect_row(result.rows_affected(), "chat", chat)

@@ -89,8 +89,17 @@ fn ensure_directory(path: &Path) -> StoreResult<()> {
     })
 }
 
+/// Connections to one database: `durable` syncs every commit to disk before it returns
+/// (writes that acknowledge user input); `relaxed` leaves syncing to checkpoints (writes
+/// that survive a crash of the process but may roll back on power loss: streaming
+/// checkpoints, titles, activity times).
+pub(crate) struct Pools {
+    pub durable: SqlitePool,
+    pub relaxed: SqlitePool,
+}
+
 /// Opens (creating if needed) and migrates the database at `path`.
-pub(crate) async fn open_pool(path: &Path) -> StoreResult<SqlitePool> {
+pub(crate) async fn open_pool(path: &Path) -> StoreResult<Pools> {
     ensure_directory(path)?;
     check_header(path)?;
     let options = SqliteConnectOptions::new()
@@ -104,15 +113,24 @@ pub(crate) async fn open_pool(path: &Path) -> StoreResult<SqlitePool> {
         .max_connections(4)
         .min_connections(0)
         .acquire_timeout(BUSY_TIMEOUT + Duration::from_secs(5))
-        .connect_with(options)
+        .connect_with(options.clone())
         .await
         .map_err(|error| StoreError::from_sqlx(path, error))?;
     migrate(&pool, path).await?;
-    Ok(pool)
+    // Opened on first use only.
+    let relaxed = SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(0)
+        .acquire_timeout(BUSY_TIMEOUT + Duration::from_secs(5))
+        .connect_lazy_with(options.synchronous(SqliteSynchronous::Normal));
+    Ok(Pools {
+        durable: pool,
+        relaxed,
+    })
 }
 
 /// Opens a private in-memory database (tests).
-pub(crate) async fn open_memory_pool() -> StoreResult<SqlitePool> {
+pub(crate) async fn open_memory_pool() -> StoreResult<Pools> {
     let path = PathBuf::from(":memory:");
     let options = SqliteConnectOptions::new()
         .in_memory(true)
@@ -127,7 +145,10 @@ pub(crate) async fn open_memory_pool() -> StoreResult<SqlitePool> {
         .await
         .map_err(|error| StoreError::from_sqlx(&path, error))?;
     migrate(&pool, &path).await?;
-    Ok(pool)
+    Ok(Pools {
+        durable: pool.clone(),
+        relaxed: pool,
+    })
 }
 
 async fn user_version(connection: &mut sqlx::SqliteConnection) -> Result<i64, sqlx::Error> {

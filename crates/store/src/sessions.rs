@@ -239,7 +239,7 @@ impl SqliteStore {
         .bind(summary.model.as_deref())
         .bind(to_millis(&summary.updated_at))
         .bind(summary.uri.to_string())
-        .execute(&self.pool)
+        .execute(&self.relaxed)
         .await
         .map_err(|e| self.error(e))?;
         if result.rows_affected() == 0 {

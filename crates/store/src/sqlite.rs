@@ -18,6 +18,8 @@ use crate::store::{ChatRecord, NewSession, Registration, SessionPage, SessionQue
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
+    /// For writes that need not be on disk before they return (see `Pools`).
+    pub(crate) relaxed: SqlitePool,
     path: PathBuf,
 }
 
@@ -26,18 +28,20 @@ impl SqliteStore {
     /// that is not an SQLite database, a database from a newer Hearth, and never
     /// overwrites either.
     pub async fn open(path: &Path) -> StoreResult<Self> {
-        let pool = open_pool(path).await?;
+        let pools = open_pool(path).await?;
         Ok(Self {
-            pool,
+            pool: pools.durable,
+            relaxed: pools.relaxed,
             path: path.to_path_buf(),
         })
     }
 
     /// A private in-memory database (tests).
     pub async fn open_in_memory() -> StoreResult<Self> {
-        let pool = open_memory_pool().await?;
+        let pools = open_memory_pool().await?;
         Ok(Self {
-            pool,
+            pool: pools.durable,
+            relaxed: pools.relaxed,
             path: PathBuf::from(":memory:"),
         })
     }
@@ -54,6 +58,7 @@ impl SqliteStore {
 
     /// Waits for open connections to finish and closes them.
     pub async fn close(&self) {
+        self.relaxed.close().await;
         self.pool.close().await;
     }
 

@@ -86,8 +86,11 @@ pub enum Registration {
     Tombstoned,
 }
 
-/// Hearth's durable source of truth. Every write that acknowledges user input is durable
-/// when it returns. Implemented for SQLite; the trait keeps other backends possible.
+/// Hearth's durable source of truth. Every write that acknowledges user input (sessions
+/// and chats created, turns inserted, drafts, deletions) is on disk when it returns. The
+/// writes marked *relaxed* survive a crash of the process but may roll back on a power
+/// loss: they are the ones repeated often while answers stream. Implemented for SQLite;
+/// the trait keeps other backends possible.
 pub trait Store: Send + Sync + 'static {
     /// Registers a session created through Hearth with its default chat (clears a
     /// tombstone of the same URI).
@@ -114,7 +117,7 @@ pub trait Store: Send + Sync + 'static {
         query: &'a SessionQuery,
     ) -> BoxFuture<'a, StoreResult<SessionPage>>;
 
-    /// Updates a session's title, model and `updated_at`.
+    /// Updates a session's title, model and `updated_at` (relaxed).
     fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Deletes a session: leaves a tombstone, removes its chats, turns and drafts.
@@ -127,13 +130,13 @@ pub trait Store: Send + Sync + 'static {
     /// Adds a chat to its session's catalog.
     fn insert_chat<'a>(&'a self, chat: &'a ChatRecord) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Updates a chat's title, model and `updated_at`.
+    /// Updates a chat's title, model and `updated_at` (relaxed).
     fn update_chat<'a>(&'a self, summary: &'a ChatSummary) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Removes a chat and its turns.
     fn delete_chat<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Replaces a chat's provider data (verbatim).
+    /// Replaces a chat's provider data, verbatim (relaxed).
     fn set_provider_data<'a>(
         &'a self,
         chat: &'a ChatUri,
@@ -169,7 +172,7 @@ pub trait Store: Send + Sync + 'static {
         turn: &'a Turn,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Saves a turn's response so far, or its final state.
+    /// Saves a turn's response so far, or its final state (relaxed).
     fn save_turn<'a>(&'a self, chat: &'a ChatUri, turn: &'a Turn)
     -> BoxFuture<'a, StoreResult<()>>;
 

@@ -2,37 +2,36 @@
 //! the final save, reads, and copies for forks.
 
 use hearth_core::{ChatUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Connection, Row};
+use sqlx::Connection;
 
-use crate::codec::{from_json, from_millis, parse_id, to_json, to_millis};
+use crate::codec::{from_json, from_millis, to_json, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 
-fn decode_turn(row: &SqliteRow) -> StoreResult<Turn> {
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "turn",
-        detail: error.to_string(),
-    };
-    let turn_id: String = row.try_get("turn_id").map_err(get)?;
-    let user: String = row.try_get("user_message").map_err(get)?;
-    let parts: String = row.try_get("parts").map_err(get)?;
-    let usage: Option<String> = row.try_get("usage").map_err(get)?;
-    let stop_reason: Option<String> = row.try_get("stop_reason").map_err(get)?;
-    let completed_at: Option<i64> = row.try_get("completed_at").map_err(get)?;
-    Ok(Turn {
-        id: parse_id("turn id", &turn_id, TurnId::parse)?,
-        user: from_json::<UserMessage>("user message", &user)?,
-        parts: from_json::<Vec<ResponsePart>>("response parts", &parts)?,
-        usage: usage
-            .map(|text| from_json::<Usage>("usage", &text))
-            .transpose()?,
-        stop_reason: stop_reason
-            .map(|text| from_json::<StopReason>("stop reason", &text))
-            .transpose()?,
-        started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
-        completed_at: completed_at.map(from_millis).transpose()?,
-    })
+/// A turn as `turns_impl` assembles it.
+#[derive(serde::Deserialize)]
+struct StoredTurn {
+    id: TurnId,
+    user: UserMessage,
+    parts: Vec<ResponsePart>,
+    usage: Option<Usage>,
+    stop_reason: Option<StopReason>,
+    started_at: i64,
+    completed_at: Option<i64>,
+}
+
+impl StoredTurn {
+    fn into_turn(self) -> StoreResult<Turn> {
+        Ok(Turn {
+            id: self.id,
+            user: self.user,
+            parts: self.parts,
+            usage: self.usage,
+            stop_reason: self.stop_reason,
+            started_at: from_millis(self.started_at)?,
+            completed_at: self.completed_at.map(from_millis).transpose()?,
+        })
+    }
 }
 
 struct EncodedTurn {
@@ -58,9 +57,6 @@ fn encode_turn(turn: &Turn) -> StoreResult<EncodedTurn> {
             .transpose()?,
     })
 }
-
-const TURN_COLUMNS: &str =
-    "t.turn_id, t.user_message, t.parts, t.usage, t.stop_reason, t.started_at, t.completed_at";
 
 impl SqliteStore {
     pub(crate) async fn insert_turn_impl(&self, chat: &ChatUri, turn: &Turn) -> StoreResult<()> {
@@ -123,7 +119,7 @@ impl SqliteStore {
         .bind(to_millis(&now()))
         .bind(chat.to_string())
         .bind(turn.id.as_str())
-        .execute(&self.pool)
+        .execute(&self.relaxed)
         .await
         .map_err(|e| self.error(e))?;
         if result.rows_affected() == 0 {
@@ -136,16 +132,25 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Reads a chat's turns as one JSON array assembled by SQLite: a single row crosses
+    /// into Rust however many turns the chat has.
     pub(crate) async fn turns_impl(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
-        let sql = format!(
-            "SELECT {TURN_COLUMNS} FROM turns t WHERE t.chat_id = (SELECT id FROM chats WHERE uri = ?) ORDER BY t.seq"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(chat.to_string())
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        rows.iter().map(decode_turn).collect()
+        let array: Option<String> = sqlx::query_scalar(
+            "SELECT '[' || COALESCE(group_concat(
+                 '{\"id\":\"' || turn_id || '\",\"user\":' || user_message || ',\"parts\":' || parts
+                 || ',\"usage\":' || COALESCE(usage, 'null')
+                 || ',\"stop_reason\":' || COALESCE(stop_reason, 'null')
+                 || ',\"started_at\":' || started_at
+                 || ',\"completed_at\":' || COALESCE(completed_at, 'null') || '}',
+                 ',' ORDER BY seq), '') || ']'
+             FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = ?)",
+        )
+        .bind(chat.to_string())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        let stored: Vec<StoredTurn> = from_json("turns", array.as_deref().unwrap_or("[]"))?;
+        stored.into_iter().map(StoredTurn::into_turn).collect()
     }
 
     pub(crate) async fn copy_turns_impl(

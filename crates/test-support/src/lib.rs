@@ -6,7 +6,11 @@
 
 pub mod conformance;
 mod fake_agent;
+pub mod model_server;
 mod test_host;
 
 pub use fake_agent::{Call, FakeAgent};
+pub use model_server::{
+    AnthropicStream, MockModelServer, MockResponse, OpenAiStream, RecordedRequest,
+};
 pub use test_host::{TestHost, WAIT, eventually, next_envelope, test_config, until_turn_completes};

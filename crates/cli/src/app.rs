@@ -1,0 +1,46 @@
+//! What every command shares: the data directory, the configuration, the store and the
+//! host.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use hearth_config::{Config, Paths};
+use hearth_core::Agent;
+use hearth_host::{Host, HostConfig};
+use hearth_store::SqliteStore;
+
+/// The data directory and configuration of this run.
+pub struct App {
+    pub paths: Paths,
+    pub config: Config,
+}
+
+impl App {
+    /// Resolves the data directory and reads the configuration.
+    pub fn load(home: Option<&Path>, config: Option<&Path>) -> anyhow::Result<Self> {
+        let paths = Paths::resolve(home, config)?;
+        let config = Config::load(&paths.config_file)?;
+        Ok(Self { paths, config })
+    }
+
+    /// Opens the database (creating it on first use).
+    pub async fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
+        let store = SqliteStore::open(&self.paths.database()).await?;
+        Ok(Arc::new(store))
+    }
+
+    /// Starts a host with these harnesses.
+    pub async fn start_host(
+        &self,
+        agents: Vec<Arc<dyn Agent>>,
+        source: &str,
+    ) -> anyhow::Result<Host> {
+        let store = self.open_store().await?;
+        let config = HostConfig {
+            source: source.to_owned(),
+            working_directories: std::env::current_dir().into_iter().collect(),
+            ..HostConfig::default()
+        };
+        Ok(Host::start(store, agents, config))
+    }
+}

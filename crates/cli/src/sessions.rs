@@ -1,0 +1,306 @@
+//! `hearth sessions …` and `hearth chats …`. Listings read the store directly (no harness
+//! needed to look at history); delete and fork go through the host and the harness.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use hearth_core::{ChatUri, ProjectId, ProviderId, SessionUri, StopReason, Turn, TurnId};
+use hearth_store::{ChatRecord, ScopeFilter, SessionQuery, Store};
+use serde_json::json;
+
+use crate::app::App;
+use crate::harnesses::{self, HarnessOptions};
+use crate::render;
+
+/// `hearth sessions` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, newest first.
+    List {
+        /// Only this provider.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Only this project.
+        #[arg(long, conflicts_with = "global")]
+        project: Option<String>,
+        /// Only the global scope.
+        #[arg(long)]
+        global: bool,
+        /// Page size.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Continue after a cursor printed by a previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session: its chats and their turns.
+    Show {
+        /// Session URI.
+        session: String,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session. It stays deleted: discovery never brings it back.
+    Delete {
+        /// Session URI.
+        session: String,
+    },
+    /// Fork a session at a turn into a new session.
+    Fork {
+        /// Session URI.
+        session: String,
+        /// The last turn to copy (default: the latest).
+        #[arg(long)]
+        turn: Option<String>,
+    },
+}
+
+/// `hearth chats` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ChatsCommand {
+    /// List the chats of a session.
+    List {
+        /// Session URI.
+        session: String,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one chat's turns.
+    Show {
+        /// Chat URI.
+        chat: String,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn write_out(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    Ok(stdout.flush()?)
+}
+
+fn json_line(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut line = serde_json::to_string(value)?;
+    line.push('\n');
+    write_out(&line)
+}
+
+/// Turns as stored, with ones whose writer stopped marked incomplete.
+async fn stored_turns(store: &dyn Store, chat: &ChatUri) -> anyhow::Result<Vec<Turn>> {
+    let mut turns = store.turns(chat).await?;
+    for turn in &mut turns {
+        if turn.stop_reason.is_none() {
+            turn.stop_reason = Some(StopReason::Incomplete);
+        }
+    }
+    Ok(turns)
+}
+
+async fn existing_session(
+    store: &dyn Store,
+    text: &str,
+) -> anyhow::Result<hearth_core::SessionSummary> {
+    let uri = SessionUri::parse(text)?;
+    match store.session(&uri).await? {
+        Some(summary) => Ok(summary),
+        None if store.is_tombstoned(&uri).await? => bail!("session `{uri}` was deleted"),
+        None => bail!("session `{uri}` does not exist (see `hearth sessions list`)"),
+    }
+}
+
+fn is_demo(app: &App, provider: &ProviderId) -> bool {
+    harnesses::build(app, &HarnessOptions::default())
+        .map(|agents| {
+            agents.iter().any(|agent| {
+                let descriptor = agent.descriptor();
+                &descriptor.id == provider && descriptor.demo
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Runs `hearth sessions …`.
+pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SessionsCommand::List {
+            provider,
+            project,
+            global,
+            limit,
+            cursor,
+            json,
+        } => {
+            let store = app.open_store().await?;
+            let scope = match (project, global) {
+                (Some(project), _) => ScopeFilter::Project(ProjectId::parse(&project)?),
+                (None, true) => ScopeFilter::Global,
+                (None, false) => ScopeFilter::Any,
+            };
+            let provider = provider.as_deref().map(ProviderId::parse).transpose()?;
+            let page = store
+                .list_sessions(&SessionQuery {
+                    scope,
+                    provider,
+                    cursor,
+                    limit,
+                })
+                .await?;
+            if json {
+                for session in &page.sessions {
+                    json_line(session)?;
+                }
+                if let Some(cursor) = &page.next_cursor {
+                    json_line(&json!({ "nextCursor": cursor }))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            if page.sessions.is_empty() {
+                write_out("no sessions yet — start one with `hearth run \"hello\"`\n")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut out = format!(
+                "{:<16}  {:<10}  {:<40}  {}\n",
+                "UPDATED", "PROVIDER", "TITLE", "SESSION"
+            );
+            for session in &page.sessions {
+                let mut title: String =
+                    session.title.clone().unwrap_or_else(|| "(untitled)".into());
+                if title.chars().count() > 40 {
+                    title = title.chars().take(39).collect::<String>() + "…";
+                }
+                out.push_str(&format!(
+                    "{:<16}  {:<10}  {:<40}  {}\n",
+                    render::local_time(&session.updated_at),
+                    session.provider.as_str(),
+                    title,
+                    session.uri
+                ));
+            }
+            if let Some(cursor) = &page.next_cursor {
+                out.push_str(&format!("more: hearth sessions list --cursor {cursor}\n"));
+            }
+            write_out(&out)?;
+        }
+        SessionsCommand::Show { session, json } => {
+            let store = app.open_store().await?;
+            let summary = existing_session(store.as_ref(), &session).await?;
+            let chats = store.chats(&summary.uri).await?;
+            show_session(app, store.as_ref(), &summary, &chats, json).await?;
+        }
+        SessionsCommand::Delete { session } => {
+            let uri = SessionUri::parse(&session)?;
+            let agents = harnesses::build(app, &HarnessOptions::default())?;
+            let host = app.start_host(agents, "cli").await?;
+            host.delete_session(&uri).await?;
+            host.shutdown().await;
+            write_out(&format!("deleted {uri}\n"))?;
+        }
+        SessionsCommand::Fork { session, turn } => {
+            let uri = SessionUri::parse(&session)?;
+            let agents = harnesses::build(app, &HarnessOptions::default())?;
+            let host = app.start_host(agents, "cli").await?;
+            let turn_id = match turn {
+                Some(turn) => TurnId::parse(&turn)?,
+                None => host
+                    .chat(&ChatUri::default_for(&uri))
+                    .await?
+                    .turns
+                    .last()
+                    .map(|turn| turn.id.clone())
+                    .context("the session has no turns to fork at")?,
+            };
+            let forked = host.fork_session(&uri, &turn_id).await?;
+            host.shutdown().await;
+            write_out(&format!("{forked}\n"))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn show_session(
+    app: &App,
+    store: &dyn Store,
+    summary: &hearth_core::SessionSummary,
+    chats: &[ChatRecord],
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        let mut rendered = Vec::new();
+        for chat in chats {
+            let turns = stored_turns(store, &chat.summary.uri).await?;
+            rendered.push(json!({ "summary": chat.summary, "draft": chat.draft, "turns": turns }));
+        }
+        return json_line(&json!({ "session": summary, "chats": rendered }));
+    }
+    let mut out = String::new();
+    render::session_header(summary, is_demo(app, &summary.provider), &mut out);
+    for chat in chats {
+        out.push('\n');
+        out.push_str(&render::chat_heading(&chat.summary));
+        out.push('\n');
+        for turn in stored_turns(store, &chat.summary.uri).await? {
+            render::turn(&turn, &mut out);
+        }
+        if let Some(draft) = &chat.draft {
+            out.push_str(&format!("(draft) {draft}\n"));
+        }
+    }
+    write_out(&out)
+}
+
+/// Runs `hearth chats …`.
+pub async fn chats(app: &App, command: ChatsCommand) -> anyhow::Result<ExitCode> {
+    let store = app.open_store().await?;
+    match command {
+        ChatsCommand::List { session, json } => {
+            let summary = existing_session(store.as_ref(), &session).await?;
+            let chats = store.chats(&summary.uri).await?;
+            if json {
+                for chat in &chats {
+                    json_line(&chat.summary)?;
+                }
+            } else {
+                let mut out = String::new();
+                for chat in &chats {
+                    out.push_str(&render::chat_heading(&chat.summary));
+                    out.push('\n');
+                }
+                write_out(&out)?;
+            }
+        }
+        ChatsCommand::Show { chat, json } => {
+            let uri = ChatUri::parse(&chat)?;
+            let session = existing_session(store.as_ref(), &uri.session().to_string()).await?;
+            let chats = store.chats(&session.uri).await?;
+            let Some(record) = chats.iter().find(|record| record.summary.uri == uri) else {
+                bail!(
+                    "chat `{uri}` does not exist (see `hearth chats list {}`)",
+                    session.uri
+                );
+            };
+            let turns = stored_turns(store.as_ref(), &uri).await?;
+            if json {
+                json_line(
+                    &json!({ "summary": record.summary, "draft": record.draft, "turns": turns }),
+                )?;
+            } else {
+                let mut out = render::chat_heading(&record.summary);
+                out.push('\n');
+                for turn in &turns {
+                    render::turn(turn, &mut out);
+                }
+                write_out(&out)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

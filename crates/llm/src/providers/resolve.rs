@@ -1,0 +1,223 @@
+//! Turning configuration sections and environment variables into providers.
+
+use std::time::Duration;
+
+use hearth_config::{Config, ProviderConfig, ProviderKind};
+
+use super::{
+    Discovery, DiscoveryOptions, Environment, KeyStatus, ProviderSource, ResolvedProvider, ollama,
+};
+use crate::client::{ClientOptions, Protocol, endpoint};
+use crate::secret::ApiKey;
+
+pub(super) fn from_config(
+    id: &str,
+    config: &ProviderConfig,
+    env: &Environment,
+) -> Result<Option<ResolvedProvider>, String> {
+    let protocol = match config.kind {
+        Some(ProviderKind::Openai) => Protocol::OpenAiChat,
+        Some(ProviderKind::Anthropic) => Protocol::AnthropicMessages,
+        Some(ProviderKind::Acp) => return Ok(None),
+        None => {
+            return Err(format!(
+                "provider `{id}` in config.toml has no `kind`: add kind = \"openai\" or kind = \"anthropic\""
+            ));
+        }
+    };
+    let official = config.base_url.is_none();
+    let base_url = config
+        .base_url
+        .as_deref()
+        .unwrap_or(protocol.default_base_url());
+    let mut options = ClientOptions::new(id, base_url)
+        .map_err(|error| format!("{error}; fix [providers.{id}] in config.toml"))?;
+    let key = if let Some(inline) = config.api_key.as_deref().and_then(ApiKey::new) {
+        options.api_key = Some(inline);
+        KeyStatus::Found {
+            from: "config.toml api_key".to_owned(),
+        }
+    } else {
+        // Only the official endpoint falls back to the standard variable: a key is never
+        // sent to another server unless the configuration names it for that server.
+        let variable = config
+            .api_key_env
+            .clone()
+            .or_else(|| official.then(|| protocol.api_key_variable().to_owned()));
+        let required = official || config.api_key_env.is_some();
+        key_from(&mut options, variable.as_deref(), env, required)
+    };
+    if let Some(retries) = config.max_retries {
+        options.retry.max_retries = retries;
+    }
+    if let Some(seconds) = config.connect_timeout_secs {
+        options.connect_timeout = Duration::from_secs(seconds.max(1));
+    }
+    if let Some(seconds) = config.idle_timeout_secs {
+        options.idle_timeout = Duration::from_secs(seconds.max(1));
+    }
+    options.max_tokens = config.max_tokens;
+    options.headers = config.headers.clone();
+    let default_model = config
+        .default_model
+        .clone()
+        .or_else(|| config.models.first().cloned())
+        .or_else(|| official.then(|| builtin_model(protocol).to_owned()));
+    Ok(Some(ResolvedProvider {
+        id: id.to_owned(),
+        protocol,
+        default_model,
+        models: config.models.clone(),
+        source: ProviderSource::ConfigFile,
+        key,
+        options,
+    }))
+}
+
+pub(super) fn from_environment(
+    protocol: Protocol,
+    env: &Environment,
+) -> Result<Option<ResolvedProvider>, String> {
+    let (key_variable, url_variable) = match protocol {
+        Protocol::OpenAiChat => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        Protocol::AnthropicMessages => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    };
+    let base = env.get(url_variable);
+    let has_key = env.get(key_variable).is_some();
+    if base.is_none() && !has_key {
+        return Ok(None);
+    }
+    let id = protocol.to_string();
+    let official = base.is_none();
+    let mut options =
+        ClientOptions::new(&id, base.as_deref().unwrap_or(protocol.default_base_url()))
+            .map_err(|error| format!("{error}; fix {url_variable}"))?;
+    let key = key_from(&mut options, Some(key_variable), env, official);
+    let variables = [key_variable, url_variable]
+        .into_iter()
+        .filter(|name| env.get(name).is_some())
+        .map(str::to_owned)
+        .collect();
+    Ok(Some(ResolvedProvider {
+        id,
+        protocol,
+        default_model: official.then(|| builtin_model(protocol).to_owned()),
+        models: Vec::new(),
+        source: ProviderSource::Environment { variables },
+        key,
+        options,
+    }))
+}
+
+fn key_from(
+    options: &mut ClientOptions,
+    variable: Option<&str>,
+    env: &Environment,
+    required: bool,
+) -> KeyStatus {
+    match variable {
+        Some(name) => match env.get(name).and_then(ApiKey::new) {
+            Some(key) => {
+                options.api_key = Some(key);
+                KeyStatus::Found {
+                    from: name.to_owned(),
+                }
+            }
+            None if required => KeyStatus::Missing {
+                expected: name.to_owned(),
+            },
+            None => KeyStatus::NotNeeded,
+        },
+        None => KeyStatus::NotNeeded,
+    }
+}
+
+pub(super) async fn detect_ollama(
+    discovery: &Discovery,
+    env: &Environment,
+    options: &DiscoveryOptions,
+) -> Result<Option<ResolvedProvider>, String> {
+    let from_env = env.get("OLLAMA_HOST");
+    let root = match &from_env {
+        Some(host) => ollama::ollama_root(host).ok_or_else(|| {
+            format!("OLLAMA_HOST=`{host}` is not an address: use host:port, e.g. 127.0.0.1:11434")
+        })?,
+        None => url::Url::parse(&format!("http://{}", options.ollama_address))
+            .map_err(|error| error.to_string())?,
+    };
+    let already_configured = discovery.providers.iter().any(|provider| {
+        let url = &provider.options.base_url;
+        url.host() == root.host() && url.port_or_known_default() == root.port_or_known_default()
+    });
+    if already_configured {
+        return Ok(None);
+    }
+    let models = ollama::probe(&root, options.probe_timeout).await;
+    if models.is_none() && from_env.is_none() {
+        return Ok(None);
+    }
+    let base_url = endpoint(&root, "v1");
+    let options =
+        ClientOptions::new("ollama", base_url.as_str()).map_err(|error| error.to_string())?;
+    let models = models.unwrap_or_default();
+    let source = match from_env {
+        Some(_) => ProviderSource::Environment {
+            variables: vec!["OLLAMA_HOST".to_owned()],
+        },
+        None => ProviderSource::DetectedOllama {
+            address: root.host_str().map_or_else(String::new, |host| {
+                format!("{host}:{}", root.port_or_known_default().unwrap_or(11434))
+            }),
+        },
+    };
+    Ok(Some(ResolvedProvider {
+        id: "ollama".to_owned(),
+        protocol: Protocol::OpenAiChat,
+        default_model: models.first().cloned(),
+        models,
+        source,
+        key: KeyStatus::NotNeeded,
+        options,
+    }))
+}
+
+/// `[defaults] provider` picks the default (else the first provider); `[defaults] model`
+/// becomes the default provider's model.
+pub(super) fn apply_defaults(discovery: &mut Discovery, config: &Config) {
+    let wanted = config.defaults.provider.as_deref();
+    discovery.default_provider = match wanted {
+        Some(id) if discovery.get(id).is_some() => Some(id.to_owned()),
+        Some(id) => {
+            discovery.problems.push(format!(
+                "[defaults] provider = \"{id}\" is not an available model provider; using {}",
+                discovery
+                    .providers
+                    .first()
+                    .map_or("none", |provider| provider.id.as_str())
+            ));
+            discovery
+                .providers
+                .first()
+                .map(|provider| provider.id.clone())
+        }
+        None => discovery
+            .providers
+            .first()
+            .map(|provider| provider.id.clone()),
+    };
+    if let (Some(model), Some(id)) = (&config.defaults.model, discovery.default_provider.clone())
+        && let Some(provider) = discovery
+            .providers
+            .iter_mut()
+            .find(|provider| provider.id == id)
+    {
+        provider.default_model = Some(model.clone());
+    }
+}
+
+fn builtin_model(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::OpenAiChat => "gpt-4.1-mini",
+        Protocol::AnthropicMessages => "claude-sonnet-4-5",
+    }
+}

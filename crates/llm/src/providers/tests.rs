@@ -1,0 +1,194 @@
+use std::path::Path;
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn no_detection() -> DiscoveryOptions {
+    DiscoveryOptions {
+        detect_ollama: false,
+        ..DiscoveryOptions::default()
+    }
+}
+
+fn config(text: &str) -> Config {
+    Config::parse(text, Path::new("config.toml")).unwrap()
+}
+
+/// (id, protocol, base url, default model, source, key status) of each provider.
+fn table(
+    discovery: &Discovery,
+) -> Vec<(String, Protocol, String, Option<String>, String, KeyStatus)> {
+    discovery
+        .providers
+        .iter()
+        .map(|provider| {
+            (
+                provider.id.clone(),
+                provider.protocol,
+                provider.base_url().to_owned(),
+                provider.default_model.clone(),
+                provider.source.to_string(),
+                provider.key.clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn nothing_configured_finds_nothing() {
+    let discovery = discover_providers(
+        &Config::default(),
+        &Environment::from_pairs::<&str, &str>([]),
+        &no_detection(),
+    )
+    .await;
+    assert!(discovery.is_empty());
+    assert_eq!(discovery.default_provider, None);
+    assert!(discovery.select(None).is_err());
+}
+
+#[tokio::test]
+async fn environment_defines_openai_and_anthropic() {
+    let env = Environment::from_pairs([
+        ("OPENAI_API_KEY", "sk-openai"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
+    ]);
+    let discovery = discover_providers(&Config::default(), &env, &no_detection()).await;
+    assert_eq!(
+        table(&discovery),
+        vec![
+            (
+                "openai".into(),
+                Protocol::OpenAiChat,
+                "https://api.openai.com/v1".into(),
+                Some("gpt-4.1-mini".into()),
+                "environment (OPENAI_API_KEY)".into(),
+                KeyStatus::Found {
+                    from: "OPENAI_API_KEY".into()
+                },
+            ),
+            (
+                "anthropic".into(),
+                Protocol::AnthropicMessages,
+                "http://127.0.0.1:9/".into(),
+                None,
+                "environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)".into(),
+                KeyStatus::Found {
+                    from: "ANTHROPIC_API_KEY".into()
+                },
+            ),
+        ]
+    );
+    assert_eq!(discovery.default_provider.as_deref(), Some("openai"));
+    assert!(!format!("{discovery:?}").contains("sk-openai"));
+    assert!(!discovery.render().contains("sk-"));
+}
+
+#[tokio::test]
+async fn config_providers_come_first_and_win_over_the_environment() {
+    let config = config(
+        r#"
+        [defaults]
+        provider = "local"
+        model = "llama3.2"
+
+        [providers.openai]
+        kind = "openai"
+        default_model = "gpt-4o"
+        max_retries = 5
+        idle_timeout_secs = 7
+
+        [providers.local]
+        kind = "openai"
+        base_url = "http://127.0.0.1:11434/v1"
+
+        [providers.router]
+        kind = "openai"
+        base_url = "https://openrouter.example/api/v1"
+        api_key_env = "ROUTER_KEY"
+        models = ["a/b", "c/d"]
+
+        [providers.agent]
+        kind = "acp"
+        command = "some-agent"
+        "#,
+    );
+    let env = Environment::from_pairs([("OPENAI_API_KEY", "sk-env")]);
+    let discovery = discover_providers(&config, &env, &no_detection()).await;
+    assert_eq!(
+        table(&discovery),
+        vec![
+            (
+                "local".into(),
+                Protocol::OpenAiChat,
+                "http://127.0.0.1:11434/v1".into(),
+                Some("llama3.2".into()),
+                "config.toml".into(),
+                KeyStatus::NotNeeded,
+            ),
+            (
+                "openai".into(),
+                Protocol::OpenAiChat,
+                "https://api.openai.com/v1".into(),
+                Some("gpt-4o".into()),
+                "config.toml".into(),
+                KeyStatus::Found {
+                    from: "OPENAI_API_KEY".into()
+                },
+            ),
+            (
+                "router".into(),
+                Protocol::OpenAiChat,
+                "https://openrouter.example/api/v1".into(),
+                Some("a/b".into()),
+                "config.toml".into(),
+                KeyStatus::Missing {
+                    expected: "ROUTER_KEY".into()
+                },
+            ),
+        ]
+    );
+    let openai = discovery.get("openai").unwrap();
+    assert_eq!(openai.options.retry.max_retries, 5);
+    assert_eq!(openai.options.idle_timeout, Duration::from_secs(7));
+    // The local server never receives the OpenAI key.
+    assert!(discovery.get("local").unwrap().options.api_key.is_none());
+    assert_eq!(discovery.select(None).unwrap().id, "local");
+    assert_eq!(
+        discovery.select(Some("nope")).unwrap_err().to_string(),
+        "there is no model provider `nope`; available: local, openai, router"
+    );
+    assert!(matches!(
+        discovery.get("router").unwrap().client(),
+        Err(LlmError::MissingApiKey { .. })
+    ));
+}
+
+#[tokio::test]
+async fn configuration_problems_are_reported_not_fatal() {
+    let config = config(
+        r#"
+        [defaults]
+        provider = "missing"
+
+        [providers.nokind]
+        base_url = "http://127.0.0.1:1/v1"
+
+        [providers.bad]
+        kind = "anthropic"
+        base_url = "localhost:8080"
+        "#,
+    );
+    let env = Environment::from_pairs([("ANTHROPIC_API_KEY", "k")]);
+    let discovery = discover_providers(&config, &env, &no_detection()).await;
+    assert_eq!(
+        discovery.problems,
+        vec![
+            "base URL `localhost:8080` of provider bad is not usable: it must start with http:// or https://; fix [providers.bad] in config.toml".to_owned(),
+            "provider `nokind` in config.toml has no `kind`: add kind = \"openai\" or kind = \"anthropic\"".to_owned(),
+            "[defaults] provider = \"missing\" is not an available model provider; using anthropic".to_owned(),
+        ]
+    );
+    assert_eq!(discovery.default_provider.as_deref(), Some("anthropic"));
+}
