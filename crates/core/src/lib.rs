@@ -29,7 +29,10 @@ pub use state::{
     Action, ChatListing, ChatState, Envelope, Mirror, ROOT_URI, ResourceState, ResourceUri,
     SequenceGap, SessionState, Snapshot, reduce, reduce_chat, reduce_session,
 };
-pub use tool::{ApplyOutput, ProposalDraft, ToolCallContext, ToolHandler, ToolOutput};
+pub use tool::{
+    ApplyOutput, ProposalDraft, StagedProposal, ToolCallContext, ToolCallOutcome, ToolDescription,
+    ToolHandler, ToolOutput, Toolbox,
+};
 pub use turn::{
     Attachment, ContextReference, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
     StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::chat::Scope;
 use crate::error::ToolError;
-use crate::ids::{ChatUri, SessionUri, TurnId};
+use crate::ids::{ChatUri, ProposalId, SessionUri, TurnId};
 
 /// Who is calling a tool, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,4 +108,67 @@ pub trait ToolHandler: Send + Sync + 'static {
             )))
         })
     }
+}
+
+/// What an agent sees of a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolDescription {
+    /// Name, as the model calls it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+    /// Whether calling it only stages a proposal.
+    pub mutates: bool,
+}
+
+impl ToolDescription {
+    /// The description of a tool handler.
+    pub fn of(handler: &dyn ToolHandler) -> Self {
+        Self {
+            name: handler.name().to_owned(),
+            description: handler.description().to_owned(),
+            parameters: handler.parameters(),
+            mutates: handler.mutates(),
+        }
+    }
+}
+
+/// A change a tool call staged for the user's approval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StagedProposal {
+    /// The proposal.
+    pub id: ProposalId,
+    /// What it would do.
+    pub summary: String,
+}
+
+/// What a tool call gave back, ready for the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallOutcome {
+    /// Text for the model (a result, an error it can act on, or the staged proposal).
+    pub content: String,
+    /// Whether `content` describes an error.
+    pub is_error: bool,
+    /// The proposal the call staged, if it was a mutating tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<StagedProposal>,
+}
+
+/// The tools an agent may call and the gate between them and the world: read tools run,
+/// mutating tools only stage proposals, every call is recorded. Agents get one of these
+/// and never a tool handler directly.
+pub trait Toolbox: Send + Sync + 'static {
+    /// The tools on offer.
+    fn tools(&self) -> Vec<ToolDescription>;
+
+    /// Calls a tool by name. Never fails: unknown tools, invalid arguments and tool
+    /// failures come back as an error outcome the model can act on.
+    fn call<'a>(
+        &'a self,
+        call: &'a ToolCallContext,
+        name: &'a str,
+        arguments: Value,
+    ) -> BoxFuture<'a, ToolCallOutcome>;
 }
