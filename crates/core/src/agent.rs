@@ -406,4 +406,16 @@ pub trait Agent: Send + Sync + 'static {
 
     /// Frees the chat's live resources without destroying its backing (idle eviction).
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>>;
+
+    /// Delivers the user's answer to a permission request the harness raised with
+    /// [`Signal::PermissionRequested`]. Harnesses that never ask keep the default.
+    fn respond_permission<'a>(
+        &'a self,
+        _context: &'a ChatContext,
+        request_id: &'a str,
+        _option_id: &'a str,
+    ) -> BoxFuture<'a, AgentResult<()>> {
+        let message = format!("no permission request `{request_id}` is pending");
+        Box::pin(async move { Err(crate::error::AgentError::not_found(message)) })
+    }
 }

@@ -220,6 +220,15 @@ pub enum Action {
         /// The part.
         part: ResponsePart,
     },
+    /// A permission request was answered.
+    PermissionResolved {
+        /// The turn.
+        turn_id: TurnId,
+        /// The request.
+        request_id: String,
+        /// The chosen option.
+        outcome: String,
+    },
     /// Usage so far.
     UsageUpdated {
         /// The turn.
@@ -373,6 +382,25 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
         Action::PartAdded { turn_id, part } => {
             if let Some(turn) = state.turn_mut(turn_id) {
                 turn.parts.push(part.clone());
+            }
+        }
+        Action::PermissionResolved {
+            turn_id,
+            request_id,
+            outcome,
+        } => {
+            if let Some(turn) = state.turn_mut(turn_id) {
+                for part in &mut turn.parts {
+                    if let ResponsePart::PermissionRequest {
+                        request_id: id,
+                        outcome: answer,
+                        ..
+                    } = part
+                        && id == request_id
+                    {
+                        *answer = Some(outcome.clone());
+                    }
+                }
             }
         }
         Action::UsageUpdated { turn_id, usage } => {

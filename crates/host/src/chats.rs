@@ -176,6 +176,8 @@ impl Host {
                 through,
                 turns,
             } => {
+                // The copy reads the store: let queued saves of the source land first.
+                self.inner.writer.flush().await;
                 store.copy_turns(&source, &uri, &through).await?;
                 turns
             }

@@ -179,6 +179,8 @@ impl Host {
         };
         self.register_new_session(summary, chat, seed, turns)
             .await?;
+        // The copy reads the store: let queued saves of the source land first.
+        self.inner.writer.flush().await;
         self.inner
             .store
             .copy_turns(&source_chat, &ChatUri::default_for(&uri), turn_id)

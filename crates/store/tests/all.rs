@@ -7,4 +7,5 @@ mod suite {
     mod open;
     mod registry;
     mod turns;
+    mod visibility;
 }

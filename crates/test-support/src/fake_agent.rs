@@ -53,6 +53,8 @@ pub enum Call {
     Dispose(ChatUri),
     /// `release_chat`.
     Release(ChatUri),
+    /// `respond_permission`: chat, request, option.
+    RespondPermission(ChatUri, String, String),
 }
 
 #[derive(Default)]
@@ -354,6 +356,22 @@ impl Agent for FakeAgent {
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
         Box::pin(async move {
             self.record(Call::Release(context.chat.clone()));
+            Ok(())
+        })
+    }
+
+    fn respond_permission<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        request_id: &'a str,
+        option_id: &'a str,
+    ) -> BoxFuture<'a, AgentResult<()>> {
+        Box::pin(async move {
+            self.record(Call::RespondPermission(
+                context.chat.clone(),
+                request_id.to_owned(),
+                option_id.to_owned(),
+            ));
             Ok(())
         })
     }

@@ -279,3 +279,72 @@ async fn large_answers_are_checkpointed_before_the_interval() {
         format!("small{chunk}")
     );
 }
+
+#[tokio::test]
+async fn permission_requests_are_answered_through_the_host() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    let turn = start_turn(&test, &fake, &chat, "delete the temp files").await;
+    let options = vec![
+        hearth_core::PermissionOption {
+            id: "allow".into(),
+            label: "Allow".into(),
+        },
+        hearth_core::PermissionOption {
+            id: "deny".into(),
+            label: "Deny".into(),
+        },
+    ];
+    fake.progress(
+        &chat,
+        Signal::PermissionRequested {
+            turn_id: turn.clone(),
+            request_id: "r1".into(),
+            title: "run rm -rf ./tmp?".into(),
+            options,
+        },
+    );
+    test.host.flush().await;
+    let error = test
+        .host
+        .respond_permission(&chat, "r1", "maybe")
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("options: allow, deny"),
+        "{error}"
+    );
+    let error = test
+        .host
+        .respond_permission(&chat, "r9", "allow")
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("does not exist"), "{error}");
+    test.host
+        .respond_permission(&chat, "r1", "deny")
+        .await
+        .unwrap();
+    assert!(
+        fake.calls()
+            .contains(&hearth_test_support::Call::RespondPermission(
+                chat.clone(),
+                "r1".into(),
+                "deny".into()
+            ))
+    );
+    let state = test.host.chat(&chat).await.unwrap();
+    assert!(
+        matches!(&state.turns[0].parts[0], ResponsePart::PermissionRequest { outcome: Some(answer), .. } if answer == "deny")
+    );
+    let again = test
+        .host
+        .respond_permission(&chat, "r1", "allow")
+        .await
+        .unwrap_err();
+    assert!(
+        again.to_string().contains("does not exist"),
+        "answered twice: {again}"
+    );
+}
