@@ -29,11 +29,13 @@
 //! ```
 
 mod chats;
+mod discovery;
 mod error;
 mod events;
 mod host;
 mod sessions;
 mod state;
+mod turns;
 mod writer;
 
 pub use error::{HostError, HostResult};

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use hearth_core::{
     Action, ChatBacking, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState, ChatSummary,
-    ChatUri, CreateChatRequest, DiscoveredChat, Provenance, ProviderId, ResourceUri, Scope,
-    SessionId, SessionState, SessionSummary, SessionUri, StopReason, Turn, TurnId, now,
+    ChatUri, CreateChatRequest, Provenance, ProviderId, ResourceUri, Scope, SessionId,
+    SessionState, SessionSummary, SessionUri, StopReason, Turn, TurnId, now,
 };
-use hearth_store::{ChatRecord, NewSession, Registration, SessionPage, SessionQuery};
+use hearth_store::{ChatRecord, NewSession, SessionPage, SessionQuery};
 
 use crate::error::{HostError, HostResult};
 use crate::host::{Host, HostConfig, Inner};
@@ -497,75 +497,6 @@ impl Host {
             }
         }
         victims.len()
-    }
-
-    /// Registers conversations a harness found in its own catalog: additive, marked
-    /// external, never over a tombstone, never for a conversation that backs a chat.
-    pub(crate) async fn register_discovered(
-        &self,
-        provider: &ProviderId,
-        chats: Vec<DiscoveredChat>,
-    ) {
-        for discovered in chats {
-            if let Err(error) = self.register_one_discovered(provider, discovered).await {
-                tracing::warn!(%provider, %error, "could not register a discovered conversation");
-            }
-        }
-    }
-
-    async fn register_one_discovered(
-        &self,
-        provider: &ProviderId,
-        discovered: DiscoveredChat,
-    ) -> HostResult<()> {
-        let store = &self.inner.store;
-        if store.is_backing(provider, &discovered.backing).await? {
-            return Ok(());
-        }
-        let uri = SessionUri::new(
-            provider.clone(),
-            SessionId::parse(discovered.backing.as_str())?,
-        );
-        let summary = SessionSummary {
-            uri: uri.clone(),
-            provider: provider.clone(),
-            title: discovered.title.clone(),
-            provenance: Provenance::External,
-            source: "discovery".into(),
-            scope: Scope::Global,
-            model: None,
-            started_at: discovered.started_at,
-            updated_at: discovered.updated_at,
-        };
-        let chat = ChatSummary {
-            uri: ChatUri::default_for(&uri),
-            origin: ChatOrigin::User,
-            title: discovered.title,
-            model: None,
-            created_at: discovered.started_at,
-            updated_at: discovered.updated_at,
-        };
-        let record = ChatRecord {
-            summary: chat,
-            provider_data: Some(discovered.provider_data),
-            backing: Some(discovered.backing.clone()),
-            draft: None,
-        };
-        let registration = store
-            .register_discovered(&NewSession {
-                summary: summary.clone(),
-                default_chat: record,
-            })
-            .await?;
-        if registration == Registration::Added {
-            store
-                .mark_backing(provider, &discovered.backing, &ChatUri::default_for(&uri))
-                .await?;
-            self.inner
-                .lock()
-                .publish(ResourceUri::Root, Action::SessionAdded { summary });
-        }
-        Ok(())
     }
 }
 

@@ -1,0 +1,461 @@
+//! Turns: send and abort, permission answers, streaming checkpoints, completion and
+//! titles.
+
+use std::time::Instant;
+
+use hearth_core::{
+    Action, ChatUri, ResourceUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now,
+};
+
+use crate::chats::publish_chat_summary;
+use crate::error::{HostError, HostResult};
+use crate::events::HostEvent;
+use crate::host::{Host, Inner, Subscription};
+use crate::state::{HostState, RunningTurn};
+use crate::writer::WriteJob;
+
+const TITLE_LENGTH: usize = 60;
+
+/// A title from the first line of a prompt.
+fn title_from(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty())?;
+    if line.chars().count() <= TITLE_LENGTH {
+        return Some(line.to_owned());
+    }
+    let mut title: String = line.chars().take(TITLE_LENGTH - 1).collect();
+    title.push('…');
+    Some(title)
+}
+
+impl Host {
+    /// Starts a turn: the user's message is durably stored before this returns, then the
+    /// harness runs it in the background. Progress arrives as envelopes on the chat.
+    pub async fn send(&self, chat: &ChatUri, message: UserMessage) -> HostResult<TurnId> {
+        self.inner.check_running()?;
+        self.resolve_chat(chat).await?;
+        let turn = Turn::started(TurnId::generate(), message.clone(), now());
+        let turn_id = turn.id.clone();
+        {
+            let mut state = self.inner.lock();
+            let entry = state
+                .chats
+                .get_mut(chat)
+                .ok_or_else(|| HostError::NotFound {
+                    what: "chat",
+                    key: chat.to_string(),
+                })?;
+            if entry.running.is_some() {
+                return Err(HostError::Busy(chat.to_string()));
+            }
+            entry.running = Some(RunningTurn {
+                turn_id: turn_id.clone(),
+                dirty: false,
+                bytes_since_save: 0,
+                last_save: Instant::now(),
+            });
+        }
+        if let Err(error) = self.inner.store.insert_turn(chat, &turn).await {
+            if let Some(entry) = self.inner.lock().chats.get_mut(chat) {
+                entry.running = None;
+            }
+            return Err(error.into());
+        }
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        {
+            let mut state = self.inner.lock();
+            state.publish(
+                ResourceUri::Chat(chat.clone()),
+                Action::TurnStarted { turn },
+            );
+            state.publish(
+                ResourceUri::Session(chat.session()),
+                Action::ChatActivity {
+                    chat: chat.clone(),
+                    running: true,
+                },
+            );
+            state.touch(chat.session_ref());
+        }
+        let events = self.inner.events.clone();
+        let (chat, id) = (chat.clone(), turn_id.clone());
+        tokio::spawn(async move {
+            let result = agent.send(&context, id.clone(), message).await;
+            if events
+                .send(HostEvent::SendFinished {
+                    chat,
+                    turn_id: id,
+                    result,
+                })
+                .is_err()
+            {
+                tracing::debug!("host stopped before a turn finished");
+            }
+        });
+        Ok(turn_id)
+    }
+
+    /// Subscribes to a chat and sends a message, so no envelope of the turn is missed.
+    pub async fn send_streaming(
+        &self,
+        chat: &ChatUri,
+        message: UserMessage,
+    ) -> HostResult<(TurnId, Subscription)> {
+        let subscription = self.subscribe(&ResourceUri::Chat(chat.clone())).await?;
+        let turn_id = self.send(chat, message).await?;
+        Ok((turn_id, subscription))
+    }
+
+    /// Aborts a chat's running turn; what streamed is kept. Returns whether a turn ran.
+    /// A harness that does not stop within the grace period has its turn ended for it.
+    pub async fn abort(&self, chat: &ChatUri) -> HostResult<bool> {
+        let running = self
+            .inner
+            .lock()
+            .chats
+            .get(chat)
+            .and_then(|entry| entry.running.as_ref().map(|r| r.turn_id.clone()));
+        let Some(turn_id) = running else {
+            return Ok(false);
+        };
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        if let Err(error) = agent.abort(&context).await {
+            tracing::warn!(%chat, %error, "the harness failed to abort; ending the turn anyway");
+        }
+        let events = self.inner.events.clone();
+        let grace = self.inner.config.abort_grace;
+        let chat = chat.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            if events
+                .send(HostEvent::AbortExpired { chat, turn_id })
+                .is_err()
+            {
+                tracing::trace!("host stopped");
+            }
+        });
+        Ok(true)
+    }
+
+    /// Answers a permission request a chat's running turn raised. The answer goes to the
+    /// harness, then into the turn.
+    pub async fn respond_permission(
+        &self,
+        chat: &ChatUri,
+        request_id: &str,
+        option_id: &str,
+    ) -> HostResult<()> {
+        let turn_id = {
+            let state = self.inner.lock();
+            let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            })?;
+            let running = entry
+                .running
+                .as_ref()
+                .map(|running| running.turn_id.clone());
+            let turn = running
+                .as_ref()
+                .and_then(|id| entry.state.turns.iter().rev().find(|turn| &turn.id == id));
+            let request = turn.and_then(|turn| {
+                turn.parts.iter().find_map(|part| match part {
+                    ResponsePart::PermissionRequest {
+                        request_id: id,
+                        options,
+                        outcome: None,
+                        ..
+                    } if id == request_id => Some(options),
+                    _ => None,
+                })
+            });
+            let Some(options) = request else {
+                return Err(HostError::NotFound {
+                    what: "pending permission request",
+                    key: request_id.to_owned(),
+                });
+            };
+            if !options.iter().any(|option| option.id == option_id) {
+                let known: Vec<&str> = options.iter().map(|option| option.id.as_str()).collect();
+                return Err(HostError::InvalidInput(format!(
+                    "`{option_id}` is not an option of permission request `{request_id}` (options: {})",
+                    known.join(", ")
+                )));
+            }
+            running.ok_or_else(|| HostError::NotFound {
+                what: "running turn",
+                key: chat.to_string(),
+            })?
+        };
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        agent
+            .respond_permission(&context, request_id, option_id)
+            .await
+            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+        let mut state = self.inner.lock();
+        state.publish(
+            ResourceUri::Chat(chat.clone()),
+            Action::PermissionResolved {
+                turn_id,
+                request_id: request_id.to_owned(),
+                outcome: option_id.to_owned(),
+            },
+        );
+        if let Some(running) = state
+            .chats
+            .get_mut(chat)
+            .and_then(|entry| entry.running.as_mut())
+        {
+            running.dirty = true;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn start_harness_turn(&self, chat: &ChatUri, turn_id: TurnId, user: UserMessage) {
+        let turn = Turn::started(turn_id.clone(), user, now());
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get_mut(chat) else {
+            return;
+        };
+        if entry.running.is_some() {
+            tracing::warn!(%chat, "the harness started a turn while another runs; ignoring it");
+            return;
+        }
+        entry.running = Some(RunningTurn {
+            turn_id,
+            dirty: false,
+            bytes_since_save: 0,
+            last_save: Instant::now(),
+        });
+        self.inner.queue(WriteJob::InsertTurn {
+            chat: chat.clone(),
+            turn: turn.clone(),
+        });
+        state.publish(
+            ResourceUri::Chat(chat.clone()),
+            Action::TurnStarted { turn },
+        );
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::ChatActivity {
+                chat: chat.clone(),
+                running: true,
+            },
+        );
+    }
+
+    /// Saves a running turn early when much text arrived since its last checkpoint (the
+    /// threshold grows with the answer, so saving stays linear in its length).
+    pub(crate) fn checkpoint_if_large(&self, state: &mut HostState, chat: &ChatUri) {
+        let threshold = self.inner.config.checkpoint_bytes;
+        let Some(entry) = state.chats.get_mut(chat) else {
+            return;
+        };
+        let Some(running) = entry.running.as_mut() else {
+            return;
+        };
+        let Some(turn) = entry
+            .state
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| turn.id == running.turn_id)
+        else {
+            return;
+        };
+        let size: usize = turn
+            .parts
+            .iter()
+            .map(|part| match part {
+                ResponsePart::Text { text } | ResponsePart::Reasoning { text } => text.len(),
+                _ => 64,
+            })
+            .sum();
+        if running.bytes_since_save >= threshold.max(size / 8) {
+            running.dirty = false;
+            running.bytes_since_save = 0;
+            running.last_save = Instant::now();
+            self.inner.queue(WriteJob::SaveTurn {
+                chat: chat.clone(),
+                turn: turn.clone(),
+            });
+        }
+    }
+
+    /// Saves every running turn that changed and was not saved for a checkpoint interval.
+    pub(crate) fn checkpoint_due(&self) {
+        let interval = self.inner.config.checkpoint_interval;
+        let mut state = self.inner.lock();
+        for (chat, entry) in &mut state.chats {
+            let Some(running) = entry.running.as_mut() else {
+                continue;
+            };
+            if !running.dirty || running.last_save.elapsed() < interval {
+                continue;
+            }
+            if let Some(turn) = entry
+                .state
+                .turns
+                .iter()
+                .rev()
+                .find(|turn| turn.id == running.turn_id)
+            {
+                running.dirty = false;
+                running.bytes_since_save = 0;
+                running.last_save = Instant::now();
+                self.inner.queue(WriteJob::SaveTurn {
+                    chat: chat.clone(),
+                    turn: turn.clone(),
+                });
+            }
+        }
+    }
+
+    pub(crate) fn complete_turn(
+        &self,
+        chat: &ChatUri,
+        turn_id: &TurnId,
+        stop_reason: StopReason,
+        usage: Option<Usage>,
+        error: Option<String>,
+    ) {
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get_mut(chat) else {
+            return;
+        };
+        if entry
+            .running
+            .as_ref()
+            .is_none_or(|running| &running.turn_id != turn_id)
+        {
+            return;
+        }
+        entry.running = None;
+        let prompt_title = entry
+            .state
+            .summary
+            .title
+            .is_none()
+            .then(|| {
+                entry
+                    .state
+                    .turns
+                    .iter()
+                    .rev()
+                    .find(|turn| &turn.id == turn_id)
+            })
+            .flatten()
+            .and_then(|turn| title_from(&turn.user.text));
+        let resource = ResourceUri::Chat(chat.clone());
+        if let Some(message) = error {
+            state.publish(
+                resource.clone(),
+                Action::PartAdded {
+                    turn_id: turn_id.clone(),
+                    part: ResponsePart::Error { message },
+                },
+            );
+        }
+        // Everything about the turn is settled before its completion is announced.
+        match prompt_title {
+            Some(title) => self.retitle(&mut state, chat, title),
+            None => self.touch_session_summary(&mut state, chat, None),
+        }
+        state.publish(
+            resource,
+            Action::TurnCompleted {
+                turn_id: turn_id.clone(),
+                stop_reason,
+                usage,
+                completed_at: now(),
+            },
+        );
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::ChatActivity {
+                chat: chat.clone(),
+                running: false,
+            },
+        );
+        let saved = state.chats.get(chat).and_then(|entry| {
+            entry
+                .state
+                .turns
+                .iter()
+                .rev()
+                .find(|turn| &turn.id == turn_id)
+                .cloned()
+        });
+        if let Some(turn) = saved {
+            self.inner.queue(WriteJob::SaveTurn {
+                chat: chat.clone(),
+                turn,
+            });
+        }
+    }
+
+    /// Gives a chat a title; the default chat's title is the session's too.
+    pub(crate) fn retitle(&self, state: &mut HostState, chat: &ChatUri, title: String) {
+        let Some(entry) = state.chats.get(chat) else {
+            return;
+        };
+        let mut summary = entry.state.summary.clone();
+        summary.title = Some(title.clone());
+        summary.updated_at = now();
+        publish_chat_summary(state, &summary);
+        self.inner.queue(WriteJob::UpdateChat(summary));
+        self.touch_session_summary(state, chat, chat.is_default().then_some(title));
+    }
+
+    /// Moves a session to the top of the list, optionally renaming it.
+    pub(crate) fn touch_session_summary(
+        &self,
+        state: &mut HostState,
+        chat: &ChatUri,
+        title: Option<String>,
+    ) {
+        let Some(session) = state.sessions.get(chat.session_ref()) else {
+            return;
+        };
+        let mut summary = session.state.summary.clone();
+        summary.updated_at = now();
+        if let Some(title) = title
+            && summary.title.is_none()
+        {
+            summary.title = Some(title);
+        }
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::SessionUpdated {
+                summary: summary.clone(),
+            },
+        );
+        state.publish(
+            ResourceUri::Root,
+            Action::SessionUpdated {
+                summary: summary.clone(),
+            },
+        );
+        self.inner.queue(WriteJob::UpdateSession(summary));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(
+            title_from("\n  plan my week \nplease"),
+            Some("plan my week".into())
+        );
+        assert_eq!(title_from("   "), None);
+        let long = "x".repeat(100);
+        let title = title_from(&long).unwrap();
+        assert_eq!(title.chars().count(), TITLE_LENGTH);
+        assert!(title.ends_with('…'));
+    }
+}
