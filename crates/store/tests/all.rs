@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod filesystems;
     mod fixtures;
     mod open;
     mod registry;
