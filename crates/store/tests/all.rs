@@ -1,6 +1,6 @@
 //! Integration tests of hearth-store.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod suite {
     mod filesystems;
