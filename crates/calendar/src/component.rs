@@ -1,0 +1,270 @@
+//! The component tree of an iCalendar text (`BEGIN:X` … `END:X`), with the byte span and
+//! line of every component and property, so writers can splice the original text and
+//! leave everything they do not change byte for byte as it was.
+//!
+//! Parsing never fails: a malformed line, a stray `END` or a component that is never
+//! closed becomes a [`Issue`] with its line number, and the rest is read.
+
+use std::ops::Range;
+
+use crate::contentline::{ContentLine, Lines, excerpt, parse_line};
+
+/// Components nest at most this deep; deeper `BEGIN`s are reported and skipped.
+const MAX_DEPTH: usize = 32;
+
+/// A property of a component.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Property<'a> {
+    pub content: ContentLine<'a>,
+    pub line: usize,
+    pub span: Range<usize>,
+}
+
+/// A component and what it contains, in source order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Component<'a> {
+    /// Upper-case name (`VEVENT`).
+    pub name: String,
+    /// Line of its `BEGIN`.
+    pub line: usize,
+    /// From the start of `BEGIN` to the end of `END` (terminator included).
+    pub span: Range<usize>,
+    /// Where its `END` line starts (`span.end` when it was never closed).
+    pub end_line_start: usize,
+    /// Whether an `END` closed it.
+    pub closed: bool,
+    pub properties: Vec<Property<'a>>,
+    pub children: Vec<Component<'a>>,
+}
+
+impl<'a> Component<'a> {
+    /// The first property with this name.
+    pub fn property(&self, name: &str) -> Option<&Property<'a>> {
+        self.properties.iter().find(|p| p.content.is(name))
+    }
+
+    /// Every property with this name.
+    pub fn properties_named<'s>(
+        &'s self,
+        name: &'s str,
+    ) -> impl Iterator<Item = &'s Property<'a>> + 's {
+        self.properties.iter().filter(move |p| p.content.is(name))
+    }
+
+    /// The raw value of the first property with this name.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.property(name).map(|p| p.content.value.as_ref())
+    }
+}
+
+/// A problem found while reading the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Issue {
+    pub line: usize,
+    pub message: String,
+}
+
+/// The top-level components of a text and the issues found.
+#[derive(Debug, Default)]
+pub(crate) struct Tree<'a> {
+    pub components: Vec<Component<'a>>,
+    pub issues: Vec<Issue>,
+    /// The line ending the text uses (`"\r\n"` unless it uses bare LF).
+    pub line_ending: &'static str,
+}
+
+/// Reads the component tree of an iCalendar text.
+pub(crate) fn parse_tree(source: &str) -> Tree<'_> {
+    let mut tree = Tree {
+        line_ending: detect_line_ending(source),
+        ..Tree::default()
+    };
+    let mut stack: Vec<Component<'_>> = Vec::new();
+    // BEGINs skipped for depth: their matching ENDs are skipped too.
+    let mut skipped_depth = 0usize;
+    for raw in Lines::new(source) {
+        if raw.text.trim().is_empty() {
+            continue;
+        }
+        let line = raw.line;
+        let parsed = match raw.text {
+            std::borrow::Cow::Borrowed(text) => parse_line(text),
+            std::borrow::Cow::Owned(ref text) => parse_line(text).map(ContentLine::into_owned),
+        };
+        let content = match parsed {
+            Ok(content) => content,
+            Err(error) => {
+                tree.issues.push(Issue {
+                    line,
+                    message: format!(
+                        "malformed line `{}`: {}; the line is kept as it is and ignored",
+                        excerpt(&raw.text),
+                        error.0
+                    ),
+                });
+                continue;
+            }
+        };
+        if content.is("BEGIN") {
+            if skipped_depth > 0 || stack.len() >= MAX_DEPTH {
+                if skipped_depth == 0 {
+                    tree.issues.push(Issue {
+                        line,
+                        message: format!(
+                            "components nest deeper than {MAX_DEPTH} levels; BEGIN:{} and its content are ignored",
+                            excerpt(&content.value)
+                        ),
+                    });
+                }
+                skipped_depth += 1;
+                continue;
+            }
+            stack.push(Component {
+                name: content.value.trim().to_ascii_uppercase(),
+                line,
+                span: raw.span.start..raw.span.end,
+                end_line_start: raw.span.end,
+                ..Component::default()
+            });
+        } else if content.is("END") {
+            if skipped_depth > 0 {
+                skipped_depth -= 1;
+                continue;
+            }
+            let name = content.value.trim().to_ascii_uppercase();
+            match stack.iter().rposition(|c| c.name == name) {
+                Some(position) => {
+                    while stack.len() > position + 1 {
+                        if let Some(mut unclosed) = stack.pop() {
+                            tree.issues.push(Issue {
+                                line: unclosed.line,
+                                message: format!(
+                                    "BEGIN:{} is not closed before END:{name} at line {line}",
+                                    unclosed.name
+                                ),
+                            });
+                            unclosed.span.end = raw.span.start;
+                            unclosed.end_line_start = raw.span.start;
+                            attach(&mut stack, &mut tree.components, unclosed);
+                        }
+                    }
+                    if let Some(mut component) = stack.pop() {
+                        component.span.end = raw.span.end;
+                        component.end_line_start = raw.span.start;
+                        component.closed = true;
+                        attach(&mut stack, &mut tree.components, component);
+                    }
+                }
+                None => tree.issues.push(Issue {
+                    line,
+                    message: format!("END:{name} has no matching BEGIN; ignored"),
+                }),
+            }
+        } else if skipped_depth > 0 {
+            continue;
+        } else if let Some(current) = stack.last_mut() {
+            current.properties.push(Property {
+                content,
+                line,
+                span: raw.span.clone(),
+            });
+        } else {
+            tree.issues.push(Issue {
+                line,
+                message: format!("`{}` is outside any component; ignored", excerpt(&raw.text)),
+            });
+        }
+    }
+    while let Some(mut unclosed) = stack.pop() {
+        tree.issues.push(Issue {
+            line: unclosed.line,
+            message: format!(
+                "BEGIN:{} is never closed (is the file cut short?)",
+                unclosed.name
+            ),
+        });
+        unclosed.span.end = source.len();
+        unclosed.end_line_start = source.len();
+        attach(&mut stack, &mut tree.components, unclosed);
+    }
+    tree
+}
+
+fn attach<'a>(stack: &mut [Component<'a>], top: &mut Vec<Component<'a>>, component: Component<'a>) {
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(component),
+        None => top.push(component),
+    }
+}
+
+fn detect_line_ending(source: &str) -> &'static str {
+    match source.find('\n') {
+        Some(i) if i > 0 && source.as_bytes()[i - 1] == b'\r' => "\r\n",
+        Some(_) => "\n",
+        None => "\r\n",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn builds_the_tree_with_spans() {
+        let source = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:1\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        let tree = parse_tree(source);
+        assert_eq!(tree.issues, vec![]);
+        assert_eq!(tree.line_ending, "\r\n");
+        let calendar = &tree.components[0];
+        assert_eq!(calendar.name, "VCALENDAR");
+        assert!(calendar.closed);
+        assert_eq!(calendar.span, 0..source.len());
+        let event = &calendar.children[0];
+        assert_eq!(
+            &source[event.span.clone()],
+            "BEGIN:VEVENT\r\nUID:1\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nEND:VALARM\r\nEND:VEVENT\r\n"
+        );
+        assert_eq!(event.value("uid"), Some("1"));
+        assert_eq!(event.children[0].name, "VALARM");
+        assert_eq!(&source[calendar.end_line_start..], "END:VCALENDAR\r\n");
+    }
+
+    #[test]
+    fn reports_malformed_lines_and_keeps_reading() {
+        let source = "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nthis is junk\nSUMMARY:ok\nEND:VEVENT\nEND:VCALENDAR\n";
+        let tree = parse_tree(source);
+        assert_eq!(tree.issues.len(), 1);
+        assert_eq!(tree.issues[0].line, 4);
+        assert!(tree.issues[0].message.contains("this is junk"));
+        assert_eq!(tree.components[0].children[0].value("SUMMARY"), Some("ok"));
+    }
+
+    #[test]
+    fn recovers_from_missing_and_stray_ends() {
+        let source = "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nBEGIN:VEVENT\nUID:2\nEND:VEVENT\nEND:VTODO\nEND:VCALENDAR\nBEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:3\n";
+        let tree = parse_tree(source);
+        let lines: Vec<_> = tree.issues.iter().map(|i| i.line).collect();
+        // END:VTODO is stray; the first VEVENT is still open at END:VCALENDAR; the
+        // second calendar and its event are cut short.
+        assert_eq!(lines, vec![7, 2, 10, 9]);
+        assert_eq!(tree.components.len(), 2);
+        assert!(!tree.components[1].closed);
+        assert_eq!(tree.components[1].children[0].value("UID"), Some("3"));
+    }
+
+    #[test]
+    fn limits_nesting_depth() {
+        let mut source = String::new();
+        for _ in 0..100 {
+            source.push_str("BEGIN:X\n");
+        }
+        for _ in 0..100 {
+            source.push_str("END:X\n");
+        }
+        let tree = parse_tree(&source);
+        assert_eq!(tree.issues.len(), 1);
+        assert_eq!(tree.components.len(), 1);
+        assert!(tree.components[0].closed);
+    }
+}

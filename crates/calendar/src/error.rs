@@ -1,0 +1,197 @@
+//! The crate's one error type, the per-item load warnings, and their mapping onto the
+//! tool seam's [`ToolError`].
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use hearth_core::ToolError;
+use thiserror::Error;
+
+/// Result of a calendar operation.
+pub type Result<T, E = CalendarError> = std::result::Result<T, E>;
+
+/// Something a calendar operation could not do. Messages say what failed, on what, and
+/// what to do; the tools hand them to the model unchanged.
+#[derive(Debug, Error)]
+pub enum CalendarError {
+    /// A file or folder could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file could not be written; nothing was changed.
+    #[error("cannot write {}: {source}; the file was left as it was", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A calendar is larger than Hearth loads.
+    #[error(
+        "{what} is {size} bytes, over the limit of {limit} bytes; split it into smaller calendars"
+    )]
+    TooLarge {
+        /// The file or subscription.
+        what: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A calendar's content cannot be read as a calendar at all.
+    #[error("{what} is not a calendar: {message}")]
+    NotACalendar {
+        /// The file or subscription.
+        what: String,
+        /// What is wrong, with the line when known.
+        message: String,
+    },
+    /// No calendar has this id.
+    #[error("no calendar `{id}`; the calendars are: {}", known.join(", "))]
+    UnknownCalendar {
+        /// The id asked for.
+        id: String,
+        /// The ids that exist.
+        known: Vec<String>,
+    },
+    /// The calendar cannot be written.
+    #[error("calendar `{id}` is read-only ({reason}); choose a writable calendar")]
+    ReadOnly {
+        /// The calendar.
+        id: String,
+        /// Why it is read-only.
+        reason: String,
+    },
+    /// A configured calendar is unusable.
+    #[error("calendar `{id}` is misconfigured: {message}")]
+    Misconfigured {
+        /// The calendar.
+        id: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// No event has this id.
+    #[error("no event `{id}`; list events with `events_list` to find its id")]
+    UnknownEvent {
+        /// The id asked for.
+        id: String,
+    },
+    /// An argument is wrong; the message says which and how to fix it.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A recurrence rule cannot be parsed.
+    #[error("invalid recurrence rule `{rule}`: {reason}")]
+    InvalidRule {
+        /// The rule text.
+        rule: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A time zone name is not a known IANA zone.
+    #[error("unknown time zone `{name}`{}; use an IANA name such as `Europe/Berlin` or `America/New_York`",
+        suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    UnknownTimeZone {
+        /// The name given.
+        name: String,
+        /// A close match, if any.
+        suggestion: Option<String>,
+    },
+    /// The storage changed since the change was staged; nothing was written.
+    #[error(
+        "{} changed on disk since this change was staged; nothing was written. Stage the change again against the current calendar",
+        path.display()
+    )]
+    Conflict {
+        /// The file that changed.
+        path: PathBuf,
+    },
+    /// A subscription could not be fetched.
+    #[error("cannot fetch subscription `{id}` ({url}): {message}")]
+    Fetch {
+        /// The calendar.
+        id: String,
+        /// Its URL.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// A staged payload is not one this crate produced.
+    #[error("invalid calendar change payload: {0}")]
+    InvalidPayload(String),
+    /// A blocking task failed to complete.
+    #[error("calendar task failed: {0}")]
+    Task(String),
+}
+
+impl CalendarError {
+    /// Whether retrying the same operation unchanged may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Read { .. } | Self::Write { .. } | Self::Fetch { .. } | Self::Task(_) => true,
+            Self::TooLarge { .. }
+            | Self::NotACalendar { .. }
+            | Self::UnknownCalendar { .. }
+            | Self::ReadOnly { .. }
+            | Self::Misconfigured { .. }
+            | Self::UnknownEvent { .. }
+            | Self::InvalidInput(_)
+            | Self::InvalidRule { .. }
+            | Self::UnknownTimeZone { .. }
+            | Self::Conflict { .. }
+            | Self::InvalidPayload(_) => false,
+        }
+    }
+}
+
+impl From<CalendarError> for ToolError {
+    fn from(error: CalendarError) -> Self {
+        let message = error.to_string();
+        match error {
+            CalendarError::UnknownCalendar { .. }
+            | CalendarError::UnknownEvent { .. }
+            | CalendarError::InvalidInput(_)
+            | CalendarError::InvalidRule { .. }
+            | CalendarError::UnknownTimeZone { .. } => ToolError::InvalidArguments(message),
+            CalendarError::ReadOnly { .. } => ToolError::Refused(message),
+            CalendarError::Conflict { .. } => ToolError::Conflict(message),
+            CalendarError::InvalidPayload(_) => ToolError::InvalidArguments(message),
+            CalendarError::Read { .. }
+            | CalendarError::Write { .. }
+            | CalendarError::TooLarge { .. }
+            | CalendarError::NotACalendar { .. }
+            | CalendarError::Misconfigured { .. }
+            | CalendarError::Fetch { .. }
+            | CalendarError::Task(_) => ToolError::Failed(message),
+        }
+    }
+}
+
+/// Something wrong with one item of a calendar; the item is skipped or loaded in part,
+/// the rest of the calendar loads, and nothing on disk is changed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LoadWarning {
+    /// Where: `file:line` or a note's path.
+    pub location: String,
+    /// What is wrong and what Hearth did about it.
+    pub message: String,
+}
+
+impl LoadWarning {
+    pub(crate) fn new(location: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            location: location.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for LoadWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}

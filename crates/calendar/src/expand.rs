@@ -1,0 +1,655 @@
+//! Recurrence expansion: the wall-clock start times a rule produces in a window.
+//!
+//! Works period by period (the year, month, week, day, hour… of `FREQ`), building each
+//! period's candidate set from the `BY*` parts with RFC 5545's expand/limit semantics,
+//! then applying `BYSETPOS`. Without `COUNT` it jumps straight to the period holding the
+//! window's start, so a daily series begun in 1900 costs the same to query in 2300 as
+//! next week. Defaults follow RFC 5545 (and dateutil): a `YEARLY` rule with no day parts
+//! repeats on DTSTART's month and day, `MONTHLY` on its day of month, `WEEKLY` on its
+//! weekday. `DTSTART` itself counts as the first occurrence when asked to
+//! ([`Expander::expand`]'s `include_dtstart`), as calendar programs do.
+
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Weekday};
+
+use crate::rrule::{Frequency, RecurrenceRule};
+
+/// Upper bound of periods (or days, for sub-daily rules) one expansion visits.
+const PERIOD_BUDGET: u32 = 3_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OrdinalScope {
+    Month,
+    Year,
+    Ignore,
+}
+
+/// A rule prepared for expansion from one DTSTART.
+#[derive(Clone, Debug)]
+pub(crate) struct Expander {
+    freq: Frequency,
+    interval: i64,
+    count: Option<u32>,
+    until: Option<NaiveDateTime>,
+    dtstart: NaiveDateTime,
+    months: u16,
+    month_days: Vec<i8>,
+    year_days: Vec<i16>,
+    week_nos: Vec<i8>,
+    weekdays: u8,
+    ordinals: Vec<(i16, Weekday)>,
+    scope: OrdinalScope,
+    hours: Vec<u8>,
+    minutes: Vec<u8>,
+    seconds: Vec<u8>,
+    /// Times of day for daily-or-longer rules, ascending.
+    times: Vec<NaiveTime>,
+    set_pos: Vec<i16>,
+    wkst: Weekday,
+}
+
+/// What an expansion visit decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Visit {
+    Continue,
+    Stop,
+}
+
+/// How an expansion ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// The rule or the window ran out.
+    Complete,
+    /// The visitor stopped it.
+    Stopped,
+    /// It visited [`PERIOD_BUDGET`] periods without finishing (a rule that almost never
+    /// matches).
+    OverBudget,
+}
+
+fn sorted(mut values: Vec<u8>) -> Vec<u8> {
+    values.sort_unstable();
+    values.dedup();
+    values
+}
+
+fn bit(weekday: Weekday) -> u8 {
+    1 << weekday.num_days_from_monday()
+}
+
+impl Expander {
+    /// Prepares `rule` for DTSTART `dtstart`. `until` is the rule's UNTIL already
+    /// converted to DTSTART's wall clock (`None` for none). All-day series pass
+    /// `date_only`, which pins the time of day to midnight.
+    pub fn new(
+        rule: &RecurrenceRule,
+        dtstart: NaiveDateTime,
+        until: Option<NaiveDateTime>,
+        date_only: bool,
+    ) -> Self {
+        let freq = rule.freq;
+        let mut months: u16 = rule.by_month.iter().fold(0, |m, &month| m | 1 << month);
+        let mut month_days = rule.by_month_day.clone();
+        let mut weekdays = 0u8;
+        let mut ordinals = Vec::new();
+        let scope = match freq {
+            Frequency::Monthly => OrdinalScope::Month,
+            Frequency::Yearly if !rule.by_week_no.is_empty() => OrdinalScope::Ignore,
+            Frequency::Yearly if !rule.by_month.is_empty() => OrdinalScope::Month,
+            Frequency::Yearly => OrdinalScope::Year,
+            _ => OrdinalScope::Ignore,
+        };
+        for day in &rule.by_day {
+            match day.ordinal {
+                Some(n) if scope != OrdinalScope::Ignore => ordinals.push((n, day.weekday)),
+                _ => weekdays |= bit(day.weekday),
+            }
+        }
+        let no_day_parts = rule.by_week_no.is_empty()
+            && rule.by_year_day.is_empty()
+            && rule.by_month_day.is_empty()
+            && rule.by_day.is_empty();
+        if no_day_parts {
+            match freq {
+                Frequency::Yearly => {
+                    if months == 0 {
+                        months = 1 << dtstart.month();
+                    }
+                    month_days = vec![dtstart.day() as i8];
+                }
+                Frequency::Monthly => month_days = vec![dtstart.day() as i8],
+                Frequency::Weekly => weekdays = bit(dtstart.weekday()),
+                _ => {}
+            }
+        }
+        let time_default = |by: &[u8], value: u32, applies: bool| -> Vec<u8> {
+            if date_only {
+                vec![0]
+            } else if !by.is_empty() {
+                sorted(by.iter().map(|v| (*v).min(59)).collect())
+            } else if applies {
+                vec![value as u8]
+            } else {
+                Vec::new()
+            }
+        };
+        let hours = time_default(&rule.by_hour, dtstart.hour(), freq > Frequency::Hourly);
+        let minutes = time_default(
+            &rule.by_minute,
+            dtstart.minute(),
+            freq > Frequency::Minutely,
+        );
+        let seconds = time_default(
+            &rule.by_second,
+            dtstart.second(),
+            freq > Frequency::Secondly,
+        );
+        let mut expander = Self {
+            freq,
+            interval: i64::from(rule.interval.max(1)),
+            count: rule.count,
+            until,
+            dtstart,
+            months,
+            month_days,
+            year_days: rule.by_year_day.clone(),
+            week_nos: rule.by_week_no.clone(),
+            weekdays,
+            ordinals,
+            scope,
+            hours,
+            minutes,
+            seconds,
+            times: Vec::new(),
+            set_pos: rule.by_set_pos.clone(),
+            wkst: rule.wkst,
+        };
+        expander.times = expander.day_times();
+        expander
+    }
+
+    /// The last possible occurrence (UNTIL, in DTSTART's wall clock), if bounded so.
+    pub fn until(&self) -> Option<NaiveDateTime> {
+        self.until
+    }
+
+    /// Whether the rule has `COUNT` (which forbids jumping ahead).
+    pub fn has_count(&self) -> bool {
+        self.count.is_some()
+    }
+
+    /// The same rule bounded by `until` instead of its `COUNT`.
+    pub fn with_until_instead_of_count(mut self, until: NaiveDateTime) -> Self {
+        self.count = None;
+        self.until = Some(self.until.map_or(until, |u| u.min(until)));
+        self
+    }
+
+    /// Visits, in order, the occurrences `t` with `from <= t < to`. With
+    /// `include_dtstart`, DTSTART is the first occurrence whether or not the rule
+    /// matches it (and counts towards `COUNT`).
+    pub fn expand(
+        &self,
+        include_dtstart: bool,
+        from: NaiveDateTime,
+        to: NaiveDateTime,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+    ) -> Ended {
+        let mut state = State {
+            emitted: 0,
+            include_dtstart,
+            from,
+            to,
+        };
+        if include_dtstart {
+            if self.until.is_some_and(|u| self.dtstart > u) {
+                return Ended::Complete;
+            }
+            state.emitted = 1;
+            if self.dtstart >= from && self.dtstart < to && visit(self.dtstart) == Visit::Stop {
+                return Ended::Stopped;
+            }
+        }
+        if self.count.is_some_and(|c| state.emitted >= c) {
+            return Ended::Complete;
+        }
+        let start = if self.count.is_some() {
+            self.dtstart
+        } else {
+            from.max(self.dtstart)
+        };
+        match self.freq {
+            Frequency::Yearly | Frequency::Monthly | Frequency::Weekly | Frequency::Daily => {
+                self.expand_by_period(start, &mut state, visit)
+            }
+            Frequency::Hourly | Frequency::Minutely | Frequency::Secondly => {
+                self.expand_sub_daily(start, &mut state, visit)
+            }
+        }
+    }
+
+    /// Handles one candidate; returns whether expansion goes on.
+    fn offer(
+        &self,
+        candidate: NaiveDateTime,
+        state: &mut State,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+    ) -> Option<Ended> {
+        if candidate < self.dtstart {
+            return None;
+        }
+        if self.until.is_some_and(|u| candidate > u) {
+            return Some(Ended::Complete);
+        }
+        if state.include_dtstart && candidate == self.dtstart {
+            return None;
+        }
+        if let Some(count) = self.count {
+            if state.emitted >= count {
+                return Some(Ended::Complete);
+            }
+            state.emitted += 1;
+        }
+        if candidate >= state.to {
+            return Some(Ended::Complete);
+        }
+        if candidate >= state.from && visit(candidate) == Visit::Stop {
+            return Some(Ended::Stopped);
+        }
+        if self.count.is_some_and(|c| state.emitted >= c) {
+            return Some(Ended::Complete);
+        }
+        None
+    }
+
+    fn expand_by_period(
+        &self,
+        start: NaiveDateTime,
+        state: &mut State,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+    ) -> Ended {
+        let first = self.period_of(self.dtstart.date());
+        let wanted = self.period_of(start.date());
+        let steps = if wanted > first {
+            (wanted - first + self.interval - 1) / self.interval
+        } else {
+            0
+        };
+        let mut period = first + steps * self.interval;
+        let mut candidates: Vec<NaiveDateTime> = Vec::new();
+        let mut days: Vec<NaiveDate> = Vec::new();
+        for _ in 0..PERIOD_BUDGET {
+            let Some(period_start) = self.period_start(period) else {
+                return Ended::Complete;
+            };
+            if period_start.and_time(NaiveTime::MIN) >= state.to
+                || self.until.is_some_and(|u| period_start > u.date())
+            {
+                return Ended::Complete;
+            }
+            let mut ended = None;
+            if self.set_pos.is_empty() {
+                // Candidates come out in order: offer them as they come. Without COUNT,
+                // days outside the window cannot matter, so they are not visited.
+                let bounds = self
+                    .count
+                    .is_none()
+                    .then(|| (state.from.date(), state.to.date()));
+                self.each_period_day(period_start, bounds, &mut |day| {
+                    for time in &self.times {
+                        if let Some(end) = self.offer(day.and_time(*time), state, visit) {
+                            ended = Some(end);
+                            return false;
+                        }
+                    }
+                    true
+                });
+            } else {
+                if let [time] = self.times.as_slice() {
+                    // One time a day (the usual case): positions pick days.
+                    days.clear();
+                    self.each_period_day(period_start, None, &mut |day| {
+                        days.push(day);
+                        true
+                    });
+                    self.apply_set_pos(&mut days);
+                    for day in &days {
+                        if let Some(end) = self.offer(day.and_time(*time), state, visit) {
+                            ended = Some(end);
+                            break;
+                        }
+                    }
+                } else {
+                    candidates.clear();
+                    self.each_period_day(period_start, None, &mut |day| {
+                        candidates.extend(self.times.iter().map(|time| day.and_time(*time)));
+                        true
+                    });
+                    self.apply_set_pos(&mut candidates);
+                    for candidate in &candidates {
+                        if let Some(end) = self.offer(*candidate, state, visit) {
+                            ended = Some(end);
+                            break;
+                        }
+                    }
+                }
+            }
+            if let Some(ended) = ended {
+                return ended;
+            }
+            period += self.interval;
+        }
+        Ended::OverBudget
+    }
+
+    /// Times of day for daily-or-longer rules, ascending.
+    fn day_times(&self) -> Vec<NaiveTime> {
+        let mut times =
+            Vec::with_capacity(self.hours.len() * self.minutes.len() * self.seconds.len());
+        for &hour in &self.hours {
+            for &minute in &self.minutes {
+                for &second in &self.seconds {
+                    if let Some(time) = NaiveTime::from_hms_opt(
+                        u32::from(hour),
+                        u32::from(minute),
+                        u32::from(second),
+                    ) {
+                        times.push(time);
+                    }
+                }
+            }
+        }
+        times
+    }
+
+    /// Keeps the candidates at the BYSETPOS positions (in place, no allocation).
+    fn apply_set_pos<T: Copy>(&self, candidates: &mut Vec<T>) {
+        if self.set_pos.is_empty() || candidates.is_empty() {
+            return;
+        }
+        let len = candidates.len() as i64;
+        let mut chosen = [0usize; 16];
+        let mut count = 0;
+        for &pos in &self.set_pos {
+            let index = if pos > 0 {
+                i64::from(pos) - 1
+            } else {
+                len + i64::from(pos)
+            };
+            if let Ok(index) = usize::try_from(index)
+                && index < candidates.len()
+                && count < chosen.len()
+            {
+                chosen[count] = index;
+                count += 1;
+            }
+        }
+        let chosen = &mut chosen[..count];
+        chosen.sort_unstable();
+        let mut kept = 0;
+        for position in 0..chosen.len() {
+            if position > 0 && chosen[position] == chosen[position - 1] {
+                continue;
+            }
+            candidates[kept] = candidates[chosen[position]];
+            kept += 1;
+        }
+        candidates.truncate(kept);
+    }
+
+    /// The index of the period holding `date`.
+    fn period_of(&self, date: NaiveDate) -> i64 {
+        match self.freq {
+            Frequency::Yearly => i64::from(date.year()),
+            Frequency::Monthly => i64::from(date.year()) * 12 + i64::from(date.month0()),
+            Frequency::Weekly => {
+                let day = i64::from(date.num_days_from_ce());
+                let offset = (day - 1 - i64::from(self.wkst.num_days_from_monday())).rem_euclid(7);
+                (day - offset - 1 - i64::from(self.wkst.num_days_from_monday())) / 7
+            }
+            _ => i64::from(date.num_days_from_ce()),
+        }
+    }
+
+    /// The first day of a period.
+    fn period_start(&self, period: i64) -> Option<NaiveDate> {
+        match self.freq {
+            Frequency::Yearly => NaiveDate::from_ymd_opt(i32::try_from(period).ok()?, 1, 1),
+            Frequency::Monthly => NaiveDate::from_ymd_opt(
+                i32::try_from(period.div_euclid(12)).ok()?,
+                u32::try_from(period.rem_euclid(12)).ok()? + 1,
+                1,
+            ),
+            Frequency::Weekly => NaiveDate::from_num_days_from_ce_opt(
+                i32::try_from(period * 7 + 1 + i64::from(self.wkst.num_days_from_monday())).ok()?,
+            ),
+            _ => NaiveDate::from_num_days_from_ce_opt(i32::try_from(period).ok()?),
+        }
+    }
+
+    /// Calls `each` with the days of a period that pass every day-level part, in order,
+    /// until it returns false.
+    /// `bounds` (first and last day, inclusive) narrows the days visited.
+    fn each_period_day(
+        &self,
+        start: NaiveDate,
+        bounds: Option<(NaiveDate, NaiveDate)>,
+        each: &mut dyn FnMut(NaiveDate) -> bool,
+    ) {
+        match self.freq {
+            Frequency::Yearly => {
+                for month in 1..=12u32 {
+                    if self.months != 0 && self.months & (1 << month) == 0 {
+                        continue;
+                    }
+                    if let Some(first) = NaiveDate::from_ymd_opt(start.year(), month, 1)
+                        && !self.each_month_day(first, bounds, each)
+                    {
+                        return;
+                    }
+                }
+            }
+            Frequency::Monthly => {
+                if self.months == 0 || self.months & (1 << start.month()) != 0 {
+                    self.each_month_day(start, bounds, each);
+                }
+            }
+            Frequency::Weekly => {
+                let mut day = start;
+                for _ in 0..7 {
+                    let inside = bounds.is_none_or(|(from, to)| day >= from && day <= to);
+                    if inside && self.day_matches(day) && !each(day) {
+                        return;
+                    }
+                    match day.succ_opt() {
+                        Some(next) => day = next,
+                        None => return,
+                    }
+                }
+            }
+            _ => {
+                if self.day_matches(start) {
+                    each(start);
+                }
+            }
+        }
+    }
+
+    /// Calls `each` with the matching days of the month starting at `first`; false when
+    /// `each` stopped.
+    fn each_month_day(
+        &self,
+        first: NaiveDate,
+        bounds: Option<(NaiveDate, NaiveDate)>,
+        each: &mut dyn FnMut(NaiveDate) -> bool,
+    ) -> bool {
+        let length = days_in_month(first);
+        let (mut low, mut high) = (1, length);
+        if let Some((from, to)) = bounds {
+            let month_end = first.with_day(length).unwrap_or(first);
+            if to < first || from > month_end {
+                return true;
+            }
+            if from > first {
+                low = from.day();
+            }
+            if to < month_end {
+                high = to.day();
+            }
+        }
+        // Fast path: only BYMONTHDAY restricts the days.
+        if self.weekdays == 0
+            && self.ordinals.is_empty()
+            && self.year_days.is_empty()
+            && self.week_nos.is_empty()
+            && !self.month_days.is_empty()
+        {
+            let mut wanted = [false; 32];
+            for &d in &self.month_days {
+                let d = i32::from(d);
+                let day = if d > 0 { d } else { length as i32 + 1 + d };
+                if let Ok(day) = usize::try_from(day)
+                    && (1..=length as usize).contains(&day)
+                {
+                    wanted[day] = true;
+                }
+            }
+            for (day, _) in wanted
+                .iter()
+                .enumerate()
+                .filter(|(day, w)| **w && (low..=high).contains(&(*day as u32)))
+            {
+                if let Some(date) = first.with_day(day as u32)
+                    && !each(date)
+                {
+                    return false;
+                }
+            }
+            return true;
+        }
+        for day in low..=high {
+            if let Some(date) = first.with_day(day)
+                && self.day_matches(date)
+                && !each(date)
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether a day passes the day-level parts (BYMONTH, BYWEEKNO, BYYEARDAY,
+    /// BYMONTHDAY, BYDAY).
+    fn day_matches(&self, date: NaiveDate) -> bool {
+        if self.months != 0 && self.months & (1 << date.month()) == 0 {
+            return false;
+        }
+        if !self.week_nos.is_empty() {
+            let (week, weeks) = week_number(date, self.wkst);
+            if !self
+                .week_nos
+                .iter()
+                .any(|&n| i32::from(n) == week || (n < 0 && weeks + 1 + i32::from(n) == week))
+            {
+                return false;
+            }
+        }
+        if !self.year_days.is_empty() {
+            let ordinal = date.ordinal() as i32;
+            let length = if date.leap_year() { 366 } else { 365 };
+            if !self.year_days.iter().any(|&d| {
+                i32::from(d) == ordinal || (d < 0 && length + 1 + i32::from(d) == ordinal)
+            }) {
+                return false;
+            }
+        }
+        if !self.month_days.is_empty() {
+            let day = date.day() as i32;
+            let length = days_in_month(date) as i32;
+            if !self
+                .month_days
+                .iter()
+                .any(|&d| i32::from(d) == day || (d < 0 && length + 1 + i32::from(d) == day))
+            {
+                return false;
+            }
+        }
+        if self.weekdays != 0 || !self.ordinals.is_empty() {
+            let weekday = date.weekday();
+            if self.weekdays & bit(weekday) != 0 {
+                return true;
+            }
+            return self.ordinals.iter().any(|&(n, wd)| {
+                wd == weekday && {
+                    let (index, length) = match self.scope {
+                        OrdinalScope::Month => (date.day0() as i32, days_in_month(date) as i32),
+                        _ => (
+                            date.ordinal0() as i32,
+                            if date.leap_year() { 366 } else { 365 },
+                        ),
+                    };
+                    if n > 0 {
+                        index / 7 + 1 == i32::from(n)
+                    } else {
+                        (length - 1 - index) / 7 + 1 == -i32::from(n)
+                    }
+                }
+            });
+        }
+        true
+    }
+}
+
+struct State {
+    emitted: u32,
+    include_dtstart: bool,
+    from: NaiveDateTime,
+    to: NaiveDateTime,
+}
+
+fn seconds_of(time: NaiveDateTime) -> i64 {
+    time.and_utc().timestamp()
+}
+
+fn days_in_month(date: NaiveDate) -> u32 {
+    match date.month() {
+        4 | 6 | 9 | 11 => 30,
+        2 if date.leap_year() => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// The week number of `date` (weeks start on `wkst`; week 1 holds at least four days
+/// of its year) and the number of weeks of that week-numbering year.
+fn week_number(date: NaiveDate, wkst: Weekday) -> (i32, i32) {
+    let first_week_start = |year: i32| -> Option<NaiveDate> {
+        let jan4 = NaiveDate::from_ymd_opt(year, 1, 4)?;
+        let back = (jan4.weekday().num_days_from_monday() + 7 - wkst.num_days_from_monday()) % 7;
+        Some(jan4 - Duration::days(i64::from(back)))
+    };
+    let year = date.year();
+    let (Some(this), Some(next), Some(previous)) = (
+        first_week_start(year),
+        first_week_start(year + 1),
+        first_week_start(year - 1),
+    ) else {
+        return (0, 52);
+    };
+    let (start, end) = if date < this {
+        (previous, this)
+    } else if date >= next {
+        let after = first_week_start(year + 2).unwrap_or(next + Duration::days(364));
+        (next, after)
+    } else {
+        (this, next)
+    };
+    (
+        ((date - start).num_days() / 7 + 1) as i32,
+        ((end - start).num_days() / 7) as i32,
+    )
+}
+
+mod sub_daily;
+
+#[cfg(test)]
+mod tests;

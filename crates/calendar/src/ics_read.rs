@@ -1,0 +1,463 @@
+//! Reading events from an iCalendar text. Every problem with one event becomes a
+//! [`LoadWarning`] naming its line; the other events still load. Only a text that holds
+//! no `VCALENDAR` at all is an error.
+
+use std::collections::HashMap;
+
+use chrono::{Duration, NaiveTime};
+
+use crate::component::{Component, Property, Tree, parse_tree};
+use crate::contentline::{excerpt, split_list, split_text_list, unescape_text};
+use crate::error::{CalendarError, LoadWarning, Result};
+use crate::event::{Event, EventSource, Recurrence};
+use crate::fingerprint::sha256_hex;
+use crate::rrule::RecurrenceRule;
+use crate::time::{EventTime, Zone, parse_date, parse_date_time, parse_duration};
+use crate::timezone::{resolve_tzid, zone_from_vtimezone};
+
+/// Events read from one calendar, and what was wrong with the rest.
+#[derive(Clone, Debug, Default)]
+pub struct ParsedCalendar {
+    /// Events (series, single events and overrides).
+    pub events: Vec<Event>,
+    /// Per-item problems; the items were skipped or read in part.
+    pub warnings: Vec<LoadWarning>,
+}
+
+/// Reads the events of an iCalendar text. `calendar` becomes the events' calendar id;
+/// `origin` (a path or URL) names the text in warnings.
+pub fn read_ics(calendar: &str, origin: &str, text: &str) -> Result<ParsedCalendar> {
+    let tree = parse_tree(text);
+    read_tree(calendar, origin, text, &tree)
+}
+
+pub(crate) fn read_tree(
+    calendar: &str,
+    origin: &str,
+    text: &str,
+    tree: &Tree<'_>,
+) -> Result<ParsedCalendar> {
+    let mut parsed = ParsedCalendar::default();
+    let at = |line: usize| format!("{origin}:{line}");
+    for issue in &tree.issues {
+        parsed
+            .warnings
+            .push(LoadWarning::new(at(issue.line), issue.message.clone()));
+    }
+    let calendars: Vec<&Component<'_>> = tree
+        .components
+        .iter()
+        .filter(|c| c.name == "VCALENDAR")
+        .collect();
+    for other in tree.components.iter().filter(|c| c.name != "VCALENDAR") {
+        parsed.warnings.push(LoadWarning::new(
+            at(other.line),
+            format!("BEGIN:{} is outside any VCALENDAR; ignored", other.name),
+        ));
+    }
+    if calendars.is_empty() {
+        if text.trim_start_matches('\u{feff}').trim().is_empty() {
+            return Ok(parsed);
+        }
+        let first = text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| format!(" (line {} reads `{}`)", i + 1, excerpt(l.trim())))
+            .unwrap_or_default();
+        return Err(CalendarError::NotACalendar {
+            what: origin.to_owned(),
+            message: format!("no BEGIN:VCALENDAR found{first}"),
+        });
+    }
+    let mut zones = ZoneResolver::new(origin, &calendars);
+    let mut seen: HashMap<(String, Option<String>), usize> = HashMap::new();
+    for component in calendars
+        .iter()
+        .flat_map(|c| c.children.iter())
+        .filter(|c| c.name == "VEVENT")
+    {
+        let mut warnings = Vec::new();
+        match read_event(calendar, origin, text, component, &mut zones, &mut warnings) {
+            Ok(event) => {
+                let key = (
+                    event.uid.clone(),
+                    event.recurrence_id.map(|r| r.ical_value()),
+                );
+                if let Some(first) = seen.get(&key) {
+                    warnings.push(LoadWarning::new(
+                        at(component.line),
+                        format!(
+                            "duplicate UID `{}` (first at line {first}); this copy is not shown and stays in the file as it is",
+                            event.uid
+                        ),
+                    ));
+                } else {
+                    seen.insert(key, component.line);
+                    parsed.events.push(event);
+                }
+            }
+            Err(message) => warnings.push(LoadWarning::new(
+                at(component.line),
+                format!("event skipped: {message}"),
+            )),
+        }
+        parsed.warnings.append(&mut warnings);
+    }
+    parsed.warnings.append(&mut zones.warnings);
+    Ok(parsed)
+}
+
+/// Reads one VEVENT of a parsed text (its zones resolved against the whole text).
+pub(crate) fn read_component(
+    text: &str,
+    tree: &Tree<'_>,
+    component: &Component<'_>,
+) -> Option<Event> {
+    let calendars: Vec<&Component<'_>> = tree
+        .components
+        .iter()
+        .filter(|c| c.name == "VCALENDAR")
+        .collect();
+    let mut zones = ZoneResolver::new("", &calendars);
+    read_event("", "", text, component, &mut zones, &mut Vec::new()).ok()
+}
+
+/// The UID of a VEVENT, or a stable stand-in derived from its text when it has none.
+pub(crate) fn component_uid(component: &Component<'_>, text: &str) -> String {
+    match component.value("UID").map(|v| unescape_text(v.trim())) {
+        Some(uid) if !uid.is_empty() => uid.into_owned(),
+        _ => {
+            let bytes = text.get(component.span.clone()).unwrap_or("").as_bytes();
+            format!("no-uid-{}", &sha256_hex(bytes)[..16])
+        }
+    }
+}
+
+fn read_event(
+    calendar: &str,
+    origin: &str,
+    text: &str,
+    component: &Component<'_>,
+    zones: &mut ZoneResolver<'_, '_>,
+    warnings: &mut Vec<LoadWarning>,
+) -> std::result::Result<Event, String> {
+    let at = |line: usize| format!("{origin}:{line}");
+    let uid = component_uid(component, text);
+    if component.value("UID").is_none_or(|v| v.trim().is_empty()) {
+        warnings.push(LoadWarning::new(
+            at(component.line),
+            format!("event has no UID; Hearth calls it `{uid}` until it is edited"),
+        ));
+    }
+    let start_property = component
+        .property("DTSTART")
+        .ok_or_else(|| "it has no DTSTART".to_owned())?;
+    let mut start = read_time(start_property, zones)?;
+    let mut end = match (component.property("DTEND"), component.property("DURATION")) {
+        (Some(property), _) => match read_time(property, zones) {
+            Ok(end) => Some(end),
+            Err(message) => {
+                warnings.push(LoadWarning::new(
+                    at(property.line),
+                    format!("{message}; the default length is used"),
+                ));
+                None
+            }
+        },
+        (None, Some(property)) => match parse_duration(&property.content.value) {
+            Some(duration) => Some(add_duration(start, duration)),
+            None => {
+                warnings.push(LoadWarning::new(
+                    at(property.line),
+                    format!("DURATION `{}` is not an iCalendar duration (like PT1H30M); the default length is used", excerpt(&property.content.value)),
+                ));
+                None
+            }
+        },
+        (None, None) => None,
+    };
+    // Outlook marks all-day events with midnight date-times and this flag.
+    let outlook_all_day = component
+        .value("X-MICROSOFT-CDO-ALLDAYEVENT")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("TRUE"));
+    if outlook_all_day
+        && start.local().time() == NaiveTime::MIN
+        && end.is_none_or(|e| e.local().time() == NaiveTime::MIN)
+    {
+        start = EventTime::Date(start.date());
+        end = end.map(|e| EventTime::Date(e.date()));
+    }
+    let end = match end.map(|end| conform_end(start, end)) {
+        Some(end) if end_after_start(start, end, chrono_tz::UTC) => end,
+        Some(_) => {
+            warnings.push(LoadWarning::new(
+                at(component.line),
+                "the end is before the start; the default length is used",
+            ));
+            default_end(start)
+        }
+        None => default_end(start),
+    };
+    let recurrence_id = match component.property("RECURRENCE-ID") {
+        Some(property) => {
+            if property
+                .content
+                .param("RANGE")
+                .is_some_and(|r| r.eq_ignore_ascii_case("THISANDFUTURE"))
+            {
+                warnings.push(LoadWarning::new(
+                    at(property.line),
+                    "RANGE=THISANDFUTURE is not supported; the override applies to its own occurrence only",
+                ));
+            }
+            Some(read_time(property, zones)?)
+        }
+        None => None,
+    };
+    let mut rules = Vec::new();
+    for property in component.properties_named("RRULE") {
+        match property.content.value.parse::<RecurrenceRule>() {
+            Ok(rule) => rules.push(rule),
+            Err(error) => warnings.push(LoadWarning::new(
+                at(property.line),
+                format!("{error}; the rule is ignored"),
+            )),
+        }
+    }
+    let rdates = read_time_list(component, "RDATE", zones, warnings, origin);
+    let exdates = read_time_list(component, "EXDATE", zones, warnings, origin);
+    let recurrence = if (rules.is_empty() && rdates.is_empty()) || recurrence_id.is_some() {
+        None
+    } else {
+        Some(Recurrence {
+            rules,
+            rdates,
+            exdates,
+            start_is_occurrence: true,
+        })
+    };
+    let text_of = |name: &str| {
+        component
+            .value(name)
+            .map(|v| unescape_text(v).trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    Ok(Event {
+        calendar: calendar.to_owned(),
+        uid,
+        recurrence_id,
+        title: text_of("SUMMARY").unwrap_or_default(),
+        description: text_of("DESCRIPTION"),
+        location: text_of("LOCATION"),
+        categories: component
+            .properties_named("CATEGORIES")
+            .flat_map(|p| split_text_list(&p.content.value))
+            .collect(),
+        status: component
+            .value("STATUS")
+            .map(|s| s.trim().to_ascii_uppercase()),
+        start,
+        end,
+        recurrence,
+        source: EventSource::Ics {
+            line: component.line,
+        },
+    })
+}
+
+/// An end of the same kind as the start (a date for a date, a date-time otherwise).
+fn conform_end(start: EventTime, end: EventTime) -> EventTime {
+    match (start, end) {
+        (EventTime::Date(_), EventTime::DateTime { local, .. }) => {
+            let date = local.date();
+            if local.time() > NaiveTime::MIN {
+                date.succ_opt()
+                    .map_or(EventTime::Date(date), EventTime::Date)
+            } else {
+                EventTime::Date(date)
+            }
+        }
+        (EventTime::DateTime { zone, .. }, EventTime::Date(date)) => EventTime::DateTime {
+            local: date.and_time(NaiveTime::MIN),
+            zone,
+        },
+        (_, end) => end,
+    }
+}
+
+fn end_after_start(start: EventTime, end: EventTime, floating: chrono_tz::Tz) -> bool {
+    match (start, end) {
+        (EventTime::Date(start), EventTime::Date(end)) => end > start,
+        (start, end) => end.to_utc(floating) >= start.to_utc(floating),
+    }
+}
+
+/// RFC 5545's default: one day for a date, no length for a date-time.
+pub(crate) fn default_end(start: EventTime) -> EventTime {
+    match start {
+        EventTime::Date(date) => date.succ_opt().map_or(start, EventTime::Date),
+        other => other,
+    }
+}
+
+fn add_duration(start: EventTime, duration: Duration) -> EventTime {
+    match start {
+        EventTime::Date(date) => {
+            let days = duration.num_days().max(1);
+            date.checked_add_signed(Duration::days(days))
+                .map_or(start, EventTime::Date)
+        }
+        EventTime::DateTime { local, zone } => EventTime::DateTime {
+            local: local.checked_add_signed(duration).unwrap_or(local),
+            zone,
+        },
+    }
+}
+
+fn read_time(
+    property: &Property<'_>,
+    zones: &mut ZoneResolver<'_, '_>,
+) -> std::result::Result<EventTime, String> {
+    let value = property.content.value.trim();
+    read_time_value(
+        &property.content.name,
+        value,
+        property.content.param("VALUE"),
+        property.content.param("TZID"),
+        property.line,
+        zones,
+    )
+}
+
+fn read_time_value(
+    name: &str,
+    value: &str,
+    value_type: Option<&str>,
+    tzid: Option<&str>,
+    line: usize,
+    zones: &mut ZoneResolver<'_, '_>,
+) -> std::result::Result<EventTime, String> {
+    let is_date = value_type.is_some_and(|v| v.eq_ignore_ascii_case("DATE"))
+        || (value.len() == 8 && !value.contains(['T', 't']));
+    if is_date {
+        return parse_date(value)
+            .map(EventTime::Date)
+            .ok_or_else(|| format!("{name} value `{}` is not a date (YYYYMMDD)", excerpt(value)));
+    }
+    let (local, utc) = parse_date_time(value).ok_or_else(|| {
+        format!(
+            "{name} value `{}` is not a date (YYYYMMDD) or date-time (YYYYMMDDTHHMMSS)",
+            excerpt(value)
+        )
+    })?;
+    let zone = match (utc, tzid) {
+        (true, _) => Zone::Utc,
+        (false, Some(tzid)) => zones.resolve(tzid, line),
+        (false, None) => Zone::Floating,
+    };
+    Ok(EventTime::DateTime { local, zone })
+}
+
+fn read_time_list(
+    component: &Component<'_>,
+    name: &str,
+    zones: &mut ZoneResolver<'_, '_>,
+    warnings: &mut Vec<LoadWarning>,
+    origin: &str,
+) -> Vec<EventTime> {
+    let mut times = Vec::new();
+    for property in component.properties_named(name) {
+        let value_type = property.content.param("VALUE");
+        let tzid = property.content.param("TZID");
+        for item in split_list(&property.content.value) {
+            // A PERIOD (start/end or start/duration) contributes its start.
+            let item = item.split('/').next().unwrap_or(item);
+            match read_time_value(
+                name,
+                item,
+                value_type.filter(|v| !v.eq_ignore_ascii_case("PERIOD")),
+                tzid,
+                property.line,
+                zones,
+            ) {
+                Ok(time) => times.push(time),
+                Err(message) => warnings.push(LoadWarning::new(
+                    format!("{origin}:{}", property.line),
+                    format!("{message}; the value is ignored"),
+                )),
+            }
+        }
+    }
+    times
+}
+
+/// Turns `TZID`s into zones, once per name, warning about those it cannot place.
+struct ZoneResolver<'t, 'a> {
+    origin: String,
+    vtimezones: HashMap<String, &'t Component<'a>>,
+    resolved: HashMap<String, Zone>,
+    warnings: Vec<LoadWarning>,
+}
+
+impl<'t, 'a> ZoneResolver<'t, 'a> {
+    fn new(origin: &str, calendars: &[&'t Component<'a>]) -> Self {
+        let mut vtimezones = HashMap::new();
+        for component in calendars
+            .iter()
+            .flat_map(|c| c.children.iter())
+            .filter(|c| c.name == "VTIMEZONE")
+        {
+            if let Some(tzid) = component.value("TZID") {
+                vtimezones.insert(unescape_text(tzid.trim()).into_owned(), component);
+            }
+        }
+        Self {
+            origin: origin.to_owned(),
+            vtimezones,
+            resolved: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn resolve(&mut self, tzid: &str, line: usize) -> Zone {
+        if let Some(zone) = self.resolved.get(tzid) {
+            return *zone;
+        }
+        let unquoted = tzid.trim().trim_matches('"');
+        let zone = if let Some(tz) = resolve_tzid(unquoted) {
+            Zone::Named(tz)
+        } else if let Some(component) = self.vtimezones.get(unquoted) {
+            match zone_from_vtimezone(component, unquoted) {
+                Some((zone, true)) => zone,
+                Some((zone, false)) => {
+                    self.warnings.push(LoadWarning::new(
+                        format!("{}:{line}", self.origin),
+                        format!(
+                            "time zone `{unquoted}` matches no known zone; its standard offset {} is used all year",
+                            zone.name()
+                        ),
+                    ));
+                    zone
+                }
+                None => self.unknown(unquoted, line, "its VTIMEZONE cannot be read"),
+            }
+        } else {
+            self.unknown(
+                unquoted,
+                line,
+                "it is neither an IANA or Windows name nor defined by a VTIMEZONE",
+            )
+        };
+        self.resolved.insert(tzid.to_owned(), zone);
+        zone
+    }
+
+    fn unknown(&mut self, tzid: &str, line: usize, why: &str) -> Zone {
+        self.warnings.push(LoadWarning::new(
+            format!("{}:{line}", self.origin),
+            format!("unknown time zone `{tzid}` ({why}); its times are read as floating (the calendar's zone)"),
+        ));
+        Zone::Floating
+    }
+}

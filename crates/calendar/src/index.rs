@@ -1,0 +1,512 @@
+//! The event index: which events occur in a range of time, with recurrence expanded.
+//!
+//! Single events (and overrides of one occurrence) sit in arrays sorted by start, so a
+//! range query is a binary search. Series keep their rules compiled and their bounds
+//! (first start, last end — unbounded for open-ended rules; `COUNT` rules are expanded
+//! once at build time to find their end); a query expands only the series whose bounds
+//! meet the range, each jumping straight to the range.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use chrono_tz::Tz;
+
+use crate::event::Event;
+use crate::expand::{Ended, Expander, Visit};
+use crate::rrule::Until;
+use crate::time::{EventTime, Zone};
+
+/// Single events longer than this go to the (linearly scanned) long list.
+const SHORT_SECONDS: i64 = 7 * 86_400;
+
+/// One occurrence of an event in a range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Occurrence<'a> {
+    /// The event (for an occurrence of a series, the series).
+    pub event: &'a Event,
+    /// When it starts.
+    pub start: DateTime<Utc>,
+    /// When it ends.
+    pub end: DateTime<Utc>,
+    /// For an occurrence of a series or an override: the original start of the
+    /// occurrence, which names it (`RECURRENCE-ID`).
+    pub recurrence_id: Option<EventTime>,
+    /// The event's place in its index by title, for sorting without comparing text.
+    pub(crate) rank: u32,
+}
+
+impl Occurrence<'_> {
+    /// Whether it is an all-day occurrence.
+    pub fn is_all_day(&self) -> bool {
+        self.event.is_all_day()
+    }
+}
+
+/// A query range in one zone's wall clock.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    start: NaiveDateTime,
+    end: NaiveDateTime,
+    margin: Duration,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    start: i64,
+    end: i64,
+    event: u32,
+}
+
+#[derive(Debug)]
+struct Series {
+    event: u32,
+    zone: Zone,
+    all_day: bool,
+    dtstart: NaiveDateTime,
+    include_dtstart: bool,
+    rules: Vec<Expander>,
+    rdates: Vec<NaiveDateTime>,
+    // Sorted keys (usually empty or a few): binary search beats hashing here.
+    excluded: Vec<i64>,
+    excluded_dates: Vec<i64>,
+    overridden: Vec<i64>,
+    length_seconds: i64,
+    length_days: i64,
+    first_start: i64,
+    last_end: i64,
+}
+
+/// Events of one or more calendars, ready for range queries.
+#[derive(Debug)]
+pub struct EventIndex {
+    events: Vec<Event>,
+    floating: Tz,
+    singles: Vec<Slot>,
+    long: Vec<Slot>,
+    series: Vec<Series>,
+    by_uid: HashMap<(String, String), u32>,
+    /// Each event's position when sorted by title.
+    ranks: Vec<u32>,
+}
+
+fn day_number(date: NaiveDate) -> i64 {
+    i64::from(chrono::Datelike::num_days_from_ce(&date))
+}
+
+impl EventIndex {
+    /// Indexes `events`; floating times and all-day dates are placed in `floating`.
+    pub fn new(events: Vec<Event>, floating: Tz) -> Self {
+        let mut index = Self {
+            events,
+            floating,
+            singles: Vec::new(),
+            long: Vec::new(),
+            series: Vec::new(),
+            by_uid: HashMap::new(),
+            ranks: Vec::new(),
+        };
+        let mut order: Vec<u32> = (0..index.events.len() as u32).collect();
+        order.sort_by(|a, b| {
+            index.events[*a as usize]
+                .title
+                .cmp(&index.events[*b as usize].title)
+        });
+        index.ranks = vec![0; order.len()];
+        for (rank, position) in order.into_iter().enumerate() {
+            index.ranks[position as usize] = rank as u32;
+        }
+        // Overrides by series: (calendar, uid) → keys of the occurrences they replace.
+        let mut overrides: HashMap<(String, String), Vec<EventTime>> = HashMap::new();
+        for (position, event) in index.events.iter().enumerate() {
+            let key = (event.calendar.clone(), event.uid.clone());
+            match event.recurrence_id {
+                Some(recurrence_id) => overrides.entry(key).or_default().push(recurrence_id),
+                None => {
+                    index.by_uid.entry(key).or_insert(position as u32);
+                }
+            }
+        }
+        // An override whose series is missing stands for its event.
+        for (position, event) in index.events.iter().enumerate() {
+            if event.recurrence_id.is_some() {
+                let key = (event.calendar.clone(), event.uid.clone());
+                index.by_uid.entry(key).or_insert(position as u32);
+            }
+        }
+        for position in 0..index.events.len() {
+            let event = &index.events[position];
+            if event.recurrence.is_some() && event.recurrence_id.is_none() {
+                let replaced = overrides
+                    .get(&(event.calendar.clone(), event.uid.clone()))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                let series = build_series(position as u32, event, replaced, floating);
+                index.series.push(series);
+            } else {
+                let start = event.start.to_utc(floating).timestamp();
+                let end = event.end.to_utc(floating).timestamp().max(start);
+                let slot = Slot {
+                    start,
+                    end,
+                    event: position as u32,
+                };
+                if end - start > SHORT_SECONDS {
+                    index.long.push(slot);
+                } else {
+                    index.singles.push(slot);
+                }
+            }
+        }
+        index.singles.sort_unstable_by_key(|s| (s.start, s.end));
+        index.long.sort_unstable_by_key(|s| (s.start, s.end));
+        index.series.sort_unstable_by_key(|s| s.first_start);
+        index
+    }
+
+    /// All indexed events.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// The zone floating times are placed in.
+    pub fn floating_zone(&self) -> Tz {
+        self.floating
+    }
+
+    /// The event (series or single event; an override only when its series is missing)
+    /// with this UID in a calendar.
+    pub fn get(&self, calendar: &str, uid: &str) -> Option<&Event> {
+        self.by_uid
+            .get(&(calendar.to_owned(), uid.to_owned()))
+            .map(|&i| &self.events[i as usize])
+    }
+
+    /// The overrides of a series.
+    pub fn overrides<'a>(
+        &'a self,
+        calendar: &'a str,
+        uid: &'a str,
+    ) -> impl Iterator<Item = &'a Event> + 'a {
+        self.events
+            .iter()
+            .filter(move |e| e.recurrence_id.is_some() && e.calendar == calendar && e.uid == uid)
+    }
+
+    /// Visits every occurrence that overlaps `[from, to)` of the events `keep` accepts,
+    /// unordered. An event without length counts when it starts in the range.
+    pub fn visit<'a>(
+        &'a self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        keep: &dyn Fn(&Event) -> bool,
+        visit: &mut dyn FnMut(Occurrence<'a>),
+    ) {
+        let (low, high) = (from.timestamp(), to.timestamp());
+        let overlaps = |start: i64, end: i64| start < high && (end > low || start >= low);
+        let first = self
+            .singles
+            .partition_point(|s| s.start < low - SHORT_SECONDS);
+        for slot in self.singles[first..]
+            .iter()
+            .take_while(|s| s.start < high)
+            .chain(self.long.iter().take_while(|s| s.start < high))
+        {
+            if overlaps(slot.start, slot.end) {
+                let event = &self.events[slot.event as usize];
+                if keep(event) {
+                    visit(self.single_occurrence(event, slot));
+                }
+            }
+        }
+        let last_series = self.series.partition_point(|s| s.first_start < high);
+        let mut buffer = Vec::new();
+        // The range in each zone's wall clock, converted once per zone, with a margin
+        // that covers the offset changing within the range (DST) plus three hours.
+        let mut windows: Vec<(Zone, Window)> = Vec::new();
+        for series in &self.series[..last_series] {
+            if series.last_end <= low {
+                continue;
+            }
+            let event = &self.events[series.event as usize];
+            if !keep(event) {
+                continue;
+            }
+            let zone = if series.all_day {
+                Zone::Floating
+            } else {
+                series.zone
+            };
+            let window = match windows.iter().find(|(z, _)| *z == zone) {
+                Some((_, window)) => *window,
+                None => {
+                    let (start, end) = (
+                        zone.to_local(from, self.floating),
+                        zone.to_local(to, self.floating),
+                    );
+                    let shift = ((start - from.naive_utc()) - (end - to.naive_utc())).abs();
+                    let window = Window {
+                        start,
+                        end,
+                        margin: shift + Duration::hours(3),
+                    };
+                    windows.push((zone, window));
+                    window
+                }
+            };
+            self.expand_series(series, event, window, (from, to), &mut buffer, visit);
+        }
+    }
+
+    /// The occurrences overlapping `[from, to)`, sorted by start (then end, then title).
+    pub fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<Occurrence<'_>> {
+        let mut found = Vec::with_capacity(256);
+        self.visit(from, to, &|_| true, &mut |o| found.push(o));
+        found.sort_unstable_by_key(|o| (o.start, o.end, o.rank));
+        found
+    }
+
+    /// The occurrences of one event (a series with its overrides, or a single event)
+    /// overlapping `[from, to)`, sorted.
+    pub fn occurrences_of(
+        &self,
+        calendar: &str,
+        uid: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Vec<Occurrence<'_>> {
+        let mut found = Vec::new();
+        self.visit(
+            from,
+            to,
+            &|e| e.calendar == calendar && e.uid == uid,
+            &mut |o| found.push(o),
+        );
+        found.sort_unstable_by_key(|o| (o.start, o.end, o.rank));
+        found
+    }
+
+    fn single_occurrence<'a>(&self, event: &'a Event, slot: &Slot) -> Occurrence<'a> {
+        Occurrence {
+            event,
+            start: DateTime::from_timestamp(slot.start, 0).unwrap_or_default(),
+            end: DateTime::from_timestamp(slot.end, 0).unwrap_or_default(),
+            recurrence_id: event.recurrence_id,
+            rank: self.ranks[slot.event as usize],
+        }
+    }
+
+    /// Visits the occurrences of `series` overlapping `range`; `window` is the range in
+    /// the series' wall clock.
+    fn expand_series<'a>(
+        &self,
+        series: &Series,
+        event: &'a Event,
+        window: Window,
+        range: (DateTime<Utc>, DateTime<Utc>),
+        buffer: &mut Vec<NaiveDateTime>,
+        visit: &mut dyn FnMut(Occurrence<'a>),
+    ) {
+        let floating = self.floating;
+        let rank = self.ranks[series.event as usize];
+        let zone = if series.all_day {
+            Zone::Floating
+        } else {
+            series.zone
+        };
+        // The length catches earlier starts that still overlap.
+        let length = Duration::seconds(series.length_seconds) + Duration::days(series.length_days);
+        let local_from = window.start - length - window.margin;
+        let local_to = window.end + window.margin;
+        let (from, to) = range;
+        buffer.clear();
+        if series.rules.is_empty()
+            && series.include_dtstart
+            && series.dtstart >= local_from
+            && series.dtstart < local_to
+        {
+            buffer.push(series.dtstart);
+        }
+        for rule in &series.rules {
+            let ended = rule.expand(series.include_dtstart, local_from, local_to, &mut |t| {
+                buffer.push(t);
+                Visit::Continue
+            });
+            if ended == Ended::OverBudget {
+                tracing::debug!(uid = %event.uid, "recurrence expansion stopped at its budget");
+            }
+        }
+        buffer.extend(
+            series
+                .rdates
+                .iter()
+                .filter(|t| **t >= local_from && **t < local_to),
+        );
+        if series.rules.len() > 1 || !series.rdates.is_empty() {
+            buffer.sort_unstable();
+            buffer.dedup();
+        }
+        let (low, high) = (from.timestamp(), to.timestamp());
+        for &local in buffer.iter() {
+            let (start, end, key, recurrence_id) = if series.all_day {
+                let date = local.date();
+                let start = Zone::Floating.to_utc(local, floating);
+                let end_date = date + Duration::days(series.length_days);
+                let end = Zone::Floating.to_utc(end_date.and_time(NaiveTime::MIN), floating);
+                (start, end, day_number(date), EventTime::Date(date))
+            } else {
+                let start = zone.to_utc(local, floating);
+                let end = start + Duration::seconds(series.length_seconds);
+                (
+                    start,
+                    end,
+                    start.timestamp(),
+                    EventTime::DateTime {
+                        local,
+                        zone: series.zone,
+                    },
+                )
+            };
+            let listed =
+                |keys: &[i64], key: i64| !keys.is_empty() && keys.binary_search(&key).is_ok();
+            if listed(&series.excluded, key)
+                || listed(&series.overridden, key)
+                || (!series.all_day && listed(&series.excluded_dates, day_number(local.date())))
+            {
+                continue;
+            }
+            let (s, e) = (start.timestamp(), end.timestamp());
+            if s < high && (e > low || s >= low) {
+                visit(Occurrence {
+                    event,
+                    start,
+                    end,
+                    recurrence_id: Some(recurrence_id),
+                    rank,
+                });
+            }
+        }
+    }
+}
+
+/// Sorts occurrences by start, end, then title.
+pub(crate) fn sort_occurrences(occurrences: &mut [Occurrence<'_>]) {
+    occurrences
+        .sort_by(|a, b| (a.start, a.end, &a.event.title).cmp(&(b.start, b.end, &b.event.title)));
+}
+
+/// The identity of an occurrence of `series` named by `time` (an EXDATE or a
+/// RECURRENCE-ID): a day number for all-day series, a UTC second otherwise.
+fn occurrence_key(time: &EventTime, all_day: bool, floating: Tz) -> i64 {
+    if all_day {
+        day_number(time.date())
+    } else {
+        time.to_utc(floating).timestamp()
+    }
+}
+
+fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: Tz) -> Series {
+    let all_day = event.is_all_day();
+    let zone = event.start.zone();
+    let dtstart = event.start.local();
+    let local_of = |time: &EventTime| -> NaiveDateTime {
+        if all_day {
+            time.date().and_time(NaiveTime::MIN)
+        } else if time.zone() == zone {
+            time.local()
+        } else {
+            zone.to_local(time.to_utc(floating), floating)
+        }
+    };
+    let (length_seconds, length_days) = if all_day {
+        (0, event.duration(floating).num_days().max(1))
+    } else {
+        (event.duration(floating).num_seconds().max(0), 0)
+    };
+    let mut excluded = Vec::new();
+    let mut excluded_dates = Vec::new();
+    let mut rules = Vec::new();
+    let mut rdates = Vec::new();
+    let mut include_dtstart = true;
+    if let Some(recurrence) = &event.recurrence {
+        include_dtstart = recurrence.start_is_occurrence;
+        for exdate in &recurrence.exdates {
+            if !all_day && exdate.is_date() {
+                excluded_dates.push(day_number(exdate.date()));
+            } else {
+                excluded.push(occurrence_key(exdate, all_day, floating));
+            }
+        }
+        rdates = recurrence.rdates.iter().map(local_of).collect();
+        rdates.sort_unstable();
+        for rule in &recurrence.rules {
+            let until = rule.until().map(|until| match until {
+                Until::Date(date) if all_day => date.and_time(NaiveTime::MIN),
+                Until::Date(date) => date
+                    .and_hms_opt(23, 59, 59)
+                    .unwrap_or(date.and_time(NaiveTime::MIN)),
+                Until::Floating(time) => time,
+                Until::Utc(time) if all_day => time,
+                Until::Utc(time) => zone.to_local(time.and_utc(), floating),
+            });
+            let expander = Expander::new(rule, dtstart, until, all_day);
+            rules.push(if expander.has_count() {
+                let mut last = dtstart;
+                let far = NaiveDate::MAX.and_time(NaiveTime::MIN);
+                expander.expand(include_dtstart, dtstart, far, &mut |t| {
+                    last = t;
+                    Visit::Continue
+                });
+                expander.with_until_instead_of_count(last)
+            } else {
+                expander
+            });
+        }
+    }
+    let mut overridden: Vec<i64> = replaced
+        .iter()
+        .map(|r| occurrence_key(r, all_day, floating))
+        .collect();
+    for keys in [&mut excluded, &mut excluded_dates, &mut overridden] {
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    let to_instant = |local: NaiveDateTime| -> i64 {
+        if all_day {
+            Zone::Floating.to_utc(local, floating).timestamp()
+        } else {
+            zone.to_utc(local, floating).timestamp()
+        }
+    };
+    let first_local = rdates.first().map_or(dtstart, |r| (*r).min(dtstart));
+    let first_start = to_instant(first_local);
+    let length = length_seconds + length_days * 86_400 + 86_400;
+    let bounded: Option<Vec<NaiveDateTime>> = rules.iter().map(Expander::until).collect();
+    let last_end = match bounded {
+        Some(ends) => {
+            let last = ends
+                .into_iter()
+                .chain(rdates.last().copied())
+                .chain(std::iter::once(dtstart))
+                .max()
+                .unwrap_or(dtstart);
+            to_instant(last).saturating_add(length)
+        }
+        None => i64::MAX,
+    };
+    Series {
+        event: position,
+        zone,
+        all_day,
+        dtstart,
+        include_dtstart,
+        rules,
+        rdates,
+        excluded,
+        excluded_dates,
+        overridden,
+        length_seconds,
+        length_days,
+        first_start,
+        last_end,
+    }
+}

@@ -1,0 +1,75 @@
+//! Hearth's calendars.
+//!
+//! Owns everything about calendar storage and events:
+//! - the calendar kinds of `config.toml` — local iCalendar files (RFC 5545, read and
+//!   written through its own content-line layer, so properties, parameters and
+//!   components Hearth does not understand, folding and line endings survive every
+//!   write), Full Calendar note folders (one Markdown note per event, YAML front
+//!   matter, body kept), and read-only iCalendar subscriptions (bytes from a
+//!   [`SubscriptionSource`]; [`LocalSource`] until the guarded fetcher is plugged in) —
+//!   plus a default writable calendar created on first write ([`Calendars`]);
+//! - reading with per-item warnings: a bad line, rule, zone or note skips that item,
+//!   never the calendar ([`LoadWarning`]);
+//! - the event index: range queries with recurrence expanded (RRULE, RDATE, EXDATE,
+//!   RECURRENCE-ID overrides), all-day and timed events, zones and floating times
+//!   ([`EventIndex`]); text search and category filters ([`EventQuery`]);
+//! - the `Category - SubCategory - Title` taxonomy ([`Taxonomy`], [`count_categories`]);
+//! - staging changes (validated, described before/after, fingerprinted) and applying
+//!   them atomically, refusing when the file changed since staging
+//!   ([`Calendars::stage`], [`Calendars::apply`]); import and export of iCalendar text;
+//! - the agent's calendar tools on Hearth's tool seam ([`calendar_tools`]).
+//!
+//! It does not own the tool registry, the approval gate, proposal storage or the audit
+//! log (hearth-tools), the CLI, or network access (subscriptions fetch through the
+//! source they are given). It touches nothing but calendar storage.
+
+mod atomic;
+mod change;
+mod component;
+mod contentline;
+mod diff;
+mod error;
+mod event;
+mod expand;
+mod fingerprint;
+mod ics_read;
+mod ics_write;
+mod index;
+mod loading;
+mod notes;
+mod notes_write;
+mod occurrence;
+mod query;
+mod rrule;
+mod source;
+mod spec;
+mod store;
+mod taxonomy;
+mod time;
+mod timezone;
+mod tools;
+mod transfer;
+
+pub use change::{AppliedChange, ChangeRequest, MAX_BATCH, StagedChange};
+pub use error::{CalendarError, LoadWarning, Result};
+pub use event::{Event, EventId, EventSource, Recurrence};
+pub use ics_read::{ParsedCalendar, read_ics};
+pub use index::{EventIndex, Occurrence};
+pub use query::{
+    CalendarSummary, EventDetails, EventListing, EventQuery, OccurrenceInfo, parse_time_bound,
+};
+pub use rrule::{Frequency, RecurrenceRule, Until, WeekdayNum};
+pub use source::{LocalSource, Subscription, SubscriptionSource};
+pub use spec::{EventInput, EventPatch};
+pub use store::{
+    CalendarInfo, CalendarOptions, Calendars, ConfigProblem, DEFAULT_MAX_CALENDAR_BYTES,
+    LoadedCalendar, StorageKind,
+};
+pub use taxonomy::{CategoryCount, SubCategoryCount, Taxonomy, count_categories};
+pub use time::{EventTime, Zone};
+pub use timezone::parse_time_zone;
+pub use tools::{
+    CalendarListTool, EventCreateTool, EventDeleteTool, EventGetTool, EventUpdateTool,
+    EventsCreateBatchTool, EventsListTool, calendar_tools, names as tool_names,
+};
+pub use transfer::ImportReport;

@@ -1,0 +1,283 @@
+//! Reading a calendar's storage: an iCalendar file, a note folder, or a subscription's
+//! bytes. Runs on a blocking thread.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::atomic::read_optional;
+use crate::component::parse_tree;
+use crate::error::{CalendarError, LoadWarning, Result};
+use crate::fingerprint::{ABSENT, content_fingerprint};
+use crate::ics_read::read_tree;
+use crate::ics_write::write_blocker;
+use crate::index::EventIndex;
+use crate::notes::read_note;
+use crate::store::{CalendarInfo, Content, LoadedCalendar, Stamp, Storage};
+
+/// Notes larger than this are not read.
+const MAX_NOTE_BYTES: u64 = 4 * 1024 * 1024;
+/// Folders deeper than this are not searched for notes.
+const MAX_DEPTH: usize = 16;
+
+fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> CalendarError + '_ {
+    move |source| CalendarError::Read {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What the storage looks like now (cheap: metadata only).
+pub(crate) fn stamp(storage: &Storage) -> Result<Stamp> {
+    match storage {
+        Storage::File(path) => match fs::metadata(path) {
+            Ok(metadata) => Ok(Stamp::File {
+                len: metadata.len(),
+                modified: metadata.modified().ok(),
+                inode: inode(&metadata),
+            }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Stamp::Missing),
+            Err(source) => Err(CalendarError::Read {
+                path: path.clone(),
+                source,
+            }),
+        },
+        Storage::Folder(folder) => {
+            let mut notes = Vec::new();
+            let mut warnings = Vec::new();
+            list_notes(folder, Path::new(""), 0, &mut notes, &mut warnings)?;
+            Ok(Stamp::Folder(notes))
+        }
+        Storage::Subscription(_) => Ok(Stamp::Missing),
+    }
+}
+
+#[cfg(unix)]
+fn inode(metadata: &fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(metadata)
+}
+
+#[cfg(not(unix))]
+fn inode(_metadata: &fs::Metadata) -> u64 {
+    0
+}
+
+type NoteEntry = (PathBuf, u64, Option<std::time::SystemTime>);
+
+/// The Markdown notes under `folder` (relative paths, sorted), skipping hidden entries
+/// and symbolic links to folders.
+fn list_notes(
+    folder: &Path,
+    relative: &Path,
+    depth: usize,
+    out: &mut Vec<NoteEntry>,
+    warnings: &mut Vec<LoadWarning>,
+) -> Result<()> {
+    let here = folder.join(relative);
+    let entries = match fs::read_dir(&here) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && depth == 0 => return Ok(()),
+        Err(source) => return Err(CalendarError::Read { path: here, source }),
+    };
+    let mut names: Vec<(PathBuf, fs::FileType)> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(read_error(&here))?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let file_type = entry.file_type().map_err(read_error(&here))?;
+        names.push((relative.join(name), file_type));
+    }
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file_type) in names {
+        let full = folder.join(&path);
+        if file_type.is_dir() {
+            if depth + 1 >= MAX_DEPTH {
+                warnings.push(LoadWarning::new(
+                    full.display().to_string(),
+                    format!("folders nest deeper than {MAX_DEPTH} levels; not searched"),
+                ));
+            } else {
+                list_notes(folder, &path, depth + 1, out, warnings)?;
+            }
+        } else if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+        {
+            // A link to a file is read; a link to a folder is not followed.
+            match fs::metadata(&full) {
+                Ok(metadata) if metadata.is_file() => {
+                    out.push((path, metadata.len(), metadata.modified().ok()))
+                }
+                Ok(_) => {}
+                Err(source) => warnings.push(LoadWarning::new(
+                    full.display().to_string(),
+                    format!("cannot read: {source}"),
+                )),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn too_large(what: &Path, size: u64, limit: u64) -> CalendarError {
+    CalendarError::TooLarge {
+        what: what.display().to_string(),
+        size,
+        limit,
+    }
+}
+
+/// Loads a local calendar.
+pub(crate) fn load_local(info: CalendarInfo, max_bytes: u64) -> Result<LoadedCalendar> {
+    match info.storage.clone() {
+        Storage::File(path) => load_file(info, &path, max_bytes),
+        Storage::Folder(folder) => load_folder(info, &folder, max_bytes),
+        Storage::Subscription(_) => Err(CalendarError::Task(
+            "a subscription is not local".to_owned(),
+        )),
+    }
+}
+
+/// Text from bytes; bytes that are not UTF-8 are replaced, with a warning, and make the
+/// text unsafe to write back.
+fn decode(
+    bytes: Vec<u8>,
+    origin: &str,
+    warnings: &mut Vec<LoadWarning>,
+) -> (String, Option<String>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            warnings.push(LoadWarning::new(origin, format!("the file is not valid UTF-8 (first bad byte at offset {at}); unreadable characters are shown as �")));
+            (
+                String::from_utf8_lossy(error.as_bytes()).into_owned(),
+                Some("the file is not valid UTF-8; Hearth does not rewrite it".to_owned()),
+            )
+        }
+    }
+}
+
+fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCalendar> {
+    if let Ok(metadata) = fs::metadata(path)
+        && metadata.len() > max_bytes
+    {
+        return Err(too_large(path, metadata.len(), max_bytes));
+    }
+    let origin = path.display().to_string();
+    let mut warnings = Vec::new();
+    let Some(bytes) = read_optional(path)? else {
+        let index = EventIndex::new(Vec::new(), info.zone);
+        let content = Content::Ics {
+            text: String::new(),
+            fingerprint: ABSENT.to_owned(),
+            blocker: None,
+        };
+        return Ok(LoadedCalendar {
+            info,
+            index,
+            warnings,
+            content,
+        });
+    };
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(path, bytes.len() as u64, max_bytes));
+    }
+    let fingerprint = content_fingerprint(&bytes);
+    let (text, encoding_blocker) = decode(bytes, &origin, &mut warnings);
+    let tree = parse_tree(&text);
+    let parsed = read_tree(&info.id, &origin, &text, &tree)?;
+    let blocker = encoding_blocker.or_else(|| write_blocker(&tree));
+    drop(tree);
+    warnings.extend(parsed.warnings);
+    let index = EventIndex::new(parsed.events, info.zone);
+    Ok(LoadedCalendar {
+        info,
+        index,
+        warnings,
+        content: Content::Ics {
+            text,
+            fingerprint,
+            blocker,
+        },
+    })
+}
+
+fn load_folder(info: CalendarInfo, folder: &Path, max_bytes: u64) -> Result<LoadedCalendar> {
+    let mut warnings = Vec::new();
+    if !folder.exists() {
+        warnings.push(LoadWarning::new(
+            folder.display().to_string(),
+            "the folder does not exist yet; it is created when the first event is written",
+        ));
+    }
+    let mut notes = Vec::new();
+    list_notes(folder, Path::new(""), 0, &mut notes, &mut warnings)?;
+    let mut events = Vec::new();
+    let mut fingerprints = HashMap::new();
+    let mut total: u64 = 0;
+    for (relative, len, _) in notes {
+        let full = folder.join(&relative);
+        let origin = full.display().to_string();
+        if len > MAX_NOTE_BYTES {
+            warnings.push(LoadWarning::new(
+                origin,
+                format!("the note is {len} bytes, over {MAX_NOTE_BYTES}; skipped"),
+            ));
+            continue;
+        }
+        total += len;
+        if total > max_bytes {
+            return Err(too_large(folder, total, max_bytes));
+        }
+        let bytes = match fs::read(&full) {
+            Ok(bytes) => bytes,
+            Err(source) => {
+                warnings.push(LoadWarning::new(origin, format!("cannot read: {source}")));
+                continue;
+            }
+        };
+        let fingerprint = content_fingerprint(&bytes);
+        let Ok(text) = String::from_utf8(bytes) else {
+            warnings.push(LoadWarning::new(
+                origin,
+                "the note is not valid UTF-8; skipped",
+            ));
+            continue;
+        };
+        match read_note(&info.id, &relative, &text) {
+            Ok(Some(event)) => {
+                fingerprints.insert(event.uid.clone(), fingerprint);
+                events.push(event);
+            }
+            Ok(None) => {}
+            Err(message) => warnings.push(LoadWarning::new(origin, message)),
+        }
+    }
+    let index = EventIndex::new(events, info.zone);
+    Ok(LoadedCalendar {
+        info,
+        index,
+        warnings,
+        content: Content::Notes { fingerprints },
+    })
+}
+
+/// Parses a subscription's bytes.
+pub(crate) fn load_subscription(info: CalendarInfo, bytes: &[u8]) -> Result<LoadedCalendar> {
+    let mut warnings = Vec::new();
+    let (text, _) = decode(bytes.to_vec(), &info.location, &mut warnings);
+    let tree = parse_tree(&text);
+    let parsed = read_tree(&info.id, &info.location, &text, &tree)?;
+    drop(tree);
+    warnings.extend(parsed.warnings);
+    let index = EventIndex::new(parsed.events, info.zone);
+    Ok(LoadedCalendar {
+        info,
+        index,
+        warnings,
+        content: Content::Subscription { text },
+    })
+}

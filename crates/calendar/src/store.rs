@@ -1,0 +1,513 @@
+//! The configured calendars ([`Calendars`]): which exist, which is the default, and
+//! loading each into an [`EventIndex`] — cached, and reloaded when its file or folder
+//! changes (or, for a subscription, when its refresh interval has passed).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use chrono_tz::Tz;
+use hearth_config::{CalendarConfig, CalendarKind};
+use serde::Serialize;
+
+use crate::error::{CalendarError, LoadWarning, Result};
+use crate::index::EventIndex;
+use crate::source::{LocalSource, Subscription, SubscriptionSource};
+use crate::timezone::parse_time_zone;
+
+/// Calendars larger than this are refused unless configured otherwise.
+pub const DEFAULT_MAX_CALENDAR_BYTES: u64 = 128 * 1024 * 1024;
+
+/// How often a subscription is fetched again when its configuration does not say.
+const DEFAULT_REFRESH: Duration = Duration::from_secs(60 * 60);
+
+/// The kind of storage behind a calendar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageKind {
+    /// A local iCalendar file.
+    Ics,
+    /// A folder of Full Calendar notes.
+    Notes,
+    /// A read-only iCalendar subscription.
+    Subscription,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Storage {
+    File(PathBuf),
+    Folder(PathBuf),
+    Subscription(Subscription),
+}
+
+/// One calendar as configured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CalendarInfo {
+    /// Its id (the `[calendars.<id>]` key).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Kind.
+    pub kind: StorageKind,
+    /// File, folder or URL.
+    pub location: String,
+    /// Whether changes may be staged for it.
+    pub writable: bool,
+    /// Why it is read-only, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_reason: Option<String>,
+    /// Whether new events go here by default.
+    pub default: bool,
+    /// The zone its floating times and all-day events are placed in.
+    pub time_zone: String,
+    #[serde(skip)]
+    pub(crate) storage: Storage,
+    #[serde(skip)]
+    pub(crate) zone: Tz,
+}
+
+/// A configured calendar Hearth cannot use, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConfigProblem {
+    /// The calendar's id.
+    pub calendar: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+/// How calendars are set up.
+#[derive(Clone)]
+pub struct CalendarOptions {
+    /// The folder the default calendar (`default.ics`) is created in on first use when
+    /// no writable default is configured (Hearth passes `<data dir>/calendars`).
+    pub default_dir: PathBuf,
+    /// The user's time zone: floating times of calendars without their own zone, and the
+    /// zone times are shown in.
+    pub time_zone: Tz,
+    /// Calendars larger than this are refused.
+    pub max_calendar_bytes: u64,
+    /// Where subscriptions are fetched from.
+    pub subscription_source: Arc<dyn SubscriptionSource>,
+}
+
+impl CalendarOptions {
+    /// Options with the default size limit and local subscriptions.
+    pub fn new(default_dir: impl Into<PathBuf>, time_zone: Tz) -> Self {
+        Self {
+            default_dir: default_dir.into(),
+            time_zone,
+            max_calendar_bytes: DEFAULT_MAX_CALENDAR_BYTES,
+            subscription_source: Arc::new(LocalSource),
+        }
+    }
+
+    /// Fetches subscriptions through `source` (Hearth's guarded fetcher).
+    pub fn with_subscription_source(mut self, source: Arc<dyn SubscriptionSource>) -> Self {
+        self.subscription_source = source;
+        self
+    }
+}
+
+/// What a calendar's storage looked like when it was loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stamp {
+    Missing,
+    File {
+        len: u64,
+        modified: Option<SystemTime>,
+        inode: u64,
+    },
+    Folder(Vec<(PathBuf, u64, Option<SystemTime>)>),
+    Fetched(Instant),
+}
+
+/// The current content of a calendar's storage, for staging changes.
+#[derive(Debug)]
+pub(crate) enum Content {
+    /// An iCalendar file: its text (empty when missing), fingerprint, and why Hearth
+    /// will not write to it, if it will not.
+    Ics {
+        text: String,
+        fingerprint: String,
+        blocker: Option<String>,
+    },
+    /// A note folder: each event note's fingerprint by its uid.
+    Notes {
+        fingerprints: HashMap<String, String>,
+    },
+    /// A subscription's text.
+    Subscription { text: String },
+}
+
+/// A calendar loaded and indexed.
+#[derive(Debug)]
+pub struct LoadedCalendar {
+    /// The calendar.
+    pub info: CalendarInfo,
+    /// Its events.
+    pub index: EventIndex,
+    /// What could not be read.
+    pub warnings: Vec<LoadWarning>,
+    pub(crate) content: Content,
+}
+
+struct Cached {
+    stamp: Stamp,
+    loaded: Arc<LoadedCalendar>,
+}
+
+pub(crate) struct Inner {
+    pub calendars: Vec<CalendarInfo>,
+    pub problems: Vec<ConfigProblem>,
+    pub options: CalendarOptions,
+    cache: Mutex<HashMap<String, Cached>>,
+    pub write_lock: tokio::sync::Mutex<()>,
+}
+
+/// Hearth's calendars: the configured ones plus, when none is a writable default, a
+/// default local calendar created on first write.
+#[derive(Clone)]
+pub struct Calendars {
+    pub(crate) inner: Arc<Inner>,
+}
+
+fn expand_home(path: &Path) -> PathBuf {
+    match path.strip_prefix("~") {
+        Ok(rest) => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(rest),
+            None => path.to_path_buf(),
+        },
+        Err(_) => path.to_path_buf(),
+    }
+}
+
+fn configure(
+    id: &str,
+    config: &CalendarConfig,
+    options: &CalendarOptions,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<CalendarInfo> {
+    let mut problem = |message: String| {
+        problems.push(ConfigProblem {
+            calendar: id.to_owned(),
+            message,
+        })
+    };
+    if id.is_empty() || id.contains(['/', ' ']) {
+        problem(format!(
+            "the calendar id `{id}` must be non-empty without `/` or spaces; rename the [calendars.{id}] section"
+        ));
+        return None;
+    }
+    let zone = match config.time_zone.as_deref().map(parse_time_zone) {
+        Some(Ok(zone)) => zone,
+        Some(Err(error)) => {
+            problem(format!(
+                "{error}; the user's zone {} is used",
+                options.time_zone.name()
+            ));
+            options.time_zone
+        }
+        None => options.time_zone,
+    };
+    let path = config.path.as_deref().map(expand_home);
+    let (kind, storage, location) = match config.kind {
+        CalendarKind::Ics | CalendarKind::Notes => {
+            let Some(path) = path else {
+                problem("set `path` to the calendar's file (ics) or folder (notes)".to_owned());
+                return None;
+            };
+            let location = path.display().to_string();
+            if config.kind == CalendarKind::Ics {
+                (StorageKind::Ics, Storage::File(path), location)
+            } else {
+                (StorageKind::Notes, Storage::Folder(path), location)
+            }
+        }
+        CalendarKind::Subscription => {
+            if config.url.is_none() && path.is_none() {
+                problem(
+                    "set `url` (or `path`, for a downloaded copy) for the subscription".to_owned(),
+                );
+                return None;
+            }
+            let location = config.url.clone().unwrap_or_else(|| {
+                path.as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            });
+            let subscription = Subscription {
+                calendar: id.to_owned(),
+                url: config.url.clone(),
+                path,
+                allow_private_network: config.allow_private_network,
+                max_bytes: options.max_calendar_bytes,
+                refresh: config.refresh_minutes.map_or(DEFAULT_REFRESH, |minutes| {
+                    Duration::from_secs(minutes.max(1) * 60)
+                }),
+            };
+            (
+                StorageKind::Subscription,
+                Storage::Subscription(subscription),
+                location,
+            )
+        }
+    };
+    let (writable, reason) = match (kind, config.writable) {
+        (StorageKind::Subscription, Some(true)) => {
+            problem("subscriptions are read-only; `writable = true` is ignored".to_owned());
+            (false, Some("a subscription".to_owned()))
+        }
+        (StorageKind::Subscription, _) => (false, Some("a subscription".to_owned())),
+        (_, Some(false)) => (false, Some("configured with writable = false".to_owned())),
+        _ => (true, None),
+    };
+    Some(CalendarInfo {
+        id: id.to_owned(),
+        name: config.name.clone().unwrap_or_else(|| id.to_owned()),
+        kind,
+        location,
+        writable,
+        read_only_reason: reason,
+        default: config.default && writable,
+        time_zone: zone.name().to_owned(),
+        storage,
+        zone,
+    })
+}
+
+impl Calendars {
+    /// The calendars of `config` (`Config.calendars`).
+    pub fn from_config(
+        config: &BTreeMap<String, CalendarConfig>,
+        options: CalendarOptions,
+    ) -> Self {
+        let mut problems = Vec::new();
+        let mut calendars: Vec<CalendarInfo> = config
+            .iter()
+            .filter_map(|(id, calendar)| configure(id, calendar, &options, &mut problems))
+            .collect();
+        for (id, calendar) in config {
+            if calendar.default && calendars.iter().any(|c| &c.id == id && !c.writable) {
+                problems.push(ConfigProblem {
+                    calendar: id.clone(),
+                    message: "a read-only calendar cannot be the default".to_owned(),
+                });
+            }
+        }
+        let defaults: Vec<usize> = calendars
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.default)
+            .map(|(i, _)| i)
+            .collect();
+        if defaults.len() > 1 {
+            let chosen = calendars[defaults[0]].id.clone();
+            problems.push(ConfigProblem {
+                calendar: chosen.clone(),
+                message: format!(
+                    "several calendars are marked `default = true`; `{chosen}` is used"
+                ),
+            });
+            for &i in &defaults[1..] {
+                calendars[i].default = false;
+            }
+        }
+        if defaults.is_empty() {
+            let writable: Vec<usize> = calendars
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.writable)
+                .map(|(i, _)| i)
+                .collect();
+            if let [only] = writable.as_slice() {
+                calendars[*only].default = true;
+            } else {
+                let id = ["default", "hearth", "hearth-default"]
+                    .into_iter()
+                    .find(|id| !calendars.iter().any(|c| c.id == *id))
+                    .unwrap_or("hearth-default-calendar");
+                let path = options.default_dir.join("default.ics");
+                calendars.push(CalendarInfo {
+                    id: id.to_owned(),
+                    name: "Default".to_owned(),
+                    kind: StorageKind::Ics,
+                    location: path.display().to_string(),
+                    writable: true,
+                    read_only_reason: None,
+                    default: true,
+                    time_zone: options.time_zone.name().to_owned(),
+                    storage: Storage::File(path),
+                    zone: options.time_zone,
+                });
+            }
+        }
+        Self {
+            inner: Arc::new(Inner {
+                calendars,
+                problems,
+                options,
+                cache: Mutex::new(HashMap::new()),
+                write_lock: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The usable calendars.
+    pub fn calendars(&self) -> &[CalendarInfo] {
+        &self.inner.calendars
+    }
+
+    /// Configured calendars that could not be used.
+    pub fn problems(&self) -> &[ConfigProblem] {
+        &self.inner.problems
+    }
+
+    /// The user's time zone.
+    pub fn time_zone(&self) -> Tz {
+        self.inner.options.time_zone
+    }
+
+    /// A calendar by id.
+    pub fn calendar(&self, id: &str) -> Result<&CalendarInfo> {
+        self.inner
+            .calendars
+            .iter()
+            .find(|c| c.id == id)
+            .ok_or_else(|| CalendarError::UnknownCalendar {
+                id: id.to_owned(),
+                known: self.inner.calendars.iter().map(|c| c.id.clone()).collect(),
+            })
+    }
+
+    /// The calendar new events go to.
+    pub fn default_calendar(&self) -> Option<&CalendarInfo> {
+        self.inner.calendars.iter().find(|c| c.default)
+    }
+
+    /// The named calendar, or the default one.
+    pub fn calendar_or_default(&self, id: Option<&str>) -> Result<&CalendarInfo> {
+        match id.map(str::trim).filter(|id| !id.is_empty()) {
+            Some(id) => self.calendar(id),
+            None => self.default_calendar().ok_or_else(|| {
+                CalendarError::InvalidInput(
+                    "there is no default calendar; name one with `calendar`".to_owned(),
+                )
+            }),
+        }
+    }
+
+    /// Loads (or takes from the cache) a calendar's events.
+    pub async fn load(&self, id: &str) -> Result<Arc<LoadedCalendar>> {
+        let info = self.calendar(id)?.clone();
+        match &info.storage {
+            Storage::Subscription(subscription) => {
+                self.load_subscription(info.clone(), subscription.clone())
+                    .await
+            }
+            Storage::File(_) | Storage::Folder(_) => {
+                let inner = Arc::clone(&self.inner);
+                tokio::task::spawn_blocking(move || inner.load_local(info))
+                    .await
+                    .map_err(|error| CalendarError::Task(error.to_string()))?
+            }
+        }
+    }
+
+    async fn load_subscription(
+        &self,
+        info: CalendarInfo,
+        subscription: Subscription,
+    ) -> Result<Arc<LoadedCalendar>> {
+        let cached = self.inner.cached(&info.id);
+        if let Some(cached) = &cached
+            && let Stamp::Fetched(at) = cached.stamp
+            && at.elapsed() < subscription.refresh
+        {
+            return Ok(Arc::clone(&cached.loaded));
+        }
+        let fetched = self
+            .inner
+            .options
+            .subscription_source
+            .fetch(&subscription)
+            .await;
+        let bytes = match (fetched, cached) {
+            (Ok(bytes), _) => bytes,
+            // Serve the last good copy while the source is unreachable.
+            (Err(error), Some(cached)) => {
+                tracing::warn!(calendar = %info.id, %error, "subscription fetch failed; using the last copy");
+                return Ok(cached.loaded);
+            }
+            (Err(error), None) => return Err(error),
+        };
+        let max = self.inner.options.max_calendar_bytes;
+        if bytes.len() as u64 > max {
+            return Err(CalendarError::TooLarge {
+                what: info.location.clone(),
+                size: bytes.len() as u64,
+                limit: max,
+            });
+        }
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let id = info.id.clone();
+            let loaded = Arc::new(crate::loading::load_subscription(info, &bytes)?);
+            inner.remember(&id, Stamp::Fetched(Instant::now()), Arc::clone(&loaded));
+            Ok(loaded)
+        })
+        .await
+        .map_err(|error| CalendarError::Task(error.to_string()))?
+    }
+
+    /// Drops a calendar's cached events (after Hearth wrote to it).
+    pub(crate) fn forget(&self, id: &str) {
+        self.inner
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+}
+
+impl Inner {
+    fn cached(&self, id: &str) -> Option<CachedView> {
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .map(|c| CachedView {
+                stamp: c.stamp.clone(),
+                loaded: Arc::clone(&c.loaded),
+            })
+    }
+
+    fn remember(&self, id: &str, stamp: Stamp, loaded: Arc<LoadedCalendar>) {
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned(), Cached { stamp, loaded });
+    }
+
+    fn load_local(&self, info: CalendarInfo) -> Result<Arc<LoadedCalendar>> {
+        let stamp = crate::loading::stamp(&info.storage)?;
+        if let Some(cached) = self.cached(&info.id)
+            && cached.stamp == stamp
+        {
+            return Ok(cached.loaded);
+        }
+        let id = info.id.clone();
+        let loaded = Arc::new(crate::loading::load_local(
+            info,
+            self.options.max_calendar_bytes,
+        )?);
+        self.remember(&id, stamp, Arc::clone(&loaded));
+        Ok(loaded)
+    }
+}
+
+struct CachedView {
+    stamp: Stamp,
+    loaded: Arc<LoadedCalendar>,
+}

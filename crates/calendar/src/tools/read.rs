@@ -1,0 +1,415 @@
+//! `calendar_list`, `events_list`, `event_get`.
+
+use chrono::{Duration, NaiveTime, Utc};
+use futures::future::BoxFuture;
+use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{arguments, names, schema_of};
+use crate::event::EventId;
+use crate::query::{EventQuery, OccurrenceInfo, parse_time_bound};
+use crate::store::Calendars;
+use crate::time::Zone;
+
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 500;
+const MAX_RANGE_DAYS: i64 = 5 * 366;
+const WARNINGS_SHOWN: usize = 5;
+
+fn to_tool_error(error: crate::error::CalendarError) -> ToolError {
+    error.into()
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CalendarListArgs {}
+
+/// Lists the calendars, with counts, categories and problems.
+pub struct CalendarListTool {
+    calendars: Calendars,
+}
+
+impl CalendarListTool {
+    /// The tool over `calendars`.
+    pub fn new(calendars: Calendars) -> Self {
+        Self { calendars }
+    }
+}
+
+impl ToolHandler for CalendarListTool {
+    fn name(&self) -> &str {
+        names::CALENDAR_LIST
+    }
+
+    fn description(&self) -> &str {
+        "List the user's calendars: id, kind, whether writable, which is the default, time zone, event counts, categories (from titles 'Category - SubCategory - Title') and load problems. Call it before creating events to pick a calendar."
+    }
+
+    fn parameters(&self) -> Value {
+        schema_of::<CalendarListArgs>()
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let _args: CalendarListArgs = arguments(self.name(), args)?;
+            let summaries = self.calendars.summaries().await;
+            let mut lines = vec![format!(
+                "Calendars (the user's time zone is {}):",
+                self.calendars.time_zone().name()
+            )];
+            for summary in &summaries {
+                let info = &summary.info;
+                let mut line = format!("- `{}`", info.id);
+                if info.name != info.id {
+                    line.push_str(&format!(" \"{}\"", info.name));
+                }
+                line.push_str(&format!(" — {:?}", info.kind).to_lowercase());
+                line.push_str(if info.writable {
+                    ", writable"
+                } else {
+                    ", read-only"
+                });
+                if let Some(reason) = &info.read_only_reason {
+                    line.push_str(&format!(" ({reason})"));
+                }
+                if info.default {
+                    line.push_str(", default");
+                }
+                line.push_str(&format!(", zone {}", info.time_zone));
+                match (&summary.error, summary.events) {
+                    (Some(error), _) => line.push_str(&format!(", could not be read: {error}")),
+                    (None, Some(events)) => line.push_str(&format!(
+                        ", {events} events ({} repeating)",
+                        summary.recurring.unwrap_or(0)
+                    )),
+                    (None, None) => {}
+                }
+                lines.push(line);
+                if !summary.categories.is_empty() {
+                    let categories: Vec<String> = summary
+                        .categories
+                        .iter()
+                        .map(|c| {
+                            let subs: Vec<String> = c
+                                .sub_categories
+                                .iter()
+                                .map(|s| format!("{} {}", s.name, s.count))
+                                .collect();
+                            if subs.is_empty() {
+                                format!("{} {}", c.category, c.count)
+                            } else {
+                                format!("{} {} ({})", c.category, c.count, subs.join(", "))
+                            }
+                        })
+                        .collect();
+                    lines.push(format!("  categories: {}", categories.join("; ")));
+                }
+                if !summary.warnings.is_empty() {
+                    lines.push(format!(
+                        "  {} items could not be read fully:",
+                        summary.warnings.len()
+                    ));
+                    for warning in summary.warnings.iter().take(WARNINGS_SHOWN) {
+                        lines.push(format!("    {warning}"));
+                    }
+                }
+            }
+            for problem in self.calendars.problems() {
+                lines.push(format!(
+                    "- `{}` is not usable: {}",
+                    problem.calendar, problem.message
+                ));
+            }
+            let data = json!({ "calendars": summaries, "problems": self.calendars.problems() });
+            Ok(ToolOutput::Content {
+                text: lines.join("\n"),
+                data: Some(data),
+            })
+        })
+    }
+}
+
+/// `events_list` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EventsListArgs {
+    /// Range start: a date (`2026-03-02`, midnight in the user's zone) or date-time
+    /// (`2026-03-02T14:00`). Default: today.
+    #[serde(default)]
+    from: Option<String>,
+    /// Range end, exclusive (same forms). Default: 7 days after `from`. At most 5 years
+    /// after `from`.
+    #[serde(default)]
+    to: Option<String>,
+    /// Words to find in title, description or location (case-insensitive).
+    #[serde(default)]
+    query: Option<String>,
+    /// Only events of this category (`Work`, `Work - Meetings`, or an iCalendar category).
+    #[serde(default)]
+    category: Option<String>,
+    /// Only this calendar (an id from `calendar_list`).
+    #[serde(default)]
+    calendar: Option<String>,
+    /// The most occurrences to return, earliest first (default 50, at most 500).
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// Lists event occurrences in a range.
+pub struct EventsListTool {
+    calendars: Calendars,
+}
+
+impl EventsListTool {
+    /// The tool over `calendars`.
+    pub fn new(calendars: Calendars) -> Self {
+        Self { calendars }
+    }
+}
+
+fn occurrence_line(occurrence: &OccurrenceInfo) -> String {
+    let when = if occurrence.all_day {
+        if occurrence.start == occurrence.end {
+            format!("{} (all day)", occurrence.start)
+        } else {
+            format!("{} – {} (all day)", occurrence.start, occurrence.end)
+        }
+    } else if occurrence.start.get(..10) == occurrence.end.get(..10) {
+        format!(
+            "{}–{}",
+            occurrence.start.replace('T', " "),
+            occurrence.end.get(11..).unwrap_or("")
+        )
+    } else {
+        format!(
+            "{} – {}",
+            occurrence.start.replace('T', " "),
+            occurrence.end.replace('T', " ")
+        )
+    };
+    let mut line = format!("- {when} · {} · id `{}`", occurrence.title, occurrence.id);
+    if let Some(handle) = &occurrence.occurrence {
+        line.push_str(&format!(" · occurrence `{handle}`"));
+    }
+    if let Some(location) = &occurrence.location {
+        line.push_str(&format!(" · at {location}"));
+    }
+    if let Some(status) = &occurrence.status {
+        line.push_str(&format!(" · {}", status.to_lowercase()));
+    }
+    line
+}
+
+impl ToolHandler for EventsListTool {
+    fn name(&self) -> &str {
+        names::EVENTS_LIST
+    }
+
+    fn description(&self) -> &str {
+        "List event occurrences between `from` and `to` (repeating events expanded), earliest first, optionally filtered by words (`query`) or `category`. Times are in the user's time zone. Each line gives the event id (for event_get/event_update/event_delete) and, for repeating events, the occurrence handle (for changing or deleting one occurrence)."
+    }
+
+    fn parameters(&self) -> Value {
+        schema_of::<EventsListArgs>()
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: EventsListArgs = arguments(self.name(), args)?;
+            let zone = self.calendars.time_zone();
+            let from = match &args.from {
+                Some(text) => parse_time_bound("from", text, zone).map_err(to_tool_error)?,
+                None => {
+                    let today = Utc::now().with_timezone(&zone).date_naive();
+                    Zone::Named(zone).to_utc(today.and_time(NaiveTime::MIN), zone)
+                }
+            };
+            let to = match &args.to {
+                Some(text) => parse_time_bound("to", text, zone).map_err(to_tool_error)?,
+                None => from + Duration::days(7),
+            };
+            if to <= from {
+                return Err(ToolError::InvalidArguments(
+                    "`to` must be after `from`".to_owned(),
+                ));
+            }
+            if to - from > Duration::days(MAX_RANGE_DAYS) {
+                return Err(ToolError::InvalidArguments(
+                    "the range is longer than 5 years; narrow `from`/`to`".to_owned(),
+                ));
+            }
+            let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+            let query = EventQuery {
+                from,
+                to,
+                text: args.query,
+                category: args.category,
+                calendar: args.calendar,
+                limit: limit as usize,
+            };
+            let listing = self.calendars.events(&query).await.map_err(to_tool_error)?;
+            let local = |t: chrono::DateTime<Utc>| {
+                t.with_timezone(&zone)
+                    .format("%a %Y-%m-%d %H:%M")
+                    .to_string()
+            };
+            let mut lines = vec![format!(
+                "{} occurrences from {} to {} (times in {}):",
+                listing.total,
+                local(from),
+                local(to),
+                zone.name()
+            )];
+            lines.extend(listing.occurrences.iter().map(occurrence_line));
+            if listing.total > listing.occurrences.len() {
+                lines.push(format!(
+                    "Showing the first {} of {}; narrow the range, add `query` or `category`, or raise `limit` (at most {MAX_LIMIT}).",
+                    listing.occurrences.len(),
+                    listing.total
+                ));
+            }
+            for (calendar, error) in &listing.unavailable {
+                lines.push(format!("Calendar `{calendar}` could not be read: {error}"));
+            }
+            let data = json!({
+                "occurrences": listing.occurrences,
+                "total": listing.total,
+                "truncated": listing.total > listing.occurrences.len(),
+                "unavailable": listing.unavailable,
+            });
+            Ok(ToolOutput::Content {
+                text: lines.join("\n"),
+                data: Some(data),
+            })
+        })
+    }
+}
+
+/// `event_get` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EventGetArgs {
+    /// The event id (`<calendar>/<uid>`) from `events_list`.
+    id: String,
+}
+
+/// Shows one event.
+pub struct EventGetTool {
+    calendars: Calendars,
+}
+
+impl EventGetTool {
+    /// The tool over `calendars`.
+    pub fn new(calendars: Calendars) -> Self {
+        Self { calendars }
+    }
+}
+
+impl ToolHandler for EventGetTool {
+    fn name(&self) -> &str {
+        names::EVENT_GET
+    }
+
+    fn description(&self) -> &str {
+        "Show one event by id: title and category, start and end in the event's own time zone, recurrence rule and exceptions, location, description, and its next occurrences."
+    }
+
+    fn parameters(&self) -> Value {
+        schema_of::<EventGetArgs>()
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        args: Value,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: EventGetArgs = arguments(self.name(), args)?;
+            let id: EventId = args.id.parse().map_err(to_tool_error)?;
+            let details = self.calendars.event(&id).await.map_err(to_tool_error)?;
+            let mut lines = vec![
+                format!("id: {}", details.id),
+                format!("title: {}", details.title),
+            ];
+            if let Some(category) = &details.taxonomy.category {
+                let sub = details
+                    .taxonomy
+                    .sub_category
+                    .as_deref()
+                    .map(|s| format!(" / {s}"))
+                    .unwrap_or_default();
+                lines.push(format!("category: {category}{sub}"));
+            }
+            lines.push(format!("calendar: {}", details.calendar));
+            if details.all_day {
+                lines.push(format!("all day: {} to {}", details.start, details.end));
+            } else {
+                lines.push(format!("start: {}", details.start));
+                lines.push(format!("end: {}", details.end));
+            }
+            lines.push(format!("time zone: {}", details.time_zone));
+            if let Some(repeats) = &details.repeats {
+                lines.push(format!("repeats: {repeats} ({})", details.rules.join("; ")));
+            }
+            if !details.exceptions.is_empty() {
+                lines.push(format!(
+                    "skipped occurrences: {}",
+                    details.exceptions.join(", ")
+                ));
+            }
+            if details.overridden > 0 {
+                lines.push(format!(
+                    "occurrences changed on their own: {}",
+                    details.overridden
+                ));
+            }
+            for (label, value) in [("location", &details.location), ("status", &details.status)] {
+                if let Some(value) = value {
+                    lines.push(format!("{label}: {value}"));
+                }
+            }
+            if !details.categories.is_empty() {
+                lines.push(format!(
+                    "iCalendar categories: {}",
+                    details.categories.join(", ")
+                ));
+            }
+            if let Some(description) = &details.description {
+                lines.push(format!("description: {description}"));
+            }
+            if !details.upcoming.is_empty() {
+                lines.push("next occurrences:".to_owned());
+                lines.extend(details.upcoming.iter().map(occurrence_line));
+            }
+            let data =
+                serde_json::to_value(&details).map_err(|e| ToolError::Failed(e.to_string()))?;
+            Ok(ToolOutput::Content {
+                text: lines.join("\n"),
+                data: Some(data),
+            })
+        })
+    }
+}
