@@ -1,0 +1,250 @@
+//! The audit log's rows: appended in order under a write lock, each sealed with a hash
+//! over its content and the previous row's hash, and never changed or deleted (the
+//! table's triggers refuse both). What a row means and how it is hashed is hearth-tools'
+//! business; the store keeps the chain's order and link.
+
+use futures::future::BoxFuture;
+use hearth_core::Timestamp;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Connection, Row};
+
+use crate::codec::{from_millis, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::sqlite::SqliteStore;
+
+/// The `prev_hash` of the first row.
+pub const AUDIT_GENESIS_HASH: &str =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A row to append.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditDraft {
+    /// When it happened.
+    pub at: Timestamp,
+    /// Who acted: an agent's chat URI, `user`, or `hearth`.
+    pub actor: String,
+    /// What kind of event (`tool_call`, `proposal`, `permission`, `fetch`).
+    pub kind: String,
+    /// The tool involved.
+    pub tool: Option<String>,
+    /// Hash of the arguments or payload.
+    pub argument_hash: Option<String>,
+    /// The proposal involved.
+    pub proposal_id: Option<String>,
+    /// What was decided.
+    pub decision: String,
+    /// How it ended.
+    pub outcome: String,
+    /// More, as JSON text (already redacted).
+    pub detail: Option<String>,
+}
+
+/// A stored row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditRecord {
+    /// Position in the chain, from 1.
+    pub seq: i64,
+    /// The row's content.
+    pub entry: AuditDraft,
+    /// The previous row's hash ([`AUDIT_GENESIS_HASH`] for the first).
+    pub prev_hash: String,
+    /// This row's hash.
+    pub hash: String,
+}
+
+/// Computes a row's hash from its sequence number, content and previous hash (the
+/// `hash` field of the record it is given is empty).
+pub type AuditSeal = fn(&AuditRecord) -> String;
+
+/// Which rows a listing returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditQuery {
+    /// Only rows before this sequence number (paging backwards).
+    pub before: Option<i64>,
+    /// Only rows of this actor.
+    pub actor: Option<String>,
+    /// Only rows about this tool.
+    pub tool: Option<String>,
+    /// At most this many rows (1..=100000).
+    pub limit: u32,
+}
+
+impl Default for AuditQuery {
+    fn default() -> Self {
+        Self {
+            before: None,
+            actor: None,
+            tool: None,
+            limit: 50,
+        }
+    }
+}
+
+/// The append-only audit log. Appends are durable when they return and ordered: each
+/// row links to the one before it.
+pub trait AuditStore: Send + Sync + 'static {
+    /// Appends a row: assigns the next sequence number, links it to the last row's hash
+    /// and stores it with the hash `seal` computes, in one write transaction.
+    fn append_audit<'a>(
+        &'a self,
+        entry: &'a AuditDraft,
+        seal: AuditSeal,
+    ) -> BoxFuture<'a, StoreResult<AuditRecord>>;
+
+    /// Rows matching `query`, newest first.
+    fn audit_page<'a>(
+        &'a self,
+        query: &'a AuditQuery,
+    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>>;
+
+    /// Up to `limit` rows after sequence number `after`, oldest first (to walk the
+    /// chain).
+    fn audit_after<'a>(
+        &'a self,
+        after: i64,
+        limit: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>>;
+}
+
+const COLUMNS: &str = "seq, at, actor, kind, tool, argument_hash, proposal_id, decision, outcome, \
+     detail, prev_hash, hash";
+
+fn decode(row: &SqliteRow) -> StoreResult<AuditRecord> {
+    let get = |error: sqlx::Error| StoreError::Decode {
+        what: "audit row",
+        detail: error.to_string(),
+    };
+    Ok(AuditRecord {
+        seq: row.try_get("seq").map_err(get)?,
+        entry: AuditDraft {
+            at: from_millis(row.try_get("at").map_err(get)?)?,
+            actor: row.try_get("actor").map_err(get)?,
+            kind: row.try_get("kind").map_err(get)?,
+            tool: row.try_get("tool").map_err(get)?,
+            argument_hash: row.try_get("argument_hash").map_err(get)?,
+            proposal_id: row.try_get("proposal_id").map_err(get)?,
+            decision: row.try_get("decision").map_err(get)?,
+            outcome: row.try_get("outcome").map_err(get)?,
+            detail: row.try_get("detail").map_err(get)?,
+        },
+        prev_hash: row.try_get("prev_hash").map_err(get)?,
+        hash: row.try_get("hash").map_err(get)?,
+    })
+}
+
+impl SqliteStore {
+    async fn append_audit_impl(
+        &self,
+        entry: &AuditDraft,
+        seal: AuditSeal,
+    ) -> StoreResult<AuditRecord> {
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))?;
+        let last: Option<(i64, String)> =
+            sqlx::query_as("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        let (seq, prev_hash) = match last {
+            Some((seq, hash)) => (seq + 1, hash),
+            None => (1, AUDIT_GENESIS_HASH.to_owned()),
+        };
+        let mut record = AuditRecord {
+            seq,
+            entry: entry.clone(),
+            prev_hash,
+            hash: String::new(),
+        };
+        record.hash = seal(&record);
+        let sql = format!(
+            "INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(record.seq)
+            .bind(to_millis(&entry.at))
+            .bind(&entry.actor)
+            .bind(&entry.kind)
+            .bind(entry.tool.as_deref())
+            .bind(entry.argument_hash.as_deref())
+            .bind(entry.proposal_id.as_deref())
+            .bind(&entry.decision)
+            .bind(&entry.outcome)
+            .bind(entry.detail.as_deref())
+            .bind(&record.prev_hash)
+            .bind(&record.hash)
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(record)
+    }
+
+    async fn audit_page_impl(&self, query: &AuditQuery) -> StoreResult<Vec<AuditRecord>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM audit_log WHERE 1 = 1");
+        if query.before.is_some() {
+            sql.push_str(" AND seq < ?");
+        }
+        if query.actor.is_some() {
+            sql.push_str(" AND actor = ?");
+        }
+        if query.tool.is_some() {
+            sql.push_str(" AND tool = ?");
+        }
+        sql.push_str(" ORDER BY seq DESC LIMIT ?");
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let Some(before) = query.before {
+            statement = statement.bind(before);
+        }
+        if let Some(actor) = &query.actor {
+            statement = statement.bind(actor.clone());
+        }
+        if let Some(tool) = &query.tool {
+            statement = statement.bind(tool.clone());
+        }
+        let rows = statement
+            .bind(i64::from(query.limit.clamp(1, 100_000)))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.iter().map(decode).collect()
+    }
+
+    async fn audit_after_impl(&self, after: i64, limit: u32) -> StoreResult<Vec<AuditRecord>> {
+        let sql = format!("SELECT {COLUMNS} FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(after)
+            .bind(i64::from(limit.max(1)))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.iter().map(decode).collect()
+    }
+}
+
+impl AuditStore for SqliteStore {
+    fn append_audit<'a>(
+        &'a self,
+        entry: &'a AuditDraft,
+        seal: AuditSeal,
+    ) -> BoxFuture<'a, StoreResult<AuditRecord>> {
+        Box::pin(self.append_audit_impl(entry, seal))
+    }
+
+    fn audit_page<'a>(
+        &'a self,
+        query: &'a AuditQuery,
+    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
+        Box::pin(self.audit_page_impl(query))
+    }
+
+    fn audit_after<'a>(
+        &'a self,
+        after: i64,
+        limit: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
+        Box::pin(self.audit_after_impl(after, limit))
+    }
+}

@@ -1,0 +1,46 @@
+//! Hearth's tools and the gate between them and the world.
+//!
+//! Owns:
+//! - the tool registry ([`ToolRegistry`]): tools by name with their JSON Schema and
+//!   whether they mutate; one call path that answers unknown tools and invalid
+//!   arguments (checked against the schema) with errors a model can act on, runs read
+//!   tools, and turns a mutating tool's staged change into a [`Proposal`] — it never
+//!   applies one. It implements [`Toolbox`](hearth_core::Toolbox), which is all an
+//!   agent gets; nothing an agent can call approves, applies or changes policy;
+//! - the approval gate ([`ApprovalGate`]), the user's side: list, get, approve (bound to
+//!   the SHA-256 of the canonical payload the user was shown), reject, apply (one
+//!   compare-and-set on id, status and hash: idempotent, replay-safe, exactly one of
+//!   concurrent applies runs), expire (default 7 days). Proposals live in hearth-store
+//!   and survive restarts;
+//! - the audit log ([`AuditLog`]): every tool call, fetch, proposal decision and
+//!   permission answer, appended to an append-only, hash-chained table with secrets
+//!   redacted ([`redact_text`], [`redact_value`]); [`AuditLog::verify`] walks the chain
+//!   and names the first broken row; JSON Lines export of the newest rows.
+//!
+//! It does not own any concrete tool (calendar, fetch and others implement
+//! [`ToolHandler`](hearth_core::ToolHandler) in their crates), storage (hearth-store),
+//! or how users are authenticated (the CLI and the server decide who holds a gate).
+
+mod actor;
+mod audit;
+mod canonical;
+mod error;
+mod gate;
+mod proposal;
+mod redact;
+mod registry;
+
+pub use actor::{Actor, UserActor};
+pub use audit::{
+    AuditEntry, AuditKind, AuditLog, AuditOutcome, AuditRow, BrokenLink, ChainReport,
+    DEFAULT_EXPORT_KEEP, Decision, MAX_EXPORT_KEEP,
+};
+pub use canonical::{canonical_json, sha256_hex, value_hash};
+pub use error::{Result, ToolsError};
+pub use gate::ApprovalGate;
+pub use hearth_store::{AuditQuery, ProposalQuery, ProposalStatus};
+pub use proposal::{ApplyOutcome, Decided, Proposal, ProposalList};
+pub use redact::{REDACTED, is_secret_name, redact_text, redact_value};
+pub use registry::{
+    Clock, DEFAULT_PROPOSAL_EXPIRY_DAYS, RegistryBuilder, ToolRegistry, staged_message,
+};

@@ -1,0 +1,12 @@
+//! Integration tests of hearth-tools: the registry's call path, the approval gate, the
+//! injection cases, and the audit log.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite {
+    mod audit;
+    mod gate;
+    mod injection;
+    mod outcome;
+    mod support;
+}
