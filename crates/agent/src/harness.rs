@@ -1,0 +1,308 @@
+//! `NativeAgent` as a Hearth harness: the `Agent` trait over the chat table and the loop.
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use hearth_core::{
+    Agent, AgentDescriptor, AgentError, AgentResult, ChatBacking, ChatContext, ChatMetadata,
+    ChatSeed, ChatUri, CreateChatRequest, EventSink, ProviderData, Signal, StopReason, Turn,
+    TurnId, TurnOutcome, UserMessage,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{ChatEntry, Inner, NativeAgent};
+use crate::backing::{Backing, Role, TurnRecord};
+use crate::context::{DynamicContext, system_prompt};
+use crate::error::{Error, Result};
+use crate::title::spawn_title;
+use crate::turn::{Ended, TurnLoop};
+
+impl Inner {
+    /// The backing a new chat starts with.
+    fn backing_for_seed(&self, context: &ChatContext, seed: &ChatSeed) -> Result<Backing> {
+        let fresh = |model: Option<String>, role: Role| {
+            Backing::fresh(
+                self.provider(),
+                context
+                    .model
+                    .clone()
+                    .or(model)
+                    .or(self.default_model.clone()),
+                None,
+                role,
+            )
+        };
+        let (source_chat, turn_id) = match seed {
+            ChatSeed::Fresh => return Ok(fresh(None, Role::Main)),
+            ChatSeed::Fork {
+                source_chat,
+                turn_id,
+            }
+            | ChatSeed::SideChat {
+                source_chat,
+                turn_id,
+            } => (source_chat, turn_id),
+        };
+        let chats = self.lock();
+        let source = chats.get(source_chat).ok_or_else(|| Error::NotOpen {
+            chat: source_chat.clone(),
+        })?;
+        let through = source.backing.turns_through(source_chat, turn_id)?;
+        Ok(match seed {
+            ChatSeed::Fork { .. } => {
+                let mut backing = fresh(source.backing.model.clone(), source.backing.role);
+                backing.context.clone_from(&source.backing.context);
+                backing.turns = through.to_vec();
+                backing
+            }
+            ChatSeed::Fresh | ChatSeed::SideChat { .. } => {
+                let mut backing = fresh(source.backing.model.clone(), Role::Side);
+                backing.context.clone_from(&source.backing.context);
+                for turn in through {
+                    backing.context.extend(turn.messages.iter().cloned());
+                }
+                backing
+            }
+        })
+    }
+
+    fn create(&self, context: &ChatContext, request: &CreateChatRequest) -> Result<ChatBacking> {
+        let chat = &context.chat;
+        let backing = self.backing_for_seed(context, &request.seed)?;
+        let provider_data = backing.encode(chat)?;
+        let model = backing.model.clone();
+        let mut chats = self.lock();
+        if let Some(existing) = chats.get(chat) {
+            if let Some(run) = &existing.run {
+                return Err(Error::Busy {
+                    chat: chat.clone(),
+                    turn: run.turn_id.clone(),
+                });
+            }
+            existing.background.cancel();
+            tracing::debug!(%chat, "re-creating a chat");
+        }
+        chats.insert(chat.clone(), ChatEntry::new(backing));
+        Ok(ChatBacking {
+            provider_data,
+            backing: None,
+            model,
+        })
+    }
+
+    fn materialize(
+        &self,
+        context: &ChatContext,
+        provider_data: Option<ProviderData>,
+    ) -> Result<Option<ProviderData>> {
+        let chat = &context.chat;
+        let Some(data) = provider_data else {
+            // Nothing stored: a chat this agent still holds gives its blob back.
+            return match self.lock().get(chat) {
+                Some(entry) => entry.backing.encode(chat).map(Some),
+                None => Err(Error::NoBacking { chat: chat.clone() }),
+            };
+        };
+        let backing = Backing::decode(chat, &data)?;
+        if backing.provider != self.provider() {
+            tracing::info!(
+                %chat,
+                recorded = %backing.provider,
+                "a chat recorded by another provider continues here"
+            );
+        }
+        let mut chats = self.lock();
+        if chats.get(chat).is_some_and(|entry| entry.run.is_some()) {
+            tracing::debug!(%chat, "keeping a running chat's live state");
+            return Ok(None);
+        }
+        chats.insert(chat.clone(), ChatEntry::new(backing));
+        Ok(None)
+    }
+
+    fn with_entry<T>(
+        &self,
+        chat: &ChatUri,
+        read: impl FnOnce(&mut ChatEntry) -> Result<T>,
+    ) -> Result<T> {
+        let mut chats = self.lock();
+        let entry = chats
+            .get_mut(chat)
+            .ok_or_else(|| Error::NotOpen { chat: chat.clone() })?;
+        read(entry)
+    }
+}
+
+impl NativeAgent {
+    async fn run_turn(
+        &self,
+        context: &ChatContext,
+        turn_id: TurnId,
+        message: UserMessage,
+    ) -> AgentResult<TurnOutcome> {
+        let inner: &Inner = &self.inner;
+        let chat = &context.chat;
+        let cancel = CancellationToken::new();
+        let started = inner.start_run(context, &turn_id, &cancel)?;
+        let tools = inner.offered_tools(context, started.role.depth());
+        let system = system_prompt(&DynamicContext {
+            settings: &inner.settings,
+            project: context.scope.project_id(),
+            instructions: context
+                .customizations
+                .as_ref()
+                .and_then(|customizations| customizations.instructions.as_deref()),
+            tools: &tools.listed,
+            role: started.role,
+        });
+        let sink = inner.sink();
+        let turn_loop = TurnLoop {
+            inner,
+            sink: sink.clone(),
+            session: context.session.clone(),
+            chat: chat.clone(),
+            chat_context: context.clone(),
+            turn_id: turn_id.clone(),
+            model: started.model.clone(),
+            system,
+            tools: tools.specs,
+            role: started.role,
+            cancel,
+        };
+        let mut record = TurnRecord::new(turn_id, message);
+        let ended = turn_loop.run(&started.prior, &mut record).await;
+        let stop_reason = ended.stop_reason();
+        let usage = ended.usage();
+        record.finish(stop_reason.clone(), usage);
+        let first_exchange = (inner.settings.generate_titles
+            && !started.titled
+            && started.turn_count == 0
+            && stop_reason == StopReason::EndTurn
+            && !matches!(started.role, Role::Subagent { .. }))
+        .then(|| (record.user.text.clone(), record.final_text()));
+        if let Some(provider_data) = inner.finish_run(chat, started.run, record) {
+            sink.progress(chat, Signal::ProviderDataChanged { provider_data });
+        }
+        if let Some((prompt, answer)) = first_exchange {
+            let background = inner
+                .lock()
+                .get(chat)
+                .map(|entry| entry.background.child_token());
+            if let Some(background) = background {
+                spawn_title(
+                    Arc::clone(&self.inner),
+                    chat.clone(),
+                    started.model,
+                    prompt,
+                    answer,
+                    background,
+                );
+            }
+        }
+        match ended {
+            Ended::Failed(error, _) => Err(error),
+            Ended::Stopped(..) | Ended::Aborted(_) => Ok(TurnOutcome { stop_reason, usage }),
+        }
+    }
+}
+
+fn ready<'a, T: Send + 'a>(result: Result<T>) -> BoxFuture<'a, AgentResult<T>> {
+    let result = result.map_err(AgentError::from);
+    async move { result }.boxed()
+}
+
+impl Agent for NativeAgent {
+    fn descriptor(&self) -> AgentDescriptor {
+        self.inner.descriptor.clone()
+    }
+
+    fn attach(&self, sink: EventSink) {
+        self.inner.attach(sink);
+    }
+
+    fn create_chat<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        request: CreateChatRequest,
+    ) -> BoxFuture<'a, AgentResult<ChatBacking>> {
+        ready(self.inner.create(context, &request))
+    }
+
+    fn materialize_chat<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        provider_data: Option<ProviderData>,
+    ) -> BoxFuture<'a, AgentResult<Option<ProviderData>>> {
+        ready(self.inner.materialize(context, provider_data))
+    }
+
+    fn send<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        turn_id: TurnId,
+        message: UserMessage,
+    ) -> BoxFuture<'a, AgentResult<TurnOutcome>> {
+        self.run_turn(context, turn_id, message).boxed()
+    }
+
+    fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+        ready(self.inner.with_entry(&context.chat, |entry| {
+            if let Some(run) = &entry.run {
+                run.cancel.cancel();
+            }
+            Ok(())
+        }))
+    }
+
+    fn set_model<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        model: String,
+    ) -> BoxFuture<'a, AgentResult<()>> {
+        let model = model.trim().to_owned();
+        if model.is_empty() {
+            return ready(Err(Error::InvalidModel { model }));
+        }
+        ready(
+            self.inner
+                .update_backing(&context.chat, |backing| backing.model = Some(model)),
+        )
+    }
+
+    fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {
+        ready(self.inner.with_entry(&context.chat, |entry| {
+            Ok(entry
+                .backing
+                .turns
+                .iter()
+                .map(TurnRecord::to_turn)
+                .collect())
+        }))
+    }
+
+    fn metadata<'a>(
+        &'a self,
+        context: &'a ChatContext,
+    ) -> BoxFuture<'a, AgentResult<ChatMetadata>> {
+        ready(self.inner.with_entry(&context.chat, |entry| {
+            let backing = &entry.backing;
+            Ok(ChatMetadata {
+                title: backing.title.clone(),
+                model: backing.model.clone(),
+                updated_at: Some(backing.updated_at),
+                turn_count: backing.turns.len(),
+            })
+        }))
+    }
+
+    fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+        self.inner.forget(&context.chat);
+        ready(Ok(()))
+    }
+
+    fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+        self.inner.forget(&context.chat);
+        ready(Ok(()))
+    }
+}

@@ -1,0 +1,448 @@
+//! The loop of one turn: model → tool calls → tool results → model, until a final
+//! answer, the step limit, a failure or an abort — every delta streamed as a signal.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use hearth_core::{
+    AgentError, ChatContext, ChatUri, EventSink, SessionUri, Signal, StopReason, ToolCallContext,
+    ToolResult, TurnId, Usage, new_id,
+};
+use hearth_llm::{
+    CompletedToolCall, FinishReason, LlmError, Message, ModelRequest, StreamEvent, ToolCall,
+    ToolSpec, parse_tool_arguments, repair_json,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Inner, OfferedTools};
+use crate::backing::{Role, TurnRecord};
+use crate::context::{DynamicContext, system_prompt};
+use crate::outcome::Outcome;
+use crate::task::TASK_TOOL;
+
+/// How a loop ended, with the usage of its model calls.
+pub(crate) enum Ended {
+    /// The model answered, or the loop stopped (step limit, token limit, refusal).
+    Stopped(StopReason, Option<Usage>),
+    /// The user aborted; what streamed is kept.
+    Aborted(Option<Usage>),
+    /// A model call failed.
+    Failed(AgentError, Option<Usage>),
+}
+
+impl Ended {
+    pub fn stop_reason(&self) -> StopReason {
+        match self {
+            Self::Stopped(reason, _) => reason.clone(),
+            Self::Aborted(_) => StopReason::Aborted,
+            Self::Failed(..) => StopReason::Error,
+        }
+    }
+
+    pub fn usage(&self) -> Option<Usage> {
+        match self {
+            Self::Stopped(_, usage) | Self::Aborted(usage) | Self::Failed(_, usage) => *usage,
+        }
+    }
+}
+
+/// A tool call the model made, checked and ready to run.
+struct PreparedCall {
+    id: String,
+    name: String,
+    /// The arguments, or the error the model gets instead of running the tool.
+    arguments: Result<Value, String>,
+    /// The arguments as they go back into the history.
+    recorded: Value,
+}
+
+/// What one model call ended with.
+enum Step {
+    Answered(Option<FinishReason>),
+    Calls(Vec<PreparedCall>),
+    Aborted,
+    Failed(LlmError),
+}
+
+/// Usage of the finished model calls of a loop and of the running one.
+#[derive(Default)]
+struct Tally {
+    done: Option<Usage>,
+    current: Option<Usage>,
+}
+
+impl Tally {
+    fn total(&self) -> Option<Usage> {
+        match (self.done, self.current) {
+            (None, None) => None,
+            (done, current) => {
+                let mut total = done.unwrap_or_default();
+                total.accumulate(&current.unwrap_or_default());
+                Some(total)
+            }
+        }
+    }
+
+    fn end_call(&mut self) {
+        self.done = self.total();
+        self.current = None;
+    }
+}
+
+/// `250 ms`, `1.5 s`.
+fn short_duration(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+/// One turn's loop in one chat.
+#[derive(Clone)]
+pub(crate) struct TurnLoop<'a> {
+    pub inner: &'a Inner,
+    pub sink: EventSink,
+    pub session: SessionUri,
+    pub chat: ChatUri,
+    /// The host's facts for the chat the user addressed (scope, working directories,
+    /// customizations); subagents inherit them.
+    pub chat_context: ChatContext,
+    pub turn_id: TurnId,
+    pub model: String,
+    pub system: String,
+    pub tools: Vec<ToolSpec>,
+    pub role: Role,
+    pub cancel: CancellationToken,
+}
+
+impl TurnLoop<'_> {
+    /// The system prompt of a chat of this loop's session with these tools and role.
+    pub fn subagent_system(&self, tools: &OfferedTools, role: Role) -> String {
+        system_prompt(&DynamicContext {
+            settings: &self.inner.settings,
+            project: self.chat_context.scope.project_id(),
+            instructions: self
+                .chat_context
+                .customizations
+                .as_ref()
+                .and_then(|customizations| customizations.instructions.as_deref()),
+            tools: &tools.listed,
+            role,
+        })
+    }
+
+    fn signal(&self, signal: Signal) {
+        self.sink.progress(&self.chat, signal);
+    }
+
+    /// Runs the loop; `prior` is the conversation before the turn, `record` collects the
+    /// turn's messages.
+    pub fn run<'s>(
+        &'s self,
+        prior: &'s [Message],
+        record: &'s mut TurnRecord,
+    ) -> BoxFuture<'s, Ended> {
+        Box::pin(async move {
+            let limit = self.inner.settings.step_limit.max(1);
+            let mut tally = Tally::default();
+            for step in 1..=limit {
+                match self.call_model(prior, record, &mut tally).await {
+                    Step::Answered(finish) => {
+                        let reason = match finish {
+                            None | Some(FinishReason::ToolUse) => StopReason::EndTurn,
+                            Some(finish) => finish.to_stop_reason(),
+                        };
+                        return Ended::Stopped(reason, tally.total());
+                    }
+                    Step::Aborted => return Ended::Aborted(tally.total()),
+                    Step::Failed(error) => return Ended::Failed(error.into(), tally.total()),
+                    Step::Calls(calls) if step == limit => {
+                        self.skip(
+                            record,
+                            &calls,
+                            &format!(
+                                "Not run: this turn reached its limit of {limit} model calls. \
+                                 Call the tool again in the next turn if it is still needed."
+                            ),
+                        );
+                        return Ended::Stopped(StopReason::StepLimit, tally.total());
+                    }
+                    Step::Calls(calls) => {
+                        if !self.run_calls(record, calls).await {
+                            return Ended::Aborted(tally.total());
+                        }
+                    }
+                }
+            }
+            Ended::Stopped(StopReason::StepLimit, tally.total())
+        })
+    }
+
+    /// One model call, streamed; the answer is added to the record.
+    async fn call_model(
+        &self,
+        prior: &[Message],
+        record: &mut TurnRecord,
+        tally: &mut Tally,
+    ) -> Step {
+        let mut messages = Vec::with_capacity(prior.len() + record.messages.len());
+        messages.extend_from_slice(prior);
+        messages.extend(record.messages.iter().cloned());
+        let request = ModelRequest {
+            model: self.model.clone(),
+            system: Some(self.system.clone()),
+            messages,
+            tools: self.tools.clone(),
+            max_tokens: None,
+            temperature: None,
+        };
+        let mut stream = self.inner.client.stream(request, self.cancel.clone());
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        let mut finish = None;
+        let mut failure = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(StreamEvent::Retrying {
+                    attempt,
+                    delay,
+                    reason,
+                }) => self.signal(Signal::Error {
+                    turn_id: self.turn_id.clone(),
+                    message: format!(
+                        "{reason}; retrying in {} (retry {attempt})",
+                        short_duration(delay)
+                    ),
+                }),
+                Ok(StreamEvent::TextDelta { text: delta }) if !delta.is_empty() => {
+                    text.push_str(&delta);
+                    self.signal(Signal::TextDelta {
+                        turn_id: self.turn_id.clone(),
+                        text: delta,
+                    });
+                }
+                Ok(StreamEvent::ReasoningDelta { text: delta }) if !delta.is_empty() => {
+                    self.signal(Signal::ReasoningDelta {
+                        turn_id: self.turn_id.clone(),
+                        text: delta,
+                    });
+                }
+                Ok(StreamEvent::ToolCallCompleted(call)) => {
+                    let call = self.prepare(call);
+                    self.signal(Signal::ToolCallStarted {
+                        turn_id: self.turn_id.clone(),
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.recorded.clone(),
+                    });
+                    calls.push(call);
+                }
+                Ok(StreamEvent::Usage(usage)) => {
+                    tally.current = Some(usage);
+                    if let Some(usage) = tally.total() {
+                        self.signal(Signal::Usage {
+                            turn_id: self.turn_id.clone(),
+                            usage,
+                        });
+                    }
+                }
+                Ok(StreamEvent::Finished { reason }) => finish = Some(reason),
+                Ok(
+                    StreamEvent::TextDelta { .. }
+                    | StreamEvent::ReasoningDelta { .. }
+                    | StreamEvent::ToolCallStarted { .. }
+                    | StreamEvent::ToolCallDelta { .. },
+                ) => {}
+                Err(LlmError::Cancelled) => break,
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            }
+        }
+        // Dropping the stream closes the connection at once.
+        drop(stream);
+        tally.end_call();
+        let tool_calls: Vec<ToolCall> = calls
+            .iter()
+            .map(|call| ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.recorded.clone(),
+            })
+            .collect();
+        if !text.is_empty() || !tool_calls.is_empty() {
+            record
+                .messages
+                .push(Message::Assistant { text, tool_calls });
+        }
+        if self.cancel.is_cancelled() {
+            self.skip(record, &calls, "Not run: the user stopped the turn.");
+            return Step::Aborted;
+        }
+        if let Some(error) = failure {
+            self.skip(record, &calls, "Not run: the model call failed.");
+            return Step::Failed(error);
+        }
+        if calls.is_empty() {
+            Step::Answered(finish)
+        } else {
+            Step::Calls(calls)
+        }
+    }
+
+    /// Checks a call: a tool that exists, arguments repaired and valid for its schema.
+    fn prepare(&self, call: CompletedToolCall) -> PreparedCall {
+        let id = if call.id.trim().is_empty() {
+            format!("call_{}", new_id())
+        } else {
+            call.id
+        };
+        let as_recorded = |raw: &str| {
+            repair_json(raw)
+                .map_or_else(|| Value::String(raw.to_owned()), |repaired| repaired.value)
+        };
+        let Some(spec) = self.tools.iter().find(|tool| tool.name == call.name) else {
+            let available = if self.tools.is_empty() {
+                "no tools are available in this conversation".to_owned()
+            } else {
+                let names: Vec<String> = self
+                    .tools
+                    .iter()
+                    .map(|tool| format!("`{}`", tool.name))
+                    .collect();
+                format!("the tools you can call are {}", names.join(", "))
+            };
+            return PreparedCall {
+                recorded: as_recorded(&call.arguments),
+                arguments: Err(format!(
+                    "There is no tool named `{}`: {available}.",
+                    call.name
+                )),
+                id,
+                name: call.name,
+            };
+        };
+        match parse_tool_arguments(spec, &call.arguments) {
+            Ok(arguments) => {
+                if arguments.repaired {
+                    tracing::debug!(tool = %call.name, "repaired the arguments of a tool call");
+                }
+                PreparedCall {
+                    recorded: arguments.value.clone(),
+                    arguments: Ok(arguments.value),
+                    id,
+                    name: call.name,
+                }
+            }
+            Err(error) => PreparedCall {
+                recorded: as_recorded(&call.arguments),
+                arguments: Err(error.message),
+                id,
+                name: call.name,
+            },
+        }
+    }
+
+    /// Runs the calls in order; `false` when the turn was aborted meanwhile.
+    async fn run_calls(&self, record: &mut TurnRecord, calls: Vec<PreparedCall>) -> bool {
+        for (index, call) in calls.iter().enumerate() {
+            if self.cancel.is_cancelled() {
+                self.skip(
+                    record,
+                    &calls[index..],
+                    "Not run: the user stopped the turn.",
+                );
+                return false;
+            }
+            let outcome = match &call.arguments {
+                Err(message) => Outcome::failed(message.clone()),
+                Ok(arguments) if call.name == TASK_TOOL => self.run_task(&call.id, arguments).await,
+                Ok(arguments) => self.call_toolbox(call, arguments.clone()).await,
+            };
+            self.report(record, &call.id, outcome);
+        }
+        !self.cancel.is_cancelled()
+    }
+
+    async fn call_toolbox(&self, call: &PreparedCall, arguments: Value) -> Outcome {
+        let context = ToolCallContext {
+            session: self.session.clone(),
+            chat: self.chat.clone(),
+            turn_id: self.turn_id.clone(),
+            call_id: call.id.clone(),
+            scope: self.chat_context.scope.clone(),
+            working_directories: self.chat_context.working_directories.clone(),
+        };
+        tokio::select! {
+            outcome = self.inner.toolbox.call(&context, &call.name, arguments) => {
+                Outcome::from_toolbox(outcome)
+            }
+            () = self.cancel.cancelled() => {
+                Outcome::cancelled("Stopped: the user stopped the turn while the tool ran.")
+            }
+        }
+    }
+
+    /// Shows a call's result and adds it to the record.
+    fn report(&self, record: &mut TurnRecord, call_id: &str, outcome: Outcome) {
+        self.signal(Signal::ToolCallUpdated {
+            turn_id: self.turn_id.clone(),
+            call_id: call_id.to_owned(),
+            status: outcome.status,
+            result: Some(ToolResult {
+                content: outcome.content.clone(),
+                is_error: outcome.is_error,
+            }),
+        });
+        if let Some(proposal) = outcome.proposal {
+            self.signal(Signal::ProposalStaged {
+                turn_id: self.turn_id.clone(),
+                proposal_id: proposal.id,
+                summary: proposal.summary,
+            });
+        }
+        record.messages.push(Message::ToolResult {
+            call_id: call_id.to_owned(),
+            content: outcome.content,
+            is_error: outcome.is_error,
+        });
+    }
+
+    /// Answers calls that will not run, so the history stays one the model accepts.
+    fn skip(&self, record: &mut TurnRecord, calls: &[PreparedCall], why: &str) {
+        for call in calls {
+            self.report(record, &call.id, Outcome::cancelled(why));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn usage_adds_up_over_model_calls() {
+        let mut tally = Tally::default();
+        assert_eq!(tally.total(), None);
+        let usage = |input, output| Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        };
+        tally.current = Some(usage(10, 1));
+        tally.current = Some(usage(10, 5));
+        tally.end_call();
+        tally.current = Some(usage(20, 2));
+        assert_eq!(tally.total(), Some(usage(30, 7)));
+        tally.end_call();
+        tally.end_call();
+        assert_eq!(tally.total(), Some(usage(30, 7)));
+        assert_eq!(short_duration(Duration::from_millis(250)), "250 ms");
+        assert_eq!(short_duration(Duration::from_millis(1500)), "1.5 s");
+    }
+}

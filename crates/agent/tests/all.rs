@@ -1,0 +1,16 @@
+//! Integration tests of hearth-agent: the agent driven through the `Agent` trait (with a
+//! sink that records every event) and through the real host, against the mock model
+//! server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite {
+    mod abort;
+    mod anthropic;
+    mod chats;
+    mod conformance;
+    mod proposals;
+    mod subagents;
+    mod support;
+    mod tool_loop;
+}
