@@ -306,22 +306,11 @@ impl TurnLoop<'_> {
                 .map_or_else(|| Value::String(raw.to_owned()), |repaired| repaired.value)
         };
         let Some(spec) = self.tools.iter().find(|tool| tool.name == call.name) else {
-            let available = if self.tools.is_empty() {
-                "no tools are available in this conversation".to_owned()
-            } else {
-                let names: Vec<String> = self
-                    .tools
-                    .iter()
-                    .map(|tool| format!("`{}`", tool.name))
-                    .collect();
-                format!("the tools you can call are {}", names.join(", "))
-            };
+            // The toolbox answers unknown names itself, so the attempt is on record too.
+            let recorded = as_recorded(&call.arguments);
             return PreparedCall {
-                recorded: as_recorded(&call.arguments),
-                arguments: Err(format!(
-                    "There is no tool named `{}`: {available}.",
-                    call.name
-                )),
+                arguments: Ok(recorded.clone()),
+                recorded,
                 id,
                 name: call.name,
             };

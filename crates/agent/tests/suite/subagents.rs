@@ -170,7 +170,7 @@ async fn subagents_do_not_nest_beyond_the_depth_limit() {
     );
     assert_eq!(
         conversation(&requests[2])[2],
-        json!({"role": "tool", "tool_call_id": "inner", "content": "There is no tool named `task`: the tools you can call are `lookup`, `create_event`, `wait`."})
+        json!({"role": "tool", "tool_call_id": "inner", "content": "The `task` tool is not available here: subagents may nest only 1 deep. Do the task yourself."})
     );
     let spawned = recorder
         .events()
