@@ -1,7 +1,7 @@
 //! The guarded fetcher: one GET, its redirects followed by hand, each hop checked.
 
 use std::error::Error as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
@@ -74,7 +74,9 @@ impl FetchResponse {
 /// it returns, with proxies off and automatic redirects off. Build one per policy and
 /// share it behind an `Arc`.
 pub struct Fetcher {
-    client: Client,
+    /// Built on the first fetch: loading the TLS roots is the costly part of start-up.
+    client: OnceLock<std::result::Result<Client, String>>,
+    resolver: Arc<dyn Resolver>,
     policy: Arc<FetchPolicy>,
 }
 
@@ -94,23 +96,33 @@ impl Fetcher {
 
     /// A fetcher resolving names with `resolver`.
     pub fn with_resolver(policy: FetchPolicy, resolver: Arc<dyn Resolver>) -> Result<Self> {
-        let policy = Arc::new(policy);
-        let guarded = GuardedResolver {
+        Ok(Self {
+            client: OnceLock::new(),
             resolver,
-            policy: Arc::clone(&policy),
-        };
-        let client = Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .referer(false)
-            .dns_resolver(guarded)
-            .connect_timeout(policy.connect_timeout())
-            .user_agent(policy.user_agent())
-            .build()
-            .map_err(|error| FetchError::Client {
-                message: error_chain(&error),
-            })?;
-        Ok(Self { client, policy })
+            policy: Arc::new(policy),
+        })
+    }
+
+    /// The HTTP client, built on first use.
+    fn client(&self) -> Result<&Client> {
+        let built = self.client.get_or_init(|| {
+            let guarded = GuardedResolver {
+                resolver: Arc::clone(&self.resolver),
+                policy: Arc::clone(&self.policy),
+            };
+            Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .referer(false)
+                .dns_resolver(guarded)
+                .connect_timeout(self.policy.connect_timeout())
+                .user_agent(self.policy.user_agent())
+                .build()
+                .map_err(|error| error_chain(&error))
+        });
+        built.as_ref().map_err(|message| FetchError::Client {
+            message: message.clone(),
+        })
     }
 
     /// The policy this fetcher enforces.
@@ -138,7 +150,7 @@ impl Fetcher {
         loop {
             check_url(&self.policy, &url).map_err(|rule| refusal(&url, rule))?;
             let response = self
-                .client
+                .client()?
                 .get(url.clone())
                 .header(ACCEPT, request.accept.accept_header())
                 .send()

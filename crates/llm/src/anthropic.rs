@@ -87,7 +87,7 @@ impl Exchange for ListModels {
         let mut url = api_url(&transport.options.base_url, "models");
         url.set_query(Some("limit=1000"));
         transport
-            .http
+            .http()?
             .get(url)
             .build()
             .map_err(|error| LlmError::InvalidRequest(error.to_string()))
@@ -109,7 +109,7 @@ impl Exchange for MessagesExchange {
         let body = serde_json::to_vec(&body)
             .map_err(|error| LlmError::InvalidRequest(error.to_string()))?;
         transport
-            .http
+            .http()?
             .post(api_url(&transport.options.base_url, "messages"))
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(ACCEPT, HeaderValue::from_static("text/event-stream"))

@@ -111,7 +111,7 @@ struct ListModels;
 impl Exchange for ListModels {
     fn build(&self, transport: &Transport) -> Result<reqwest::Request> {
         transport
-            .http
+            .http()?
             .get(transport.url("models"))
             .build()
             .map_err(|error| LlmError::InvalidRequest(error.to_string()))
@@ -140,7 +140,7 @@ impl Exchange for ChatExchange {
             "text/event-stream"
         };
         transport
-            .http
+            .http()?
             .post(transport.url("chat/completions"))
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(ACCEPT, HeaderValue::from_static(accept))

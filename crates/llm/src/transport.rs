@@ -1,5 +1,6 @@
 //! One HTTP attempt and the retry rules around it, shared by every protocol.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -33,7 +34,10 @@ pub(crate) enum Auth {
 /// The HTTP client of one provider, with its settings.
 #[derive(Debug)]
 pub(crate) struct Transport {
-    pub(crate) http: reqwest::Client,
+    /// Built on first use: loading the TLS roots is the costly part of start-up, and most
+    /// configured providers are never called in a given run.
+    http: OnceLock<std::result::Result<reqwest::Client, String>>,
+    headers: HeaderMap,
     pub(crate) options: ClientOptions,
 }
 
@@ -79,23 +83,33 @@ impl Transport {
             USER_AGENT,
             HeaderValue::from_static(concat!("hearth/", env!("CARGO_PKG_VERSION"))),
         );
-        let mut builder = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(options.connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .tcp_nodelay(true)
-            .pool_idle_timeout(Duration::from_secs(90));
-        if is_loopback(&options.base_url) {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|error| {
+        Ok(Self {
+            http: OnceLock::new(),
+            headers,
+            options,
+        })
+    }
+
+    /// The HTTP client, built on first use.
+    pub(crate) fn http(&self) -> Result<&reqwest::Client> {
+        let built = self.http.get_or_init(|| {
+            let mut builder = reqwest::Client::builder()
+                .default_headers(self.headers.clone())
+                .connect_timeout(self.options.connect_timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .tcp_nodelay(true)
+                .pool_idle_timeout(Duration::from_secs(90));
+            if is_loopback(&self.options.base_url) {
+                builder = builder.no_proxy();
+            }
+            builder.build().map_err(|error| error_chain(&error))
+        });
+        built.as_ref().map_err(|message| {
             LlmError::InvalidRequest(format!(
-                "cannot build the HTTP client for {}: {}",
-                options.provider,
-                error_chain(&error)
+                "cannot build the HTTP client for {}: {message}",
+                self.options.provider
             ))
-        })?;
-        Ok(Self { http, options })
+        })
     }
 
     /// The provider id.
@@ -117,10 +131,14 @@ impl Transport {
         cancel: &CancellationToken,
     ) -> Attempt {
         let url = request.url().to_string();
+        let http = match self.http() {
+            Ok(http) => http,
+            Err(error) => return Attempt::Failed(error),
+        };
         let sent = tokio::select! {
             biased;
             () = cancel.cancelled() => return Attempt::Failed(LlmError::Cancelled),
-            sent = tokio::time::timeout(response_timeout, self.http.execute(request)) => sent,
+            sent = tokio::time::timeout(response_timeout, http.execute(request)) => sent,
         };
         let mut response = match sent {
             Err(_) => {

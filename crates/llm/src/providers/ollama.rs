@@ -42,6 +42,22 @@ pub(crate) async fn probe(root: &Url, timeout: Duration) -> Option<Vec<String>> 
     if !crate::client::is_loopback(root) {
         return None;
     }
+    // Nothing listening is the common case: find that out without building an HTTP
+    // client (which loads the TLS roots).
+    let port = root.port_or_known_default()?;
+    let host = root
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    let listening = tokio::time::timeout(
+        timeout,
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await;
+    if !matches!(listening, Ok(Ok(_))) {
+        return None;
+    }
     let client = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
