@@ -7,10 +7,18 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod app;
+mod audit;
+mod calendar;
+mod chat;
+mod doctor;
 mod harnesses;
+mod proposals;
+mod remote;
 mod render;
 mod run;
+mod serve;
 mod sessions;
+mod toolbox;
 
 /// Hearth: a local-first agent host.
 #[derive(Debug, Parser)]
@@ -27,6 +35,19 @@ struct Cli {
     /// More logging on stderr (-v, -vv).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Use the Hearth server at this URL (default: the running `hearth serve` of the data
+    /// directory, if any, else run in this process).
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "HEARTH_SERVER",
+        conflicts_with = "local"
+    )]
+    server: Option<String>,
+    /// Run in this process even when a server is running.
+    #[arg(long, global = true)]
+    local: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -35,12 +56,34 @@ struct Cli {
 enum Command {
     /// Send one prompt and stream the answer to stdout.
     Run(run::RunArgs),
+    /// Chat in the terminal: answers stream, Ctrl-C stops one, /fork, /model, /new, /quit.
+    Chat(chat::ChatArgs),
+    /// Check every model provider: latency, or the exact error and what to fix.
+    Doctor(doctor::DoctorArgs),
     /// List, show, delete and fork sessions.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
     /// List and show the chats of a session.
     #[command(subcommand)]
     Chats(sessions::ChatsCommand),
+    /// Review the changes agents proposed: list, show (with the diff), approve, reject.
+    #[command(subcommand)]
+    Proposals(proposals::ProposalsCommand),
+    /// Read, verify and export the audit log of tool calls and decisions.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
+    /// Calendars: list, events, add, import, export.
+    #[command(subcommand)]
+    Calendar(calendar::CalendarCommand),
+    /// The tools agents may call: list them, or try one (writes only stage proposals).
+    #[command(subcommand)]
+    Tools(toolbox::ToolsCommand),
+    /// Serve the JSON-RPC protocol (WebSocket /rpc) and the MCP endpoint (/mcp) on 127.0.0.1.
+    Serve(serve::ServeArgs),
+    /// Speak the JSON-RPC protocol on stdin/stdout (JSON Lines), for editors.
+    AppServer(serve::AppServerArgs),
+    /// Lend Hearth's tools to an MCP client on stdin/stdout (writes only stage proposals).
+    Mcp(serve::McpArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -61,10 +104,19 @@ fn init_logging(verbose: u8) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    remote::choose(match (cli.server.clone(), cli.local) {
+        (Some(url), _) => remote::ServerChoice::Url(url),
+        (None, true) => remote::ServerChoice::Local,
+        (None, false) => remote::ServerChoice::Auto,
+    });
+    // Servers use every core; one-shot commands need only one thread.
+    let mut builder = match cli.command {
+        Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) => {
+            tokio::runtime::Builder::new_multi_thread()
+        }
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             report(&anyhow::anyhow!("cannot start the async runtime: {error}"));
@@ -75,8 +127,17 @@ fn main() -> ExitCode {
         let app = app::App::load(cli.home.as_deref(), cli.config.as_deref())?;
         match cli.command {
             Command::Run(args) => run::run(&app, args).await,
+            Command::Chat(args) => chat::chat(&app, args).await,
+            Command::Doctor(args) => doctor::doctor(&app, args).await,
             Command::Sessions(command) => sessions::sessions(&app, command).await,
             Command::Chats(command) => sessions::chats(&app, command).await,
+            Command::Proposals(command) => proposals::proposals(&app, command).await,
+            Command::Audit(command) => audit::audit(&app, command).await,
+            Command::Calendar(command) => calendar::calendar(&app, command).await,
+            Command::Tools(command) => toolbox::tools(&app, command).await,
+            Command::Serve(args) => serve::serve(&app, args).await,
+            Command::AppServer(args) => serve::app_server(&app, args).await,
+            Command::Mcp(args) => serve::mcp(&app, args).await,
         }
     });
     match result {

@@ -7,14 +7,15 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use hearth_core::{
-    Action, ChatUri, Envelope, ResourceUri, ResponsePart, Scope, StopReason, ToolCallStatus,
-    UserMessage,
+    Action, ChatUri, Envelope, ProviderId, ResourceUri, ResponsePart, Scope, StopReason,
+    ToolCallStatus, UserMessage,
 };
 use hearth_host::{Host, NewSessionRequest};
+use hearth_llm::{Discovery, KeyStatus, LlmError, no_provider_help};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::app::App;
-use crate::harnesses::{self, HarnessOptions};
+use crate::harnesses::{self, HarnessOptions, REPLAY, Titles};
 use crate::render;
 
 /// `hearth run` arguments.
@@ -23,7 +24,9 @@ pub struct RunArgs {
     /// The prompt; `-` reads it from stdin.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     prompt: Vec<String>,
-    /// Provider id (default: the configured default, else the offline demo `replay`).
+    /// Provider id: a model provider (`openai`, `anthropic`, `ollama`, a config.toml id)
+    /// or `replay`, the offline demo (default: the configured default, else the first
+    /// provider found, else the demo).
     #[arg(long)]
     provider: Option<String>,
     /// Model to use.
@@ -54,28 +57,122 @@ fn read_prompt(parts: &[String]) -> anyhow::Result<String> {
     Ok(parts.join(" "))
 }
 
+/// The harnesses of a run or chat, and the provider new sessions use.
+pub(crate) struct Start {
+    /// The host with every harness.
+    pub host: Host,
+    /// The provider of new sessions.
+    pub provider: ProviderId,
+    /// No provider is set up at all: the demo answers, and the user is told how to add one.
+    pub no_provider: bool,
+}
+
+/// The provider a `--session`/`--chat` URI belongs to, if it parses.
+fn provider_of(uri: &str) -> Option<String> {
+    match ResourceUri::parse(uri).ok()? {
+        ResourceUri::Session(session) => Some(session.provider().to_string()),
+        ResourceUri::Chat(chat) => Some(chat.provider().to_string()),
+        ResourceUri::Root => None,
+    }
+}
+
+/// Finds the model providers, picks the one to use, and starts a host with every harness.
+#[allow(clippy::print_stderr)]
+pub(crate) async fn start(
+    app: &App,
+    provider: Option<&str>,
+    session: Option<&str>,
+    scenario: Option<PathBuf>,
+    titles: Titles,
+) -> anyhow::Result<Start> {
+    let named = provider
+        .map(str::to_owned)
+        .or_else(|| session.and_then(provider_of));
+    let discovery = if named.as_deref() == Some(REPLAY) {
+        Discovery::default()
+    } else {
+        harnesses::discover(app, harnesses::ollama_may_matter(app, named.as_deref())).await
+    };
+    for problem in &discovery.problems {
+        eprintln!("hearth: warning: {problem}");
+    }
+    let provider = match &named {
+        Some(id) => ProviderId::parse(id)?,
+        None => harnesses::default_provider(app, &discovery)?,
+    };
+    if let Some(resolved) = discovery.get(provider.as_str())
+        && let KeyStatus::Missing { expected } = &resolved.key
+    {
+        return Err(LlmError::MissingApiKey {
+            provider: resolved.id.clone(),
+            variable: expected.clone(),
+        }
+        .into());
+    }
+    let no_provider = named.is_none()
+        && provider.as_str() == REPLAY
+        && discovery.is_empty()
+        && app.config.defaults.provider.is_none();
+    let agents = harnesses::build(
+        app,
+        &HarnessOptions {
+            scenario,
+            discovery: Some(discovery),
+            titles,
+        },
+    )?;
+    let host = app.start_host(agents, "cli").await?;
+    Ok(Start {
+        host,
+        provider,
+        no_provider,
+    })
+}
+
+/// Says when the answers will be the demo's: how to add a provider when none exists, or
+/// that the chosen provider is the demo.
+#[allow(clippy::print_stderr)]
+pub(crate) fn announce(app: &App, start: &Start, chat: &ChatUri) {
+    if start.no_provider {
+        eprint!("{}", no_provider_help(&app.paths.config_file));
+        eprintln!(
+            "\nhearth: no model provider in use — this is the built-in demo (scripted answers, no model)."
+        );
+    } else if start
+        .host
+        .agent(chat.provider().as_str())
+        .is_some_and(|agent| agent.descriptor().demo)
+    {
+        demo_notice(app);
+    }
+}
+
 /// Finds the chat to send to: the given session's default chat, the given chat, or a new
-/// session's default chat.
-async fn target_chat(app: &App, host: &Host, args: &RunArgs) -> anyhow::Result<ChatUri> {
-    if let Some(uri) = &args.session {
+/// session's default chat on `provider`. A model given with an existing chat switches it.
+pub(crate) async fn target_chat(
+    host: &Host,
+    session: Option<&str>,
+    provider: &ProviderId,
+    model: Option<&str>,
+) -> anyhow::Result<ChatUri> {
+    if let Some(uri) = session {
         let chat = match ResourceUri::parse(uri)? {
             ResourceUri::Session(session) => ChatUri::default_for(&session),
             ResourceUri::Chat(chat) => chat,
             ResourceUri::Root => bail!("`{uri}` is not a session or chat URI"),
         };
         host.chat(&chat).await?;
+        if let Some(model) = model {
+            host.set_model(&chat, model.to_owned()).await?;
+        }
         return Ok(chat);
     }
-    let provider = match &args.provider {
-        Some(provider) => hearth_core::ProviderId::parse(provider)?,
-        None => harnesses::default_provider(app)?,
-    };
     let session = host
         .create_session(NewSessionRequest {
-            provider,
+            provider: provider.clone(),
             scope: Scope::Global,
             title: None,
-            model: args.model.clone(),
+            model: model.map(str::to_owned),
         })
         .await?;
     Ok(ChatUri::default_for(&session))
@@ -92,7 +189,7 @@ fn demo_notice(app: &App) {
 }
 
 /// Prints a turn's envelopes as they arrive.
-struct Printer {
+pub(crate) struct Printer {
     json: bool,
     show_reasoning: bool,
     printed: usize,
@@ -100,8 +197,29 @@ struct Printer {
 }
 
 impl Printer {
+    /// A printer of answer text (or, with `json`, of every envelope as a JSON line).
+    pub(crate) fn new(json: bool, show_reasoning: bool) -> Self {
+        Self {
+            json,
+            show_reasoning,
+            printed: 0,
+            ends_with_newline: true,
+        }
+    }
+
+    /// Ends the answer's last line, if it printed one without a newline.
+    pub(crate) fn finish_line(&mut self) -> anyhow::Result<()> {
+        if !self.json && self.printed > 0 && !self.ends_with_newline {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(b"\n")?;
+            stdout.flush()?;
+            self.ends_with_newline = true;
+        }
+        Ok(())
+    }
+
     #[allow(clippy::print_stderr)]
-    fn envelope(&mut self, envelope: &Envelope) -> anyhow::Result<()> {
+    pub(crate) fn envelope(&mut self, envelope: &Envelope) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
         if self.json {
             serde_json::to_writer(&mut stdout, envelope)?;
@@ -143,7 +261,7 @@ impl Printer {
     }
 
     /// Prints text a lagging subscription missed.
-    fn catch_up(&mut self, host: &Host, chat: &ChatUri) -> anyhow::Result<()> {
+    pub(crate) fn catch_up(&mut self, host: &Host, chat: &ChatUri) -> anyhow::Result<()> {
         let Some(state) = host.peek_chat(chat) else {
             return Ok(());
         };
@@ -169,29 +287,41 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         bail!("the prompt is empty");
     }
-    let agents = harnesses::build(
-        app,
-        &HarnessOptions {
-            scenario: args.scenario.clone(),
-        },
-    )?;
-    let host = app.start_host(agents, "cli").await?;
-    let chat = target_chat(app, &host, &args).await?;
-    if host
-        .agent(chat.provider().as_str())
-        .is_some_and(|agent| agent.descriptor().demo)
+    // A running server answers when there is one (a scenario file is this process's).
+    if args.scenario.is_none()
+        && let Some(remote) = crate::remote::connect(app).await?
     {
-        demo_notice(app);
+        let request = crate::remote::RunRequest {
+            prompt,
+            provider: args.provider.as_deref(),
+            model: args.model.as_deref(),
+            session: args.session.as_deref(),
+            json: args.json,
+            show_reasoning: args.show_reasoning,
+        };
+        return crate::remote::run(remote, request).await;
     }
+    let start = start(
+        app,
+        args.provider.as_deref(),
+        args.session.as_deref(),
+        args.scenario.clone(),
+        Titles::Skip,
+    )
+    .await?;
+    let chat = target_chat(
+        &start.host,
+        args.session.as_deref(),
+        &start.provider,
+        args.model.as_deref(),
+    )
+    .await?;
+    announce(app, &start, &chat);
+    let host = start.host;
     let (turn_id, mut subscription) = host
         .send_streaming(&chat, UserMessage::text(prompt))
         .await?;
-    let mut printer = Printer {
-        json: args.json,
-        show_reasoning: args.show_reasoning,
-        printed: 0,
-        ends_with_newline: true,
-    };
+    let mut printer = Printer::new(args.json, args.show_reasoning);
     if args.json {
         let started = serde_json::json!({
             "type": "started",
@@ -252,11 +382,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     host.shutdown().await;
-    if !args.json && printer.printed > 0 && !printer.ends_with_newline {
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(b"\n")?;
-        stdout.flush()?;
-    }
+    printer.finish_line()?;
     if !args.json && std::io::stderr().is_terminal() {
         eprintln!(
             "hearth: session {} (continue with --session)",

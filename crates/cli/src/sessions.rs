@@ -139,21 +139,22 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             cursor,
             json,
         } => {
-            let store = app.open_store().await?;
             let scope = match (project, global) {
                 (Some(project), _) => ScopeFilter::Project(ProjectId::parse(&project)?),
                 (None, true) => ScopeFilter::Global,
                 (None, false) => ScopeFilter::Any,
             };
             let provider = provider.as_deref().map(ProviderId::parse).transpose()?;
-            let page = store
-                .list_sessions(&SessionQuery {
-                    scope,
-                    provider,
-                    cursor,
-                    limit,
-                })
-                .await?;
+            let query = SessionQuery {
+                scope,
+                provider,
+                cursor,
+                limit,
+            };
+            let page = match crate::remote::connect(app).await? {
+                Some(remote) => crate::remote::list_sessions(&remote, &query).await?,
+                None => app.open_store().await?.list_sessions(&query).await?,
+            };
             if json {
                 for session in &page.sessions {
                     json_line(session)?;
@@ -191,6 +192,10 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             write_out(&out)?;
         }
         SessionsCommand::Show { session, json } => {
+            if let Some(remote) = crate::remote::connect(app).await? {
+                crate::remote::show_session(&remote, &session, json).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let store = app.open_store().await?;
             let summary = existing_session(store.as_ref(), &session).await?;
             let chats = store.chats(&summary.uri).await?;

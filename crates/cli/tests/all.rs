@@ -3,7 +3,20 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod agent_tools;
+    mod app_server;
+    mod approval;
+    mod audit_log;
     mod bad_input;
+    mod calendars;
+    mod chat;
+    mod mock;
+    mod native;
     mod run;
+    mod security;
+    mod serve;
+    mod serve_mcp;
+    mod serve_support;
     mod support;
+    mod tool_support;
 }

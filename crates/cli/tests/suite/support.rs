@@ -18,6 +18,7 @@ impl Hearth {
             .arg("--home")
             .arg(self.home.path())
             .env_remove("HEARTH_HOME")
+            .env_remove("HEARTH_SERVER")
             .env_remove("HEARTH_CONFIG")
             .env_remove("HEARTH_REPLAY_SCENARIO")
             .env_remove("OPENAI_API_KEY")

@@ -1,0 +1,312 @@
+//! `hearth calendar list|events|add|import|export`: the user's own calendar actions.
+//! They write at once (the user is acting, not an agent); agents reach calendars only
+//! through the tools, whose writes wait for approval.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chrono::{Days, Utc};
+use clap::{Args, Subcommand};
+use hearth_calendar::{
+    Calendars, EventInput, EventQuery, OccurrenceInfo, StorageKind, parse_time_bound,
+};
+
+use crate::app::App;
+use crate::audit::write_atomically;
+use crate::toolbox::{calendars, json_line, write_out};
+
+/// `hearth calendar …`.
+#[derive(Debug, Subcommand)]
+pub enum CalendarCommand {
+    /// List the configured calendars with their event counts and problems.
+    List {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List events in a range, repeating events expanded.
+    Events(EventsArgs),
+    /// Add an event to a calendar (the default one unless `--calendar`).
+    Add(AddArgs),
+    /// Add the events of an iCalendar file (events whose UID exists are skipped).
+    Import {
+        /// The .ics file.
+        file: PathBuf,
+        /// The calendar to import into (default: the default calendar).
+        #[arg(long)]
+        calendar: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a calendar as iCalendar.
+    Export {
+        /// The calendar (default: the default calendar).
+        #[arg(long)]
+        calendar: Option<String>,
+        /// Write to this file (replaced atomically) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// `hearth calendar events`.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Start: a date (`2026-03-01`), a local date-time, or RFC 3339. Default: today.
+    #[arg(long)]
+    from: Option<String>,
+    /// End (exclusive), same forms. Default: seven days after the start.
+    #[arg(long)]
+    to: Option<String>,
+    /// Words to find in title, description or location.
+    #[arg(long)]
+    query: Option<String>,
+    /// Category (`Work`, `Work - Meetings`).
+    #[arg(long)]
+    category: Option<String>,
+    /// Only this calendar.
+    #[arg(long)]
+    calendar: Option<String>,
+    /// At most this many occurrences.
+    #[arg(long, default_value_t = 200)]
+    limit: usize,
+    /// One JSON object per occurrence per line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `hearth calendar add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Title (may be `Category - SubCategory - Title`).
+    title: String,
+    /// Start: `2026-03-03` (all-day) or `2026-03-03T09:00` (local time), or RFC 3339.
+    #[arg(long)]
+    start: String,
+    /// End: a later time, or the last day of an all-day event.
+    #[arg(long)]
+    end: Option<String>,
+    /// The calendar (default: the default calendar).
+    #[arg(long)]
+    calendar: Option<String>,
+    /// Category.
+    #[arg(long)]
+    category: Option<String>,
+    /// Sub-category.
+    #[arg(long)]
+    sub_category: Option<String>,
+    /// Location.
+    #[arg(long)]
+    location: Option<String>,
+    /// Description.
+    #[arg(long)]
+    description: Option<String>,
+    /// Recurrence rule, e.g. `FREQ=WEEKLY;BYDAY=MO`.
+    #[arg(long)]
+    repeat: Option<String>,
+    /// IANA time zone of the times (default: the calendar's).
+    #[arg(long)]
+    time_zone: Option<String>,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn kind_name(kind: StorageKind) -> &'static str {
+    match kind {
+        StorageKind::Ics => "ics",
+        StorageKind::Notes => "notes",
+        StorageKind::Subscription => "subscription",
+    }
+}
+
+fn occurrence_line(occurrence: &OccurrenceInfo) -> String {
+    let start = occurrence.start.replace('T', " ");
+    let end = occurrence.end.replace('T', " ");
+    let when = if occurrence.all_day {
+        if start == end {
+            format!("{start} (all day)")
+        } else {
+            format!("{start} – {end} (all day)")
+        }
+    } else {
+        format!("{start} – {end}")
+    };
+    let mut line = format!("{when}  {}", occurrence.title);
+    if let Some(location) = &occurrence.location {
+        line.push_str(&format!(" @ {location}"));
+    }
+    if occurrence.recurring {
+        line.push_str(" ↻");
+    }
+    line.push_str(&format!("  [{}]\n", occurrence.id));
+    line
+}
+
+async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
+    for summary in calendars.summaries().await {
+        if json {
+            json_line(&summary)?;
+            continue;
+        }
+        let info = &summary.info;
+        let mut line = format!(
+            "{}{}  {} ({}, {}){}\n",
+            info.id,
+            if info.default { " *" } else { "" },
+            info.name,
+            kind_name(info.kind),
+            info.location,
+            if info.writable { "" } else { " read-only" },
+        );
+        match (&summary.error, summary.events) {
+            (Some(error), _) => line.push_str(&format!("    cannot be read: {error}\n")),
+            (None, Some(events)) => line.push_str(&format!(
+                "    {events} events, {} repeating\n",
+                summary.recurring.unwrap_or(0)
+            )),
+            (None, None) => {}
+        }
+        for warning in &summary.warnings {
+            line.push_str(&format!(
+                "    warning: {}: {}\n",
+                warning.location, warning.message
+            ));
+        }
+        write_out(&line)?;
+    }
+    for problem in calendars.problems() {
+        write_out(&format!(
+            "{}  not used: {}\n",
+            problem.calendar, problem.message
+        ))?;
+    }
+    Ok(())
+}
+
+async fn events(calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
+    let zone = calendars.time_zone();
+    let from = match &args.from {
+        Some(text) => parse_time_bound("from", text, zone)?,
+        None => {
+            let today = Utc::now().with_timezone(&zone).date_naive();
+            parse_time_bound("from", &today.to_string(), zone)?
+        }
+    };
+    let to = match &args.to {
+        Some(text) => parse_time_bound("to", text, zone)?,
+        None => {
+            let start = from.with_timezone(&zone).date_naive();
+            let end = start.checked_add_days(Days::new(7)).unwrap_or(start);
+            parse_time_bound("to", &end.to_string(), zone)?
+        }
+    };
+    let listing = calendars
+        .events(&EventQuery {
+            from,
+            to,
+            text: args.query,
+            category: args.category,
+            calendar: args.calendar,
+            limit: args.limit,
+        })
+        .await?;
+    for (calendar, error) in &listing.unavailable {
+        tracing::warn!("calendar `{calendar}` was skipped: {error}");
+    }
+    if args.json {
+        for occurrence in &listing.occurrences {
+            json_line(occurrence)?;
+        }
+    } else if listing.occurrences.is_empty() {
+        write_out("No events.\n")?;
+    } else {
+        for occurrence in &listing.occurrences {
+            write_out(&occurrence_line(occurrence))?;
+        }
+    }
+    if listing.total > listing.occurrences.len() {
+        tracing::warn!(
+            "showing {} of {} occurrences; narrow the range or raise --limit",
+            listing.occurrences.len(),
+            listing.total
+        );
+    }
+    Ok(())
+}
+
+/// Runs `hearth calendar …`.
+pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<ExitCode> {
+    let calendars = calendars(app)?;
+    match command {
+        CalendarCommand::List { json } => list(&calendars, json).await?,
+        CalendarCommand::Events(args) => events(&calendars, args).await?,
+        CalendarCommand::Add(args) => {
+            let event = EventInput {
+                title: args.title,
+                category: args.category,
+                sub_category: args.sub_category,
+                start: args.start,
+                end: args.end,
+                all_day: None,
+                time_zone: args.time_zone,
+                location: args.location,
+                description: args.description,
+                recurrence: args.repeat,
+            };
+            let applied = calendars.add_event(args.calendar.as_deref(), event).await?;
+            if args.json {
+                json_line(&applied)?;
+            } else {
+                write_out(&format!("{}\n", applied.summary))?;
+            }
+        }
+        CalendarCommand::Import {
+            file,
+            calendar,
+            json,
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|error| anyhow::anyhow!("cannot read {}: {error}", file.display()))?;
+            let report = calendars
+                .import_ics(calendar.as_deref(), &text, &file.display().to_string())
+                .await?;
+            if json {
+                json_line(&report)?;
+            } else {
+                let noun = if report.imported == 1 {
+                    "event"
+                } else {
+                    "events"
+                };
+                let mut out = format!(
+                    "Imported {} {noun} into `{}`.\n",
+                    report.imported, report.calendar
+                );
+                for skipped in &report.skipped {
+                    out.push_str(&format!("  skipped: {skipped}\n"));
+                }
+                for warning in &report.warnings {
+                    out.push_str(&format!(
+                        "  warning: {}: {}\n",
+                        warning.location, warning.message
+                    ));
+                }
+                write_out(&out)?;
+            }
+        }
+        CalendarCommand::Export { calendar, output } => {
+            let id = calendars
+                .calendar_or_default(calendar.as_deref())?
+                .id
+                .clone();
+            let text = calendars.export_ics(&id).await?;
+            match output {
+                Some(path) => write_atomically(&path, &text)?,
+                None => write_out(&text)?,
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,296 @@
+//! `hearth chat`: an interactive terminal chat. Answers stream to stdout; Ctrl-C aborts
+//! the running turn (not the program); `/fork`, `/model NAME`, `/new`, `/quit`. Reads
+//! lines from stdin, so it works on a pipe too.
+
+use std::future::Future;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hearth_core::{Action, ChatSeed, ChatUri, ProviderId, StopReason, UserMessage};
+use hearth_host::Host;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::app::App;
+use crate::harnesses::Titles;
+use crate::run::{Printer, announce, start, target_chat};
+
+/// `hearth chat` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ChatArgs {
+    /// Provider id: a model provider (`openai`, `anthropic`, `ollama`, a config.toml id)
+    /// or `replay`, the offline demo (default: the configured default, else the first
+    /// provider found, else the demo).
+    #[arg(long)]
+    provider: Option<String>,
+    /// Model to use.
+    #[arg(long)]
+    model: Option<String>,
+    /// Continue a session (its default chat) or a chat, by URI.
+    #[arg(long, value_name = "URI")]
+    session: Option<String>,
+    /// Replay scenario file for the `replay` provider (default: the built-in demo).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Also print the model's visible reasoning (to stderr).
+    #[arg(long)]
+    show_reasoning: bool,
+}
+
+const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
+model), /new (a new session), /quit (or Ctrl-D); Ctrl-C stops an answer";
+
+/// What one line of input asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Input<'a> {
+    Prompt(&'a str),
+    Fork,
+    Model(Option<&'a str>),
+    New,
+    Help,
+    Quit,
+    Unknown(&'a str),
+    Nothing,
+}
+
+fn parse(line: &str) -> Input<'_> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Input::Nothing;
+    }
+    let Some(command) = line.strip_prefix('/') else {
+        return Input::Prompt(line);
+    };
+    // `//text` sends `/text`.
+    if command.starts_with('/') {
+        return Input::Prompt(&line[1..]);
+    }
+    let (name, rest) = command
+        .split_once(char::is_whitespace)
+        .map_or((command, ""), |(name, rest)| (name, rest.trim()));
+    match name {
+        "fork" => Input::Fork,
+        "model" => Input::Model(Some(rest).filter(|rest| !rest.is_empty())),
+        "new" => Input::New,
+        "help" | "?" => Input::Help,
+        "quit" | "exit" | "q" => Input::Quit,
+        _ => Input::Unknown(name),
+    }
+}
+
+/// Ctrl-C presses, one at a time. The listener stays registered between presses, so a
+/// press that comes while nobody waits for it is not lost.
+struct Interrupts {
+    next: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>,
+}
+
+impl Interrupts {
+    fn new() -> Self {
+        Self {
+            next: Box::pin(tokio::signal::ctrl_c()),
+        }
+    }
+
+    /// The next press.
+    async fn recv(&mut self) -> anyhow::Result<()> {
+        let pressed = (&mut self.next).await;
+        self.next = Box::pin(tokio::signal::ctrl_c());
+        pressed.context("listening for Ctrl-C")
+    }
+}
+
+/// The chat in use and what new sessions are made of.
+struct Conversation {
+    host: Host,
+    provider: ProviderId,
+    model: Option<String>,
+    chat: ChatUri,
+    show_reasoning: bool,
+}
+
+impl Conversation {
+    #[allow(clippy::print_stderr)]
+    async fn command(&mut self, input: Input<'_>) -> anyhow::Result<()> {
+        match input {
+            Input::Fork => {
+                let last = self
+                    .host
+                    .chat(&self.chat)
+                    .await?
+                    .turns
+                    .last()
+                    .map(|turn| turn.id.clone());
+                let Some(turn_id) = last else {
+                    eprintln!("hearth: nothing to fork yet: send a message first");
+                    return Ok(());
+                };
+                let seed = ChatSeed::Fork {
+                    source_chat: self.chat.clone(),
+                    turn_id,
+                };
+                self.chat = self.host.create_chat(self.chat.session_ref(), seed).await?;
+                eprintln!("hearth: forked; now in chat {}", self.chat);
+            }
+            Input::Model(Some(model)) => {
+                self.host.set_model(&self.chat, model.to_owned()).await?;
+                self.model = Some(model.to_owned());
+                eprintln!("hearth: model {model}");
+            }
+            Input::Model(None) => {
+                let state = self.host.chat(&self.chat).await?;
+                let model = state
+                    .summary
+                    .model
+                    .as_deref()
+                    .unwrap_or("the provider's default");
+                eprintln!("hearth: model {model} (switch with /model NAME)");
+            }
+            Input::New => {
+                self.chat =
+                    target_chat(&self.host, None, &self.provider, self.model.as_deref()).await?;
+                eprintln!("hearth: new session {}", self.chat.session());
+            }
+            Input::Help => eprintln!("hearth: {HELP}"),
+            Input::Unknown(name) => eprintln!("hearth: unknown command /{name}; {HELP}"),
+            Input::Prompt(_) | Input::Quit | Input::Nothing => {}
+        }
+        Ok(())
+    }
+
+    /// Sends a prompt and streams the answer; Ctrl-C aborts the turn.
+    #[allow(clippy::print_stderr)]
+    async fn turn(&self, prompt: &str, interrupts: &mut Interrupts) -> anyhow::Result<()> {
+        let (turn_id, mut subscription) = self
+            .host
+            .send_streaming(&self.chat, UserMessage::text(prompt))
+            .await?;
+        let mut printer = Printer::new(false, self.show_reasoning);
+        let mut aborting = false;
+        let stop_reason = loop {
+            tokio::select! {
+                received = subscription.receiver.recv() => match received {
+                    Ok(envelope) => {
+                        printer.envelope(&envelope)?;
+                        if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
+                            && id == &turn_id
+                        {
+                            break stop_reason.clone();
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => printer.catch_up(&self.host, &self.chat)?,
+                    Err(RecvError::Closed) => break StopReason::Incomplete,
+                },
+                pressed = interrupts.recv(), if !aborting => {
+                    pressed?;
+                    aborting = true;
+                    eprintln!("\nhearth: stopping the answer");
+                    self.host.abort(&self.chat).await?;
+                }
+            }
+        };
+        printer.finish_line()?;
+        if stop_reason == StopReason::Aborted {
+            eprintln!("hearth: answer stopped; what arrived is kept");
+        }
+        Ok(())
+    }
+}
+
+/// Runs `hearth chat`.
+#[allow(clippy::print_stderr)]
+pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let start = start(
+        app,
+        args.provider.as_deref(),
+        args.session.as_deref(),
+        args.scenario.clone(),
+        Titles::Generate,
+    )
+    .await?;
+    let chat = target_chat(
+        &start.host,
+        args.session.as_deref(),
+        &start.provider,
+        args.model.as_deref(),
+    )
+    .await?;
+    announce(app, &start, &chat);
+    let interactive = std::io::stdin().is_terminal();
+    if interactive {
+        eprintln!("hearth chat — session {} — {HELP}", chat.session());
+    }
+    let mut conversation = Conversation {
+        host: start.host,
+        provider: start.provider,
+        model: args.model,
+        chat,
+        show_reasoning: args.show_reasoning,
+    };
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut interrupts = Interrupts::new();
+    let mut interrupted = false;
+    loop {
+        if interactive {
+            eprint!("› ");
+            std::io::stderr().flush()?;
+        }
+        let line = tokio::select! {
+            line = lines.next_line() => line.context("reading from stdin")?,
+            pressed = interrupts.recv() => {
+                pressed?;
+                if interrupted {
+                    eprintln!();
+                    break;
+                }
+                interrupted = true;
+                eprintln!("\nhearth: press Ctrl-C again, or type /quit, to leave");
+                continue;
+            }
+        };
+        let Some(line) = line else { break };
+        interrupted = false;
+        match parse(&line) {
+            Input::Nothing => {}
+            Input::Quit => break,
+            Input::Prompt(prompt) => {
+                if let Err(error) = conversation.turn(prompt, &mut interrupts).await {
+                    eprintln!("hearth: error: {error:#}");
+                }
+            }
+            command => {
+                if let Err(error) = conversation.command(command).await {
+                    eprintln!("hearth: error: {error:#}");
+                }
+            }
+        }
+    }
+    conversation.host.shutdown().await;
+    if interactive {
+        eprintln!(
+            "hearth: session {} (continue with --session)",
+            conversation.chat.session()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_prompts_or_commands() {
+        assert_eq!(parse("  hello "), Input::Prompt("hello"));
+        assert_eq!(parse(""), Input::Nothing);
+        assert_eq!(parse("/fork"), Input::Fork);
+        assert_eq!(parse("/model  gpt-x "), Input::Model(Some("gpt-x")));
+        assert_eq!(parse("/model"), Input::Model(None));
+        assert_eq!(parse("/new"), Input::New);
+        assert_eq!(parse("/quit"), Input::Quit);
+        assert_eq!(parse("/frob x"), Input::Unknown("frob"));
+        assert_eq!(parse("//etc/hosts?"), Input::Prompt("/etc/hosts?"));
+    }
+}

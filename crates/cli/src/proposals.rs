@@ -1,0 +1,290 @@
+//! `hearth proposals list|show|approve|reject|apply`: the user's side of the changes
+//! agents staged.
+
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+use hearth_core::ProposalId;
+use hearth_tools::{ApplyOutcome, Proposal, ProposalQuery, ProposalStatus, UserActor};
+
+use crate::app::App;
+use crate::render::local_time;
+use crate::toolbox::{Tools, json_line, write_out};
+
+/// The shortest hash prefix `approve --hash` accepts.
+const MIN_HASH_PREFIX: usize = 8;
+
+/// Which proposals to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatusFilter {
+    /// Every proposal.
+    All,
+    /// Awaiting a decision.
+    Pending,
+    /// Approved, not applied yet.
+    Approved,
+    /// Rejected.
+    Rejected,
+    /// Expired.
+    Expired,
+    /// Being applied.
+    Applying,
+    /// Applied.
+    Applied,
+    /// Failed or refused when applied.
+    Failed,
+}
+
+impl StatusFilter {
+    fn statuses(self) -> Vec<ProposalStatus> {
+        match self {
+            Self::All => Vec::new(),
+            Self::Pending => vec![ProposalStatus::Pending],
+            Self::Approved => vec![ProposalStatus::Approved],
+            Self::Rejected => vec![ProposalStatus::Rejected],
+            Self::Expired => vec![ProposalStatus::Expired],
+            Self::Applying => vec![ProposalStatus::Applying],
+            Self::Applied => vec![ProposalStatus::Applied],
+            Self::Failed => vec![ProposalStatus::Failed],
+        }
+    }
+}
+
+/// `hearth proposals …`.
+#[derive(Debug, Subcommand)]
+pub enum ProposalsCommand {
+    /// List proposals, newest first.
+    List {
+        /// Only proposals with this status.
+        #[arg(long, value_enum, default_value_t = StatusFilter::All)]
+        status: StatusFilter,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Continue after this cursor (printed by a previous page).
+        #[arg(long)]
+        cursor: Option<String>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a proposal: what it changes (before and after) and its payload hash.
+    Show {
+        /// The proposal's id.
+        id: String,
+        /// As JSON (with the exact payload).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a proposal and apply it. The approval binds to the payload hash shown by
+    /// `show`; a proposal changed since then is refused.
+    Approve {
+        /// The proposal's id.
+        id: String,
+        /// The payload hash you reviewed (or its first 8+ characters); default: the hash
+        /// of the proposal as it is now.
+        #[arg(long)]
+        hash: Option<String>,
+        /// Only approve; apply later with `hearth proposals apply`.
+        #[arg(long)]
+        no_apply: bool,
+    },
+    /// Reject a proposal; nothing is changed.
+    Reject {
+        /// The proposal's id.
+        id: String,
+        /// Why (kept with the proposal).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Apply an approved proposal (one approved with `--no-apply`).
+    Apply {
+        /// The proposal's id.
+        id: String,
+    },
+}
+
+fn parse_id(id: &str) -> anyhow::Result<ProposalId> {
+    Ok(ProposalId::parse(id.trim())?)
+}
+
+fn status_line(proposal: &Proposal) -> String {
+    match proposal.status {
+        ProposalStatus::Pending | ProposalStatus::Approved => format!(
+            "{} (expires {})",
+            proposal.status,
+            local_time(&proposal.expires_at)
+        ),
+        ProposalStatus::Applied => match &proposal.outcome {
+            Some(outcome) => format!("applied: {outcome}"),
+            None => "applied".to_owned(),
+        },
+        ProposalStatus::Failed => format!(
+            "failed: {}",
+            proposal.error.as_deref().unwrap_or("no reason recorded")
+        ),
+        ProposalStatus::Rejected => match &proposal.reason {
+            Some(reason) => format!("rejected: {reason}"),
+            None => "rejected".to_owned(),
+        },
+        ProposalStatus::Expired | ProposalStatus::Applying => proposal.status.to_string(),
+    }
+}
+
+fn render(proposal: &Proposal) -> String {
+    let mut out = format!("Proposal {}\n", proposal.id);
+    out.push_str(&format!("Summary:  {}\n", proposal.summary));
+    out.push_str(&format!("Status:   {}\n", status_line(proposal)));
+    out.push_str(&format!("Tool:     {}\n", proposal.tool));
+    out.push_str(&format!(
+        "Staged:   {} by {}\n",
+        local_time(&proposal.created_at),
+        proposal.chat
+    ));
+    out.push_str(&format!("Payload:  sha256 {}\n", proposal.payload_hash));
+    out.push('\n');
+    out.push_str(proposal.diff.trim_end());
+    out.push('\n');
+    if proposal.status == ProposalStatus::Pending {
+        out.push_str(&format!(
+            "\nApprove: hearth proposals approve {} --hash {}\nReject:  hearth proposals reject {}\n",
+            proposal.id,
+            &proposal.payload_hash[..proposal.payload_hash.len().min(16)],
+            proposal.id
+        ));
+    }
+    out
+}
+
+/// The full hash the user means: the proposal's current hash when `given` is absent or a
+/// prefix of it; otherwise `given` itself, which the gate will refuse.
+fn approved_hash(proposal: &Proposal, given: Option<&str>) -> anyhow::Result<String> {
+    let Some(given) = given.map(str::trim) else {
+        return Ok(proposal.payload_hash.clone());
+    };
+    let given = given
+        .strip_prefix("sha256:")
+        .unwrap_or(given)
+        .to_ascii_lowercase();
+    if given.len() < MIN_HASH_PREFIX {
+        anyhow::bail!(
+            "--hash {given} is too short; give at least {MIN_HASH_PREFIX} characters of the hash `hearth proposals show` prints"
+        );
+    }
+    if proposal.payload_hash.starts_with(&given) {
+        Ok(proposal.payload_hash.clone())
+    } else {
+        Ok(given)
+    }
+}
+
+fn report_outcome(outcome: &ApplyOutcome) -> anyhow::Result<()> {
+    let text = match outcome {
+        ApplyOutcome::Applied { proposal, summary } => {
+            format!("Applied proposal {}: {summary}\n", proposal.id)
+        }
+        ApplyOutcome::AlreadyApplied { proposal } => format!(
+            "Proposal {} was already applied; nothing was done.\n",
+            proposal.id
+        ),
+        ApplyOutcome::InProgress { proposal } => format!(
+            "Proposal {} is being applied by another Hearth process; nothing was done.\n",
+            proposal.id
+        ),
+    };
+    write_out(&text)
+}
+
+/// Runs `hearth proposals …`.
+pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<ExitCode> {
+    let tools = Tools::open(app).await?;
+    let gate = &tools.gate;
+    let user = UserActor::cli();
+    match command {
+        ProposalsCommand::List {
+            status,
+            limit,
+            cursor,
+            json,
+        } => {
+            let page = gate
+                .list(&ProposalQuery {
+                    statuses: status.statuses(),
+                    session: None,
+                    cursor,
+                    limit,
+                })
+                .await?;
+            if json {
+                for proposal in &page.proposals {
+                    json_line(proposal)?;
+                }
+                if let Some(cursor) = &page.next_cursor {
+                    json_line(&serde_json::json!({ "nextCursor": cursor }))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            if page.proposals.is_empty() {
+                write_out("No proposals.\n")?;
+            }
+            for proposal in &page.proposals {
+                write_out(&format!(
+                    "{}  {:<8}  {}  {}\n",
+                    proposal.id,
+                    proposal.status.as_str(),
+                    local_time(&proposal.created_at),
+                    proposal.summary
+                ))?;
+            }
+            if let Some(cursor) = &page.next_cursor {
+                write_out(&format!("More: --cursor {cursor}\n"))?;
+            }
+        }
+        ProposalsCommand::Show { id, json } => {
+            let proposal = gate.get(&parse_id(&id)?).await?;
+            if json {
+                json_line(&proposal)?;
+            } else {
+                write_out(&render(&proposal))?;
+            }
+        }
+        ProposalsCommand::Approve { id, hash, no_apply } => {
+            let id = parse_id(&id)?;
+            let proposal = gate.get(&id).await?;
+            let hash = approved_hash(&proposal, hash.as_deref())?;
+            if no_apply {
+                let decided = gate.approve(&id, &hash, &user).await?;
+                let text = if decided.changed {
+                    format!(
+                        "Approved proposal {id}: {}\nApply it with: hearth proposals apply {id}\n",
+                        proposal.summary
+                    )
+                } else {
+                    format!("Proposal {id} was already approved; nothing was done.\n")
+                };
+                write_out(&text)?;
+            } else {
+                let outcome = gate.approve_and_apply(&id, &hash, &user).await?;
+                report_outcome(&outcome)?;
+            }
+        }
+        ProposalsCommand::Reject { id, reason } => {
+            let id = parse_id(&id)?;
+            let decided = gate.reject(&id, &user, reason.as_deref()).await?;
+            let text = if decided.changed {
+                format!(
+                    "Rejected proposal {id}: {}; nothing was changed.\n",
+                    decided.proposal.summary
+                )
+            } else {
+                format!("Proposal {id} was already rejected; nothing was done.\n")
+            };
+            write_out(&text)?;
+        }
+        ProposalsCommand::Apply { id } => {
+            let outcome = gate.apply(&parse_id(&id)?, &user).await?;
+            report_outcome(&outcome)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

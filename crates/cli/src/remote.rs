@@ -1,0 +1,404 @@
+//! Talking to a running `hearth serve` instead of starting a host in this process.
+//!
+//! A server is used when `--server URL` names one, or when the data directory's
+//! `server.json` points at one that answers; `--local` never uses one. The commands
+//! speak the same protocol types as every other client and print what the in-process
+//! commands print.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use hearth_core::{self as core, Action, ResourceUri, StopReason};
+use hearth_protocol::{
+    self as wire, ChatAbort, ChatParams, ChatResolve, ChatSend, ChatSendParams, ChatSetModel,
+    ChatSetModelParams, InitializeResponse, ScopeFilter, SessionCreate, SessionCreateParams,
+    SessionList, SessionListParams, Subscribe, SubscribeParams, SubscribeResponse, Unsubscribe,
+    UnsubscribeParams, UserMessage,
+};
+use hearth_server::{Client, Notifications, Notified, read_record, read_token, server_file};
+use hearth_store::{SessionPage, SessionQuery};
+use serde_json::json;
+
+use crate::app::App;
+use crate::render;
+use crate::run::Printer;
+
+/// How long a server recorded in `server.json` may take to answer before the command
+/// runs in-process instead.
+const PROBE: Duration = Duration::from_secs(2);
+
+/// Whether commands use a running server.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ServerChoice {
+    /// The one `server.json` names, if it answers.
+    #[default]
+    Auto,
+    /// This one, or fail.
+    Url(String),
+    /// None: always in-process.
+    Local,
+}
+
+static CHOICE: OnceLock<ServerChoice> = OnceLock::new();
+
+/// Records the command line's choice (once, at start).
+pub fn choose(choice: ServerChoice) {
+    if CHOICE.set(choice).is_err() {
+        tracing::debug!("the server choice was already made");
+    }
+}
+
+/// A connection to a running server.
+pub struct Remote {
+    client: Client,
+    notifications: Notifications,
+    info: InitializeResponse,
+}
+
+async fn open(app: &App, url: &str) -> anyhow::Result<Remote> {
+    let token = read_token(&app.paths.token())?;
+    let (client, notifications) = Client::connect(url, &token).await?;
+    let info = client.initialize("hearth-cli").await?;
+    Ok(Remote {
+        client,
+        notifications,
+        info,
+    })
+}
+
+/// The running server to use, if any.
+pub async fn connect(app: &App) -> anyhow::Result<Option<Remote>> {
+    match CHOICE.get().cloned().unwrap_or_default() {
+        ServerChoice::Local => Ok(None),
+        ServerChoice::Url(url) => {
+            Ok(Some(open(app, &url).await.with_context(|| {
+                format!("using the Hearth server at {url}")
+            })?))
+        }
+        ServerChoice::Auto => {
+            let Some(record) = read_record(&server_file(&app.paths.home)) else {
+                return Ok(None);
+            };
+            match tokio::time::timeout(PROBE, open(app, &record.url)).await {
+                Ok(Ok(remote)) => Ok(Some(remote)),
+                Ok(Err(error)) => {
+                    tracing::info!(url = %record.url, "the recorded server did not answer ({error:#}); running in-process");
+                    Ok(None)
+                }
+                Err(_) => {
+                    tracing::info!(url = %record.url, "the recorded server did not answer in time; running in-process");
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// What `hearth run` asks of a server.
+pub struct RunRequest<'a> {
+    /// The prompt.
+    pub prompt: String,
+    /// Provider of a new session.
+    pub provider: Option<&'a str>,
+    /// Model to use.
+    pub model: Option<&'a str>,
+    /// Session or chat to continue.
+    pub session: Option<&'a str>,
+    /// Every envelope as a JSON line.
+    pub json: bool,
+    /// Reasoning to stderr.
+    pub show_reasoning: bool,
+}
+
+fn is_demo(info: &InitializeResponse, provider: &str) -> bool {
+    info.harnesses
+        .iter()
+        .any(|harness| harness.id == provider && harness.demo)
+}
+
+async fn target_chat(remote: &Remote, request: &RunRequest<'_>) -> anyhow::Result<String> {
+    if let Some(uri) = request.session {
+        let chat = match ResourceUri::parse(uri)? {
+            ResourceUri::Session(session) => core::ChatUri::default_for(&session),
+            ResourceUri::Chat(chat) => chat,
+            ResourceUri::Root => bail!("`{uri}` is not a session or chat URI"),
+        };
+        let chat = chat.to_string();
+        if let Some(model) = request.model {
+            remote
+                .client
+                .call::<ChatSetModel>(&ChatSetModelParams {
+                    chat: chat.clone(),
+                    model: model.to_owned(),
+                })
+                .await?;
+        }
+        return Ok(chat);
+    }
+    let created = remote
+        .client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: request.provider.map(str::to_owned),
+            model: request.model.map(str::to_owned),
+            ..SessionCreateParams::default()
+        })
+        .await?;
+    created
+        .session
+        .chats
+        .first()
+        .map(|chat| chat.summary.uri.clone())
+        .context("the server created a session without a chat")
+}
+
+/// The answer text of a turn in a chat snapshot.
+fn turn_in(snapshot: wire::Snapshot, turn_id: &str) -> anyhow::Result<Option<core::Turn>> {
+    let snapshot = core::Snapshot::try_from(snapshot)?;
+    let core::ResourceState::Chat(chat) = snapshot.state else {
+        return Ok(None);
+    };
+    Ok(chat
+        .turns
+        .into_iter()
+        .find(|turn| turn.id.as_str() == turn_id))
+}
+
+/// `hearth run` through a server: the same output as in-process.
+#[allow(clippy::print_stderr)]
+pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<ExitCode> {
+    let chat = target_chat(&remote, &request).await?;
+    let chat_uri = core::ChatUri::parse(&chat)?;
+    if is_demo(&remote.info, chat_uri.provider().as_str()) {
+        eprintln!(
+            "hearth: no model provider in use — this is the built-in demo (scripted answers, no model)."
+        );
+    }
+    let Remote {
+        client,
+        mut notifications,
+        ..
+    } = remote;
+    let subscribed = client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.clone(),
+            last_seq: None,
+        })
+        .await?;
+    if !matches!(subscribed, SubscribeResponse::Snapshot { .. }) {
+        bail!("the server answered a fresh subscription with a replay");
+    }
+    let turn_id = client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: chat.clone(),
+            message: UserMessage {
+                text: request.prompt.clone(),
+                ..UserMessage::default()
+            },
+        })
+        .await?
+        .turn_id;
+    let mut printer = Printer::new(request.json, request.show_reasoning);
+    if request.json {
+        let started = json!({
+            "type": "started",
+            "session": chat_uri.session().to_string(),
+            "chat": chat,
+            "turnId": turn_id,
+        });
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer(&mut stdout, &started)?;
+        stdout.write_all(b"\n")?;
+    }
+    let abort = async || {
+        client
+            .call::<ChatAbort>(&ChatParams { chat: chat.clone() })
+            .await
+    };
+    let mut printed = 0;
+    let mut interrupted = false;
+    let mut broken_output = None;
+    let stop_reason = loop {
+        tokio::select! {
+            notified = notifications.recv() => match notified {
+                Some(Notified::Envelope(envelope)) if envelope.resource == chat => {
+                    let envelope = core::Envelope::try_from(envelope)?;
+                    if let Action::TextDelta { turn_id: id, text } = &envelope.action
+                        && id.as_str() == turn_id
+                    {
+                        printed += text.len();
+                    }
+                    if broken_output.is_none()
+                        && let Err(error) = printer.envelope(&envelope)
+                    {
+                        broken_output = Some(error);
+                        abort().await?;
+                    }
+                    if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
+                        && id.as_str() == turn_id
+                    {
+                        break stop_reason.clone();
+                    }
+                }
+                Some(Notified::Resync(resync)) if resync.snapshot.resource == chat => {
+                    // Fell behind: print the text that was missed, then go on.
+                    let Some(turn) = turn_in(resync.snapshot, &turn_id)? else {
+                        continue;
+                    };
+                    let text = turn.response_text();
+                    if let Some(missing) = text.get(printed..).filter(|missing| !missing.is_empty()) {
+                        let envelope = core::Envelope {
+                            seq: 0,
+                            resource: ResourceUri::Chat(chat_uri.clone()),
+                            action: Action::TextDelta { turn_id: turn.id.clone(), text: missing.to_owned() },
+                        };
+                        printed = text.len();
+                        if broken_output.is_none()
+                            && let Err(error) = printer.envelope(&envelope)
+                        {
+                            broken_output = Some(error);
+                            abort().await?;
+                        }
+                    }
+                    if let Some(reason) = turn.stop_reason {
+                        break reason;
+                    }
+                }
+                Some(Notified::Ended(ended)) if ended.resource == chat => {
+                    bail!("the chat went away while it answered: {}", ended.reason);
+                }
+                Some(_) => {}
+                None => bail!(
+                    "the connection to the Hearth server closed while the turn ran; the server may still be running it (see `hearth sessions show {}`)",
+                    chat_uri.session()
+                ),
+            },
+            signal = tokio::signal::ctrl_c() => {
+                signal.context("listening for Ctrl-C")?;
+                if interrupted {
+                    eprintln!("\nhearth: interrupted again; leaving now");
+                    return Ok(ExitCode::from(130));
+                }
+                interrupted = true;
+                eprintln!("\nhearth: aborting the turn (Ctrl-C again to leave at once)");
+                abort().await?;
+            }
+        }
+    };
+    client.close().await;
+    if let Some(error) = broken_output {
+        return Err(error.context(
+            "writing the answer failed; the turn was aborted and its partial answer saved",
+        ));
+    }
+    printer.finish_line()?;
+    if !request.json && std::io::stderr().is_terminal() {
+        eprintln!(
+            "hearth: session {} (continue with --session)",
+            chat_uri.session()
+        );
+    }
+    Ok(match stop_reason {
+        StopReason::Aborted => {
+            if !request.json {
+                eprintln!("hearth: turn aborted; the partial answer is saved");
+            }
+            ExitCode::from(130)
+        }
+        StopReason::Error => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// `hearth sessions list` through a server.
+pub async fn list_sessions(remote: &Remote, query: &SessionQuery) -> anyhow::Result<SessionPage> {
+    let scope = match &query.scope {
+        hearth_store::ScopeFilter::Any => ScopeFilter::Any,
+        hearth_store::ScopeFilter::Global => ScopeFilter::Global,
+        hearth_store::ScopeFilter::Project(project) => ScopeFilter::Project {
+            project_id: project.to_string(),
+        },
+    };
+    let page = remote
+        .client
+        .call::<SessionList>(&SessionListParams {
+            cursor: query.cursor.clone(),
+            limit: Some(query.limit),
+            provider: query.provider.as_ref().map(ToString::to_string),
+            scope: Some(scope),
+        })
+        .await?;
+    Ok(SessionPage {
+        sessions: page
+            .sessions
+            .into_iter()
+            .map(core::SessionSummary::try_from)
+            .collect::<Result<_, _>>()?,
+        next_cursor: page.next_cursor,
+    })
+}
+
+/// `hearth sessions show` through a server: the session's catalog from a subscription
+/// snapshot, each chat's turns from `chat/resolve`.
+pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow::Result<()> {
+    let uri = core::SessionUri::parse(session)?;
+    let subscribed = remote
+        .client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: uri.to_string(),
+            last_seq: None,
+        })
+        .await?;
+    remote
+        .client
+        .call::<Unsubscribe>(&UnsubscribeParams {
+            resource: uri.to_string(),
+        })
+        .await?;
+    let SubscribeResponse::Snapshot { snapshot } = subscribed else {
+        bail!("the server answered a fresh subscription with a replay");
+    };
+    let core::ResourceState::Session(state) = core::Snapshot::try_from(snapshot)?.state else {
+        bail!("`{uri}` is not a session");
+    };
+    let mut chats = Vec::new();
+    for listing in &state.chats {
+        let resolved = remote
+            .client
+            .call::<ChatResolve>(&ChatParams {
+                chat: listing.summary.uri.to_string(),
+            })
+            .await?;
+        chats.push(core::ChatState::try_from(resolved.chat)?);
+    }
+    let mut out = String::new();
+    if json {
+        let rendered: Vec<_> = chats
+            .iter()
+            .map(
+                |chat| json!({ "summary": chat.summary, "draft": chat.draft, "turns": chat.turns }),
+            )
+            .collect();
+        out = serde_json::to_string(&json!({ "session": state.summary, "chats": rendered }))?;
+        out.push('\n');
+    } else {
+        let demo = is_demo(&remote.info, state.summary.provider.as_str());
+        render::session_header(&state.summary, demo, &mut out);
+        for chat in &chats {
+            out.push('\n');
+            out.push_str(&render::chat_heading(&chat.summary));
+            out.push('\n');
+            for turn in &chat.turns {
+                render::turn(turn, &mut out);
+            }
+            if let Some(draft) = &chat.draft {
+                out.push_str(&format!("(draft) {draft}\n"));
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    Ok(stdout.flush()?)
+}

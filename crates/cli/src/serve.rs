@@ -1,0 +1,216 @@
+//! `hearth serve` (JSON-RPC over WebSocket, the MCP endpoint), `hearth app-server
+//! --stdio` (the same protocol on stdin/stdout for editors) and `hearth mcp --stdio`
+//! (Hearth's tools for an MCP client that starts it).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use hearth_host::{Host, HostConfig};
+use hearth_server::{
+    Backend, DEFAULT_PORT, GateApprovals, Server, ServerOptions, ServerRecord,
+    load_or_create_token, remove_record, serve_mcp_stdio, serve_stdio, server_file, write_record,
+};
+
+use crate::app::App;
+use crate::harnesses::{self, HarnessOptions};
+use crate::toolbox::Tools;
+
+/// Sessions nobody used (no subscriber, no running turn) for this long are released
+/// from memory; they reload on next use.
+const IDLE_EVICTION: Duration = Duration::from_secs(30 * 60);
+
+/// Releases idle sessions now and then, for as long as the host lives.
+fn evict_idle_sessions(host: &Host) {
+    let host = host.clone();
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(Duration::from_secs(60));
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            let evicted = host.evict_idle(IDLE_EVICTION).await;
+            if evicted > 0 {
+                tracing::debug!(evicted, "released idle sessions");
+            }
+        }
+    });
+}
+
+/// `hearth serve` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Port to listen on (default: `[server] port`, else 8421; 0 picks a free one).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Address to listen on (default: `[server] bind`, else 127.0.0.1).
+    #[arg(long, value_name = "ADDRESS")]
+    bind: Option<String>,
+    /// Allow a non-loopback address. Other machines can then reach Hearth (they still
+    /// need the token).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Also accept requests from this browser origin (`http://host:port`), e.g. a web UI
+    /// served elsewhere. Repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// Also accept this host name in the Host header (with --allow-remote). Repeatable.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// Replay scenario file for the `replay` provider (default: the built-in demo).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+}
+
+/// `hearth app-server` arguments.
+#[derive(Debug, clap::Args)]
+pub struct AppServerArgs {
+    /// Speak the protocol on stdin/stdout, one JSON message per line (required).
+    #[arg(long, required = true)]
+    stdio: bool,
+    /// Replay scenario file for the `replay` provider (default: the built-in demo).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+}
+
+/// `hearth mcp` arguments.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// Speak MCP on stdin/stdout (required).
+    #[arg(long, required = true)]
+    stdio: bool,
+}
+
+fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> {
+    let bind = args
+        .bind
+        .clone()
+        .or_else(|| app.config.server.bind.clone())
+        .unwrap_or_else(|| "127.0.0.1".to_owned());
+    let port = args.port.or(app.config.server.port).unwrap_or(DEFAULT_PORT);
+    let mut options = ServerOptions::at(&bind, port)?;
+    options.allow_remote = args.allow_remote;
+    options.extra_origins.clone_from(&args.allow_origins);
+    options.extra_hosts.clone_from(&args.allow_hosts);
+    options.check()?;
+    Ok(options)
+}
+
+/// A host and everything around it, over one store.
+async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::Result<Backend> {
+    let store = app.open_store().await?;
+    let tools = Tools::over(app, store.clone())?;
+    let discovery = harnesses::discover(app, harnesses::ollama_may_matter(app, None)).await;
+    for problem in &discovery.problems {
+        tracing::warn!("{problem}");
+    }
+    let default_provider = harnesses::default_provider(app, &discovery)?;
+    let agents = harnesses::build(
+        app,
+        &HarnessOptions {
+            scenario,
+            discovery: Some(discovery),
+            ..HarnessOptions::default()
+        },
+    )?;
+    let host = Host::start(
+        store,
+        agents,
+        HostConfig {
+            source: source.to_owned(),
+            working_directories: std::env::current_dir().into_iter().collect(),
+            ..HostConfig::default()
+        },
+    );
+    let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
+    Ok(Backend {
+        host,
+        config: app.config.clone(),
+        default_provider: Some(default_provider),
+        toolbox: Some(Arc::new(tools.registry)),
+        approvals: Some(Arc::new(approvals)),
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    result = tokio::signal::ctrl_c() => {
+                        if let Err(error) = result {
+                            tracing::warn!(%error, "cannot listen for Ctrl-C");
+                        }
+                    }
+                    _ = terminate.recv() => {}
+                }
+                return;
+            }
+            Err(error) => tracing::warn!(%error, "cannot listen for SIGTERM"),
+        }
+    }
+    if let Err(error) = tokio::signal::ctrl_c().await {
+        tracing::warn!(%error, "cannot listen for Ctrl-C");
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Runs `hearth serve` until Ctrl-C or SIGTERM.
+#[allow(clippy::print_stderr)]
+pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let options = server_options(app, &args)?;
+    let token_path = app.paths.token();
+    let token = load_or_create_token(&token_path)?;
+    let backend = backend(app, args.scenario, "server").await?;
+    let host = backend.host.clone();
+    evict_idle_sessions(&host);
+    let server = Server::bind(backend, options, token).await?;
+    let url = server.url();
+    let record_path = server_file(&app.paths.home);
+    write_record(
+        &record_path,
+        &ServerRecord {
+            url: url.clone(),
+            port: server.local_addr().port(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+    )?;
+    eprintln!(
+        "hearth: serving on {url} (WebSocket {url}/rpc, MCP {url}/mcp); clients authenticate with the token in {}",
+        token_path.display()
+    );
+    let served = server.serve(shutdown_signal()).await;
+    remove_record(&record_path);
+    host.shutdown().await;
+    served.context("serving")?;
+    eprintln!("hearth: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `hearth app-server --stdio` until stdin closes.
+pub async fn app_server(app: &App, args: AppServerArgs) -> anyhow::Result<ExitCode> {
+    if !args.stdio {
+        bail!("`hearth app-server` speaks only over stdio: pass --stdio");
+    }
+    let backend = backend(app, args.scenario, "app-server").await?;
+    let host = backend.host.clone();
+    let served = serve_stdio(backend).await;
+    host.shutdown().await;
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `hearth mcp --stdio` until the client leaves.
+pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
+    if !args.stdio {
+        bail!("`hearth mcp` speaks only over stdio here; `hearth serve` offers MCP at /mcp");
+    }
+    let tools = Tools::open(app).await?;
+    serve_mcp_stdio(Arc::new(tools.registry)).await?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,382 @@
+//! The tools Hearth's agents get — `web_fetch` and the calendar tools — behind the
+//! approval gate, over the app's store; and `hearth tools list|call`, which lets the user
+//! try a tool through the same path an agent takes (a mutating tool only stages a
+//! proposal).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use chrono::Duration;
+use chrono_tz::Tz;
+use clap::Subcommand;
+use futures::future::BoxFuture;
+use hearth_agent::UserTimeZone;
+use hearth_calendar::{
+    CalendarError, CalendarOptions, Calendars, LocalSource, Subscription, SubscriptionSource,
+    calendar_tools, parse_time_zone,
+};
+use hearth_core::{
+    ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, ToolCallOutcome,
+    ToolDescription, ToolHandler, Toolbox, TurnId, new_id,
+};
+use hearth_fetch::{
+    ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
+    PrivateNetworks, WEB_FETCH_TOOL, WebFetchTool,
+};
+use hearth_store::SqliteStore;
+use hearth_tools::{
+    Actor, ApprovalGate, AuditEntry, AuditKind, AuditLog, AuditOutcome,
+    DEFAULT_PROPOSAL_EXPIRY_DAYS, Decision, ToolRegistry, UserActor,
+};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::app::App;
+
+/// The port `hearth serve` listens on unless configured; `web_fetch` never fetches it.
+const DEFAULT_SERVER_PORT: u16 = 8421;
+
+/// The provider id of the session a tool call from `hearth tools call` is made in.
+const CLI_PROVIDER: &str = "cli";
+
+/// Writes text to stdout.
+pub fn write_out(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    Ok(stdout.flush()?)
+}
+
+/// Writes one JSON value as a line to stdout.
+pub fn json_line(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut line = serde_json::to_string(value)?;
+    line.push('\n');
+    write_out(&line)
+}
+
+/// The user's time zone: `[defaults] time_zone`, else the system's, else UTC.
+pub fn user_zone(app: &App) -> Tz {
+    if let Some(name) = app.config.defaults.time_zone.as_deref()
+        && let Ok(zone) = parse_time_zone(name)
+    {
+        return zone;
+    }
+    match UserTimeZone::from_config(&app.config) {
+        UserTimeZone::Named(zone) => zone,
+        UserTimeZone::SystemLocal => Tz::UTC,
+    }
+}
+
+/// Fetches `http(s)`/`webcal` subscriptions through the guarded fetcher (private
+/// networks only when the subscription allows them); reads local ones from disk.
+struct GuardedSource {
+    public: Arc<Fetcher>,
+    private: Arc<Fetcher>,
+}
+
+impl SubscriptionSource for GuardedSource {
+    fn fetch<'a>(
+        &'a self,
+        subscription: &'a Subscription,
+    ) -> BoxFuture<'a, hearth_calendar::Result<Vec<u8>>> {
+        Box::pin(async move {
+            let url = match (&subscription.path, subscription.url.as_deref()) {
+                (None, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {
+                    url.to_owned()
+                }
+                (None, Some(url)) if url.starts_with("webcal://") => {
+                    format!("https://{}", &url["webcal://".len()..])
+                }
+                _ => return LocalSource.fetch(subscription).await,
+            };
+            let fetcher = if subscription.allow_private_network {
+                &self.private
+            } else {
+                &self.public
+            };
+            let request = FetchRequest::new(url.clone(), ContentTypes::any())
+                .with_max_bytes(subscription.max_bytes);
+            let response = fetcher
+                .fetch(&request)
+                .await
+                .map_err(|error| CalendarError::Fetch {
+                    id: subscription.calendar.clone(),
+                    url,
+                    message: error.to_string(),
+                })?;
+            Ok(response.body.to_vec())
+        })
+    }
+}
+
+fn fetch_policy(app: &App) -> FetchPolicy {
+    FetchPolicy::default().deny_own_port(app.config.server.port.unwrap_or(DEFAULT_SERVER_PORT))
+}
+
+/// The configured calendars (`[calendars.*]`), with a default local calendar under
+/// `<data dir>/calendars` created on first write when none is a writable default.
+fn build_calendars(app: &App) -> anyhow::Result<Calendars> {
+    let public = Arc::new(Fetcher::new(fetch_policy(app))?);
+    let private = Arc::new(Fetcher::new(
+        fetch_policy(app).with_private_networks(PrivateNetworks::Allow),
+    )?);
+    let options = CalendarOptions::new(app.paths.calendars(), user_zone(app))
+        .with_subscription_source(Arc::new(GuardedSource { public, private }));
+    Ok(Calendars::from_config(&app.config.calendars, options))
+}
+
+/// The configured calendars, warning about those that cannot be used.
+pub fn calendars(app: &App) -> anyhow::Result<Calendars> {
+    let calendars = build_calendars(app)?;
+    for problem in calendars.problems() {
+        tracing::warn!(
+            "calendar `{}` in {}: {}",
+            problem.calendar,
+            app.paths.config_file.display(),
+            problem.message
+        );
+    }
+    Ok(calendars)
+}
+
+/// How long proposals wait for the user: `[agent] proposal_expiry_days` (default 7).
+fn proposal_expiry(app: &App) -> anyhow::Result<Duration> {
+    match app.config.agent.proposal_expiry_days {
+        Some(0) => anyhow::bail!(
+            "[agent] proposal_expiry_days in {} is 0; set it to at least 1 (days a proposal waits for approval)",
+            app.paths.config_file.display()
+        ),
+        days => Ok(Duration::days(i64::from(
+            days.unwrap_or(DEFAULT_PROPOSAL_EXPIRY_DAYS),
+        ))),
+    }
+}
+
+/// Records every `web_fetch` fetch in the audit log.
+fn fetch_observer(audit: AuditLog) -> impl FetchObserver {
+    move |call: &ToolCallContext, record: &FetchRecord| {
+        let outcome = match &record.outcome {
+            FetchOutcome::Fetched => AuditOutcome::ok_with(
+                record
+                    .status
+                    .map_or_else(|| "fetched".to_owned(), |status| format!("HTTP {status}")),
+            ),
+            FetchOutcome::Refused { message, .. } | FetchOutcome::Failed { message } => {
+                AuditOutcome::error(message)
+            }
+        };
+        let detail = serde_json::to_value(record).unwrap_or(Value::Null);
+        audit.record_detached(
+            AuditEntry::new(
+                Actor::Agent(call.chat.clone()),
+                AuditKind::Fetch,
+                Decision::Fetched,
+                outcome,
+            )
+            .tool(WEB_FETCH_TOOL)
+            .detail(detail),
+        );
+    }
+}
+
+/// Every tool: `web_fetch` (deny-private policy; fetches recorded in `audit` when given)
+/// and the calendar tools.
+fn handlers(app: &App, audit: Option<&AuditLog>) -> anyhow::Result<Vec<Arc<dyn ToolHandler>>> {
+    let fetcher = Arc::new(Fetcher::new(fetch_policy(app))?);
+    let mut web = WebFetchTool::new(fetcher)?;
+    if let Some(audit) = audit {
+        web = web.with_observer(Arc::new(fetch_observer(audit.clone())));
+    }
+    let mut tools: Vec<Arc<dyn ToolHandler>> = vec![Arc::new(web)];
+    // Problems with the calendar configuration are reported once, by the registry's build.
+    let calendars = if audit.is_some() {
+        calendars(app)?
+    } else {
+        build_calendars(app)?
+    };
+    tools.extend(calendar_tools(calendars));
+    Ok(tools)
+}
+
+/// The registry and its gate, over the app's store.
+pub struct Tools {
+    /// What agents call.
+    pub registry: ToolRegistry,
+    /// The user's side of proposals.
+    pub gate: ApprovalGate,
+}
+
+impl Tools {
+    /// Builds the tools over `store`.
+    pub fn over(app: &App, store: Arc<SqliteStore>) -> anyhow::Result<Self> {
+        let audit = AuditLog::new(store.clone());
+        let mut builder = ToolRegistry::builder(store, audit.clone());
+        builder.register_all(handlers(app, Some(&audit))?)?;
+        builder.proposal_expiry(proposal_expiry(app)?);
+        let registry = builder.build();
+        Ok(Self {
+            gate: registry.gate(),
+            registry,
+        })
+    }
+
+    /// Opens the store and builds the tools.
+    pub async fn open(app: &App) -> anyhow::Result<Self> {
+        let store = app.open_store().await?;
+        Self::over(app, store)
+    }
+}
+
+/// A toolbox that opens the database on the first call, so harnesses can be built
+/// without waiting for it. Lists its tools at once.
+struct LazyToolbox {
+    app: App,
+    descriptions: Vec<ToolDescription>,
+    registry: OnceCell<ToolRegistry>,
+}
+
+impl Toolbox for LazyToolbox {
+    fn tools(&self) -> Vec<ToolDescription> {
+        self.descriptions.clone()
+    }
+
+    fn call<'a>(
+        &'a self,
+        call: &'a ToolCallContext,
+        name: &'a str,
+        arguments: Value,
+    ) -> BoxFuture<'a, ToolCallOutcome> {
+        Box::pin(async move {
+            let registry = self
+                .registry
+                .get_or_try_init(|| async {
+                    Tools::open(&self.app).await.map(|tools| tools.registry)
+                })
+                .await;
+            match registry {
+                Ok(registry) => registry.call(call, name, arguments).await,
+                Err(error) => ToolCallOutcome {
+                    content: format!(
+                        "tools are unavailable: {error:#}; nothing was run — tell the user"
+                    ),
+                    is_error: true,
+                    proposal: None,
+                },
+            }
+        })
+    }
+}
+
+/// The toolbox Hearth's own agents get: every tool behind the approval gate, recorded
+/// in the audit log. The database opens on the first call.
+pub fn agent_toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
+    let descriptions = handlers(app, None)?
+        .iter()
+        .map(|tool| ToolDescription::of(tool.as_ref()))
+        .collect();
+    proposal_expiry(app)?;
+    Ok(Arc::new(LazyToolbox {
+        app: App {
+            paths: app.paths.clone(),
+            config: app.config.clone(),
+        },
+        descriptions,
+        registry: OnceCell::new(),
+    }))
+}
+
+/// `hearth tools …`.
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List the tools agents may call.
+    List {
+        /// One JSON object per line (name, description, parameters, mutates).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a tool as an agent would (recorded as the user): a read tool runs, a
+    /// mutating tool only stages a proposal for `hearth proposals approve`.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments, as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The context of a call from the command line: a one-off session of its own.
+fn cli_context() -> anyhow::Result<ToolCallContext> {
+    let session = SessionUri::new(ProviderId::parse(CLI_PROVIDER)?, SessionId::generate());
+    Ok(ToolCallContext {
+        chat: ChatUri::default_for(&session),
+        session,
+        turn_id: TurnId::generate(),
+        call_id: new_id(),
+        scope: Scope::Global,
+        working_directories: std::env::current_dir().into_iter().collect(),
+    })
+}
+
+/// Runs `hearth tools …`.
+pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ToolsCommand::List { json } => {
+            for tool in handlers(app, None)? {
+                let description = ToolDescription::of(tool.as_ref());
+                if json {
+                    json_line(&description)?;
+                } else {
+                    let kind = if description.mutates {
+                        "stages proposals"
+                    } else {
+                        "read"
+                    };
+                    let first: String = description
+                        .description
+                        .split(". ")
+                        .next()
+                        .unwrap_or_default()
+                        .trim_end_matches('.')
+                        .chars()
+                        .take(100)
+                        .collect();
+                    write_out(&format!("{:<20} {kind:<16} {first}\n", description.name))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Call {
+            name,
+            arguments,
+            json,
+        } => {
+            let arguments: Value = serde_json::from_str(&arguments).map_err(|error| {
+                anyhow::anyhow!("the arguments are not JSON ({error}); pass one JSON object, e.g. '{{\"title\": \"Dentist\"}}'")
+            })?;
+            let tools = Tools::open(app).await?;
+            let call = cli_context()?;
+            let outcome = tools
+                .registry
+                .call_as(Actor::User(UserActor::cli()), &call, &name, arguments)
+                .await;
+            if json {
+                json_line(&outcome)?;
+            } else {
+                let mut text = outcome.content.clone();
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                write_out(&text)?;
+            }
+            Ok(if outcome.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Proposals end to end: staged through the tool path, reviewed, approved (the calendar
+//! file changes), rejected, replayed, tampered with, expired, conflicting.
+
+use pretty_assertions::assert_eq;
+
+use super::support::Hearth;
+use super::tool_support::{audit_rows, proposal, stage_event, tamper, with_calendar};
+
+fn read(path: &std::path::Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+#[test]
+fn staging_writes_nothing_and_approving_the_shown_hash_writes_the_ics() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Dentist", "2030-03-04T09:00");
+    assert_eq!(read(&calendar), None, "staging must not write");
+
+    let listed = hearth.ok(&["proposals", "list", "--status", "pending"]);
+    assert!(
+        listed.contains(&id) && listed.contains("pending"),
+        "{listed}"
+    );
+    let shown = hearth.ok(&["proposals", "show", &id]);
+    assert!(shown.contains("+ title: Dentist"), "{shown}");
+    let hash = proposal(&hearth, &id)["payload_hash"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        shown.contains(&format!("Payload:  sha256 {hash}")),
+        "{shown}"
+    );
+
+    let approved = hearth.ok(&["proposals", "approve", &id, "--hash", &hash[..12]]);
+    assert!(
+        approved.starts_with(&format!("Applied proposal {id}")),
+        "{approved}"
+    );
+    let text = read(&calendar).expect("the calendar file was written");
+    assert!(text.contains("SUMMARY:Dentist"), "{text}");
+    assert!(text.contains("DTSTART:20300304T090000Z"), "{text}");
+    assert_eq!(proposal(&hearth, &id)["status"], "applied");
+
+    let events = hearth.ok(&[
+        "calendar",
+        "events",
+        "--from",
+        "2030-03-01",
+        "--to",
+        "2030-03-10",
+        "--json",
+    ]);
+    assert_eq!(events.lines().count(), 1, "{events}");
+    assert!(events.contains("\"title\":\"Dentist\""), "{events}");
+}
+
+#[test]
+fn rejecting_leaves_the_calendar_alone_and_cannot_be_undone_by_approving() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Maybe", "2030-03-04");
+    let rejected = hearth.ok(&["proposals", "reject", &id, "--reason", "not this week"]);
+    assert!(
+        rejected.starts_with(&format!("Rejected proposal {id}")),
+        "{rejected}"
+    );
+    let shown = proposal(&hearth, &id);
+    assert_eq!(
+        (shown["status"].as_str(), shown["reason"].as_str()),
+        (Some("rejected"), Some("not this week"))
+    );
+    let error = hearth.fails(&["proposals", "approve", &id]);
+    assert!(
+        error.contains("is rejected, so it cannot be approved"),
+        "{error}"
+    );
+    assert_eq!(read(&calendar), None);
+}
+
+#[test]
+fn approving_twice_is_a_no_op() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Once", "2030-03-04T10:00");
+    hearth.ok(&["proposals", "approve", &id]);
+    let first = read(&calendar).unwrap();
+    let again = hearth.ok(&["proposals", "approve", &id]);
+    assert_eq!(
+        again,
+        format!("Proposal {id} was already applied; nothing was done.\n")
+    );
+    let replay = hearth.ok(&["proposals", "apply", &id]);
+    assert!(replay.contains("already applied"), "{replay}");
+    assert_eq!(read(&calendar).unwrap(), first);
+    assert_eq!(first.matches("BEGIN:VEVENT").count(), 1);
+    let applies = audit_rows(&hearth)
+        .iter()
+        .filter(|row| row["decision"] == "applied")
+        .count();
+    assert_eq!(applies, 1);
+}
+
+#[test]
+fn a_payload_changed_after_approval_is_refused_and_recorded() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Lunch", "2030-03-04T12:00");
+    let approved = hearth.ok(&["proposals", "approve", &id, "--no-apply"]);
+    assert!(
+        approved.starts_with(&format!("Approved proposal {id}")),
+        "{approved}"
+    );
+    tamper(
+        &hearth.database(),
+        &[&format!(
+            "UPDATE proposals SET payload = replace(payload, 'Lunch', 'Wire money') WHERE id = '{id}'"
+        )],
+    );
+    let error = hearth.fails(&["proposals", "apply", &id]);
+    assert!(error.contains("changed after the approval"), "{error}");
+    assert_eq!(read(&calendar), None);
+    let shown = proposal(&hearth, &id);
+    assert_eq!(shown["status"], "failed");
+    let last = audit_rows(&hearth).pop().unwrap();
+    assert_eq!(
+        (last["decision"].as_str(), last["actor"].as_str()),
+        (Some("refused"), Some("user"))
+    );
+    // Still refused when tried again.
+    hearth.fails(&["proposals", "apply", &id]);
+    assert_eq!(read(&calendar), None);
+}
+
+#[test]
+fn a_stale_hash_is_refused() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Gym", "2030-03-05T18:00");
+    let error = hearth.fails(&["proposals", "approve", &id, "--hash", "00000000deadbeef"]);
+    assert!(error.contains("not 00000000deadbeef"), "{error}");
+    assert_eq!(proposal(&hearth, &id)["status"], "pending");
+    assert_eq!(read(&calendar), None);
+}
+
+#[test]
+fn an_expired_proposal_is_refused() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Old news", "2030-03-04T09:00");
+    tamper(
+        &hearth.database(),
+        &[&format!(
+            "UPDATE proposals SET expires_at = created_at WHERE id = '{id}'"
+        )],
+    );
+    let error = hearth.fails(&["proposals", "approve", &id]);
+    assert!(error.contains("expired"), "{error}");
+    assert_eq!(read(&calendar), None);
+    let expired = hearth.ok(&["proposals", "list", "--status", "expired", "--json"]);
+    assert!(expired.contains(&id), "{expired}");
+    let audit = audit_rows(&hearth);
+    assert!(
+        audit
+            .iter()
+            .any(|row| row["decision"] == "expired" && row["actor"] == "hearth"),
+        "{audit:?}"
+    );
+}
+
+#[test]
+fn an_expired_approval_is_refused() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Later", "2030-03-04T09:00");
+    hearth.ok(&["proposals", "approve", &id, "--no-apply"]);
+    tamper(
+        &hearth.database(),
+        &[&format!(
+            "UPDATE proposals SET expires_at = created_at WHERE id = '{id}'"
+        )],
+    );
+    let error = hearth.fails(&["proposals", "apply", &id]);
+    assert!(error.contains("expired"), "{error}");
+    assert_eq!(read(&calendar), None);
+}
+
+#[test]
+fn a_calendar_changed_since_staging_makes_the_apply_fail_clearly() {
+    let (hearth, calendar) = with_calendar();
+    hearth.ok(&["calendar", "add", "First", "--start", "2030-03-01"]);
+    let id = stage_event(&hearth, "Second", "2030-03-02");
+    hearth.ok(&["calendar", "add", "Meanwhile", "--start", "2030-03-03"]);
+    let before = read(&calendar).unwrap();
+    let error = hearth.fails(&["proposals", "approve", &id]);
+    assert!(error.contains("conflict"), "{error}");
+    assert!(error.contains("marked failed"), "{error}");
+    assert_eq!(read(&calendar).unwrap(), before);
+    assert_eq!(proposal(&hearth, &id)["status"], "failed");
+}
+
+#[test]
+fn tools_an_agent_might_try_to_approve_with_do_not_exist() {
+    let hearth = Hearth::new();
+    let output = hearth.run(&["tools", "call", "approve", r#"{"id": "x"}"#]);
+    assert!(!output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("no such tool `approve`"), "{text}");
+    let listed = hearth.ok(&["tools", "list", "--json"]);
+    for line in listed.lines() {
+        let tool: serde_json::Value = serde_json::from_str(line).unwrap();
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            !["approv", "apply", "reject", "polic"]
+                .iter()
+                .any(|word| name.contains(word)),
+            "{name}"
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! The calendar commands: list, add, events, import and export.
+
+use pretty_assertions::assert_eq;
+
+use super::tool_support::with_calendar;
+
+const OUTLOOK_EXPORT: &str = "BEGIN:VCALENDAR\r\n\
+PRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n\
+VERSION:2.0\r\n\
+X-WR-CALNAME:Work\r\n\
+BEGIN:VTIMEZONE\r\n\
+TZID:Europe/Berlin\r\n\
+BEGIN:STANDARD\r\n\
+DTSTART:16011028T030000\r\n\
+RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\r\n\
+TZOFFSETFROM:+0200\r\n\
+TZOFFSETTO:+0100\r\n\
+END:STANDARD\r\n\
+BEGIN:DAYLIGHT\r\n\
+DTSTART:16010325T020000\r\n\
+RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=3\r\n\
+TZOFFSETFROM:+0100\r\n\
+TZOFFSETTO:+0200\r\n\
+END:DAYLIGHT\r\n\
+END:VTIMEZONE\r\n\
+BEGIN:VEVENT\r\n\
+UID:standup-1@example.com\r\n\
+DTSTAMP:20300101T000000Z\r\n\
+DTSTART;TZID=Europe/Berlin:20300304T093000\r\n\
+DTEND;TZID=Europe/Berlin:20300304T094500\r\n\
+RRULE:FREQ=WEEKLY;BYDAY=MO,WE;COUNT=4\r\n\
+SUMMARY:Work - Meetings - Standup\r\n\
+X-MICROSOFT-CDO-BUSYSTATUS:BUSY\r\n\
+END:VEVENT\r\n\
+END:VCALENDAR\r\n";
+
+#[test]
+fn import_then_export_round_trips_the_events() {
+    let (hearth, _) = with_calendar();
+    let file = hearth.write("outlook.ics", OUTLOOK_EXPORT);
+    let imported = hearth.ok(&["calendar", "import", file.to_str().unwrap()]);
+    assert_eq!(imported, "Imported 1 event into `home`.\n");
+    let again = hearth.ok(&["calendar", "import", file.to_str().unwrap(), "--json"]);
+    let report: serde_json::Value = serde_json::from_str(again.trim()).unwrap();
+    assert_eq!(
+        report["imported"], 0,
+        "a UID already there is skipped: {again}"
+    );
+
+    let exported = hearth.ok(&["calendar", "export"]);
+    for line in [
+        "UID:standup-1@example.com",
+        "DTSTART;TZID=Europe/Berlin:20300304T093000",
+        "RRULE:FREQ=WEEKLY;BYDAY=MO,WE;COUNT=4",
+        "X-MICROSOFT-CDO-BUSYSTATUS:BUSY",
+        "TZID:Europe/Berlin",
+    ] {
+        assert!(exported.contains(line), "{line} missing from:\n{exported}");
+    }
+    let out = hearth.home.path().join("exported.ics");
+    hearth.ok(&[
+        "calendar",
+        "export",
+        "--calendar",
+        "home",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), exported);
+
+    // Importing the export into a fresh calendar gives the same occurrences.
+    let (other, _) = with_calendar();
+    other.ok(&["calendar", "import", out.to_str().unwrap()]);
+    let range = [
+        "calendar",
+        "events",
+        "--from",
+        "2030-03-01",
+        "--to",
+        "2030-04-01",
+        "--json",
+    ];
+    let listed = other.ok(&range);
+    assert_eq!(listed, hearth.ok(&range));
+    let starts: Vec<String> = listed
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["start"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            "2030-03-04T08:30",
+            "2030-03-06T08:30",
+            "2030-03-11T08:30",
+            "2030-03-13T08:30"
+        ]
+    );
+}
+
+#[test]
+fn add_list_and_filter_events() {
+    let (hearth, calendar) = with_calendar();
+    let added = hearth.ok(&[
+        "calendar",
+        "add",
+        "Checkup",
+        "--category",
+        "Health",
+        "--start",
+        "2030-05-02T08:00",
+        "--end",
+        "2030-05-02T09:00",
+        "--location",
+        "Clinic",
+    ]);
+    assert!(added.contains("Health - Checkup"), "{added}");
+    hearth.ok(&["calendar", "add", "Holiday", "--start", "2030-05-03"]);
+    assert!(
+        std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("SUMMARY:Health - Checkup")
+    );
+    let text = hearth.ok(&[
+        "calendar",
+        "events",
+        "--from",
+        "2030-05-01",
+        "--to",
+        "2030-05-08",
+    ]);
+    assert!(
+        text.contains("2030-05-02 08:00 – 2030-05-02 09:00  Health - Checkup @ Clinic"),
+        "{text}"
+    );
+    assert!(text.contains("2030-05-03 (all day)  Holiday"), "{text}");
+    let health = hearth.ok(&[
+        "calendar",
+        "events",
+        "--from",
+        "2030-05-01",
+        "--to",
+        "2030-05-08",
+        "--category",
+        "Health",
+        "--json",
+    ]);
+    assert_eq!(health.lines().count(), 1, "{health}");
+    let found = hearth.ok(&[
+        "calendar",
+        "events",
+        "--from",
+        "2030-05-01",
+        "--to",
+        "2030-05-08",
+        "--query",
+        "holiday",
+        "--json",
+    ]);
+    assert_eq!(found.lines().count(), 1, "{found}");
+    let listed = hearth.ok(&["calendar", "list", "--json"]);
+    let summary: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (summary["id"].as_str(), summary["events"].as_u64()),
+        (Some("home"), Some(2))
+    );
+    assert_eq!(summary["default"], true);
+}
+
+#[test]
+fn a_default_calendar_is_created_on_first_use_without_configuration() {
+    let hearth = super::support::Hearth::new();
+    hearth.write("config.toml", "[defaults]\ntime_zone = \"UTC\"\n");
+    let listed = hearth.ok(&["calendar", "list"]);
+    assert!(listed.starts_with("default *  Default (ics, "), "{listed}");
+    hearth.ok(&["calendar", "add", "First", "--start", "2030-01-01"]);
+    let created = hearth.home.path().join("calendars").join("default.ics");
+    assert!(
+        std::fs::read_to_string(created)
+            .unwrap()
+            .contains("SUMMARY:First")
+    );
+}

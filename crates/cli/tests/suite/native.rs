@@ -1,0 +1,217 @@
+//! `hearth run` and `hearth doctor` with Hearth's own agent against the mock model
+//! server: the answer, what was sent, sessions continued in a new process, provider and
+//! model choice, no provider at all, a missing key, a failing provider.
+
+use hearth_test_support::{AnthropicStream, MockResponse, OpenAiStream};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::mock::{
+    MODEL, completions, configure, conversation, mock_config, ok, pair, run, server,
+};
+use super::support::{Hearth, stderr_line_count};
+
+#[test]
+fn run_streams_the_answer_of_the_configured_provider() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["po", "ng"], 9, 1));
+    let (stdout, stderr) = ok(&hearth, &["run", "say ping"]);
+    assert_eq!(stdout, "pong\n");
+    assert!(!stderr.contains("demo"), "{stderr}");
+
+    // One model call: no title is asked for in a one-shot run.
+    let requests = completions(&server);
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].json()["model"], MODEL);
+    assert_eq!(conversation(&requests[0]), vec![pair("user", "say ping")]);
+    let system = requests[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("(Europe/Berlin, UTC+"), "{system}");
+    assert!(system.contains("a 24-hour clock"), "{system}");
+
+    let sessions = hearth.session_uris();
+    assert_eq!(sessions.len(), 1);
+    assert!(
+        sessions[0].starts_with("hearth-session:mock/"),
+        "{sessions:?}"
+    );
+    let show = hearth.ok(&["sessions", "show", &sessions[0]]);
+    assert!(show.contains("provider  mock\n"), "{show}");
+    assert!(show.contains("› say ping\npong"), "{show}");
+}
+
+#[test]
+fn a_session_continues_with_its_history_in_a_new_process() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["one"], 1, 1));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["two"], 1, 1));
+    ok(&hearth, &["run", "first"]);
+    let session = hearth.session_uris().remove(0);
+    let (stdout, _) = ok(&hearth, &["run", "--session", &session, "second"]);
+    assert_eq!(stdout, "two\n");
+    assert_eq!(
+        conversation(&completions(&server)[1]),
+        vec![
+            pair("user", "first"),
+            pair("assistant", "one"),
+            pair("user", "second")
+        ]
+    );
+}
+
+#[test]
+fn provider_and_model_come_from_the_command_line() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!(
+            "{}\n[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\ndefault_model = \"claude-default\"\n",
+            mock_config(&server),
+            server.url()
+        ),
+    );
+    server.enqueue(AnthropicStream::text_answer(
+        "claude-x",
+        &["Hi ", "there"],
+        5,
+        2,
+    ));
+    let (stdout, _) = ok(
+        &hearth,
+        &[
+            "run",
+            "--provider",
+            "claude",
+            "--model",
+            "claude-x",
+            "hello",
+        ],
+    );
+    assert_eq!(stdout, "Hi there\n");
+    let request = &completions(&server)[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.json()["model"], "claude-x");
+    assert_eq!(
+        request.json()["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "hello"}]}])
+    );
+    assert!(hearth.session_uris()[0].starts_with("hearth-session:claude/"));
+}
+
+#[test]
+fn without_any_provider_run_says_how_to_add_one_and_plays_the_demo() {
+    let hearth = Hearth::new();
+    let output = run(&hearth, &["run", "hello"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stdout.contains("scripted demo"), "{stdout}");
+    for needle in [
+        "No model provider is set up",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ollama serve",
+        "[providers.openai]",
+        "hearth run --provider replay",
+        "built-in demo",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle}:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_missing_key_names_the_variable_to_set() {
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        "[providers.keyed]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"HEARTH_TEST_UNSET_KEY\"\n",
+    );
+    let output = super::mock::command(&hearth)
+        .env_remove("HEARTH_TEST_UNSET_KEY")
+        .args(["run", "--provider", "keyed", "hello"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("no API key for keyed: set HEARTH_TEST_UNSET_KEY"),
+        "{stderr}"
+    );
+    assert_eq!(stderr_line_count(&stderr), 1, "{stderr}");
+}
+
+#[test]
+fn a_failing_model_fails_the_run_with_the_providers_message() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    server.enqueue(MockResponse::openai_error(
+        401,
+        "Incorrect API key provided",
+        "invalid_request_error",
+    ));
+    let output = run(&hearth, &["run", "hello"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr
+            .contains("mock answered HTTP 401 (invalid_request_error): Incorrect API key provided"),
+        "{stderr}"
+    );
+    let session = hearth.session_uris().remove(0);
+    let show = hearth.ok(&["sessions", "show", &session]);
+    assert!(show.contains("[failed]"), "{show}");
+}
+
+#[test]
+fn doctor_checks_every_provider_and_fails_when_one_does() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!(
+            "[providers.good]\nkind = \"openai\"\nbase_url = \"{}\"\ndefault_model = \"{MODEL}\"\n\n\
+             [providers.bad]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+            server.url_with("/v1")
+        ),
+    );
+    let listing = json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]});
+    server.enqueue(MockResponse::json(200, &listing));
+    let output = run(&hearth, &["doctor"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("ok      good ("), "{stdout}");
+    assert!(stdout.contains("listed 1 model(s) in"), "{stdout}");
+    assert!(
+        stdout.contains("FAILED  bad (http://127.0.0.1:9/v1): cannot reach bad"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("fix: nothing answers at http://127.0.0.1:9/v1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 of 2 provider(s) work"), "{stdout}");
+    assert_eq!(server.requests()[0].path, "/v1/models");
+
+    server.enqueue(MockResponse::json(200, &listing));
+    let (stdout, _) = ok(&hearth, &["doctor", "--provider", "good"]);
+    assert!(stdout.contains("1 of 1 provider(s) work"), "{stdout}");
+}
+
+#[test]
+fn doctor_without_providers_says_how_to_add_one() {
+    let hearth = Hearth::new();
+    let output = run(&hearth, &["doctor"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("No model provider is set up"), "{stdout}");
+    assert!(stdout.contains("hearth run --provider replay"), "{stdout}");
+}

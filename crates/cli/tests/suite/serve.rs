@@ -1,0 +1,226 @@
+//! `hearth serve` end to end: the real binary, real WebSocket clients.
+
+use hearth_core::{self as core, Mirror};
+use hearth_protocol::{
+    self as wire, ChatAbort, ChatParams, ChatResolve, ChatSend, ChatSendParams, SessionCreate,
+    SessionCreateParams, Subscribe, SubscribeParams, SubscribeResponse, UserMessage,
+};
+use hearth_server::{Client, Notifications, Notified};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::serve_support::{Served, next};
+use super::support::Hearth;
+
+const SLOW: &str = r#"
+name: slow
+turns:
+  - steps:
+      - text: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+        stream: words
+        delay_ms: 100
+"#;
+
+async fn new_chat(client: &Client) -> String {
+    let created = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: Some("replay".into()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    created.session.chats[0].summary.uri.clone()
+}
+
+async fn subscribe(client: &Client, chat: &str, last_seq: Option<u64>) -> SubscribeResponse {
+    client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.to_owned(),
+            last_seq,
+        })
+        .await
+        .unwrap()
+}
+
+async fn snapshot_mirror(client: &Client, chat: &str) -> Mirror {
+    match subscribe(client, chat, None).await {
+        SubscribeResponse::Snapshot { snapshot } => Mirror::new(snapshot.try_into().unwrap()),
+        other => panic!("expected a snapshot, got {other:?}"),
+    }
+}
+
+async fn send(client: &Client, chat: &str, text: &str) -> String {
+    client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: chat.to_owned(),
+            message: UserMessage {
+                text: text.into(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap()
+        .turn_id
+}
+
+fn apply(mirror: &mut Mirror, envelope: wire::Envelope) {
+    mirror
+        .apply(&core::Envelope::try_from(envelope).unwrap())
+        .unwrap();
+}
+
+/// Applies envelopes until the turn completes; returns its stop reason.
+async fn follow(notes: &mut Notifications, mirror: &mut Mirror, turn_id: &str) -> wire::StopReason {
+    loop {
+        let Notified::Envelope(envelope) = next(notes).await else {
+            continue;
+        };
+        let done = match &envelope.action {
+            wire::Action::TurnCompleted {
+                turn_id: id,
+                stop_reason,
+                ..
+            } if id == turn_id => Some(stop_reason.clone()),
+            _ => None,
+        };
+        apply(mirror, envelope);
+        if let Some(reason) = done {
+            return reason;
+        }
+    }
+}
+
+async fn resolved(client: &Client, chat: &str) -> core::ResourceState {
+    let chat = client
+        .call::<ChatResolve>(&ChatParams {
+            chat: chat.to_owned(),
+        })
+        .await
+        .unwrap()
+        .chat;
+    core::ResourceState::Chat(chat.try_into().unwrap())
+}
+
+#[tokio::test]
+async fn a_turn_streams_to_two_clients_that_converge() {
+    let served = Served::start(Hearth::new(), &[], &[]);
+    let (alice, mut alice_notes) = served.client().await;
+    let (bob, mut bob_notes) = served.client().await;
+    let chat = new_chat(&alice).await;
+    let mut alice_mirror = snapshot_mirror(&alice, &chat).await;
+    let mut bob_mirror = snapshot_mirror(&bob, &chat).await;
+    let turn_id = send(&alice, &chat, "hello").await;
+    let reason = follow(&mut alice_notes, &mut alice_mirror, &turn_id).await;
+    assert_eq!(reason, wire::StopReason::EndTurn);
+    follow(&mut bob_notes, &mut bob_mirror, &turn_id).await;
+    assert_eq!(alice_mirror.snapshot.state, bob_mirror.snapshot.state);
+    assert_eq!(alice_mirror.snapshot.state, resolved(&bob, &chat).await);
+    let core::ResourceState::Chat(state) = &bob_mirror.snapshot.state else {
+        panic!("not a chat")
+    };
+    assert!(state.turns[0].response_text().contains("scripted demo"));
+}
+
+#[tokio::test]
+async fn abort_and_reconnect_with_the_last_seq() {
+    let hearth = Hearth::new();
+    let scenario = hearth.write("slow.yaml", SLOW);
+    let served = Served::start(
+        hearth,
+        &["--scenario", scenario.to_str().unwrap()],
+        &[("HEARTH_REPLAY_DELAY_SCALE", "1")],
+    );
+    let (first, mut first_notes) = served.client().await;
+    let chat = new_chat(&first).await;
+    let mut mirror = snapshot_mirror(&first, &chat).await;
+    let turn_id = send(&first, &chat, "count").await;
+    // Take the start and two words, then drop the connection.
+    let mut words = 0;
+    while words < 2 {
+        let Notified::Envelope(envelope) = next(&mut first_notes).await else {
+            continue;
+        };
+        if matches!(envelope.action, wire::Action::TextDelta { .. }) {
+            words += 1;
+        }
+        apply(&mut mirror, envelope);
+    }
+    let last_seq = mirror.snapshot.seq;
+    first.close().await;
+    drop(first);
+    tokio::time::sleep(std::time::Duration::from_millis(350)).await;
+
+    let (second, mut second_notes) = served.client().await;
+    let SubscribeResponse::Replay { envelopes, .. } =
+        subscribe(&second, &chat, Some(last_seq)).await
+    else {
+        panic!("expected the missed envelopes")
+    };
+    assert!(
+        !envelopes.is_empty(),
+        "words streamed while the client was away"
+    );
+    assert_eq!(envelopes[0].seq, last_seq + 1);
+    for envelope in envelopes {
+        apply(&mut mirror, envelope);
+    }
+    let aborted = second
+        .call::<ChatAbort>(&ChatParams { chat: chat.clone() })
+        .await
+        .unwrap();
+    assert!(aborted.aborted);
+    let reason = follow(&mut second_notes, &mut mirror, &turn_id).await;
+    assert_eq!(reason, wire::StopReason::Aborted);
+    assert_eq!(mirror.snapshot.state, resolved(&second, &chat).await);
+    let core::ResourceState::Chat(state) = &mirror.snapshot.state else {
+        panic!("not a chat")
+    };
+    let text = state.turns[0].response_text();
+    assert!(text.starts_with("one two"), "{text}");
+    assert!(!text.contains("twenty"), "the turn ran to the end: {text}");
+}
+
+#[tokio::test]
+async fn the_cli_uses_the_running_server_and_runs_alone_after_it_stops() {
+    let mut served = Served::start(Hearth::new(), &[], &[]);
+    let answer = served.hearth.ok(&["run", "hello"]);
+    assert!(answer.contains("scripted demo"), "{answer}");
+    let listed = served.hearth.ok(&["sessions", "list", "--json"]);
+    let session: Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(session["source"], "server", "the server's host ran it");
+    let uri = session["uri"].as_str().unwrap().to_owned();
+    let shown = served.hearth.ok(&["sessions", "show", &uri]);
+    assert!(
+        shown.contains("› hello") && shown.contains("scripted demo"),
+        "{shown}"
+    );
+    let shown = served.hearth.ok(&["sessions", "show", "--json", &uri]);
+    let shown: Value = serde_json::from_str(shown.trim()).unwrap();
+    assert_eq!(shown["session"]["uri"], uri.as_str());
+    assert_eq!(shown["chats"][0]["turns"][0]["user"]["text"], "hello");
+    let local = served.hearth.ok(&["--local", "run", "hi"]);
+    assert!(local.contains("scripted demo"), "{local}");
+
+    let home = served.hearth.home.path().to_path_buf();
+    assert!(home.join("server.json").exists());
+    let stderr = served.stop();
+    assert!(stderr.contains("stopped"), "{stderr}");
+    assert!(!home.join("server.json").exists());
+    served.hearth.ok(&["run", "again"]);
+    let listed = served.hearth.ok(&["sessions", "list", "--json"]);
+    let newest: Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        newest["source"], "cli",
+        "with no server, the CLI runs the turn itself"
+    );
+}
+
+#[tokio::test]
+async fn an_explicit_server_that_is_not_there_is_an_error() {
+    let hearth = Hearth::new();
+    let error = hearth.fails(&["--server", "http://127.0.0.1:9", "run", "hi"]);
+    assert!(
+        error.contains("using the Hearth server at http://127.0.0.1:9"),
+        "{error}"
+    );
+}

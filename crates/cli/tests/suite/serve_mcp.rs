@@ -1,0 +1,123 @@
+//! Hearth's tools through MCP (the `/mcp` endpoint of the real server, and `hearth mcp
+//! --stdio`), and a proposal staged there approved by another client over the protocol.
+
+use hearth_protocol::{
+    AuditList, AuditListParams, ProposalApprove, ProposalApproveParams, ProposalList,
+    ProposalListParams, ProposalStatus,
+};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Map, Value, json};
+
+use super::serve_support::Served;
+use super::tool_support::with_calendar;
+
+fn arguments(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => panic!("not an object"),
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_client_stages_a_change_that_another_client_approves() {
+    let (hearth, calendar) = with_calendar();
+    let served = Served::start(hearth, &[], &[]);
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
+            .auth_header(served.token.expose()),
+    );
+    let mcp = ().serve(transport).await.unwrap();
+    let tools = mcp.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    for expected in ["calendar_list", "event_create", "web_fetch"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let listed = mcp
+        .call_tool(CallToolRequestParams::new("calendar_list").with_arguments(Map::new()))
+        .await
+        .unwrap();
+    assert_eq!(listed.is_error, Some(false), "{listed:?}");
+    let staged = mcp
+        .call_tool(
+            CallToolRequestParams::new("event_create").with_arguments(arguments(
+                json!({"title": "Dentist", "start": "2030-03-04T09:00"}),
+            )),
+        )
+        .await
+        .unwrap();
+    assert_eq!(staged.is_error, Some(false), "{staged:?}");
+    let proposal_id = staged.structured_content.unwrap()["proposalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!calendar.exists(), "staging must not write");
+    mcp.cancel().await.unwrap();
+
+    let (reviewer, _notes) = served.client().await;
+    let pending = reviewer
+        .call::<ProposalList>(&ProposalListParams {
+            statuses: vec![ProposalStatus::Pending],
+            ..ProposalListParams::default()
+        })
+        .await
+        .unwrap();
+    let proposal = pending
+        .proposals
+        .iter()
+        .find(|proposal| proposal.id == proposal_id)
+        .expect("the staged proposal is listed");
+    assert!(proposal.session.starts_with("hearth-session:mcp/"));
+    let decided = reviewer
+        .call::<ProposalApprove>(&ProposalApproveParams {
+            proposal_id: proposal_id.clone(),
+            payload_hash: proposal.payload_hash.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(decided.proposal.status, ProposalStatus::Applied);
+    assert!(decided.changed);
+    let written = std::fs::read_to_string(&calendar).unwrap();
+    assert!(written.contains("SUMMARY:Dentist"), "{written}");
+    let audit = reviewer
+        .call::<AuditList>(&AuditListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        audit
+            .entries
+            .iter()
+            .any(
+                |entry| entry.proposal_id.as_deref() == Some(proposal_id.as_str())
+                    && entry.decision == "applied"
+            ),
+        "{:?}",
+        audit.entries
+    );
+}
+
+#[tokio::test]
+async fn hearth_mcp_stdio_lends_the_tools() {
+    let (hearth, _calendar) = with_calendar();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_hearth"));
+    command
+        .arg("--home")
+        .arg(hearth.home.path())
+        .args(["mcp", "--stdio"])
+        .env_remove("HEARTH_HOME")
+        .env_remove("HEARTH_CONFIG");
+    let mcp = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let tools = mcp.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|tool| tool.name == "event_create"));
+    let listed = mcp
+        .call_tool(CallToolRequestParams::new("calendar_list").with_arguments(Map::new()))
+        .await
+        .unwrap();
+    assert_eq!(listed.is_error, Some(false), "{listed:?}");
+    mcp.cancel().await.unwrap();
+}

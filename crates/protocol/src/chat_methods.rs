@@ -1,0 +1,160 @@
+//! Parameters and responses of the `chat/*` methods and `permission/respond`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ChatState, ChatSummary};
+use crate::turn::UserMessage;
+
+/// How a new chat starts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ChatSeed {
+    /// An empty conversation.
+    #[default]
+    Fresh,
+    /// A copy of a chat's history up to and including a turn (needs `multipleChats.fork`).
+    Fork {
+        /// The chat forked from.
+        source_chat: String,
+        /// The last turn copied.
+        turn_id: String,
+    },
+    /// A side chat that sees a chat's context up to a turn (needs
+    /// `multipleChats.sideChat`).
+    SideChat {
+        /// The chat it hangs off.
+        source_chat: String,
+        /// The turn whose context it sees.
+        turn_id: String,
+    },
+}
+
+/// `chat/create`: adds a peer chat to a session (needs `multipleChats`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatCreateParams {
+    /// The session.
+    pub session: String,
+    /// How it starts (default: fresh).
+    #[serde(default)]
+    pub seed: ChatSeed,
+}
+
+/// What `chat/create` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatCreateResponse {
+    /// The new chat.
+    pub chat: ChatSummary,
+}
+
+/// Addresses one chat: the params of `chat/dispose`, `chat/abort` and `chat/resolve`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatParams {
+    /// The chat.
+    pub chat: String,
+}
+
+/// `chat/dispose`: removes a peer chat from its session.
+pub type ChatDisposeParams = ChatParams;
+
+/// What `chat/dispose` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDisposeResponse {}
+
+/// `chat/send`: starts a turn. The user's message is stored before the response;
+/// progress arrives as envelopes on the chat's subscription.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSendParams {
+    /// The chat.
+    pub chat: String,
+    /// What the user sends.
+    pub message: UserMessage,
+}
+
+/// What `chat/send` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSendResponse {
+    /// The new turn.
+    pub turn_id: String,
+}
+
+/// `chat/abort`: stops the chat's running turn; what streamed is kept.
+pub type ChatAbortParams = ChatParams;
+
+/// What `chat/abort` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatAbortResponse {
+    /// Whether a turn was running.
+    pub aborted: bool,
+}
+
+/// `chat/setModel`: the model the chat's next turns use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetModelParams {
+    /// The chat.
+    pub chat: String,
+    /// The model.
+    pub model: String,
+}
+
+/// What `chat/setModel` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetModelResponse {}
+
+/// `chat/setDraft`: stores the chat's unsent draft.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetDraftParams {
+    /// The chat.
+    pub chat: String,
+    /// The draft; absent clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+}
+
+/// What `chat/setDraft` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetDraftResponse {}
+
+/// `chat/resolve`: loads a chat's turns (restoring its backing if needed) and returns
+/// them.
+pub type ChatResolveParams = ChatParams;
+
+/// What `chat/resolve` returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatResolveResponse {
+    /// The chat with its turns.
+    pub chat: ChatState,
+}
+
+/// `permission/respond`: answers a permission request of a chat's running turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRespondParams {
+    /// The chat.
+    pub chat: String,
+    /// The request.
+    pub request_id: String,
+    /// The chosen option's id.
+    pub option_id: String,
+}
+
+/// What `permission/respond` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRespondResponse {}

@@ -1,0 +1,87 @@
+//! Hearth's wire protocol: JSON-RPC 2.0 between `hearth serve` (or `hearth app-server
+//! --stdio`) and its clients — the web UI, the CLI, editors.
+//!
+//! Owns the wire types and nothing else: the JSON-RPC framing ([`Incoming`],
+//! [`Request`], [`Response`], [`Notification`]), every method's `*Params` and
+//! `*Response` ([`Method`], [`ClientMethod`]), the notifications that carry action
+//! envelopes ([`EnvelopeNotified`], [`Resynced`], [`SubscriptionEnded`]), the error
+//! object with its structured data ([`RpcError`], [`ErrorData`], [`ErrorKind`]), and the
+//! JSON Schema generated from all of them ([`schema`]).
+//!
+//! Conventions: methods are `<resource>/<method>`, fields camelCase, tagged unions
+//! carry their variant in `type`, list methods page with an opaque `cursor` and return
+//! `nextCursor`, timestamps end in `At` and are RFC 3339.
+//!
+//! Wire types are separate from the domain types of `hearth-core`; they meet only in
+//! explicit conversions (`From` domain → wire, `TryFrom` wire → domain, the latter
+//! parsing every URI and id). Mapping host failures to error codes is the server's
+//! job, not this crate's. No I/O, no runtime.
+
+mod approvals;
+mod chat_methods;
+mod convert;
+mod convert_state;
+mod convert_turn;
+mod error;
+mod jsonrpc;
+mod methods;
+mod model;
+mod providers;
+mod schema;
+mod session_methods;
+mod state;
+mod subscription;
+mod turn;
+
+pub use approvals::{
+    AuditEntry, AuditListParams, AuditListResponse, Proposal, ProposalApproveParams,
+    ProposalDecisionResponse, ProposalListParams, ProposalListResponse, ProposalRejectParams,
+    ProposalStatus,
+};
+pub use chat_methods::{
+    ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
+    ChatDisposeResponse, ChatParams, ChatResolveParams, ChatResolveResponse, ChatSeed,
+    ChatSendParams, ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams,
+    ChatSetModelResponse, PermissionRespondParams, PermissionRespondResponse,
+};
+pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
+pub use jsonrpc::{
+    ErrorResponse, Incoming, Notification, Request, RequestId, Response, Version, error_text,
+    notification_text, request_text, response_text,
+};
+pub use methods::{
+    AuditList, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend, ChatSetDraft,
+    ChatSetModel, ClientMethod, EnvelopeNotified, Initialize, Method, NotificationMethod,
+    PermissionRespond, ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest,
+    Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, Subscribe,
+    SubscriptionEnded, Unsubscribe,
+};
+pub use model::{
+    Capabilities, ChatListing, ChatOrigin, ChatState, ChatSummary, HarnessInfo, MultipleChats,
+    MultipleWorkingDirectories, Provenance, Scope, SessionState, SessionSummary, Timestamp,
+};
+pub use providers::{
+    KeyState, ProviderInfo, ProviderListParams, ProviderListResponse, ProviderTestOutcome,
+    ProviderTestParams, ProviderTestResponse, ProviderTestResult,
+};
+pub use schema::{REGENERATE_COMMAND, SCHEMA_FILE, schema, schema_text};
+pub use session_methods::{
+    ClientInfo, InitializeParams, InitializeResponse, ScopeFilter, ServerFeatures, ServerInfo,
+    SessionCreateParams, SessionCreateResponse, SessionDisposeParams, SessionDisposeResponse,
+    SessionForkParams, SessionForkResponse, SessionListParams, SessionListResponse,
+};
+pub use state::{Action, Envelope, ResourceState, Snapshot};
+pub use subscription::{
+    EnvelopeNotification, ResyncNotification, ResyncReason, SubscribeParams, SubscribeResponse,
+    SubscriptionEndedNotification, UnsubscribeParams, UnsubscribeResponse,
+};
+pub use turn::{
+    Attachment, ContextReference, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
+    StopReason, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage,
+};
+
+/// The protocol version this build speaks. Bumped when a change breaks old clients.
+pub const PROTOCOL_VERSION: &str = "1";
+
+/// The URI of the root resource (the session list), as `hearth-core` spells it.
+pub const ROOT_RESOURCE: &str = hearth_core::ROOT_URI;

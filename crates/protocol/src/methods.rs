@@ -1,0 +1,189 @@
+//! The method table: every request a client may send, with its params and response
+//! types, and every notification the server sends.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::approvals::{
+    AuditListParams, AuditListResponse, ProposalApproveParams, ProposalDecisionResponse,
+    ProposalListParams, ProposalListResponse, ProposalRejectParams,
+};
+use crate::chat_methods::{
+    ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
+    ChatResolveResponse, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
+    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, PermissionRespondParams,
+    PermissionRespondResponse,
+};
+use crate::providers::{
+    ProviderListParams, ProviderListResponse, ProviderTestParams, ProviderTestResponse,
+};
+use crate::session_methods::{
+    InitializeParams, InitializeResponse, SessionCreateParams, SessionCreateResponse,
+    SessionDisposeParams, SessionDisposeResponse, SessionForkParams, SessionListParams,
+    SessionListResponse,
+};
+use crate::state::Envelope;
+use crate::subscription::{
+    ResyncNotification, SubscribeParams, SubscribeResponse, SubscriptionEndedNotification,
+    UnsubscribeParams, UnsubscribeResponse,
+};
+
+/// A request method: its name on the wire and the types of its params and response.
+pub trait Method {
+    /// `<resource>/<method>`.
+    const NAME: &'static str;
+    /// The `params` member.
+    type Params: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+    /// The `result` member.
+    type Response: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+}
+
+/// A notification the server sends: its name on the wire and the type of its params.
+pub trait NotificationMethod {
+    /// `<resource>/<event>`.
+    const NAME: &'static str;
+    /// The `params` member.
+    type Params: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+}
+
+macro_rules! methods {
+    ($( $(#[$doc:meta])* $marker:ident = $name:literal ($params:ty) -> $response:ty; )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug)]
+            pub struct $marker;
+
+            impl Method for $marker {
+                const NAME: &'static str = $name;
+                type Params = $params;
+                type Response = $response;
+            }
+        )*
+
+        /// Every request method, for dispatch by name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ClientMethod {
+            $( $(#[$doc])* $marker, )*
+        }
+
+        impl ClientMethod {
+            /// All methods, in protocol order.
+            pub const ALL: &'static [ClientMethod] = &[$(ClientMethod::$marker),*];
+
+            /// The method with this wire name.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name {
+                    $( $name => Some(Self::$marker), )*
+                    _ => None,
+                }
+            }
+
+            /// The wire name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( Self::$marker => $name, )*
+                }
+            }
+
+            pub(crate) fn schemas(self, generator: &mut SchemaGenerator) -> (Schema, Schema) {
+                match self {
+                    $( Self::$marker => (
+                        generator.subschema_for::<$params>(),
+                        generator.subschema_for::<$response>(),
+                    ), )*
+                }
+            }
+        }
+    };
+}
+
+methods! {
+    /// `initialize`: server info, protocol version, harnesses and their capabilities.
+    Initialize = "initialize" (InitializeParams) -> InitializeResponse;
+    /// `session/list`: a page of sessions.
+    SessionList = "session/list" (SessionListParams) -> SessionListResponse;
+    /// `session/create`: a new session.
+    SessionCreate = "session/create" (SessionCreateParams) -> SessionCreateResponse;
+    /// `session/dispose`: deletes a session.
+    SessionDispose = "session/dispose" (SessionDisposeParams) -> SessionDisposeResponse;
+    /// `session/fork`: a new session from another's default chat at a turn.
+    SessionFork = "session/fork" (SessionForkParams) -> SessionCreateResponse;
+    /// `chat/create`: a peer chat.
+    ChatCreate = "chat/create" (ChatCreateParams) -> ChatCreateResponse;
+    /// `chat/dispose`: removes a peer chat.
+    ChatDispose = "chat/dispose" (ChatParams) -> ChatDisposeResponse;
+    /// `chat/send`: starts a turn.
+    ChatSend = "chat/send" (ChatSendParams) -> ChatSendResponse;
+    /// `chat/abort`: stops the running turn.
+    ChatAbort = "chat/abort" (ChatParams) -> ChatAbortResponse;
+    /// `chat/setModel`: the model of later turns.
+    ChatSetModel = "chat/setModel" (ChatSetModelParams) -> ChatSetModelResponse;
+    /// `chat/setDraft`: the unsent draft.
+    ChatSetDraft = "chat/setDraft" (ChatSetDraftParams) -> ChatSetDraftResponse;
+    /// `chat/resolve`: a chat with its turns.
+    ChatResolve = "chat/resolve" (ChatParams) -> ChatResolveResponse;
+    /// `subscribe`: a resource's state, then its envelopes.
+    Subscribe = "subscribe" (SubscribeParams) -> SubscribeResponse;
+    /// `unsubscribe`: no more envelopes of a resource.
+    Unsubscribe = "unsubscribe" (UnsubscribeParams) -> UnsubscribeResponse;
+    /// `proposal/list`: staged changes.
+    ProposalList = "proposal/list" (ProposalListParams) -> ProposalListResponse;
+    /// `proposal/approve`: approves and applies a staged change.
+    ProposalApprove = "proposal/approve" (ProposalApproveParams) -> ProposalDecisionResponse;
+    /// `proposal/reject`: rejects a staged change.
+    ProposalReject = "proposal/reject" (ProposalRejectParams) -> ProposalDecisionResponse;
+    /// `permission/respond`: answers an agent's permission request.
+    PermissionRespond = "permission/respond" (PermissionRespondParams) -> PermissionRespondResponse;
+    /// `provider/list`: the model providers found.
+    ProviderList = "provider/list" (ProviderListParams) -> ProviderListResponse;
+    /// `provider/test`: checks model providers.
+    ProviderTest = "provider/test" (ProviderTestParams) -> ProviderTestResponse;
+    /// `audit/list`: the audit log.
+    AuditList = "audit/list" (AuditListParams) -> AuditListResponse;
+}
+
+/// `subscription/envelope`: one action of a subscribed resource.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvelopeNotified;
+
+impl NotificationMethod for EnvelopeNotified {
+    const NAME: &'static str = "subscription/envelope";
+    type Params = Envelope;
+}
+
+/// `subscription/resync`: a fresh snapshot for a client that fell behind.
+#[derive(Clone, Copy, Debug)]
+pub struct Resynced;
+
+impl NotificationMethod for Resynced {
+    const NAME: &'static str = "subscription/resync";
+    type Params = ResyncNotification;
+}
+
+/// `subscription/ended`: a subscribed resource is gone.
+#[derive(Clone, Copy, Debug)]
+pub struct SubscriptionEnded;
+
+impl NotificationMethod for SubscriptionEnded {
+    const NAME: &'static str = "subscription/ended";
+    type Params = SubscriptionEndedNotification;
+}
+
+/// The notifications' names, for the schema.
+pub(crate) fn notification_schemas(generator: &mut SchemaGenerator) -> Vec<(&'static str, Schema)> {
+    vec![
+        (
+            EnvelopeNotified::NAME,
+            generator.subschema_for::<<EnvelopeNotified as NotificationMethod>::Params>(),
+        ),
+        (
+            Resynced::NAME,
+            generator.subschema_for::<<Resynced as NotificationMethod>::Params>(),
+        ),
+        (
+            SubscriptionEnded::NAME,
+            generator.subschema_for::<<SubscriptionEnded as NotificationMethod>::Params>(),
+        ),
+    ]
+}

@@ -1,0 +1,198 @@
+//! Wire shapes of sessions, chats and harnesses.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::turn::Turn;
+
+/// A point in time: RFC 3339, UTC.
+pub type Timestamp = DateTime<Utc>;
+
+/// How a chat came into existence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ChatOrigin {
+    /// Created by the user (including every session's default chat).
+    User,
+    /// A copy of another chat's history up to and including a turn.
+    Fork {
+        /// The chat forked from (`hearth-chat:…`).
+        source_chat: String,
+        /// The last turn copied.
+        turn_id: String,
+    },
+    /// A side conversation that sees another chat's context up to a turn.
+    SideChat {
+        /// The chat it hangs off (`hearth-chat:…`).
+        source_chat: String,
+        /// The turn whose context it sees.
+        turn_id: String,
+    },
+    /// Spawned by a tool call of another chat (a subagent).
+    Tool {
+        /// The chat whose tool call spawned it (`hearth-chat:…`).
+        parent_chat: String,
+        /// The spawning tool call.
+        tool_call_id: String,
+    },
+}
+
+/// Whether a session belongs to a project or to the global scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Scope {
+    /// No project.
+    #[default]
+    Global,
+    /// Inside a project.
+    Project {
+        /// The project.
+        project_id: String,
+    },
+}
+
+/// Where a session was first registered from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Provenance {
+    /// Created through Hearth.
+    Hearth,
+    /// Found in a provider's own catalog.
+    External,
+}
+
+/// A session as listed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session (`hearth-session:<provider>/<id>`).
+    pub uri: String,
+    /// Its harness.
+    pub provider: String,
+    /// Display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Created through Hearth or discovered.
+    pub provenance: Provenance,
+    /// Free-form source label (`cli`, `server`, `discovery`).
+    pub source: String,
+    /// The project scope, fixed for the session's life.
+    pub scope: Scope,
+    /// The model, when chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When it was created.
+    pub started_at: Timestamp,
+    /// When anything in it last changed.
+    pub updated_at: Timestamp,
+}
+
+/// A chat as its session's catalog lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSummary {
+    /// The chat (`hearth-chat:<provider>/<session-id>/<chat-id>`).
+    pub uri: String,
+    /// How it came to exist.
+    pub origin: ChatOrigin,
+    /// Display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The model, when chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+}
+
+/// A chat in its session's catalog, with whether it runs a turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatListing {
+    /// The chat.
+    pub summary: ChatSummary,
+    /// Whether a turn runs in it.
+    #[serde(default)]
+    pub running: bool,
+}
+
+/// A session with its chat catalog (default chat first, then peers in creation order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// The session.
+    pub summary: SessionSummary,
+    /// Its chats.
+    pub chats: Vec<ChatListing>,
+}
+
+/// A chat with its turns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatState {
+    /// The chat.
+    pub summary: ChatSummary,
+    /// Its turns, oldest first.
+    pub turns: Vec<Turn>,
+    /// The unsent draft.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+}
+
+/// Peer chats and what a harness can do with them. Present means peer chats work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MultipleChats {
+    /// Chats can be forked at a turn.
+    pub fork: bool,
+    /// Side chats can be opened at a turn.
+    pub side_chat: bool,
+}
+
+/// Several working directories per session.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MultipleWorkingDirectories {
+    /// Index 0 stays the fixed process root.
+    pub immutable_primary: bool,
+}
+
+/// Optional abilities of a harness. UIs gate actions on these, never on a provider id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// Peer chats, fork, side chats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiple_chats: Option<MultipleChats>,
+    /// Several working directories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiple_working_directories: Option<MultipleWorkingDirectories>,
+}
+
+/// A harness the server offers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HarnessInfo {
+    /// Provider id: the first segment of every session URI it owns.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// One line about it.
+    pub description: String,
+    /// Optional abilities.
+    pub capabilities: Capabilities,
+    /// Whether it is a demo that produces scripted answers.
+    #[serde(default)]
+    pub demo: bool,
+}

@@ -1,0 +1,121 @@
+//! `provider/list` and `provider/test`: the model providers Hearth found, and checks of
+//! them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Whether a provider has its API key (never the key itself).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum KeyState {
+    /// A key was found.
+    Found {
+        /// Where (`OPENAI_API_KEY`, `config.toml api_key`).
+        from: String,
+    },
+    /// The provider needs a key and none was found.
+    Missing {
+        /// The variable to set.
+        expected: String,
+    },
+    /// The server needs no key.
+    NotNeeded,
+}
+
+/// A model provider.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    /// Provider id.
+    pub id: String,
+    /// The API it speaks.
+    pub protocol: String,
+    /// API base URL.
+    pub base_url: String,
+    /// The model used when none is chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    /// Models it is known to offer.
+    pub models: Vec<String>,
+    /// Where it was found (`config.toml`, the environment, a local Ollama).
+    pub source: String,
+    /// Whether its key is there.
+    pub key: KeyState,
+}
+
+/// `provider/list`: the model providers from `config.toml`, the environment and a local
+/// Ollama.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderListParams {}
+
+/// What `provider/list` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderListResponse {
+    /// The providers.
+    pub providers: Vec<ProviderInfo>,
+    /// Configured providers that cannot be used, and why.
+    pub problems: Vec<String>,
+}
+
+/// `provider/test`: asks providers whether they answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderTestParams {
+    /// Only this provider (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+/// How one check went.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ProviderTestOutcome {
+    /// The provider answered.
+    Ok {
+        /// How it was asked, in words.
+        method: String,
+        /// How long the answer took, in milliseconds.
+        latency_ms: u64,
+        /// Models it offers.
+        models: Vec<String>,
+        /// Things worth fixing that do not stop it working.
+        notes: Vec<String>,
+    },
+    /// It did not work.
+    Failed {
+        /// The exact error.
+        error: String,
+        /// What to do about it.
+        fix: String,
+    },
+}
+
+/// One provider's check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderTestResult {
+    /// Provider id.
+    pub provider: String,
+    /// Its base URL.
+    pub base_url: String,
+    /// What happened.
+    pub outcome: ProviderTestOutcome,
+}
+
+/// What `provider/test` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderTestResponse {
+    /// One result per provider checked.
+    pub results: Vec<ProviderTestResult>,
+}

@@ -1,0 +1,170 @@
+//! Parameters and responses of `initialize` and the `session/*` methods.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{HarnessInfo, SessionState, SessionSummary};
+
+/// Who the client is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientInfo {
+    /// Program name (`hearth-cli`, `hearth-web`, an editor).
+    pub name: String,
+    /// Program version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// `initialize`: the first request of every connection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// Who the client is.
+    pub client_info: ClientInfo,
+    /// The protocol version the client speaks; the server answers with its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+}
+
+/// Who the server is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    /// Always `hearth`.
+    pub name: String,
+    /// Hearth's version.
+    pub version: String,
+}
+
+/// Which optional parts of Hearth this server offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerFeatures {
+    /// `proposal/*` works.
+    pub proposals: bool,
+    /// `audit/list` works.
+    pub audit: bool,
+    /// Hearth's tools are offered to MCP clients at `/mcp`.
+    pub mcp: bool,
+}
+
+/// What `initialize` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResponse {
+    /// Who the server is.
+    pub server_info: ServerInfo,
+    /// The protocol version the server speaks.
+    pub protocol_version: String,
+    /// The harnesses sessions can be created with, with their capabilities.
+    pub harnesses: Vec<HarnessInfo>,
+    /// The provider `session/create` uses when none is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_provider: Option<String>,
+    /// Optional parts on offer.
+    pub features: ServerFeatures,
+}
+
+/// Which sessions a listing returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ScopeFilter {
+    /// Every scope.
+    #[default]
+    Any,
+    /// Only the global scope.
+    Global,
+    /// Only one project.
+    Project {
+        /// The project.
+        project_id: String,
+    },
+}
+
+/// `session/list`: a page of sessions, most recently updated first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListParams {
+    /// Continue after this cursor (a previous page's `nextCursor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Page size, 1 to 500 (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Only this provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Only this scope (default: any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeFilter>,
+}
+
+/// What `session/list` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListResponse {
+    /// The sessions.
+    pub sessions: Vec<SessionSummary>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `session/create`: a new session with its default chat.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCreateParams {
+    /// The harness (default: the server's default provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Initial title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The project; absent means the global scope. Fixed for the session's life.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+}
+
+/// What `session/create` and `session/fork` return.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCreateResponse {
+    /// The new session with its chat catalog.
+    pub session: SessionState,
+}
+
+/// `session/dispose`: deletes a session. It stays deleted; discovery never brings it
+/// back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDisposeParams {
+    /// The session.
+    pub session: String,
+}
+
+/// What `session/dispose` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDisposeResponse {}
+
+/// `session/fork`: a new session whose default chat is a copy of another session's
+/// default chat up to and including a turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionForkParams {
+    /// The session forked from.
+    pub session: String,
+    /// The last turn copied.
+    pub turn_id: String,
+}
+
+/// What `session/fork` returns.
+pub type SessionForkResponse = SessionCreateResponse;

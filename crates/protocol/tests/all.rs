@@ -1,0 +1,8 @@
+//! Integration tests of the wire protocol.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite {
+    mod conversions;
+    mod schema;
+}

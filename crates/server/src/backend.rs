@@ -1,0 +1,68 @@
+//! What a server serves: the host and the optional parts of Hearth around it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hearth_config::Config;
+use hearth_core::{ProviderId, Toolbox};
+use hearth_host::Host;
+
+use crate::approvals::Approvals;
+use crate::fanout::FanOut;
+
+/// The parts of Hearth a server (WebSocket, stdio or MCP) is built on.
+#[derive(Clone)]
+pub struct Backend {
+    /// The orchestrator.
+    pub host: Host,
+    /// The configuration (`provider/list`, `provider/test`).
+    pub config: Config,
+    /// The provider `session/create` uses when none is named.
+    pub default_provider: Option<ProviderId>,
+    /// The tools lent to MCP clients; `None` turns `/mcp` off.
+    pub toolbox: Option<Arc<dyn Toolbox>>,
+    /// Proposals and the audit log; `None` makes `proposal/*` and `audit/list` answer
+    /// that they are not available.
+    pub approvals: Option<Arc<dyn Approvals>>,
+}
+
+impl Backend {
+    /// A backend of just a host (no tools, no approvals, empty configuration).
+    pub fn new(host: Host) -> Self {
+        Self {
+            host,
+            config: Config::default(),
+            default_provider: None,
+            toolbox: None,
+            approvals: None,
+        }
+    }
+}
+
+/// What every connection of one server shares.
+pub(crate) struct Shared {
+    pub backend: Backend,
+    pub fanout: Arc<FanOut>,
+    pub queue_capacity: usize,
+    next_connection: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(backend: Backend, queue_capacity: usize) -> Arc<Self> {
+        Arc::new(Self {
+            fanout: FanOut::new(backend.host.clone()),
+            backend,
+            queue_capacity,
+            next_connection: AtomicU64::new(1),
+        })
+    }
+
+    /// A fresh connection id.
+    pub fn connection_id(&self) -> u64 {
+        self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.backend.host
+    }
+}

@@ -1,0 +1,209 @@
+//! A client of the protocol over the WebSocket at `/rpc`: typed calls, and the
+//! server's notifications as a stream. The CLI uses it to talk to a running server;
+//! tests and benchmarks use it too.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::stream::SplitSink;
+use futures::{SinkExt, StreamExt};
+use hearth_protocol::{
+    self as wire, ClientInfo, EnvelopeNotified, Incoming, Initialize, InitializeParams,
+    InitializeResponse, Method, NotificationMethod, PROTOCOL_VERSION, RequestId,
+    ResyncNotification, Resynced, RpcError, SubscriptionEnded, SubscriptionEndedNotification,
+    request_text,
+};
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::{Message, WebSocketConfig};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use crate::error::{Result, ServerError};
+use crate::token::Secret;
+
+/// The largest message the client accepts (a snapshot of a very long chat).
+const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<std::result::Result<Value, RpcError>>>>>;
+
+/// A notification from the server.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notified {
+    /// `subscription/envelope`.
+    Envelope(wire::Envelope),
+    /// `subscription/resync`.
+    Resync(ResyncNotification),
+    /// `subscription/ended`.
+    Ended(SubscriptionEndedNotification),
+    /// A notification this client does not know.
+    Other {
+        /// Its method.
+        method: String,
+        /// Its params.
+        params: Value,
+    },
+}
+
+/// The server's notifications, in the order it sent them. Ends when the connection
+/// closes.
+pub type Notifications = mpsc::UnboundedReceiver<Notified>;
+
+/// A connection to a running server.
+pub struct Client {
+    sink: tokio::sync::Mutex<SplitSink<Socket, Message>>,
+    pending: Pending,
+    next_id: AtomicI64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The WebSocket URL of a server's base URL (`http://127.0.0.1:8421` →
+/// `ws://127.0.0.1:8421/rpc`).
+pub fn rpc_url(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    let base = base
+        .strip_prefix("http://")
+        .map(|rest| format!("ws://{rest}"))
+        .or_else(|| {
+            base.strip_prefix("https://")
+                .map(|rest| format!("wss://{rest}"))
+        })
+        .unwrap_or_else(|| base.to_owned());
+    format!("{base}/rpc")
+}
+
+impl Client {
+    /// Connects to a server's `/rpc` with the token. Call [`Client::initialize`] next.
+    pub async fn connect(base_url: &str, token: &Secret) -> Result<(Self, Notifications)> {
+        let url = rpc_url(base_url);
+        let connect_error = |message: String| ServerError::Connect {
+            url: url.clone(),
+            message,
+        };
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|error| connect_error(error.to_string()))?;
+        let bearer = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+            .map_err(|error| connect_error(error.to_string()))?;
+        request.headers_mut().insert("authorization", bearer);
+        // Snapshots of long chats are large; the server bounds what it sends.
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE_BYTES))
+            .max_frame_size(Some(MAX_MESSAGE_BYTES));
+        let (socket, _response) =
+            tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+                .await
+                .map_err(|error| connect_error(error.to_string()))?;
+        let (sink, stream) = socket.split();
+        let pending: Pending = Arc::default();
+        let (notify, notifications) = mpsc::unbounded_channel();
+        tokio::spawn(read_messages(stream, Arc::clone(&pending), notify));
+        Ok((
+            Self {
+                sink: tokio::sync::Mutex::new(sink),
+                pending,
+                next_id: AtomicI64::new(1),
+            },
+            notifications,
+        ))
+    }
+
+    /// The `initialize` handshake.
+    pub async fn initialize(&self, client_name: &str) -> Result<InitializeResponse> {
+        self.call::<Initialize>(&InitializeParams {
+            client_info: ClientInfo {
+                name: client_name.to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            },
+            protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+        })
+        .await
+    }
+
+    /// Calls a method and waits for its response.
+    pub async fn call<M: Method>(&self, params: &M::Params) -> Result<M::Response> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let text = request_text(RequestId::Number(id), M::NAME, params)
+            .map_err(|error| ServerError::Protocol(error.into()))?;
+        let (done, answer) = oneshot::channel();
+        lock(&self.pending).insert(id, done);
+        let sent = self.sink.lock().await.send(Message::text(text)).await;
+        if sent.is_err() {
+            lock(&self.pending).remove(&id);
+            return Err(ServerError::Closed);
+        }
+        let result = answer.await.map_err(|_| ServerError::Closed)??;
+        serde_json::from_value(result).map_err(|error| ServerError::Protocol(error.into()))
+    }
+
+    /// Closes the connection.
+    pub async fn close(&self) {
+        if let Err(error) = self.sink.lock().await.close().await {
+            tracing::debug!(%error, "closing the connection failed");
+        }
+    }
+}
+
+async fn read_messages(
+    mut stream: futures::stream::SplitStream<Socket>,
+    pending: Pending,
+    notify: mpsc::UnboundedSender<Notified>,
+) {
+    while let Some(message) = stream.next().await {
+        let text = match message {
+            Ok(Message::Text(text)) => text,
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        match Incoming::parse(text.as_str()) {
+            Ok(Incoming::Response {
+                id: RequestId::Number(id),
+                result,
+            }) => {
+                if let Some(done) = lock(&pending).remove(&id)
+                    && done.send(Ok(result)).is_err()
+                {
+                    tracing::trace!("a caller stopped waiting for its response");
+                }
+            }
+            Ok(Incoming::Error {
+                id: Some(RequestId::Number(id)),
+                error,
+            }) => {
+                if let Some(done) = lock(&pending).remove(&id)
+                    && done.send(Err(error)).is_err()
+                {
+                    tracing::trace!("a caller stopped waiting for its response");
+                }
+            }
+            Ok(Incoming::Notification { method, params }) => {
+                if notify.send(notification(method, params)).is_err() {
+                    tracing::trace!("nobody reads the notifications");
+                }
+            }
+            Ok(other) => tracing::debug!(?other, "unexpected message from the server"),
+            Err(error) => tracing::debug!(%error, "unreadable message from the server"),
+        }
+    }
+    lock(&pending).clear();
+}
+
+fn notification(method: String, params: Value) -> Notified {
+    let parsed = match method.as_str() {
+        EnvelopeNotified::NAME => serde_json::from_value(params.clone()).map(Notified::Envelope),
+        Resynced::NAME => serde_json::from_value(params.clone()).map(Notified::Resync),
+        SubscriptionEnded::NAME => serde_json::from_value(params.clone()).map(Notified::Ended),
+        _ => return Notified::Other { method, params },
+    };
+    parsed.unwrap_or(Notified::Other { method, params })
+}

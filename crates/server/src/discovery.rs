@@ -1,0 +1,99 @@
+//! The discovery file: a running `hearth serve` writes `server.json` (its URL, port and
+//! process id) into the data directory, so the CLI finds it without being told, and
+//! removes it on the way out. No secret is in it; the token stays in its own file.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, ServerError};
+
+/// The discovery file's name in the data directory.
+pub const SERVER_FILE: &str = "server.json";
+
+/// Where a running server can be reached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRecord {
+    /// Base URL (`http://127.0.0.1:8421`).
+    pub url: String,
+    /// The port.
+    pub port: u16,
+    /// The server's process id.
+    pub pid: u32,
+    /// Hearth's version.
+    pub version: String,
+}
+
+/// The discovery file of a data directory.
+pub fn server_file(home: &Path) -> PathBuf {
+    home.join(SERVER_FILE)
+}
+
+/// Writes the record atomically (a temporary file renamed over the old one).
+pub fn write_record(path: &Path, record: &ServerRecord) -> Result<()> {
+    let error = |source| ServerError::Discovery {
+        path: path.to_path_buf(),
+        source,
+    };
+    let text = serde_json::to_vec_pretty(record).map_err(|e| error(io::Error::other(e)))?;
+    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    let mut file = fs::File::create(&temporary).map_err(error)?;
+    file.write_all(&text)
+        .and_then(|()| file.sync_all())
+        .map_err(error)?;
+    fs::rename(&temporary, path).map_err(error)
+}
+
+/// Reads the record, if there is one that parses.
+pub fn read_record(path: &Path) -> Option<ServerRecord> {
+    let text = fs::read(path).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// Removes the record if it is this process's (a newer server may have replaced it).
+pub fn remove_record(path: &Path) {
+    if read_record(path).is_some_and(|record| record.pid == std::process::id())
+        && let Err(error) = fs::remove_file(path)
+    {
+        tracing::warn!(path = %path.display(), %error, "could not remove the discovery file");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_only_the_owner_removes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = server_file(dir.path());
+        let mine = ServerRecord {
+            url: "http://127.0.0.1:8421".into(),
+            port: 8421,
+            pid: std::process::id(),
+            version: "0".into(),
+        };
+        write_record(&path, &mine).unwrap();
+        assert_eq!(read_record(&path), Some(mine.clone()));
+        let theirs = ServerRecord {
+            pid: mine.pid.wrapping_add(1),
+            ..mine
+        };
+        write_record(&path, &theirs).unwrap();
+        remove_record(&path);
+        assert!(path.exists());
+        write_record(
+            &path,
+            &ServerRecord {
+                pid: std::process::id(),
+                ..theirs
+            },
+        )
+        .unwrap();
+        remove_record(&path);
+        assert!(!path.exists());
+    }
+}

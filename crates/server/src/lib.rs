@@ -1,0 +1,50 @@
+//! `hearth serve` and its relatives: Hearth's JSON-RPC protocol over WebSocket (`/rpc`)
+//! and stdio (`hearth app-server --stdio`), the security around it, the fan-out of
+//! action envelopes to subscribers, and the MCP endpoint (`/mcp`, `hearth mcp
+//! --stdio`) that lends Hearth's tools to other agents.
+//!
+//! Owns: binding (loopback unless `allow_remote`), the per-install token and its file,
+//! the request guard (Host, Origin, token or browser session, CSRF, JSON bodies, size
+//! limits), dispatch of every method to the host, mapping host failures to JSON-RPC
+//! errors, per-connection bounded queues with resync for slow readers, reconnect with
+//! the last seq, the discovery file, and a client for all of it.
+//!
+//! Does not own: the wire types (`hearth-protocol`), the orchestration (`hearth-host`),
+//! the tools themselves (handed in as a [`hearth_core::Toolbox`]; the approval gate
+//! reaches the protocol through [`Approvals`], which [`GateApprovals`] implements), or
+//! which harnesses exist (the binary registers them).
+
+mod approvals;
+mod backend;
+mod client;
+mod connection;
+mod discovery;
+mod dispatch;
+mod edge;
+mod error;
+mod fanout;
+mod gate;
+mod guard;
+mod http;
+mod mcp;
+mod options;
+mod providers;
+mod server;
+mod stdio;
+mod token;
+mod writer;
+
+pub use approvals::Approvals;
+pub use backend::Backend;
+pub use client::{Client, Notifications, Notified, rpc_url};
+pub use discovery::{
+    SERVER_FILE, ServerRecord, read_record, remove_record, server_file, write_record,
+};
+pub use error::{Result, ServerError};
+pub use gate::GateApprovals;
+pub use guard::{CSRF_HEADER, SESSION_COOKIE};
+pub use mcp::{MCP_PROVIDER, McpTools, serve_mcp_stdio};
+pub use options::{DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions};
+pub use server::Server;
+pub use stdio::{serve_lines, serve_stdio};
+pub use token::{Secret, load_or_create_token, read_token};

@@ -1,0 +1,141 @@
+//! How `hearth serve` listens: address, port, remote opt-in, request limits, queue sizes.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use crate::error::{Result, ServerError};
+
+/// The port `hearth serve` listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 8421;
+
+/// The largest request body or WebSocket message accepted, in bytes.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// Frames queued per connection before its subscriptions count as fallen behind.
+pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
+
+/// How the server listens and what it accepts.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Where to listen. Port 0 picks a free port (tests).
+    pub address: SocketAddr,
+    /// Whether a non-loopback address is allowed.
+    pub allow_remote: bool,
+    /// Host names (without port) accepted in the `Host` header besides the loopback
+    /// names and the address listened on.
+    pub extra_hosts: Vec<String>,
+    /// Origins (`scheme://host:port`) accepted besides the server's own.
+    pub extra_origins: Vec<String>,
+    /// Largest request body or WebSocket message, in bytes.
+    pub max_request_bytes: usize,
+    /// Frames queued per connection before it is resynced.
+    pub queue_capacity: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            address: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), DEFAULT_PORT),
+            allow_remote: false,
+            extra_hosts: Vec::new(),
+            extra_origins: Vec::new(),
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            queue_capacity: DEFAULT_QUEUE_CAPACITY,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Options for an address given as text (`127.0.0.1`, `::1`) and a port.
+    pub fn at(bind: &str, port: u16) -> Result<Self> {
+        let ip: IpAddr = bind
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .map_err(|_| ServerError::BadAddress(bind.to_owned()))?;
+        Ok(Self {
+            address: SocketAddr::new(ip, port),
+            ..Self::default()
+        })
+    }
+
+    /// Refuses a non-loopback address unless remote access was asked for.
+    pub fn check(&self) -> Result<()> {
+        if !self.address.ip().is_loopback() && !self.allow_remote {
+            return Err(ServerError::RemoteBind {
+                address: self.address,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The exact `Host` values and origins a server on `address` (with its real port)
+/// accepts.
+pub(crate) fn allowed_authorities(
+    options: &ServerOptions,
+    address: SocketAddr,
+) -> (Vec<String>, Vec<String>) {
+    let port = address.port();
+    let mut names: Vec<String> = vec!["127.0.0.1".into(), "localhost".into(), "[::1]".into()];
+    if !address.ip().is_loopback() && !address.ip().is_unspecified() {
+        names.push(match address.ip() {
+            IpAddr::V4(ip) => ip.to_string(),
+            IpAddr::V6(ip) => format!("[{ip}]"),
+        });
+    }
+    names.extend(
+        options
+            .extra_hosts
+            .iter()
+            .map(|host| host.trim().to_ascii_lowercase())
+            .filter(|host| !host.is_empty()),
+    );
+    let hosts: Vec<String> = names.iter().map(|name| format!("{name}:{port}")).collect();
+    let mut origins: Vec<String> = names
+        .iter()
+        .map(|name| format!("http://{name}:{port}"))
+        .collect();
+    origins.extend(
+        options
+            .extra_origins
+            .iter()
+            .map(|origin| origin.trim().trim_end_matches('/').to_ascii_lowercase()),
+    );
+    (hosts, origins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_without_opt_in() {
+        assert!(ServerOptions::at("127.0.0.1", 1).unwrap().check().is_ok());
+        assert!(ServerOptions::at("::1", 1).unwrap().check().is_ok());
+        let error = ServerOptions::at("0.0.0.0", 1)
+            .unwrap()
+            .check()
+            .unwrap_err();
+        assert!(error.to_string().contains("--allow-remote"), "{error}");
+        let mut remote = ServerOptions::at("0.0.0.0", 1).unwrap();
+        remote.allow_remote = true;
+        assert!(remote.check().is_ok());
+        assert!(ServerOptions::at("localhost", 1).is_err());
+    }
+
+    #[test]
+    fn authorities_carry_the_port() {
+        let options = ServerOptions::default();
+        let (hosts, origins) = allowed_authorities(&options, "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(hosts, ["127.0.0.1:9000", "localhost:9000", "[::1]:9000"]);
+        assert_eq!(
+            origins,
+            [
+                "http://127.0.0.1:9000",
+                "http://localhost:9000",
+                "http://[::1]:9000"
+            ]
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! `provider/list` and `provider/test`: the model providers `hearth-llm` finds, checked
+//! on request. Keys never leave the process: only where a key came from is reported.
+
+use hearth_config::Config;
+use hearth_llm::{
+    CancellationToken, CheckMethod, CheckOutcome, DiscoveryOptions, Environment, KeyStatus,
+    check_providers, discover_providers,
+};
+use hearth_protocol::{
+    ErrorKind, KeyState, ProviderInfo, ProviderListResponse, ProviderTestOutcome,
+    ProviderTestResponse, ProviderTestResult, RpcError,
+};
+
+pub(crate) async fn list_providers(config: &Config) -> ProviderListResponse {
+    let discovery = discover_providers(
+        config,
+        &Environment::process(),
+        &DiscoveryOptions::default(),
+    )
+    .await;
+    ProviderListResponse {
+        providers: discovery
+            .providers
+            .iter()
+            .map(|provider| ProviderInfo {
+                id: provider.id.clone(),
+                protocol: provider.protocol.to_string(),
+                base_url: provider.base_url().to_owned(),
+                default_model: provider.default_model.clone(),
+                models: provider.models.clone(),
+                source: provider.source.to_string(),
+                key: match &provider.key {
+                    KeyStatus::Found { from } => KeyState::Found { from: from.clone() },
+                    KeyStatus::Missing { expected } => KeyState::Missing {
+                        expected: expected.clone(),
+                    },
+                    KeyStatus::NotNeeded => KeyState::NotNeeded,
+                },
+            })
+            .collect(),
+        problems: discovery.problems,
+    }
+}
+
+pub(crate) async fn test_providers(
+    config: &Config,
+    only: Option<&str>,
+) -> Result<ProviderTestResponse, RpcError> {
+    let mut discovery = discover_providers(
+        config,
+        &Environment::process(),
+        &DiscoveryOptions::default(),
+    )
+    .await;
+    if let Some(only) = only {
+        discovery.providers.retain(|provider| provider.id == only);
+        if discovery.providers.is_empty() {
+            return Err(RpcError::new(
+                ErrorKind::NotFound,
+                format!("no provider `{only}` (see `provider/list`)"),
+                false,
+            ));
+        }
+    }
+    let checks = check_providers(&discovery, &CancellationToken::new()).await;
+    Ok(ProviderTestResponse {
+        results: checks
+            .into_iter()
+            .map(|check| ProviderTestResult {
+                provider: check.provider,
+                base_url: check.base_url,
+                outcome: match check.outcome {
+                    CheckOutcome::Ok {
+                        method,
+                        latency,
+                        models,
+                        notes,
+                    } => ProviderTestOutcome::Ok {
+                        method: match method {
+                            CheckMethod::ListModels => "listed its models".to_owned(),
+                            CheckMethod::OneTokenRequest { model } => {
+                                format!("answered a one-token request to {model}")
+                            }
+                        },
+                        latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+                        models,
+                        notes,
+                    },
+                    CheckOutcome::Failed { error, fix } => {
+                        ProviderTestOutcome::Failed { error, fix }
+                    }
+                },
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,97 @@
+//! `hearth serve`: binding (loopback unless told otherwise) and serving the router until
+//! asked to stop.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::{Backend, Shared};
+use crate::error::{Result, ServerError};
+use crate::guard::Guard;
+use crate::http::{App, router};
+use crate::mcp;
+use crate::options::{ServerOptions, allowed_authorities};
+use crate::token::Secret;
+
+/// A server bound to its address, ready to serve.
+pub struct Server {
+    listener: TcpListener,
+    address: SocketAddr,
+    router: Router,
+    stop: CancellationToken,
+}
+
+impl Server {
+    /// Checks the address (a non-loopback one needs `allow_remote`), binds it, and
+    /// builds the routes around the backend.
+    pub async fn bind(backend: Backend, options: ServerOptions, token: Secret) -> Result<Self> {
+        options.check()?;
+        let listener =
+            TcpListener::bind(options.address)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    address: options.address,
+                    source,
+                })?;
+        let address = listener.local_addr().map_err(|source| ServerError::Bind {
+            address: options.address,
+            source,
+        })?;
+        let (hosts, origins) = allowed_authorities(&options, address);
+        let guard = Guard::new(hosts, origins, token);
+        let stop = CancellationToken::new();
+        let mcp = backend.toolbox.clone().map(|toolbox| {
+            mcp::http_service(
+                toolbox,
+                guard.hosts(),
+                guard.origins(),
+                options.max_request_bytes,
+                stop.child_token(),
+            )
+        });
+        let app = App {
+            shared: Shared::new(backend, options.queue_capacity),
+            guard,
+            max_request_bytes: options.max_request_bytes,
+        };
+        Ok(Self {
+            listener,
+            address,
+            router: router(app, mcp),
+            stop,
+        })
+    }
+
+    /// The address it listens on (with the real port when port 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Its base URL (`http://127.0.0.1:8421`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Serves until `shutdown` completes.
+    pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<()> {
+        let stop = self.stop.clone();
+        tracing::info!(url = %format!("http://{}", self.address), "Hearth is listening");
+        // Envelopes are small and latency matters: no Nagle delay.
+        let listener = self.listener.tap_io(|stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "cannot turn off Nagle's algorithm");
+            }
+        });
+        axum::serve(listener, self.router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                stop.cancel();
+            })
+            .await
+            .map_err(ServerError::Serve)
+    }
+}

@@ -1,0 +1,13 @@
+//! Integration tests of the server, in process: a real host on a temporary database, a
+//! fake harness the tests drive, the real router on a free loopback port, and the
+//! protocol client.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite {
+    mod fanout;
+    mod mcp;
+    mod rpc;
+    mod stdio;
+    mod support;
+}

@@ -1,0 +1,149 @@
+//! Hearth's tools through `/mcp`, with an MCP client: read tools run, mutating tools
+//! only stage proposals, and the endpoint sits behind the token.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use hearth_core::{
+    ProposalId, StagedProposal, ToolCallContext, ToolCallOutcome, ToolDescription, Toolbox,
+};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use super::support::{Setup, TestServer};
+
+/// A toolbox with one read tool and one mutating tool that only stages.
+#[derive(Default)]
+pub struct TestTools {
+    pub calls: Mutex<Vec<(String, ToolCallContext)>>,
+}
+
+impl Toolbox for TestTools {
+    fn tools(&self) -> Vec<ToolDescription> {
+        vec![
+            ToolDescription {
+                name: "echo".into(),
+                description: "Says it back.".into(),
+                parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+                mutates: false,
+            },
+            ToolDescription {
+                name: "note_create".into(),
+                description: "Creates a note.".into(),
+                parameters: json!({"type": "object", "properties": {"title": {"type": "string"}}}),
+                mutates: true,
+            },
+        ]
+    }
+
+    fn call<'a>(
+        &'a self,
+        call: &'a ToolCallContext,
+        name: &'a str,
+        arguments: Value,
+    ) -> BoxFuture<'a, ToolCallOutcome> {
+        Box::pin(async move {
+            self.calls
+                .lock()
+                .unwrap()
+                .push((name.to_owned(), call.clone()));
+            match name {
+                "echo" => ToolCallOutcome {
+                    content: arguments["text"].as_str().unwrap_or_default().to_owned(),
+                    is_error: false,
+                    proposal: None,
+                },
+                "note_create" => ToolCallOutcome {
+                    content: "staged for approval".into(),
+                    is_error: false,
+                    proposal: Some(StagedProposal {
+                        id: ProposalId::parse("p-1").unwrap(),
+                        summary: "Create note".into(),
+                    }),
+                },
+                other => ToolCallOutcome {
+                    content: format!("no tool `{other}`"),
+                    is_error: true,
+                    proposal: None,
+                },
+            }
+        })
+    }
+}
+
+fn arguments(value: Value) -> serde_json::Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => panic!("not an object"),
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_client_lists_and_calls_hearths_tools() {
+    let tools = Arc::new(TestTools::default());
+    let server = TestServer::start_with(Setup {
+        toolbox: Some(tools.clone()),
+        ..Setup::default()
+    })
+    .await;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
+            .auth_header(server.token.expose()),
+    );
+    let client = ().serve(transport).await.unwrap();
+    let listed = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["echo", "note_create"]);
+    let note = &listed[1];
+    assert_eq!(
+        note.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(false)
+    );
+    assert!(note.description.as_deref().unwrap().contains("approval"));
+
+    let echoed = client
+        .call_tool(
+            CallToolRequestParams::new("echo").with_arguments(arguments(json!({"text": "hi"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echoed.is_error, Some(false));
+    assert_eq!(
+        serde_json::to_value(&echoed.content).unwrap()[0]["text"],
+        "hi"
+    );
+
+    let staged = client
+        .call_tool(
+            CallToolRequestParams::new("note_create")
+                .with_arguments(arguments(json!({"title": "x"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        staged.structured_content.unwrap()["proposalId"],
+        json!("p-1")
+    );
+    let calls = tools.calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].1.session.provider().as_str(), "mcp");
+    assert_eq!(calls[0].1.session, calls[1].1.session);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_without_the_token_is_refused() {
+    let server = TestServer::start_with(Setup {
+        toolbox: Some(Arc::new(TestTools::default())),
+        ..Setup::default()
+    })
+    .await;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
+            .auth_header("0".repeat(64)),
+    );
+    assert!(().serve(transport).await.is_err());
+}

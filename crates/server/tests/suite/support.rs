@@ -1,0 +1,134 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use hearth_core::{ProviderId, Toolbox};
+use hearth_protocol::{self as wire, ChatSendParams, SessionCreateParams, UserMessage};
+use hearth_server::{Backend, Client, Notifications, Notified, Secret, Server, ServerOptions};
+use hearth_test_support::{FakeAgent, TestHost};
+use tokio::sync::oneshot;
+
+pub const WAIT: Duration = Duration::from_secs(10);
+
+pub struct TestServer {
+    pub url: String,
+    pub token: Secret,
+    pub fake: Arc<FakeAgent>,
+    pub host: TestHost,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+pub struct Setup {
+    pub queue_capacity: usize,
+    pub toolbox: Option<Arc<dyn Toolbox>>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            queue_capacity: hearth_server::DEFAULT_QUEUE_CAPACITY,
+            toolbox: None,
+        }
+    }
+}
+
+impl TestServer {
+    pub async fn start() -> Self {
+        Self::start_with(Setup::default()).await
+    }
+
+    pub async fn start_with(setup: Setup) -> Self {
+        let fake = FakeAgent::new("fake");
+        let host = TestHost::start(vec![fake.clone()]).await;
+        let backend = Backend {
+            default_provider: Some(ProviderId::parse("fake").unwrap()),
+            toolbox: setup.toolbox,
+            ..Backend::new(host.host.clone())
+        };
+        let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
+        options.queue_capacity = setup.queue_capacity;
+        let token = Secret::generate().unwrap();
+        let server = Server::bind(backend, options, token.clone()).await.unwrap();
+        let url = server.url();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(server.serve(async move {
+            stopped.await.ok();
+        }));
+        Self {
+            url,
+            token,
+            fake,
+            host,
+            stop: Some(stop),
+        }
+    }
+
+    /// A connected, initialized client.
+    pub async fn client(&self) -> (Client, Notifications) {
+        let (client, notifications) = Client::connect(&self.url, &self.token).await.unwrap();
+        client.initialize("test").await.unwrap();
+        (client, notifications)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.send(()).ok();
+        }
+    }
+}
+
+pub async fn create_session(client: &Client) -> wire::SessionState {
+    client
+        .call::<hearth_protocol::SessionCreate>(&SessionCreateParams::default())
+        .await
+        .unwrap()
+        .session
+}
+
+pub async fn send(client: &Client, chat: &str, text: &str) -> String {
+    client
+        .call::<hearth_protocol::ChatSend>(&ChatSendParams {
+            chat: chat.to_owned(),
+            message: UserMessage {
+                text: text.to_owned(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap()
+        .turn_id
+}
+
+/// The next notification, failing the test after [`WAIT`].
+pub async fn next(notifications: &mut Notifications) -> Notified {
+    match tokio::time::timeout(WAIT, notifications.recv()).await {
+        Ok(Some(notified)) => notified,
+        Ok(None) => panic!("the connection closed"),
+        Err(_) => panic!("no notification within {WAIT:?}"),
+    }
+}
+
+/// The next envelope notification (skipping nothing: anything else fails).
+pub async fn next_envelope(notifications: &mut Notifications) -> wire::Envelope {
+    match next(notifications).await {
+        Notified::Envelope(envelope) => envelope,
+        other => panic!("expected an envelope, got {other:?}"),
+    }
+}
+
+/// Envelopes until the turn completes.
+pub async fn until_completed(
+    notifications: &mut Notifications,
+    turn_id: &str,
+) -> Vec<wire::Envelope> {
+    let mut seen = Vec::new();
+    loop {
+        let envelope = next_envelope(notifications).await;
+        let done = matches!(&envelope.action, wire::Action::TurnCompleted { turn_id: id, .. } if id == turn_id);
+        seen.push(envelope);
+        if done {
+            return seen;
+        }
+    }
+}
