@@ -17,8 +17,9 @@ use tokio::sync::broadcast;
 
 use crate::error::HostError;
 
-/// Envelopes buffered per subscriber before it counts as fallen behind.
-pub(crate) const CHANNEL_CAPACITY: usize = 1024;
+/// Envelopes buffered per subscriber before it counts as fallen behind (allocated only
+/// for resources someone subscribed to).
+pub(crate) const CHANNEL_CAPACITY: usize = 4096;
 /// Envelopes kept per resource for clients that reconnect with their last seq.
 pub(crate) const REPLAY_CAPACITY: usize = 512;
 
@@ -28,18 +29,24 @@ pub(crate) type SharedTask = Shared<BoxFuture<'static, Result<(), Arc<HostError>
 /// One resource's stream.
 struct Channel {
     seq: u64,
-    sender: broadcast::Sender<Envelope>,
+    /// Created by the first subscriber.
+    sender: Option<broadcast::Sender<Envelope>>,
     recent: VecDeque<Envelope>,
 }
 
 impl Channel {
     fn new(seq: u64) -> Self {
-        let (sender, _receiver) = broadcast::channel(CHANNEL_CAPACITY);
         Self {
             seq,
-            sender,
+            sender: None,
             recent: VecDeque::new(),
         }
+    }
+
+    fn subscribers(&self) -> usize {
+        self.sender
+            .as_ref()
+            .map_or(0, broadcast::Sender::receiver_count)
     }
 }
 
@@ -108,10 +115,15 @@ impl HostState {
     }
 
     fn channel(&mut self, resource: &ResourceUri) -> &mut Channel {
-        let retired = &mut self.retired;
-        self.channels
-            .entry(resource.clone())
-            .or_insert_with(|| Channel::new(retired.remove(resource).unwrap_or(0)))
+        // Looked up by reference first: publishing to a known resource allocates nothing.
+        if !self.channels.contains_key(resource) {
+            let seq = self.retired.remove(resource).unwrap_or(0);
+            self.channels.insert(resource.clone(), Channel::new(seq));
+        }
+        match self.channels.get_mut(resource) {
+            Some(channel) => channel,
+            None => unreachable!("inserted above"),
+        }
     }
 
     /// Folds an action into the state of `resource` and sends its envelope.
@@ -140,7 +152,12 @@ impl HostState {
             channel.recent.pop_front();
         }
         channel.recent.push_back(envelope.clone());
-        if channel.sender.receiver_count() > 0 && channel.sender.send(envelope).is_err() {
+        if let Some(sender) = channel
+            .sender
+            .as_ref()
+            .filter(|sender| sender.receiver_count() > 0)
+            && sender.send(envelope).is_err()
+        {
             tracing::trace!("no subscriber took the envelope");
         }
     }
@@ -170,7 +187,10 @@ impl HostState {
 
     /// A receiver for the resource's envelopes after the current seq.
     pub fn receiver(&mut self, resource: &ResourceUri) -> broadcast::Receiver<Envelope> {
-        self.channel(resource).sender.subscribe()
+        self.channel(resource)
+            .sender
+            .get_or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
+            .subscribe()
     }
 
     /// The buffered envelopes after `seq`, if the buffer still reaches back that far.
@@ -200,7 +220,7 @@ impl HostState {
     pub fn has_subscribers(&self, resource: &ResourceUri) -> bool {
         self.channels
             .get(resource)
-            .is_some_and(|channel| channel.sender.receiver_count() > 0)
+            .is_some_and(|channel| channel.subscribers() > 0)
     }
 
     /// Drops a resource's channel, remembering its seq.

@@ -273,7 +273,7 @@ impl Host {
                 _ => 64,
             })
             .sum();
-        if running.bytes_since_save >= threshold.max(size / 8) {
+        if running.bytes_since_save >= threshold.max(size / 2) {
             running.dirty = false;
             running.bytes_since_save = 0;
             running.last_save = Instant::now();
