@@ -23,7 +23,7 @@ const SESSIONS: usize = 100_000;
 const PEERS: usize = 2;
 const TURNS: usize = 10;
 const BIG_TURNS: usize = 10_000;
-const FILL_VERSION: &str = "v1";
+const FILL_VERSION: &str = "v3";
 
 fn session_id(index: usize) -> String {
     format!("{index:08x}-0000-7000-8000-{index:012x}")
@@ -36,7 +36,8 @@ fn big_session() -> SessionUri {
     )
 }
 
-fn turn_json(index: usize) -> (String, String, String) {
+/// A turn's stored body (the store's format: times in milliseconds).
+fn turn_body(index: usize, at: i64) -> String {
     let mut turn = Turn::started(
         TurnId::parse(&format!("turn-{index:06}")).unwrap(),
         UserMessage::text(format!(
@@ -45,12 +46,16 @@ fn turn_json(index: usize) -> (String, String, String) {
         hearth_core::now(),
     );
     turn.push_text("Tomatoes, beans and courgettes do well; start them indoors in March.");
-    turn.stop_reason = Some(hearth_core::StopReason::EndTurn);
-    (
-        serde_json::to_string(&turn.user).unwrap(),
-        serde_json::to_string(&turn.parts).unwrap(),
-        serde_json::to_string(&turn.stop_reason).unwrap(),
-    )
+    serde_json::json!({
+        "id": turn.id,
+        "user": turn.user,
+        "parts": turn.parts,
+        "usage": null,
+        "stop_reason": "end_turn",
+        "started_at": at,
+        "completed_at": at,
+    })
+    .to_string()
 }
 
 async fn insert_chat(
@@ -74,18 +79,14 @@ async fn insert_chat(
     .await
     .unwrap();
     for index in 0..turns {
-        let (user, parts, stop) = turn_json(index);
         sqlx::query(
-            "INSERT INTO turns (chat_id, seq, turn_id, user_message, parts, stop_reason, started_at, completed_at, checkpointed_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO turns (chat_id, seq, turn_id, running, body, started_at, checkpointed_at)
+             VALUES (?, ?, ?, 0, ?, ?, ?)",
         )
         .bind(chat_row)
         .bind(index as i64 + 1)
         .bind(format!("turn-{index:06}"))
-        .bind(user)
-        .bind(parts)
-        .bind(stop)
-        .bind(at)
+        .bind(turn_body(index, at))
         .bind(at)
         .bind(at)
         .execute(&mut *transaction)

@@ -15,6 +15,7 @@ use crate::error::{StoreError, StoreResult};
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0001_init.sql"),
     include_str!("../migrations/sqlite/0002_tools.sql"),
+    include_str!("../migrations/sqlite/0003_turn_bodies.sql"),
 ];
 
 /// The schema version this binary writes.

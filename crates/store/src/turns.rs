@@ -8,7 +8,19 @@ use crate::codec::{from_json, from_millis, to_json, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 
-/// A turn as `turns_impl` assembles it.
+/// A turn as stored in its `body` column (times in milliseconds).
+#[derive(serde::Serialize)]
+struct TurnBody<'a> {
+    id: &'a TurnId,
+    user: &'a UserMessage,
+    parts: &'a [ResponsePart],
+    usage: &'a Option<Usage>,
+    stop_reason: &'a Option<StopReason>,
+    started_at: i64,
+    completed_at: Option<i64>,
+}
+
+/// A turn read back from its `body`.
 #[derive(serde::Deserialize)]
 struct StoredTurn {
     id: TurnId,
@@ -34,33 +46,24 @@ impl StoredTurn {
     }
 }
 
-struct EncodedTurn {
-    user: String,
-    parts: String,
-    usage: Option<String>,
-    stop_reason: Option<String>,
-}
-
-fn encode_turn(turn: &Turn) -> StoreResult<EncodedTurn> {
-    Ok(EncodedTurn {
-        user: to_json("user message", &turn.user)?,
-        parts: to_json("response parts", &turn.parts)?,
-        usage: turn
-            .usage
-            .as_ref()
-            .map(|usage| to_json("usage", usage))
-            .transpose()?,
-        stop_reason: turn
-            .stop_reason
-            .as_ref()
-            .map(|reason| to_json("stop reason", reason))
-            .transpose()?,
-    })
+fn encode_body(turn: &Turn) -> StoreResult<String> {
+    to_json(
+        "turn",
+        &TurnBody {
+            id: &turn.id,
+            user: &turn.user,
+            parts: &turn.parts,
+            usage: &turn.usage,
+            stop_reason: &turn.stop_reason,
+            started_at: to_millis(&turn.started_at),
+            completed_at: turn.completed_at.as_ref().map(to_millis),
+        },
+    )
 }
 
 impl SqliteStore {
     pub(crate) async fn insert_turn_impl(&self, chat: &ChatUri, turn: &Turn) -> StoreResult<()> {
-        let encoded = encode_turn(turn)?;
+        let body = encode_body(turn)?;
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
         let mut transaction = connection
             .begin_with("BEGIN IMMEDIATE")
@@ -79,17 +82,14 @@ impl SqliteStore {
         };
         let started_at = to_millis(&turn.started_at);
         sqlx::query(
-            "INSERT INTO turns (chat_id, seq, turn_id, user_message, parts, usage, stop_reason, started_at, completed_at, checkpointed_at)
-             VALUES (?1, COALESCE((SELECT MAX(seq) FROM turns WHERE chat_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO turns (chat_id, seq, turn_id, running, body, started_at, checkpointed_at)
+             VALUES (?1, COALESCE((SELECT MAX(seq) FROM turns WHERE chat_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6)",
         )
         .bind(chat_id)
         .bind(turn.id.as_str())
-        .bind(&encoded.user)
-        .bind(&encoded.parts)
-        .bind(encoded.usage.as_deref())
-        .bind(encoded.stop_reason.as_deref())
+        .bind(turn.stop_reason.is_none())
+        .bind(&body)
         .bind(started_at)
-        .bind(turn.completed_at.as_ref().map(to_millis))
         .bind(to_millis(&now()))
         .execute(&mut *transaction)
         .await
@@ -107,15 +107,13 @@ impl SqliteStore {
     }
 
     pub(crate) async fn save_turn_impl(&self, chat: &ChatUri, turn: &Turn) -> StoreResult<()> {
-        let encoded = encode_turn(turn)?;
+        let body = encode_body(turn)?;
         let result = sqlx::query(
-            "UPDATE turns SET parts = ?, usage = ?, stop_reason = ?, completed_at = ?, checkpointed_at = ?
+            "UPDATE turns SET running = ?, body = ?, checkpointed_at = ?
              WHERE chat_id = (SELECT id FROM chats WHERE uri = ?) AND turn_id = ?",
         )
-        .bind(&encoded.parts)
-        .bind(encoded.usage.as_deref())
-        .bind(encoded.stop_reason.as_deref())
-        .bind(turn.completed_at.as_ref().map(to_millis))
+        .bind(turn.stop_reason.is_none())
+        .bind(&body)
         .bind(to_millis(&now()))
         .bind(chat.to_string())
         .bind(turn.id.as_str())
@@ -132,17 +130,11 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Reads a chat's turns as one JSON array assembled by SQLite: a single row crosses
-    /// into Rust however many turns the chat has.
+    /// Reads a chat's turns as one JSON array SQLite joins from the stored bodies: a
+    /// single row crosses into Rust however many turns the chat has.
     pub(crate) async fn turns_impl(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
         let array: Option<String> = sqlx::query_scalar(
-            "SELECT '[' || COALESCE(group_concat(
-                 '{\"id\":\"' || turn_id || '\",\"user\":' || user_message || ',\"parts\":' || parts
-                 || ',\"usage\":' || COALESCE(usage, 'null')
-                 || ',\"stop_reason\":' || COALESCE(stop_reason, 'null')
-                 || ',\"started_at\":' || started_at
-                 || ',\"completed_at\":' || COALESCE(completed_at, 'null') || '}',
-                 ',' ORDER BY seq), '') || ']'
+            "SELECT '[' || COALESCE(group_concat(body, ',' ORDER BY seq), '') || ']'
              FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = ?)",
         )
         .bind(chat.to_string())
@@ -192,9 +184,10 @@ impl SqliteStore {
             });
         };
         let copied = sqlx::query(
-            "INSERT INTO turns (chat_id, seq, turn_id, user_message, parts, usage, stop_reason, started_at, completed_at, checkpointed_at)
-             SELECT ?, seq, turn_id, user_message, parts, usage,
-                    COALESCE(stop_reason, '\"incomplete\"'), started_at, completed_at, checkpointed_at
+            "INSERT INTO turns (chat_id, seq, turn_id, running, body, started_at, checkpointed_at)
+             SELECT ?, seq, turn_id, 0,
+                    CASE WHEN running THEN json_set(body, '$.stop_reason', 'incomplete') ELSE body END,
+                    started_at, checkpointed_at
              FROM turns WHERE chat_id = ? AND seq <= ? ORDER BY seq",
         )
         .bind(target)

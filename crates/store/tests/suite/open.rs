@@ -133,3 +133,58 @@ async fn read_only_data_directory_is_reported() {
     assert!(matches!(error, StoreError::ReadOnly { .. }), "{error:?}");
     assert!(error.to_string().contains("--home"), "{error}");
 }
+
+#[tokio::test]
+async fn an_older_database_is_migrated_without_losing_turns() {
+    use hearth_core::{ChatUri, StopReason};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    // A database as schema 2 wrote it: turns in separate columns.
+    {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+        for migration in [
+            include_str!("../../migrations/sqlite/0001_init.sql"),
+            include_str!("../../migrations/sqlite/0002_tools.sql"),
+        ] {
+            sqlx::raw_sql(migration).execute(&pool).await.unwrap();
+        }
+        sqlx::raw_sql(
+            "PRAGMA user_version = 2;
+             INSERT INTO sessions (id, uri, provider, provenance, source, started_at, updated_at)
+                 VALUES (1, 'hearth-session:replay/old', 'replay', 'hearth', 'cli', 1700000000000, 1700000000000);
+             INSERT INTO chats (id, session_id, uri, position, origin, created_at, updated_at)
+                 VALUES (1, 1, 'hearth-chat:replay/old/default', 0, '{\"type\":\"user\"}', 1700000000000, 1700000000000);
+             INSERT INTO turns (chat_id, seq, turn_id, user_message, parts, usage, stop_reason, started_at, completed_at, checkpointed_at)
+                 VALUES (1, 1, 't1', '{\"text\":\"hello\"}', '[{\"type\":\"text\",\"text\":\"hi there\"}]',
+                         '{\"input_tokens\":3,\"output_tokens\":2}', '\"end_turn\"', 1700000000000, 1700000001000, 1700000001000),
+                        (1, 2, 't2', '{\"text\":\"and?\"}', '[{\"type\":\"text\",\"text\":\"part\"}]',
+                         NULL, NULL, 1700000002000, NULL, 1700000002000);",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    let chat = ChatUri::parse("hearth-chat:replay/old/default").unwrap();
+    let turns = store.turns(&chat).await.unwrap();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0].user.text, "hello");
+    assert_eq!(turns[0].response_text(), "hi there");
+    assert_eq!(turns[0].usage.unwrap().input_tokens, 3);
+    assert_eq!(turns[0].stop_reason, Some(StopReason::EndTurn));
+    assert_eq!(
+        turns[0].completed_at.unwrap().timestamp_millis(),
+        1_700_000_001_000
+    );
+    assert_eq!(turns[1].response_text(), "part");
+    assert_eq!(turns[1].stop_reason, None);
+    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+}
