@@ -10,9 +10,12 @@ use hearth_host::{Host, HostConfig};
 use hearth_store::SqliteStore;
 
 /// The data directory and configuration of this run.
+#[derive(Clone)]
 pub struct App {
     pub paths: Paths,
     pub config: Config,
+    /// The port this process serves on (`hearth serve`), which the fetcher denies.
+    pub serving_port: Option<u16>,
 }
 
 impl App {
@@ -20,7 +23,11 @@ impl App {
     pub fn load(home: Option<&Path>, config: Option<&Path>) -> anyhow::Result<Self> {
         let paths = Paths::resolve(home, config)?;
         let config = Config::load(&paths.config_file)?;
-        Ok(Self { paths, config })
+        Ok(Self {
+            paths,
+            config,
+            serving_port: None,
+        })
     }
 
     /// Opens the database (creating it on first use).

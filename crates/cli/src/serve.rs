@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use hearth_host::{Host, HostConfig};
 use hearth_server::{
-    Backend, DEFAULT_PORT, GateApprovals, Server, ServerOptions, ServerRecord,
+    Backend, DEFAULT_PORT, GateApprovals, Listener, ServerOptions, ServerRecord,
     load_or_create_token, remove_record, serve_mcp_stdio, serve_stdio, server_file, write_record,
 };
 
@@ -165,10 +165,16 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let options = server_options(app, &args)?;
     let token_path = app.paths.token();
     let token = load_or_create_token(&token_path)?;
-    let backend = backend(app, args.scenario, "server").await?;
+    // Bound first, so the tools know the real port to deny (`--port 0` picks one).
+    let listener = Listener::bind(options).await?;
+    let app = App {
+        serving_port: Some(listener.local_addr().port()),
+        ..app.clone()
+    };
+    let backend = backend(&app, args.scenario, "server").await?;
     let host = backend.host.clone();
     evict_idle_sessions(&host);
-    let server = Server::bind(backend, options, token).await?;
+    let server = listener.into_server(backend, token);
     let url = server.url();
     let record_path = server_file(&app.paths.home);
     write_record(

@@ -24,6 +24,7 @@ use hearth_fetch::{
     ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
     PrivateNetworks, WEB_FETCH_TOOL, WebFetchTool,
 };
+use hearth_server::{DEFAULT_PORT, read_record, server_file};
 use hearth_store::SqliteStore;
 use hearth_tools::{
     Actor, ApprovalGate, AuditEntry, AuditKind, AuditLog, AuditOutcome,
@@ -33,9 +34,6 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::app::App;
-
-/// The port `hearth serve` listens on unless configured; `web_fetch` never fetches it.
-const DEFAULT_SERVER_PORT: u16 = 8421;
 
 /// The provider id of the session a tool call from `hearth tools call` is made in.
 const CLI_PROVIDER: &str = "cli";
@@ -109,8 +107,14 @@ impl SubscriptionSource for GuardedSource {
     }
 }
 
+/// The fetch policy: Hearth's own ports denied — the configured one, the one this
+/// process serves on, and the one a running server recorded in the data directory.
 fn fetch_policy(app: &App) -> FetchPolicy {
-    FetchPolicy::default().deny_own_port(app.config.server.port.unwrap_or(DEFAULT_SERVER_PORT))
+    let recorded = read_record(&server_file(&app.paths.home)).map(|record| record.port);
+    [app.serving_port, recorded].into_iter().flatten().fold(
+        FetchPolicy::default().deny_own_port(app.config.server.port.unwrap_or(DEFAULT_PORT)),
+        FetchPolicy::deny_own_port,
+    )
 }
 
 /// The configured calendars (`[calendars.*]`), with a default local calendar under
@@ -276,10 +280,7 @@ pub fn agent_toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
         .collect();
     proposal_expiry(app)?;
     Ok(Arc::new(LazyToolbox {
-        app: App {
-            paths: app.paths.clone(),
-            config: app.config.clone(),
-        },
+        app: app.clone(),
         descriptions,
         registry: OnceCell::new(),
     }))

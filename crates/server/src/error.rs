@@ -57,6 +57,11 @@ pub enum ServerError {
         /// The address asked for.
         address: SocketAddr,
     },
+    /// Extra `Host` names were given for a server that listens on loopback only.
+    #[error(
+        "--allow-host {0} widens the Host check, which only makes sense for a server other machines reach; pass --allow-remote with a non-loopback --bind, or drop --allow-host"
+    )]
+    HostWithoutRemote(String),
     /// The address to listen on is not an IP address.
     #[error("`{0}` is not an IP address to listen on (e.g. 127.0.0.1)")]
     BadAddress(String),
@@ -113,6 +118,7 @@ impl ServerError {
             | Self::TokenExposed { .. }
             | Self::TokenIo { .. }
             | Self::RemoteBind { .. }
+            | Self::HostWithoutRemote(_)
             | Self::BadAddress(_)
             | Self::Serve(_)
             | Self::Discovery { .. }

@@ -45,6 +45,6 @@ pub use gate::GateApprovals;
 pub use guard::{CSRF_HEADER, SESSION_COOKIE};
 pub use mcp::{MCP_PROVIDER, McpTools, serve_mcp_stdio};
 pub use options::{DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions};
-pub use server::Server;
+pub use server::{Listener, Server};
 pub use stdio::{serve_lines, serve_stdio};
 pub use token::{Secret, load_or_create_token, read_token};

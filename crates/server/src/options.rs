@@ -59,15 +59,34 @@ impl ServerOptions {
         })
     }
 
-    /// Refuses a non-loopback address unless remote access was asked for.
+    /// Refuses a non-loopback address unless remote access was asked for, and extra
+    /// `Host` names without remote access (on loopback they would only weaken the
+    /// DNS-rebinding defence).
     pub fn check(&self) -> Result<()> {
         if !self.address.ip().is_loopback() && !self.allow_remote {
             return Err(ServerError::RemoteBind {
                 address: self.address,
             });
         }
+        if !self.allow_remote
+            && let Some(host) = self.extra_hosts.iter().find(|host| !host.trim().is_empty())
+        {
+            return Err(ServerError::HostWithoutRemote(host.clone()));
+        }
         Ok(())
     }
+}
+
+/// The URL a client on this machine uses for a server listening on `address`: a
+/// wildcard address (`0.0.0.0`, `::`) is reached through loopback, which the Host
+/// check accepts.
+pub(crate) fn loopback_url(address: SocketAddr) -> String {
+    let ip = match address.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, address.port()))
 }
 
 /// The exact `Host` values and origins a server on `address` (with its real port)
@@ -122,6 +141,40 @@ mod tests {
         remote.allow_remote = true;
         assert!(remote.check().is_ok());
         assert!(ServerOptions::at("localhost", 1).is_err());
+    }
+
+    #[test]
+    fn extra_hosts_need_remote_access() {
+        let mut options = ServerOptions::at("127.0.0.1", 1).unwrap();
+        options.extra_hosts = vec!["hearth.example".into()];
+        let error = options.check().unwrap_err();
+        assert!(
+            matches!(&error, ServerError::HostWithoutRemote(host) if host == "hearth.example"),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("--allow-remote"), "{error}");
+        options.allow_remote = true;
+        assert!(options.check().is_ok());
+    }
+
+    #[test]
+    fn a_wildcard_address_is_reached_through_loopback() {
+        assert_eq!(
+            loopback_url("0.0.0.0:9000".parse().unwrap()),
+            "http://127.0.0.1:9000"
+        );
+        assert_eq!(
+            loopback_url("[::]:9000".parse().unwrap()),
+            "http://[::1]:9000"
+        );
+        assert_eq!(
+            loopback_url("192.168.1.5:9000".parse().unwrap()),
+            "http://192.168.1.5:9000"
+        );
+        assert_eq!(
+            loopback_url("[::1]:9000".parse().unwrap()),
+            "http://[::1]:9000"
+        );
     }
 
     #[test]

@@ -14,21 +14,20 @@ use crate::error::{Result, ServerError};
 use crate::guard::Guard;
 use crate::http::{App, router};
 use crate::mcp;
-use crate::options::{ServerOptions, allowed_authorities};
+use crate::options::{ServerOptions, allowed_authorities, loopback_url};
 use crate::token::Secret;
 
-/// A server bound to its address, ready to serve.
-pub struct Server {
+/// A bound listening socket, before the backend exists: whoever builds the backend can
+/// learn the real port first (the fetcher denies Hearth's own port).
+pub struct Listener {
     listener: TcpListener,
     address: SocketAddr,
-    router: Router,
-    stop: CancellationToken,
+    options: ServerOptions,
 }
 
-impl Server {
-    /// Checks the address (a non-loopback one needs `allow_remote`), binds it, and
-    /// builds the routes around the backend.
-    pub async fn bind(backend: Backend, options: ServerOptions, token: Secret) -> Result<Self> {
+impl Listener {
+    /// Checks the address (a non-loopback one needs `allow_remote`) and binds it.
+    pub async fn bind(options: ServerOptions) -> Result<Self> {
         options.check()?;
         let listener =
             TcpListener::bind(options.address)
@@ -41,6 +40,25 @@ impl Server {
             address: options.address,
             source,
         })?;
+        Ok(Self {
+            listener,
+            address,
+            options,
+        })
+    }
+
+    /// The address it listens on (with the real port when port 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Builds the routes around the backend.
+    pub fn into_server(self, backend: Backend, token: Secret) -> Server {
+        let Self {
+            listener,
+            address,
+            options,
+        } = self;
         let (hosts, origins) = allowed_authorities(&options, address);
         let guard = Guard::new(hosts, origins, token);
         let stop = CancellationToken::new();
@@ -58,12 +76,28 @@ impl Server {
             guard,
             max_request_bytes: options.max_request_bytes,
         };
-        Ok(Self {
+        Server {
             listener,
             address,
             router: router(app, mcp),
             stop,
-        })
+        }
+    }
+}
+
+/// A server bound to its address, ready to serve.
+pub struct Server {
+    listener: TcpListener,
+    address: SocketAddr,
+    router: Router,
+    stop: CancellationToken,
+}
+
+impl Server {
+    /// Checks the address (a non-loopback one needs `allow_remote`), binds it, and
+    /// builds the routes around the backend.
+    pub async fn bind(backend: Backend, options: ServerOptions, token: Secret) -> Result<Self> {
+        Ok(Listener::bind(options).await?.into_server(backend, token))
     }
 
     /// The address it listens on (with the real port when port 0 was asked for).
@@ -71,9 +105,10 @@ impl Server {
         self.address
     }
 
-    /// Its base URL (`http://127.0.0.1:8421`).
+    /// Its base URL for clients on this machine (`http://127.0.0.1:8421`; a wildcard
+    /// address is reached through loopback).
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        loopback_url(self.address)
     }
 
     /// Serves until `shutdown` completes.

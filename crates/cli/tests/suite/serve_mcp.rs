@@ -121,3 +121,49 @@ async fn hearth_mcp_stdio_lends_the_tools() {
     assert_eq!(listed.is_error, Some(false), "{listed:?}");
     mcp.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn web_fetch_refuses_the_port_the_server_really_listens_on() {
+    let (hearth, _calendar) = with_calendar();
+    let served = Served::start(hearth, &[], &[]);
+    // `--port 0` picked a port no configuration names: the tools must still deny it,
+    // before asking whether the address is loopback.
+    let own = format!("http://127.0.0.1:{}/health", served.port);
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
+            .auth_header(served.token.expose()),
+    );
+    let mcp = ().serve(transport).await.unwrap();
+    let fetched = mcp
+        .call_tool(
+            CallToolRequestParams::new("web_fetch").with_arguments(arguments(json!({"url": own}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fetched.is_error, Some(true), "{fetched:?}");
+    let text = format!("{:?}", fetched.content);
+    assert!(
+        text.contains(&format!(
+            "port {} is Hearth's own listening port",
+            served.port
+        )),
+        "{text}"
+    );
+    mcp.cancel().await.unwrap();
+
+    // A command run in-process beside the server denies it too (from server.json).
+    let output = served.hearth.run(&[
+        "--local",
+        "tools",
+        "call",
+        "web_fetch",
+        &json!({"url": own}).to_string(),
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        format!("{stdout}{stderr}").contains("Hearth's own listening port"),
+        "{stdout}{stderr}"
+    );
+}
