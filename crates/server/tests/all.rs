@@ -7,6 +7,7 @@
 mod suite {
     mod fanout;
     mod mcp;
+    mod methods;
     mod rpc;
     mod stdio;
     mod support;

@@ -3,7 +3,7 @@
 
 use hearth_protocol::{
     AuditList, AuditListParams, ProposalApprove, ProposalApproveParams, ProposalList,
-    ProposalListParams, ProposalStatus,
+    ProposalListParams, ProposalReject, ProposalRejectParams, ProposalStatus,
 };
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -166,4 +166,56 @@ async fn web_fetch_refuses_the_port_the_server_really_listens_on() {
         format!("{stdout}{stderr}").contains("Hearth's own listening port"),
         "{stdout}{stderr}"
     );
+}
+
+#[tokio::test]
+async fn a_change_rejected_over_the_protocol_is_never_written_nor_approvable() {
+    let (hearth, calendar) = with_calendar();
+    let served = Served::start(hearth, &[], &[]);
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
+            .auth_header(served.token.expose()),
+    );
+    let mcp = ().serve(transport).await.unwrap();
+    let staged = mcp
+        .call_tool(
+            CallToolRequestParams::new("event_create").with_arguments(arguments(
+                json!({"title": "Cancelled trip", "start": "2030-05-01T08:00"}),
+            )),
+        )
+        .await
+        .unwrap();
+    let proposal_id = staged.structured_content.unwrap()["proposalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    mcp.cancel().await.unwrap();
+
+    let (reviewer, _notes) = served.client().await;
+    let rejected = reviewer
+        .call::<ProposalReject>(&ProposalRejectParams {
+            proposal_id: proposal_id.clone(),
+            reason: Some("not this year".into()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(rejected.proposal.status, ProposalStatus::Rejected);
+    assert_eq!(rejected.proposal.reason.as_deref(), Some("not this year"));
+    assert!(rejected.changed);
+    let approve = reviewer
+        .call::<ProposalApprove>(&ProposalApproveParams {
+            proposal_id: proposal_id.clone(),
+            payload_hash: rejected.proposal.payload_hash.clone(),
+        })
+        .await;
+    assert!(approve.is_err(), "{approve:?}");
+    assert!(!calendar.exists(), "a rejected change is never written");
+    let again = reviewer
+        .call::<ProposalReject>(&ProposalRejectParams {
+            proposal_id,
+            reason: None,
+        })
+        .await
+        .unwrap();
+    assert!(!again.changed, "rejecting twice changes nothing");
 }

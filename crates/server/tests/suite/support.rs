@@ -20,6 +20,7 @@ pub struct TestServer {
 pub struct Setup {
     pub queue_capacity: usize,
     pub toolbox: Option<Arc<dyn Toolbox>>,
+    pub config: hearth_config::Config,
 }
 
 impl Default for Setup {
@@ -27,6 +28,7 @@ impl Default for Setup {
         Self {
             queue_capacity: hearth_server::DEFAULT_QUEUE_CAPACITY,
             toolbox: None,
+            config: hearth_config::Config::default(),
         }
     }
 }
@@ -42,6 +44,7 @@ impl TestServer {
         let backend = Backend {
             default_provider: Some(ProviderId::parse("fake").unwrap()),
             toolbox: setup.toolbox,
+            config: setup.config,
             ..Backend::new(host.host.clone())
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
