@@ -15,7 +15,8 @@ use hearth_core::{self as core, Action, ResourceUri, StopReason};
 use hearth_protocol::{
     self as wire, ChatAbort, ChatParams, ChatResolve, ChatSend, ChatSendParams, ChatSetModel,
     ChatSetModelParams, InitializeResponse, ScopeFilter, SessionCreate, SessionCreateParams,
-    SessionList, SessionListParams, Subscribe, SubscribeParams, SubscribeResponse, Unsubscribe,
+    SessionDispose, SessionDisposeParams, SessionFork, SessionForkParams, SessionList,
+    SessionListParams, Subscribe, SubscribeParams, SubscribeResponse, Unsubscribe,
     UnsubscribeParams, UserMessage,
 };
 use hearth_server::{Client, Notifications, Notified, read_record, read_token, server_file};
@@ -401,4 +402,48 @@ pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow:
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     Ok(stdout.flush()?)
+}
+
+/// `hearth sessions delete` through a server, so the server forgets it too.
+pub async fn delete_session(remote: &Remote, session: &str) -> anyhow::Result<()> {
+    remote
+        .client
+        .call::<SessionDispose>(&SessionDisposeParams {
+            session: session.to_owned(),
+        })
+        .await
+        .with_context(|| format!("deleting {session}"))?;
+    Ok(())
+}
+
+/// `hearth sessions fork` through a server: at `turn`, else at the default chat's last
+/// turn. Returns the new session's URI.
+pub async fn fork_session(
+    remote: &Remote,
+    session: &core::SessionUri,
+    turn: Option<String>,
+) -> anyhow::Result<String> {
+    let turn_id = match turn {
+        Some(turn) => turn,
+        None => remote
+            .client
+            .call::<ChatResolve>(&ChatParams {
+                chat: core::ChatUri::default_for(session).to_string(),
+            })
+            .await?
+            .chat
+            .turns
+            .last()
+            .map(|turn| turn.id.clone())
+            .context("the session has no turns to fork at")?,
+    };
+    let forked = remote
+        .client
+        .call::<SessionFork>(&SessionForkParams {
+            session: session.to_string(),
+            turn_id,
+        })
+        .await
+        .with_context(|| format!("forking {session}"))?;
+    Ok(forked.session.summary.uri)
 }

@@ -117,15 +117,22 @@ async fn existing_session(
     }
 }
 
-fn is_demo(app: &App, provider: &ProviderId) -> bool {
+/// The providers whose sessions are the offline demo.
+fn demo_providers(app: &App) -> Vec<ProviderId> {
     harnesses::build(app, &HarnessOptions::default())
         .map(|agents| {
-            agents.iter().any(|agent| {
-                let descriptor = agent.descriptor();
-                &descriptor.id == provider && descriptor.demo
-            })
+            agents
+                .iter()
+                .map(|agent| agent.descriptor())
+                .filter(|descriptor| descriptor.demo)
+                .map(|descriptor| descriptor.id)
+                .collect()
         })
-        .unwrap_or(false)
+        .unwrap_or_default()
+}
+
+fn is_demo(app: &App, provider: &ProviderId) -> bool {
+    demo_providers(app).contains(provider)
 }
 
 /// Runs `hearth sessions …`.
@@ -169,9 +176,10 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                 return Ok(ExitCode::SUCCESS);
             }
             let mut out = format!(
-                "{:<16}  {:<10}  {:<40}  {}\n",
+                "{:<16}  {:<14}  {:<40}  {}\n",
                 "UPDATED", "PROVIDER", "TITLE", "SESSION"
             );
+            let demo = demo_providers(app);
             for session in &page.sessions {
                 let mut title: String =
                     session.title.clone().unwrap_or_else(|| "(untitled)".into());
@@ -179,9 +187,13 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                     title = title.chars().take(39).collect::<String>() + "…";
                 }
                 out.push_str(&format!(
-                    "{:<16}  {:<10}  {:<40}  {}\n",
+                    "{:<16}  {:<14}  {:<40}  {}\n",
                     render::local_time(&session.updated_at),
-                    session.provider.as_str(),
+                    if demo.contains(&session.provider) {
+                        format!("{} (demo)", session.provider)
+                    } else {
+                        session.provider.to_string()
+                    },
                     title,
                     session.uri
                 ));
@@ -203,6 +215,11 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
         }
         SessionsCommand::Delete { session } => {
             let uri = SessionUri::parse(&session)?;
+            if let Some(remote) = crate::remote::connect(app).await? {
+                crate::remote::delete_session(&remote, &session).await?;
+                write_out(&format!("deleted {uri}\n"))?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let agents = harnesses::build(app, &HarnessOptions::default())?;
             let host = app.start_host(agents, "cli").await?;
             host.delete_session(&uri).await?;
@@ -211,6 +228,11 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
         }
         SessionsCommand::Fork { session, turn } => {
             let uri = SessionUri::parse(&session)?;
+            if let Some(remote) = crate::remote::connect(app).await? {
+                let forked = crate::remote::fork_session(&remote, &uri, turn).await?;
+                write_out(&format!("{forked}\n"))?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let agents = harnesses::build(app, &HarnessOptions::default())?;
             let host = app.start_host(agents, "cli").await?;
             let turn_id = match turn {

@@ -224,3 +224,48 @@ async fn an_explicit_server_that_is_not_there_is_an_error() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn deleting_and_forking_beside_a_server_go_through_it() {
+    let served = Served::start(Hearth::new(), &[], &[]);
+    served.hearth.ok(&["run", "hello"]);
+    let listed = served.hearth.ok(&["sessions", "list"]);
+    assert!(listed.contains("replay (demo)"), "{listed}");
+    let listed = served.hearth.ok(&["sessions", "list", "--json"]);
+    let session: Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    let uri = session["uri"].as_str().unwrap().to_owned();
+    let chat = format!(
+        "hearth-chat:{}/default",
+        uri.trim_start_matches("hearth-session:")
+    );
+    let (client, _notifications) = served.client().await;
+    // The server holds the chat in memory once it was resolved.
+    client
+        .call::<ChatResolve>(&ChatParams { chat: chat.clone() })
+        .await
+        .unwrap();
+
+    let forked = served.hearth.ok(&["sessions", "fork", &uri]);
+    let forked = forked.trim().to_owned();
+    assert!(forked.starts_with("hearth-session:replay/"), "{forked}");
+    let fork_source = served
+        .hearth
+        .ok(&["sessions", "list", "--json"])
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|listed| listed["uri"] == forked.as_str())
+        .map(|listed| listed["source"].clone());
+    assert_eq!(
+        fork_source,
+        Some(Value::from("server")),
+        "the server forked it"
+    );
+
+    let deleted = served.hearth.ok(&["sessions", "delete", &uri]);
+    assert!(deleted.contains("deleted"), "{deleted}");
+    let gone = client.call::<ChatResolve>(&ChatParams { chat }).await;
+    assert!(
+        gone.is_err(),
+        "the server forgot the deleted session: {gone:?}"
+    );
+}
