@@ -135,6 +135,7 @@ impl Host {
             updated_at: at,
         };
         let context = make_context(&self.inner.config, &session_summary, &summary);
+        let _creating = self.creating_chat(&provider);
         let backing = agent
             .create_chat(&context, CreateChatRequest { seed })
             .await

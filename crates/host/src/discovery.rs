@@ -11,14 +11,82 @@ use hearth_store::{ChatRecord, NewSession, Registration};
 use crate::error::HostResult;
 use crate::host::Host;
 
+/// A harness `create_chat` call in flight, from before the call until its backing is
+/// marked (or the creation failed). While one is, discoveries from that provider wait:
+/// the new conversation may already be in the harness's catalog but not yet known as a
+/// chat's backing.
+pub(crate) struct CreatingChat {
+    host: Host,
+    provider: ProviderId,
+}
+
+impl Host {
+    pub(crate) fn creating_chat(&self, provider: &ProviderId) -> CreatingChat {
+        *self
+            .inner
+            .lock()
+            .creating
+            .entry(provider.clone())
+            .or_default() += 1;
+        CreatingChat {
+            host: self.clone(),
+            provider: provider.clone(),
+        }
+    }
+}
+
+impl Drop for CreatingChat {
+    fn drop(&mut self) {
+        let deferred = {
+            let mut state = self.host.inner.lock();
+            let remaining = match state.creating.get_mut(&self.provider) {
+                Some(count) => {
+                    *count = count.saturating_sub(1);
+                    *count
+                }
+                None => 0,
+            };
+            if remaining > 0 {
+                return;
+            }
+            state.creating.remove(&self.provider);
+            state.deferred_discoveries.remove(&self.provider)
+        };
+        let Some(chats) = deferred else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let host = self.host.clone();
+                let provider = self.provider.clone();
+                runtime.spawn(async move { host.register_discovered(&provider, chats).await });
+            }
+            Err(_) => tracing::warn!(
+                provider = %self.provider,
+                "dropping discovered conversations: no runtime to register them on"
+            ),
+        }
+    }
+}
+
 impl Host {
     /// Registers conversations a harness found in its own catalog: additive, marked
     /// external, never over a tombstone, never for a conversation that backs a chat.
+    /// While the provider is creating chats, they wait until it is done.
     pub(crate) async fn register_discovered(
         &self,
         provider: &ProviderId,
         chats: Vec<DiscoveredChat>,
     ) {
+        {
+            let mut state = self.inner.lock();
+            if state.creating.contains_key(provider) {
+                state
+                    .deferred_discoveries
+                    .entry(provider.clone())
+                    .or_default()
+                    .extend(chats);
+                return;
+            }
+        }
         for discovered in chats {
             if let Err(error) = self.register_one_discovered(provider, discovered).await {
                 tracing::warn!(%provider, %error, "could not register a discovered conversation");

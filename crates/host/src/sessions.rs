@@ -197,6 +197,7 @@ impl Host {
     ) -> HostResult<()> {
         let agent = self.inner.agent(&summary.provider)?;
         let context = make_context(&self.inner.config, &summary, &chat);
+        let _creating = self.creating_chat(&summary.provider);
         let backing = agent
             .create_chat(&context, CreateChatRequest { seed })
             .await

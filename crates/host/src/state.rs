@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use futures::future::{BoxFuture, Shared};
 use hearth_core::{
-    Action, ChatState, ChatUri, Envelope, ProviderData, ResourceState, ResourceUri, SessionState,
-    SessionUri, Snapshot, TurnId, reduce_chat, reduce_session,
+    Action, ChatState, ChatUri, DiscoveredChat, Envelope, ProviderData, ProviderId, ResourceState,
+    ResourceUri, SessionState, SessionUri, Snapshot, TurnId, reduce_chat, reduce_session,
 };
 use tokio::sync::broadcast;
 
@@ -105,6 +105,11 @@ pub(crate) struct HostState {
     retired: HashMap<ResourceUri, u64>,
     next_generation: u64,
     pub shutting_down: bool,
+    /// Harness `create_chat` calls in flight per provider, until their backing is marked.
+    pub creating: HashMap<ProviderId, usize>,
+    /// Discoveries that arrived while a provider was creating chats: registered once it
+    /// is done, so a new chat's own backing is never taken for an external session.
+    pub deferred_discoveries: HashMap<ProviderId, Vec<DiscoveredChat>>,
 }
 
 impl HostState {

@@ -66,6 +66,9 @@ struct State {
     next_backing: u64,
     with_backings: bool,
     ignore_aborts: bool,
+    /// Announce each new backing through `DiscoverChats` before `create_chat` returns,
+    /// then wait this long (a harness whose catalog lists a conversation at once).
+    discover_on_create: Option<Duration>,
     messages: HashMap<ChatUri, Vec<Turn>>,
 }
 
@@ -132,6 +135,12 @@ impl FakeAgent {
     /// Returns a separately enumerable backing id from every `create_chat`.
     pub fn give_backings(&self) {
         self.lock().with_backings = true;
+    }
+
+    /// Makes `create_chat` announce the new backing through `DiscoverChats`, then pause
+    /// before returning (a harness whose catalog lists a conversation at once).
+    pub fn discover_on_create(&self, pause: Duration) {
+        self.lock().discover_on_create = Some(pause);
     }
 
     /// Makes `abort` do nothing (a harness that hangs).
@@ -228,16 +237,33 @@ impl Agent for FakeAgent {
                 context: context.clone(),
                 seed: request.seed.clone(),
             });
-            let mut state = self.lock();
-            let backing = state.with_backings.then(|| {
-                state.next_backing += 1;
-                BackingId::parse(&format!("conv-{}", state.next_backing))
-                    .unwrap_or_else(|_| panic!("bad id"))
-            });
+            let (backing, discover) = {
+                let mut state = self.lock();
+                let backing = state.with_backings.then(|| {
+                    state.next_backing += 1;
+                    BackingId::parse(&format!("conv-{}", state.next_backing))
+                        .unwrap_or_else(|_| panic!("bad id"))
+                });
+                (backing, state.discover_on_create)
+            };
             let blob = format!(
                 "{{\"chat\": \"{}\", \"note\": \"opaque\\u00e9\"}}  ",
                 context.chat
             );
+            if let (Some(pause), Some(backing)) = (discover, &backing) {
+                self.emit(AgentEvent::DiscoverChats {
+                    provider: self.descriptor.id.clone(),
+                    chats: vec![hearth_core::DiscoveredChat {
+                        backing: backing.clone(),
+                        title: Some("just created".into()),
+                        started_at: hearth_core::now(),
+                        updated_at: hearth_core::now(),
+                        provider_data: ProviderData::from_bytes(blob.clone().into_bytes()),
+                        working_directory: None,
+                    }],
+                });
+                tokio::time::sleep(pause).await;
+            }
             Ok(ChatBacking {
                 provider_data: ProviderData::from_bytes(blob.into_bytes()),
                 backing,

@@ -308,6 +308,52 @@ async fn chat_backings_never_become_sessions() {
     assert!(ids.contains(&session.id().as_str().to_owned()));
 }
 
+/// I7, under a race: a harness that lists a new conversation in its catalog while
+/// `create_chat` is still running must not see it registered as an external session.
+#[tokio::test]
+async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session() {
+    let fake = FakeAgent::new("fake");
+    fake.give_backings();
+    fake.discover_on_create(std::time::Duration::from_millis(100));
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let peer = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    // Anything deferred is registered (or refused) once the creations are done.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    test.host.flush().await;
+    let listed = test
+        .host
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions;
+    let uris: Vec<&hearth_core::SessionUri> = listed.iter().map(|summary| &summary.uri).collect();
+    assert_eq!(uris, [&session], "only the session itself: {listed:?}");
+    assert!(test.host.chat(&peer).await.is_ok());
+    // A conversation nobody created is still discovered afterwards.
+    let mut root = test.host.subscribe(&ResourceUri::Root).await.unwrap();
+    fake.emit(AgentEvent::DiscoverChats {
+        provider: ProviderId::parse("fake").unwrap(),
+        chats: vec![DiscoveredChat {
+            backing: hearth_core::BackingId::parse("conv-elsewhere").unwrap(),
+            title: None,
+            started_at: now(),
+            updated_at: now(),
+            provider_data: ProviderData::from_bytes(b"x".to_vec()),
+            working_directory: None,
+        }],
+    });
+    let added = next_envelope(&mut root.receiver).await;
+    let Action::SessionAdded { summary } = added.action else {
+        panic!("{added:?}")
+    };
+    assert_eq!(summary.uri.id().as_str(), "conv-elsewhere");
+}
+
 /// I8: harnesses get host facts (origin, scope, working directories) in the context.
 #[tokio::test]
 async fn harnesses_receive_host_facts_in_the_context() {
