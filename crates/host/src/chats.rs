@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use hearth_core::{
-    Action, ChatId, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri, CreateChatRequest,
-    ResourceUri, SessionUri, Turn, TurnId, now,
+    Action, ChatContext, ChatId, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri,
+    CreateChatRequest, ResourceUri, SessionUri, Turn, TurnId, now,
 };
 use hearth_store::ChatRecord;
 
@@ -266,31 +266,44 @@ impl Host {
 
     async fn load_chat(&self, chat: &ChatUri, generation: u64) -> HostResult<()> {
         let result = self.materialize_and_read(chat).await;
-        let mut state = self.inner.lock();
-        let Some(entry) = state
-            .chats
-            .get_mut(chat)
-            .filter(|entry| entry.generation == generation)
-        else {
-            return Err(HostError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            });
+        let stale = {
+            let mut state = self.inner.lock();
+            match state
+                .chats
+                .get_mut(chat)
+                .filter(|entry| entry.generation == generation)
+            {
+                Some(entry) => {
+                    return match result {
+                        Ok((_, turns)) => {
+                            entry.state.turns = turns;
+                            entry.resolution = Resolution::Resolved;
+                            Ok(())
+                        }
+                        Err(error) => {
+                            entry.resolution = Resolution::Unresolved;
+                            Err(error)
+                        }
+                    };
+                }
+                None => result.ok().map(|(context, _)| context),
+            }
         };
-        match result {
-            Ok(turns) => {
-                entry.state.turns = turns;
-                entry.resolution = Resolution::Resolved;
-                Ok(())
-            }
-            Err(error) => {
-                entry.resolution = Resolution::Unresolved;
-                Err(error)
-            }
+        // Deleted or evicted while the harness attached it: nobody will use it, so the
+        // harness lets it go again instead of keeping it alive.
+        if let Some(context) = stale
+            && let Ok(agent) = self.inner.agent_for(chat.session_ref())
+            && let Err(error) = agent.release_chat(&context).await
+        {
+            tracing::warn!(%chat, %error, "could not release a chat resolved after it was dropped");
         }
+        Err(HostError::NotFound {
+            what: "chat",
+            key: chat.to_string(),
+        })
     }
 
-    async fn materialize_and_read(&self, chat: &ChatUri) -> HostResult<Vec<Turn>> {
+    async fn materialize_and_read(&self, chat: &ChatUri) -> HostResult<(ChatContext, Vec<Turn>)> {
         let context = self.inner.context_for(chat)?;
         let provider_data = self
             .inner
@@ -315,7 +328,7 @@ impl Host {
         self.inner.writer.flush().await;
         let mut turns = self.inner.store.turns(chat).await?;
         settle_stale_turns(&mut turns);
-        Ok(turns)
+        Ok((context, turns))
     }
 
     /// A chat with its turns (resolving it if needed).

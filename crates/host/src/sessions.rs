@@ -288,16 +288,20 @@ impl Host {
             } else {
                 let host = self.clone();
                 let uri = session.clone();
-                let task = async move { host.load_session(&uri).await.map_err(Arc::new) }
-                    .boxed()
-                    .shared();
+                // The load removes its own entry when it ends, so a waiter that wakes
+                // late never removes a newer load started by a retry.
+                let task = async move {
+                    let result = host.load_session(&uri).await.map_err(Arc::new);
+                    host.inner.lock().loading.remove(&uri);
+                    result
+                }
+                .boxed()
+                .shared();
                 state.loading.insert(session.clone(), task.clone());
                 task
             }
         };
-        let result = task.await;
-        self.inner.lock().loading.remove(session);
-        result.map_err(HostError::Shared)
+        task.await.map_err(HostError::Shared)
     }
 
     /// Restores a session from the store: the default chat is re-attached through
@@ -459,6 +463,12 @@ impl Host {
                         && !state.has_subscribers(&ResourceUri::Session((*uri).clone()))
                         && entry.state.chats.iter().all(|chat| {
                             !state.has_subscribers(&ResourceUri::Chat(chat.summary.uri.clone()))
+                                // A chat being resolved is left alone: its harness is
+                                // attaching it, and a release now would be undone.
+                                && !matches!(
+                                    state.chats.get(&chat.summary.uri).map(|entry| &entry.resolution),
+                                    Some(Resolution::Resolving(_))
+                                )
                         })
                 })
                 .map(|(uri, _)| uri.clone())

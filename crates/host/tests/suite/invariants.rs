@@ -235,6 +235,43 @@ async fn stale_resolves_are_dropped_after_delete() {
     assert!(resolve.await.unwrap().is_err());
     assert!(test.host.peek_chat(&peer).is_none());
     assert!(test.host.session(&session).await.is_err());
+    // The harness attached the peer after the delete; the host let it go again.
+    let calls = fresh.calls();
+    let attached = calls
+        .iter()
+        .position(|call| matches!(call, Call::Materialize { chat, .. } if chat == &peer))
+        .expect("the peer was materialized");
+    assert!(
+        calls[attached..].contains(&Call::Release(peer.clone())),
+        "{calls:?}"
+    );
+}
+
+/// I5: eviction leaves a chat that is being resolved alone, and takes it once resolved.
+#[tokio::test]
+async fn eviction_waits_for_a_resolve_in_flight() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let peer = test
+        .host
+        .create_chat(&session, ChatSeed::Fresh)
+        .await
+        .unwrap();
+    let fresh = FakeAgent::new("fake");
+    let test = test.restart(agents(&fresh)).await;
+    test.host.session(&session).await.unwrap();
+    fresh.delay_materialize(std::time::Duration::from_millis(200));
+    let host = test.host.clone();
+    let pending_peer = peer.clone();
+    let resolve = tokio::spawn(async move { host.resolve_chat(&pending_peer).await });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_eq!(test.host.evict_idle(std::time::Duration::ZERO).await, 0);
+    resolve.await.unwrap().unwrap();
+    assert!(test.host.peek_chat(&peer).is_some(), "resolved and kept");
+    assert_eq!(test.host.evict_idle(std::time::Duration::ZERO).await, 1);
+    assert!(fresh.calls().contains(&Call::Release(peer.clone())));
+    assert!(test.host.peek_chat(&peer).is_none());
 }
 
 /// I6: a restored session goes to the harness named by its URI.
