@@ -388,7 +388,22 @@ impl Host {
     /// Deletes a session: aborts its turns, disposes its chats (peers first, the default
     /// chat last), and leaves a tombstone so discovery never brings it back.
     pub async fn delete_session(&self, session: &SessionUri) -> HostResult<()> {
-        self.ensure_session(session).await?;
+        if let Err(error) = self.ensure_session(session).await {
+            // Stored but not loadable (its harness is gone or cannot attach it): the user
+            // can still delete it; only the harness's own clean-up is skipped.
+            if self.inner.store.session(session).await?.is_none() {
+                return Err(error);
+            }
+            tracing::warn!(%session, %error, "deleting a session its harness cannot load; its provider conversations are left as they are");
+            self.inner.store.delete_session(session).await?;
+            self.inner.lock().publish(
+                ResourceUri::Root,
+                Action::SessionRemoved {
+                    session: session.clone(),
+                },
+            );
+            return Ok(());
+        }
         let agent = self.inner.agent_for(session)?;
         let chats: Vec<ChatUri> = {
             let state = self.inner.lock();

@@ -89,6 +89,46 @@ async fn a_deleted_session_is_never_rediscovered() {
 }
 
 #[tokio::test]
+async fn a_session_whose_harness_is_gone_can_still_be_deleted() {
+    let gone = FakeAgent::new("gone");
+    let test = TestHost::start(agents(&gone)).await;
+    let orphan = test.session("gone").await;
+    let broken = FakeAgent::new("broken");
+    let stays = FakeAgent::new("stays");
+    let test = test
+        .restart(vec![broken.clone() as Arc<dyn Agent>, stays.clone()])
+        .await;
+    let unattachable = test.session("broken").await;
+    let kept = test.session("stays").await;
+    let test = test
+        .restart(vec![broken.clone() as Arc<dyn Agent>, stays.clone()])
+        .await;
+    broken.fail_materialize(usize::MAX);
+    assert!(
+        test.host.session(&orphan).await.is_err(),
+        "no harness for it"
+    );
+    assert!(
+        test.host.session(&unattachable).await.is_err(),
+        "cannot attach"
+    );
+    test.host.delete_session(&orphan).await.unwrap();
+    test.host.delete_session(&unattachable).await.unwrap();
+    let listed: Vec<_> = test
+        .host
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions
+        .into_iter()
+        .map(|summary| summary.uri)
+        .collect();
+    assert_eq!(listed, [kept]);
+    let again = test.host.delete_session(&orphan).await.unwrap_err();
+    assert!(again.to_string().contains("was deleted"), "{again}");
+}
+
+#[tokio::test]
 async fn capabilities_gate_peer_chats_forks_and_side_chats() {
     let fake = FakeAgent::with_capabilities("single", Capabilities::default());
     let test = TestHost::start(agents(&fake)).await;
