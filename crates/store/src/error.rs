@@ -16,6 +16,15 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The file is an SQLite database, but another program's.
+    #[error(
+        "{} is an SQLite database of another program, not Hearth's; Hearth left it untouched — move it away or choose another data directory with --home or HEARTH_HOME",
+        path.display()
+    )]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+    },
     /// The database is damaged.
     #[error(
         "the database {} is corrupt ({detail}); Hearth will not modify it — restore it from a backup, or move it away to start fresh",
@@ -104,6 +113,7 @@ impl StoreError {
         match self {
             Self::Busy { .. } | Self::DiskFull { .. } => true,
             Self::NotADatabase { .. }
+            | Self::Foreign { .. }
             | Self::Corrupt { .. }
             | Self::NewerSchema { .. }
             | Self::ReadOnly { .. }

@@ -23,6 +23,9 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
+/// `PRAGMA application_id` of a Hearth database ("HRTH").
+const APPLICATION_ID: i64 = 0x4852_5448;
+
 /// How long a write waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -102,10 +105,47 @@ pub(crate) struct Pools {
     pub relaxed: SqlitePool,
 }
 
+/// Refuses an existing SQLite database another program made, before anything (even the
+/// switch to WAL) writes to it: one marked with another application id, or one holding
+/// tables but none of Hearth's.
+async fn check_owner(path: &Path) -> StoreResult<()> {
+    if fs::metadata(path).map_or(true, |metadata| metadata.len() == 0) {
+        return Ok(());
+    }
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .busy_timeout(BUSY_TIMEOUT);
+    let mut connection = sqlx::SqliteConnection::connect_with(&options)
+        .await
+        .map_err(|error| StoreError::from_sqlx(path, error))?;
+    let probe: Result<(i64, i64, i64), sqlx::Error> = sqlx::query_as(
+        "SELECT (SELECT application_id FROM pragma_application_id),
+                (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table'),
+                (SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('sessions', 'chats'))",
+    )
+    .fetch_one(&mut connection)
+    .await;
+    if let Err(error) = connection.close().await {
+        tracing::debug!(%error, "closing the probe connection");
+    }
+    let (application_id, tables, ours) =
+        probe.map_err(|error| StoreError::from_sqlx(path, error))?;
+    let foreign_id = application_id != 0 && application_id != APPLICATION_ID;
+    let foreign_tables = application_id == 0 && tables > 0 && ours < 2;
+    if foreign_id || foreign_tables {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// Opens (creating if needed) and migrates the database at `path`.
 pub(crate) async fn open_pool(path: &Path) -> StoreResult<Pools> {
     ensure_directory(path)?;
     check_header(path)?;
+    check_owner(path).await?;
     let options = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
@@ -203,7 +243,7 @@ async fn migrate(pool: &SqlitePool, path: &Path) -> StoreResult<()> {
             .map_err(sqlx_error)?;
     }
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "PRAGMA user_version = {SCHEMA_VERSION}"
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}"
     )))
     .execute(&mut *transaction)
     .await

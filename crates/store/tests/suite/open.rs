@@ -35,6 +35,60 @@ async fn refuses_a_file_that_is_not_sqlite_and_leaves_it_untouched() {
     assert!(!dir.path().join("hearth.db-wal").exists());
 }
 
+/// An SQLite file another program wrote, in the rollback-journal mode it chose.
+async fn foreign_database(path: &std::path::Path, setup: &str) -> Vec<u8> {
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Delete);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(setup.to_owned()))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    fs::read(path).unwrap()
+}
+
+#[tokio::test]
+async fn refuses_another_programs_sqlite_database_and_leaves_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, setup) in [
+        (
+            "tables.db",
+            "CREATE TABLE recipes (name TEXT); INSERT INTO recipes VALUES ('soup');",
+        ),
+        (
+            "versioned.db",
+            "CREATE TABLE notes (body TEXT); PRAGMA user_version = 2;",
+        ),
+        (
+            "marked.db",
+            "PRAGMA application_id = 1234; CREATE TABLE sessions (id); CREATE TABLE chats (id);",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        let content = foreign_database(&path, setup).await;
+        let error = SqliteStore::open(&path).await.unwrap_err();
+        assert!(
+            matches!(error, StoreError::Foreign { .. }),
+            "{name}: {error:?}"
+        );
+        assert!(error.to_string().contains("another program"), "{error}");
+        assert_eq!(fs::read(&path).unwrap(), content, "{name} was modified");
+        assert!(!dir.path().join(format!("{name}-wal")).exists(), "{name}");
+    }
+    // An empty SQLite database is adopted, and marked as Hearth's.
+    let path = dir.path().join("empty.db");
+    foreign_database(&path, "PRAGMA user_version = 0;").await;
+    let store = SqliteStore::open(&path).await.unwrap();
+    let id: i64 = sqlx::query_scalar("PRAGMA application_id")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(id, 0x4852_5448);
+}
+
 #[tokio::test]
 async fn refuses_a_corrupt_database_and_leaves_it_untouched() {
     let dir = tempfile::tempdir().unwrap();
