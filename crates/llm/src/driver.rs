@@ -264,6 +264,8 @@ impl Driver {
         self.pending.extend(self.scratch.drain(..).map(Ok));
         match result {
             Err(error) => {
+                // A provider may echo the request (and its key) in an error event.
+                let error = error.cleaned(|message| self.transport.clean(message));
                 self.pending.push_back(Err(error));
                 self.phase = Phase::Done;
             }

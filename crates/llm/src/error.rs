@@ -216,6 +216,33 @@ pub(crate) fn retryable_status(status: u16) -> bool {
 }
 
 impl LlmError {
+    /// The error with every provider-supplied message passed through `clean` (which
+    /// removes the API key and bounds the length).
+    pub(crate) fn cleaned(self, clean: impl Fn(&str) -> String) -> Self {
+        match self {
+            Self::Api(mut error) => {
+                error.message = clean(&error.message);
+                Self::Api(error)
+            }
+            Self::RateLimited {
+                mut error,
+                retry_after,
+            } => {
+                error.message = clean(&error.message);
+                Self::RateLimited { error, retry_after }
+            }
+            Self::Decode { provider, message } => Self::Decode {
+                provider,
+                message: clean(&message),
+            },
+            Self::Disconnected { provider, message } => Self::Disconnected {
+                provider,
+                message: clean(&message),
+            },
+            other => other,
+        }
+    }
+
     /// Whether the same request may succeed when sent again later.
     pub fn is_retryable(&self) -> bool {
         match self {

@@ -212,3 +212,37 @@ async fn keys_never_appear_in_errors_or_debug_output() {
     }
     assert!(matches!(error, LlmError::Api(_)));
 }
+
+#[tokio::test]
+async fn keys_echoed_in_errors_inside_a_stream_are_redacted() {
+    use hearth_llm::ModelClient as _;
+    let server = MockModelServer::start().await.unwrap();
+    let echoed = format!("request with key {KEY} failed");
+    server.enqueue(MockResponse::from(
+        hearth_test_support::AnthropicStream::new("claude-test")
+            .message_start(5)
+            .text_block(&["Partial"])
+            .error("api_error", &echoed),
+    ));
+    server.enqueue(MockResponse::from(
+        OpenAiStream::new("gpt-test")
+            .text("Partial")
+            .chunk(&json!({"error": {"message": echoed, "type": "server_error"}})),
+    ));
+    let (_, from_anthropic) = drain(
+        super::support::anthropic(&server).stream(hello("claude-test"), CancellationToken::new()),
+    )
+    .await;
+    let (_, from_openai) = drain(
+        hearth_llm::OpenAiClient::new(super::support::options("openai", &server.url()))
+            .unwrap()
+            .stream(hello("gpt-test"), CancellationToken::new()),
+    )
+    .await;
+    for error in [from_anthropic.unwrap(), from_openai.unwrap()] {
+        let message = &error.api_error().unwrap().message;
+        assert_eq!(message, "request with key <redacted> failed", "{error:?}");
+        assert!(!error.to_string().contains(KEY), "{error}");
+        assert!(!format!("{error:?}").contains(KEY), "{error:?}");
+    }
+}
