@@ -2,10 +2,8 @@
 //! the running turn (not the program); `/fork`, `/model NAME`, `/new`, `/quit`. Reads
 //! lines from stdin, so it works on a pipe too.
 
-use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -16,6 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::app::App;
 use crate::harnesses::Titles;
+use crate::interrupts::Interrupts;
 use crate::run::{Printer, announce, start, target_chat};
 
 /// `hearth chat` arguments.
@@ -83,25 +82,6 @@ fn parse(line: &str) -> Input<'_> {
 
 /// Ctrl-C presses, one at a time. The listener stays registered between presses, so a
 /// press that comes while nobody waits for it is not lost.
-struct Interrupts {
-    next: Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>,
-}
-
-impl Interrupts {
-    fn new() -> Self {
-        Self {
-            next: Box::pin(tokio::signal::ctrl_c()),
-        }
-    }
-
-    /// The next press.
-    async fn recv(&mut self) -> anyhow::Result<()> {
-        let pressed = (&mut self.next).await;
-        self.next = Box::pin(tokio::signal::ctrl_c());
-        pressed.context("listening for Ctrl-C")
-    }
-}
-
 /// The chat in use and what new sessions are made of.
 struct Conversation {
     host: Host,
@@ -230,7 +210,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         show_reasoning: args.show_reasoning,
     };
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let mut interrupts = Interrupts::new();
+    let mut interrupts = Interrupts::new()?;
     let mut interrupted = false;
     loop {
         if interactive {

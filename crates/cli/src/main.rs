@@ -12,6 +12,7 @@ mod calendar;
 mod chat;
 mod doctor;
 mod harnesses;
+mod interrupts;
 mod proposals;
 mod remote;
 mod render;

@@ -24,6 +24,7 @@ use hearth_store::{SessionPage, SessionQuery};
 use serde_json::json;
 
 use crate::app::App;
+use crate::interrupts::Interrupts;
 use crate::render;
 use crate::run::Printer;
 
@@ -182,6 +183,7 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
         mut notifications,
         ..
     } = remote;
+    let mut interrupts = Interrupts::new()?;
     let subscribed = client
         .call::<Subscribe>(&SubscribeParams {
             resource: chat.clone(),
@@ -276,8 +278,8 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
                     chat_uri.session()
                 ),
             },
-            signal = tokio::signal::ctrl_c() => {
-                signal.context("listening for Ctrl-C")?;
+            signal = interrupts.recv() => {
+                signal?;
                 if interrupted {
                     eprintln!("\nhearth: interrupted again; leaving now");
                     return Ok(ExitCode::from(130));

@@ -16,6 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::app::App;
 use crate::harnesses::{self, HarnessOptions, REPLAY, Titles};
+use crate::interrupts::Interrupts;
 use crate::render;
 
 /// `hearth run` arguments.
@@ -318,6 +319,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     .await?;
     announce(app, &start, &chat);
     let host = start.host;
+    let mut interrupts = Interrupts::new()?;
     let (turn_id, mut subscription) = host
         .send_streaming(&chat, UserMessage::text(prompt))
         .await?;
@@ -362,8 +364,8 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
                 Err(RecvError::Closed) => break StopReason::Incomplete,
             },
-            signal = tokio::signal::ctrl_c() => {
-                signal.context("listening for Ctrl-C")?;
+            signal = interrupts.recv() => {
+                signal?;
                 if interrupted {
                     eprintln!("\nhearth: interrupted again; leaving now");
                     host.flush().await;
