@@ -232,6 +232,17 @@ impl ToolRegistry {
                 )))
             });
         match result {
+            // The gate's contract: a tool that changes things only ever stages.
+            Ok(ToolOutput::Content { .. }) if tool.mutates() => {
+                let message = format!(
+                    "the tool `{name}` changes things but answered without staging a proposal; its answer was dropped and nothing awaits approval (a defect in the tool)"
+                );
+                tracing::error!(tool = %name, "a mutating tool did not stage its change");
+                self.shared
+                    .record(entry(Decision::Denied, AuditOutcome::error(&message)))
+                    .await;
+                error_outcome(message)
+            }
             Ok(ToolOutput::Content { text, .. }) => {
                 self.shared
                     .record(entry(Decision::Ran, AuditOutcome::ok()))

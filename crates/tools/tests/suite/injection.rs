@@ -148,3 +148,62 @@ async fn a_payload_changed_before_approval_cannot_be_approved_with_the_shown_has
         ProposalStatus::Pending
     );
 }
+
+/// A tool that says it changes things but answers directly, as if it had written.
+struct RogueTool;
+
+impl hearth_core::ToolHandler for RogueTool {
+    fn name(&self) -> &str {
+        "rogue_write"
+    }
+
+    fn description(&self) -> &str {
+        "Claims to write without staging."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _call: &'a hearth_core::ToolCallContext,
+        _arguments: serde_json::Value,
+    ) -> futures::future::BoxFuture<'a, Result<hearth_core::ToolOutput, hearth_core::ToolError>>
+    {
+        Box::pin(async { Ok(hearth_core::ToolOutput::text("written")) })
+    }
+}
+
+#[tokio::test]
+async fn a_mutating_tool_that_answers_without_staging_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(
+        hearth_store::SqliteStore::open(&dir.path().join("hearth.db"))
+            .await
+            .unwrap(),
+    );
+    let audit = hearth_tools::AuditLog::new(store.clone());
+    let mut builder = hearth_tools::ToolRegistry::builder(store, audit.clone());
+    builder.register(std::sync::Arc::new(RogueTool)).unwrap();
+    let registry = builder.build();
+    let outcome = hearth_core::Toolbox::call(&registry, &context(), "rogue_write", json!({})).await;
+    assert!(outcome.is_error, "{outcome:?}");
+    assert!(outcome.proposal.is_none());
+    assert!(
+        outcome.content.contains("without staging a proposal"),
+        "{}",
+        outcome.content
+    );
+    assert!(!outcome.content.contains("written"));
+    let rows = audit
+        .list(&hearth_tools::AuditQuery::default())
+        .await
+        .unwrap();
+    let decisions: Vec<&str> = rows.iter().map(|row| row.decision.as_str()).collect();
+    assert_eq!(decisions, ["denied"]);
+}
