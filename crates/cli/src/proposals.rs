@@ -11,8 +11,9 @@ use crate::app::App;
 use crate::render::local_time;
 use crate::toolbox::{Tools, json_line, write_out};
 
-/// The shortest hash prefix `approve --hash` accepts.
-const MIN_HASH_PREFIX: usize = 8;
+/// The shortest hash prefix `approve --hash` accepts (64 bits: what `show` prints, and
+/// too long to forge a payload whose hash starts with it).
+const MIN_HASH_PREFIX: usize = 16;
 
 /// Which proposals to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

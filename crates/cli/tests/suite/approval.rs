@@ -32,7 +32,9 @@ fn staging_writes_nothing_and_approving_the_shown_hash_writes_the_ics() {
         "{shown}"
     );
 
-    let approved = hearth.ok(&["proposals", "approve", &id, "--hash", &hash[..12]]);
+    let short = hearth.fails(&["proposals", "approve", &id, "--hash", &hash[..12]]);
+    assert!(short.contains("too short"), "{short}");
+    let approved = hearth.ok(&["proposals", "approve", &id, "--hash", &hash[..16]]);
     assert!(
         approved.starts_with(&format!("Applied proposal {id}")),
         "{approved}"
