@@ -510,7 +510,10 @@ impl AuditLog {
     /// The newest `keep` rows (at most [`MAX_EXPORT_KEEP`]), oldest first.
     pub async fn export(&self, keep: usize) -> Result<Vec<AuditRow>> {
         self.flush().await?;
-        let limit = u32::try_from(keep.clamp(1, MAX_EXPORT_KEEP)).unwrap_or(u32::MAX);
+        if keep == 0 {
+            return Ok(Vec::new());
+        }
+        let limit = u32::try_from(keep.min(MAX_EXPORT_KEEP)).unwrap_or(u32::MAX);
         let query = AuditQuery {
             limit,
             ..AuditQuery::default()
