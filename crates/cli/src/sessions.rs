@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use hearth_core::{ChatUri, ProjectId, ProviderId, SessionUri, StopReason, Turn, TurnId};
+use hearth_core::{ChatUri, ProjectId, ProviderId, SessionUri, Turn, TurnId};
 use hearth_store::{ChatRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
@@ -98,9 +98,7 @@ fn json_line(value: &impl serde::Serialize) -> anyhow::Result<()> {
 async fn stored_turns(store: &dyn Store, chat: &ChatUri) -> anyhow::Result<Vec<Turn>> {
     let mut turns = store.turns(chat).await?;
     for turn in &mut turns {
-        if turn.stop_reason.is_none() {
-            turn.stop_reason = Some(StopReason::Incomplete);
-        }
+        turn.settle_if_stale();
     }
     Ok(turns)
 }

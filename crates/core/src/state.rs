@@ -415,20 +415,10 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
             completed_at,
         } => {
             if let Some(turn) = state.turn_mut(turn_id) {
-                turn.stop_reason = Some(stop_reason.clone());
+                turn.end(stop_reason.clone());
                 turn.completed_at = Some(*completed_at);
                 if usage.is_some() {
                     turn.usage = *usage;
-                }
-                for part in &mut turn.parts {
-                    if let ResponsePart::ToolCall(call) = part
-                        && matches!(
-                            call.status,
-                            ToolCallStatus::Pending | ToolCallStatus::Running
-                        )
-                    {
-                        call.status = ToolCallStatus::Cancelled;
-                    }
                 }
             }
         }

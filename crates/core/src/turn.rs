@@ -270,6 +270,30 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// Ends the turn with `reason`: tool calls still pending or running will never
+    /// finish, so they are marked cancelled.
+    pub fn end(&mut self, reason: StopReason) {
+        self.stop_reason = Some(reason);
+        for part in &mut self.parts {
+            if let ResponsePart::ToolCall(call) = part
+                && matches!(
+                    call.status,
+                    ToolCallStatus::Pending | ToolCallStatus::Running
+                )
+            {
+                call.status = ToolCallStatus::Cancelled;
+            }
+        }
+    }
+
+    /// A turn read back without a stop reason (its process stopped while it ran) is
+    /// ended as [`StopReason::Incomplete`]; a finished turn is left as it is.
+    pub fn settle_if_stale(&mut self) {
+        if self.stop_reason.is_none() {
+            self.end(StopReason::Incomplete);
+        }
+    }
+
     /// A turn that has just started.
     pub fn started(id: TurnId, user: UserMessage, started_at: Timestamp) -> Self {
         Self {
@@ -334,6 +358,44 @@ impl Turn {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    fn call(id: &str, status: ToolCallStatus) -> ResponsePart {
+        ResponsePart::ToolCall(ToolCallPart {
+            call_id: id.into(),
+            name: "web_fetch".into(),
+            arguments: Value::Null,
+            status,
+            result: None,
+        })
+    }
+
+    #[test]
+    fn a_stale_turn_ends_incomplete_with_its_unfinished_calls_cancelled() {
+        let mut turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        turn.parts = vec![
+            call("a", ToolCallStatus::Running),
+            call("b", ToolCallStatus::Pending),
+            call("c", ToolCallStatus::Completed),
+            call("d", ToolCallStatus::Failed),
+        ];
+        turn.settle_if_stale();
+        assert_eq!(turn.stop_reason, Some(StopReason::Incomplete));
+        assert_eq!(
+            turn.parts,
+            vec![
+                call("a", ToolCallStatus::Cancelled),
+                call("b", ToolCallStatus::Cancelled),
+                call("c", ToolCallStatus::Completed),
+                call("d", ToolCallStatus::Failed),
+            ]
+        );
+        // A finished turn is left alone.
+        let mut done = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        done.parts = vec![call("a", ToolCallStatus::Running)];
+        done.stop_reason = Some(StopReason::EndTurn);
+        done.settle_if_stale();
+        assert_eq!(done.parts, vec![call("a", ToolCallStatus::Running)]);
+    }
 
     #[test]
     fn deltas_extend_the_last_part_of_the_same_kind() {

@@ -7,7 +7,7 @@ use futures::FutureExt;
 use hearth_core::{
     Action, ChatBacking, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState, ChatSummary,
     ChatUri, CreateChatRequest, Provenance, ProviderId, ResourceUri, Scope, SessionId,
-    SessionState, SessionSummary, SessionUri, StopReason, Turn, TurnId, now,
+    SessionState, SessionSummary, SessionUri, Turn, TurnId, now,
 };
 use hearth_store::{ChatRecord, NewSession, SessionPage, SessionQuery};
 
@@ -49,9 +49,7 @@ pub(crate) fn make_context(
 /// ran them: they read as incomplete.
 pub(crate) fn settle_stale_turns(turns: &mut [Turn]) {
     for turn in turns {
-        if turn.stop_reason.is_none() {
-            turn.stop_reason = Some(StopReason::Incomplete);
-        }
+        turn.settle_if_stale();
     }
 }
 

@@ -314,7 +314,10 @@ async fn export_keeps_the_newest_rows_oldest_first_as_json_lines() {
         })
         .collect();
     assert_eq!(seqs, [5, 6, 7]);
-    assert!(bench.audit.export(0).await.unwrap().is_empty(), "keep 0 keeps none");
+    assert!(
+        bench.audit.export(0).await.unwrap().is_empty(),
+        "keep 0 keeps none"
+    );
     assert_eq!(bench.audit.export(1).await.unwrap()[0].seq, 7);
     let listed = bench
         .audit
