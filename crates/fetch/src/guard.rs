@@ -211,6 +211,34 @@ mod tests {
                 address: "169.254.169.254".parse().unwrap()
             })
         );
+        // Every metadata address, including those inside the ranges Allow opens
+        // (unique-local, carrier-grade NAT) and embedded spellings.
+        for (url, address) in [
+            ("http://[fd00:ec2::254]/", "fd00:ec2::254"),
+            ("http://100.100.100.200/", "100.100.100.200"),
+            ("http://168.63.129.16/", "168.63.129.16"),
+            ("http://169.254.170.2/", "169.254.170.2"),
+            ("http://192.0.0.192/", "192.0.0.192"),
+            ("http://[::ffff:169.254.169.254]/", "::ffff:169.254.169.254"),
+        ] {
+            assert_eq!(
+                rule(&open, url),
+                Some(Rule::MetadataAddress {
+                    host: None,
+                    address: address.parse().unwrap()
+                }),
+                "{url}"
+            );
+        }
+        // A resolved name is checked the same way.
+        assert_eq!(
+            open.check_address("100.100.100.200".parse().unwrap()),
+            Err(Rule::MetadataAddress {
+                host: None,
+                address: "100.100.100.200".parse().unwrap()
+            })
+        );
+        assert_eq!(open.check_address("100.64.1.1".parse().unwrap()), Ok(()));
         assert_eq!(
             rule(&open, "http://metadata.google.internal/"),
             Some(Rule::MetadataName {

@@ -158,6 +158,12 @@ fn url_cases() -> Vec<(&'static str, Rule)> {
             metadata("64:ff9b::a9fe:a9fe"),
         ),
         ("http://[2002:a9fe:a9fe::]/", metadata("2002:a9fe:a9fe::")),
+        ("http://[::169.254.169.254]/", metadata("::169.254.169.254")),
+        ("http://[::a9fe:a9fe]/", metadata("::169.254.169.254")),
+        (
+            "http://[64:ff9b:1::a9fe:a9fe]/",
+            metadata("64:ff9b:1::a9fe:a9fe"),
+        ),
         ("http://[fd00:ec2::254]/", metadata("fd00:ec2::254")),
         (
             "http://169.254.170.2/v2/credentials",

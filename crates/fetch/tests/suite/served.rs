@@ -248,6 +248,61 @@ async fn bodies_over_the_cap_fail() {
     assert_eq!(served.fetch(&get(&url)).await.unwrap().body.len(), 4096);
 }
 
+/// A server that answers with a chunked body (no Content-Length) that never ends, and
+/// counts the bytes it managed to send.
+async fn endless_chunked_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/stream", listener.local_addr().unwrap());
+    let sent = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&sent);
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        let mut request = [0_u8; 4096];
+        if socket.read(&mut request).await.is_err() {
+            return;
+        }
+        let head =
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n";
+        if socket.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        let chunk = format!("{:x}\r\n{}\r\n", 1024, "y".repeat(1024));
+        while socket.write_all(chunk.as_bytes()).await.is_ok() {
+            counter.fetch_add(1024, Ordering::SeqCst);
+            if counter.load(Ordering::SeqCst) > 64 * 1024 * 1024 {
+                return;
+            }
+        }
+    });
+    (url, sent)
+}
+
+#[tokio::test]
+async fn a_chunked_body_without_length_stops_at_the_cap() {
+    let (url, sent) = endless_chunked_server().await;
+    let error = tokio::time::timeout(
+        Duration::from_secs(10),
+        served_fetcher().fetch(&get(&url).with_max_bytes(10_000)),
+    )
+    .await
+    .expect("the fetch must stop at the cap, not read forever")
+    .unwrap_err();
+    assert!(
+        matches!(error, FetchError::TooLarge { limit: 10_000, .. }),
+        "{error}"
+    );
+    // Reading stopped near the cap (socket buffers allow some slack).
+    let sent = sent.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        sent < 16 * 1024 * 1024,
+        "read {sent} bytes past a 10 kB cap"
+    );
+}
+
 #[tokio::test]
 async fn content_types_outside_the_callers_allowlist_fail() {
     let server = serve(
