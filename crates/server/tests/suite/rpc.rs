@@ -316,3 +316,40 @@ async fn errors_carry_kind_code_and_retryability() {
     );
     assert_eq!(unavailable.kind(), ErrorKind::Unavailable);
 }
+
+#[tokio::test]
+async fn a_websocket_message_over_the_limit_closes_only_that_connection() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
+    let session = create_session(&client).await;
+    let chat = session.chats[0].summary.uri.clone();
+    let huge = "x".repeat(hearth_server::DEFAULT_MAX_REQUEST_BYTES + 1024);
+    let sent = tokio::time::timeout(
+        super::support::WAIT,
+        client.call::<hearth_protocol::ChatSend>(&hearth_protocol::ChatSendParams {
+            chat: chat.clone(),
+            message: hearth_protocol::UserMessage {
+                text: huge,
+                ..hearth_protocol::UserMessage::default()
+            },
+        }),
+    )
+    .await
+    .expect("the oversized message must be answered or the connection closed");
+    assert!(sent.is_err(), "an oversized message was accepted");
+    assert!(
+        server
+            .fake
+            .calls()
+            .iter()
+            .all(|call| !matches!(call, hearth_test_support::Call::Send { .. })),
+        "nothing reached the harness"
+    );
+    // The server still serves everyone else.
+    let (other, _notes) = server.client().await;
+    let listed = other
+        .call::<SessionList>(&SessionListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.sessions.len(), 1);
+}
