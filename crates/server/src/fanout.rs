@@ -108,7 +108,9 @@ struct Hub {
 pub(crate) struct FanOut {
     host: Host,
     hubs: Mutex<HashMap<ResourceKey, Arc<Hub>>>,
-    creating: tokio::sync::Mutex<()>,
+    /// One lock per resource whose hub is being started, so a slow load of one
+    /// resource never delays subscriptions to another.
+    creating: Mutex<HashMap<ResourceKey, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -122,7 +124,7 @@ impl FanOut {
         Arc::new(Self {
             host,
             hubs: Mutex::new(HashMap::new()),
-            creating: tokio::sync::Mutex::new(()),
+            creating: Mutex::new(HashMap::new()),
         })
     }
 
@@ -133,7 +135,29 @@ impl FanOut {
         if self.try_join(resource, &sink) {
             return Ok(());
         }
-        let _creating = self.creating.lock().await;
+        let creating = Arc::clone(
+            lock(&self.creating)
+                .entry(Arc::clone(resource))
+                .or_default(),
+        );
+        let started = self.start_hub(resource, sink, &creating).await;
+        {
+            let mut locks = lock(&self.creating);
+            // The map's copy and ours: nobody else waits on it.
+            if Arc::strong_count(&creating) <= 2 {
+                locks.remove(resource);
+            }
+        }
+        started
+    }
+
+    async fn start_hub(
+        self: &Arc<Self>,
+        resource: &ResourceKey,
+        sink: Sink,
+        creating: &tokio::sync::Mutex<()>,
+    ) -> HostResult<()> {
+        let _creating = creating.lock().await;
         if self.try_join(resource, &sink) {
             return Ok(());
         }
