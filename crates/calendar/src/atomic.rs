@@ -1,6 +1,7 @@
 //! Durable file writes: a temporary file in the target's folder, written and synced,
 //! renamed over the target, and the folder synced, so a crash leaves either the old
-//! file or the new one, never a mix.
+//! file or the new one, never a mix. Batches of writes ([`write_all`]) are all or
+//! nothing: a failure part-way undoes the writes already made.
 
 use std::fs::{self, File};
 use std::io::{self, Write as _};
@@ -71,6 +72,270 @@ pub(crate) fn remove_durably(path: &Path) -> Result<()> {
     sync_folder(&folder_of(path)).map_err(write_error(path))
 }
 
+/// One file operation of a batch ([`write_all`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FileChange {
+    /// Write `bytes` to `path`.
+    Put {
+        path: PathBuf,
+        bytes: Vec<u8>,
+        mode: WriteMode,
+    },
+    /// Remove `path`.
+    Remove { path: PathBuf },
+}
+
+impl FileChange {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Put { path, .. } | Self::Remove { path } => path,
+        }
+    }
+}
+
+/// What a committed step of a batch did, so it can be undone.
+enum Undo {
+    /// The file did not exist before: remove it.
+    Created(PathBuf),
+    /// The file was moved or linked aside to `backup`: move it back.
+    Replaced { path: PathBuf, backup: PathBuf },
+}
+
+/// A free name next to `path` for keeping its current content aside.
+fn backup_path(path: &Path) -> PathBuf {
+    folder_of(path).join(format!(".hearth-{}.bak", uuid::Uuid::now_v7().simple()))
+}
+
+/// Keeps `path`'s current content at a new backup name (a hard link, or a copy where
+/// the file system has none) and returns that name.
+fn keep_aside(path: &Path) -> io::Result<PathBuf> {
+    let backup = backup_path(path);
+    match fs::hard_link(path, &backup) {
+        Ok(()) => Ok(backup),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Err(error),
+        Err(_) => {
+            fs::copy(path, &backup)?;
+            File::open(&backup)?.sync_all()?;
+            Ok(backup)
+        }
+    }
+}
+
+/// Applies every change of a batch or none of them. First each new content is written
+/// and synced to a temporary file in its target's folder; only when all are ready are
+/// they renamed into place (replaced files kept aside under a backup name). When any
+/// step fails, what was already renamed is undone — created files removed, replaced
+/// and removed files moved back, created folders removed — and the temporary files
+/// are deleted, so the folder is as it was. A crash part-way can still leave part of
+/// a batch (plus `.hearth-*` files, which the note reader skips); every single file is
+/// always whole.
+pub(crate) fn write_all(changes: Vec<FileChange>) -> Result<()> {
+    // One change is atomic on its own.
+    if let [change] = changes.as_slice() {
+        return match change {
+            FileChange::Put { path, bytes, mode } => {
+                let created = create_parents(path)?;
+                write_atomic(path, bytes, *mode).inspect_err(|_| remove_folders(&created))
+            }
+            FileChange::Remove { path } => remove_durably(path),
+        };
+    }
+    let mut created_folders = Vec::new();
+    let mut prepared = Vec::with_capacity(changes.len());
+    for change in &changes {
+        match prepare(change, &mut created_folders) {
+            Ok(temporary) => prepared.push(temporary),
+            Err(error) => {
+                drop(prepared);
+                remove_folders(&created_folders);
+                return Err(error);
+            }
+        }
+    }
+    let mut undo: Vec<Undo> = Vec::new();
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let mut outcome = Ok(());
+    for (change, temporary) in changes.iter().zip(prepared) {
+        let folder = folder_of(change.path());
+        if !folders.contains(&folder) {
+            folders.push(folder);
+        }
+        if let Err(error) = commit(change, temporary, &mut undo) {
+            outcome = Err(error);
+            break;
+        }
+    }
+    if outcome.is_ok() {
+        outcome = folders
+            .iter()
+            .try_for_each(|folder| sync_folder(folder).map_err(write_error(folder)));
+    }
+    if let Err(error) = outcome {
+        return Err(roll_back(error, undo, &created_folders, &folders));
+    }
+    for step in undo {
+        if let Undo::Replaced { backup, .. } = step
+            && let Err(error) = fs::remove_file(&backup)
+        {
+            tracing::warn!(
+                "the batch was written, but its backup {} could not be removed: {error}",
+                backup.display()
+            );
+        }
+    }
+    for folder in &folders {
+        if let Err(error) = sync_folder(folder) {
+            tracing::warn!("cannot sync folder {}: {error}", folder.display());
+        }
+    }
+    Ok(())
+}
+
+/// Creates the missing folders above `path`; returns those it created, outermost first.
+fn create_parents(path: &Path) -> Result<Vec<PathBuf>> {
+    let folder = folder_of(path);
+    let mut missing: Vec<PathBuf> = folder
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    missing.reverse();
+    if !missing.is_empty() {
+        fs::create_dir_all(&folder).map_err(write_error(&folder))?;
+    }
+    Ok(missing)
+}
+
+/// Removes folders a failed batch created (innermost first), if they are still empty.
+fn remove_folders(created: &[PathBuf]) {
+    for folder in created.iter().rev() {
+        if let Err(error) = fs::remove_dir(folder) {
+            tracing::warn!(
+                "cannot remove folder {} created for a failed write: {error}",
+                folder.display()
+            );
+        }
+    }
+}
+
+/// Writes a `Put`'s content to a synced temporary file beside its target.
+fn prepare(
+    change: &FileChange,
+    created_folders: &mut Vec<PathBuf>,
+) -> Result<Option<tempfile::NamedTempFile>> {
+    let FileChange::Put { path, bytes, .. } = change else {
+        return Ok(None);
+    };
+    let created = create_parents(path)?;
+    created_folders.extend(created);
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".hearth-")
+        .suffix(".tmp")
+        .tempfile_in(folder_of(path))
+        .map_err(write_error(path))?;
+    temporary.write_all(bytes).map_err(write_error(path))?;
+    if let Ok(metadata) = fs::metadata(path) {
+        temporary
+            .as_file()
+            .set_permissions(metadata.permissions())
+            .map_err(write_error(path))?;
+    }
+    temporary.as_file().sync_all().map_err(write_error(path))?;
+    Ok(Some(temporary))
+}
+
+/// Puts one prepared change in place, recording how to undo it.
+fn commit(
+    change: &FileChange,
+    temporary: Option<tempfile::NamedTempFile>,
+    undo: &mut Vec<Undo>,
+) -> Result<()> {
+    match (change, temporary) {
+        (FileChange::Remove { path }, _) => {
+            let backup = backup_path(path);
+            fs::rename(path, &backup).map_err(write_error(path))?;
+            undo.push(Undo::Replaced {
+                path: path.clone(),
+                backup,
+            });
+        }
+        (FileChange::Put { path, mode, .. }, Some(temporary)) => match mode {
+            WriteMode::CreateNew => {
+                temporary.persist_noclobber(path).map_err(|error| {
+                    if error.error.kind() == io::ErrorKind::AlreadyExists {
+                        CalendarError::Conflict { path: path.clone() }
+                    } else {
+                        write_error(path)(error.error)
+                    }
+                })?;
+                undo.push(Undo::Created(path.clone()));
+            }
+            WriteMode::Replace => {
+                let backup = match keep_aside(path) {
+                    Ok(backup) => Some(backup),
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+                    Err(error) => return Err(write_error(path)(error)),
+                };
+                if let Err(error) = temporary.persist(path) {
+                    if let Some(backup) = &backup
+                        && let Err(error) = fs::remove_file(backup)
+                    {
+                        tracing::warn!("cannot remove backup {}: {error}", backup.display());
+                    }
+                    return Err(write_error(path)(error.error));
+                }
+                undo.push(match backup {
+                    Some(backup) => Undo::Replaced {
+                        path: path.clone(),
+                        backup,
+                    },
+                    None => Undo::Created(path.clone()),
+                });
+            }
+        },
+        (FileChange::Put { path, .. }, None) => {
+            return Err(CalendarError::Task(format!(
+                "no prepared content for {}",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Undoes the committed steps of a failed batch, newest first.
+fn roll_back(
+    error: CalendarError,
+    undo: Vec<Undo>,
+    created_folders: &[PathBuf],
+    folders: &[PathBuf],
+) -> CalendarError {
+    let mut problems = Vec::new();
+    for step in undo.into_iter().rev() {
+        let result = match &step {
+            Undo::Created(path) => fs::remove_file(path).map_err(|e| (path, e)),
+            Undo::Replaced { path, backup } => fs::rename(backup, path).map_err(|e| (path, e)),
+        };
+        if let Err((path, cause)) = result {
+            problems.push(format!("{}: {cause}", path.display()));
+        }
+    }
+    remove_folders(created_folders);
+    for folder in folders {
+        if let Err(cause) = sync_folder(folder) {
+            tracing::warn!("cannot sync folder {}: {cause}", folder.display());
+        }
+    }
+    if problems.is_empty() {
+        error
+    } else {
+        CalendarError::PartlyWritten {
+            error: Box::new(error),
+            problems,
+        }
+    }
+}
+
 fn sync_folder(folder: &Path) -> io::Result<()> {
     // Folders cannot be opened for syncing on every platform; where they can, do it.
     #[cfg(unix)]
@@ -118,6 +383,72 @@ mod tests {
         assert_eq!(names, vec![std::ffi::OsString::from("a.ics")]);
         remove_durably(&path).unwrap();
         assert_eq!(read_optional(&path).unwrap(), None);
+    }
+
+    fn names(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_batch_that_fails_part_way_leaves_the_folder_as_it_was() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = |name: &str| folder.path().join(name);
+        fs::write(path("kept.md"), b"old").unwrap();
+        fs::write(path("removed.md"), b"gone?").unwrap();
+        fs::write(path("taken.md"), b"someone else's").unwrap();
+        let put = |name: &str, bytes: &[u8], mode| FileChange::Put {
+            path: path(name),
+            bytes: bytes.to_vec(),
+            mode,
+        };
+        let batch = vec![
+            put("new.md", b"new", WriteMode::CreateNew),
+            put("kept.md", b"changed", WriteMode::Replace),
+            FileChange::Remove {
+                path: path("removed.md"),
+            },
+            put("sub/deeper/note.md", b"nested", WriteMode::CreateNew),
+            // Fails: the name was taken after the batch was planned.
+            put("taken.md", b"mine", WriteMode::CreateNew),
+        ];
+        let error = write_all(batch).unwrap_err();
+        assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
+        assert_eq!(names(folder.path()), ["kept.md", "removed.md", "taken.md"]);
+        assert_eq!(fs::read(path("kept.md")).unwrap(), b"old");
+        assert_eq!(fs::read(path("removed.md")).unwrap(), b"gone?");
+        assert_eq!(fs::read(path("taken.md")).unwrap(), b"someone else's");
+    }
+
+    #[test]
+    fn a_batch_that_succeeds_writes_everything_and_leaves_no_backups() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = |name: &str| folder.path().join(name);
+        fs::write(path("kept.md"), b"old").unwrap();
+        fs::write(path("removed.md"), b"gone").unwrap();
+        write_all(vec![
+            FileChange::Put {
+                path: path("new.md"),
+                bytes: b"new".to_vec(),
+                mode: WriteMode::CreateNew,
+            },
+            FileChange::Put {
+                path: path("kept.md"),
+                bytes: b"changed".to_vec(),
+                mode: WriteMode::Replace,
+            },
+            FileChange::Remove {
+                path: path("removed.md"),
+            },
+        ])
+        .unwrap();
+        assert_eq!(names(folder.path()), ["kept.md", "new.md"]);
+        assert_eq!(fs::read(path("kept.md")).unwrap(), b"changed");
+        assert_eq!(fs::read(path("new.md")).unwrap(), b"new");
     }
 
     #[cfg(unix)]

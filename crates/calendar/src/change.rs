@@ -2,7 +2,8 @@
 //! storage as it is now (so errors surface before anyone approves), and returns a
 //! summary, a before/after and a payload holding everything applying needs — including
 //! a fingerprint of each file it touches. Staging writes nothing. Applying re-reads the
-//! files, refuses with a conflict when any changed since staging, and writes atomically.
+//! files, refuses with a conflict when any changed since staging, and writes atomically —
+//! a batch (several notes) all or nothing.
 
 use std::path::{Component as PathComponent, Path, PathBuf};
 
@@ -10,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::atomic::{WriteMode, read_optional, remove_durably, write_atomic};
+use crate::atomic::{FileChange, WriteMode, read_optional, write_all};
 use crate::error::{CalendarError, Result};
 use crate::event::{Event, EventId};
 use crate::fingerprint::{ABSENT, content_fingerprint};
@@ -123,18 +124,6 @@ enum Operation {
     },
 }
 
-/// One file operation of an apply.
-enum Write {
-    Put {
-        path: PathBuf,
-        text: String,
-        mode: WriteMode,
-    },
-    Remove {
-        path: PathBuf,
-    },
-}
-
 fn ensure_writable(info: &CalendarInfo, loaded: &LoadedCalendar) -> Result<()> {
     if !info.writable {
         return Err(CalendarError::ReadOnly {
@@ -195,7 +184,7 @@ fn plan(
     operation: &Operation,
     texts: &[(PathBuf, Option<String>)],
     stamp: DateTime<Utc>,
-) -> Result<Vec<Write>> {
+) -> Result<Vec<FileChange>> {
     let text_of = |path: &Path| {
         texts
             .iter()
@@ -236,9 +225,9 @@ fn plan(
             } else {
                 WriteMode::CreateNew
             };
-            Ok(vec![Write::Put {
+            Ok(vec![FileChange::Put {
                 path: path.clone(),
-                text,
+                bytes: text.into_bytes(),
                 mode,
             }])
         }
@@ -261,9 +250,9 @@ fn plan(
                 Operation::Create { events } => events
                     .iter()
                     .map(|spec| {
-                        Ok(Write::Put {
+                        Ok(FileChange::Put {
                             path: note_path(folder, &spec.uid)?,
-                            text: new_note(spec, info.zone)?,
+                            bytes: new_note(spec, info.zone)?.into_bytes(),
                             mode: WriteMode::CreateNew,
                         })
                     })
@@ -273,9 +262,9 @@ fn plan(
                     occurrence: None,
                 } => {
                     let (path, text, current) = current(&event.uid)?;
-                    Ok(vec![Write::Put {
+                    Ok(vec![FileChange::Put {
                         path,
-                        text: update_note(&text, &current, event, info.zone)?,
+                        bytes: update_note(&text, &current, event, info.zone)?.into_bytes(),
                         mode: WriteMode::Replace,
                     }])
                 }
@@ -286,7 +275,7 @@ fn plan(
                 Operation::Delete {
                     uid,
                     occurrence: None,
-                } => Ok(vec![Write::Remove {
+                } => Ok(vec![FileChange::Remove {
                     path: note_path(folder, uid)?,
                 }]),
                 Operation::Delete {
@@ -295,9 +284,9 @@ fn plan(
                 } => {
                     let (path, text, current) = current(uid)?;
                     let date = occurrence.to_event_time()?.date();
-                    Ok(vec![Write::Put {
+                    Ok(vec![FileChange::Put {
                         path,
-                        text: skip_occurrence(&text, &current, date, info.zone)?,
+                        bytes: skip_occurrence(&text, &current, date, info.zone)?.into_bytes(),
                         mode: WriteMode::Replace,
                     }])
                 }
@@ -312,24 +301,6 @@ fn plan(
 
 fn notes_occurrence_error() -> CalendarError {
     CalendarError::InvalidInput("a note calendar cannot change one occurrence on its own; change the whole series, or delete the occurrence and create a single event".to_owned())
-}
-
-fn perform(writes: Vec<Write>) -> Result<()> {
-    for write in writes {
-        match write {
-            Write::Put { path, text, mode } => {
-                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|source| CalendarError::Write {
-                        path: parent.to_path_buf(),
-                        source,
-                    })?;
-                }
-                write_atomic(&path, text.as_bytes(), mode)?;
-            }
-            Write::Remove { path } => remove_durably(&path)?,
-        }
-    }
-    Ok(())
 }
 
 fn header(info: &CalendarInfo, what: &str) -> Vec<String> {
@@ -409,7 +380,8 @@ impl Calendars {
                 })?;
                 texts.push((path, text));
             }
-            perform(plan(&job_info, &operation, &texts, staged_at)?)
+            // All of a batch or none of it: a failure part-way leaves the files as they were.
+            write_all(plan(&job_info, &operation, &texts, staged_at)?)
         })
         .await
         .map_err(|error| CalendarError::Task(error.to_string()))??;

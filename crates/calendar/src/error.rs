@@ -120,6 +120,18 @@ pub enum CalendarError {
         /// Why.
         message: String,
     },
+    /// A batch of writes failed part-way and undoing its first writes failed too, so
+    /// some of them stayed.
+    #[error(
+        "{error} — and undoing the batch's earlier writes failed ({}); check those files by hand",
+        problems.join("; ")
+    )]
+    PartlyWritten {
+        /// Why the batch failed.
+        error: Box<CalendarError>,
+        /// The files that could not be restored, and why.
+        problems: Vec<String>,
+    },
     /// A staged payload is not one this crate produced.
     #[error("invalid calendar change payload: {0}")]
     InvalidPayload(String),
@@ -143,6 +155,7 @@ impl CalendarError {
             | Self::InvalidRule { .. }
             | Self::UnknownTimeZone { .. }
             | Self::Conflict { .. }
+            | Self::PartlyWritten { .. }
             | Self::InvalidPayload(_) => false,
         }
     }
@@ -166,6 +179,7 @@ impl From<CalendarError> for ToolError {
             | CalendarError::NotACalendar { .. }
             | CalendarError::Misconfigured { .. }
             | CalendarError::Fetch { .. }
+            | CalendarError::PartlyWritten { .. }
             | CalendarError::Task(_) => ToolError::Failed(message),
         }
     }

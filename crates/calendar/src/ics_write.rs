@@ -84,6 +84,19 @@ impl<'a> Document<'a> {
             .collect()
     }
 
+    /// The events of a UID in every VCALENDAR of the text, in file order: what loading
+    /// reads (it shows the first readable copy of each `(UID, RECURRENCE-ID)` and hides
+    /// the rest).
+    fn all_components_of(&self, uid: &str) -> Vec<&Component<'a>> {
+        self.tree
+            .components
+            .iter()
+            .filter(|c| c.name == "VCALENDAR")
+            .flat_map(|c| c.children.iter())
+            .filter(|c| c.name == "VEVENT" && component_uid(c, self.text) == uid)
+            .collect()
+    }
+
     fn master(&self, uid: &str) -> Result<&Component<'a>> {
         self.components_of(uid)
             .into_iter()
@@ -422,12 +435,52 @@ pub(crate) fn update_occurrence(
     ))
 }
 
-/// Removes an event: the series (or single event) and its overrides.
+/// Refuses to remove the copy of an event loading shows when the text holds another
+/// readable copy of it (same UID, same RECURRENCE-ID or none): loading would show that
+/// one in its place, so the user would see a different event instead of none.
+fn refuse_hidden_copies(uid: &str, copies: &[&Component<'_>], what: &str) -> Result<()> {
+    match copies {
+        [] | [_] => Ok(()),
+        [shown, hidden @ ..] => {
+            let lines: Vec<String> = hidden.iter().map(|c| c.line.to_string()).collect();
+            Err(CalendarError::InvalidInput(format!(
+                "{what} `{uid}` is in the file {} times (BEGIN:VEVENT at line {} and at line {}); Hearth shows only the first, and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again",
+                copies.len(),
+                shown.line,
+                lines.join(", ")
+            )))
+        }
+    }
+}
+
+/// Removes an event: the series (or single event) loading shows, and its overrides.
+/// Refuses when the text holds another copy of it that would then show instead.
 pub(crate) fn delete(text: &str, uid: &str) -> Result<String> {
     let document = Document::parse(text)?;
-    let master = document.master(uid)?;
-    let mut edits = vec![(master.span.clone(), String::new())];
-    for component in document.components_of(uid) {
+    let components = document.all_components_of(uid);
+    if !components
+        .iter()
+        .any(|c| c.property("RECURRENCE-ID").is_none())
+    {
+        return Err(CalendarError::UnknownEvent { id: uid.to_owned() });
+    }
+    // Loading skips copies it cannot read, so the event shown is the first readable one.
+    let masters: Vec<&Component<'_>> = components
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.property("RECURRENCE-ID").is_none()
+                && read_component(text, &document.tree, c).is_some()
+        })
+        .collect();
+    refuse_hidden_copies(uid, &masters, "event")?;
+    let Some(shown) = masters.first() else {
+        return Err(CalendarError::InvalidInput(format!(
+            "event `{uid}` cannot be read; repair it before deleting it"
+        )));
+    };
+    let mut edits = vec![(shown.span.clone(), String::new())];
+    for component in &components {
         if component.property("RECURRENCE-ID").is_some() {
             edits.push((component.span.clone(), String::new()));
         }
@@ -455,6 +508,19 @@ pub(crate) fn delete_occurrence(
         description: current.description.clone(),
         recurrence: RecurrenceSpec::Unchanged,
     };
+    let copies: Vec<&Component<'_>> = document
+        .all_components_of(uid)
+        .into_iter()
+        .filter(|c| c.property("RECURRENCE-ID").is_some())
+        .filter(|c| {
+            read_component(text, &document.tree, c)
+                .and_then(|e| e.recurrence_id)
+                .is_some_and(|r| {
+                    same_time(&r, occurrence) || r.date() == occurrence.date() && r.is_date()
+                })
+        })
+        .collect();
+    refuse_hidden_copies(uid, &copies, "the changed occurrence of event")?;
     let exdate = occurrence_line("EXDATE", master, occurrence);
     let (replacement, _) = rewrite(&document, master, &current, &spec, stamp, vec![exdate])?;
     let mut edits = vec![(master.span.clone(), replacement)];

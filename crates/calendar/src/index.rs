@@ -13,7 +13,7 @@ use chrono_tz::Tz;
 
 use crate::event::Event;
 use crate::expand::{Ended, Expander, Visit};
-use crate::rrule::Until;
+use crate::series::{series_local, until_local};
 use crate::time::{EventTime, Zone};
 
 /// Single events longer than this go to the (linearly scanned) long list.
@@ -408,15 +408,7 @@ fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: 
     let all_day = event.is_all_day();
     let zone = event.start.zone();
     let dtstart = event.start.local();
-    let local_of = |time: &EventTime| -> NaiveDateTime {
-        if all_day {
-            time.date().and_time(NaiveTime::MIN)
-        } else if time.zone() == zone {
-            time.local()
-        } else {
-            zone.to_local(time.to_utc(floating), floating)
-        }
-    };
+    let local_of = |time: &EventTime| series_local(event, time, floating);
     let (length_seconds, length_days) = if all_day {
         (0, event.duration(floating).num_days().max(1))
     } else {
@@ -439,15 +431,7 @@ fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: 
         rdates = recurrence.rdates.iter().map(local_of).collect();
         rdates.sort_unstable();
         for rule in &recurrence.rules {
-            let until = rule.until().map(|until| match until {
-                Until::Date(date) if all_day => date.and_time(NaiveTime::MIN),
-                Until::Date(date) => date
-                    .and_hms_opt(23, 59, 59)
-                    .unwrap_or(date.and_time(NaiveTime::MIN)),
-                Until::Floating(time) => time,
-                Until::Utc(time) if all_day => time,
-                Until::Utc(time) => zone.to_local(time.and_utc(), floating),
-            });
+            let until = until_local(rule, zone, all_day, floating);
             let expander = Expander::new(rule, dtstart, until, all_day);
             rules.push(if expander.has_count() {
                 let mut last = dtstart;

@@ -140,24 +140,58 @@ pub(crate) fn load_local(info: CalendarInfo, max_bytes: u64) -> Result<LoadedCal
     }
 }
 
+/// What happens to the characters of a text that is not valid UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decoding {
+    /// Loading: they are shown as `�`.
+    Shown,
+    /// Importing: they are copied into the calendar as `�`.
+    Imported,
+}
+
 /// Text from bytes; bytes that are not UTF-8 are replaced, with a warning, and make the
 /// text unsafe to write back.
-fn decode(
+pub(crate) fn decode(
     bytes: Vec<u8>,
     origin: &str,
+    decoding: Decoding,
     warnings: &mut Vec<LoadWarning>,
 ) -> (String, Option<String>) {
     match String::from_utf8(bytes) {
         Ok(text) => (text, None),
         Err(error) => {
             let at = error.utf8_error().valid_up_to();
-            warnings.push(LoadWarning::new(origin, format!("the file is not valid UTF-8 (first bad byte at offset {at}); unreadable characters are shown as �")));
+            let fate = match decoding {
+                Decoding::Shown => "shown",
+                Decoding::Imported => "imported",
+            };
+            warnings.push(LoadWarning::new(origin, format!("the file is not valid UTF-8 (first bad byte at offset {at}); unreadable characters are {fate} as �")));
             (
                 String::from_utf8_lossy(error.as_bytes()).into_owned(),
                 Some("the file is not valid UTF-8; Hearth does not rewrite it".to_owned()),
             )
         }
     }
+}
+
+/// Reads a file that must exist, refusing one larger than `max_bytes` (checked before
+/// reading, and again while reading in case it grows).
+pub(crate) fn read_limited(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
+    let file = fs::File::open(path).map_err(read_error(path))?;
+    let size = file.metadata().map_err(read_error(path))?.len();
+    if size > max_bytes {
+        return Err(too_large(path, size, max_bytes));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, max_bytes.saturating_add(1)),
+        &mut bytes,
+    )
+    .map_err(read_error(path))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(path, bytes.len() as u64, max_bytes));
+    }
+    Ok(bytes)
 }
 
 fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCalendar> {
@@ -186,7 +220,7 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
         return Err(too_large(path, bytes.len() as u64, max_bytes));
     }
     let fingerprint = content_fingerprint(&bytes);
-    let (text, encoding_blocker) = decode(bytes, &origin, &mut warnings);
+    let (text, encoding_blocker) = decode(bytes, &origin, Decoding::Shown, &mut warnings);
     let tree = parse_tree(&text);
     let parsed = read_tree(&info.id, &origin, &text, &tree)?;
     let blocker = encoding_blocker.or_else(|| write_blocker(&tree));
@@ -268,7 +302,12 @@ fn load_folder(info: CalendarInfo, folder: &Path, max_bytes: u64) -> Result<Load
 /// Parses a subscription's bytes.
 pub(crate) fn load_subscription(info: CalendarInfo, bytes: &[u8]) -> Result<LoadedCalendar> {
     let mut warnings = Vec::new();
-    let (text, _) = decode(bytes.to_vec(), &info.location, &mut warnings);
+    let (text, _) = decode(
+        bytes.to_vec(),
+        &info.location,
+        Decoding::Shown,
+        &mut warnings,
+    );
     let tree = parse_tree(&text);
     let parsed = read_tree(&info.id, &info.location, &text, &tree)?;
     drop(tree);

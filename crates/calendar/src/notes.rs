@@ -27,6 +27,16 @@ const EVENT_KEYS: &[&str] = &[
     "rrule",
 ];
 
+/// Where a `recurring` note without `startRecur` starts. Full Calendar repeats such a
+/// note with no start at all; Hearth needs one, and uses the Unix epoch rather than an
+/// earlier date because exports carry it (as the first occurrence on or after it) to
+/// other calendar programs, which all handle it. What Hearth shows and what it exports
+/// therefore agree.
+pub(crate) const OPEN_START: NaiveDate = match NaiveDate::from_ymd_opt(1970, 1, 1) {
+    Some(date) => date,
+    None => NaiveDate::MIN,
+};
+
 /// The front matter of a note: its YAML text, and where the body starts.
 pub(crate) struct FrontMatter<'a> {
     pub yaml: &'a str,
@@ -305,9 +315,7 @@ pub(crate) fn read_note(
             if weekdays.is_empty() {
                 return Err("a recurring note needs `daysOfWeek`".to_owned());
             }
-            let first = date(&mapping, "startRecur")?
-                .or(NaiveDate::from_ymd_opt(1900, 1, 1))
-                .ok_or("no start date")?;
+            let first = date(&mapping, "startRecur")?.unwrap_or(OPEN_START);
             let (start, end) = span(first, None);
             let mut rule =
                 RecurrenceRule::new(crate::rrule::Frequency::Weekly).with_weekdays(&weekdays);

@@ -8,7 +8,9 @@ use serde_yaml_ng::{Mapping, Value};
 
 use crate::error::{CalendarError, Result};
 use crate::event::Event;
-use crate::notes::{front_matter, note_weekday_letter, parse_note_date, parse_note_time};
+use crate::notes::{
+    OPEN_START, front_matter, note_weekday_letter, parse_note_date, parse_note_time,
+};
 use crate::rrule::{RecurrenceRule, Until};
 use crate::spec::{EventSpec, RecurrenceSpec, SpecTime};
 
@@ -98,7 +100,11 @@ fn fields(
                 .collect();
             out.push(("type", text("recurring")));
             out.push(("daysOfWeek", Some(Value::Sequence(days))));
-            out.push(("startRecur", date_value(first)));
+            // A note that had no `startRecur` keeps none (it reads as `OPEN_START`).
+            out.push((
+                "startRecur",
+                (first != OPEN_START).then(|| date_value(first)).flatten(),
+            ));
             out.push(("endRecur", until_date(weekly, zone).and_then(date_value)));
         }
         (Some(rule), None) => {

@@ -2,21 +2,25 @@
 //! Both are user actions (the CLI's `import` and `export`), not agent tools.
 
 use std::collections::HashSet;
+use std::path::Path;
 
-use chrono::{NaiveDate, Utc};
+use chrono::Utc;
 use serde::Serialize;
 
-use crate::atomic::{WriteMode, read_optional, write_atomic};
+use crate::atomic::{FileChange, WriteMode, read_optional, write_all, write_atomic};
 use crate::change::unique_note_name;
 use crate::component::parse_tree;
 use crate::error::{CalendarError, LoadWarning, Result};
-use crate::event::{Event, EventSource};
+use crate::event::EventSource;
 use crate::fingerprint::content_fingerprint;
 use crate::ics_read::{component_uid, read_tree};
 use crate::ics_write::{append_components, create, delete_occurrence, empty_calendar};
+use crate::loading::{Decoding, decode, read_limited};
+use crate::note_conversion::{ics_as_notes, note_as_ics};
 use crate::notes_write::{new_note_skipping, note_file_name};
-use crate::spec::{EventSpec, RecurrenceSpec, SpecTime};
+use crate::spec::EventSpec;
 use crate::store::{Calendars, Content, Storage};
+use crate::time::EventTime;
 
 /// What an import did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -25,56 +29,46 @@ pub struct ImportReport {
     pub calendar: String,
     /// Events added.
     pub imported: usize,
-    /// Events left out, and why.
+    /// Events left out (or parts of them), and why.
     pub skipped: Vec<String>,
+    /// Events stored differently from the imported text, with the same occurrences,
+    /// and how.
+    pub adapted: Vec<String>,
     /// Problems reading the imported text.
     pub warnings: Vec<LoadWarning>,
 }
 
-fn spec_of(event: &Event, uid: String) -> (EventSpec, Vec<String>) {
-    let mut notes = Vec::new();
-    let recurrence = match &event.recurrence {
-        None => RecurrenceSpec::None,
-        Some(recurrence) => {
-            if recurrence.rules.len() > 1 || !recurrence.rdates.is_empty() {
-                notes.push(format!(
-                    "'{}': only its first rule is kept (notes cannot hold extra rules or dates)",
-                    event.title
-                ));
-            }
-            match recurrence.rules.first() {
-                Some(rule) => RecurrenceSpec::Rule {
-                    rule: rule.to_string(),
-                },
-                None => RecurrenceSpec::None,
-            }
-        }
-    };
-    let spec = EventSpec {
-        uid,
-        title: event.title.clone(),
-        start: SpecTime::from_event_time(event.start),
-        end: SpecTime::from_event_time(event.end),
-        location: event.location.clone(),
-        description: event.description.clone(),
-        recurrence,
-    };
-    (spec, notes)
-}
-
-fn skipped_dates(event: &Event) -> Vec<NaiveDate> {
-    event
-        .recurrence
-        .as_ref()
-        .map(|r| r.exdates.iter().map(|e| e.date()).collect())
-        .unwrap_or_default()
-}
-
 impl Calendars {
+    /// Adds the events of the iCalendar file at `path` to a calendar (the default one
+    /// when `None`), as [`Calendars::import_ics`] does. The file is read as loading
+    /// reads a calendar: refused above the calendar size limit
+    /// ([`CalendarOptions::max_calendar_bytes`](crate::CalendarOptions)), and bytes that
+    /// are not UTF-8 replaced by `�` with a warning in the report.
+    pub async fn import_ics_file(
+        &self,
+        calendar: Option<&str>,
+        path: &Path,
+    ) -> Result<ImportReport> {
+        let limit = self.inner.options.max_calendar_bytes;
+        let file = path.to_path_buf();
+        let bytes = tokio::task::spawn_blocking(move || read_limited(&file, limit))
+            .await
+            .map_err(|error| CalendarError::Task(error.to_string()))??;
+        let origin = path.display().to_string();
+        let mut warnings = Vec::new();
+        let (text, _) = decode(bytes, &origin, Decoding::Imported, &mut warnings);
+        let mut report = self.import_ics(calendar, &text, &origin).await?;
+        warnings.append(&mut report.warnings);
+        report.warnings = warnings;
+        Ok(report)
+    }
+
     /// Adds the events of an iCalendar `text` (named `origin` in warnings) to a calendar
     /// (the default one when `None`). Events whose UID the calendar already has are
     /// skipped. Into an iCalendar file the events are copied verbatim, with the time
-    /// zones they use.
+    /// zones they use. Into a note folder each event becomes a note, all of them or none;
+    /// occurrences a note cannot hold become single-event notes beside it (see
+    /// [`ImportReport::adapted`] and the `note_conversion` module).
     pub async fn import_ics(
         &self,
         calendar: Option<&str>,
@@ -95,6 +89,7 @@ impl Calendars {
             calendar: info.id.clone(),
             imported: 0,
             skipped: Vec::new(),
+            adapted: Vec::new(),
             warnings: parsed.warnings.clone(),
         };
         match &info.storage {
@@ -210,11 +205,8 @@ impl Calendars {
                 write_atomic(path, written.as_bytes(), mode)?;
             }
             Storage::Folder(folder) => {
-                std::fs::create_dir_all(folder).map_err(|source| CalendarError::Write {
-                    path: folder.clone(),
-                    source,
-                })?;
                 let mut taken = Vec::new();
+                let mut writes = Vec::new();
                 for event in &parsed.events {
                     if event.recurrence_id.is_some() {
                         report.skipped.push(format!(
@@ -223,19 +215,24 @@ impl Calendars {
                         ));
                         continue;
                     }
-                    let (mut spec, notes) = spec_of(event, String::new());
-                    report.skipped.extend(notes);
-                    let name = note_file_name(&spec)?;
-                    spec.uid = unique_note_name(folder, &name, &taken);
-                    taken.push(spec.uid.clone());
-                    let note = new_note_skipping(&spec, info.zone, &skipped_dates(event))?;
-                    write_atomic(
-                        &folder.join(&spec.uid),
-                        note.as_bytes(),
-                        WriteMode::CreateNew,
-                    )?;
+                    let form = ics_as_notes(event, info.zone);
+                    report.skipped.extend(form.lost);
+                    report.adapted.extend(form.adapted);
+                    let singles = form.singles.into_iter().map(|spec| (spec, Vec::new()));
+                    for (mut spec, skip) in form.main.into_iter().chain(singles) {
+                        let name = note_file_name(&spec)?;
+                        spec.uid = unique_note_name(folder, &name, &taken);
+                        taken.push(spec.uid.clone());
+                        writes.push(FileChange::Put {
+                            path: folder.join(&spec.uid),
+                            bytes: new_note_skipping(&spec, info.zone, &skip)?.into_bytes(),
+                            mode: WriteMode::CreateNew,
+                        });
+                    }
                     report.imported += 1;
                 }
+                // Every note of the import or none.
+                write_all(writes)?;
             }
             Storage::Subscription(_) => {
                 return Err(CalendarError::ReadOnly {
@@ -249,7 +246,8 @@ impl Calendars {
     }
 
     /// A calendar as iCalendar text: an iCalendar file or subscription as it is, a note
-    /// folder converted.
+    /// folder converted with the same occurrences (a series' DTSTART is its first
+    /// occurrence; see the `note_conversion` module).
     pub async fn export_ics(&self, calendar: &str) -> Result<String> {
         let loaded = self.load(calendar).await?;
         match &loaded.content {
@@ -257,25 +255,18 @@ impl Calendars {
             Content::Ics { text, .. } | Content::Subscription { text } => Ok(text.clone()),
             Content::Notes { .. } => {
                 let stamp = Utc::now();
-                let events: Vec<&Event> = loaded.index.events().iter().collect();
-                let specs: Vec<EventSpec> =
-                    events.iter().map(|e| spec_of(e, e.uid.clone()).0).collect();
+                let floating = loaded.index.floating_zone();
+                let forms: Vec<(EventSpec, Vec<EventTime>)> = loaded
+                    .index
+                    .events()
+                    .iter()
+                    .map(|event| note_as_ics(event, floating))
+                    .collect();
+                let specs: Vec<EventSpec> = forms.iter().map(|(spec, _)| spec.clone()).collect();
                 let mut text = create(&empty_calendar(), &specs, stamp)?;
-                for event in events {
-                    if let Some(recurrence) = &event.recurrence {
-                        for exdate in &recurrence.exdates {
-                            let occurrence = match (exdate, event.start) {
-                                (
-                                    crate::time::EventTime::Date(date),
-                                    crate::time::EventTime::DateTime { local, zone },
-                                ) => crate::time::EventTime::DateTime {
-                                    local: date.and_time(local.time()),
-                                    zone,
-                                },
-                                (time, _) => *time,
-                            };
-                            text = delete_occurrence(&text, &event.uid, &occurrence, stamp)?;
-                        }
+                for (spec, exdates) in &forms {
+                    for exdate in exdates {
+                        text = delete_occurrence(&text, &spec.uid, exdate, stamp)?;
                     }
                 }
                 Ok(text)

@@ -267,10 +267,10 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
             calendar,
             json,
         } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|error| anyhow::anyhow!("cannot read {}: {error}", file.display()))?;
+            // Read as a calendar is loaded: capped in size, and bytes that are not
+            // UTF-8 replaced with a warning rather than failing the whole import.
             let report = calendars
-                .import_ics(calendar.as_deref(), &text, &file.display().to_string())
+                .import_ics_file(calendar.as_deref(), &file)
                 .await?;
             if json {
                 json_line(&report)?;
@@ -286,6 +286,9 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
                 );
                 for skipped in &report.skipped {
                     out.push_str(&format!("  skipped: {skipped}\n"));
+                }
+                for adapted in &report.adapted {
+                    out.push_str(&format!("  adapted: {adapted}\n"));
                 }
                 for warning in &report.warnings {
                     out.push_str(&format!(

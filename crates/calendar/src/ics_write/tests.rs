@@ -149,6 +149,99 @@ fn deleting_removes_the_series_and_its_overrides() {
     assert!(deleted.contains("this line is malformed and must survive"));
 }
 
+fn event_block(uid: &str, summary: &str, start: &str) -> String {
+    format!(
+        "BEGIN:VEVENT\r\nUID:{uid}\r\nDTSTAMP:20260101T000000Z\r\n{start}SUMMARY:{summary}\r\nEND:VEVENT\r\n"
+    )
+}
+
+fn calendar_of(events: &[String]) -> String {
+    format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\n{}END:VCALENDAR\r\n",
+        events.concat()
+    )
+}
+
+#[test]
+fn deleting_an_event_whose_uid_is_duplicated_is_refused() {
+    let start = "DTSTART;VALUE=DATE:20260303\r\n";
+    let text = calendar_of(&[
+        event_block("dup@example.com", "Dentist", start),
+        event_block("other@example.com", "Other", start),
+        event_block("dup@example.com", "Hidden copy", start),
+    ]);
+    let shown = read_ics("home", "home.ics", &text).unwrap();
+    assert_eq!(
+        shown
+            .events
+            .iter()
+            .map(|e| e.title.as_str())
+            .collect::<Vec<_>>(),
+        ["Dentist", "Other"]
+    );
+    let error = delete(&text, "dup@example.com").unwrap_err();
+    assert!(matches!(error, CalendarError::InvalidInput(_)), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "event `dup@example.com` is in the file 2 times (BEGIN:VEVENT at line 4 and at line 16); Hearth shows only the first, and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again"
+    );
+    // A copy in a second VCALENDAR counts too: loading reads every VCALENDAR.
+    let two_calendars = format!(
+        "{}{}",
+        calendar_of(&[event_block("dup@example.com", "Dentist", start)]),
+        calendar_of(&[event_block("dup@example.com", "Hidden copy", start)])
+    );
+    assert!(delete(&two_calendars, "dup@example.com").is_err());
+}
+
+#[test]
+fn deleting_removes_the_copy_loading_shows_when_an_earlier_one_is_unreadable() {
+    let text = calendar_of(&[
+        event_block("dup@example.com", "No start, skipped when loading", ""),
+        event_block(
+            "dup@example.com",
+            "Dentist",
+            "DTSTART;VALUE=DATE:20260303\r\n",
+        ),
+    ]);
+    let deleted = delete(&text, "dup@example.com").unwrap();
+    assert!(!deleted.contains("Dentist"), "{deleted}");
+    assert!(deleted.contains("No start"), "{deleted}");
+    assert!(
+        read_ics("home", "home.ics", &deleted)
+            .unwrap()
+            .events
+            .is_empty()
+    );
+}
+
+#[test]
+fn deleting_an_occurrence_whose_override_is_duplicated_is_refused() {
+    let occurrence = EventTime::DateTime {
+        local: local("2026-03-09T09:00"),
+        zone: Zone::Named(chrono_tz::Europe::Berlin),
+    };
+    let changed = EventSpec {
+        start: berlin("2026-03-09T11:00"),
+        end: berlin("2026-03-09T11:15"),
+        ..standup_spec()
+    };
+    let once = update_occurrence(SOURCE, &occurrence, &changed, stamp()).unwrap();
+    let start = once
+        .find("BEGIN:VEVENT\r\nUID:standup@example.com\r\nDTSTAMP:20260301")
+        .unwrap();
+    let end = once[start..].find("END:VEVENT\r\n").unwrap() + start + "END:VEVENT\r\n".len();
+    let twice = format!("{}{}", &once[..end], &once[start..]);
+    assert!(delete_occurrence(&once, "standup@example.com", &occurrence, stamp()).is_ok());
+    let error = delete_occurrence(&twice, "standup@example.com", &occurrence, stamp()).unwrap_err();
+    assert!(
+        error.to_string().starts_with(
+            "the changed occurrence of event `standup@example.com` is in the file 2 times"
+        ),
+        "{error}"
+    );
+}
+
 #[test]
 fn deleting_an_occurrence_adds_an_exdate_in_the_series_form() {
     let occurrence = EventTime::DateTime {

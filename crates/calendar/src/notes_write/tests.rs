@@ -145,3 +145,30 @@ fn skipping_an_occurrence_turns_a_recurring_note_into_an_rrule_note() {
     let event = read(&written);
     assert_eq!(event.recurrence.unwrap().exdates.len(), 1);
 }
+
+#[test]
+fn a_recurring_note_without_a_start_keeps_none_when_changed() {
+    let text = "---\ntitle: Yoga\ntype: recurring\ndaysOfWeek: [W]\nstartTime: '18:00'\nendTime: '19:00'\n---\n";
+    let current = read(text);
+    let spec = EventSpec {
+        title: "Evening yoga".into(),
+        ..spec_of_event(&current)
+    };
+    let updated = update_note(text, &current, &spec, ZONE).unwrap();
+    assert_eq!(
+        updated,
+        "---\ntitle: Evening yoga\ntype: recurring\ndaysOfWeek: [W]\nstartTime: '18:00'\nendTime: '19:00'\nallDay: false\n---\n"
+    );
+}
+
+fn spec_of_event(event: &Event) -> EventSpec {
+    EventSpec {
+        uid: event.uid.clone(),
+        title: event.title.clone(),
+        start: SpecTime::from_event_time(event.start),
+        end: SpecTime::from_event_time(event.end),
+        location: None,
+        description: None,
+        recurrence: RecurrenceSpec::Unchanged,
+    }
+}

@@ -1,9 +1,9 @@
 //! Full Calendar note folders: reading, and Hearth's writes.
 
-use hearth_calendar::{ChangeRequest, EventId, EventInput, EventPatch};
+use hearth_calendar::{CalendarError, ChangeRequest, EventId, EventInput, EventPatch};
 use pretty_assertions::assert_eq;
 
-use super::support::{calendars, copy_notes, occurrences};
+use super::support::{calendars, copy_notes, ics_calendar, occurrences};
 
 fn notes_calendars(dir: &std::path::Path) -> hearth_calendar::Calendars {
     let folder = copy_notes(dir);
@@ -166,5 +166,253 @@ async fn one_occurrence_of_a_note_series_cannot_change_alone() {
     assert!(
         error.to_string().contains("cannot change one occurrence"),
         "{error}"
+    );
+}
+
+fn note_names(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn haircut(day: u32) -> EventInput {
+    EventInput {
+        title: format!("Haircut {day}"),
+        start: format!("2026-03-{day:02}T15:00"),
+        ..EventInput::default()
+    }
+}
+
+#[tokio::test]
+async fn a_batch_that_fails_part_way_writes_no_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendars = notes_calendars(dir.path());
+    let folder = dir.path().join("notes");
+    let before = note_names(&folder);
+    let mut staged = calendars
+        .stage(ChangeRequest::Create {
+            calendar: None,
+            events: vec![haircut(12), haircut(13), haircut(14)],
+        })
+        .await
+        .unwrap();
+    // The third note's name is the first's: its write fails after the first two
+    // succeeded, as when another program takes the name at the last moment.
+    let payload = &mut staged.payload;
+    payload["operation"]["events"][2]["uid"] = payload["operation"]["events"][0]["uid"].clone();
+    payload["target"]["notes"][2] = payload["target"]["notes"][0].clone();
+    let error = calendars.apply(&staged.payload).await.unwrap_err();
+    assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
+    assert_eq!(note_names(&folder), before, "the folder is as it was");
+}
+
+#[tokio::test]
+async fn a_note_edited_after_staging_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendars = notes_calendars(dir.path());
+    let note = dir.path().join("notes/2026-03-03 Dentist.md");
+    let staged = calendars
+        .stage(ChangeRequest::Update {
+            event: EventId::new("notes", "2026-03-03 Dentist.md"),
+            occurrence: None,
+            patch: EventPatch {
+                title: Some("Orthodontist".into()),
+                ..EventPatch::default()
+            },
+        })
+        .await
+        .unwrap();
+    let edited = std::fs::read_to_string(&note).unwrap().replace(
+        "Bring the insurance card.",
+        "Bring the insurance card and the form.",
+    );
+    std::fs::write(&note, &edited).unwrap();
+    let error = calendars.apply(&staged.payload).await.unwrap_err();
+    assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
+    assert!(
+        error.to_string().contains("2026-03-03 Dentist.md"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), edited);
+}
+
+#[tokio::test]
+async fn a_new_note_whose_name_was_taken_after_staging_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendars = notes_calendars(dir.path());
+    let staged = calendars
+        .stage(ChangeRequest::Create {
+            calendar: None,
+            events: vec![haircut(12)],
+        })
+        .await
+        .unwrap();
+    let name = staged.payload["target"]["notes"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(name, "2026-03-12 Haircut 12.md");
+    let note = dir.path().join("notes").join(&name);
+    std::fs::write(&note, "My own note.\n").unwrap();
+    let error = calendars.apply(&staged.payload).await.unwrap_err();
+    assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "My own note.\n");
+}
+
+/// `(title, start)` of every occurrence in 2026 (and early 1970) of a calendar, sorted.
+async fn occurrences_of(calendars: &hearth_calendar::Calendars) -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    for (from, to) in [
+        ("1969-12-01T00:00:00Z", "1970-03-01T00:00:00Z"),
+        ("2025-12-01T00:00:00Z", "2027-01-01T00:00:00Z"),
+    ] {
+        all.extend(
+            occurrences(calendars, from, to)
+                .await
+                .into_iter()
+                .map(|(title, start)| (title, start.to_rfc3339())),
+        );
+    }
+    all.sort();
+    all
+}
+
+fn write_note(folder: &std::path::Path, name: &str, text: &str) {
+    std::fs::write(folder.join(name), text).unwrap();
+}
+
+/// Series whose start is not one of their days, or that have no start at all.
+fn add_off_day_notes(folder: &std::path::Path) {
+    // 2026-01-01 is a Thursday.
+    write_note(
+        folder,
+        "(Every M) Swim.md",
+        "---\ntitle: Health - Swim\ntype: recurring\ndaysOfWeek: [M]\nstartRecur: 2026-01-01\nendRecur: 2026-02-28\nstartTime: '07:00'\nendTime: '08:00'\nallDay: false\n---\n",
+    );
+    write_note(
+        folder,
+        "(Every W) Yoga.md",
+        "---\ntitle: Health - Yoga\ntype: recurring\ndaysOfWeek: [W]\nstartTime: '18:00'\nendTime: '19:00'\n---\n",
+    );
+    // Ends before its first Monday: no occurrence at all.
+    write_note(
+        folder,
+        "(Every M) Never.md",
+        "---\ntitle: Never\ntype: recurring\ndaysOfWeek: [M]\nstartRecur: 2026-01-01\nendRecur: 2026-01-03\nstartTime: '07:00'\n---\n",
+    );
+    write_note(
+        folder,
+        "(Repeats) Review.md",
+        "---\ntitle: Work - Review\ntype: rrule\nallDay: true\nstartDate: 2026-01-01\nrrule: FREQ=MONTHLY;BYDAY=1MO;COUNT=4\nskipDates: [2026-02-02]\n---\n",
+    );
+}
+
+#[tokio::test]
+async fn exported_note_series_start_on_their_first_occurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendars = notes_calendars(dir.path());
+    add_off_day_notes(&dir.path().join("notes"));
+    let exported = calendars.export_ics("notes").await.unwrap();
+    for line in [
+        // The first Monday from 2026-01-01, not the Thursday itself.
+        "DTSTART:20260105T070000\r\nDTEND:20260105T080000\r\nRRULE:FREQ=WEEKLY;UNTIL=20260228T235959;BYDAY=MO\r\n",
+        // No `startRecur`: the first Wednesday from 1970-01-01.
+        "DTSTART:19700107T180000\r\nDTEND:19700107T190000\r\nRRULE:FREQ=WEEKLY;BYDAY=WE\r\n",
+        // The first first-Monday-of-the-month; COUNT still counts the same starts.
+        "DTSTART;VALUE=DATE:20260105\r\nDTEND;VALUE=DATE:20260106\r\nRRULE:FREQ=MONTHLY;COUNT=4;BYDAY=1MO\r\n",
+        "EXDATE;VALUE=DATE:20260202\r\n",
+        // Nothing occurs: its start stays, excluded.
+        "DTSTART:20260101T070000\r\nDTEND:20260101T080000\r\nRRULE:FREQ=WEEKLY;UNTIL=20260103T235959;BYDAY=MO\r\nSEQUENCE:1\r\nEXDATE:20260101T070000\r\n",
+    ] {
+        assert!(
+            exported.contains(line),
+            "{line:?} missing from:\n{exported}"
+        );
+    }
+    assert!(!exported.contains(":1900"), "{exported}");
+    assert_eq!(
+        exported.matches("DTSTART:20260101T070000").count(),
+        1,
+        "{exported}"
+    );
+}
+
+#[tokio::test]
+async fn a_note_folder_exported_to_icalendar_reimports_with_the_same_occurrences() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendars = notes_calendars(dir.path());
+    add_off_day_notes(&dir.path().join("notes"));
+    let exported = calendars.export_ics("notes").await.unwrap();
+    let path = dir.path().join("exported.ics");
+    std::fs::write(&path, &exported).unwrap();
+    let reimported = ics_calendar("copy", &path, chrono_tz::Europe::Berlin);
+    let loaded = reimported.load("copy").await.unwrap();
+    assert_eq!(loaded.warnings, Vec::new());
+    let original = occurrences_of(&calendars).await;
+    assert!(original.len() > 60, "{original:?}");
+    assert_eq!(occurrences_of(&reimported).await, original);
+}
+
+#[tokio::test]
+async fn importing_a_series_whose_start_is_off_its_rule_keeps_every_occurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendars = notes_calendars(dir.path());
+    let folder = dir.path().join("notes");
+    let before = occurrences_of(&calendars).await;
+    // 2026-03-03 is a Tuesday; COUNT=3 counts it, then two Mondays.
+    let text = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\n\
+BEGIN:VEVENT\r\nUID:class@example.com\r\nDTSTAMP:20260101T000000Z\r\n\
+DTSTART;TZID=Europe/Berlin:20260303T090000\r\nDTEND;TZID=Europe/Berlin:20260303T100000\r\n\
+RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=3\r\nSUMMARY:Class\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:plants@example.com\r\nDTSTAMP:20260101T000000Z\r\n\
+DTSTART;VALUE=DATE:20260310\r\nRRULE:FREQ=WEEKLY;BYDAY=MO;UNTIL=20260331\r\n\
+RDATE;VALUE=DATE:20260401\r\nEXDATE;VALUE=DATE:20260316\r\nSUMMARY:Water plants\r\nEND:VEVENT\r\n\
+END:VCALENDAR\r\n";
+    let source = dir.path().join("source.ics");
+    std::fs::write(&source, text).unwrap();
+    let expected =
+        occurrences_of(&ics_calendar("source", &source, chrono_tz::Europe::Berlin)).await;
+    let report = calendars
+        .import_ics(None, text, "source.ics")
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.imported, report.skipped.clone()),
+        (2, Vec::<String>::new())
+    );
+    assert_eq!(
+        report.adapted,
+        vec![
+            "'Class': the occurrence (2026-03-03 09:00 (Europe/Berlin)) is not produced by its rule, which is all a note can repeat; kept as separate single-event notes".to_owned(),
+            "'Water plants': the occurrences (2026-03-10, 2026-04-01) are not produced by its rule, which is all a note can repeat; kept as separate single-event notes".to_owned(),
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(folder.join("(Repeats) Class.md")).unwrap(),
+        "---\ntitle: Class\nallDay: false\ntype: rrule\nstartDate: 2026-03-03\nrrule: FREQ=WEEKLY;COUNT=2;BYDAY=MO\nskipDates: []\nstartTime: 09:00\nendTime: 10:00\n---\n"
+    );
+    assert!(folder.join("2026-03-03 Class.md").exists());
+    let mut after = occurrences_of(&calendars).await;
+    after.retain(|o| !before.contains(o));
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(after, expected);
+    assert_eq!(
+        expected
+            .iter()
+            .map(|(title, start)| format!("{title} {start}"))
+            .collect::<Vec<_>>(),
+        [
+            "Class 2026-03-03T08:00:00+00:00",
+            "Class 2026-03-09T08:00:00+00:00",
+            "Class 2026-03-16T08:00:00+00:00",
+            "Water plants 2026-03-09T23:00:00+00:00",
+            "Water plants 2026-03-22T23:00:00+00:00",
+            "Water plants 2026-03-29T22:00:00+00:00",
+            "Water plants 2026-03-31T22:00:00+00:00",
+        ]
     );
 }

@@ -315,3 +315,38 @@ async fn import_copies_events_verbatim_and_skips_known_uids() {
     assert_eq!((again.imported, again.skipped.len()), (0, 3));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
+
+#[tokio::test]
+async fn deleting_an_event_whose_uid_is_in_the_file_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("home.ics");
+    let event = |summary: &str, day: &str| {
+        format!(
+            "BEGIN:VEVENT\r\nUID:dup@example.com\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:{day}\r\nSUMMARY:{summary}\r\nEND:VEVENT\r\n"
+        )
+    };
+    let text = format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\n{}{}END:VCALENDAR\r\n",
+        event("Dentist", "20260303"),
+        event("Copy from an old sync", "20260305")
+    );
+    std::fs::write(&path, &text).unwrap();
+    let calendars = ics_calendar("home", &path, chrono_tz::Europe::Berlin);
+    let shown = occurrences(&calendars, "2026-03-01T00:00:00Z", "2026-03-10T00:00:00Z").await;
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0].0, "Dentist");
+    let error = calendars
+        .stage(ChangeRequest::Delete {
+            event: EventId::new("home", "dup@example.com"),
+            occurrence: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("is in the file 2 times (BEGIN:VEVENT at line 4 and at line 10)"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}

@@ -185,3 +185,54 @@ fn a_default_calendar_is_created_on_first_use_without_configuration() {
             .contains("SUMMARY:First")
     );
 }
+
+#[test]
+fn importing_a_file_that_is_not_utf8_warns_and_imports_it() {
+    let (hearth, calendar) = with_calendar();
+    // Latin-1 "Café" in the summary, as an old export might write it.
+    let mut bytes = OUTLOOK_EXPORT
+        .replace("Work - Meetings - Standup", "Work - Caf\u{1}")
+        .into_bytes();
+    let at = bytes.iter().position(|b| *b == 1).unwrap();
+    bytes[at] = 0xE9;
+    let file = hearth.home.path().join("latin1.ics");
+    std::fs::write(&file, &bytes).unwrap();
+    let output = hearth.ok(&["calendar", "import", file.to_str().unwrap()]);
+    assert!(
+        output.starts_with("Imported 1 event into `home`.\n"),
+        "{output}"
+    );
+    assert!(
+        output.contains("the file is not valid UTF-8 (first bad byte at offset")
+            && output.contains("unreadable characters are imported as �"),
+        "{output}"
+    );
+    assert!(
+        std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("SUMMARY:Work - Caf�\r\n")
+    );
+}
+
+#[test]
+fn importing_a_file_over_the_size_limit_is_refused_with_the_limit() {
+    let (hearth, calendar) = with_calendar();
+    let file = hearth.write("huge.ics", OUTLOOK_EXPORT);
+    // Sparse: the size is what counts, and it is checked before reading.
+    let limit = hearth_calendar::DEFAULT_MAX_CALENDAR_BYTES;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(limit + 1)
+        .unwrap();
+    let error = hearth.fails(&["calendar", "import", file.to_str().unwrap()]);
+    assert!(
+        error.contains(&format!(
+            "huge.ics is {} bytes, over the limit of {limit} bytes",
+            limit + 1
+        )),
+        "{error}"
+    );
+    assert!(!calendar.exists(), "nothing was imported");
+}
