@@ -33,12 +33,13 @@ fn write_error(path: &Path) -> impl FnOnce(io::Error) -> CalendarError + '_ {
 }
 
 /// Writes `bytes` to `path` atomically and durably.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: WriteMode) -> Result<()> {
-    let folder = folder_of(path);
+/// `bytes` in a synced temporary file beside `path`, with `path`'s permissions when it
+/// exists. `persist` does not sync: the data is synced here, the folder after the rename.
+fn synced_temporary(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
     let mut temporary = tempfile::Builder::new()
         .prefix(".hearth-")
         .suffix(".tmp")
-        .tempfile_in(&folder)
+        .tempfile_in(folder_of(path))
         .map_err(write_error(path))?;
     temporary.write_all(bytes).map_err(write_error(path))?;
     if let Ok(metadata) = fs::metadata(path) {
@@ -47,8 +48,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: WriteMode) -> Result
             .set_permissions(metadata.permissions())
             .map_err(write_error(path))?;
     }
-    // `persist` does not sync: the data first, then (after the rename) the folder.
     temporary.as_file().sync_all().map_err(write_error(path))?;
+    Ok(temporary)
+}
+
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: WriteMode) -> Result<()> {
+    let folder = folder_of(path);
+    let temporary = synced_temporary(path, bytes)?;
     match mode {
         WriteMode::Replace => temporary
             .persist(path)
@@ -228,20 +234,7 @@ fn prepare(
     };
     let created = create_parents(path)?;
     created_folders.extend(created);
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".hearth-")
-        .suffix(".tmp")
-        .tempfile_in(folder_of(path))
-        .map_err(write_error(path))?;
-    temporary.write_all(bytes).map_err(write_error(path))?;
-    if let Ok(metadata) = fs::metadata(path) {
-        temporary
-            .as_file()
-            .set_permissions(metadata.permissions())
-            .map_err(write_error(path))?;
-    }
-    temporary.as_file().sync_all().map_err(write_error(path))?;
-    Ok(Some(temporary))
+    synced_temporary(path, bytes).map(Some)
 }
 
 /// Puts one prepared change in place, recording how to undo it.

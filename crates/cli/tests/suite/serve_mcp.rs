@@ -21,15 +21,20 @@ fn arguments(value: Value) -> Map<String, Value> {
     }
 }
 
-#[tokio::test]
-async fn an_mcp_client_stages_a_change_that_another_client_approves() {
-    let (hearth, calendar) = with_calendar();
-    let served = Served::start(hearth, &[], &[]);
+/// An rmcp client on the server's `/mcp`, with the token.
+async fn mcp_client(served: &Served) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
             .auth_header(served.token.expose()),
     );
-    let mcp = ().serve(transport).await.unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+#[tokio::test]
+async fn an_mcp_client_stages_a_change_that_another_client_approves() {
+    let (hearth, calendar) = with_calendar();
+    let served = Served::start(hearth, &[], &[]);
+    let mcp = mcp_client(&served).await;
     let tools = mcp.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     for expected in ["calendar_list", "event_create", "web_fetch"] {
@@ -129,11 +134,7 @@ async fn web_fetch_refuses_the_port_the_server_really_listens_on() {
     // `--port 0` picked a port no configuration names: the tools must still deny it,
     // before asking whether the address is loopback.
     let own = format!("http://127.0.0.1:{}/health", served.port);
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
-            .auth_header(served.token.expose()),
-    );
-    let mcp = ().serve(transport).await.unwrap();
+    let mcp = mcp_client(&served).await;
     let fetched = mcp
         .call_tool(
             CallToolRequestParams::new("web_fetch").with_arguments(arguments(json!({"url": own}))),
@@ -172,11 +173,7 @@ async fn web_fetch_refuses_the_port_the_server_really_listens_on() {
 async fn a_change_rejected_over_the_protocol_is_never_written_nor_approvable() {
     let (hearth, calendar) = with_calendar();
     let served = Served::start(hearth, &[], &[]);
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
-            .auth_header(served.token.expose()),
-    );
-    let mcp = ().serve(transport).await.unwrap();
+    let mcp = mcp_client(&served).await;
     let staged = mcp
         .call_tool(
             CallToolRequestParams::new("event_create").with_arguments(arguments(

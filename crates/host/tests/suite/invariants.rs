@@ -211,9 +211,17 @@ async fn peers_restore_lazily_coalesced_and_retryable() {
     assert!(test.host.peek_chat(&peer).is_some());
 }
 
-/// I5: a resolve that finishes after its session was deleted publishes nothing.
-#[tokio::test]
-async fn stale_resolves_are_dropped_after_delete() {
+/// A restarted session with one peer whose `materialize_chat` takes `delay`, and a
+/// resolve of that peer already in flight: (host, fresh harness, session, peer, resolve).
+async fn restored_with_a_slow_peer_resolve(
+    delay: std::time::Duration,
+) -> (
+    TestHost,
+    Arc<FakeAgent>,
+    hearth_core::SessionUri,
+    ChatUri,
+    tokio::task::JoinHandle<hearth_host::HostResult<()>>,
+) {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
@@ -225,11 +233,19 @@ async fn stale_resolves_are_dropped_after_delete() {
     let fresh = FakeAgent::new("fake");
     let test = test.restart(agents(&fresh)).await;
     test.host.session(&session).await.unwrap();
-    fresh.delay_materialize(std::time::Duration::from_millis(300));
+    fresh.delay_materialize(delay);
     let host = test.host.clone();
     let pending_peer = peer.clone();
     let resolve = tokio::spawn(async move { host.resolve_chat(&pending_peer).await });
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    (test, fresh, session, peer, resolve)
+}
+
+/// I5: a resolve that finishes after its session was deleted publishes nothing.
+#[tokio::test]
+async fn stale_resolves_are_dropped_after_delete() {
+    let (test, fresh, session, peer, resolve) =
+        restored_with_a_slow_peer_resolve(std::time::Duration::from_millis(300)).await;
     fresh.delay_materialize(std::time::Duration::ZERO);
     test.host.delete_session(&session).await.unwrap();
     assert!(resolve.await.unwrap().is_err());
@@ -250,22 +266,8 @@ async fn stale_resolves_are_dropped_after_delete() {
 /// I5: eviction leaves a chat that is being resolved alone, and takes it once resolved.
 #[tokio::test]
 async fn eviction_waits_for_a_resolve_in_flight() {
-    let fake = FakeAgent::new("fake");
-    let test = TestHost::start(agents(&fake)).await;
-    let session = test.session("fake").await;
-    let peer = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
-    let fresh = FakeAgent::new("fake");
-    let test = test.restart(agents(&fresh)).await;
-    test.host.session(&session).await.unwrap();
-    fresh.delay_materialize(std::time::Duration::from_millis(200));
-    let host = test.host.clone();
-    let pending_peer = peer.clone();
-    let resolve = tokio::spawn(async move { host.resolve_chat(&pending_peer).await });
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let (test, fresh, _session, peer, resolve) =
+        restored_with_a_slow_peer_resolve(std::time::Duration::from_millis(200)).await;
     assert_eq!(test.host.evict_idle(std::time::Duration::ZERO).await, 0);
     resolve.await.unwrap().unwrap();
     assert!(test.host.peek_chat(&peer).is_some(), "resolved and kept");
