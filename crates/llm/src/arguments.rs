@@ -52,6 +52,20 @@ pub fn parse_tool_arguments(
         },
         other => other,
     };
+    // Prose before the object can hold brackets of its own ("call [1/2]: {…}"): an
+    // object further on is what was meant.
+    let value = match raw.find('{') {
+        Some(at) if !value.is_object() && at > 0 && parsed.repaired => {
+            match repair_json(&raw[at..]) {
+                Some(object) if object.value.is_object() => {
+                    repaired = true;
+                    object.value
+                }
+                _ => value,
+            }
+        }
+        _ => value,
+    };
     if !value.is_object() {
         return Err(error(
             tool,
@@ -137,6 +151,8 @@ mod tests {
             r#"{"city": "Oslo"#,
             "```json\n{'city': 'Oslo',}\n```",
             r#""{\"city\": \"Oslo\"}""#,
+            r#"call [1/1]: {"city": "Oslo"}"#,
+            r#"Here you go (see [docs]): {"city": "Oslo"} — done"#,
         ] {
             assert_eq!(
                 parse_tool_arguments(&weather(), raw).unwrap(),
@@ -180,6 +196,12 @@ mod tests {
 
     #[test]
     fn non_objects_are_refused() {
+        // Valid JSON that is not an object is refused as it is, never mined for an object.
+        let nested = parse_tool_arguments(&weather(), r#"[1, {"city": "Oslo"}]"#).unwrap_err();
+        assert!(
+            nested.problems[0].contains("must be one JSON object"),
+            "{nested:?}"
+        );
         let error = parse_tool_arguments(&weather(), "[1, 2]").unwrap_err();
         assert_eq!(
             error.problems,
