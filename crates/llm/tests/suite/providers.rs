@@ -246,3 +246,37 @@ async fn keys_echoed_in_errors_inside_a_stream_are_redacted() {
         assert!(!format!("{error:?}").contains(KEY), "{error:?}");
     }
 }
+
+#[tokio::test]
+async fn max_retries_from_the_configuration_bounds_the_attempts() {
+    let server = MockModelServer::start().await.unwrap();
+    let config = |retries: u32| {
+        Config::parse(
+            &format!(
+                "[providers.lab]\nkind = \"openai\"\nbase_url = \"{}\"\napi_key = \"{KEY}\"\nmax_retries = {retries}\n",
+                server.url_with("/v1")
+            ),
+            Path::new("config.toml"),
+        )
+        .unwrap()
+    };
+    let env = Environment::from_pairs(Vec::<(String, String)>::new());
+    for retries in [0_u32, 1] {
+        let before = server.requests().len();
+        for _ in 0..=retries {
+            server.enqueue(
+                MockResponse::openai_error(503, "overloaded", "server_error")
+                    .with_header("retry-after-ms", "1"),
+            );
+        }
+        let discovery = discover(&config(retries), &env, closed_port()).await;
+        let client = discovery.get("lab").unwrap().client().unwrap();
+        let (_, error) = drain(client.stream(hello("m"), CancellationToken::new())).await;
+        assert!(error.is_some(), "every attempt failed");
+        assert_eq!(
+            server.requests().len() - before,
+            retries as usize + 1,
+            "max_retries = {retries}"
+        );
+    }
+}
