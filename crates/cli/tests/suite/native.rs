@@ -7,7 +7,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::mock::{
-    MODEL, completions, configure, conversation, mock_config, ok, pair, run, server,
+    MODEL, command, completions, configure, conversation, mock_config, ok, pair, run, server,
 };
 use super::support::{Hearth, stderr_line_count};
 
@@ -214,4 +214,67 @@ fn doctor_without_providers_says_how_to_add_one() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("No model provider is set up"), "{stdout}");
     assert!(stdout.contains("hearth run --provider replay"), "{stdout}");
+}
+
+#[test]
+fn the_api_key_reaches_the_provider_and_nowhere_else() {
+    const SECRET: &str = "sk-e2e-secret-0123456789abcdef";
+    let server = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &mock_config(&server).replace(
+            "max_retries = 0\n",
+            "max_retries = 0\napi_key_env = \"HEARTH_TEST_E2E_KEY\"\n",
+        ),
+    );
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["po", "ng"], 9, 1));
+    server.enqueue(MockResponse::openai_error(
+        401,
+        &format!("Incorrect API key provided: {SECRET}"),
+        "invalid_request_error",
+    ));
+    let with_key = |args: &[&str]| {
+        command(&hearth)
+            .env("HEARTH_TEST_E2E_KEY", SECRET)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let first = with_key(&["-vv", "run", "say ping"]);
+    assert!(first.status.success());
+    let session = hearth.session_uris().remove(0);
+    let second = with_key(&["-vv", "run", "--session", &session, "again"]);
+    assert!(!second.status.success());
+    let asked = completions(&server);
+    assert_eq!(
+        asked[0].header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str()),
+        "the key is sent to the provider"
+    );
+    let mut seen = vec![
+        String::from_utf8_lossy(&first.stdout).into_owned(),
+        String::from_utf8_lossy(&first.stderr).into_owned(),
+        String::from_utf8_lossy(&second.stdout).into_owned(),
+        String::from_utf8_lossy(&second.stderr).into_owned(),
+        hearth.ok(&["sessions", "show", "--json", &session]),
+        hearth.ok(&["audit", "export"]),
+    ];
+    for entry in std::fs::read_dir(hearth.home.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            seen.push(String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned());
+        }
+    }
+    assert!(
+        seen[3].contains("Incorrect API key provided"),
+        "the provider's message is shown: {}",
+        seen[3]
+    );
+    for (index, text) in seen.iter().enumerate() {
+        assert!(
+            !text.contains(SECRET),
+            "the key leaked into item {index}: {text}"
+        );
+    }
 }
