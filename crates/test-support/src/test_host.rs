@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_core::{Action, Agent, Envelope, ProviderId, Scope, SessionUri, StopReason, TurnId};
+use hearth_core::{
+    Action, Agent, ChatSeed, ChatUri, Envelope, ProviderId, Scope, SessionUri, StopReason, TurnId,
+};
 use hearth_host::{Host, HostConfig, NewSessionRequest};
 use hearth_store::SqliteStore;
 use tempfile::TempDir;
@@ -78,6 +80,14 @@ impl TestHost {
         drop(host);
         store.close().await;
         Self::start_in(dir, agents, test_config()).await
+    }
+
+    /// A fresh peer chat in `session`.
+    pub async fn peer(&self, session: &SessionUri) -> ChatUri {
+        self.host
+            .create_chat(session, ChatSeed::Fresh)
+            .await
+            .unwrap_or_else(|error| panic!("create peer chat: {error}"))
     }
 
     /// Creates a global session on a provider.

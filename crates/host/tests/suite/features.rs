@@ -21,16 +21,8 @@ async fn deleting_disposes_peers_first_and_the_default_last() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
-    let first = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
-    let second = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
+    let first = test.peer(&session).await;
+    let second = test.peer(&session).await;
     test.host.delete_session(&session).await.unwrap();
     let disposed: Vec<ChatUri> = fake
         .calls()

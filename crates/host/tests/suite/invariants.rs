@@ -163,11 +163,7 @@ async fn peers_restore_lazily_coalesced_and_retryable() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
-    let peer = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
+    let peer = test.peer(&session).await;
     let fresh = FakeAgent::new("fake");
     let test = test.restart(agents(&fresh)).await;
     let state = test.host.session(&session).await.unwrap();
@@ -225,11 +221,7 @@ async fn restored_with_a_slow_peer_resolve(
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
-    let peer = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
+    let peer = test.peer(&session).await;
     let fresh = FakeAgent::new("fake");
     let test = test.restart(agents(&fresh)).await;
     test.host.session(&session).await.unwrap();
@@ -356,11 +348,7 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
     fake.discover_on_create(std::time::Duration::from_millis(100));
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
-    let peer = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
+    let peer = test.peer(&session).await;
     // Anything deferred is registered (or refused) once the creations are done.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     test.host.flush().await;

@@ -149,11 +149,7 @@ async fn idle_sessions_are_released_never_destroyed() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
-    let peer = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
+    let peer = test.peer(&session).await;
     let chat = ChatUri::default_for(&session);
     answered_turn(&test, &fake, &chat, "q", "a").await;
     // A subscriber keeps it loaded.

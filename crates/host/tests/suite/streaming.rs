@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{
-    Action, Agent, AgentError, ChatSeed, ChatUri, ResourceUri, ResponsePart, Signal, StopReason,
-    TurnId, UserMessage,
+    Action, Agent, AgentError, ChatUri, ResourceUri, ResponsePart, Signal, StopReason, TurnId,
+    UserMessage,
 };
 use hearth_host::HostError;
 use hearth_store::Store;
@@ -28,11 +28,7 @@ async fn several_chats_of_one_session_run_at_once() {
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
     let first = ChatUri::default_for(&session);
-    let second = test
-        .host
-        .create_chat(&session, ChatSeed::Fresh)
-        .await
-        .unwrap();
+    let second = test.peer(&session).await;
     let mut one = test
         .host
         .subscribe(&ResourceUri::Chat(first.clone()))
