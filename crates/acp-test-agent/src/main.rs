@@ -1,0 +1,3 @@
+//! A deterministic ACP agent for Hearth's tests.
+
+fn main() {}

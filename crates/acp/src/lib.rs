@@ -1,0 +1,1 @@
+//! Hearth's harness for external agents that speak the Agent Client Protocol.

@@ -1,0 +1,1 @@
+//! File access confined to a set of root directories.
