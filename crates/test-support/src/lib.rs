@@ -7,10 +7,13 @@
 pub mod conformance;
 mod fake_agent;
 pub mod model_server;
+pub mod real_agents;
 mod test_host;
 
 pub use fake_agent::{Call, FakeAgent};
 pub use model_server::{
-    AnthropicStream, MockModelServer, MockResponse, OpenAiStream, RecordedRequest,
+    AnthropicStream, GeminiStream, MockModelServer, MockResponse, OpenAiStream, RecordedRequest,
+    Responder, ResponsesStream,
 };
+pub use real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
 pub use test_host::{TestHost, WAIT, eventually, next_envelope, test_config, until_turn_completes};

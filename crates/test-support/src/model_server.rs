@@ -4,8 +4,16 @@
 //! It is a small HTTP/1.1 server of its own rather than a general mock library because
 //! the faults it must produce happen below the level such libraries work at: a
 //! connection reset in the middle of a chunked stream, pauses between two SSE events,
-//! a response that never comes. Responses are served first-in first-out; when the queue
-//! is empty, the fallback response (if set) is served, else a 500 naming the request.
+//! a response that never comes.
+//!
+//! Each request is answered by the first of these that has an answer, in this order:
+//! 1. the responder (`set_responder`), a function that may answer any request from its
+//!    contents — how a real agent's incidental requests (token counts, titles, model
+//!    lists), whose order is not fixed, are served;
+//! 2. the queue of the longest path prefix that matches the request (`enqueue_for`);
+//! 3. the main queue (`enqueue`), first-in first-out;
+//! 4. the fallback response (`set_fallback`);
+//! 5. a 500 naming the request.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -18,8 +26,10 @@
 //! ```
 
 mod anthropic;
+mod gemini;
 mod http;
 mod openai;
+mod responses;
 
 use std::collections::VecDeque;
 use std::io;
@@ -32,8 +42,15 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::task::{JoinHandle, JoinSet};
 
-pub use anthropic::{AnthropicStream, anthropic_error_body, anthropic_message};
+pub use anthropic::{
+    AnthropicStream, anthropic_count_tokens, anthropic_error_body, anthropic_message,
+};
+pub use gemini::{GeminiStream, gemini_count_tokens, gemini_error_body, gemini_response};
 pub use openai::{OpenAiStream, openai_completion, openai_error_body};
+pub use responses::{ResponsesStream, responses_response};
+
+/// Answers a request from its contents, or passes (`None`) to the queues.
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<MockResponse> + Send + Sync>;
 
 /// One step of a streamed (chunked) response body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,11 +226,30 @@ struct Exchange {
     timing: Timing,
 }
 
+/// Responses queued for the requests whose path (with its query) starts with `prefix`.
+struct Route {
+    prefix: String,
+    queue: VecDeque<MockResponse>,
+}
+
 #[derive(Default)]
 struct State {
+    responder: Option<Responder>,
+    routes: Vec<Route>,
     queue: VecDeque<MockResponse>,
     fallback: Option<MockResponse>,
     exchanges: Vec<Exchange>,
+}
+
+impl State {
+    /// The next response queued for the longest prefix of `path` that has one.
+    fn take_routed(&mut self, path: &str) -> Option<MockResponse> {
+        self.routes
+            .iter_mut()
+            .filter(|route| path.starts_with(&route.prefix) && !route.queue.is_empty())
+            .max_by_key(|route| route.prefix.len())
+            .and_then(|route| route.queue.pop_front())
+    }
 }
 
 #[derive(Default)]
@@ -228,10 +264,14 @@ impl Shared {
     }
 
     fn record(&self, request: RecordedRequest) -> (usize, MockResponse) {
+        // The responder runs without the lock: it may take its time, or ask the server
+        // what it has recorded so far.
+        let responder = self.lock().responder.clone();
+        let answered = responder.and_then(|respond| respond(&request));
         let mut state = self.lock();
-        let response = state
-            .queue
-            .pop_front()
+        let response = answered
+            .or_else(|| state.take_routed(&request.path))
+            .or_else(|| state.queue.pop_front())
             .or_else(|| state.fallback.clone())
             .unwrap_or_else(|| {
                 MockResponse::openai_error(
@@ -331,6 +371,38 @@ impl MockModelServer {
         self
     }
 
+    /// Queues a response for the requests whose path (query included) starts with
+    /// `path_prefix`, e.g. `"/v1/messages/count_tokens"`. A request matching several
+    /// prefixes takes from the longest one that has a response left; one matching none
+    /// (or only empty ones) takes from the main queue.
+    pub fn enqueue_for(&self, path_prefix: &str, response: impl Into<MockResponse>) -> &Self {
+        let mut state = self.shared.lock();
+        let response = response.into();
+        match state
+            .routes
+            .iter_mut()
+            .find(|route| route.prefix == path_prefix)
+        {
+            Some(route) => route.queue.push_back(response),
+            None => state.routes.push(Route {
+                prefix: path_prefix.to_owned(),
+                queue: VecDeque::from([response]),
+            }),
+        }
+        self
+    }
+
+    /// Consults `responder` first for every request from now on (replacing any earlier
+    /// one); when it returns `None`, the queues answer as before.
+    pub fn set_responder(&self, responder: Responder) {
+        self.shared.lock().responder = Some(responder);
+    }
+
+    /// Removes the responder.
+    pub fn clear_responder(&self) {
+        self.shared.lock().responder = None;
+    }
+
     /// The response served whenever the queue is empty.
     pub fn set_fallback(&self, response: impl Into<MockResponse>) {
         self.shared.lock().fallback = Some(response.into());
@@ -378,9 +450,42 @@ impl MockModelServer {
         }
     }
 
-    /// Responses still queued.
+    /// Waits (at most `timeout`) for a request that satisfies `matches`, received
+    /// before or during the wait; returns the first such one.
+    pub async fn wait_for_request(
+        &self,
+        timeout: Duration,
+        matches: impl Fn(&RecordedRequest) -> bool,
+    ) -> Option<RecordedRequest> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let changed = self.shared.changed.notified();
+            let found = self
+                .shared
+                .lock()
+                .exchanges
+                .iter()
+                .map(|exchange| &exchange.request)
+                .find(|request| matches(request))
+                .cloned();
+            if found.is_some() {
+                return found;
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Responses still queued, in the main queue and the path queues.
     pub fn pending(&self) -> usize {
-        self.shared.lock().queue.len()
+        let state = self.shared.lock();
+        state.queue.len()
+            + state
+                .routes
+                .iter()
+                .map(|route| route.queue.len())
+                .sum::<usize>()
     }
 }
 

@@ -226,3 +226,8 @@ pub fn anthropic_message(model: &str, text: &str) -> Value {
         "usage": {"input_tokens": 5, "output_tokens": 2},
     })
 }
+
+/// A `POST /v1/messages/count_tokens` answer.
+pub fn anthropic_count_tokens(input_tokens: u64) -> Value {
+    json!({"input_tokens": input_tokens})
+}
