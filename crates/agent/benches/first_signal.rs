@@ -52,7 +52,7 @@ async fn main() -> Result<()> {
     ));
     let first_signal: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     let seen = Arc::clone(&first_signal);
-    agent.attach(EventSink::new(move |event| {
+    agent.attach(EventSink::from_fn(move |event| {
         if let AgentEvent::Progress {
             signal: Signal::TextDelta { .. },
             ..

@@ -331,7 +331,11 @@ impl Inner {
     }
 
     /// Changes a held chat's backing and tells the host the new blob.
-    pub fn update_backing(&self, chat: &ChatUri, change: impl FnOnce(&mut Backing)) -> Result<()> {
+    pub async fn update_backing(
+        &self,
+        chat: &ChatUri,
+        change: impl FnOnce(&mut Backing),
+    ) -> Result<()> {
         let provider_data = {
             let mut chats = self.lock();
             let entry = chats
@@ -342,7 +346,8 @@ impl Inner {
             entry.backing.encode(chat)?
         };
         self.sink()
-            .progress(chat, Signal::ProviderDataChanged { provider_data });
+            .progress(chat, Signal::ProviderDataChanged { provider_data })
+            .await;
         Ok(())
     }
 

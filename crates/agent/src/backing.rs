@@ -131,6 +131,10 @@ impl TurnRecord {
                             arguments: call.arguments.clone(),
                             status: ToolCallStatus::Pending,
                             result: None,
+                            title: None,
+                            kind: None,
+                            locations: Vec::new(),
+                            content: Vec::new(),
                         }));
                     }
                 }
@@ -341,6 +345,10 @@ mod tests {
                         content: "nope".into(),
                         is_error: true
                     }),
+                    title: None,
+                    kind: None,
+                    locations: Vec::new(),
+                    content: Vec::new(),
                 }),
                 ResponsePart::Text {
                     text: "done".into()

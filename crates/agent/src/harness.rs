@@ -182,7 +182,8 @@ impl NativeAgent {
             && !matches!(started.role, Role::Subagent { .. }))
         .then(|| (record.user.text.clone(), record.final_text()));
         if let Some(provider_data) = inner.finish_run(chat, started.run, record) {
-            sink.progress(chat, Signal::ProviderDataChanged { provider_data });
+            sink.progress(chat, Signal::ProviderDataChanged { provider_data })
+                .await;
         }
         if let Some((prompt, answer)) = first_exchange {
             let background = inner
@@ -264,10 +265,13 @@ impl Agent for NativeAgent {
         if model.is_empty() {
             return ready(Err(Error::InvalidModel { model }));
         }
-        ready(
+        async move {
             self.inner
-                .update_backing(&context.chat, |backing| backing.model = Some(model)),
-        )
+                .update_backing(&context.chat, |backing| backing.model = Some(model))
+                .await
+                .map_err(AgentError::from)
+        }
+        .boxed()
     }
 
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {

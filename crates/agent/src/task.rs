@@ -81,27 +81,31 @@ impl TurnLoop<'_> {
         let run = self
             .inner
             .add_running(&child, backing, &child_turn, &cancel);
-        self.sink.emit(AgentEvent::SpawnChat {
-            chat: child.clone(),
-            origin: ChatOrigin::Tool {
-                parent_chat: self.chat.clone(),
-                tool_call_id: call_id.to_owned(),
-            },
-            title,
-            backing: ChatBacking {
-                provider_data,
-                backing: None,
-                model: Some(self.model.clone()),
-            },
-        });
+        self.sink
+            .send(AgentEvent::SpawnChat {
+                chat: child.clone(),
+                origin: ChatOrigin::Tool {
+                    parent_chat: self.chat.clone(),
+                    tool_call_id: call_id.to_owned(),
+                },
+                title,
+                backing: ChatBacking {
+                    provider_data,
+                    backing: None,
+                    model: Some(self.model.clone()),
+                },
+            })
+            .await;
         let user = UserMessage::text(prompt);
-        self.sink.progress(
-            &child,
-            Signal::TurnStarted {
-                turn_id: child_turn.clone(),
-                user: user.clone(),
-            },
-        );
+        self.sink
+            .progress(
+                &child,
+                Signal::TurnStarted {
+                    turn_id: child_turn.clone(),
+                    user: user.clone(),
+                },
+            )
+            .await;
         let tools = self.inner.offered_tools(&self.chat_context, depth);
         let subagent = TurnLoop {
             chat: child.clone(),
@@ -116,30 +120,35 @@ impl TurnLoop<'_> {
         let ended = subagent.run(&[], &mut record).await;
         let stop_reason = ended.stop_reason();
         if let Ended::Failed(error, _) = &ended {
-            self.sink.progress(
-                &child,
-                Signal::Error {
-                    turn_id: child_turn.clone(),
-                    message: error.message.clone(),
-                },
-            );
+            self.sink
+                .progress(
+                    &child,
+                    Signal::Error {
+                        turn_id: child_turn.clone(),
+                        message: error.message.clone(),
+                    },
+                )
+                .await;
         }
         let usage = ended.usage();
         record.finish(stop_reason.clone(), usage);
         let answer = record.final_text();
-        self.sink.progress(
-            &child,
-            Signal::TurnCompleted {
-                turn_id: child_turn,
-                stop_reason,
-                usage,
-            },
-        );
+        self.sink
+            .progress(
+                &child,
+                Signal::TurnCompleted {
+                    turn_id: child_turn,
+                    stop_reason,
+                    usage,
+                },
+            )
+            .await;
         if let Some(provider_data) = self.inner.finish_run(&child, run, record) {
             self.sink
-                .progress(&child, Signal::ProviderDataChanged { provider_data });
+                .progress(&child, Signal::ProviderDataChanged { provider_data })
+                .await;
         }
-        self.sink.emit(AgentEvent::EndChat { chat: child });
+        self.sink.send(AgentEvent::EndChat { chat: child }).await;
         match ended {
             Ended::Aborted(_) => Outcome {
                 content: format!("The subagent was stopped before it finished. {answer}")

@@ -78,14 +78,21 @@ pub(crate) fn spawn_title(
             return;
         };
         let mut changed = false;
-        let updated = inner.update_backing(&chat, |backing| {
-            if backing.title.is_none() {
-                backing.title = Some(title.clone());
-                changed = true;
-            }
-        });
+        let updated = inner
+            .update_backing(&chat, |backing| {
+                if backing.title.is_none() {
+                    backing.title = Some(title.clone());
+                    changed = true;
+                }
+            })
+            .await;
         match updated {
-            Ok(()) if changed => inner.sink().progress(&chat, Signal::TitleChanged { title }),
+            Ok(()) if changed => {
+                inner
+                    .sink()
+                    .progress(&chat, Signal::TitleChanged { title })
+                    .await
+            }
             Ok(()) => {}
             Err(error) => tracing::debug!(%chat, %error, "the chat went away before its title"),
         }

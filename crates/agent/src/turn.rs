@@ -7,7 +7,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     AgentError, ChatContext, ChatUri, EventSink, SessionUri, Signal, StopReason, ToolCallContext,
-    ToolResult, TurnId, Usage, new_id,
+    ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, TurnId, Usage, new_id,
 };
 use hearth_llm::{
     CompletedToolCall, FinishReason, LlmError, Message, ModelRequest, StreamEvent, ToolCall,
@@ -134,8 +134,8 @@ impl TurnLoop<'_> {
         })
     }
 
-    fn signal(&self, signal: Signal) {
-        self.sink.progress(&self.chat, signal);
+    async fn signal(&self, signal: Signal) {
+        self.sink.progress(&self.chat, signal).await;
     }
 
     /// Runs the loop; `prior` is the conversation before the turn, `record` collects the
@@ -167,7 +167,8 @@ impl TurnLoop<'_> {
                                 "Not run: this turn reached its limit of {limit} model calls. \
                                  Call the tool again in the next turn if it is still needed."
                             ),
-                        );
+                        )
+                        .await;
                         return Ended::Stopped(StopReason::StepLimit, tally.total());
                     }
                     Step::Calls(calls) => {
@@ -210,34 +211,43 @@ impl TurnLoop<'_> {
                     attempt,
                     delay,
                     reason,
-                }) => self.signal(Signal::Error {
-                    turn_id: self.turn_id.clone(),
-                    message: format!(
-                        "{reason}; retrying in {} (retry {attempt})",
-                        short_duration(delay)
-                    ),
-                }),
+                }) => {
+                    self.signal(Signal::Error {
+                        turn_id: self.turn_id.clone(),
+                        message: format!(
+                            "{reason}; retrying in {} (retry {attempt})",
+                            short_duration(delay)
+                        ),
+                    })
+                    .await
+                }
                 Ok(StreamEvent::TextDelta { text: delta }) if !delta.is_empty() => {
                     text.push_str(&delta);
                     self.signal(Signal::TextDelta {
                         turn_id: self.turn_id.clone(),
                         text: delta,
-                    });
+                    })
+                    .await;
                 }
                 Ok(StreamEvent::ReasoningDelta { text: delta }) if !delta.is_empty() => {
                     self.signal(Signal::ReasoningDelta {
                         turn_id: self.turn_id.clone(),
                         text: delta,
-                    });
+                    })
+                    .await;
                 }
                 Ok(StreamEvent::ToolCallCompleted(call)) => {
                     let call = self.prepare(call);
                     self.signal(Signal::ToolCallStarted {
                         turn_id: self.turn_id.clone(),
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.recorded.clone(),
-                    });
+                        call: ToolCallPart::new(
+                            call.id.clone(),
+                            call.name.clone(),
+                            call.recorded.clone(),
+                            ToolCallStatus::Running,
+                        ),
+                    })
+                    .await;
                     calls.push(call);
                 }
                 Ok(StreamEvent::Usage(usage)) => {
@@ -246,7 +256,8 @@ impl TurnLoop<'_> {
                         self.signal(Signal::Usage {
                             turn_id: self.turn_id.clone(),
                             usage,
-                        });
+                        })
+                        .await;
                     }
                 }
                 Ok(StreamEvent::Finished { reason }) => finish = Some(reason),
@@ -280,11 +291,13 @@ impl TurnLoop<'_> {
                 .push(Message::Assistant { text, tool_calls });
         }
         if self.cancel.is_cancelled() {
-            self.skip(record, &calls, "Not run: the user stopped the turn.");
+            self.skip(record, &calls, "Not run: the user stopped the turn.")
+                .await;
             return Step::Aborted;
         }
         if let Some(error) = failure {
-            self.skip(record, &calls, "Not run: the model call failed.");
+            self.skip(record, &calls, "Not run: the model call failed.")
+                .await;
             return Step::Failed(error);
         }
         if calls.is_empty() {
@@ -344,7 +357,8 @@ impl TurnLoop<'_> {
                     record,
                     &calls[index..],
                     "Not run: the user stopped the turn.",
-                );
+                )
+                .await;
                 return false;
             }
             let outcome = match &call.arguments {
@@ -352,7 +366,7 @@ impl TurnLoop<'_> {
                 Ok(arguments) if call.name == TASK_TOOL => self.run_task(&call.id, arguments).await,
                 Ok(arguments) => self.call_toolbox(call, arguments.clone()).await,
             };
-            self.report(record, &call.id, outcome);
+            self.report(record, &call.id, outcome).await;
         }
         !self.cancel.is_cancelled()
     }
@@ -377,7 +391,7 @@ impl TurnLoop<'_> {
     }
 
     /// Shows a call's result and adds it to the record.
-    fn report(&self, record: &mut TurnRecord, call_id: &str, outcome: Outcome) {
+    async fn report(&self, record: &mut TurnRecord, call_id: &str, outcome: Outcome) {
         self.signal(Signal::ToolCallUpdated {
             turn_id: self.turn_id.clone(),
             call_id: call_id.to_owned(),
@@ -386,13 +400,16 @@ impl TurnLoop<'_> {
                 content: outcome.content.clone(),
                 is_error: outcome.is_error,
             }),
-        });
+            patch: ToolCallPatch::default(),
+        })
+        .await;
         if let Some(proposal) = outcome.proposal {
             self.signal(Signal::ProposalStaged {
                 turn_id: self.turn_id.clone(),
                 proposal_id: proposal.id,
                 summary: proposal.summary,
-            });
+            })
+            .await;
         }
         record.messages.push(Message::ToolResult {
             call_id: call_id.to_owned(),
@@ -402,9 +419,9 @@ impl TurnLoop<'_> {
     }
 
     /// Answers calls that will not run, so the history stays one the model accepts.
-    fn skip(&self, record: &mut TurnRecord, calls: &[PreparedCall], why: &str) {
+    async fn skip(&self, record: &mut TurnRecord, calls: &[PreparedCall], why: &str) {
         for call in calls {
-            self.report(record, &call.id, Outcome::cancelled(why));
+            self.report(record, &call.id, Outcome::cancelled(why)).await;
         }
     }
 }

@@ -174,6 +174,7 @@ pub(crate) async fn target_chat(
             scope: Scope::Global,
             title: None,
             model: model.map(str::to_owned),
+            working_directories: Vec::new(),
         })
         .await?;
     Ok(ChatUri::default_for(&session))

@@ -4,16 +4,18 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use crate::agent_state::AgentChatState;
 use crate::chat::{ChatOrigin, DiscoveredChat, ProviderData, Scope};
 use crate::error::AgentResult;
 use crate::ids::{BackingId, ChatUri, ProposalId, ProviderId, SessionUri, TurnId};
+use crate::tool_call::ToolCallPatch;
 use crate::turn::{
-    PermissionOption, PlanEntry, StopReason, Timestamp, ToolCallStatus, ToolResult, Turn, Usage,
-    UserMessage,
+    PermissionOption, PlanEntry, StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult,
+    Turn, Usage, UserMessage,
 };
 
 /// Multi-chat abilities of a harness. Presence means peer chats are supported.
@@ -198,14 +200,10 @@ pub enum Signal {
     ToolCallStarted {
         /// The turn.
         turn_id: TurnId,
-        /// Call id.
-        call_id: String,
-        /// Tool name.
-        name: String,
-        /// Arguments.
-        arguments: Value,
+        /// The call as announced (its status, usually pending or running).
+        call: ToolCallPart,
     },
-    /// A tool call changed status, possibly with a result.
+    /// A tool call changed status, possibly with a result and new details.
     ToolCallUpdated {
         /// The turn.
         turn_id: TurnId,
@@ -215,6 +213,8 @@ pub enum Signal {
         status: ToolCallStatus,
         /// Result, when finished.
         result: Option<ToolResult>,
+        /// Changed details (title, kind, locations, content, arguments).
+        patch: ToolCallPatch,
     },
     /// The plan was replaced.
     Plan {
@@ -242,6 +242,8 @@ pub enum Signal {
         title: String,
         /// Choices.
         options: Vec<PermissionOption>,
+        /// The tool call it is about.
+        tool_call_id: Option<String>,
     },
     /// An error inside the response (the turn may continue or end).
     Error {
@@ -275,6 +277,11 @@ pub enum Signal {
     ProviderDataChanged {
         /// The new blob.
         provider_data: ProviderData,
+    },
+    /// What the agent offers in the chat (commands, modes, models) changed.
+    AgentStateChanged {
+        /// The whole new state.
+        state: AgentChatState,
     },
 }
 
@@ -314,32 +321,47 @@ pub enum AgentEvent {
     },
 }
 
-/// Where a harness sends its events. Cheap to clone; sending never blocks.
+type Deliver = dyn Fn(AgentEvent) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// Where a harness sends its events. Cheap to clone. Sending waits while the host's
+/// queue is full, so a harness that produces faster than the host applies is slowed down
+/// instead of growing memory without bound; events are never dropped.
 #[derive(Clone)]
-pub struct EventSink(Arc<dyn Fn(AgentEvent) + Send + Sync>);
+pub struct EventSink(Arc<Deliver>);
 
 impl EventSink {
-    /// A sink that hands every event to `deliver`.
-    pub fn new(deliver: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+    /// A sink whose `deliver` future completes once the event is accepted.
+    pub fn new(
+        deliver: impl Fn(AgentEvent) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    ) -> Self {
         Self(Arc::new(deliver))
+    }
+
+    /// A sink that hands every event to a synchronous `deliver` (tests, tools).
+    pub fn from_fn(deliver: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+        Self::new(move |event| {
+            deliver(event);
+            futures::future::ready(()).boxed()
+        })
     }
 
     /// A sink that drops every event (for harnesses used without a host).
     pub fn discard() -> Self {
-        Self::new(|_event| {})
+        Self::from_fn(|_event| {})
     }
 
-    /// Delivers one event.
-    pub fn emit(&self, event: AgentEvent) {
-        (self.0)(event);
+    /// Delivers one event, waiting while the receiver is full.
+    pub async fn send(&self, event: AgentEvent) {
+        (self.0)(event).await;
     }
 
     /// Delivers a progress signal of a chat.
-    pub fn progress(&self, chat: &ChatUri, signal: Signal) {
-        self.emit(AgentEvent::Progress {
+    pub async fn progress(&self, chat: &ChatUri, signal: Signal) {
+        self.send(AgentEvent::Progress {
             chat: chat.clone(),
             signal,
-        });
+        })
+        .await;
     }
 }
 
@@ -349,16 +371,40 @@ impl fmt::Debug for EventSink {
     }
 }
 
+/// Who answered a permission request, for the harness to act on and record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PermissionAnswer {
+    /// The chosen option.
+    pub option_id: String,
+    /// Through what the user answered (`cli`, `server`, `web`, `acp`).
+    pub via: String,
+}
+
 /// A harness: something that runs chats (Hearth's own agent loop, an external ACP agent,
 /// the replay harness). It owns each chat's backing; the host owns URIs, membership and
 /// persistence. Every operation addresses exactly one chat and gets its facts in a
 /// [`ChatContext`]; optional abilities are declared in [`Capabilities`].
 pub trait Agent: Send + Sync + 'static {
-    /// Identity and capabilities.
+    /// Identity and capabilities. Capabilities may grow once the harness has started
+    /// (an external agent says what it can do when it starts).
     fn descriptor(&self) -> AgentDescriptor;
 
     /// Called once by the host before any other call: where to send events.
     fn attach(&self, sink: EventSink);
+
+    /// Starts what the harness runs on (an agent process, a connection), if it is not
+    /// running yet, and reports conversations found in the provider's own catalog.
+    /// Harnesses start lazily on first use too; this lets the host start one on purpose
+    /// (to list its external sessions, to check it works).
+    fn start(&self) -> BoxFuture<'_, AgentResult<()>> {
+        futures::future::ready(Ok(())).boxed()
+    }
+
+    /// Stops everything the harness started (agent processes and their children). The
+    /// host calls it once, at shutdown, after the running turns ended.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        futures::future::ready(()).boxed()
+    }
 
     /// Provisions the backing of a new chat (`context.chat`): fresh, fork or side chat.
     fn create_chat<'a>(
@@ -413,7 +459,7 @@ pub trait Agent: Send + Sync + 'static {
         &'a self,
         _context: &'a ChatContext,
         request_id: &'a str,
-        _option_id: &'a str,
+        _answer: &'a PermissionAnswer,
     ) -> BoxFuture<'a, AgentResult<()>> {
         let message = format!("no permission request `{request_id}` is pending");
         Box::pin(async move { Err(crate::error::AgentError::not_found(message)) })

@@ -138,6 +138,10 @@ pub struct SessionSummary {
     /// The model, when chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where its agent works: index 0 is the working directory, the rest are additional
+    /// directories it may read and write. Fixed when the session is created.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub working_directories: Vec<PathBuf>,
     /// When it was created.
     pub started_at: Timestamp,
     /// When anything in it last changed.

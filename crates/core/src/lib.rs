@@ -5,18 +5,21 @@
 //! This crate does no I/O: no files, no network, no database, no runtime.
 
 mod agent;
+mod agent_state;
 mod chat;
 mod error;
 mod ids;
 mod state;
 mod tool;
+mod tool_call;
 mod turn;
 
 pub use agent::{
     Agent, AgentDescriptor, AgentEvent, Capabilities, ChatBacking, ChatContext, ChatMetadata,
     ChatSeed, CreateChatRequest, Customizations, EventSink, MultipleChats,
-    MultipleWorkingDirectories, Signal, TurnOutcome,
+    MultipleWorkingDirectories, PermissionAnswer, Signal, TurnOutcome,
 };
+pub use agent_state::{AgentChatState, AvailableCommand, Choice, ChoiceState};
 pub use chat::{
     ChatOrigin, ChatSummary, DiscoveredChat, Provenance, ProviderData, Scope, SessionSummary,
 };
@@ -33,7 +36,9 @@ pub use tool::{
     ApplyOutput, ProposalDraft, StagedProposal, ToolCallContext, ToolCallOutcome, ToolDescription,
     ToolHandler, ToolOutput, Toolbox,
 };
+pub use tool_call::{ToolCallContent, ToolCallPatch, ToolKind, ToolLocation};
 pub use turn::{
-    Attachment, ContextReference, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
-    StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
+    Attachment, ContextReference, PERMISSION_CANCELLED, PERMISSION_EXPIRED, PermissionOption,
+    PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason, Timestamp, ToolCallPart,
+    ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
 };

@@ -6,9 +6,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::agent_state::AgentChatState;
 use crate::chat::{ChatSummary, SessionSummary};
 use crate::error::UriError;
 use crate::ids::{CHAT_SCHEME, ChatUri, SESSION_SCHEME, SessionUri, TurnId};
+use crate::tool_call::ToolCallPatch;
 use crate::turn::{
     PlanEntry, ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn,
     Usage,
@@ -116,6 +118,9 @@ pub struct ChatState {
     /// The unsent draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
+    /// What the agent offers in the chat (commands, modes, models), once it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentChatState>,
 }
 
 impl ChatState {
@@ -205,6 +210,9 @@ pub enum Action {
         /// Result, when finished.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<ToolResult>,
+        /// Changed details.
+        #[serde(default, skip_serializing_if = "ToolCallPatch::is_empty")]
+        patch: ToolCallPatch,
     },
     /// The plan was replaced.
     PlanUpdated {
@@ -247,6 +255,11 @@ pub enum Action {
         usage: Option<Usage>,
         /// When.
         completed_at: Timestamp,
+    },
+    /// What the agent offers in the chat changed (chat).
+    AgentStateChanged {
+        /// The whole new state.
+        state: AgentChatState,
     },
     /// The chat's draft changed.
     DraftChanged {
@@ -354,6 +367,7 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
             call_id,
             status,
             result,
+            patch,
         } => {
             if let Some(call) = state
                 .turn_mut(turn_id)
@@ -363,7 +377,11 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
                 if result.is_some() {
                     call.result = result.clone();
                 }
+                patch.apply(call);
             }
+        }
+        Action::AgentStateChanged { state: agent } => {
+            state.agent = Some(agent.clone());
         }
         Action::PlanUpdated { turn_id, entries } => {
             if let Some(turn) = state.turn_mut(turn_id) {
@@ -501,6 +519,7 @@ mod tests {
             },
             turns: Vec::new(),
             draft: None,
+            agent: None,
         }
     }
 
@@ -572,6 +591,10 @@ mod tests {
                     arguments: serde_json::json!({}),
                     status: ToolCallStatus::Running,
                     result: None,
+                    title: None,
+                    kind: None,
+                    locations: Vec::new(),
+                    content: Vec::new(),
                 },
             },
         );

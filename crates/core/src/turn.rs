@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{ProposalId, TurnId};
+use crate::tool_call::{ToolCallContent, ToolKind, ToolLocation};
 
 /// A point in time, UTC, millisecond precision in storage.
 pub type Timestamp = DateTime<Utc>;
@@ -167,6 +168,40 @@ pub struct ToolCallPart {
     /// The result once finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,
+    /// A title for people (external agents give one; Hearth's tools do not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What kind of work it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ToolKind>,
+    /// The files it touches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<ToolLocation>,
+    /// What it produced: text, diffs, terminals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ToolCallContent>,
+}
+
+impl ToolCallPart {
+    /// A call with a name, arguments and status, and no further details.
+    pub fn new(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+        status: ToolCallStatus,
+    ) -> Self {
+        Self {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments,
+            status,
+            result: None,
+            title: None,
+            kind: None,
+            locations: Vec::new(),
+            content: Vec::new(),
+        }
+    }
 }
 
 /// State of a plan entry.
@@ -190,6 +225,27 @@ pub struct PlanEntry {
     pub status: PlanStatus,
 }
 
+/// What choosing a permission option means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionOptionKind {
+    /// Allow this once.
+    AllowOnce,
+    /// Allow this and later requests of the same kind.
+    AllowAlways,
+    /// Refuse this once.
+    RejectOnce,
+    /// Refuse this and later requests of the same kind.
+    RejectAlways,
+}
+
+impl PermissionOptionKind {
+    /// Whether the option allows.
+    pub fn allows(self) -> bool {
+        matches!(self, Self::AllowOnce | Self::AllowAlways)
+    }
+}
+
 /// One choice offered by a permission request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PermissionOption {
@@ -197,7 +253,17 @@ pub struct PermissionOption {
     pub id: String,
     /// Label shown to the user.
     pub label: String,
+    /// What choosing it means, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<PermissionOptionKind>,
 }
+
+/// The outcome recorded for a permission request that was never answered because its
+/// turn was aborted.
+pub const PERMISSION_CANCELLED: &str = "cancelled";
+/// The outcome recorded for a permission request whose agent went away unanswered (the
+/// process running it stopped).
+pub const PERMISSION_EXPIRED: &str = "expired";
 
 /// One ordered piece of a response.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -235,9 +301,13 @@ pub enum ResponsePart {
         title: String,
         /// The choices.
         options: Vec<PermissionOption>,
-        /// The chosen option once answered.
+        /// The chosen option once answered ([`PERMISSION_CANCELLED`] or
+        /// [`PERMISSION_EXPIRED`] when it never was).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<String>,
+        /// The tool call the request is about.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
     },
     /// An error shown inside the response.
     Error {
@@ -271,19 +341,38 @@ pub struct Turn {
 
 impl Turn {
     /// Ends the turn with `reason`: tool calls still pending or running will never
-    /// finish, so they are marked cancelled.
+    /// finish, so they are marked cancelled, and permission requests nobody answered are
+    /// closed (cancelled, or expired when the process that ran the turn stopped).
     pub fn end(&mut self, reason: StopReason) {
+        let unanswered = if reason == StopReason::Incomplete {
+            PERMISSION_EXPIRED
+        } else {
+            PERMISSION_CANCELLED
+        };
         self.stop_reason = Some(reason);
         for part in &mut self.parts {
-            if let ResponsePart::ToolCall(call) = part
-                && matches!(
-                    call.status,
-                    ToolCallStatus::Pending | ToolCallStatus::Running
-                )
-            {
-                call.status = ToolCallStatus::Cancelled;
+            match part {
+                ResponsePart::ToolCall(call)
+                    if matches!(
+                        call.status,
+                        ToolCallStatus::Pending | ToolCallStatus::Running
+                    ) =>
+                {
+                    call.status = ToolCallStatus::Cancelled;
+                }
+                ResponsePart::PermissionRequest { outcome, .. } if outcome.is_none() => {
+                    *outcome = Some(unanswered.to_owned());
+                }
+                _ => {}
             }
         }
+    }
+
+    /// The permission requests of the turn nobody answered yet.
+    pub fn unanswered_permissions(&self) -> impl Iterator<Item = &ResponsePart> {
+        self.parts
+            .iter()
+            .filter(|part| matches!(part, ResponsePart::PermissionRequest { outcome: None, .. }))
     }
 
     /// A turn read back without a stop reason (its process stopped while it ran) is
@@ -360,13 +449,37 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn call(id: &str, status: ToolCallStatus) -> ResponsePart {
-        ResponsePart::ToolCall(ToolCallPart {
-            call_id: id.into(),
-            name: "web_fetch".into(),
-            arguments: Value::Null,
-            status,
-            result: None,
-        })
+        ResponsePart::ToolCall(ToolCallPart::new(id, "web_fetch", Value::Null, status))
+    }
+
+    fn permission(id: &str, outcome: Option<&str>) -> ResponsePart {
+        ResponsePart::PermissionRequest {
+            request_id: id.into(),
+            title: "Write a.txt?".into(),
+            options: Vec::new(),
+            outcome: outcome.map(str::to_owned),
+            tool_call_id: None,
+        }
+    }
+
+    #[test]
+    fn ending_closes_unanswered_permission_requests() {
+        let mut aborted = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        aborted.parts = vec![permission("a", None), permission("b", Some("allow"))];
+        assert_eq!(aborted.unanswered_permissions().count(), 1);
+        aborted.end(StopReason::Aborted);
+        assert_eq!(
+            aborted.parts,
+            vec![
+                permission("a", Some(PERMISSION_CANCELLED)),
+                permission("b", Some("allow"))
+            ]
+        );
+        let mut stale = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        stale.parts = vec![permission("a", None)];
+        stale.settle_if_stale();
+        assert_eq!(stale.parts, vec![permission("a", Some(PERMISSION_EXPIRED))]);
+        assert_eq!(stale.unanswered_permissions().count(), 0);
     }
 
     #[test]

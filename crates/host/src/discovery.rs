@@ -115,6 +115,7 @@ impl Host {
             source: "discovery".into(),
             scope: Scope::Global,
             model: None,
+            working_directories: discovered.working_directory.clone().into_iter().collect(),
             started_at: discovered.started_at,
             updated_at: discovered.updated_at,
         };

@@ -5,7 +5,7 @@ use std::sync::Weak;
 
 use hearth_core::{
     Action, AgentEvent, AgentResult, ChatSummary, ChatUri, ResourceUri, ResponsePart, Signal,
-    StopReason, ToolCallPart, ToolCallStatus, TurnId, TurnOutcome, now,
+    StopReason, TurnId, TurnOutcome, now,
 };
 use hearth_store::ChatRecord;
 use tokio::sync::mpsc;
@@ -140,30 +140,21 @@ impl Host {
                     bytes,
                 )
             }
-            Signal::ToolCallStarted {
-                turn_id,
-                call_id,
-                name,
-                arguments,
-            } => {
-                let call = ToolCallPart {
-                    call_id,
-                    name,
-                    arguments,
-                    status: ToolCallStatus::Running,
-                    result: None,
-                };
-                (
-                    turn_id.clone(),
-                    Action::ToolCallStarted { turn_id, call },
-                    0,
-                )
+            Signal::AgentStateChanged { state: agent } => {
+                state.publish(resource, Action::AgentStateChanged { state: agent });
+                return;
             }
+            Signal::ToolCallStarted { turn_id, call } => (
+                turn_id.clone(),
+                Action::ToolCallStarted { turn_id, call },
+                0,
+            ),
             Signal::ToolCallUpdated {
                 turn_id,
                 call_id,
                 status,
                 result,
+                patch,
             } => (
                 turn_id.clone(),
                 Action::ToolCallUpdated {
@@ -171,6 +162,7 @@ impl Host {
                     call_id,
                     status,
                     result,
+                    patch,
                 },
                 0,
             ),
@@ -193,12 +185,14 @@ impl Host {
                 request_id,
                 title,
                 options,
+                tool_call_id,
             } => {
                 let part = ResponsePart::PermissionRequest {
                     request_id,
                     title,
                     options,
                     outcome: None,
+                    tool_call_id,
                 };
                 (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
             }
@@ -230,10 +224,7 @@ impl Host {
 }
 
 /// Applies harness events in the order they were emitted.
-pub(crate) async fn run_events(
-    inner: Weak<Inner>,
-    mut receiver: mpsc::UnboundedReceiver<HostEvent>,
-) {
+pub(crate) async fn run_events(inner: Weak<Inner>, mut receiver: mpsc::Receiver<HostEvent>) {
     while let Some(event) = receiver.recv().await {
         let Some(host) = upgrade(&inner) else { return };
         host.handle_event(event).await;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
+use futures::FutureExt;
 use hearth_core::{
     Agent, AgentDescriptor, ChatContext, ChatUri, Envelope, EventSink, ProviderId, ResourceUri,
     SessionUri, Snapshot,
@@ -19,12 +20,16 @@ use crate::sessions::make_context;
 use crate::state::HostState;
 use crate::writer::{WriteJob, Writer, run_writer};
 
+/// Harness events queued before a harness that emits more has to wait for the host.
+pub(crate) const EVENT_QUEUE: usize = 1024;
+
 /// How the host behaves.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
     /// Label recorded as the source of sessions created here (`cli`, `server`).
     pub source: String,
-    /// Working directories handed to harnesses; index 0 is where they run.
+    /// Working directories of new sessions that name none (and of sessions stored
+    /// before they were recorded per session); index 0 is where their harness runs.
     pub working_directories: Vec<PathBuf>,
     /// Longest time streamed text stays unsaved.
     pub checkpoint_interval: Duration,
@@ -51,7 +56,7 @@ pub(crate) struct Inner {
     pub agents: HashMap<ProviderId, Arc<dyn Agent>>,
     pub config: HostConfig,
     pub state: Mutex<HostState>,
-    pub events: mpsc::UnboundedSender<HostEvent>,
+    pub events: mpsc::Sender<HostEvent>,
     pub writer: Writer,
 }
 
@@ -90,7 +95,7 @@ impl Host {
     /// runtime: it spawns the event loop, the write-behind queue and the checkpoint
     /// ticker.
     pub fn start(store: Arc<dyn Store>, agents: Vec<Arc<dyn Agent>>, config: HostConfig) -> Self {
-        let (events, event_receiver) = mpsc::unbounded_channel();
+        let (events, event_receiver) = mpsc::channel(EVENT_QUEUE);
         let (writer, write_receiver) = Writer::new();
         let agents: HashMap<ProviderId, Arc<dyn Agent>> = agents
             .into_iter()
@@ -107,9 +112,13 @@ impl Host {
         for agent in inner.agents.values() {
             let sender = events.clone();
             agent.attach(EventSink::new(move |event| {
-                if sender.send(HostEvent::Agent(event)).is_err() {
-                    tracing::debug!("host stopped; dropping a harness event");
+                let sender = sender.clone();
+                async move {
+                    if sender.send(HostEvent::Agent(event)).await.is_err() {
+                        tracing::debug!("host stopped; dropping a harness event");
+                    }
                 }
+                .boxed()
             }));
         }
         tokio::spawn(run_writer(store, write_receiver));
@@ -198,14 +207,36 @@ impl Host {
     /// write reached the store.
     pub async fn flush(&self) {
         let (done, applied) = tokio::sync::oneshot::channel();
-        if self.inner.events.send(HostEvent::Barrier(done)).is_ok() && applied.await.is_err() {
+        if self
+            .inner
+            .events
+            .send(HostEvent::Barrier(done))
+            .await
+            .is_ok()
+            && applied.await.is_err()
+        {
             tracing::debug!("the event loop stopped before the barrier");
         }
         self.inner.writer.flush().await;
     }
 
+    /// Starts a harness on purpose (its agent process, for an external agent) and lets
+    /// the conversations it finds in its own catalog join the registry as external
+    /// sessions. Harnesses also start by themselves on first use.
+    pub async fn start_harness(&self, provider: &ProviderId) -> HostResult<()> {
+        self.inner.check_running()?;
+        let agent = self.inner.agent(provider)?;
+        agent
+            .start()
+            .await
+            .map_err(|error| Inner::agent_error(provider, error))?;
+        self.flush().await;
+        Ok(())
+    }
+
     /// Aborts every running turn, waits for them to end (bounded by the abort grace),
-    /// and flushes all writes. Later operations fail with `ShuttingDown`.
+    /// stops every harness (their agent processes with them) and flushes all writes.
+    /// Later operations fail with `ShuttingDown`.
     pub async fn shutdown(&self) {
         let running: Vec<ChatUri> = {
             let mut state = self.inner.lock();
@@ -232,6 +263,10 @@ impl Host {
             && tokio::time::Instant::now() < deadline
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.flush().await;
+        for agent in self.inner.agents.values() {
+            agent.shutdown().await;
         }
         self.flush().await;
     }

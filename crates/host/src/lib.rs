@@ -33,6 +33,7 @@ mod discovery;
 mod error;
 mod events;
 mod host;
+mod permissions;
 mod sessions;
 mod state;
 mod turns;
@@ -40,4 +41,5 @@ mod writer;
 
 pub use error::{HostError, HostResult};
 pub use host::{Host, HostConfig, Resumed, Subscription};
+pub use permissions::PendingPermission;
 pub use sessions::NewSessionRequest;

@@ -1,5 +1,6 @@
 //! Sessions: create, fork, list, load (restore), delete, idle eviction, discovery.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,9 @@ pub struct NewSessionRequest {
     pub title: Option<String>,
     /// Model to use.
     pub model: Option<String>,
+    /// Where its agent works (index 0) and what else it may use; empty means the host's
+    /// configured directories.
+    pub working_directories: Vec<PathBuf>,
 }
 
 /// The one derivation of a chat's context from its session and catalog entry.
@@ -39,7 +43,11 @@ pub(crate) fn make_context(
         chat: chat.uri.clone(),
         origin: chat.origin.clone(),
         scope: session.scope.clone(),
-        working_directories: config.working_directories.clone(),
+        working_directories: if session.working_directories.is_empty() {
+            config.working_directories.clone()
+        } else {
+            session.working_directories.clone()
+        },
         customizations: None,
         model: chat.model.clone().or_else(|| session.model.clone()),
     }
@@ -69,6 +77,7 @@ pub(crate) fn chat_entry(
             summary,
             turns: turns.unwrap_or_default(),
             draft: record.and_then(|record| record.draft.clone()),
+            agent: None,
         },
         provider_data: record.and_then(|record| record.provider_data.clone()),
         resolution,
@@ -101,6 +110,11 @@ impl Host {
             source: self.inner.config.source.clone(),
             scope: request.scope,
             model: request.model.clone(),
+            working_directories: if request.working_directories.is_empty() {
+                self.inner.config.working_directories.clone()
+            } else {
+                request.working_directories
+            },
             started_at: at,
             updated_at: at,
         };
@@ -344,10 +358,16 @@ impl Host {
         self.inner.writer.flush().await;
         let mut turns = store.turns(&default_uri).await?;
         if turns.is_empty() && summary.provenance == Provenance::External {
+            // A conversation Hearth did not create: its history, as the harness captured
+            // it, becomes the chat's turns, durably, so it survives the agent forgetting it.
             turns = agent
                 .messages(&context)
                 .await
                 .map_err(|error| Inner::agent_error(session.provider(), error))?;
+            settle_stale_turns(&mut turns);
+            for turn in &turns {
+                store.insert_turn(&default_uri, turn).await?;
+            }
         }
         settle_stale_turns(&mut turns);
         let mut state = self.inner.lock();

@@ -261,6 +261,7 @@ mod tests {
                 },
                 turns: Vec::new(),
                 draft: None,
+                agent: None,
             },
             provider_data: None,
             resolution: Resolution::Resolved,

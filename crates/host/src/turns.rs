@@ -10,7 +10,7 @@ use hearth_core::{
 use crate::chats::publish_chat_summary;
 use crate::error::{HostError, HostResult};
 use crate::events::HostEvent;
-use crate::host::{Host, Inner, Subscription};
+use crate::host::{Host, Subscription};
 use crate::state::{HostState, RunningTurn};
 use crate::writer::WriteJob;
 
@@ -87,6 +87,7 @@ impl Host {
                     turn_id: id,
                     result,
                 })
+                .await
                 .is_err()
             {
                 tracing::debug!("host stopped before a turn finished");
@@ -130,87 +131,13 @@ impl Host {
             tokio::time::sleep(grace).await;
             if events
                 .send(HostEvent::AbortExpired { chat, turn_id })
+                .await
                 .is_err()
             {
                 tracing::trace!("host stopped");
             }
         });
         Ok(true)
-    }
-
-    /// Answers a permission request a chat's running turn raised. The answer goes to the
-    /// harness, then into the turn.
-    pub async fn respond_permission(
-        &self,
-        chat: &ChatUri,
-        request_id: &str,
-        option_id: &str,
-    ) -> HostResult<()> {
-        let turn_id = {
-            let state = self.inner.lock();
-            let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            })?;
-            let running = entry
-                .running
-                .as_ref()
-                .map(|running| running.turn_id.clone());
-            let turn = running
-                .as_ref()
-                .and_then(|id| entry.state.turns.iter().rev().find(|turn| &turn.id == id));
-            let request = turn.and_then(|turn| {
-                turn.parts.iter().find_map(|part| match part {
-                    ResponsePart::PermissionRequest {
-                        request_id: id,
-                        options,
-                        outcome: None,
-                        ..
-                    } if id == request_id => Some(options),
-                    _ => None,
-                })
-            });
-            let Some(options) = request else {
-                return Err(HostError::NotFound {
-                    what: "pending permission request",
-                    key: request_id.to_owned(),
-                });
-            };
-            if !options.iter().any(|option| option.id == option_id) {
-                let known: Vec<&str> = options.iter().map(|option| option.id.as_str()).collect();
-                return Err(HostError::InvalidInput(format!(
-                    "`{option_id}` is not an option of permission request `{request_id}` (options: {})",
-                    known.join(", ")
-                )));
-            }
-            running.ok_or_else(|| HostError::NotFound {
-                what: "running turn",
-                key: chat.to_string(),
-            })?
-        };
-        let context = self.inner.context_for(chat)?;
-        let agent = self.inner.agent_for(chat.session_ref())?;
-        agent
-            .respond_permission(&context, request_id, option_id)
-            .await
-            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
-        let mut state = self.inner.lock();
-        state.publish(
-            ResourceUri::Chat(chat.clone()),
-            Action::PermissionResolved {
-                turn_id,
-                request_id: request_id.to_owned(),
-                outcome: option_id.to_owned(),
-            },
-        );
-        if let Some(running) = state
-            .chats
-            .get_mut(chat)
-            .and_then(|entry| entry.running.as_mut())
-        {
-            running.dirty = true;
-        }
-        Ok(())
     }
 
     pub(crate) fn start_harness_turn(&self, chat: &ChatUri, turn_id: TurnId, user: UserMessage) {

@@ -190,7 +190,7 @@ mod tests {
              - arguments: missing required property `city`\n\
              - arguments: unknown property `town` (allowed: `city`, `days`)\n\
              Call `weather` again with one JSON object that fixes these problems. Its parameters schema is: \
-             {\"additionalProperties\":false,\"properties\":{\"city\":{\"type\":\"string\"},\"days\":{\"type\":\"integer\"}},\"required\":[\"city\"],\"type\":\"object\"}"
+             {\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"},\"days\":{\"type\":\"integer\"}},\"required\":[\"city\"],\"additionalProperties\":false}"
         );
     }
 

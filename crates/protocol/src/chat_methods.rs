@@ -1,10 +1,10 @@
-//! Parameters and responses of the `chat/*` methods and `permission/respond`.
+//! Parameters and responses of the `chat/*` methods and `permission/*`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ChatState, ChatSummary};
-use crate::turn::UserMessage;
+use crate::model::{ChatState, ChatSummary, HarnessInfo};
+use crate::turn::{PermissionOption, ToolCallPart, UserMessage};
 
 /// How a new chat starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -158,3 +158,52 @@ pub struct PermissionRespondParams {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRespondResponse {}
+
+/// `permission/list`: the permission requests nobody answered yet.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionListParams {}
+
+/// A permission request nobody answered yet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingPermission {
+    /// The chat whose running turn asks.
+    pub chat: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The request (answer it with `permission/respond`).
+    pub request_id: String,
+    /// What is asked.
+    pub title: String,
+    /// The choices.
+    pub options: Vec<PermissionOption>,
+    /// The tool call it is about (its kind, files and diff), when the agent linked one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<ToolCallPart>,
+}
+
+/// What `permission/list` returns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionListResponse {
+    /// The requests, grouped by chat.
+    pub permissions: Vec<PendingPermission>,
+}
+
+/// `harness/start`: starts a harness now (an external agent's process) so the
+/// conversations in its own catalog are listed as external sessions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HarnessStartParams {
+    /// The harness's provider id.
+    pub provider: String,
+}
+
+/// What `harness/start` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HarnessStartResponse {
+    /// The harness as it describes itself once started.
+    pub harness: HarnessInfo,
+}

@@ -138,6 +138,11 @@ impl From<core::SessionSummary> for SessionSummary {
             source: summary.source,
             scope: summary.scope.into(),
             model: summary.model,
+            working_directories: summary
+                .working_directories
+                .iter()
+                .map(|directory| directory.display().to_string())
+                .collect(),
             started_at: summary.started_at,
             updated_at: summary.updated_at,
         }
@@ -155,6 +160,11 @@ impl TryFrom<SessionSummary> for core::SessionSummary {
             source: summary.source,
             scope: summary.scope.try_into()?,
             model: summary.model,
+            working_directories: summary
+                .working_directories
+                .into_iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
             started_at: summary.started_at,
             updated_at: summary.updated_at,
         })
@@ -232,6 +242,7 @@ impl From<core::ChatState> for ChatState {
             summary: state.summary.into(),
             turns: state.turns.into_iter().map(Into::into).collect(),
             draft: state.draft,
+            agent: state.agent.map(Into::into),
         }
     }
 }
@@ -243,6 +254,7 @@ impl TryFrom<ChatState> for core::ChatState {
             summary: state.summary.try_into()?,
             turns: try_all(state.turns)?,
             draft: state.draft,
+            agent: state.agent.map(Into::into),
         })
     }
 }

@@ -50,11 +50,13 @@ impl From<core::Action> for Action {
                 call_id,
                 status,
                 result,
+                patch,
             } => Self::ToolCallUpdated {
                 turn_id: turn_id.to_string(),
                 call_id,
                 status: status.into(),
                 result: result.map(Into::into),
+                patch: patch.into(),
             },
             A::PlanUpdated { turn_id, entries } => Self::PlanUpdated {
                 turn_id: turn_id.to_string(),
@@ -87,6 +89,9 @@ impl From<core::Action> for Action {
                 stop_reason: stop_reason.into(),
                 usage: usage.map(Into::into),
                 completed_at,
+            },
+            A::AgentStateChanged { state } => Self::AgentStateChanged {
+                state: state.into(),
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
         }
@@ -140,11 +145,13 @@ impl TryFrom<Action> for core::Action {
                 call_id,
                 status,
                 result,
+                patch,
             } => Self::ToolCallUpdated {
                 turn_id: turn_id(&id)?,
                 call_id,
                 status: status.into(),
                 result: result.map(Into::into),
+                patch: patch.into(),
             },
             A::PlanUpdated {
                 turn_id: id,
@@ -180,6 +187,9 @@ impl TryFrom<Action> for core::Action {
                 stop_reason: stop_reason.into(),
                 usage: usage.map(Into::into),
                 completed_at,
+            },
+            A::AgentStateChanged { state } => Self::AgentStateChanged {
+                state: state.into(),
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
         })

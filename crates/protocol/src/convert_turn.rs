@@ -2,6 +2,8 @@
 
 use hearth_core as core;
 
+use crate::convert_tool::{details_from_wire, details_to_wire};
+
 use crate::convert::{parse, try_all};
 use crate::error::{ProtocolError, Result};
 use crate::turn::{
@@ -163,24 +165,34 @@ impl From<ToolResult> for core::ToolResult {
 
 impl From<core::ToolCallPart> for ToolCallPart {
     fn from(call: core::ToolCallPart) -> Self {
+        let (locations, content) = details_to_wire(call.locations, call.content);
         Self {
             call_id: call.call_id,
             name: call.name,
             arguments: call.arguments,
             status: call.status.into(),
             result: call.result.map(Into::into),
+            title: call.title,
+            kind: call.kind.map(Into::into),
+            locations,
+            content,
         }
     }
 }
 
 impl From<ToolCallPart> for core::ToolCallPart {
     fn from(call: ToolCallPart) -> Self {
+        let (locations, content) = details_from_wire(call.locations, call.content);
         Self {
             call_id: call.call_id,
             name: call.name,
             arguments: call.arguments,
             status: call.status.into(),
             result: call.result.map(Into::into),
+            title: call.title,
+            kind: call.kind.map(Into::into),
+            locations,
+            content,
         }
     }
 }
@@ -228,6 +240,7 @@ impl From<core::PermissionOption> for PermissionOption {
         Self {
             id: option.id,
             label: option.label,
+            kind: option.kind.map(Into::into),
         }
     }
 }
@@ -237,6 +250,7 @@ impl From<PermissionOption> for core::PermissionOption {
         Self {
             id: option.id,
             label: option.label,
+            kind: option.kind.map(Into::into),
         }
     }
 }
@@ -262,11 +276,13 @@ impl From<core::ResponsePart> for ResponsePart {
                 title,
                 options,
                 outcome,
+                tool_call_id,
             } => Self::PermissionRequest {
                 request_id,
                 title,
                 options: options.into_iter().map(Into::into).collect(),
                 outcome,
+                tool_call_id,
             },
             core::ResponsePart::Error { message } => Self::Error { message },
         }
@@ -295,11 +311,13 @@ impl TryFrom<ResponsePart> for core::ResponsePart {
                 title,
                 options,
                 outcome,
+                tool_call_id,
             } => Self::PermissionRequest {
                 request_id,
                 title,
                 options: options.into_iter().map(Into::into).collect(),
                 outcome,
+                tool_call_id,
             },
             ResponsePart::Error { message } => Self::Error { message },
         })

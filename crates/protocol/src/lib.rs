@@ -21,6 +21,7 @@ mod approvals;
 mod chat_methods;
 mod convert;
 mod convert_state;
+mod convert_tool;
 mod convert_turn;
 mod error;
 mod jsonrpc;
@@ -42,7 +43,9 @@ pub use chat_methods::{
     ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
     ChatDisposeResponse, ChatParams, ChatResolveParams, ChatResolveResponse, ChatSeed,
     ChatSendParams, ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams,
-    ChatSetModelResponse, PermissionRespondParams, PermissionRespondResponse,
+    ChatSetModelResponse, HarnessStartParams, HarnessStartResponse, PendingPermission,
+    PermissionListParams, PermissionListResponse, PermissionRespondParams,
+    PermissionRespondResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
 pub use jsonrpc::{
@@ -51,14 +54,15 @@ pub use jsonrpc::{
 };
 pub use methods::{
     AuditList, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend, ChatSetDraft,
-    ChatSetModel, ClientMethod, EnvelopeNotified, Initialize, Method, NotificationMethod,
-    PermissionRespond, ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest,
-    Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, Subscribe,
-    SubscriptionEnded, Unsubscribe,
+    ChatSetModel, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
+    NotificationMethod, PermissionList, PermissionRespond, ProposalApprove, ProposalList,
+    ProposalReject, ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose,
+    SessionFork, SessionList, Subscribe, SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
-    Capabilities, ChatListing, ChatOrigin, ChatState, ChatSummary, HarnessInfo, MultipleChats,
-    MultipleWorkingDirectories, Provenance, Scope, SessionState, SessionSummary, Timestamp,
+    AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
+    ChatSummary, Choice, ChoiceState, HarnessInfo, MultipleChats, MultipleWorkingDirectories,
+    Provenance, Scope, SessionState, SessionSummary, Timestamp,
 };
 pub use providers::{
     KeyState, ProviderInfo, ProviderListParams, ProviderListResponse, ProviderTestOutcome,
@@ -76,8 +80,9 @@ pub use subscription::{
     SubscriptionEndedNotification, UnsubscribeParams, UnsubscribeResponse,
 };
 pub use turn::{
-    Attachment, ContextReference, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
-    StopReason, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage,
+    Attachment, ContextReference, PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus,
+    ResponsePart, StopReason, ToolCallContent, ToolCallPart, ToolCallPatch, ToolCallStatus,
+    ToolKind, ToolLocation, ToolResult, Turn, Usage, UserMessage,
 };
 
 /// The protocol version this build speaks. Bumped when a change breaks old clients.

@@ -12,7 +12,8 @@ use crate::approvals::{
 use crate::chat_methods::{
     ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
     ChatResolveResponse, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
-    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, PermissionRespondParams,
+    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, HarnessStartParams,
+    HarnessStartResponse, PermissionListParams, PermissionListResponse, PermissionRespondParams,
     PermissionRespondResponse,
 };
 use crate::providers::{
@@ -135,6 +136,10 @@ methods! {
     ProposalReject = "proposal/reject" (ProposalRejectParams) -> ProposalDecisionResponse;
     /// `permission/respond`: answers an agent's permission request.
     PermissionRespond = "permission/respond" (PermissionRespondParams) -> PermissionRespondResponse;
+    /// `permission/list`: the agents' permission requests nobody answered yet.
+    PermissionList = "permission/list" (PermissionListParams) -> PermissionListResponse;
+    /// `harness/start`: starts a harness now and lists its external sessions.
+    HarnessStart = "harness/start" (HarnessStartParams) -> HarnessStartResponse;
     /// `provider/list`: the model providers found.
     ProviderList = "provider/list" (ProviderListParams) -> ProviderListResponse;
     /// `provider/test`: checks model providers.

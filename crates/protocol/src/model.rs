@@ -90,6 +90,10 @@ pub struct SessionSummary {
     /// The model, when chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where its agent works: the first is the working directory, the rest additional
+    /// directories. Fixed when the session is created.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub working_directories: Vec<String>,
     /// When it was created.
     pub started_at: Timestamp,
     /// When anything in it last changed.
@@ -148,6 +152,60 @@ pub struct ChatState {
     /// The unsent draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
+    /// What the agent offers in the chat (commands, modes, models), once it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentChatState>,
+}
+
+/// A command an agent offers in a chat (typed as `/name`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AvailableCommand {
+    /// The command's name, without the slash.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// A hint for its input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_hint: Option<String>,
+}
+
+/// One value of a choice (a mode, a model).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Choice {
+    /// The value's id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// One line about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A setting with its current value and the values it can take.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChoiceState {
+    /// The current value's id.
+    pub current: String,
+    /// The values.
+    pub choices: Vec<Choice>,
+}
+
+/// What an agent reports about a chat besides its turns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentChatState {
+    /// Commands the agent offers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<AvailableCommand>,
+    /// The agent's modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<ChoiceState>,
+    /// The models the chat can use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<ChoiceState>,
 }
 
 /// Peer chats and what a harness can do with them. Present means peer chats work.

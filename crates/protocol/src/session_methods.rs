@@ -131,6 +131,10 @@ pub struct SessionCreateParams {
     /// The project; absent means the global scope. Fixed for the session's life.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
+    /// Absolute directories the agent works in: the first is its working directory, the
+    /// rest additional directories (default: the server's). Fixed for the session's life.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub working_directories: Vec<String>,
 }
 
 /// What `session/create` and `session/fork` return.

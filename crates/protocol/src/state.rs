@@ -4,9 +4,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ChatState, ChatSummary, SessionState, SessionSummary, Timestamp};
+use crate::model::{
+    AgentChatState, ChatState, ChatSummary, SessionState, SessionSummary, Timestamp,
+};
 use crate::turn::{
-    PlanEntry, ResponsePart, StopReason, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage,
+    PlanEntry, ResponsePart, StopReason, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult,
+    Turn, Usage,
 };
 
 /// A state change. Each applies to one kind of resource; clients fold them in with the
@@ -92,6 +95,9 @@ pub enum Action {
         /// Result, when finished.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<ToolResult>,
+        /// Changed details (title, kind, locations, content, arguments).
+        #[serde(default, skip_serializing_if = "ToolCallPatch::is_empty")]
+        patch: ToolCallPatch,
     },
     /// The plan was replaced (chat).
     PlanUpdated {
@@ -134,6 +140,11 @@ pub enum Action {
         usage: Option<Usage>,
         /// When.
         completed_at: Timestamp,
+    },
+    /// What the agent offers in the chat changed (chat).
+    AgentStateChanged {
+        /// The whole new state.
+        state: AgentChatState,
     },
     /// The chat's draft changed (chat).
     DraftChanged {

@@ -19,6 +19,9 @@ pub struct SubscribeParams {
 }
 
 /// What `subscribe` returns. Envelopes of the resource follow it, each with the next seq.
+// One value per subscribe, serialized at once: boxing the snapshot would only add an
+// allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(
     tag = "type",

@@ -125,6 +125,117 @@ pub struct ToolCallPart {
     /// The result once finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,
+    /// A title for people (external agents give one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What kind of work it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ToolKind>,
+    /// The files it touches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<ToolLocation>,
+    /// What it produced: text, diffs, terminals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ToolCallContent>,
+}
+
+/// What kind of work a tool call does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolKind {
+    /// Reads files or data.
+    Read,
+    /// Changes files or content.
+    Edit,
+    /// Removes files or data.
+    Delete,
+    /// Moves or renames files.
+    Move,
+    /// Searches.
+    Search,
+    /// Runs a command.
+    Execute,
+    /// Thinks or plans.
+    Think,
+    /// Fetches from the network.
+    Fetch,
+    /// Switches the agent's mode.
+    SwitchMode,
+    /// Anything else.
+    Other,
+}
+
+/// A file a tool call touches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolLocation {
+    /// The file's path.
+    pub path: String,
+    /// A line in it (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// Content a tool call produced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ToolCallContent {
+    /// Text (Markdown).
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A change to a file.
+    Diff {
+        /// The file.
+        path: String,
+        /// Its content before (absent for a new file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        old_text: Option<String>,
+        /// Its content after.
+        new_text: String,
+    },
+    /// A terminal the call runs in.
+    Terminal {
+        /// The terminal's id.
+        terminal_id: String,
+    },
+}
+
+/// Changed details of a tool call; an absent field is unchanged, a present one replaces.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallPatch {
+    /// A new title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A new kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ToolKind>,
+    /// New locations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locations: Option<Vec<ToolLocation>>,
+    /// New content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<ToolCallContent>>,
+    /// New arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+impl ToolCallPatch {
+    /// Whether the patch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.title.is_none()
+            && self.kind.is_none()
+            && self.locations.is_none()
+            && self.content.is_none()
+            && self.arguments.is_none()
+    }
 }
 
 /// State of a plan entry.
@@ -149,6 +260,20 @@ pub struct PlanEntry {
     pub status: PlanStatus,
 }
 
+/// What choosing a permission option means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionOptionKind {
+    /// Allow this once.
+    AllowOnce,
+    /// Allow this and later requests of the same kind.
+    AllowAlways,
+    /// Refuse this once.
+    RejectOnce,
+    /// Refuse this and later requests of the same kind.
+    RejectAlways,
+}
+
 /// One choice a permission request offers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -157,6 +282,9 @@ pub struct PermissionOption {
     pub id: String,
     /// Label shown to the user.
     pub label: String,
+    /// What choosing it means, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<PermissionOptionKind>,
 }
 
 /// One ordered piece of a response.
@@ -199,9 +327,13 @@ pub enum ResponsePart {
         title: String,
         /// The choices.
         options: Vec<PermissionOption>,
-        /// The chosen option once answered.
+        /// The chosen option once answered (`cancelled` when its turn was aborted,
+        /// `expired` when the agent went away unanswered).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<String>,
+        /// The tool call it is about.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
     },
     /// An error shown inside the response.
     Error {

@@ -161,7 +161,8 @@ impl ReplayAgent {
         if let Some(provider_data) = self.finish_run(chat, started.run, stage.turn) {
             player
                 .sink
-                .progress(chat, Signal::ProviderDataChanged { provider_data });
+                .progress(chat, Signal::ProviderDataChanged { provider_data })
+                .await;
         }
         match ended {
             Ended::Failed(message) => Err(AgentError::new(AgentErrorKind::Provider, message)),
@@ -266,11 +267,14 @@ impl Agent for ReplayAgent {
             entry.backing.updated_at = now();
             entry.backing.encode(chat)
         });
-        let result = result.map(|provider_data| {
+        async move {
+            let provider_data = result?;
             self.sink()
-                .progress(chat, Signal::ProviderDataChanged { provider_data });
-        });
-        async move { result }.boxed()
+                .progress(chat, Signal::ProviderDataChanged { provider_data })
+                .await;
+            Ok(())
+        }
+        .boxed()
     }
 
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {

@@ -5,8 +5,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatUri, EventSink, PlanEntry, ResponsePart,
-    SessionUri, Signal, StopReason, ToolCallPart, ToolCallStatus, ToolResult, Turn, TurnId,
-    UserMessage, now,
+    SessionUri, Signal, StopReason, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, Turn,
+    TurnId, UserMessage, now,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -120,8 +120,8 @@ impl Player<'_> {
         }
     }
 
-    fn signal(&self, chat: &ChatUri, signal: Signal) {
-        self.sink.progress(chat, signal);
+    async fn signal(&self, chat: &ChatUri, signal: Signal) {
+        self.sink.progress(chat, signal).await;
     }
 
     /// Plays steps into a stage until they end, fail, stop or are aborted.
@@ -158,10 +158,12 @@ impl Player<'_> {
                     let (turn_id, text) = (turn_id.clone(), piece.to_owned());
                     if reasoning {
                         stage.turn.push_reasoning(piece);
-                        self.signal(&stage.chat, Signal::ReasoningDelta { turn_id, text });
+                        self.signal(&stage.chat, Signal::ReasoningDelta { turn_id, text })
+                            .await;
                     } else {
                         stage.turn.push_text(piece);
-                        self.signal(&stage.chat, Signal::TextDelta { turn_id, text });
+                        self.signal(&stage.chat, Signal::TextDelta { turn_id, text })
+                            .await;
                     }
                 }
                 Ended::Done
@@ -177,19 +179,20 @@ impl Player<'_> {
                 if !self.wait(step.delay_ms, &stage.cancel).await {
                     return Ended::Aborted;
                 }
-                self.instant(stage, kind)
+                self.instant(stage, kind).await
             }
         }
     }
 
     /// Steps that show at once: plan, error, fail, usage, stop.
-    fn instant(&self, stage: &mut Stage, kind: &StepKind) -> Ended {
+    async fn instant(&self, stage: &mut Stage, kind: &StepKind) -> Ended {
         let turn_id = stage.turn.id.clone();
         match kind {
             StepKind::Plan { entries } => {
                 replace_plan(&mut stage.turn, entries);
                 let entries = entries.clone();
-                self.signal(&stage.chat, Signal::Plan { turn_id, entries });
+                self.signal(&stage.chat, Signal::Plan { turn_id, entries })
+                    .await;
                 Ended::Done
             }
             StepKind::Error { message } => {
@@ -197,7 +200,8 @@ impl Player<'_> {
                     message: message.clone(),
                 });
                 let message = message.clone();
-                self.signal(&stage.chat, Signal::Error { turn_id, message });
+                self.signal(&stage.chat, Signal::Error { turn_id, message })
+                    .await;
                 Ended::Done
             }
             StepKind::Fail { message } => {
@@ -211,7 +215,8 @@ impl Player<'_> {
                 let total = stage.turn.usage.get_or_insert_with(Default::default);
                 total.accumulate(usage);
                 let usage = *total;
-                self.signal(&stage.chat, Signal::Usage { turn_id, usage });
+                self.signal(&stage.chat, Signal::Usage { turn_id, usage })
+                    .await;
                 Ended::Done
             }
             StepKind::Stop { reason } => Ended::Stopped(reason.clone()),
@@ -222,32 +227,26 @@ impl Player<'_> {
         }
     }
 
-    fn start_call(
+    async fn start_call(
         &self,
         stage: &mut Stage,
         call_id: &str,
         name: &str,
         arguments: serde_json::Value,
     ) {
-        stage.turn.parts.push(ResponsePart::ToolCall(ToolCallPart {
-            call_id: call_id.to_owned(),
-            name: name.to_owned(),
-            arguments: arguments.clone(),
-            status: ToolCallStatus::Running,
-            result: None,
-        }));
+        let call = ToolCallPart::new(call_id, name, arguments, ToolCallStatus::Running);
+        stage.turn.parts.push(ResponsePart::ToolCall(call.clone()));
         self.signal(
             &stage.chat,
             Signal::ToolCallStarted {
                 turn_id: stage.turn.id.clone(),
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-                arguments,
+                call,
             },
-        );
+        )
+        .await;
     }
 
-    fn update_call(
+    async fn update_call(
         &self,
         stage: &mut Stage,
         call_id: &str,
@@ -267,8 +266,10 @@ impl Player<'_> {
                 call_id: call_id.to_owned(),
                 status,
                 result,
+                patch: ToolCallPatch::default(),
             },
-        );
+        )
+        .await;
     }
 
     /// A tool call: announced, running for the step's delay, then finished.
@@ -277,9 +278,11 @@ impl Player<'_> {
             return Ended::Aborted;
         }
         let call_id = stage.call_id(call.id.as_deref());
-        self.start_call(stage, &call_id, &call.name, call.arguments.clone());
+        self.start_call(stage, &call_id, &call.name, call.arguments.clone())
+            .await;
         if !self.wait(delay_ms, &stage.cancel).await {
-            self.update_call(stage, &call_id, ToolCallStatus::Cancelled, None);
+            self.update_call(stage, &call_id, ToolCallStatus::Cancelled, None)
+                .await;
             return Ended::Aborted;
         }
         let (status, is_error) = match call.status {
@@ -290,7 +293,8 @@ impl Player<'_> {
             content: call.result.clone(),
             is_error,
         };
-        self.update_call(stage, &call_id, status, Some(result));
+        self.update_call(stage, &call_id, status, Some(result))
+            .await;
         Ended::Done
     }
 
@@ -303,7 +307,8 @@ impl Player<'_> {
             "description": subagent.title,
             "prompt": subagent.prompt,
         });
-        self.start_call(stage, &call_id, SUBAGENT_TOOL, arguments);
+        self.start_call(stage, &call_id, SUBAGENT_TOOL, arguments)
+            .await;
 
         let child = ChatUri::peer(&self.session, ChatId::generate());
         let child_turn = TurnId::generate();
@@ -320,26 +325,29 @@ impl Player<'_> {
                     content: error.message,
                     is_error: true,
                 };
-                self.update_call(stage, &call_id, ToolCallStatus::Failed, Some(result));
+                self.update_call(stage, &call_id, ToolCallStatus::Failed, Some(result))
+                    .await;
                 return Ended::Done;
             }
         };
         let run = self
             .agent
             .add_running(&child, backing, &child_turn, &cancel);
-        self.sink.emit(AgentEvent::SpawnChat {
-            chat: child.clone(),
-            origin: ChatOrigin::Tool {
-                parent_chat: stage.chat.clone(),
-                tool_call_id: call_id.clone(),
-            },
-            title: Some(subagent.title.clone()),
-            backing: ChatBacking {
-                provider_data,
-                backing: None,
-                model: self.model.clone(),
-            },
-        });
+        self.sink
+            .send(AgentEvent::SpawnChat {
+                chat: child.clone(),
+                origin: ChatOrigin::Tool {
+                    parent_chat: stage.chat.clone(),
+                    tool_call_id: call_id.clone(),
+                },
+                title: Some(subagent.title.clone()),
+                backing: ChatBacking {
+                    provider_data,
+                    backing: None,
+                    model: self.model.clone(),
+                },
+            })
+            .await;
         let user = UserMessage::text(subagent.prompt.clone());
         self.signal(
             &child,
@@ -347,13 +355,15 @@ impl Player<'_> {
                 turn_id: child_turn.clone(),
                 user: user.clone(),
             },
-        );
+        )
+        .await;
         let mut child_stage = Stage::new(child.clone(), child_turn.clone(), user, cancel);
         let ended = self.play(&mut child_stage, &subagent.steps).await;
         if let Ended::Failed(message) = &ended {
             let message = message.clone();
             let turn_id = child_turn.clone();
-            self.signal(&child, Signal::Error { turn_id, message });
+            self.signal(&child, Signal::Error { turn_id, message })
+                .await;
         }
         let stop_reason = child_stage.finish(&ended);
         let usage = child_stage.turn.usage;
@@ -365,11 +375,13 @@ impl Player<'_> {
                 stop_reason: stop_reason.clone(),
                 usage,
             },
-        );
+        )
+        .await;
         if let Some(provider_data) = self.agent.finish_run(&child, run, child_stage.turn) {
-            self.signal(&child, Signal::ProviderDataChanged { provider_data });
+            self.signal(&child, Signal::ProviderDataChanged { provider_data })
+                .await;
         }
-        self.sink.emit(AgentEvent::EndChat { chat: child });
+        self.sink.send(AgentEvent::EndChat { chat: child }).await;
 
         let (status, result) = match (&ended, &stop_reason) {
             (Ended::Aborted, _) => (ToolCallStatus::Cancelled, answer),
@@ -381,7 +393,8 @@ impl Player<'_> {
             content: result,
             is_error: status == ToolCallStatus::Failed,
         };
-        self.update_call(stage, &call_id, status, Some(result));
+        self.update_call(stage, &call_id, status, Some(result))
+            .await;
         if stage.cancel.is_cancelled() {
             return Ended::Aborted;
         }

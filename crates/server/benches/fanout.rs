@@ -191,26 +191,32 @@ async fn emit(bench: &Bench, chat: &ChatUri, turn_id: TurnId, count: u64, per_ti
         let burst = per_tick.unwrap_or(256).min(count - sent);
         for _ in 0..burst {
             let stamp = bench.epoch.elapsed().as_nanos().to_string();
-            bench.fake.progress(
-                chat,
-                Signal::TextDelta {
-                    turn_id: turn_id.clone(),
-                    text: stamp,
-                },
-            );
+            bench
+                .fake
+                .progress(
+                    chat,
+                    Signal::TextDelta {
+                        turn_id: turn_id.clone(),
+                        text: stamp,
+                    },
+                )
+                .await;
         }
         sent += burst;
         if per_tick.is_none() {
             tokio::task::yield_now().await;
         }
     }
-    bench.fake.progress(
-        chat,
-        Signal::TextDelta {
-            turn_id,
-            text: END.into(),
-        },
-    );
+    bench
+        .fake
+        .progress(
+            chat,
+            Signal::TextDelta {
+                turn_id,
+                text: END.into(),
+            },
+        )
+        .await;
 }
 
 fn percentile(sorted: &[u64], fraction: f64) -> f64 {

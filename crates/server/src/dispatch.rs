@@ -4,13 +4,16 @@
 
 use std::future::Future;
 
-use hearth_core::{ChatUri, ProjectId, ProviderId, Scope, SessionUri, TurnId, UriError};
+use hearth_core::{
+    ChatUri, PermissionAnswer, ProjectId, ProviderId, Scope, SessionUri, TurnId, UriError,
+};
 use hearth_host::NewSessionRequest;
 use hearth_protocol::{
     self as wire, AuditList, ChatAbort, ChatAbortResponse, ChatCreate, ChatCreateResponse,
     ChatDispose, ChatDisposeResponse, ChatResolve, ChatResolveResponse, ChatSend, ChatSendResponse,
     ChatSetDraft, ChatSetDraftResponse, ChatSetModel, ChatSetModelResponse, ClientMethod,
-    ErrorKind, Initialize, InitializeResponse, Method, PROTOCOL_VERSION, PermissionRespond,
+    ErrorKind, HarnessStart, HarnessStartResponse, Initialize, InitializeResponse, Method,
+    PROTOCOL_VERSION, PermissionList, PermissionListResponse, PermissionRespond,
     PermissionRespondResponse, ProposalApprove, ProposalList, ProposalReject, ProviderList,
     ProviderTest, RequestId, RpcError, ScopeFilter, ServerFeatures, ServerInfo, SessionCreate,
     SessionCreateResponse, SessionDispose, SessionDisposeResponse, SessionFork, SessionList,
@@ -131,6 +134,11 @@ pub(crate) async fn call(
                     scope: Scope::from_project(project),
                     title: params.title,
                     model: params.model,
+                    working_directories: params
+                        .working_directories
+                        .into_iter()
+                        .map(std::path::PathBuf::from)
+                        .collect(),
                 };
                 let uri = host
                     .create_session(request)
@@ -245,10 +253,48 @@ pub(crate) async fn call(
         ClientMethod::PermissionRespond => {
             respond::<PermissionRespond, _, _>(id, params, |params| async move {
                 let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
-                host.respond_permission(&chat, &params.request_id, &params.option_id)
+                let answer = PermissionAnswer {
+                    option_id: params.option_id,
+                    via: "server".to_owned(),
+                };
+                host.respond_permission(&chat, &params.request_id, &answer)
                     .await
                     .map_err(|e| host_error(&e))?;
                 Ok(PermissionRespondResponse {})
+            })
+            .await
+        }
+        ClientMethod::PermissionList => {
+            respond::<PermissionList, _, _>(id, params, |_| async move {
+                let permissions = host
+                    .pending_permissions()
+                    .into_iter()
+                    .map(|pending| wire::PendingPermission {
+                        chat: pending.chat.to_string(),
+                        turn_id: pending.turn_id.to_string(),
+                        request_id: pending.request_id,
+                        title: pending.title,
+                        options: pending.options.into_iter().map(Into::into).collect(),
+                        tool_call: pending.tool_call.map(Into::into),
+                    })
+                    .collect();
+                Ok(PermissionListResponse { permissions })
+            })
+            .await
+        }
+        ClientMethod::HarnessStart => {
+            respond::<HarnessStart, _, _>(id, params, |params| async move {
+                let provider = parse_field("provider", &params.provider, ProviderId::parse)?;
+                host.start_harness(&provider)
+                    .await
+                    .map_err(|e| host_error(&e))?;
+                let harness = host
+                    .descriptors()
+                    .into_iter()
+                    .find(|descriptor| descriptor.id == provider)
+                    .map(Into::into)
+                    .ok_or_else(|| internal("the started harness is not registered"))?;
+                Ok(HarnessStartResponse { harness })
             })
             .await
         }

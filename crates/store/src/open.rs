@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0001_init.sql"),
     include_str!("../migrations/sqlite/0002_tools.sql"),
     include_str!("../migrations/sqlite/0003_turn_bodies.sql"),
+    include_str!("../migrations/sqlite/0004_working_directories.sql"),
 ];
 
 /// The schema version this binary writes.

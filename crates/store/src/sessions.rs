@@ -9,8 +9,31 @@ use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
 
-const SESSION_COLUMNS: &str =
-    "id, uri, provider, title, provenance, source, project_id, model, started_at, updated_at";
+const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
+     working_directories, started_at, updated_at";
+
+/// Working directories as stored: a JSON array of paths, or NULL for none.
+fn encode_directories(directories: &[std::path::PathBuf]) -> Option<String> {
+    if directories.is_empty() {
+        return None;
+    }
+    let paths: Vec<String> = directories
+        .iter()
+        .map(|directory| directory.to_string_lossy().into_owned())
+        .collect();
+    serde_json::to_string(&paths).ok()
+}
+
+fn decode_directories(text: Option<String>) -> StoreResult<Vec<std::path::PathBuf>> {
+    let Some(text) = text else {
+        return Ok(Vec::new());
+    };
+    let paths: Vec<String> = serde_json::from_str(&text).map_err(|error| StoreError::Decode {
+        what: "working directories",
+        detail: format!("{error} in `{text}`"),
+    })?;
+    Ok(paths.into_iter().map(std::path::PathBuf::from).collect())
+}
 
 fn provenance_text(provenance: Provenance) -> &'static str {
     match provenance {
@@ -43,6 +66,7 @@ pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
         source: row.try_get("source").map_err(get)?,
         scope: Scope::from_project(project_id),
         model: row.try_get("model").map_err(get)?,
+        working_directories: decode_directories(row.try_get("working_directories").map_err(get)?)?,
         started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
         updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
     })
@@ -69,8 +93,8 @@ impl SqliteStore {
     ) -> Result<(), sqlx::Error> {
         let summary = &session.summary;
         let session_id: i64 = sqlx::query_scalar(
-            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, started_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(summary.uri.to_string())
         .bind(summary.provider.as_str())
@@ -79,6 +103,7 @@ impl SqliteStore {
         .bind(&summary.source)
         .bind(summary.scope.project_id().map(|id| id.as_str()))
         .bind(summary.model.as_deref())
+        .bind(encode_directories(&summary.working_directories))
         .bind(to_millis(&summary.started_at))
         .bind(to_millis(&summary.updated_at))
         .fetch_one(&mut *transaction)

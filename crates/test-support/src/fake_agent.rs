@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 use hearth_core::{
     Agent, AgentDescriptor, AgentError, AgentEvent, AgentResult, BackingId, Capabilities,
     ChatBacking, ChatContext, ChatMetadata, ChatSeed, ChatUri, CreateChatRequest, EventSink,
-    MultipleChats, ProviderData, ProviderId, Signal, StopReason, Turn, TurnId, TurnOutcome,
-    UserMessage,
+    MultipleChats, PermissionAnswer, ProviderData, ProviderId, Signal, StopReason, Turn, TurnId,
+    TurnOutcome, UserMessage,
 };
 use tokio::sync::oneshot;
 
@@ -153,25 +153,26 @@ impl FakeAgent {
         self.lock().messages.insert(chat.clone(), turns);
     }
 
-    /// Emits an event as the harness.
-    pub fn emit(&self, event: AgentEvent) {
+    /// Emits an event as the harness (waiting while the host's queue is full).
+    pub async fn emit(&self, event: AgentEvent) {
         let sink = self
             .sink
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         match sink {
-            Some(sink) => sink.emit(event),
+            Some(sink) => sink.send(event).await,
             None => panic!("the fake harness was not attached to a host"),
         }
     }
 
     /// Emits a progress signal for a chat.
-    pub fn progress(&self, chat: &ChatUri, signal: Signal) {
+    pub async fn progress(&self, chat: &ChatUri, signal: Signal) {
         self.emit(AgentEvent::Progress {
             chat: chat.clone(),
             signal,
-        });
+        })
+        .await;
     }
 
     /// Waits (bounded) until the host sent a turn to `chat`; returns its id.
@@ -261,7 +262,8 @@ impl Agent for FakeAgent {
                         provider_data: ProviderData::from_bytes(blob.clone().into_bytes()),
                         working_directory: None,
                     }],
-                });
+                })
+                .await;
                 tokio::time::sleep(pause).await;
             }
             Ok(ChatBacking {
@@ -390,13 +392,13 @@ impl Agent for FakeAgent {
         &'a self,
         context: &'a ChatContext,
         request_id: &'a str,
-        option_id: &'a str,
+        answer: &'a PermissionAnswer,
     ) -> BoxFuture<'a, AgentResult<()>> {
         Box::pin(async move {
             self.record(Call::RespondPermission(
                 context.chat.clone(),
                 request_id.to_owned(),
-                option_id.to_owned(),
+                answer.option_id.clone(),
             ));
             Ok(())
         })

@@ -98,6 +98,7 @@ impl TestHost {
                 scope: Scope::Global,
                 title: None,
                 model: None,
+                working_directories: Vec::new(),
             })
             .await
             .unwrap_or_else(|error| panic!("create session: {error}"))

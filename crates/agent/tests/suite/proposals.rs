@@ -1,7 +1,7 @@
 //! A mutating tool only stages a proposal: the model reads that it awaits approval, and
 //! the host is told with `ProposalStaged`.
 
-use hearth_core::{ProposalId, Signal, StopReason, ToolCallStatus, ToolResult};
+use hearth_core::{ProposalId, Signal, StopReason, ToolCallPatch, ToolCallStatus, ToolResult};
 use hearth_test_support::{MockModelServer, OpenAiStream};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -52,6 +52,7 @@ async fn a_staged_proposal_is_reported_to_the_model_and_to_the_host() {
                     content: content.clone(),
                     is_error: false,
                 }),
+                patch: ToolCallPatch::default(),
             },
             Signal::ProposalStaged {
                 turn_id,

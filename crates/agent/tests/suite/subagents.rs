@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use hearth_core::{
-    Agent, AgentEvent, ChatOrigin, ChatUri, Signal, StopReason, ToolCallStatus, ToolResult,
-    UserMessage,
+    Agent, AgentEvent, ChatOrigin, ChatUri, Signal, StopReason, ToolCallPatch, ToolCallStatus,
+    ToolResult, UserMessage,
 };
 use hearth_test_support::{MockModelServer, OpenAiStream, TestHost};
 use pretty_assertions::assert_eq;
@@ -121,6 +121,7 @@ async fn the_task_tool_spawns_a_chat_before_its_events_and_returns_its_answer() 
                 content: "High tide at 10:00.".into(),
                 is_error: false
             }),
+            patch: ToolCallPatch::default(),
         })
     );
 

@@ -32,7 +32,7 @@ pub struct Recorder {
 impl Recorder {
     pub fn sink(&self) -> EventSink {
         let events = Arc::clone(&self.events);
-        EventSink::new(move |event| events.lock().unwrap().push(event))
+        EventSink::from_fn(move |event| events.lock().unwrap().push(event))
     }
 
     pub fn events(&self) -> Vec<AgentEvent> {

@@ -3,7 +3,7 @@
 
 use hearth_core::{
     Agent, AgentErrorKind, ChatOrigin, Customizations, ProjectId, Scope, Signal, StopReason,
-    ToolCallStatus, ToolResult, TurnId, Usage, UserMessage,
+    ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, TurnId, Usage, UserMessage,
 };
 use hearth_llm::{ToolSpec, parse_tool_arguments};
 use hearth_test_support::{MockModelServer, MockResponse, OpenAiStream};
@@ -143,9 +143,12 @@ async fn tool_calls_run_and_their_results_go_back_to_the_model() {
         },
         Signal::ToolCallStarted {
             turn_id: id.clone(),
-            call_id: "call_1".into(),
-            name: "lookup".into(),
-            arguments: json!({"query": "tides"}),
+            call: ToolCallPart::new(
+                "call_1",
+                "lookup",
+                json!({"query": "tides"}),
+                ToolCallStatus::Running,
+            ),
         },
         Signal::Usage {
             turn_id: id.clone(),
@@ -163,6 +166,7 @@ async fn tool_calls_run_and_their_results_go_back_to_the_model() {
                 content: "tides: high tide at 10:00".into(),
                 is_error: false,
             }),
+            patch: ToolCallPatch::default(),
         },
         Signal::TextDelta {
             turn_id: id.clone(),

@@ -55,7 +55,8 @@ async fn a_deleted_session_is_never_rediscovered() {
     fake.emit(AgentEvent::DiscoverChats {
         provider: provider.clone(),
         chats: vec![discovered.clone()],
-    });
+    })
+    .await;
     test.host.flush().await;
     let listed = test
         .host
@@ -68,7 +69,8 @@ async fn a_deleted_session_is_never_rediscovered() {
     fake.emit(AgentEvent::DiscoverChats {
         provider,
         chats: vec![discovered],
-    });
+    })
+    .await;
     test.host.flush().await;
     assert!(
         test.host
@@ -193,6 +195,7 @@ async fn listing_filters_by_scope_and_provider() {
             },
             title: Some("scoped".into()),
             model: None,
+            working_directories: Vec::new(),
         })
         .await
         .unwrap();
@@ -250,6 +253,7 @@ async fn unknown_things_give_clear_errors() {
             scope: Scope::Global,
             title: None,
             model: None,
+            working_directories: Vec::new(),
         })
         .await
         .unwrap_err();

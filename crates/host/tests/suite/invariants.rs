@@ -32,7 +32,8 @@ async fn provider_data_is_returned_verbatim_on_restore() {
         Signal::ProviderDataChanged {
             provider_data: blob.clone(),
         },
-    );
+    )
+    .await;
     test.host.flush().await;
     let fresh = FakeAgent::new("fake");
     let test = test.restart(agents(&fresh)).await;
@@ -99,28 +100,32 @@ async fn spawned_chat_is_in_the_catalog_before_its_events() {
         },
         title: Some("researcher".into()),
         backing: ChatBacking::default(),
-    });
+    })
+    .await;
     fake.progress(
         &child,
         Signal::TurnStarted {
             turn_id: turn_id.clone(),
             user: UserMessage::text("dig"),
         },
-    );
+    )
+    .await;
     fake.progress(
         &child,
         Signal::TextDelta {
             turn_id: turn_id.clone(),
             text: "found ".into(),
         },
-    );
+    )
+    .await;
     fake.progress(
         &child,
         Signal::TextDelta {
             turn_id: turn_id.clone(),
             text: "it".into(),
         },
-    );
+    )
+    .await;
     fake.progress(
         &child,
         Signal::TurnCompleted {
@@ -128,7 +133,8 @@ async fn spawned_chat_is_in_the_catalog_before_its_events() {
             stop_reason: StopReason::EndTurn,
             usage: None,
         },
-    );
+    )
+    .await;
     let added = next_envelope(&mut catalog.receiver).await;
     assert!(matches!(&added.action, Action::ChatAdded { chat } if chat.uri == child));
     let host = test.host.clone();
@@ -316,7 +322,8 @@ async fn chat_backings_never_become_sessions() {
     fake.emit(AgentEvent::DiscoverChats {
         provider: ProviderId::parse("fake").unwrap(),
         chats: vec![found("conv-1"), found("conv-2"), found("conv-99")],
-    });
+    })
+    .await;
     let added = next_envelope(&mut root.receiver).await;
     let Action::SessionAdded { summary } = added.action else {
         panic!("{added:?}")
@@ -373,7 +380,8 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
             provider_data: ProviderData::from_bytes(b"x".to_vec()),
             working_directory: None,
         }],
-    });
+    })
+    .await;
     let added = next_envelope(&mut root.receiver).await;
     let Action::SessionAdded { summary } = added.action else {
         panic!("{added:?}")
@@ -396,6 +404,7 @@ async fn harnesses_receive_host_facts_in_the_context() {
             },
             title: None,
             model: Some("m1".into()),
+            working_directories: Vec::new(),
         })
         .await
         .unwrap();

@@ -40,7 +40,8 @@ async fn answered_turn(
             turn_id: turn.clone(),
             text: answer.into(),
         },
-    );
+    )
+    .await;
     fake.finish_ok(chat);
     until_turn_completes(&mut sub.receiver, &turn).await;
     turn
@@ -96,7 +97,8 @@ async fn external_sessions_show_the_harness_history() {
             provider_data: ProviderData::from_bytes(b"native-7".to_vec()),
             working_directory: None,
         }],
-    });
+    })
+    .await;
     let Action::SessionAdded { summary } = next_envelope(&mut root.receiver).await.action else {
         panic!()
     };

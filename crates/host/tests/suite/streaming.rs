@@ -55,7 +55,8 @@ async fn several_chats_of_one_session_run_at_once() {
             turn_id: turn_two.clone(),
             text: "two".into(),
         },
-    );
+    )
+    .await;
     fake.finish_ok(&second);
     until_turn_completes(&mut two.receiver, &turn_two).await;
     assert_eq!(test.host.active_chats(&session), vec![first.clone()]);
@@ -66,7 +67,8 @@ async fn several_chats_of_one_session_run_at_once() {
             turn_id: turn_one.clone(),
             text: "one".into(),
         },
-    );
+    )
+    .await;
     fake.finish_ok(&first);
     until_turn_completes(&mut one.receiver, &turn_one).await;
     assert!(test.host.active_chats(&session).is_empty());
@@ -115,7 +117,8 @@ async fn abort_keeps_what_streamed() {
             turn_id: turn.clone(),
             text: "Roses are".into(),
         },
-    );
+    )
+    .await;
     assert!(test.host.abort(&chat).await.unwrap());
     let (_, reason) = until_turn_completes(&mut sub.receiver, &turn).await;
     assert_eq!(reason, StopReason::Aborted);
@@ -152,7 +155,8 @@ async fn a_harness_that_ignores_abort_is_stopped_after_the_grace_period() {
             turn_id: turn,
             text: "late".into(),
         },
-    );
+    )
+    .await;
     test.host.flush().await;
     assert_eq!(
         test.host.chat(&chat).await.unwrap().turns[0].response_text(),
@@ -201,7 +205,8 @@ async fn streaming_text_is_checkpointed_and_survives_a_crash_as_incomplete() {
                 turn_id: turn.clone(),
                 text: word.into(),
             },
-        );
+        )
+        .await;
     }
     // No completion: the checkpoint interval alone must save the partial answer.
     let store = test.store.clone();
@@ -254,7 +259,8 @@ async fn large_answers_are_checkpointed_before_the_interval() {
             turn_id: turn.clone(),
             text: "small".into(),
         },
-    );
+    )
+    .await;
     test.host.flush().await;
     assert_eq!(
         test.store.turns(&chat).await.unwrap()[0].response_text(),
@@ -268,12 +274,20 @@ async fn large_answers_are_checkpointed_before_the_interval() {
             turn_id: turn.clone(),
             text: chunk.clone(),
         },
-    );
+    )
+    .await;
     test.host.flush().await;
     assert_eq!(
         test.store.turns(&chat).await.unwrap()[0].response_text(),
         format!("small{chunk}")
     );
+}
+
+fn answer(option: &str) -> hearth_core::PermissionAnswer {
+    hearth_core::PermissionAnswer {
+        option_id: option.into(),
+        via: "test".into(),
+    }
 }
 
 #[tokio::test]
@@ -287,10 +301,12 @@ async fn permission_requests_are_answered_through_the_host() {
         hearth_core::PermissionOption {
             id: "allow".into(),
             label: "Allow".into(),
+            kind: Some(hearth_core::PermissionOptionKind::AllowOnce),
         },
         hearth_core::PermissionOption {
             id: "deny".into(),
             label: "Deny".into(),
+            kind: Some(hearth_core::PermissionOptionKind::RejectOnce),
         },
     ];
     fake.progress(
@@ -300,12 +316,18 @@ async fn permission_requests_are_answered_through_the_host() {
             request_id: "r1".into(),
             title: "run rm -rf ./tmp?".into(),
             options,
+            tool_call_id: None,
         },
-    );
+    )
+    .await;
     test.host.flush().await;
+    let pending = test.host.pending_permissions();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0].request_id, "r1");
+    assert_eq!(pending[0].turn_id, turn);
     let error = test
         .host
-        .respond_permission(&chat, "r1", "maybe")
+        .respond_permission(&chat, "r1", &answer("maybe"))
         .await
         .unwrap_err();
     assert!(
@@ -314,12 +336,12 @@ async fn permission_requests_are_answered_through_the_host() {
     );
     let error = test
         .host
-        .respond_permission(&chat, "r9", "allow")
+        .respond_permission(&chat, "r9", &answer("allow"))
         .await
         .unwrap_err();
     assert!(error.to_string().contains("does not exist"), "{error}");
     test.host
-        .respond_permission(&chat, "r1", "deny")
+        .respond_permission(&chat, "r1", &answer("deny"))
         .await
         .unwrap();
     assert!(
@@ -336,7 +358,7 @@ async fn permission_requests_are_answered_through_the_host() {
     );
     let again = test
         .host
-        .respond_permission(&chat, "r1", "allow")
+        .respond_permission(&chat, "r1", &answer("allow"))
         .await
         .unwrap_err();
     assert!(

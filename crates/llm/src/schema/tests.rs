@@ -69,15 +69,15 @@ fn every_violation_is_named_with_its_path() {
         ),
         vec![
             "arguments: missing required property `start`",
-            "arguments: unknown property `colour` (allowed: `day`, `kind`, `note`, `place`, `reminders`, `start`, `title`)",
+            "arguments.title: must be at least 1 character(s) long",
             "arguments.day: must be a date such as 2025-01-31, got \"31/01/2025\"",
             "arguments.kind: must be one of \"single\", \"recurring\", got the string \"weekly\"",
-            "arguments.note: expected a string or a null, got the number 3",
-            "arguments.place: missing required property `name`",
             "arguments.reminders: allows at most 2 item(s), got 3",
             "arguments.reminders[1]: must be at least 0, got -1",
             "arguments.reminders[2]: expected an integer, got the number 2.5",
-            "arguments.title: must be at least 1 character(s) long",
+            "arguments.place: missing required property `name`",
+            "arguments.note: expected a string or a null, got the number 3",
+            "arguments: unknown property `colour` (allowed: `title`, `start`, `day`, `kind`, `reminders`, `place`, `note`)",
         ]
     );
 }

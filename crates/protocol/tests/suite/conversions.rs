@@ -50,6 +50,23 @@ fn every_action(chat: &ChatUri) -> Vec<core::Action> {
                 arguments: json!({"url": "https://example.org"}),
                 status: ToolCallStatus::Running,
                 result: None,
+                title: Some("Fetch example.org".into()),
+                kind: Some(core::ToolKind::Fetch),
+                locations: vec![core::ToolLocation {
+                    path: "/work/a.txt".into(),
+                    line: Some(3),
+                }],
+                content: vec![
+                    core::ToolCallContent::Text { text: "t".into() },
+                    core::ToolCallContent::Diff {
+                        path: "/work/a.txt".into(),
+                        old_text: None,
+                        new_text: "new".into(),
+                    },
+                    core::ToolCallContent::Terminal {
+                        terminal_id: "term-1".into(),
+                    },
+                ],
             },
         },
         core::Action::ToolCallUpdated {
@@ -60,6 +77,35 @@ fn every_action(chat: &ChatUri) -> Vec<core::Action> {
                 content: "ok".into(),
                 is_error: false,
             }),
+            patch: core::ToolCallPatch {
+                title: Some("Fetched".into()),
+                kind: Some(core::ToolKind::Read),
+                locations: Some(Vec::new()),
+                content: Some(vec![core::ToolCallContent::Diff {
+                    path: "/work/b.txt".into(),
+                    old_text: Some("old".into()),
+                    new_text: "new".into(),
+                }]),
+                arguments: Some(json!({"url": "https://example.com"})),
+            },
+        },
+        core::Action::AgentStateChanged {
+            state: core::AgentChatState {
+                commands: vec![core::AvailableCommand {
+                    name: "review".into(),
+                    description: "Review the change".into(),
+                    input_hint: Some("what to review".into()),
+                }],
+                modes: Some(core::ChoiceState {
+                    current: "ask".into(),
+                    choices: vec![core::Choice {
+                        id: "ask".into(),
+                        name: "Ask".into(),
+                        description: None,
+                    }],
+                }),
+                models: None,
+            },
         },
         core::Action::PlanUpdated {
             turn_id: turn_id.clone(),
@@ -80,11 +126,20 @@ fn every_action(chat: &ChatUri) -> Vec<core::Action> {
             part: ResponsePart::PermissionRequest {
                 request_id: "r1".into(),
                 title: "Run it?".into(),
-                options: vec![PermissionOption {
-                    id: "yes".into(),
-                    label: "Yes".into(),
-                }],
+                options: vec![
+                    PermissionOption {
+                        id: "yes".into(),
+                        label: "Yes".into(),
+                        kind: Some(core::PermissionOptionKind::AllowOnce),
+                    },
+                    PermissionOption {
+                        id: "never".into(),
+                        label: "Never".into(),
+                        kind: Some(core::PermissionOptionKind::RejectAlways),
+                    },
+                ],
                 outcome: None,
+                tool_call_id: Some("c1".into()),
             },
         },
         core::Action::PermissionResolved {
@@ -181,6 +236,7 @@ fn snapshots_fold_envelopes_like_the_host() {
         summary: chat_summary(&chat),
         turns: Vec::new(),
         draft: None,
+        agent: None,
     };
     let snapshot = core::Snapshot {
         resource: core::ResourceUri::Chat(chat.clone()),

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use hearth_core::{
-    Agent, AgentErrorKind, AgentEvent, ResponsePart, Signal, StopReason, ToolCallStatus, TurnId,
-    UserMessage,
+    Agent, AgentErrorKind, AgentEvent, ResponsePart, Signal, StopReason, ToolCallPatch,
+    ToolCallStatus, TurnId, UserMessage,
 };
 use pretty_assertions::assert_eq;
 
@@ -131,6 +131,7 @@ async fn abort_during_a_tool_call_cancels_the_call() {
                 call_id: "call_1".into(),
                 status: ToolCallStatus::Cancelled,
                 result: None,
+                patch: ToolCallPatch::default(),
             })
     );
     let history = agent.messages(&context).await.unwrap();

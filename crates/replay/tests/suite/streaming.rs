@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use hearth_core::{
-    Agent, PlanEntry, PlanStatus, ResponsePart, Signal, StopReason, ToolCallPart, ToolCallStatus,
-    ToolResult, TurnOutcome, Usage,
+    Agent, PlanEntry, PlanStatus, ResponsePart, Signal, StopReason, ToolCallPart, ToolCallPatch,
+    ToolCallStatus, ToolResult, TurnOutcome, Usage,
 };
 use hearth_replay::ReplayAgent;
 use pretty_assertions::assert_eq;
@@ -87,9 +87,12 @@ async fn steps_stream_in_order_and_the_turn_is_recorded() {
             },
             Signal::ToolCallStarted {
                 turn_id: id(),
-                call_id: "call_1".into(),
-                name: "read_file".into(),
-                arguments: json!({"path": "notes.md"}),
+                call: ToolCallPart::new(
+                    "call_1",
+                    "read_file",
+                    json!({"path": "notes.md"}),
+                    ToolCallStatus::Running
+                ),
             },
             Signal::ToolCallUpdated {
                 turn_id: id(),
@@ -99,6 +102,7 @@ async fn steps_stream_in_order_and_the_turn_is_recorded() {
                     content: "# Notes".into(),
                     is_error: false
                 }),
+                patch: ToolCallPatch::default(),
             },
             Signal::Plan {
                 turn_id: id(),
@@ -157,6 +161,10 @@ async fn steps_stream_in_order_and_the_turn_is_recorded() {
                     content: "# Notes".into(),
                     is_error: false
                 }),
+                title: None,
+                kind: None,
+                locations: Vec::new(),
+                content: Vec::new(),
             }),
             ResponsePart::Plan {
                 entries: plan(PlanStatus::Completed)
@@ -240,9 +248,12 @@ async fn tool_calls_run_for_their_delay_and_can_fail() {
         vec![
             Signal::ToolCallStarted {
                 turn_id: turn_id.clone(),
-                call_id: "booking-7".into(),
-                name: "book_table".into(),
-                arguments: json!({"people": 2}),
+                call: ToolCallPart::new(
+                    "booking-7",
+                    "book_table",
+                    json!({"people": 2}),
+                    ToolCallStatus::Running
+                ),
             },
             Signal::ToolCallUpdated {
                 turn_id: turn_id.clone(),
@@ -252,12 +263,11 @@ async fn tool_calls_run_for_their_delay_and_can_fail() {
                     content: "No table free.".into(),
                     is_error: true
                 }),
+                patch: ToolCallPatch::default(),
             },
             Signal::ToolCallStarted {
                 turn_id: turn_id.clone(),
-                call_id: "call_2".into(),
-                name: "search".into(),
-                arguments: json!({}),
+                call: ToolCallPart::new("call_2", "search", json!({}), ToolCallStatus::Running),
             },
             Signal::ToolCallUpdated {
                 turn_id,
@@ -267,6 +277,7 @@ async fn tool_calls_run_for_their_delay_and_can_fail() {
                     content: String::new(),
                     is_error: false
                 }),
+                patch: ToolCallPatch::default(),
             },
         ]
     );

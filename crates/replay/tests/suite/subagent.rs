@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use hearth_core::{
-    Agent, AgentEvent, ChatOrigin, ChatUri, Signal, StopReason, ToolCallStatus, ToolResult, TurnId,
-    UserMessage,
+    Agent, AgentEvent, ChatOrigin, ChatUri, Signal, StopReason, ToolCallPart, ToolCallPatch,
+    ToolCallStatus, ToolResult, TurnId, UserMessage,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -70,7 +70,7 @@ async fn a_subagent_spawns_a_chat_before_its_events_and_answers_the_task_call() 
     assert!(spawn < first_child_event);
     let task_started = position(
         &events,
-        |event| matches!(event, AgentEvent::Progress { signal: Signal::ToolCallStarted { name, .. }, .. } if name == "task"),
+        |event| matches!(event, AgentEvent::Progress { signal: Signal::ToolCallStarted { call, .. }, .. } if call.name == "task"),
     );
     let end = position(&events, |event| matches!(event, AgentEvent::EndChat { .. }));
     let task_done = position(&events, |event| {
@@ -130,12 +130,15 @@ async fn a_subagent_spawns_a_chat_before_its_events_and_answers_the_task_call() 
     let parent_signals = recorder.signals(&parent.chat);
     assert!(parent_signals.contains(&Signal::ToolCallStarted {
         turn_id: parent_turn.clone(),
-        call_id: "call_1".into(),
-        name: "task".into(),
-        arguments: json!({
-            "description": "Check the weather",
-            "prompt": "What is the weather in Lisbon?"
-        }),
+        call: ToolCallPart::new(
+            "call_1",
+            "task",
+            json!({
+                "description": "Check the weather",
+                "prompt": "What is the weather in Lisbon?"
+            }),
+            ToolCallStatus::Running
+        ),
     }));
     assert!(parent_signals.contains(&Signal::ToolCallUpdated {
         turn_id: parent_turn,
@@ -145,6 +148,7 @@ async fn a_subagent_spawns_a_chat_before_its_events_and_answers_the_task_call() 
             content: "Sunny, 24 degrees.".into(),
             is_error: false
         }),
+        patch: ToolCallPatch::default(),
     }));
     assert_eq!(
         recorder.text(&parent.chat),

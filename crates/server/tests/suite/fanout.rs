@@ -111,7 +111,8 @@ async fn a_slow_subscriber_is_resynced_without_stalling_the_others() {
                         turn_id: turn_id.clone(),
                         text: piece.clone(),
                     },
-                );
+                )
+                .await;
                 if index.is_multiple_of(10) {
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }

@@ -2,13 +2,14 @@
 //! disposal, permission answers and the provider checks — each through the real router.
 
 use hearth_config::Config;
-use hearth_core::{ChatUri, PermissionOption, Signal, TurnId};
+use hearth_core::{ChatUri, PermissionOption, PermissionOptionKind, Signal, TurnId};
 use hearth_protocol::{
     self as wire, ChatCreate, ChatCreateParams, ChatDispose, ChatParams, ChatResolve, ChatSeed,
-    ChatSetDraft, ChatSetDraftParams, ChatSetModel, ChatSetModelParams, ErrorKind,
-    PermissionRespond, PermissionRespondParams, ProviderList, ProviderListParams, ProviderTest,
-    ProviderTestOutcome, ProviderTestParams, SessionDispose, SessionDisposeParams, SessionFork,
-    SessionForkParams, SessionList, SessionListParams, Subscribe, SubscribeParams,
+    ChatSetDraft, ChatSetDraftParams, ChatSetModel, ChatSetModelParams, ErrorKind, PermissionList,
+    PermissionListParams, PermissionRespond, PermissionRespondParams, ProviderList,
+    ProviderListParams, ProviderTest, ProviderTestOutcome, ProviderTestParams, SessionDispose,
+    SessionDisposeParams, SessionFork, SessionForkParams, SessionList, SessionListParams,
+    Subscribe, SubscribeParams,
 };
 use hearth_server::{Client, ServerError};
 use hearth_test_support::{Call, MockModelServer, MockResponse};
@@ -216,24 +217,30 @@ async fn a_permission_answer_reaches_the_harness_and_is_folded_in() {
     let turn_id = send(&client, &chat, "delete the old files").await;
     let chat_uri = ChatUri::parse(&chat).unwrap();
     server.fake.wait_for_send(&chat_uri).await;
-    server.fake.progress(
-        &chat_uri,
-        Signal::PermissionRequested {
-            turn_id: TurnId::parse(&turn_id).unwrap(),
-            request_id: "perm-1".into(),
-            title: "Delete 3 files?".into(),
-            options: vec![
-                PermissionOption {
-                    id: "allow".into(),
-                    label: "Allow".into(),
-                },
-                PermissionOption {
-                    id: "deny".into(),
-                    label: "Deny".into(),
-                },
-            ],
-        },
-    );
+    server
+        .fake
+        .progress(
+            &chat_uri,
+            Signal::PermissionRequested {
+                turn_id: TurnId::parse(&turn_id).unwrap(),
+                request_id: "perm-1".into(),
+                title: "Delete 3 files?".into(),
+                options: vec![
+                    PermissionOption {
+                        id: "allow".into(),
+                        label: "Allow".into(),
+                        kind: Some(PermissionOptionKind::AllowOnce),
+                    },
+                    PermissionOption {
+                        id: "deny".into(),
+                        label: "Deny".into(),
+                        kind: Some(PermissionOptionKind::RejectOnce),
+                    },
+                ],
+                tool_call_id: None,
+            },
+        )
+        .await;
     loop {
         let envelope = next_envelope(&mut notifications).await;
         if matches!(
@@ -246,6 +253,17 @@ async fn a_permission_answer_reaches_the_harness_and_is_folded_in() {
             break;
         }
     }
+    let listed = client
+        .call::<PermissionList>(&PermissionListParams {})
+        .await
+        .unwrap();
+    assert_eq!(listed.permissions.len(), 1, "{listed:?}");
+    assert_eq!(listed.permissions[0].chat, chat);
+    assert_eq!(listed.permissions[0].request_id, "perm-1");
+    assert_eq!(
+        listed.permissions[0].options[1].kind,
+        Some(wire::PermissionOptionKind::RejectOnce)
+    );
     let answer = |request: &str, option: &str| PermissionRespondParams {
         chat: chat.clone(),
         request_id: request.into(),
@@ -291,6 +309,11 @@ async fn a_permission_answer_reaches_the_harness_and_is_folded_in() {
         .await
         .unwrap_err();
     assert_eq!(rpc_error(answered_twice).kind(), ErrorKind::NotFound);
+    let listed = client
+        .call::<PermissionList>(&PermissionListParams {})
+        .await
+        .unwrap();
+    assert!(listed.permissions.is_empty(), "{listed:?}");
 }
 
 #[tokio::test]

@@ -82,13 +82,16 @@ async fn a_turn_streams_to_a_subscriber_and_folds_into_the_chat_state() {
     let chat_uri = ChatUri::parse(&chat).unwrap();
     server.fake.wait_for_send(&chat_uri).await;
     for piece in ["Hel", "lo ", "there"] {
-        server.fake.progress(
-            &chat_uri,
-            Signal::TextDelta {
-                turn_id: TurnId::parse(&turn_id).unwrap(),
-                text: piece.into(),
-            },
-        );
+        server
+            .fake
+            .progress(
+                &chat_uri,
+                Signal::TextDelta {
+                    turn_id: TurnId::parse(&turn_id).unwrap(),
+                    text: piece.into(),
+                },
+            )
+            .await;
     }
     server.fake.finish_ok(&chat_uri);
     let envelopes = until_completed(&mut notifications, &turn_id).await;
@@ -161,13 +164,16 @@ async fn a_reconnecting_client_gets_what_it_missed_or_a_snapshot() {
 
     // While the client is away, the turn goes on.
     for piece in ["a", "b", "c"] {
-        server.fake.progress(
-            &chat_uri,
-            Signal::TextDelta {
-                turn_id: TurnId::parse(&turn_id).unwrap(),
-                text: piece.into(),
-            },
-        );
+        server
+            .fake
+            .progress(
+                &chat_uri,
+                Signal::TextDelta {
+                    turn_id: TurnId::parse(&turn_id).unwrap(),
+                    text: piece.into(),
+                },
+            )
+            .await;
     }
     server.fake.finish_ok(&chat_uri);
     server.host.host.flush().await;
@@ -213,13 +219,16 @@ async fn two_clients_on_one_session_converge() {
         let turn_id = send(sender, &chat, &format!("question {round}")).await;
         server.fake.wait_for_send(&chat_uri).await;
         for index in 0..20 {
-            server.fake.progress(
-                &chat_uri,
-                Signal::TextDelta {
-                    turn_id: TurnId::parse(&turn_id).unwrap(),
-                    text: format!("{index} "),
-                },
-            );
+            server
+                .fake
+                .progress(
+                    &chat_uri,
+                    Signal::TextDelta {
+                        turn_id: TurnId::parse(&turn_id).unwrap(),
+                        text: format!("{index} "),
+                    },
+                )
+                .await;
         }
         server.fake.finish_ok(&chat_uri);
         apply(

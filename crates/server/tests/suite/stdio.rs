@@ -57,7 +57,8 @@ async fn requests_and_envelopes_travel_as_json_lines() {
             turn_id: TurnId::parse(turn_id.as_str()).unwrap(),
             text: "hello".into(),
         },
-    );
+    )
+    .await;
     let mut seen = Vec::new();
     while seen
         .last()

@@ -36,6 +36,7 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
             source: "test".into(),
             scope: Scope::from_project(project.map(|p| ProjectId::parse(p).unwrap())),
             model: None,
+            working_directories: vec!["/work/project".into(), "/work/notes".into()],
             started_at: at,
             updated_at: at,
         },

@@ -19,6 +19,10 @@ fn rich_turn() -> Turn {
             content: "3 events".into(),
             is_error: false,
         }),
+        title: None,
+        kind: None,
+        locations: Vec::new(),
+        content: Vec::new(),
     }));
     turn.push_text("You have three events.");
     turn.usage = Some(Usage {
@@ -81,8 +85,10 @@ async fn every_part_kind_round_trips() {
         options: vec![hearth_core::PermissionOption {
             id: "allow".into(),
             label: "Allow".into(),
+            kind: Some(hearth_core::PermissionOptionKind::AllowAlways),
         }],
         outcome: None,
+        tool_call_id: Some("c1".into()),
     });
     turn.parts.push(ResponsePart::Error {
         message: "rate limited".into(),
