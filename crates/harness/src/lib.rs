@@ -1,0 +1,1 @@
+//! What every Hearth harness shares.
