@@ -1,14 +1,13 @@
 //! The `NativeAgent`: its constructors and settings, the tools it offers, and the table
 //! of live chats with their running turns.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::Arc;
 
 use hearth_core::{
-    AgentDescriptor, Capabilities, ChatContext, ChatUri, EventSink, MultipleChats, ProviderData,
-    ProviderId, Signal, ToolDescription, Toolbox, TurnId, now,
+    AgentDescriptor, Capabilities, ChatContext, ChatUri, MultipleChats, ProviderData, ProviderId,
+    Signal, ToolDescription, Toolbox, TurnId, now,
 };
+use hearth_harness::{ChatTable, RunId, SinkCell};
 use hearth_llm::{Message, ModelClient, ResolvedProvider, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -18,38 +17,8 @@ use crate::error::{Error, Result};
 use crate::settings::AgentSettings;
 use crate::task::{TASK_TOOL, task_tool};
 
-/// A turn running in a chat.
-pub(crate) struct Run {
-    /// Tells a finishing turn whether its chat is still the one it started in.
-    pub id: u64,
-    /// The running turn.
-    pub turn_id: TurnId,
-    /// Cancelled by `abort`, `dispose_chat` and `release_chat`.
-    pub cancel: CancellationToken,
-}
-
-/// A live chat.
-pub(crate) struct ChatEntry {
-    pub backing: Backing,
-    pub run: Option<Run>,
-    /// Cancels background work of the chat (title generation) when it goes away.
-    pub background: CancellationToken,
-}
-
-impl ChatEntry {
-    pub fn new(backing: Backing) -> Self {
-        Self {
-            backing,
-            run: None,
-            background: CancellationToken::new(),
-        }
-    }
-}
-
 /// What a turn starts from.
 pub(crate) struct Started {
-    /// The run's id, for [`Inner::finish_run`].
-    pub run: u64,
     /// The conversation before the turn.
     pub prior: Vec<Message>,
     /// The model to call.
@@ -74,9 +43,10 @@ pub(crate) struct Inner {
     pub default_model: Option<String>,
     pub toolbox: Arc<dyn Toolbox>,
     pub settings: AgentSettings,
-    sink: RwLock<EventSink>,
-    chats: Mutex<HashMap<ChatUri, ChatEntry>>,
-    runs: AtomicU64,
+    /// Where events go.
+    pub sink: SinkCell,
+    /// The live chats.
+    pub chats: ChatTable<Backing>,
 }
 
 /// Hearth's own agent loop for one model provider: an [`Agent`](hearth_core::Agent) whose
@@ -134,9 +104,8 @@ impl NativeAgent {
                 default_model,
                 toolbox,
                 settings,
-                sink: RwLock::new(EventSink::discard()),
-                chats: Mutex::new(HashMap::new()),
-                runs: AtomicU64::new(0),
+                sink: SinkCell::new(),
+                chats: ChatTable::new(),
             }),
         }
     }
@@ -182,27 +151,8 @@ impl NativeAgent {
 }
 
 impl Inner {
-    pub fn sink(&self) -> EventSink {
-        self.sink
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    pub fn attach(&self, sink: EventSink) {
-        *self.sink.write().unwrap_or_else(PoisonError::into_inner) = sink;
-    }
-
-    pub fn lock(&self) -> MutexGuard<'_, HashMap<ChatUri, ChatEntry>> {
-        self.chats.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     pub fn provider(&self) -> &str {
         self.descriptor.id.as_str()
-    }
-
-    fn next_run(&self) -> u64 {
-        self.runs.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The model of a chat: the host's choice, else the chat's, else the provider's.
@@ -257,77 +207,40 @@ impl Inner {
         }
     }
 
-    /// Marks a chat as running a turn; a chat that already runs one is busy.
+    /// Marks a chat as running a turn, returning the run's id (for
+    /// [`Inner::finish_run`]) and what the turn starts from; a chat that already runs one
+    /// is busy, and one without a model does not start.
     pub fn start_run(
         &self,
         context: &ChatContext,
         turn_id: &TurnId,
         cancel: &CancellationToken,
-    ) -> Result<Started> {
-        let id = self.next_run();
-        let chat = &context.chat;
-        let mut chats = self.lock();
-        let entry = chats
-            .get_mut(chat)
-            .ok_or_else(|| Error::NotOpen { chat: chat.clone() })?;
-        if let Some(run) = &entry.run {
-            return Err(Error::Busy {
-                chat: chat.clone(),
-                turn: run.turn_id.clone(),
-            });
-        }
-        let model = self.model_for(context.model.as_deref(), &entry.backing)?;
-        entry.run = Some(Run {
-            id,
-            turn_id: turn_id.clone(),
-            cancel: cancel.clone(),
-        });
-        Ok(Started {
-            run: id,
-            prior: entry.backing.model_messages(),
-            model,
-            role: entry.backing.role,
-            turn_count: entry.backing.turns.len(),
-            titled: entry.backing.title.is_some(),
-        })
-    }
-
-    /// Adds a chat the agent spawned, already running its first turn.
-    pub fn add_running(
-        &self,
-        chat: &ChatUri,
-        backing: Backing,
-        turn_id: &TurnId,
-        cancel: &CancellationToken,
-    ) -> u64 {
-        let id = self.next_run();
-        let mut entry = ChatEntry::new(backing);
-        entry.run = Some(Run {
-            id,
-            turn_id: turn_id.clone(),
-            cancel: cancel.clone(),
-        });
-        self.lock().insert(chat.clone(), entry);
-        id
+    ) -> Result<(RunId, Started)> {
+        self.chats
+            .try_start_run(&context.chat, turn_id, cancel, |backing| {
+                Ok(Started {
+                    model: self.model_for(context.model.as_deref(), backing)?,
+                    prior: backing.model_messages(),
+                    role: backing.role,
+                    turn_count: backing.turns.len(),
+                    titled: backing.title.is_some(),
+                })
+            })
     }
 
     /// Records a finished turn in its chat's history and returns the new blob, unless the
     /// chat was disposed, released or replaced while the turn ran.
-    pub fn finish_run(&self, chat: &ChatUri, run: u64, turn: TurnRecord) -> Option<ProviderData> {
-        let mut chats = self.lock();
-        let entry = chats
-            .get_mut(chat)
-            .filter(|entry| entry.run.as_ref().is_some_and(|current| current.id == run))?;
-        entry.run = None;
-        entry.backing.turns.push(turn);
-        entry.backing.updated_at = now();
-        match entry.backing.encode(chat) {
-            Ok(data) => Some(data),
-            Err(error) => {
-                tracing::error!(%chat, %error, "could not record a chat's backing");
-                None
-            }
-        }
+    pub fn finish_run(&self, chat: &ChatUri, run: RunId, turn: TurnRecord) -> Option<ProviderData> {
+        let encoded = self.chats.finish_run(chat, run, |backing| {
+            backing.turns.push(turn);
+            backing.updated_at = now();
+            backing.encode(chat)
+        })?;
+        encoded
+            .inspect_err(
+                |error| tracing::error!(%chat, %error, "could not record a chat's backing"),
+            )
+            .ok()
     }
 
     /// Changes a held chat's backing and tells the host the new blob.
@@ -336,28 +249,15 @@ impl Inner {
         chat: &ChatUri,
         change: impl FnOnce(&mut Backing),
     ) -> Result<()> {
-        let provider_data = {
-            let mut chats = self.lock();
-            let entry = chats
-                .get_mut(chat)
-                .ok_or_else(|| Error::NotOpen { chat: chat.clone() })?;
+        let provider_data = self.chats.with(chat, |entry| {
             change(&mut entry.backing);
             entry.backing.updated_at = now();
-            entry.backing.encode(chat)?
-        };
-        self.sink()
+            entry.backing.encode(chat)
+        })??;
+        self.sink
+            .get()
             .progress(chat, Signal::ProviderDataChanged { provider_data })
             .await;
         Ok(())
-    }
-
-    /// Forgets a chat's live state, stopping its turn and background work.
-    pub fn forget(&self, chat: &ChatUri) {
-        if let Some(entry) = self.lock().remove(chat) {
-            entry.background.cancel();
-            if let Some(run) = entry.run {
-                run.cancel.cancel();
-            }
-        }
     }
 }

@@ -5,13 +5,11 @@ use hearth_core::{
     ChatUri, ProviderData, ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus,
     ToolResult, Turn, TurnId, Usage, UserMessage, now,
 };
+use hearth_harness::VersionedBacking;
 use hearth_llm::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-
-/// Version of the `provider_data` layout; a newer one is refused with a clear message.
-const FORMAT: u32 = 1;
 
 /// What kind of conversation a chat is; it shapes the system prompt and the tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,12 +171,11 @@ impl TurnRecord {
     }
 }
 
-/// Everything a chat is: stored verbatim by the host as `provider_data`, and all that
-/// `materialize_chat` needs to bring the chat back.
+/// Everything a chat is: stored verbatim by the host as `provider_data` (with its layout
+/// version, see [`VersionedBacking`]), and all that `materialize_chat` needs to bring the
+/// chat back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Backing {
-    /// Layout version.
-    pub format: u32,
     /// The provider id that wrote it.
     pub provider: String,
     /// The chat's model.
@@ -204,7 +201,6 @@ impl Backing {
     /// An empty chat.
     pub fn fresh(provider: &str, model: Option<String>, title: Option<String>, role: Role) -> Self {
         Self {
-            format: FORMAT,
             provider: provider.to_owned(),
             model,
             title,
@@ -239,32 +235,18 @@ impl Backing {
 
     /// The blob the host stores.
     pub fn encode(&self, chat: &ChatUri) -> Result<ProviderData> {
-        ProviderData::encode(self).map_err(|error| Error::Encode {
-            chat: chat.clone(),
-            reason: error.to_string(),
-        })
+        Ok(hearth_harness::encode(chat, self)?)
     }
 
     /// Reads a stored blob back.
     pub fn decode(chat: &ChatUri, data: &ProviderData) -> Result<Self> {
-        #[derive(Deserialize)]
-        struct Version {
-            format: u32,
-        }
-        let unreadable = |error: serde_json::Error| Error::UnreadableBacking {
-            chat: chat.clone(),
-            reason: format!("{} bytes: {error}", data.as_bytes().len()),
-        };
-        let version: Version = data.decode().map_err(unreadable)?;
-        if version.format > FORMAT {
-            return Err(Error::NewerBacking {
-                chat: chat.clone(),
-                found: version.format,
-                supported: FORMAT,
-            });
-        }
-        data.decode().map_err(unreadable)
+        Ok(hearth_harness::decode(chat, data)?)
     }
+}
+
+impl VersionedBacking for Backing {
+    const FORMAT: u32 = 1;
+    const WHAT: &'static str = "Hearth agent";
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The crate's one error type, and how it reaches the host.
 
 use hearth_core::{AgentError, AgentErrorKind, ChatUri, TurnId};
+use hearth_harness::{BackingError, TableError};
 use thiserror::Error;
 
 /// What can go wrong in Hearth's agent outside a model call (model failures are
@@ -113,5 +114,41 @@ impl From<Error> for AgentError {
             Error::Encode { .. } => AgentErrorKind::Internal,
         };
         AgentError::new(kind, error.to_string())
+    }
+}
+
+impl From<TableError> for Error {
+    fn from(error: TableError) -> Self {
+        match error {
+            TableError::NotOpen { chat } => Self::NotOpen { chat },
+            TableError::Busy { chat, turn } => Self::Busy { chat, turn },
+        }
+    }
+}
+
+impl From<BackingError> for Error {
+    fn from(error: BackingError) -> Self {
+        match error {
+            BackingError::Encode { chat, reason, .. } => Self::Encode { chat, reason },
+            BackingError::Unreadable {
+                chat,
+                bytes,
+                reason,
+                ..
+            } => Self::UnreadableBacking {
+                chat,
+                reason: format!("{bytes} bytes: {reason}"),
+            },
+            BackingError::Newer {
+                chat,
+                found,
+                supported,
+                ..
+            } => Self::NewerBacking {
+                chat,
+                found,
+                supported,
+            },
+        }
     }
 }

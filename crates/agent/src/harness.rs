@@ -6,12 +6,13 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     Agent, AgentDescriptor, AgentError, AgentResult, ChatBacking, ChatContext, ChatMetadata,
-    ChatSeed, ChatUri, CreateChatRequest, EventSink, ProviderData, Signal, StopReason, Turn,
-    TurnId, TurnOutcome, UserMessage,
+    ChatSeed, CreateChatRequest, EventSink, ProviderData, Signal, StopReason, Turn, TurnId,
+    TurnOutcome, UserMessage,
 };
+use hearth_harness::TableError;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{ChatEntry, Inner, NativeAgent};
+use crate::agent::{Inner, NativeAgent};
 use crate::backing::{Backing, Role, TurnRecord};
 use crate::context::{DynamicContext, system_prompt};
 use crate::error::{Error, Result};
@@ -44,27 +45,25 @@ impl Inner {
                 turn_id,
             } => (source_chat, turn_id),
         };
-        let chats = self.lock();
-        let source = chats.get(source_chat).ok_or_else(|| Error::NotOpen {
-            chat: source_chat.clone(),
-        })?;
-        let through = source.backing.turns_through(source_chat, turn_id)?;
-        Ok(match seed {
-            ChatSeed::Fork { .. } => {
-                let mut backing = fresh(source.backing.model.clone(), source.backing.role);
-                backing.context.clone_from(&source.backing.context);
-                backing.turns = through.to_vec();
-                backing
-            }
-            ChatSeed::Fresh | ChatSeed::SideChat { .. } => {
-                let mut backing = fresh(source.backing.model.clone(), Role::Side);
-                backing.context.clone_from(&source.backing.context);
-                for turn in through {
-                    backing.context.extend(turn.messages.iter().cloned());
+        self.chats.with(source_chat, |source| {
+            let through = source.backing.turns_through(source_chat, turn_id)?;
+            Ok(match seed {
+                ChatSeed::Fork { .. } => {
+                    let mut backing = fresh(source.backing.model.clone(), source.backing.role);
+                    backing.context.clone_from(&source.backing.context);
+                    backing.turns = through.to_vec();
+                    backing
                 }
-                backing
-            }
-        })
+                ChatSeed::Fresh | ChatSeed::SideChat { .. } => {
+                    let mut backing = fresh(source.backing.model.clone(), Role::Side);
+                    backing.context.clone_from(&source.backing.context);
+                    for turn in through {
+                        backing.context.extend(turn.messages.iter().cloned());
+                    }
+                    backing
+                }
+            })
+        })?
     }
 
     fn create(&self, context: &ChatContext, request: &CreateChatRequest) -> Result<ChatBacking> {
@@ -72,18 +71,7 @@ impl Inner {
         let backing = self.backing_for_seed(context, &request.seed)?;
         let provider_data = backing.encode(chat)?;
         let model = backing.model.clone();
-        let mut chats = self.lock();
-        if let Some(existing) = chats.get(chat) {
-            if let Some(run) = &existing.run {
-                return Err(Error::Busy {
-                    chat: chat.clone(),
-                    turn: run.turn_id.clone(),
-                });
-            }
-            existing.background.cancel();
-            tracing::debug!(%chat, "re-creating a chat");
-        }
-        chats.insert(chat.clone(), ChatEntry::new(backing));
+        self.chats.insert(chat, backing)?;
         Ok(ChatBacking {
             provider_data,
             backing: None,
@@ -99,9 +87,10 @@ impl Inner {
         let chat = &context.chat;
         let Some(data) = provider_data else {
             // Nothing stored: a chat this agent still holds gives its blob back.
-            return match self.lock().get(chat) {
-                Some(entry) => entry.backing.encode(chat).map(Some),
-                None => Err(Error::NoBacking { chat: chat.clone() }),
+            return match self.chats.with(chat, |entry| entry.backing.encode(chat)) {
+                Ok(encoded) => encoded.map(Some),
+                Err(TableError::NotOpen { .. }) => Err(Error::NoBacking { chat: chat.clone() }),
+                Err(error) => Err(error.into()),
             };
         };
         let backing = Backing::decode(chat, &data)?;
@@ -112,25 +101,8 @@ impl Inner {
                 "a chat recorded by another provider continues here"
             );
         }
-        let mut chats = self.lock();
-        if chats.get(chat).is_some_and(|entry| entry.run.is_some()) {
-            tracing::debug!(%chat, "keeping a running chat's live state");
-            return Ok(None);
-        }
-        chats.insert(chat.clone(), ChatEntry::new(backing));
+        self.chats.restore(chat, backing);
         Ok(None)
-    }
-
-    fn with_entry<T>(
-        &self,
-        chat: &ChatUri,
-        read: impl FnOnce(&mut ChatEntry) -> Result<T>,
-    ) -> Result<T> {
-        let mut chats = self.lock();
-        let entry = chats
-            .get_mut(chat)
-            .ok_or_else(|| Error::NotOpen { chat: chat.clone() })?;
-        read(entry)
     }
 }
 
@@ -144,7 +116,7 @@ impl NativeAgent {
         let inner: &Inner = &self.inner;
         let chat = &context.chat;
         let cancel = CancellationToken::new();
-        let started = inner.start_run(context, &turn_id, &cancel)?;
+        let (run, started) = inner.start_run(context, &turn_id, &cancel)?;
         let tools = inner.offered_tools(context, started.role.depth());
         let system = system_prompt(&DynamicContext {
             settings: &inner.settings,
@@ -156,7 +128,7 @@ impl NativeAgent {
             tools: &tools.listed,
             role: started.role,
         });
-        let sink = inner.sink();
+        let sink = inner.sink.get();
         let turn_loop = TurnLoop {
             inner,
             sink: sink.clone(),
@@ -181,16 +153,15 @@ impl NativeAgent {
             && stop_reason == StopReason::EndTurn
             && !matches!(started.role, Role::Subagent { .. }))
         .then(|| (record.user.text.clone(), record.final_text()));
-        if let Some(provider_data) = inner.finish_run(chat, started.run, record) {
+        if let Some(provider_data) = inner.finish_run(chat, run, record) {
             sink.progress(chat, Signal::ProviderDataChanged { provider_data })
                 .await;
         }
         if let Some((prompt, answer)) = first_exchange {
             let background = inner
-                .lock()
-                .get(chat)
-                .map(|entry| entry.background.child_token());
-            if let Some(background) = background {
+                .chats
+                .with(chat, |entry| entry.background.child_token());
+            if let Ok(background) = background {
                 spawn_title(
                     Arc::clone(&self.inner),
                     chat.clone(),
@@ -219,7 +190,7 @@ impl Agent for NativeAgent {
     }
 
     fn attach(&self, sink: EventSink) {
-        self.inner.attach(sink);
+        self.inner.sink.attach(sink);
     }
 
     fn create_chat<'a>(
@@ -248,12 +219,8 @@ impl Agent for NativeAgent {
     }
 
     fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
-        ready(self.inner.with_entry(&context.chat, |entry| {
-            if let Some(run) = &entry.run {
-                run.cancel.cancel();
-            }
-            Ok(())
-        }))
+        let cancelled = self.inner.chats.cancel_run(&context.chat);
+        ready(cancelled.map(|_ran| ()).map_err(Error::from))
     }
 
     fn set_model<'a>(
@@ -275,38 +242,40 @@ impl Agent for NativeAgent {
     }
 
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {
-        ready(self.inner.with_entry(&context.chat, |entry| {
-            Ok(entry
+        let turns = self.inner.chats.with(&context.chat, |entry| {
+            entry
                 .backing
                 .turns
                 .iter()
                 .map(TurnRecord::to_turn)
-                .collect())
-        }))
+                .collect()
+        });
+        ready(turns.map_err(Error::from))
     }
 
     fn metadata<'a>(
         &'a self,
         context: &'a ChatContext,
     ) -> BoxFuture<'a, AgentResult<ChatMetadata>> {
-        ready(self.inner.with_entry(&context.chat, |entry| {
+        let metadata = self.inner.chats.with(&context.chat, |entry| {
             let backing = &entry.backing;
-            Ok(ChatMetadata {
+            ChatMetadata {
                 title: backing.title.clone(),
                 model: backing.model.clone(),
                 updated_at: Some(backing.updated_at),
                 turn_count: backing.turns.len(),
-            })
-        }))
+            }
+        });
+        ready(metadata.map_err(Error::from))
     }
 
     fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
-        self.inner.forget(&context.chat);
+        self.inner.chats.forget(&context.chat);
         ready(Ok(()))
     }
 
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
-        self.inner.forget(&context.chat);
+        self.inner.chats.forget(&context.chat);
         ready(Ok(()))
     }
 }

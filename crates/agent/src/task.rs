@@ -80,6 +80,7 @@ impl TurnLoop<'_> {
         };
         let run = self
             .inner
+            .chats
             .add_running(&child, backing, &child_turn, &cancel);
         self.sink
             .send(AgentEvent::SpawnChat {

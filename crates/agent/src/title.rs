@@ -89,7 +89,8 @@ pub(crate) fn spawn_title(
         match updated {
             Ok(()) if changed => {
                 inner
-                    .sink()
+                    .sink
+                    .get()
                     .progress(&chat, Signal::TitleChanged { title })
                     .await
             }

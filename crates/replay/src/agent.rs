@@ -1,16 +1,13 @@
 //! The `ReplayAgent`: its constructors and settings, and the table of live chats.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
 use hearth_core::{
-    AgentDescriptor, AgentError, AgentErrorKind, Capabilities, ChatUri, EventSink, MultipleChats,
-    ProviderData, ProviderId, Turn, TurnId, now,
+    AgentDescriptor, AgentError, Capabilities, ChatUri, MultipleChats, ProviderData, ProviderId,
+    Turn, now,
 };
-use tokio_util::sync::CancellationToken;
+use hearth_harness::{ChatTable, RunId, SinkCell, TableError};
 
 use crate::backing::Backing;
 use crate::error::{ReplayError, Result};
@@ -27,30 +24,12 @@ pub const SCENARIO_ENV: &str = "HEARTH_REPLAY_SCENARIO";
 /// The longest single delay, whatever the scale (keeps absurd scales from overflowing).
 const MAX_DELAY: Duration = Duration::from_secs(3600);
 
-/// A turn running in a chat.
-pub(crate) struct Run {
-    /// Tells a finishing turn whether its chat is still the one it started in.
-    pub id: u64,
-    /// The running turn.
-    pub turn_id: TurnId,
-    /// Cancelled by `abort`, `dispose_chat` and `release_chat`.
-    pub cancel: CancellationToken,
-}
-
 /// What a turn starts from.
 pub(crate) struct Started {
-    /// The run's id, for [`ReplayAgent::finish_run`].
-    pub run: u64,
     /// Turns in the chat's history so far.
     pub turn_count: usize,
     /// The chat's model.
     pub model: Option<String>,
-}
-
-/// A live chat.
-pub(crate) struct ChatEntry {
-    pub backing: Backing,
-    pub run: Option<Run>,
 }
 
 /// The replay harness: plays a [`Scenario`] as if a model answered. It is a demo — its
@@ -67,9 +46,8 @@ pub struct ReplayAgent {
     pub(crate) descriptor: AgentDescriptor,
     pub(crate) scenario: Scenario,
     pub(crate) delay_scale: f64,
-    pub(crate) sink: RwLock<EventSink>,
-    pub(crate) chats: Mutex<HashMap<ChatUri, ChatEntry>>,
-    runs: AtomicU64,
+    pub(crate) sink: SinkCell,
+    pub(crate) chats: ChatTable<Backing>,
 }
 
 impl std::fmt::Debug for ReplayAgent {
@@ -122,9 +100,8 @@ impl ReplayAgent {
             descriptor,
             scenario,
             delay_scale: 1.0,
-            sink: RwLock::new(EventSink::discard()),
-            chats: Mutex::new(HashMap::new()),
-            runs: AtomicU64::new(0),
+            sink: SinkCell::new(),
+            chats: ChatTable::new(),
         }
     }
 
@@ -199,102 +176,36 @@ impl ReplayAgent {
         Some(Duration::try_from_secs_f64(seconds).map_or(MAX_DELAY, |delay| delay.min(MAX_DELAY)))
     }
 
-    pub(crate) fn sink(&self) -> EventSink {
-        self.sink
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, HashMap<ChatUri, ChatEntry>> {
-        self.chats.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn next_run(&self) -> u64 {
-        self.runs.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Marks a chat as running a turn; a chat that already runs one is busy.
-    pub(crate) fn start_run(
-        &self,
-        chat: &ChatUri,
-        turn_id: &TurnId,
-        cancel: &CancellationToken,
-    ) -> hearth_core::AgentResult<Started> {
-        let id = self.next_run();
-        let mut chats = self.lock();
-        let entry = chats.get_mut(chat).ok_or_else(|| not_open(chat))?;
-        if let Some(run) = &entry.run {
-            return Err(AgentError::new(
-                AgentErrorKind::Busy,
-                format!(
-                    "chat `{chat}` is already running turn `{}`; wait for it to finish or abort it",
-                    run.turn_id
-                ),
-            ));
-        }
-        entry.run = Some(Run {
-            id,
-            turn_id: turn_id.clone(),
-            cancel: cancel.clone(),
-        });
-        Ok(Started {
-            run: id,
-            turn_count: entry.backing.history.len(),
-            model: entry.backing.model.clone(),
-        })
-    }
-
-    /// Adds a chat the harness spawned, already running its first turn.
-    pub(crate) fn add_running(
-        &self,
-        chat: &ChatUri,
-        backing: Backing,
-        turn_id: &TurnId,
-        cancel: &CancellationToken,
-    ) -> u64 {
-        let id = self.next_run();
-        let run = Run {
-            id,
-            turn_id: turn_id.clone(),
-            cancel: cancel.clone(),
-        };
-        self.lock().insert(
-            chat.clone(),
-            ChatEntry {
-                backing,
-                run: Some(run),
-            },
-        );
-        id
-    }
-
     /// Records a finished turn in its chat's history and returns the new blob, unless the
     /// chat was disposed, released or replaced while the turn ran.
-    pub(crate) fn finish_run(&self, chat: &ChatUri, run: u64, turn: Turn) -> Option<ProviderData> {
-        let mut chats = self.lock();
-        let entry = chats
-            .get_mut(chat)
-            .filter(|entry| entry.run.as_ref().is_some_and(|current| current.id == run))?;
-        entry.run = None;
-        entry.backing.history.push(turn);
-        entry.backing.updated_at = now();
-        match entry.backing.encode(chat) {
-            Ok(data) => Some(data),
-            Err(error) => {
+    pub(crate) fn finish_run(
+        &self,
+        chat: &ChatUri,
+        run: RunId,
+        turn: Turn,
+    ) -> Option<ProviderData> {
+        let encoded = self.chats.finish_run(chat, run, |backing| {
+            backing.history.push(turn);
+            backing.updated_at = now();
+            backing.encode(chat)
+        })?;
+        encoded
+            .inspect_err(|error| {
                 tracing::error!(%chat, %error, "could not record a replay chat's backing");
-                None
-            }
-        }
+            })
+            .ok()
     }
 }
 
-/// The error for a chat the harness does not hold.
-pub(crate) fn not_open(chat: &ChatUri) -> AgentError {
-    AgentError::not_found(format!(
-        "chat `{chat}` is not open in the replay harness (it was disposed or released, or never \
-         created here); materialize it from its stored provider data first"
-    ))
+/// The table's refusal in the replay harness's words.
+pub(crate) fn table_error(error: TableError) -> AgentError {
+    match error {
+        TableError::NotOpen { chat } => AgentError::not_found(format!(
+            "chat `{chat}` is not open in the replay harness (it was disposed or released, or \
+             never created here); materialize it from its stored provider data first"
+        )),
+        TableError::Busy { .. } => AgentError::from(error),
+    }
 }
 
 #[cfg(test)]

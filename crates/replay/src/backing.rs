@@ -1,17 +1,14 @@
 //! A chat's backing as the replay harness keeps it, and its `provider_data` encoding.
 
 use hearth_core::{AgentError, AgentResult, ChatUri, ProviderData, Timestamp, Turn, TurnId, now};
+use hearth_harness::{BackingError, VersionedBacking};
 use serde::{Deserialize, Serialize};
 
-/// Version of the `provider_data` layout; a newer one is refused with a clear message.
-const FORMAT: u32 = 1;
-
-/// Everything a replay chat is: stored verbatim by the host as `provider_data`, and all
-/// that `materialize_chat` needs to bring the chat back.
+/// Everything a replay chat is: stored verbatim by the host as `provider_data` (with its
+/// layout version, see [`VersionedBacking`]), and all that `materialize_chat` needs to
+/// bring the chat back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Backing {
-    /// Layout version.
-    pub format: u32,
     /// The scenario the chat was played from.
     pub scenario: String,
     /// The chat's model.
@@ -34,7 +31,6 @@ impl Backing {
     /// An empty chat.
     pub fn fresh(scenario: &str, model: Option<String>, title: Option<String>) -> Self {
         Self {
-            format: FORMAT,
             scenario: scenario.to_owned(),
             model,
             title,
@@ -59,36 +55,43 @@ impl Backing {
 
     /// The blob the host stores.
     pub fn encode(&self, chat: &ChatUri) -> AgentResult<ProviderData> {
-        ProviderData::encode(self).map_err(|error| {
-            AgentError::internal(format!(
-                "could not encode the replay backing of chat `{chat}`: {error}"
-            ))
-        })
+        hearth_harness::encode(chat, self).map_err(backing_error)
     }
 
     /// Reads a stored blob back.
     pub fn decode(chat: &ChatUri, data: &ProviderData) -> AgentResult<Self> {
-        #[derive(Deserialize)]
-        struct Version {
-            format: u32,
-        }
-        let unreadable = |error: serde_json::Error| {
-            AgentError::invalid(format!(
-                "cannot restore replay chat `{chat}`: its stored provider data ({} bytes) is not a \
-                 replay backing ({error}); the chat's turns are still in Hearth's store, but the \
-                 replay harness cannot continue it",
-                data.as_bytes().len()
-            ))
-        };
-        let version: Version = data.decode().map_err(unreadable)?;
-        if version.format != FORMAT {
-            return Err(AgentError::invalid(format!(
-                "cannot restore replay chat `{chat}`: its provider data has layout version {}, \
-                 but this Hearth reads version {FORMAT}; use the Hearth version that wrote it",
-                version.format
-            )));
-        }
-        data.decode().map_err(unreadable)
+        hearth_harness::decode(chat, data).map_err(backing_error)
+    }
+}
+
+impl VersionedBacking for Backing {
+    const FORMAT: u32 = 1;
+    const WHAT: &'static str = "replay";
+}
+
+/// A backing that cannot be stored or read, in the replay harness's words.
+fn backing_error(error: BackingError) -> AgentError {
+    match error {
+        BackingError::Encode { .. } => AgentError::from(error),
+        BackingError::Unreadable {
+            chat,
+            bytes,
+            reason,
+            ..
+        } => AgentError::invalid(format!(
+            "cannot restore replay chat `{chat}`: its stored provider data ({bytes} bytes) is not \
+             a replay backing ({reason}); the chat's turns are still in Hearth's store, but the \
+             replay harness cannot continue it"
+        )),
+        BackingError::Newer {
+            chat,
+            found,
+            supported,
+            ..
+        } => AgentError::invalid(format!(
+            "cannot restore replay chat `{chat}`: its provider data has layout version {found}, \
+             but this Hearth reads version {supported}; use the Hearth version that wrote it"
+        )),
     }
 }
 

@@ -7,12 +7,13 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     Agent, AgentDescriptor, AgentError, AgentErrorKind, AgentResult, ChatBacking, ChatContext,
-    ChatMetadata, ChatSeed, ChatUri, CreateChatRequest, EventSink, ProviderData, Signal, Turn,
-    TurnId, TurnOutcome, UserMessage, now,
+    ChatMetadata, ChatSeed, CreateChatRequest, EventSink, ProviderData, Signal, Turn, TurnId,
+    TurnOutcome, UserMessage, now,
 };
+use hearth_harness::TableError;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{ChatEntry, ReplayAgent, not_open};
+use crate::agent::{ReplayAgent, Started, table_error};
 use crate::backing::Backing;
 use crate::play::{Ended, Player, Stage};
 use crate::scenario::{Step, StepKind, Streaming};
@@ -62,19 +63,19 @@ impl ReplayAgent {
                 turn_id,
             } => (source_chat, turn_id),
         };
-        let chats = self.lock();
-        let source = chats
-            .get(source_chat)
-            .ok_or_else(|| not_open(source_chat))?;
-        let through = source.backing.history_through(source_chat, turn_id)?;
-        let mut backing = fresh(source.backing.model.clone());
-        backing.context.clone_from(&source.backing.context);
-        if matches!(seed, ChatSeed::Fork { .. }) {
-            backing.history = through.to_vec();
-        } else {
-            backing.context.extend(through.iter().cloned());
-        }
-        Ok(backing)
+        self.chats
+            .with(source_chat, |source| {
+                let through = source.backing.history_through(source_chat, turn_id)?;
+                let mut backing = fresh(source.backing.model.clone());
+                backing.context.clone_from(&source.backing.context);
+                if matches!(seed, ChatSeed::Fork { .. }) {
+                    backing.history = through.to_vec();
+                } else {
+                    backing.context.extend(through.iter().cloned());
+                }
+                Ok(backing)
+            })
+            .map_err(table_error)?
     }
 
     async fn create(
@@ -86,17 +87,15 @@ impl ReplayAgent {
         let backing = self.backing_for_seed(context, &request.seed)?;
         let provider_data = backing.encode(chat)?;
         let model = backing.model.clone();
-        let mut chats = self.lock();
-        if let Some(existing) = chats.get(chat) {
-            if existing.run.is_some() {
-                return Err(AgentError::new(
+        self.chats
+            .insert(chat, backing)
+            .map_err(|error| match error {
+                TableError::Busy { chat, .. } => AgentError::new(
                     AgentErrorKind::Busy,
                     format!("chat `{chat}` exists and is running a turn; it cannot be re-created"),
-                ));
-            }
-            tracing::debug!(%chat, "re-creating a replay chat");
-        }
-        chats.insert(chat.clone(), ChatEntry { backing, run: None });
+                ),
+                TableError::NotOpen { .. } => table_error(error),
+            })?;
         Ok(ChatBacking {
             provider_data,
             backing: None,
@@ -112,12 +111,13 @@ impl ReplayAgent {
         let chat = &context.chat;
         let Some(data) = provider_data else {
             // Nothing stored: a chat this harness still holds gives its blob back.
-            return match self.lock().get(chat) {
-                Some(entry) => entry.backing.encode(chat).map(Some),
-                None => Err(AgentError::not_found(format!(
+            return match self.chats.with(chat, |entry| entry.backing.encode(chat)) {
+                Ok(encoded) => encoded.map(Some),
+                Err(TableError::NotOpen { .. }) => Err(AgentError::not_found(format!(
                     "cannot restore replay chat `{chat}`: Hearth has no stored provider data for \
                      it, and the replay harness keeps chats only in that data"
                 ))),
+                Err(error) => Err(table_error(error)),
             };
         };
         let backing = Backing::decode(chat, &data)?;
@@ -129,12 +129,7 @@ impl ReplayAgent {
                 "a replay chat recorded with another scenario continues with this one"
             );
         }
-        let mut chats = self.lock();
-        if chats.get(chat).is_some_and(|entry| entry.run.is_some()) {
-            tracing::debug!(%chat, "keeping a running replay chat's live state");
-            return Ok(None);
-        }
-        chats.insert(chat.clone(), ChatEntry { backing, run: None });
+        self.chats.restore(chat, backing);
         Ok(None)
     }
 
@@ -146,11 +141,17 @@ impl ReplayAgent {
     ) -> AgentResult<TurnOutcome> {
         let chat = &context.chat;
         let cancel = CancellationToken::new();
-        let started = self.start_run(chat, &turn_id, &cancel)?;
+        let (run, started) = self
+            .chats
+            .start_run(chat, &turn_id, &cancel, |backing| Started {
+                turn_count: backing.history.len(),
+                model: backing.model.clone(),
+            })
+            .map_err(table_error)?;
         let steps = self.steps_for(&message.text, started.turn_count);
         let player = Player {
             agent: self,
-            sink: self.sink(),
+            sink: self.sink.get(),
             session: context.session.clone(),
             model: started.model,
         };
@@ -158,7 +159,7 @@ impl ReplayAgent {
         let ended = player.play(&mut stage, &steps).await;
         let stop_reason = stage.finish(&ended);
         let usage = stage.turn.usage;
-        if let Some(provider_data) = self.finish_run(chat, started.run, stage.turn) {
+        if let Some(provider_data) = self.finish_run(chat, run, stage.turn) {
             player
                 .sink
                 .progress(chat, Signal::ProviderDataChanged { provider_data })
@@ -169,25 +170,6 @@ impl ReplayAgent {
             Ended::Done | Ended::Stopped(_) | Ended::Aborted => {
                 Ok(TurnOutcome { stop_reason, usage })
             }
-        }
-    }
-
-    fn with_entry<T>(
-        &self,
-        chat: &ChatUri,
-        read: impl FnOnce(&mut ChatEntry) -> AgentResult<T>,
-    ) -> AgentResult<T> {
-        let mut chats = self.lock();
-        let entry = chats.get_mut(chat).ok_or_else(|| not_open(chat))?;
-        read(entry)
-    }
-
-    /// Forgets a chat's live state, stopping its turn.
-    fn forget(&self, chat: &ChatUri) {
-        if let Some(entry) = self.lock().remove(chat)
-            && let Some(run) = entry.run
-        {
-            run.cancel.cancel();
         }
     }
 }
@@ -215,10 +197,7 @@ impl Agent for ReplayAgent {
     }
 
     fn attach(&self, sink: EventSink) {
-        *self
-            .sink
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = sink;
+        self.sink.attach(sink);
     }
 
     fn create_chat<'a>(
@@ -247,12 +226,11 @@ impl Agent for ReplayAgent {
     }
 
     fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
-        let result = self.with_entry(&context.chat, |entry| {
-            if let Some(run) = &entry.run {
-                run.cancel.cancel();
-            }
-            Ok(())
-        });
+        let result = self
+            .chats
+            .cancel_run(&context.chat)
+            .map(|_ran| ())
+            .map_err(table_error);
         async move { result }.boxed()
     }
 
@@ -262,14 +240,15 @@ impl Agent for ReplayAgent {
         model: String,
     ) -> BoxFuture<'a, AgentResult<()>> {
         let chat = &context.chat;
-        let result = self.with_entry(chat, |entry| {
+        let result = self.chats.with(chat, |entry| {
             entry.backing.model = Some(model);
             entry.backing.updated_at = now();
             entry.backing.encode(chat)
         });
         async move {
-            let provider_data = result?;
-            self.sink()
+            let provider_data = result.map_err(table_error)??;
+            self.sink
+                .get()
                 .progress(chat, Signal::ProviderDataChanged { provider_data })
                 .await;
             Ok(())
@@ -278,7 +257,10 @@ impl Agent for ReplayAgent {
     }
 
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {
-        let result = self.with_entry(&context.chat, |entry| Ok(entry.backing.history.clone()));
+        let result = self
+            .chats
+            .with(&context.chat, |entry| entry.backing.history.clone())
+            .map_err(table_error);
         async move { result }.boxed()
     }
 
@@ -286,28 +268,31 @@ impl Agent for ReplayAgent {
         &'a self,
         context: &'a ChatContext,
     ) -> BoxFuture<'a, AgentResult<ChatMetadata>> {
-        let result = self.with_entry(&context.chat, |entry| {
-            let backing = &entry.backing;
-            Ok(ChatMetadata {
-                title: backing
-                    .title
-                    .clone()
-                    .or_else(|| title_from(&backing.history)),
-                model: backing.model.clone(),
-                updated_at: Some(backing.updated_at),
-                turn_count: backing.history.len(),
+        let result = self
+            .chats
+            .with(&context.chat, |entry| {
+                let backing = &entry.backing;
+                ChatMetadata {
+                    title: backing
+                        .title
+                        .clone()
+                        .or_else(|| title_from(&backing.history)),
+                    model: backing.model.clone(),
+                    updated_at: Some(backing.updated_at),
+                    turn_count: backing.history.len(),
+                }
             })
-        });
+            .map_err(table_error);
         async move { result }.boxed()
     }
 
     fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
-        self.forget(&context.chat);
+        self.chats.forget(&context.chat);
         async { Ok(()) }.boxed()
     }
 
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
-        self.forget(&context.chat);
+        self.chats.forget(&context.chat);
         async { Ok(()) }.boxed()
     }
 }

@@ -332,6 +332,7 @@ impl Player<'_> {
         };
         let run = self
             .agent
+            .chats
             .add_running(&child, backing, &child_turn, &cancel);
         self.sink
             .send(AgentEvent::SpawnChat {

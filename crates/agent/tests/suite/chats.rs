@@ -264,3 +264,48 @@ async fn a_failed_title_is_only_logged() {
     );
     assert_eq!(agent.metadata(&chat).await.unwrap().title, None);
 }
+
+#[tokio::test]
+async fn a_chat_not_held_is_refused_in_the_agent_words() {
+    let server = MockModelServer::start().await.unwrap();
+    let (agent, _, _) = openai_agent(&server, settings());
+    let chat = default_chat(&agent).await;
+    agent.dispose_chat(&chat).await.unwrap();
+    let refusals = [
+        agent.messages(&chat).await.map(drop),
+        agent.metadata(&chat).await.map(drop),
+        agent.set_model(&chat, "x".into()).await,
+        agent.abort(&chat).await,
+        agent
+            .send(
+                &chat,
+                hearth_core::TurnId::generate(),
+                hearth_core::UserMessage::text("b"),
+            )
+            .await
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let error = refusal.unwrap_err();
+        assert_eq!(error.kind, AgentErrorKind::NotFound);
+        assert_eq!(
+            error.message,
+            format!(
+                "chat `{}` is not open in Hearth's agent (it was disposed or released, or never \
+                 created here); materialize it from its stored provider data first",
+                chat.chat
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_stored_blob_leads_with_its_layout_version() {
+    let server = MockModelServer::start().await.unwrap();
+    let (agent, _, _) = openai_agent(&server, settings());
+    let chat = default_chat(&agent).await;
+    let blob = agent.materialize_chat(&chat, None).await.unwrap().unwrap();
+    let text = String::from_utf8(blob.into_bytes()).unwrap();
+    assert!(text.starts_with(r#"{"format":1,"provider":"#), "{text}");
+    assert_eq!(text.matches("\"format\"").count(), 1, "{text}");
+}

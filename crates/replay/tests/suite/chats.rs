@@ -284,3 +284,49 @@ async fn set_model_is_recorded_in_the_blob() {
     let blob: serde_json::Value = recorder.last_blob(&chat.chat).decode().unwrap();
     assert_eq!(blob["model"], "scripted-large");
 }
+
+#[tokio::test]
+async fn a_chat_not_held_is_refused_in_the_replay_harness_words() {
+    let (agent, _recorder) = harness(THREE, 0.0);
+    let chat = default_chat(&agent).await;
+    agent.dispose_chat(&chat).await.unwrap();
+    let refusals = [
+        agent.messages(&chat).await.map(drop),
+        agent.metadata(&chat).await.map(drop),
+        agent.set_model(&chat, "x".into()).await,
+        agent.abort(&chat).await,
+        agent
+            .send(
+                &chat,
+                TurnId::generate(),
+                hearth_core::UserMessage::text("b"),
+            )
+            .await
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let error = refusal.unwrap_err();
+        assert_eq!(error.kind, AgentErrorKind::NotFound);
+        assert_eq!(
+            error.message,
+            format!(
+                "chat `{}` is not open in the replay harness (it was disposed or released, or \
+                 never created here); materialize it from its stored provider data first",
+                chat.chat
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_stored_blob_leads_with_its_layout_version() {
+    let (agent, _recorder) = harness(THREE, 0.0);
+    let chat = default_chat(&agent).await;
+    let blob = agent.materialize_chat(&chat, None).await.unwrap().unwrap();
+    let text = String::from_utf8(blob.into_bytes()).unwrap();
+    assert!(
+        text.starts_with(r#"{"format":1,"scenario":"three","#),
+        "{text}"
+    );
+    assert_eq!(text.matches("\"format\"").count(), 1, "{text}");
+}
