@@ -245,6 +245,16 @@ pub enum Signal {
         /// The tool call it is about.
         tool_call_id: Option<String>,
     },
+    /// A permission request was answered without the user: by the configured policy, or
+    /// because its turn ended (the user's own answers go through the host).
+    PermissionResolved {
+        /// The turn.
+        turn_id: TurnId,
+        /// The request.
+        request_id: String,
+        /// The chosen option's id, or [`PERMISSION_CANCELLED`](crate::PERMISSION_CANCELLED).
+        outcome: String,
+    },
     /// An error inside the response (the turn may continue or end).
     Error {
         /// The turn.

@@ -196,6 +196,19 @@ impl Host {
                 };
                 (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
             }
+            Signal::PermissionResolved {
+                turn_id,
+                request_id,
+                outcome,
+            } => (
+                turn_id.clone(),
+                Action::PermissionResolved {
+                    turn_id,
+                    request_id,
+                    outcome,
+                },
+                0,
+            ),
             Signal::Error { turn_id, message } => {
                 let part = ResponsePart::Error { message };
                 (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)

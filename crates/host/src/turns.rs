@@ -15,6 +15,11 @@ use crate::state::{HostState, RunningTurn};
 use crate::writer::WriteJob;
 
 const TITLE_LENGTH: usize = 60;
+/// Pauses after which an abort is repeated while its turn still runs.
+const ABORT_RETRIES: [std::time::Duration; 2] = [
+    std::time::Duration::from_millis(50),
+    std::time::Duration::from_millis(250),
+];
 
 /// A title from the first line of a prompt.
 fn title_from(text: &str) -> Option<String> {
@@ -127,8 +132,28 @@ impl Host {
         let events = self.inner.events.clone();
         let grace = self.inner.config.abort_grace;
         let chat = chat.clone();
+        let inner = std::sync::Arc::downgrade(&self.inner);
         tokio::spawn(async move {
-            tokio::time::sleep(grace).await;
+            // An abort that reached the harness before it started the turn finds nothing
+            // to stop: ask again once it has had time to start.
+            let mut waited = std::time::Duration::ZERO;
+            for pause in ABORT_RETRIES {
+                if waited + pause >= grace {
+                    break;
+                }
+                tokio::time::sleep(pause).await;
+                waited += pause;
+                let Some(host) = crate::host::upgrade(&inner) else {
+                    return;
+                };
+                if !host.runs(&chat, &turn_id) {
+                    return;
+                }
+                if let Err(error) = agent.abort(&context).await {
+                    tracing::debug!(%chat, %error, "the harness failed to abort again");
+                }
+            }
+            tokio::time::sleep(grace.saturating_sub(waited)).await;
             if events
                 .send(HostEvent::AbortExpired { chat, turn_id })
                 .await
@@ -138,6 +163,16 @@ impl Host {
             }
         });
         Ok(true)
+    }
+
+    /// Whether `turn_id` is the running turn of `chat`.
+    fn runs(&self, chat: &ChatUri, turn_id: &TurnId) -> bool {
+        self.inner
+            .lock()
+            .chats
+            .get(chat)
+            .and_then(|entry| entry.running.as_ref())
+            .is_some_and(|running| &running.turn_id == turn_id)
     }
 
     pub(crate) fn start_harness_turn(&self, chat: &ChatUri, turn_id: TurnId, user: UserMessage) {

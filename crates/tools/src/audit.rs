@@ -35,8 +35,12 @@ pub enum AuditKind {
     Fetch,
     /// A decision on a proposal, or applying it.
     Proposal,
-    /// The user answered an agent's permission request.
+    /// An agent's permission request, and its answer.
     Permission,
+    /// An external agent wrote a file through Hearth.
+    FileWrite,
+    /// An external agent ran a command in a terminal Hearth gave it.
+    Terminal,
 }
 
 impl AuditKind {
@@ -47,6 +51,8 @@ impl AuditKind {
             Self::Fetch => "fetch",
             Self::Proposal => "proposal",
             Self::Permission => "permission",
+            Self::FileWrite => "file_write",
+            Self::Terminal => "terminal",
         }
     }
 }
@@ -75,6 +81,13 @@ pub enum Decision {
     Refused,
     /// The user answered a permission request.
     Answered,
+    /// An agent asked for permission.
+    Requested,
+    /// The configured policy answered a permission request, or allowed or refused an
+    /// agent's file or command request, without asking the user.
+    Policy,
+    /// A file was written.
+    Written,
 }
 
 impl Decision {
@@ -91,6 +104,9 @@ impl Decision {
             Self::Applied => "applied",
             Self::Refused => "refused",
             Self::Answered => "answered",
+            Self::Requested => "requested",
+            Self::Policy => "policy",
+            Self::Written => "written",
         }
     }
 }
