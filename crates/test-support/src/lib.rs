@@ -8,6 +8,7 @@ pub mod conformance;
 mod fake_agent;
 pub mod model_server;
 pub mod real_agents;
+mod test_agent;
 mod test_host;
 
 pub use fake_agent::{Call, FakeAgent};
@@ -16,4 +17,5 @@ pub use model_server::{
     Responder, ResponsesStream,
 };
 pub use real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
+pub use test_agent::acp_test_agent;
 pub use test_host::{TestHost, WAIT, eventually, next_envelope, test_config, until_turn_completes};

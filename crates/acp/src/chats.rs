@@ -1,0 +1,261 @@
+//! Opening the agent's sessions for chats: a new one for a fresh chat, a fork (the
+//! agent's own fork when it offers one at the last turn, else a new session that gets
+//! the copied history with its first prompt), and reopening a chat's session on a newly
+//! started agent (`session/load`, replaying history; `session/resume`; or, when the
+//! agent offers neither, a clear note that the chat stays read-only).
+
+use agent_client_protocol::v1::schema as acp;
+use hearth_core::{ChatContext, ChatUri};
+use serde_json::Value;
+
+use crate::backing::AcpBacking;
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::harness::Inner;
+use crate::shared::Replayed;
+
+/// An agent session opened for a chat, with what the agent said about its settings.
+pub(crate) struct Opened {
+    /// The agent's session id.
+    pub session_id: String,
+    /// The chat's current model, when the agent says.
+    pub model: Option<String>,
+}
+
+impl Inner {
+    /// The working directory and the additional ones the agent accepts.
+    fn directories(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+    ) -> Result<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
+        let mut directories = context.working_directories.iter().cloned();
+        let cwd = directories.next().ok_or_else(|| {
+            Error::Invalid(format!("chat `{}` has no working directory", context.chat))
+        })?;
+        let additional: Vec<_> = directories.collect();
+        if !additional.is_empty()
+            && connection
+                .info
+                .capabilities
+                .session_capabilities
+                .additional_directories
+                .is_none()
+        {
+            tracing::info!(
+                agent = %self.shared.agent(),
+                "the agent takes no additional directories; only {} is its working directory",
+                cwd.display()
+            );
+            return Ok((cwd, Vec::new()));
+        }
+        Ok((cwd, additional))
+    }
+
+    /// Registers the route of a new or reopened session and takes its settings.
+    fn register(
+        &self,
+        context: &ChatContext,
+        session_id: &str,
+        modes: Option<&acp::SessionModeState>,
+        options: Option<&[acp::SessionConfigOption]>,
+        raw: &Value,
+    ) -> Option<String> {
+        let mut route = self.route(context);
+        let model = Self::take_settings(&mut route, modes, options, raw);
+        for update in self.shared.take_orphans(session_id) {
+            crate::handlers::apply_agent_state(&mut route, &update);
+        }
+        let mut routes = self.shared.routes();
+        routes.retain(|_, existing| existing.chat != context.chat);
+        routes.insert(session_id.to_owned(), route);
+        model
+    }
+
+    /// A new session for a chat.
+    pub async fn new_session(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+    ) -> Result<Opened> {
+        let (cwd, additional) = self.directories(connection, context)?;
+        let request = acp::NewSessionRequest::new(cwd)
+            .additional_directories(additional)
+            .mcp_servers(self.lent_servers());
+        let (answer, raw): (acp::NewSessionResponse, Value) = connection
+            .request_json("session/new", request, self.shared.options.timeouts.request)
+            .await?;
+        let session_id = answer.session_id.to_string();
+        let model = self.register(
+            context,
+            &session_id,
+            answer.modes.as_ref(),
+            answer.config_options.as_deref(),
+            &raw,
+        );
+        Ok(Opened { session_id, model })
+    }
+
+    /// The agent's own fork of a session, when it offers one.
+    pub async fn fork_session(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+        source_session: &str,
+    ) -> Result<Opened> {
+        let (cwd, additional) = self.directories(connection, context)?;
+        let request = acp::ForkSessionRequest::new(source_session.to_owned(), cwd)
+            .additional_directories(additional)
+            .mcp_servers(self.lent_servers());
+        let (answer, raw): (acp::ForkSessionResponse, Value) = connection
+            .request_json(
+                "session/fork",
+                request,
+                self.shared.options.timeouts.request,
+            )
+            .await?;
+        let session_id = answer.session_id.to_string();
+        let model = self.register(
+            context,
+            &session_id,
+            answer.modes.as_ref(),
+            answer.config_options.as_deref(),
+            &raw,
+        );
+        Ok(Opened { session_id, model })
+    }
+
+    /// Makes sure a chat's session is open on the running agent: reopens it after the
+    /// agent (re)started. Returns the session id and, when reopening replayed it, the
+    /// history the agent holds.
+    pub async fn attach(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+    ) -> Result<(String, Option<Vec<Replayed>>)> {
+        let chat = &context.chat;
+        let backing = self
+            .shared
+            .chats
+            .with(chat, |entry| entry.backing.clone())?;
+        let Some(session_id) = backing.session_id.clone() else {
+            let opened = self.new_session(connection, context).await?;
+            self.shared.chats.with(chat, |entry| {
+                entry.backing.session_id = Some(opened.session_id.clone());
+                entry.backing.attached = Some(connection.generation);
+            })?;
+            return Ok((opened.session_id, None));
+        };
+        if backing.attached == Some(connection.generation) {
+            return Ok((session_id, None));
+        }
+        let capabilities = &connection.info.capabilities;
+        let (cwd, additional) = self.directories(connection, context)?;
+        let replayed = if capabilities.load_session {
+            self.register(context, &session_id, None, None, &Value::Null);
+            if let Some(route) = self.shared.routes().get_mut(&session_id) {
+                route.capture = Some(Vec::new());
+            }
+            let request = acp::LoadSessionRequest::new(session_id.clone(), cwd)
+                .additional_directories(additional)
+                .mcp_servers(self.lent_servers());
+            let loaded: Result<(acp::LoadSessionResponse, Value)> = connection
+                .request_json(
+                    "session/load",
+                    request,
+                    self.shared.options.timeouts.request,
+                )
+                .await;
+            let captured = self
+                .shared
+                .routes()
+                .get_mut(&session_id)
+                .and_then(|route| route.capture.take());
+            let (answer, raw) = loaded?;
+            self.register(
+                context,
+                &session_id,
+                answer.modes.as_ref(),
+                answer.config_options.as_deref(),
+                &raw,
+            );
+            captured
+        } else if capabilities.session_capabilities.resume.is_some() {
+            let request = acp::ResumeSessionRequest::new(session_id.clone(), cwd)
+                .additional_directories(additional)
+                .mcp_servers(self.lent_servers());
+            let (answer, raw): (acp::ResumeSessionResponse, Value) = connection
+                .request_json(
+                    "session/resume",
+                    request,
+                    self.shared.options.timeouts.request,
+                )
+                .await?;
+            self.register(
+                context,
+                &session_id,
+                answer.modes.as_ref(),
+                answer.config_options.as_deref(),
+                &raw,
+            );
+            None
+        } else {
+            return Err(Error::ReadOnly(format!(
+                "agent `{}` cannot reopen its conversations after it restarted (it offers neither session/load nor session/resume), so this chat cannot go on; its history stays readable here — start a new session to continue",
+                self.shared.agent()
+            )));
+        };
+        self.shared.chats.with(chat, |entry| {
+            entry.backing.attached = Some(connection.generation);
+        })?;
+        Ok((session_id, replayed))
+    }
+
+    /// Closes (or, for a disposed chat, deletes) a chat's session, if the agent offers it.
+    pub async fn close_session(&self, chat: &ChatUri, delete: bool) {
+        let Some(session_id) = self.shared.session_of(chat) else {
+            return;
+        };
+        self.shared.routes().remove(&session_id);
+        let connection = {
+            match self.current().await {
+                Some(connection) => connection,
+                None => return,
+            }
+        };
+        let capabilities = &connection.info.capabilities.session_capabilities;
+        let timeout = self.shared.options.timeouts.request;
+        let result = if delete && capabilities.delete.is_some() {
+            connection
+                .request(
+                    "session/delete",
+                    acp::DeleteSessionRequest::new(session_id.clone()),
+                    Some(timeout),
+                )
+                .await
+                .map(drop)
+        } else if capabilities.close.is_some() {
+            connection
+                .request(
+                    "session/close",
+                    acp::CloseSessionRequest::new(session_id.clone()),
+                    Some(timeout),
+                )
+                .await
+                .map(drop)
+        } else {
+            Ok(())
+        };
+        if let Err(error) = result {
+            tracing::debug!(agent = %self.shared.agent(), session = %session_id, %error, "could not close a session");
+        }
+    }
+
+    /// The backing of a new chat.
+    pub fn backing_for(&self, context: &ChatContext, opened: &Opened) -> AcpBacking {
+        let mut backing = AcpBacking::new(self.shared.agent(), context.working_directories.clone());
+        backing.session_id = Some(opened.session_id.clone());
+        backing.model = opened.model.clone();
+        backing
+    }
+}

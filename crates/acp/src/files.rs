@@ -1,0 +1,400 @@
+//! The agent's file requests (`fs/read_text_file`, `fs/write_text_file`), confined to
+//! the session's working directories by `hearth-confine` — never `..`, a symlink, a
+//! hard link or a special file out of them, never into Hearth's data directory.
+//!
+//! A read of a missing file answers empty text (agents read a file before creating it).
+//! A write goes through only when a tool call the user allowed in the running turn
+//! covers the file; otherwise Hearth asks the user itself, showing the diff. Writes are
+//! atomic and recorded in the audit log with the file's hashes before and after.
+
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::{Error as RpcError, ErrorCode};
+use hearth_confine::Roots;
+use hearth_core::{
+    ChatUri, Signal, ToolCallContent, ToolCallPart, ToolCallStatus, ToolKind, ToolLocation, TurnId,
+};
+use hearth_tools::{Actor, AuditEntry, AuditKind, AuditOutcome, Decision};
+use serde_json::json;
+
+use crate::handlers::Handlers;
+use crate::permissions::{Raised, hearth_options, verdict};
+use crate::shared::Shared;
+
+/// Largest file an agent may read through Hearth.
+const READ_LIMIT: u64 = 16 * 1024 * 1024;
+/// Largest old content shown in a write's diff.
+const DIFF_LIMIT: u64 = 256 * 1024;
+
+fn refused(message: impl Into<String>) -> RpcError {
+    RpcError::new(ErrorCode::INVALID_PARAMS, message.into())
+}
+
+fn failed(message: impl Into<String>) -> RpcError {
+    RpcError::new(ErrorCode::INTERNAL_ERROR, message.into())
+}
+
+/// Lines `line..line+limit` (1-based) of a text, as `fs/read_text_file` asks.
+fn slice(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
+    if line.is_none() && limit.is_none() {
+        return text.to_owned();
+    }
+    let skip = line.map_or(0, |line| line.saturating_sub(1)) as usize;
+    let take = limit.map_or(usize::MAX, |limit| limit as usize);
+    text.split_inclusive('\n').skip(skip).take(take).collect()
+}
+
+fn respond<T: agent_client_protocol::JsonRpcResponse>(
+    responder: Responder<T>,
+    result: Result<T, RpcError>,
+) {
+    let sent = match result {
+        Ok(answer) => responder.respond(answer),
+        Err(error) => responder.respond_with_error(error),
+    };
+    if let Err(error) = sent {
+        tracing::debug!(%error, "could not answer the agent");
+    }
+}
+
+/// What a write needs from its session.
+struct WriteRoute {
+    chat: ChatUri,
+    roots: Roots,
+    turn_id: TurnId,
+    covered: bool,
+}
+
+impl Shared {
+    /// Records a file write (or its refusal).
+    fn audit_write(
+        &self,
+        chat: &ChatUri,
+        path: &std::path::Path,
+        outcome: AuditOutcome,
+        hashes: serde_json::Value,
+    ) {
+        let decision = if matches!(outcome, AuditOutcome::Ok(_)) {
+            Decision::Written
+        } else {
+            Decision::Refused
+        };
+        self.audit(
+            AuditEntry::new(
+                Actor::Agent(chat.clone()),
+                AuditKind::FileWrite,
+                decision,
+                outcome,
+            )
+            .detail(json!({
+                "agent": self.agent(),
+                "chat": chat.to_string(),
+                "path": path.display().to_string(),
+                "hashes": hashes,
+            })),
+        );
+    }
+}
+
+impl Handlers {
+    /// `fs/read_text_file`.
+    pub async fn read_file(
+        &self,
+        request: acp::ReadTextFileRequest,
+        responder: Responder<acp::ReadTextFileResponse>,
+    ) {
+        let roots = self
+            .shared
+            .routes()
+            .get(&request.session_id.to_string())
+            .map(|route| route.roots.clone());
+        self.gate.release();
+        let Some(roots) = roots else {
+            respond(
+                responder,
+                Err(refused(format!("unknown session `{}`", request.session_id))),
+            );
+            return;
+        };
+        let agent = self.shared.agent().to_owned();
+        tokio::spawn(async move {
+            let Some(roots) = roots else {
+                respond(
+                    responder,
+                    Err(refused(
+                        "the session's working directories could not be opened; Hearth refuses every file request of this session",
+                    )),
+                );
+                return;
+            };
+            let path = request.path.clone();
+            let read = tokio::task::spawn_blocking(move || roots.read(&path, READ_LIMIT)).await;
+            let result = match read {
+                Ok(Ok(Some(bytes))) => Ok(acp::ReadTextFileResponse::new(slice(
+                    &String::from_utf8_lossy(&bytes),
+                    request.line,
+                    request.limit,
+                ))),
+                Ok(Ok(None)) => Ok(acp::ReadTextFileResponse::new(String::new())),
+                Ok(Err(error)) => {
+                    tracing::info!(%agent, path = %request.path.display(), %error, "refused a read");
+                    Err(refused(error.to_string()))
+                }
+                Err(error) => Err(failed(format!(
+                    "reading {}: {error}",
+                    request.path.display()
+                ))),
+            };
+            respond(responder, result);
+        });
+    }
+
+    /// `fs/write_text_file`.
+    pub async fn write_file(
+        &self,
+        request: acp::WriteTextFileRequest,
+        responder: Responder<acp::WriteTextFileResponse>,
+    ) {
+        let session = request.session_id.to_string();
+        let path = request.path.clone();
+        let found = {
+            let routes = self.shared.routes();
+            routes.get(&session).map(|route| {
+                let covered = route
+                    .turn
+                    .as_ref()
+                    .is_some_and(|turn| turn.allows_write(&path));
+                (
+                    route.chat.clone(),
+                    route.roots.clone(),
+                    route.turn.as_ref().map(|turn| turn.turn_id.clone()),
+                    covered,
+                )
+            })
+        };
+        let checked = match found {
+            None => Err(refused(format!("unknown session `{session}`"))),
+            Some((_, None, _, _)) => Err(refused(
+                "the session's working directories could not be opened; Hearth refuses every file request of this session",
+            )),
+            Some((chat, Some(roots), turn_id, covered)) => match turn_id {
+                None => {
+                    self.shared.audit_write(
+                        &chat,
+                        &path,
+                        AuditOutcome::error("no turn was running"),
+                        json!(null),
+                    );
+                    Err(refused(
+                        "Hearth accepts writes only while the user's turn runs",
+                    ))
+                }
+                Some(turn_id) => Ok(WriteRoute {
+                    chat,
+                    roots,
+                    turn_id,
+                    covered,
+                }),
+            },
+        };
+        let route = match checked {
+            Ok(route) => route,
+            Err(error) => {
+                respond(responder, Err(error));
+                self.gate.release();
+                return;
+            }
+        };
+        if !route.roots.contains_lexically(&path) {
+            let message = format!(
+                "refused to write `{}`: it is outside the session's working directories ({})",
+                path.display(),
+                route
+                    .roots
+                    .roots()
+                    .iter()
+                    .map(|root| root.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            self.shared.audit_write(
+                &route.chat,
+                &path,
+                AuditOutcome::error(message.clone()),
+                json!(null),
+            );
+            self.shared
+                .signal(
+                    &route.chat,
+                    vec![Signal::Error {
+                        turn_id: route.turn_id.clone(),
+                        message: format!("{}: {message}", self.shared.agent()),
+                    }],
+                )
+                .await;
+            respond(responder, Err(refused(message)));
+            self.gate.release();
+            return;
+        }
+        if route.covered {
+            self.gate.release();
+            let shared = std::sync::Arc::clone(&self.shared);
+            tokio::spawn(async move {
+                let result = write(&shared, &route.chat, route.roots, path, request.content).await;
+                respond(responder, result);
+            });
+            return;
+        }
+        // Nothing the user allowed covers this write: Hearth asks, showing the diff.
+        let old_text = {
+            let roots = route.roots.clone();
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || roots.read(&path, DIFF_LIMIT))
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .flatten()
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        };
+        let mut call = ToolCallPart::new(
+            self.shared.fresh_id("write"),
+            "write_text_file",
+            json!({"path": path.display().to_string()}),
+            ToolCallStatus::Pending,
+        );
+        call.title = Some(format!("Write {}", path.display()));
+        call.kind = Some(ToolKind::Edit);
+        call.locations = vec![ToolLocation {
+            path: path.display().to_string(),
+            line: None,
+        }];
+        call.content = vec![ToolCallContent::Diff {
+            path: path.display().to_string(),
+            old_text,
+            new_text: request.content.clone(),
+        }];
+        let verdict = {
+            let routes = self.shared.routes();
+            match routes.get(&session) {
+                Some(session_route) => verdict(
+                    &self.shared,
+                    session_route,
+                    Some(ToolKind::Edit),
+                    std::slice::from_ref(&path),
+                ),
+                None => crate::permissions::Verdict::Refuse("the session went away".to_owned()),
+            }
+        };
+        let raised = Raised {
+            chat: route.chat.clone(),
+            turn_id: route.turn_id.clone(),
+            request_id: self.shared.fresh_id("permission"),
+            title: format!("Allow {} to write {}?", self.shared.agent(), path.display()),
+            options: hearth_options(),
+            call: call.clone(),
+            new_call: true,
+            verdict,
+            paths: vec![path.clone()],
+        };
+        let shared = std::sync::Arc::clone(&self.shared);
+        let content = request.content;
+        let chat = route.chat.clone();
+        let turn_id = route.turn_id.clone();
+        let call_id = call.call_id.clone();
+        self.raise(raised, move |outcome| {
+            tokio::spawn(async move {
+                let allowed = outcome.allows();
+                let result = if allowed {
+                    write(&shared, &chat, route.roots, path.clone(), content).await
+                } else {
+                    shared.audit_write(
+                        &chat,
+                        &path,
+                        AuditOutcome::error("the user did not allow it"),
+                        json!(null),
+                    );
+                    Err(failed(format!(
+                        "the user did not allow writing `{}`",
+                        path.display()
+                    )))
+                };
+                let status = if result.is_ok() {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                };
+                shared
+                    .signal(
+                        &chat,
+                        vec![Signal::ToolCallUpdated {
+                            turn_id,
+                            call_id,
+                            status,
+                            result: Some(hearth_core::ToolResult {
+                                content: match &result {
+                                    Ok(_) => format!("wrote {}", path.display()),
+                                    Err(error) => error.message.clone(),
+                                },
+                                is_error: result.is_err(),
+                            }),
+                            patch: hearth_core::ToolCallPatch::default(),
+                        }],
+                    )
+                    .await;
+                respond(responder, result);
+            });
+        })
+        .await;
+        self.gate.release();
+    }
+}
+
+/// Writes a file atomically inside the roots and records it.
+async fn write(
+    shared: &Shared,
+    chat: &ChatUri,
+    roots: Roots,
+    path: PathBuf,
+    content: String,
+) -> Result<acp::WriteTextFileResponse, RpcError> {
+    let target = path.clone();
+    let written =
+        tokio::task::spawn_blocking(move || roots.write(&target, content.as_bytes())).await;
+    match written {
+        Ok(Ok(written)) => {
+            shared.audit_write(
+                chat,
+                &written.path,
+                AuditOutcome::ok(),
+                json!({"before": written.before_sha256, "after": written.after_sha256}),
+            );
+            Ok(acp::WriteTextFileResponse::new())
+        }
+        Ok(Err(error)) => {
+            shared.audit_write(
+                chat,
+                &path,
+                AuditOutcome::error(error.to_string()),
+                json!(null),
+            );
+            Err(refused(error.to_string()))
+        }
+        Err(error) => Err(failed(format!("writing {}: {error}", path.display()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_sliced_by_line_and_limit() {
+        let text = "one\ntwo\nthree\n";
+        assert_eq!(slice(text, None, None), text);
+        assert_eq!(slice(text, Some(2), None), "two\nthree\n");
+        assert_eq!(slice(text, Some(2), Some(1)), "two\n");
+        assert_eq!(slice(text, None, Some(1)), "one\n");
+    }
+}

@@ -1,0 +1,292 @@
+//! What Hearth does with what an agent sends: `session/update` notifications become
+//! progress signals of the chat the session backs (or the replayed history, while a
+//! session is reopened); requests go to the permission, file and terminal modules.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema as acp;
+use hearth_core::{ChatUri, Signal, TurnId, Usage, UserMessage};
+
+use crate::lines::Gate;
+use crate::mapping;
+use crate::shared::{Replayed, Route, Shared};
+
+/// Quiet time after which a turn the agent started on its own is over.
+const AMBIENT_QUIET: Duration = Duration::from_secs(2);
+
+/// Hearth's side of one connection.
+#[derive(Clone)]
+pub(crate) struct Handlers {
+    pub shared: Arc<Shared>,
+    pub gate: Gate,
+}
+
+impl Handlers {
+    pub fn new(shared: Arc<Shared>, gate: Gate) -> Self {
+        Self { shared, gate }
+    }
+
+    /// A `session/update` notification.
+    pub async fn update(&self, notification: acp::SessionNotification) {
+        let session = notification.session_id.to_string();
+        let routed = {
+            let mut routes = self.shared.routes();
+            match routes.get_mut(&session) {
+                Some(route) => {
+                    if let Some(capture) = &mut route.capture {
+                        capture_replay(capture, &notification.update);
+                        None
+                    } else {
+                        Some((route.chat.clone(), signals(route, notification.update)))
+                    }
+                }
+                None => {
+                    // A session whose answer is still on its way (updates can overtake
+                    // it): kept until its route exists.
+                    self.shared.keep_orphan(&session, notification.update);
+                    None
+                }
+            }
+        };
+        if let Some((chat, (signals, ambient_started))) = routed {
+            self.shared.signal(&chat, signals).await;
+            if let Some(turn_id) = ambient_started {
+                close_when_quiet(Arc::clone(&self.shared), chat, turn_id);
+            }
+        }
+        self.gate.release();
+    }
+}
+
+/// Appends a replayed update to the captured history.
+fn capture_replay(capture: &mut Vec<Replayed>, update: &acp::SessionUpdate) {
+    match update {
+        acp::SessionUpdate::UserMessageChunk(chunk) => {
+            let text = mapping::block_text(&chunk.content);
+            match capture.last_mut() {
+                Some(last) if last.agent.is_empty() => last.user.push_str(&text),
+                _ => capture.push(Replayed {
+                    user: text,
+                    agent: String::new(),
+                }),
+            }
+        }
+        acp::SessionUpdate::AgentMessageChunk(chunk) => {
+            let text = mapping::block_text(&chunk.content);
+            match capture.last_mut() {
+                Some(last) => last.agent.push_str(&text),
+                None => capture.push(Replayed {
+                    user: String::new(),
+                    agent: text,
+                }),
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The signals of an update, and the id of a turn the agent started on its own when
+/// this update opened one.
+fn signals(route: &mut Route, update: acp::SessionUpdate) -> (Vec<Signal>, Option<TurnId>) {
+    let mut signals = Vec::new();
+    if apply_agent_state(route, &update) {
+        signals.push(Signal::AgentStateChanged {
+            state: route.agent_state.clone(),
+        });
+        return (signals, None);
+    }
+    if let acp::SessionUpdate::SessionInfoUpdate(info) = &update {
+        if let Some(title) = info.title.value() {
+            signals.push(Signal::TitleChanged {
+                title: title.clone(),
+            });
+        }
+        return (signals, None);
+    }
+    let mut ambient_started = None;
+    let turn_id = match (&route.turn, &route.ambient) {
+        (Some(turn), _) => turn.turn_id.clone(),
+        (None, Some(ambient)) => ambient.clone(),
+        (None, None) => {
+            if !matters_outside_a_turn(&update) {
+                return (signals, None);
+            }
+            // The agent speaks outside the user's turns: recorded as a turn of its own.
+            let turn_id = TurnId::generate();
+            signals.push(Signal::TurnStarted {
+                turn_id: turn_id.clone(),
+                user: UserMessage::text(""),
+            });
+            route.ambient = Some(turn_id.clone());
+            ambient_started = Some(turn_id.clone());
+            turn_id
+        }
+    };
+    if route.turn.is_none() {
+        touch_ambient(route);
+    }
+    let turn = route.turn.as_mut();
+    match update {
+        acp::SessionUpdate::AgentMessageChunk(chunk) => {
+            let text = mapping::block_text(&chunk.content);
+            if let Some(turn) = turn {
+                turn.answer.push_str(&text);
+            }
+            signals.push(Signal::TextDelta { turn_id, text });
+        }
+        acp::SessionUpdate::AgentThoughtChunk(chunk) => {
+            signals.push(Signal::ReasoningDelta {
+                turn_id,
+                text: mapping::block_text(&chunk.content),
+            });
+        }
+        acp::SessionUpdate::ToolCall(call) => {
+            let part = mapping::tool_call(&call);
+            if let Some(turn) = turn {
+                turn.calls.insert(part.call_id.clone(), part.clone());
+            }
+            signals.push(Signal::ToolCallStarted {
+                turn_id,
+                call: part,
+            });
+        }
+        acp::SessionUpdate::ToolCallUpdate(update) => {
+            let id = update.tool_call_id.to_string();
+            let known = turn
+                .as_ref()
+                .and_then(|turn| turn.calls.get(&id))
+                .map(|call| call.status);
+            match known {
+                None => {
+                    let part = mapping::tool_call_from_update(&update);
+                    if let Some(turn) = turn {
+                        turn.calls.insert(id, part.clone());
+                    }
+                    signals.push(Signal::ToolCallStarted {
+                        turn_id,
+                        call: part,
+                    });
+                }
+                Some(current) => {
+                    let (status, result, patch) = mapping::tool_call_update(&update, current);
+                    if let Some(call) = turn.and_then(|turn| turn.calls.get_mut(&id)) {
+                        call.status = status;
+                        patch.apply(call);
+                    }
+                    signals.push(Signal::ToolCallUpdated {
+                        turn_id,
+                        call_id: id,
+                        status,
+                        result,
+                        patch,
+                    });
+                }
+            }
+        }
+        acp::SessionUpdate::Plan(plan) => signals.push(Signal::Plan {
+            turn_id,
+            entries: mapping::plan(&plan),
+        }),
+        acp::SessionUpdate::UsageUpdate(usage) => signals.push(Signal::Usage {
+            turn_id,
+            // The agent reports the tokens in its context window.
+            usage: Usage {
+                input_tokens: usage.used,
+                ..Usage::default()
+            },
+        }),
+        _ => {}
+    }
+    (signals, ambient_started)
+}
+
+/// Takes an update of what the agent offers (commands, mode, settings) into the route;
+/// whether it was one.
+pub(crate) fn apply_agent_state(route: &mut Route, update: &acp::SessionUpdate) -> bool {
+    match update {
+        acp::SessionUpdate::AvailableCommandsUpdate(update) => {
+            route.agent_state.commands = mapping::commands(&update.available_commands);
+        }
+        acp::SessionUpdate::CurrentModeUpdate(update) => {
+            if let Some(modes) = &mut route.agent_state.modes {
+                modes.current = update.current_mode_id.to_string();
+            }
+        }
+        acp::SessionUpdate::ConfigOptionUpdate(update) => {
+            if let Some((id, models)) =
+                mapping::config_choice(&update.config_options, mapping::Setting::Model)
+            {
+                route.model_option = Some(id);
+                route.agent_state.models = Some(models);
+            }
+            if let Some((_, modes)) =
+                mapping::config_choice(&update.config_options, mapping::Setting::Mode)
+            {
+                route.agent_state.modes = Some(modes);
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Whether an update outside a turn is worth a turn of its own (what the agent says and
+/// does; not an echo of the user).
+fn matters_outside_a_turn(update: &acp::SessionUpdate) -> bool {
+    matches!(
+        update,
+        acp::SessionUpdate::AgentMessageChunk(_)
+            | acp::SessionUpdate::AgentThoughtChunk(_)
+            | acp::SessionUpdate::ToolCall(_)
+            | acp::SessionUpdate::ToolCallUpdate(_)
+            | acp::SessionUpdate::Plan(_)
+    )
+}
+
+fn touch_ambient(route: &mut Route) {
+    route.ambient_touched = Some(Instant::now());
+}
+
+/// Ends a turn the agent started on its own once it has been quiet for a while.
+fn close_when_quiet(shared: Arc<Shared>, chat: ChatUri, turn_id: TurnId) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(AMBIENT_QUIET).await;
+            let done = {
+                let mut routes = shared.routes();
+                let Some(route) = routes.values_mut().find(|route| route.chat == chat) else {
+                    return;
+                };
+                if route.ambient.as_ref() != Some(&turn_id) {
+                    return;
+                }
+                let quiet = route
+                    .ambient_touched
+                    .is_none_or(|touched| touched.elapsed() >= AMBIENT_QUIET);
+                if quiet {
+                    route.ambient = None;
+                }
+                quiet
+            };
+            if done {
+                end_ambient(&shared, &chat, turn_id).await;
+                return;
+            }
+        }
+    });
+}
+
+/// Ends a turn the agent started on its own.
+pub(crate) async fn end_ambient(shared: &Shared, chat: &ChatUri, turn_id: TurnId) {
+    shared
+        .signal(
+            chat,
+            vec![Signal::TurnCompleted {
+                turn_id,
+                stop_reason: hearth_core::StopReason::EndTurn,
+                usage: None,
+            }],
+        )
+        .await;
+}

@@ -1,0 +1,199 @@
+//! The agent's stdout as JSON-RPC lines, read with limits: a line may be at most
+//! [`MAX_LINE`] long, lines that are not JSON objects are skipped (an agent that writes
+//! nothing else is stopped after [`MAX_JUNK`] of them), and no more than [`IN_FLIGHT`]
+//! notifications and requests from the agent wait for Hearth at once — past that,
+//! Hearth stops reading and the agent waits on its full pipe, so a flooding agent
+//! cannot grow Hearth's memory.
+
+use std::borrow::Cow;
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::{Sink, Stream};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::Semaphore;
+
+/// The longest line Hearth accepts from an agent.
+pub(crate) const MAX_LINE: usize = 32 * 1024 * 1024;
+/// Consecutive lines that are not JSON after which the agent counts as broken.
+pub(crate) const MAX_JUNK: usize = 1000;
+/// Messages from the agent that may wait for Hearth at once.
+pub(crate) const IN_FLIGHT: usize = 256;
+
+/// Limits the messages from the agent that Hearth has not handled yet. Handlers call
+/// [`Gate::release`] once they are done with a message that took a permit.
+#[derive(Clone)]
+pub(crate) struct Gate(Arc<Semaphore>);
+
+impl Gate {
+    pub fn new() -> Self {
+        Self(Arc::new(Semaphore::new(IN_FLIGHT)))
+    }
+
+    /// A handled message gives its place back.
+    pub fn release(&self) {
+        self.0.add_permits(1);
+    }
+
+    async fn enter(&self) {
+        match self.0.acquire().await {
+            Ok(permit) => permit.forget(),
+            Err(_) => tracing::debug!("the gate is closed"),
+        }
+    }
+
+    /// Stops waiting readers (the connection ended).
+    pub fn close(&self) {
+        self.0.close();
+    }
+}
+
+/// Whether a line is a message that a handler of Hearth's answers (a request or a
+/// notification from the agent, not a response and not a protocol-level message).
+fn is_handled_message(line: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        method: Option<Cow<'a, str>>,
+    }
+    serde_json::from_str::<Probe<'_>>(line)
+        .ok()
+        .and_then(|probe| probe.method)
+        .is_some_and(|method| !method.starts_with("$/"))
+}
+
+struct Reader {
+    agent: String,
+    input: BufReader<ChildStdout>,
+    gate: Gate,
+    junk: usize,
+    /// Where a refusal of the agent's output is recorded, for the error message.
+    violation: Arc<Mutex<Option<String>>>,
+}
+
+impl Reader {
+    /// The next line, without its end; `None` at the end of the output.
+    async fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let mut line = Vec::new();
+        loop {
+            let available = self.input.fill_buf().await?;
+            if available.is_empty() {
+                return Ok((!line.is_empty()).then_some(line));
+            }
+            match memchr::memchr(b'\n', available) {
+                Some(end) => {
+                    line.extend_from_slice(&available[..end]);
+                    self.input.consume(end + 1);
+                    return Ok(Some(line));
+                }
+                None => {
+                    let taken = available.len();
+                    line.extend_from_slice(available);
+                    self.input.consume(taken);
+                }
+            }
+            if line.len() > MAX_LINE {
+                return Err(io::Error::other(format!(
+                    "wrote a line longer than {} MiB on stdout",
+                    MAX_LINE / (1024 * 1024)
+                )));
+            }
+        }
+    }
+
+    fn refuse(&self, what: String) -> io::Error {
+        *self
+            .violation
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(what.clone());
+        io::Error::other(what)
+    }
+
+    /// The next JSON-RPC message, skipping junk.
+    async fn next_message(&mut self) -> Option<io::Result<String>> {
+        loop {
+            let line = match self.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(error) if error.kind() == io::ErrorKind::Other => {
+                    return Some(Err(self.refuse(error.to_string())));
+                }
+                Err(error) => return Some(Err(error)),
+            };
+            let text = String::from_utf8_lossy(&line);
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if !trimmed.starts_with('{') {
+                self.junk += 1;
+                tracing::debug!(agent = %self.agent, "skipping a line that is not JSON-RPC: {}", crate::process::cut(trimmed, 200));
+                if self.junk > MAX_JUNK {
+                    return Some(Err(self.refuse(format!(
+                        "wrote more than {MAX_JUNK} lines that are not JSON-RPC on stdout"
+                    ))));
+                }
+                continue;
+            }
+            self.junk = 0;
+            if is_handled_message(trimmed) {
+                self.gate.enter().await;
+            }
+            return Some(Ok(trimmed.to_owned()));
+        }
+    }
+}
+
+/// The agent's stdout as a stream of JSON-RPC lines.
+pub(crate) fn incoming(
+    agent: &str,
+    stdout: ChildStdout,
+    gate: Gate,
+    violation: Arc<Mutex<Option<String>>>,
+) -> impl Stream<Item = io::Result<String>> + Send + 'static {
+    let reader = Reader {
+        agent: agent.to_owned(),
+        input: BufReader::with_capacity(64 * 1024, stdout),
+        gate,
+        junk: 0,
+        violation,
+    };
+    futures::stream::unfold(reader, |mut reader| async move {
+        let message = reader.next_message().await?;
+        Some((message, reader))
+    })
+}
+
+/// The agent's stdin as a sink of JSON-RPC lines.
+pub(crate) fn outgoing(stdin: ChildStdin) -> impl Sink<String, Error = io::Error> + Send + 'static {
+    futures::sink::unfold(stdin, |mut stdin, line: String| async move {
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        stdin.write_all(&bytes).await?;
+        stdin.flush().await?;
+        Ok(stdin)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_requests_and_notifications_take_a_place() {
+        assert!(is_handled_message(
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#
+        ));
+        assert!(is_handled_message(
+            r#"{"jsonrpc":"2.0","id":"a","method":"fs/read_text_file","params":{}}"#
+        ));
+        assert!(!is_handled_message(
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+        ));
+        assert!(!is_handled_message(
+            r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{}}"#
+        ));
+        assert!(!is_handled_message("{not json"));
+    }
+}

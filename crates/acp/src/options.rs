@@ -1,0 +1,58 @@
+//! How the harness runs its agents: where Hearth's data lives (never reachable by an
+//! agent's file requests), where Hearth's binary is (to supervise agents), the audit
+//! log, and the time limits.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hearth_tools::AuditLog;
+
+/// Time limits of an agent's requests.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// Starting the agent: from spawning it until it answers `initialize`.
+    pub start: Duration,
+    /// Opening, reopening or listing sessions, changing settings.
+    pub request: Duration,
+    /// How long an aborted turn may take to end before the harness ends it (shorter
+    /// than the host's own grace, so the harness is done with the turn first).
+    pub cancel_grace: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            start: Duration::from_secs(60),
+            request: Duration::from_secs(60),
+            cancel_grace: Duration::from_secs(1),
+        }
+    }
+}
+
+/// How the harness runs its agents.
+#[derive(Clone, Default)]
+pub struct HarnessOptions {
+    /// Hearth's data directory: off limits to agents' file and terminal requests.
+    pub data_directory: Option<PathBuf>,
+    /// Hearth's own binary, to run each agent under its supervisor (see
+    /// [`supervise`](crate::supervise)); `None` starts agents directly.
+    pub supervisor: Option<PathBuf>,
+    /// Where agent processes start (their sessions each get their own directory).
+    pub process_directory: Option<PathBuf>,
+    /// Where permission requests, answers, file writes and commands are recorded.
+    pub audit: Option<AuditLog>,
+    /// Time limits.
+    pub timeouts: Timeouts,
+}
+
+impl std::fmt::Debug for HarnessOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HarnessOptions")
+            .field("data_directory", &self.data_directory)
+            .field("supervisor", &self.supervisor)
+            .field("process_directory", &self.process_directory)
+            .field("audit", &self.audit.is_some())
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
+}

@@ -1,0 +1,60 @@
+//! How an external agent is started and what it may do without asking: its program,
+//! arguments and environment, its permission policy, and whether it borrows Hearth's
+//! tools.
+
+use std::path::PathBuf;
+
+use hearth_core::{ProviderId, ToolKind};
+
+/// Who answers an agent's permission requests when the user is not asked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PermissionMode {
+    /// The user decides (the default).
+    #[default]
+    Ask,
+    /// Every request is refused.
+    Reject,
+}
+
+/// An agent's permission policy: requests for tool calls of an allowed kind are
+/// allowed without asking; the rest go by the mode.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PermissionPolicy {
+    /// What happens to requests not allowed by kind.
+    pub mode: PermissionMode,
+    /// Tool kinds allowed without asking (e.g. `read`, `search`).
+    pub allow_kinds: Vec<ToolKind>,
+}
+
+/// How to start Hearth's MCP server for an agent, so it can use Hearth's tools (reading
+/// calendars, staging changes the user approves in Hearth).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LentTools {
+    /// The program (the `hearth` binary).
+    pub command: PathBuf,
+    /// Its arguments (`mcp --stdio`, the data directory).
+    pub args: Vec<String>,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// One configured external agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentSpec {
+    /// Provider id: the first segment of the URIs of its sessions.
+    pub id: ProviderId,
+    /// Display name.
+    pub name: String,
+    /// The program to start.
+    pub command: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment added to Hearth's own.
+    pub env: Vec<(String, String)>,
+    /// Who answers its permission requests.
+    pub policy: PermissionPolicy,
+    /// Hearth's tools lent to it, or `None` when the user opted out.
+    pub lent_tools: Option<LentTools>,
+    /// The sign-in method to use when the agent asks for one (one of the ids it offers).
+    pub auth_method: Option<String>,
+}

@@ -1,0 +1,137 @@
+//! The supervisor an agent runs under when Hearth starts it through its own binary
+//! (`hearth __supervise-agent <hearth pid> -- <agent> <args…>`).
+//!
+//! The supervisor leads the agent's process group. It asks the kernel to send it
+//! SIGTERM when Hearth dies — however Hearth dies, `kill -9` included — and then stops
+//! the whole group, so no agent outlives Hearth. When the agent ends on its own, the
+//! supervisor stops whatever the agent left behind in the group, says on stderr how the
+//! agent ended, and exits with the agent's code (128 + the signal when one killed it).
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use tokio::signal::unix::{SignalKind, signal};
+
+/// The hidden subcommand of the `hearth` binary that runs the supervisor.
+pub const SUBCOMMAND: &str = "__supervise-agent";
+
+/// Runs an agent under supervision until it ends or Hearth dies. `arguments` are what
+/// follows the subcommand: Hearth's pid, `--`, the agent's program and its arguments.
+#[allow(clippy::print_stderr)]
+pub async fn supervise(arguments: Vec<OsString>) -> ExitCode {
+    let mut arguments = arguments.into_iter();
+    let parent = arguments
+        .next()
+        .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<i32>().ok()));
+    let separator = arguments.next();
+    let program = arguments.next();
+    let (Some(parent), Some(program)) = (parent, program) else {
+        eprintln!("hearth supervisor: usage: {SUBCOMMAND} <hearth pid> -- <program> [args…]");
+        return ExitCode::from(2);
+    };
+    if separator.as_deref() != Some(std::ffi::OsStr::new("--")) {
+        eprintln!("hearth supervisor: expected `--` before the agent's program");
+        return ExitCode::from(2);
+    }
+    if let Err(error) =
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
+    {
+        eprintln!("hearth supervisor: cannot follow Hearth's lifetime: {error}");
+        return ExitCode::from(2);
+    }
+    // Hearth may have died before the request above took effect.
+    if rustix::process::getppid().map(rustix::process::Pid::as_raw_nonzero)
+        != rustix::process::Pid::from_raw(parent).map(rustix::process::Pid::as_raw_nonzero)
+    {
+        return ExitCode::from(1);
+    }
+    let (mut terminate, mut interrupt, mut hangup) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) {
+        (Ok(terminate), Ok(interrupt), Ok(hangup)) => (terminate, interrupt, hangup),
+        _ => {
+            eprintln!("hearth supervisor: cannot listen for signals");
+            return ExitCode::from(2);
+        }
+    };
+    // The agent inherits stdin, stdout, stderr and the process group.
+    let mut child = match tokio::process::Command::new(&program)
+        .args(arguments)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!(
+                "hearth supervisor: cannot start {}: {error}",
+                program.to_string_lossy()
+            );
+            return ExitCode::from(127);
+        }
+    };
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = terminate.recv() => return stop_group(),
+        _ = interrupt.recv() => return stop_group(),
+        _ = hangup.recv() => return stop_group(),
+    };
+    stop_others_in_group();
+    match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(signal) = status.signal() {
+                eprintln!("hearth supervisor: the agent was killed by signal {signal}");
+                ExitCode::from(128u8.saturating_add(u8::try_from(signal).unwrap_or(127)))
+            } else {
+                let code = status.code().unwrap_or(1);
+                if code != 0 {
+                    eprintln!("hearth supervisor: the agent exited with status {code}");
+                }
+                ExitCode::from(u8::try_from(code).unwrap_or(1))
+            }
+        }
+        Err(error) => {
+            eprintln!("hearth supervisor: lost the agent: {error}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Stops the whole group, the supervisor included.
+fn stop_group() -> ExitCode {
+    let group = rustix::process::getpgrp();
+    if let Err(error) = rustix::process::kill_process_group(group, rustix::process::Signal::KILL) {
+        tracing::warn!(%error, "could not stop the agent's process group");
+    }
+    ExitCode::from(143)
+}
+
+/// Stops every other process of the supervisor's group (what the agent left behind).
+fn stop_others_in_group() {
+    let group = u32::try_from(rustix::process::getpgrp().as_raw_nonzero().get()).unwrap_or(0);
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.filter_map(std::result::Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || crate::process::process_group_of(&entry.path()) != Some(group) {
+            continue;
+        }
+        if let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            && let Err(error) = rustix::process::kill_process(pid, rustix::process::Signal::KILL)
+            && error != rustix::io::Errno::SRCH
+        {
+            tracing::warn!(%error, "could not stop a process the agent left behind");
+        }
+    }
+}
