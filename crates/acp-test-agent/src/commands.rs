@@ -19,11 +19,13 @@ use serde_json::json;
 use crate::agent::internal;
 use crate::client_calls;
 use crate::content::PromptInput;
-use crate::prompt::{Command, chunk_text};
+use crate::prompt::{Command, chunk_text, timed_text};
 use crate::turn::Turn;
 
 /// The pause between `/slow` ticks.
 const TICK: Duration = Duration::from_millis(20);
+/// The pause between `/timed` chunks: long enough that they never queue anywhere.
+const TIMED_GAP: Duration = Duration::from_millis(1);
 /// How long `/crash` waits for its partial chunk to reach stdout.
 const CRASH_FLUSH_LIMIT: Duration = Duration::from_secs(2);
 /// The exit status of `/crash`.
@@ -75,6 +77,7 @@ pub(crate) async fn run(
             }
             Ok(StopReason::EndTurn)
         }
+        Command::Timed { count } => timed(turn, count).await,
         Command::Think => {
             turn.think("thinking 1\n")?;
             turn.think("thinking 2\n")?;
@@ -180,6 +183,28 @@ async fn slow(turn: &mut Turn, ticks: u32) -> Result<StopReason, Error> {
         if tick < ticks
             && turn
                 .unless_cancelled(tokio::time::sleep(TICK))
+                .await
+                .is_none()
+        {
+            return Ok(StopReason::Cancelled);
+        }
+    }
+    Ok(StopReason::EndTurn)
+}
+
+/// Chunk `i` is `i NANOS\n`, NANOS being the monotonic time just before it was
+/// written; one every [`TIMED_GAP`]; cancellation ends it at once.
+async fn timed(turn: &mut Turn, count: u32) -> Result<StopReason, Error> {
+    for index in 0..count {
+        if turn.cancel.is_cancelled() {
+            return Ok(StopReason::Cancelled);
+        }
+        turn.say_stamped(move |nanos| timed_text(index, nanos))
+            .await
+            .map_err(|error| internal(&error.into()))?;
+        if index + 1 < count
+            && turn
+                .unless_cancelled(tokio::time::sleep(TIMED_GAP))
                 .await
                 .is_none()
         {

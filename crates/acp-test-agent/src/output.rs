@@ -4,6 +4,8 @@
 //! [`Lines`] sink; the misbehaviour commands (`/junk`, `/crash`, `/flood`) push raw bytes
 //! into the same queue, so nothing ever interleaves inside a line. Lines queued
 //! together are written with one flush, which keeps fast streams (`/chunks`) cheap.
+//! `/timed` lines are made by the writer itself, stamped with the monotonic clock just
+//! before they are written, so a reader can measure what happens after the write.
 
 use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
@@ -27,7 +29,16 @@ enum Item {
     Barrier(oneshot::Sender<()>),
     /// Write `x` forever, with no newline, until stdout fails.
     Flood,
+    /// Take the monotonic clock, write the line `line` makes of it, flush, and hand
+    /// the time back.
+    Stamped {
+        line: StampedLine,
+        written: oneshot::Sender<u64>,
+    },
 }
+
+/// Makes a line (with its newline) from a CLOCK_MONOTONIC time in nanoseconds.
+type StampedLine = Box<dyn FnOnce(u64) -> io::Result<Vec<u8>> + Send>;
 
 /// A handle on the stdout writer thread.
 #[derive(Clone)]
@@ -79,14 +90,24 @@ impl Output {
     /// Writes a `session/update` notification directly, bypassing the SDK's queue, so
     /// that its place among raw writes is exact.
     pub(crate) fn notification(&self, notification: &SessionNotification) -> io::Result<()> {
-        let message = serde_json::json!({
-            "jsonrpc": "2.0",
-            "method": CLIENT_METHOD_NAMES.session_update,
-            "params": notification,
-        });
-        let mut line = serde_json::to_vec(&message).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.raw(line)
+        self.raw(notification_line(notification)?)
+    }
+
+    /// Writes the line `line` makes of the CLOCK_MONOTONIC time (in nanoseconds) taken
+    /// by the writer just before it writes it, after everything queued so far; waits
+    /// until it is flushed and returns that time.
+    pub(crate) async fn stamped(
+        &self,
+        line: impl FnOnce(u64) -> io::Result<Vec<u8>> + Send + 'static,
+    ) -> io::Result<u64> {
+        let (written, time) = oneshot::channel();
+        self.queue
+            .send(Item::Stamped {
+                line: Box::new(line),
+                written,
+            })
+            .map_err(|_| stopped())?;
+        time.await.map_err(|_| stopped())
     }
 
     /// Starts writing `x` forever; nothing queued afterwards is ever written.
@@ -107,6 +128,27 @@ impl Output {
         }
         matches!(tokio::time::timeout(limit, written).await, Ok(Ok(())))
     }
+}
+
+/// A `session/update` notification as one JSON-RPC line, with its newline.
+pub(crate) fn notification_line(notification: &SessionNotification) -> io::Result<Vec<u8>> {
+    let message = serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": CLIENT_METHOD_NAMES.session_update,
+        "params": notification,
+    });
+    let mut line = serde_json::to_vec(&message).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Now on CLOCK_MONOTONIC, in nanoseconds: the clock every process of the machine
+/// shares, so a reader in another process can compare its own readings with it.
+pub(crate) fn monotonic_nanos() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let seconds = u64::try_from(now.tv_sec).unwrap_or_default();
+    let nanos = u64::try_from(now.tv_nsec).unwrap_or_default();
+    seconds * 1_000_000_000 + nanos
 }
 
 fn stopped() -> io::Error {
@@ -144,6 +186,14 @@ fn write_item(out: &mut impl Write, item: Item) -> io::Result<()> {
             out.flush()?;
             // The waiter may have given up; that is not the writer's concern.
             done.send(()).ok();
+            Ok(())
+        }
+        Item::Stamped { line, written } => {
+            let now = monotonic_nanos();
+            out.write_all(&line(now)?)?;
+            out.flush()?;
+            // The waiter may have given up; that is not the writer's concern.
+            written.send(now).ok();
             Ok(())
         }
         Item::Flood => {

@@ -22,6 +22,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         "N [SIZE]",
         "Stream N chunks of SIZE bytes as fast as possible.",
     ),
+    spec(
+        "timed",
+        "N",
+        "Stream N chunks 1 ms apart, each stamped with the monotonic clock as written.",
+    ),
     spec("think", "", "Two thought chunks, then text."),
     spec("plan", "", "A plan with three entries, then text."),
     spec("usage", "", "A usage update, then text."),
@@ -80,6 +85,7 @@ const MAX_TICKS: u32 = 100_000;
 const MAX_CHUNKS: u32 = 10_000_000;
 const MAX_CHUNK_SIZE: usize = 1 << 20;
 const DEFAULT_CHUNK_SIZE: usize = 16;
+const MAX_TIMED: u32 = 1_000_000;
 const MAX_STDERR_LINES: u32 = 1_000_000;
 
 /// Whether `/write` asks for permission first.
@@ -102,6 +108,8 @@ pub(crate) enum Command {
     Slow { ticks: u32 },
     /// `/chunks N [SIZE]`.
     Chunks { count: u32, size: usize },
+    /// `/timed N`.
+    Timed { count: u32 },
     /// `/think`.
     Think,
     /// `/plan`.
@@ -200,6 +208,9 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         },
         ("chunks", [count]) => chunks(count, None)?,
         ("chunks", [count, size]) => chunks(count, Some(size))?,
+        ("timed", [count]) => Command::Timed {
+            count: number(count, MAX_TIMED)?,
+        },
         ("think", []) => Command::Think,
         ("plan", []) => Command::Plan,
         ("usage", []) => Command::Usage,
@@ -270,6 +281,12 @@ pub(crate) fn chunk_text(index: u32, size: usize) -> String {
     format!("{index:0width$}\n")
 }
 
+/// The text of chunk `index` of `/timed`, written at `nanos` on the monotonic clock:
+/// the index, a space, the nanoseconds, and a newline.
+pub(crate) fn timed_text(index: u32, nanos: u64) -> String {
+    format!("{index} {nanos}\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +309,10 @@ mod tests {
                 count: 10_000,
                 size: 16
             }
+        );
+        assert_eq!(
+            Command::parse("/timed 2000"),
+            Command::Timed { count: 2000 }
         );
         assert_eq!(
             Command::parse("/terminal ls -l /tmp"),
@@ -345,6 +366,10 @@ mod tests {
         assert_eq!(
             Command::parse("/chunks 1000 3"),
             Command::BadArguments("usage: /chunks N [SIZE]".into())
+        );
+        assert_eq!(
+            Command::parse("/timed"),
+            Command::BadArguments("usage: /timed N".into())
         );
         assert_eq!(
             Command::parse("/pid now"),

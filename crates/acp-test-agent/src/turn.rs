@@ -72,6 +72,29 @@ impl Turn {
         ))
     }
 
+    /// Streams one `agent_message_chunk` whose text `text` makes of the monotonic
+    /// time (nanoseconds) taken just before it is written to stdout (see
+    /// [`crate::output::Output::stamped`]); waits until it is written. It joins the
+    /// reply too.
+    pub(crate) async fn say_stamped(
+        &mut self,
+        text: impl Fn(u64) -> String + Clone + Send + 'static,
+    ) -> std::io::Result<()> {
+        let session = self.session_id();
+        let line = {
+            let text = text.clone();
+            move |nanos| {
+                crate::output::notification_line(&SessionNotification::new(
+                    session,
+                    SessionUpdate::AgentMessageChunk(text_chunk(text(nanos))),
+                ))
+            }
+        };
+        let nanos = self.agent.output.stamped(line).await?;
+        self.reply.push_str(&text(nanos));
+        Ok(())
+    }
+
     /// Sends a request to the client and waits for its answer.
     pub(crate) async fn request<R: JsonRpcRequest>(
         &self,

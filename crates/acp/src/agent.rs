@@ -80,10 +80,16 @@ impl Inner {
         let provider_data = hearth_harness::encode(chat, &backing)?;
         let model = backing.model.clone();
         self.shared.chats.insert(chat, backing)?;
+        let agent = self
+            .shared
+            .routes()
+            .get(&opened.session_id)
+            .map(|route| route.agent_state.clone());
         Ok(ChatBacking {
             provider_data,
             backing: BackingId::parse(&opened.session_id).ok(),
             model,
+            agent,
         })
     }
 
@@ -146,6 +152,8 @@ impl Inner {
                 .await;
         }
         self.shared.terminals.release_chat(chat);
+        // What the turn did is on record before it ends.
+        self.shared.flush_audit().await;
         let answer = {
             let mut routes = self.shared.routes();
             routes
@@ -460,6 +468,7 @@ impl Agent for AcpHarness {
             }
             self.inner.shared.terminals.release_all();
             self.inner.stop().await;
+            self.inner.shared.flush_audit().await;
         }
         .boxed()
     }

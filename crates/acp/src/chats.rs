@@ -4,6 +4,8 @@
 //! started agent (`session/load`, replaying history; `session/resume`; or, when the
 //! agent offers neither, a clear note that the chat stays read-only).
 
+use std::time::{Duration, Instant};
+
 use agent_client_protocol::v1::schema as acp;
 use hearth_core::{ChatContext, ChatUri};
 use serde_json::Value;
@@ -13,6 +15,14 @@ use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::harness::Inner;
 use crate::shared::Replayed;
+
+/// Quiet time after the answer to `session/load` after which the agent's replay of the
+/// session counts as over. Some agents answer before their replay has ended (Gemini CLI
+/// streams it without waiting), and what they replay after the answer must not land in
+/// the turn that follows.
+const REPLAY_QUIET: Duration = Duration::from_millis(250);
+/// The longest Hearth waits for the rest of a replay after the answer.
+const REPLAY_TAIL: Duration = Duration::from_secs(5);
 
 /// An agent session opened for a chat, with what the agent said about its settings.
 pub(crate) struct Opened {
@@ -166,6 +176,9 @@ impl Inner {
                     self.shared.options.timeouts.request,
                 )
                 .await;
+            if loaded.is_ok() {
+                self.replay_over(&session_id).await;
+            }
             let captured = self
                 .shared
                 .routes()
@@ -209,6 +222,29 @@ impl Inner {
             entry.backing.attached = Some(connection.generation);
         })?;
         Ok((session_id, replayed))
+    }
+
+    /// Waits until the replay of a session being reopened has been quiet for
+    /// [`REPLAY_QUIET`] since the agent answered (at most [`REPLAY_TAIL`]).
+    async fn replay_over(&self, session_id: &str) {
+        let answered = Instant::now();
+        let deadline = answered + REPLAY_TAIL;
+        loop {
+            let last = self
+                .shared
+                .routes()
+                .get(session_id)
+                .and_then(|route| route.replayed_at)
+                .map_or(answered, |at| at.max(answered));
+            let quiet = (last + REPLAY_QUIET).min(deadline);
+            if Instant::now() >= quiet {
+                if quiet == deadline {
+                    tracing::info!(agent = %self.shared.agent(), session = %session_id, "the agent still replays the session; going on without the rest");
+                }
+                return;
+            }
+            tokio::time::sleep_until(tokio::time::Instant::from_std(quiet)).await;
+        }
     }
 
     /// Closes (or, for a disposed chat, deletes) a chat's session, if the agent offers it.

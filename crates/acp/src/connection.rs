@@ -441,8 +441,15 @@ impl Connection {
         self.process.stopped_error()
     }
 
-    /// Ends the connection and stops the process.
-    pub fn close(&self) {
+    /// Ends the connection and stops the process gracefully (see
+    /// [`AgentProcess::stop`]).
+    pub async fn stop(&self) {
+        self.end();
+        self.process.stop().await;
+    }
+
+    /// Ends the connection.
+    fn end(&self) {
         if let Some(stop) = self
             .stop
             .lock()
@@ -452,6 +459,11 @@ impl Connection {
         {
             tracing::trace!("the connection had ended already");
         }
+    }
+
+    /// Ends the connection and kills the process.
+    pub fn close(&self) {
+        self.end();
         self.process.kill();
     }
 }

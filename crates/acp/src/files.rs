@@ -290,7 +290,7 @@ impl Handlers {
         let raised = Raised {
             chat: route.chat.clone(),
             turn_id: route.turn_id.clone(),
-            request_id: self.shared.fresh_id("permission"),
+            request_id: self.shared.permission_id(),
             title: format!("Allow {} to write {}?", self.shared.agent(), path.display()),
             options: hearth_options(),
             call: call.clone(),

@@ -35,7 +35,14 @@ impl Handlers {
             match routes.get_mut(&session) {
                 Some(route) => {
                     if let Some(capture) = &mut route.capture {
-                        capture_replay(capture, &notification.update);
+                        route.replayed_at = Some(Instant::now());
+                        if is_agent_state(&notification.update) {
+                            // The reopened session's route is made anew once the
+                            // replay is over; it takes these then.
+                            self.shared.keep_orphan(&session, notification.update);
+                        } else {
+                            capture_replay(capture, &notification.update);
+                        }
                         None
                     } else {
                         Some((route.chat.clone(), signals(route, notification.update)))
@@ -199,6 +206,16 @@ fn signals(route: &mut Route, update: acp::SessionUpdate) -> (Vec<Signal>, Optio
         _ => {}
     }
     (signals, ambient_started)
+}
+
+/// Whether an update is about what the agent offers (commands, mode, settings).
+fn is_agent_state(update: &acp::SessionUpdate) -> bool {
+    matches!(
+        update,
+        acp::SessionUpdate::AvailableCommandsUpdate(_)
+            | acp::SessionUpdate::CurrentModeUpdate(_)
+            | acp::SessionUpdate::ConfigOptionUpdate(_)
+    )
 }
 
 /// Takes an update of what the agent offers (commands, mode, settings) into the route;

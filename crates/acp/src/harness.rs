@@ -164,6 +164,27 @@ impl AcpHarness {
         })
     }
 
+    /// Starts the agent (when it is not running) to learn what it can do, and says how
+    /// long that took.
+    pub async fn check(&self) -> Result<(AgentStatus, Duration)> {
+        let started = Instant::now();
+        let connection = self.inner.connection().await?;
+        let elapsed = started.elapsed();
+        drop(connection);
+        let status = self.status().ok_or_else(|| {
+            Error::Invalid(format!(
+                "agent `{}` started but said nothing about itself",
+                self.inner.shared.agent()
+            ))
+        })?;
+        Ok((status, elapsed))
+    }
+
+    /// Stops the agent's process, if it runs.
+    pub async fn stop(&self) {
+        self.inner.stop().await;
+    }
+
     /// The process id of the running agent (or its supervisor), if one runs.
     pub async fn process_id(&self) -> Option<u32> {
         let slot = self.inner.connection.lock().await;
@@ -265,11 +286,11 @@ impl Inner {
             .cloned()
     }
 
-    /// Stops the agent and everything it runs.
+    /// Stops the agent and everything it runs, giving them time to save what they keep.
     pub async fn stop(&self) {
         let mut slot = self.connection.lock().await;
         if let Some(connection) = slot.take() {
-            connection.close();
+            connection.stop().await;
         }
     }
 
@@ -447,5 +468,34 @@ fn external_chat(provider: &hearth_core::ProviderId, backing: &BackingId) -> Cha
 impl From<hearth_harness::BackingError> for Error {
     fn from(error: hearth_harness::BackingError) -> Self {
         Self::Backing(error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn restarts_after_failed_starts_wait_longer_each_time_up_to_a_bound() {
+        let mut restarts = Restarts::default();
+        assert_eq!(
+            restarts.pause(),
+            Duration::ZERO,
+            "the first start never waits"
+        );
+        let long_ago = Instant::now().checked_sub(Duration::from_secs(3600));
+        for (failures, expected) in [(1, 1), (2, 2), (3, 4), (4, 8), (6, 30), (40, 30)] {
+            restarts.failures = failures;
+            restarts.last_failure = Some(Instant::now());
+            let pause = restarts.pause();
+            assert!(
+                pause <= Duration::from_secs(expected) && pause > Duration::from_secs(expected) / 2,
+                "{failures} failures: {pause:?}"
+            );
+            // Time already passed since the failure counts.
+            restarts.last_failure = long_ago;
+            assert_eq!(restarts.pause(), Duration::ZERO);
+        }
     }
 }

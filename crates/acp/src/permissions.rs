@@ -146,10 +146,20 @@ fn kind_of(options: &[PermissionOption], option_id: &str) -> Option<PermissionOp
 }
 
 impl Shared {
-    /// Records an audit entry, when there is an audit log.
+    /// Records an audit entry, when there is an audit log (queued: written at once in
+    /// the background, and at the latest when the turn ends).
     pub(crate) fn audit(&self, entry: AuditEntry) {
         if let Some(log) = &self.options.audit {
             log.record_detached(entry);
+        }
+    }
+
+    /// Writes every queued audit entry.
+    pub(crate) async fn flush_audit(&self) {
+        if let Some(log) = &self.options.audit
+            && let Err(error) = log.flush().await
+        {
+            tracing::error!(agent = %self.agent(), %error, "could not write to the audit log");
         }
     }
 
@@ -422,11 +432,15 @@ impl Handlers {
                 let turn_id = turn.turn_id.clone();
                 let id = request.tool_call.tool_call_id.to_string();
                 let new_call = !turn.calls.contains_key(&id);
+                // What the request says of a call announced before (its files, its
+                // diff), for the turn to show with the request.
+                let mut update = None;
                 let call = match turn.calls.get_mut(&id) {
                     Some(call) => {
                         let current = call.status;
                         let (_, _, patch) = mapping::tool_call_update(&request.tool_call, current);
                         patch.apply(call);
+                        update = (!patch.is_empty()).then_some(patch);
                         call.clone()
                     }
                     None => {
@@ -441,20 +455,21 @@ impl Handlers {
                     .clone()
                     .unwrap_or_else(|| format!("Allow {}?", call.name));
                 let verdict = verdict(&self.shared, route, call.kind, &paths);
-                Some(Raised {
+                let raised = Raised {
                     chat,
                     turn_id,
-                    request_id: self.shared.fresh_id("permission"),
+                    request_id: self.shared.permission_id(),
                     title,
                     options: mapping::options(&request.options),
                     call,
                     new_call,
                     verdict,
                     paths,
-                })
+                };
+                Some((raised, update))
             })
         };
-        let Some(raised) = raised else {
+        let Some((raised, update)) = raised else {
             // No turn runs in that session: nobody could be asked.
             if let Err(error) = responder.respond(acp::RequestPermissionResponse::new(
                 acp::RequestPermissionOutcome::Cancelled,
@@ -464,6 +479,20 @@ impl Handlers {
             self.gate.release();
             return;
         };
+        if let Some(patch) = update {
+            self.shared
+                .signal(
+                    &raised.chat,
+                    vec![Signal::ToolCallUpdated {
+                        turn_id: raised.turn_id.clone(),
+                        call_id: raised.call.call_id.clone(),
+                        status: raised.call.status,
+                        result: None,
+                        patch,
+                    }],
+                )
+                .await;
+        }
         self.raise(raised, move |outcome| {
             let outcome = match outcome.option_id {
                 Some(option_id) => acp::RequestPermissionOutcome::Selected(

@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
@@ -25,6 +27,12 @@ const STDERR_LINES: usize = 40;
 const STDERR_LINE_BYTES: usize = 1024;
 /// Lines of stderr quoted in an error message.
 const QUOTED_LINES: usize = 8;
+/// How long an agent asked to stop (SIGTERM) may take to end before it is killed: time
+/// to save what it keeps (Claude Code writes its transcripts in batches and loses the
+/// last one, often the last turn, to an immediate SIGKILL).
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How often a stopping group is looked at.
+pub(crate) const STOP_POLL: Duration = Duration::from_millis(20);
 
 /// How to start an agent process.
 #[derive(Clone, Debug)]
@@ -113,6 +121,9 @@ pub(crate) struct AgentProcess {
     pid: u32,
     stderr: StderrTail,
     exit: watch::Receiver<Option<ExitReport>>,
+    /// Set while Hearth stops the agent: the rest of its group then gets its grace
+    /// when the agent ends first.
+    stopping: Arc<AtomicBool>,
 }
 
 /// The agent's protocol pipes.
@@ -189,6 +200,8 @@ impl AgentProcess {
             }
         });
         let (exited, exit) = watch::channel(None);
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stopping_seen = Arc::clone(&stopping);
         let name = agent.to_owned();
         tokio::spawn(async move {
             let report = match child.wait().await {
@@ -202,8 +215,11 @@ impl AgentProcess {
                 }
             };
             tracing::debug!(agent = %name, %report, "agent process ended");
-            // Whatever the agent left running in its group goes with it.
-            kill_group(pid);
+            // Whatever the agent left running in its group goes with it (at once, unless
+            // Hearth is stopping the group, which ends it after its grace).
+            if !stopping_seen.load(Ordering::SeqCst) {
+                kill_group(pid);
+            }
             exited.send_replace(Some(report));
         });
         Ok((
@@ -212,6 +228,7 @@ impl AgentProcess {
                 pid,
                 stderr: tail,
                 exit,
+                stopping,
             },
             Pipes { stdin, stdout },
         ))
@@ -265,6 +282,21 @@ impl AgentProcess {
         kill_group(self.pid);
     }
 
+    /// Stops the process and everything in its group gracefully: asks them to end
+    /// (SIGTERM), gives them [`STOP_GRACE`] to save what they keep, then kills what is
+    /// left.
+    pub async fn stop(&self) {
+        if self.exit_report().is_none() {
+            self.stopping.store(true, Ordering::SeqCst);
+            signal_group(self.pid, rustix::process::Signal::TERM);
+            let deadline = tokio::time::Instant::now() + STOP_GRACE;
+            while group_runs(self.pid, None) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(STOP_POLL).await;
+            }
+        }
+        self.kill();
+    }
+
     /// Resident memory of every process in its group, in KiB.
     pub fn tree_rss_kib(&self) -> u64 {
         group_rss_kib(self.pid)
@@ -281,17 +313,59 @@ impl Drop for AgentProcess {
 
 /// Sends SIGKILL to a process group; a group that is gone already is fine.
 fn kill_group(group: u32) {
+    signal_group(group, rustix::process::Signal::KILL);
+}
+
+/// Sends a signal to a process group; a group that is gone already is fine.
+fn signal_group(group: u32, signal: rustix::process::Signal) {
     let Some(pid) = i32::try_from(group)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
     else {
         return;
     };
-    match rustix::process::kill_process_group(pid, rustix::process::Signal::KILL) {
+    match rustix::process::kill_process_group(pid, signal) {
         Ok(()) => {}
         Err(error) if error == rustix::io::Errno::SRCH => {}
-        Err(error) => tracing::warn!(group, %error, "could not stop an agent's process group"),
+        Err(error) => tracing::warn!(group, %error, "could not signal an agent's process group"),
     }
+}
+
+/// The processes of a group that still run (ended ones not reaped yet do not count),
+/// but `except`.
+pub(crate) fn group_members(group: u32, except: Option<u32>) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(std::result::Result::ok)
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            (Some(pid) != except
+                && process_group_of(&entry.path()) == Some(group)
+                && !is_zombie(&entry.path()))
+            .then_some(pid)
+        })
+        .collect()
+}
+
+/// Whether a process of the group still runs, but `except`.
+pub(crate) fn group_runs(group: u32, except: Option<u32>) -> bool {
+    !group_members(group, except).is_empty()
+}
+
+/// Whether a process has ended and waits to be reaped.
+fn is_zombie(process: &Path) -> bool {
+    std::fs::read_to_string(process.join("stat"))
+        .ok()
+        .and_then(|stat| {
+            let after_name = stat.get(stat.rfind(')')? + 1..)?.to_owned();
+            after_name
+                .split_whitespace()
+                .next()
+                .map(|state| state == "Z")
+        })
+        .unwrap_or(false)
 }
 
 /// Resident memory of the processes of a group, in KiB (read from /proc).
@@ -342,6 +416,35 @@ pub(crate) fn cut(text: &str, limit: usize) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[tokio::test]
+    async fn a_stopped_agent_may_save_its_work_before_it_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let saved = dir.path().join("saved");
+        // An agent that saves on SIGTERM, with a child in its group that ignores it.
+        let script = format!(
+            "trap 'echo saved > {}; exit 0' TERM; (trap '' TERM; sleep 60) & echo ready; wait; wait",
+            saved.display()
+        );
+        let launch = Launch {
+            command: "/bin/sh".into(),
+            args: vec!["-c".into(), script],
+            env: Vec::new(),
+            supervisor: None,
+            directory: dir.path().to_path_buf(),
+        };
+        let (process, pipes) = AgentProcess::spawn("saver", &launch).unwrap();
+        let mut ready = String::new();
+        let mut stdout = BufReader::new(pipes.stdout);
+        stdout.read_line(&mut ready).await.unwrap();
+        assert_eq!(ready, "ready\n");
+        let group = process.pid();
+        assert!(group_runs(group, None));
+        process.stop().await;
+        assert_eq!(std::fs::read_to_string(&saved).unwrap(), "saved\n");
+        // The child that ignored SIGTERM was killed once the grace was over.
+        assert!(!group_runs(group, None));
+    }
 
     #[test]
     fn exit_reports_read_as_people_say_them() {

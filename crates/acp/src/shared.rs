@@ -85,6 +85,8 @@ pub(crate) struct Route {
     pub roots: Option<Roots>,
     /// The history the agent replays while the session is reopened.
     pub capture: Option<Vec<Replayed>>,
+    /// When the agent last sent an update of that replay.
+    pub replayed_at: Option<std::time::Instant>,
     /// The running turn.
     pub turn: Option<TurnState>,
     /// What the agent offers in the chat.
@@ -105,6 +107,7 @@ impl Route {
             chat,
             roots,
             capture: None,
+            replayed_at: None,
             turn: None,
             agent_state: AgentChatState::default(),
             model_option: None,
@@ -228,6 +231,11 @@ impl Shared {
         for signal in signals {
             sink.progress(chat, signal).await;
         }
+    }
+
+    /// A fresh, unique id for a permission request.
+    pub fn permission_id(&self) -> String {
+        format!("permission-{}", hearth_core::new_id())
     }
 
     /// Answers every waiting permission request of a chat's turn as cancelled; returns

@@ -3,9 +3,10 @@
 //!
 //! The supervisor leads the agent's process group. It asks the kernel to send it
 //! SIGTERM when Hearth dies — however Hearth dies, `kill -9` included — and then stops
-//! the whole group, so no agent outlives Hearth. When the agent ends on its own, the
-//! supervisor stops whatever the agent left behind in the group, says on stderr how the
-//! agent ended, and exits with the agent's code (128 + the signal when one killed it).
+//! the whole group (asked to end, killed after a short grace), so no agent outlives
+//! Hearth. When the agent ends on its own, the supervisor stops whatever the agent left
+//! behind in the group the same way, says on stderr how the agent ended, and exits with
+//! the agent's code (128 + the signal when one killed it).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -98,8 +99,10 @@ pub async fn supervise(arguments: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Stops the whole group, the supervisor included.
+/// Stops the whole group, the supervisor included; the others first get their grace
+/// (see [`stop_others_in_group`]).
 fn stop_group() -> ExitCode {
+    stop_others_in_group();
     let group = rustix::process::getpgrp();
     if let Err(error) = rustix::process::kill_process_group(group, rustix::process::Signal::KILL) {
         tracing::warn!(%error, "could not stop the agent's process group");
@@ -107,31 +110,36 @@ fn stop_group() -> ExitCode {
     ExitCode::from(143)
 }
 
-/// Stops every other process of the supervisor's group (what the agent left behind).
+/// Stops every other process of the supervisor's group (the agent, or what it left
+/// behind): asks them to end (SIGTERM), gives them their grace to save what they keep,
+/// then kills what is left.
 fn stop_others_in_group() {
     let group = u32::try_from(rustix::process::getpgrp().as_raw_nonzero().get()).unwrap_or(0);
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let me = Some(std::process::id());
+    let others = crate::process::group_members(group, me);
+    if others.is_empty() {
         return;
-    };
-    for entry in entries.filter_map(std::result::Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me || crate::process::process_group_of(&entry.path()) != Some(group) {
-            continue;
-        }
-        if let Some(pid) = i32::try_from(pid)
+    }
+    signal_each(&others, rustix::process::Signal::TERM);
+    let deadline = std::time::Instant::now() + crate::process::STOP_GRACE;
+    while crate::process::group_runs(group, me) && std::time::Instant::now() < deadline {
+        std::thread::sleep(crate::process::STOP_POLL);
+    }
+    signal_each(
+        &crate::process::group_members(group, me),
+        rustix::process::Signal::KILL,
+    );
+}
+
+fn signal_each(processes: &[u32], signal: rustix::process::Signal) {
+    for process in processes {
+        if let Some(pid) = i32::try_from(*process)
             .ok()
             .and_then(rustix::process::Pid::from_raw)
-            && let Err(error) = rustix::process::kill_process(pid, rustix::process::Signal::KILL)
+            && let Err(error) = rustix::process::kill_process(pid, signal)
             && error != rustix::io::Errno::SRCH
         {
-            tracing::warn!(%error, "could not stop a process the agent left behind");
+            tracing::warn!(%error, "could not signal a process of the agent's group");
         }
     }
 }

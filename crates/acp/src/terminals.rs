@@ -413,7 +413,7 @@ impl Handlers {
         let raised = Raised {
             chat: asking_chat,
             turn_id: turn_id.clone(),
-            request_id: self.shared.fresh_id("permission"),
+            request_id: self.shared.permission_id(),
             title: format!(
                 "Allow {} to run `{}`?",
                 self.shared.agent(),

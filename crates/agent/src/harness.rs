@@ -76,6 +76,7 @@ impl Inner {
             provider_data,
             backing: None,
             model,
+            agent: None,
         })
     }
 

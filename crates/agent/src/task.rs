@@ -94,6 +94,7 @@ impl TurnLoop<'_> {
                     provider_data,
                     backing: None,
                     model: Some(self.model.clone()),
+                    agent: None,
                 },
             })
             .await;

@@ -36,18 +36,18 @@ impl App {
         Ok(Arc::new(store))
     }
 
-    /// Starts a host with these harnesses.
-    pub async fn start_host(
+    /// Starts a host with these harnesses over an open store.
+    pub fn start_host(
         &self,
+        store: Arc<SqliteStore>,
         agents: Vec<Arc<dyn Agent>>,
         source: &str,
-    ) -> anyhow::Result<Host> {
-        let store = self.open_store().await?;
+    ) -> Host {
         let config = HostConfig {
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
             ..HostConfig::default()
         };
-        Ok(Host::start(store, agents, config))
+        Host::start(store, agents, config)
     }
 }

@@ -6,16 +6,16 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use hearth_core::{Action, ChatSeed, ChatUri, ProviderId, StopReason, UserMessage};
 use hearth_host::Host;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
 
 use crate::app::App;
 use crate::harnesses::Titles;
 use crate::interrupts::Interrupts;
-use crate::run::{Printer, announce, start, target_chat};
+use crate::run::{Printer, announce, local_question, settle_locally, start, target_chat};
 
 /// `hearth chat` arguments.
 #[derive(Debug, clap::Args)]
@@ -25,6 +25,10 @@ pub struct ChatArgs {
     /// provider found, else the demo).
     #[arg(long)]
     provider: Option<String>,
+    /// An external agent to chat with (`claude`, `codex`, `gemini`, `opencode`, an
+    /// [agents.<id>] of config.toml; see `hearth agents list`).
+    #[arg(long, conflicts_with = "provider")]
+    agent: Option<String>,
     /// Model to use.
     #[arg(long)]
     model: Option<String>,
@@ -40,7 +44,8 @@ pub struct ChatArgs {
 }
 
 const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
-model), /new (a new session), /quit (or Ctrl-D); Ctrl-C stops an answer";
+model), /new (a new session), /quit (or Ctrl-D); an agent's own /commands go to the agent; \
+Ctrl-C stops an answer";
 
 /// What one line of input asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -89,6 +94,8 @@ struct Conversation {
     model: Option<String>,
     chat: ChatUri,
     show_reasoning: bool,
+    /// The chat's harness is an external agent.
+    external_agent: bool,
 }
 
 impl Conversation {
@@ -127,6 +134,21 @@ impl Conversation {
                     .as_deref()
                     .unwrap_or("the provider's default");
                 eprintln!("hearth: model {model} (switch with /model NAME)");
+                if let Some(models) = state.agent.and_then(|agent| agent.models) {
+                    for choice in models.choices {
+                        let mark = if choice.id == models.current {
+                            "*"
+                        } else {
+                            " "
+                        };
+                        let name = if choice.name.is_empty() || choice.name == choice.id {
+                            String::new()
+                        } else {
+                            format!(" — {}", choice.name)
+                        };
+                        eprintln!("  {mark} {}{name}", choice.id);
+                    }
+                }
             }
             Input::New => {
                 self.chat =
@@ -140,9 +162,29 @@ impl Conversation {
         Ok(())
     }
 
-    /// Sends a prompt and streams the answer; Ctrl-C aborts the turn.
+    /// Whether a `/name` line goes to the agent: a command it offers, or any command
+    /// Hearth does not know when the agent is an external one (it may offer commands it
+    /// has not listed yet).
+    async fn agent_offers(&self, name: &str) -> bool {
+        if self.external_agent {
+            return true;
+        }
+        self.host.chat(&self.chat).await.is_ok_and(|state| {
+            state
+                .agent
+                .is_some_and(|agent| agent.commands.iter().any(|command| command.name == name))
+        })
+    }
+
+    /// Sends a prompt and streams the answer; Ctrl-C aborts the turn. An agent's
+    /// permission requests are asked inline and answered from `lines`.
     #[allow(clippy::print_stderr)]
-    async fn turn(&self, prompt: &str, interrupts: &mut Interrupts) -> anyhow::Result<()> {
+    async fn turn(
+        &self,
+        prompt: &str,
+        interrupts: &mut Interrupts,
+        lines: &mut mpsc::Receiver<String>,
+    ) -> anyhow::Result<()> {
         let (turn_id, mut subscription) = self
             .host
             .send_streaming(&self.chat, UserMessage::text(prompt))
@@ -154,6 +196,11 @@ impl Conversation {
                 received = subscription.receiver.recv() => match received {
                     Ok(envelope) => {
                         printer.envelope(&envelope)?;
+                        if let Some(question) = local_question(&self.host, &self.chat, &turn_id, &envelope)
+                            && !settle_locally(&self.host, &self.chat, &question, Some(lines), interrupts).await?
+                        {
+                            aborting = true;
+                        }
                         if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
                             && id == &turn_id
                         {
@@ -182,9 +229,13 @@ impl Conversation {
 /// Runs `hearth chat`.
 #[allow(clippy::print_stderr)]
 pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let provider = match &args.agent {
+        Some(agent) => Some(crate::run::agent_provider(app, agent)?),
+        None => args.provider.clone(),
+    };
     let start = start(
         app,
-        args.provider.as_deref(),
+        provider.as_deref(),
         args.session.as_deref(),
         args.scenario.clone(),
         Titles::Generate,
@@ -202,14 +253,26 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     if interactive {
         eprintln!("hearth chat — session {} — {HELP}", chat.session());
     }
+    let external_agent = crate::harnesses::is_external_agent(app, chat.provider().as_str());
     let mut conversation = Conversation {
+        external_agent,
         host: start.host,
         provider: start.provider,
         model: args.model,
         chat,
         show_reasoning: args.show_reasoning,
     };
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    // Input lines go through a channel, so a permission request can be answered with
+    // the next line typed while a turn runs.
+    let (line_sender, mut lines) = mpsc::channel::<String>(16);
+    let reader = tokio::spawn(async move {
+        let mut input = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = input.next_line().await {
+            if line_sender.send(line).await.is_err() {
+                break;
+            }
+        }
+    });
     let mut interrupts = Interrupts::new()?;
     let mut interrupted = false;
     loop {
@@ -218,7 +281,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             std::io::stderr().flush()?;
         }
         let line = tokio::select! {
-            line = lines.next_line() => line.context("reading from stdin")?,
+            line = lines.recv() => line,
             pressed = interrupts.recv() => {
                 pressed?;
                 if interrupted {
@@ -236,7 +299,16 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             Input::Nothing => {}
             Input::Quit => break,
             Input::Prompt(prompt) => {
-                if let Err(error) = conversation.turn(prompt, &mut interrupts).await {
+                if let Err(error) = conversation.turn(prompt, &mut interrupts, &mut lines).await {
+                    eprintln!("hearth: error: {error:#}");
+                }
+            }
+            Input::Unknown(name) if conversation.agent_offers(name).await => {
+                // A command of the agent's own: it goes to the agent as typed.
+                if let Err(error) = conversation
+                    .turn(line.trim(), &mut interrupts, &mut lines)
+                    .await
+                {
                     eprintln!("hearth: error: {error:#}");
                 }
             }
@@ -247,6 +319,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    reader.abort();
     conversation.host.shutdown().await;
     if interactive {
         eprintln!(

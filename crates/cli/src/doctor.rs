@@ -1,11 +1,13 @@
 //! `hearth doctor`: finds every model provider and checks that each one answers, printing
-//! the latency, or the exact error and what to fix. Exits non-zero when any fails.
+//! the latency, or the exact error and what to fix; then starts every installed external
+//! agent and reports what it says about itself. Exits non-zero when any fails.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use hearth_llm::{CancellationToken, check_provider, check_providers, no_provider_help};
 
+use crate::agents;
 use crate::app::App;
 use crate::harnesses;
 
@@ -19,9 +21,15 @@ pub struct DoctorArgs {
 
 /// Runs `hearth doctor`.
 pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
+    if let Some(id) = args.provider.as_deref()
+        && harnesses::is_external_agent(app, id)
+    {
+        return doctor_agents(app, Some(id), String::new()).await;
+    }
     let discovery = harnesses::discover(app, true).await;
     let mut out = format!("config: {}\n", app.paths.config_file.display());
-    if discovery.is_empty() && discovery.problems.is_empty() {
+    let installed_agents = harnesses::external_agents(app).0;
+    if discovery.is_empty() && discovery.problems.is_empty() && installed_agents.is_empty() {
         out.push('\n');
         out.push_str(&no_provider_help(&app.paths.config_file));
         write_out(&out)?;
@@ -51,8 +59,57 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             count => format!("; {count} problems in the configuration (marked !)"),
         }
     ));
+    let providers_ok = working == checks.len() && problems == 0;
+    if args.provider.is_some() {
+        write_out(&out)?;
+        return Ok(if providers_ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
+    let agents = doctor_agents(app, None, out).await?;
+    Ok(if providers_ok {
+        agents
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Starts the installed external agents (or the one named) and reports each.
+async fn doctor_agents(app: &App, only: Option<&str>, mut out: String) -> anyhow::Result<ExitCode> {
+    let (checks, problems) = agents::check_all(app, true).await;
+    let checks: Vec<_> = checks
+        .into_iter()
+        .filter(|check| match only {
+            Some(id) => check.agent.spec.id.as_str() == id,
+            None => {
+                check.agent.installed.is_ok()
+                    || app.config.agents.contains_key(check.agent.spec.id.as_str())
+            }
+        })
+        .collect();
+    out.push_str("\nexternal agents:\n");
+    if checks.is_empty() {
+        out.push_str("  none installed (see `hearth agents list` for the ones Hearth knows)\n");
+    }
+    for check in &checks {
+        agents::render(check, &mut out);
+    }
+    for problem in &problems {
+        out.push_str(&format!("! {problem}\n"));
+    }
+    let failed = checks
+        .iter()
+        .filter(|check| check.failed() || check.agent.installed.is_err())
+        .count();
+    out.push_str(&format!(
+        "\n{} of {} agent(s) work\n",
+        checks.len() - failed,
+        checks.len()
+    ));
     write_out(&out)?;
-    Ok(if working == checks.len() && problems == 0 {
+    Ok(if failed == 0 && problems.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -1,12 +1,14 @@
 //! The harnesses this binary offers. This is the only place concrete harnesses are
-//! registered with a host: the replay harness (the offline demo) and Hearth's own agent
-//! for every model provider found (`config.toml`, the environment, a local Ollama).
+//! registered with a host: the replay harness (the offline demo), Hearth's own agent
+//! for every model provider found (`config.toml`, the environment, a local Ollama), and
+//! every external agent (the built-in ones and `[agents.<id>]` of `config.toml`).
 
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use hearth_acp::{AcpHarness, ConfiguredAgent, LentTools};
 use hearth_agent::{AgentSettings, NativeAgent};
 use hearth_config::ProviderKind;
 use hearth_core::{Agent, ProviderId, Toolbox};
@@ -38,6 +40,65 @@ pub struct HarnessOptions {
     pub discovery: Option<Discovery>,
     /// Whether chats get generated titles.
     pub titles: Titles,
+    /// The store external agents record their permission requests, file writes and
+    /// commands in (its audit log); `None` records nothing.
+    pub store: Option<Arc<hearth_store::SqliteStore>>,
+}
+
+/// Hearth's MCP server, as lent to external agents: this binary's `mcp --stdio` over the
+/// same data directory and configuration.
+fn lent_tools(app: &App) -> Option<LentTools> {
+    let hearth = std::env::current_exe().ok()?;
+    let args = vec![
+        "--home".to_owned(),
+        app.paths.home.display().to_string(),
+        "--config".to_owned(),
+        app.paths.config_file.display().to_string(),
+        "mcp".to_owned(),
+        "--stdio".to_owned(),
+    ];
+    Some(LentTools {
+        command: hearth,
+        args,
+        env: Vec::new(),
+    })
+}
+
+/// The external agents: those of `config.toml`, and the built-in ones that are
+/// installed. Problems of their configuration come back as messages.
+pub fn external_agents(app: &App) -> (Vec<ConfiguredAgent>, Vec<String>) {
+    let (agents, problems) = all_external_agents(app);
+    let agents = agents
+        .into_iter()
+        .filter(|agent| {
+            agent.installed.is_ok() || app.config.agents.contains_key(agent.spec.id.as_str())
+        })
+        .collect();
+    (agents, problems)
+}
+
+/// Every external agent Hearth knows, installed or not.
+pub fn all_external_agents(app: &App) -> (Vec<ConfiguredAgent>, Vec<String>) {
+    let lent = lent_tools(app);
+    hearth_acp::configured_agents(&app.config, &|_| lent.clone(), &|key| {
+        std::env::var(key).ok()
+    })
+}
+
+/// A harness for an external agent.
+pub fn acp_harness(
+    app: &App,
+    agent: &ConfiguredAgent,
+    store: Option<&Arc<hearth_store::SqliteStore>>,
+) -> AcpHarness {
+    let options = hearth_acp::HarnessOptions {
+        data_directory: Some(app.paths.home.clone()),
+        supervisor: std::env::current_exe().ok(),
+        process_directory: std::env::current_dir().ok(),
+        audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
+        timeouts: hearth_acp::Timeouts::default(),
+    };
+    AcpHarness::new(agent.spec.clone(), options)
 }
 
 /// The tools Hearth's own agents may call, with the approval gate behind them.
@@ -50,6 +111,19 @@ fn toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
 pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn Agent>>> {
     let replay = ReplayAgent::from_env(options.scenario.as_deref())?;
     let mut agents: Vec<Arc<dyn Agent>> = vec![Arc::new(replay)];
+    let (external, problems) = external_agents(app);
+    for problem in problems {
+        tracing::warn!("{problem}");
+    }
+    for agent in &external {
+        if agent.spec.id.as_str() == REPLAY {
+            tracing::warn!(
+                "the agent `{REPLAY}` in config.toml is hidden by the built-in demo; give it another id"
+            );
+            continue;
+        }
+        agents.push(Arc::new(acp_harness(app, agent, options.store.as_ref())));
+    }
     let discovery = match &options.discovery {
         Some(discovery) => Cow::Borrowed(discovery),
         None => Cow::Owned(configured_providers(app)),
@@ -57,6 +131,10 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
     if discovery.providers.is_empty() {
         return Ok(agents);
     }
+    let taken: Vec<String> = agents
+        .iter()
+        .map(|agent| agent.descriptor().id.to_string())
+        .collect();
     let toolbox = toolbox(app)?;
     let settings =
         AgentSettings::from_config(&app.config).with_titles(options.titles == Titles::Generate);
@@ -72,6 +150,13 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
         if provider.id == REPLAY {
             tracing::warn!(
                 "the model provider `{REPLAY}` in config.toml is hidden by the built-in demo; give it another id"
+            );
+            continue;
+        }
+        if taken.contains(&provider.id) {
+            tracing::warn!(
+                "the model provider `{}` has the id of an external agent, which keeps it; rename one of them",
+                provider.id
             );
             continue;
         }
@@ -102,11 +187,22 @@ fn discovery_config(app: &App) -> Cow<'_, hearth_config::Config> {
 /// Whether an id can name a model provider (not the demo, not an ACP agent).
 fn is_model_provider(app: &App, id: &str) -> bool {
     id != REPLAY
+        && !is_external_agent(app, id)
         && app
             .config
             .providers
             .get(id)
             .is_none_or(|provider| provider.kind != Some(ProviderKind::Acp))
+}
+
+/// Whether an id names an external agent (one of `[agents]`, or an installed built-in
+/// one).
+pub fn is_external_agent(app: &App, id: &str) -> bool {
+    app.config.agents.contains_key(id)
+        || external_agents(app)
+            .0
+            .iter()
+            .any(|agent| agent.spec.id.as_str() == id)
 }
 
 /// The model providers in `config.toml` and the environment, without any network access.

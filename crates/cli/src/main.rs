@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agents;
 mod app;
 mod audit;
 mod calendar;
@@ -13,6 +14,7 @@ mod chat;
 mod doctor;
 mod harnesses;
 mod interrupts;
+mod permissions;
 mod proposals;
 mod remote;
 mod render;
@@ -70,6 +72,12 @@ enum Command {
     /// Review the changes agents proposed: list, show (with the diff), approve, reject.
     #[command(subcommand)]
     Proposals(proposals::ProposalsCommand),
+    /// External agents (Claude, Codex, Gemini CLI, OpenCode, …): installed, version, abilities.
+    #[command(subcommand)]
+    Agents(agents::AgentsCommand),
+    /// Answer external agents' permission requests waiting in `hearth serve`.
+    #[command(subcommand)]
+    Permissions(permissions::PermissionsCommand),
     /// Read, verify and export the audit log of tool calls and decisions.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
@@ -102,7 +110,29 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
+/// Runs an agent under Hearth's supervisor (`hearth __supervise-agent …`, started by
+/// Hearth itself, never by a user).
+fn supervise(arguments: Vec<std::ffi::OsString>) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(hearth_acp::supervise::supervise(arguments)),
+        Err(error) => {
+            report(&anyhow::anyhow!(
+                "cannot start the agent supervisor: {error}"
+            ));
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let mut arguments = std::env::args_os();
+    if arguments.nth(1).as_deref() == Some(std::ffi::OsStr::new(hearth_acp::supervise::SUBCOMMAND))
+    {
+        return supervise(arguments.collect());
+    }
     let cli = Cli::parse();
     init_logging(cli.verbose);
     remote::choose(match (cli.server.clone(), cli.local) {
@@ -133,6 +163,8 @@ fn main() -> ExitCode {
             Command::Sessions(command) => sessions::sessions(&app, command).await,
             Command::Chats(command) => sessions::chats(&app, command).await,
             Command::Proposals(command) => proposals::proposals(&app, command).await,
+            Command::Agents(command) => agents::agents(&app, command).await,
+            Command::Permissions(command) => permissions::permissions(&app, command).await,
             Command::Audit(command) => audit::audit(&app, command).await,
             Command::Calendar(command) => calendar::calendar(&app, command).await,
             Command::Tools(command) => toolbox::tools(&app, command).await,

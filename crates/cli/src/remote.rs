@@ -223,6 +223,7 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
     let mut printed = 0;
     let mut interrupted = false;
     let mut broken_output = None;
+    let mut answers = crate::permissions::terminal_lines();
     let stop_reason = loop {
         tokio::select! {
             notified = notifications.recv() => match notified {
@@ -238,6 +239,36 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
                     {
                         broken_output = Some(error);
                         abort().await?;
+                    }
+                    if let Action::PartAdded {
+                        turn_id: id,
+                        part: core::ResponsePart::PermissionRequest { request_id, outcome: None, .. },
+                    } = &envelope.action
+                        && id.as_str() == turn_id
+                    {
+                        let question = pending_through(&client)
+                            .await?
+                            .into_iter()
+                            .find(|question| &question.request_id == request_id && question.chat == chat);
+                        if let Some(question) = question {
+                            match crate::permissions::ask(&question, answers.as_mut(), &mut interrupts).await? {
+                                crate::permissions::Reply::Chosen(option) => {
+                                    respond_through(&client, &chat, &question.request_id, &option).await?;
+                                }
+                                crate::permissions::Reply::Refused { option_id, notice } => {
+                                    eprintln!("{notice}");
+                                    match option_id {
+                                        Some(option) => respond_through(&client, &chat, &question.request_id, &option).await?,
+                                        None => abort().await.map(drop)?,
+                                    }
+                                }
+                                crate::permissions::Reply::Interrupted => {
+                                    interrupted = true;
+                                    eprintln!("hearth: aborting the turn");
+                                    abort().await?;
+                                }
+                            }
+                        }
                     }
                     if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
                         && id.as_str() == turn_id
@@ -331,6 +362,7 @@ pub async fn list_sessions(remote: &Remote, query: &SessionQuery) -> anyhow::Res
             limit: Some(query.limit),
             provider: query.provider.as_ref().map(ToString::to_string),
             scope: Some(scope),
+            provenance: query.provenance.map(Into::into),
         })
         .await?;
     Ok(SessionPage {
@@ -448,4 +480,70 @@ pub async fn fork_session(
         .await
         .with_context(|| format!("forking {session}"))?;
     Ok(forked.session.summary.uri)
+}
+
+/// The permission requests waiting in the server, as the command line shows them.
+pub async fn pending_permissions(
+    remote: &Remote,
+) -> anyhow::Result<Vec<crate::permissions::Question>> {
+    pending_through(&remote.client).await
+}
+
+async fn pending_through(client: &Client) -> anyhow::Result<Vec<crate::permissions::Question>> {
+    let listed = client
+        .call::<wire::PermissionList>(&wire::PermissionListParams {})
+        .await?;
+    listed
+        .permissions
+        .into_iter()
+        .map(|pending| {
+            let chat = core::ChatUri::parse(&pending.chat)?;
+            Ok(crate::permissions::Question {
+                agent: chat.provider().to_string(),
+                chat: pending.chat,
+                request_id: pending.request_id,
+                title: pending.title,
+                options: pending.options.into_iter().map(Into::into).collect(),
+                call: pending.tool_call.map(Into::into),
+            })
+        })
+        .collect()
+}
+
+/// Answers a permission request through the server, as the user at the command line.
+pub async fn respond_permission(
+    remote: &Remote,
+    chat: &str,
+    request_id: &str,
+    option_id: &str,
+) -> anyhow::Result<()> {
+    respond_through(&remote.client, chat, request_id, option_id).await
+}
+
+async fn respond_through(
+    client: &Client,
+    chat: &str,
+    request_id: &str,
+    option_id: &str,
+) -> anyhow::Result<()> {
+    client
+        .call::<wire::PermissionRespond>(&wire::PermissionRespondParams {
+            chat: chat.to_owned(),
+            request_id: request_id.to_owned(),
+            option_id: option_id.to_owned(),
+        })
+        .await?;
+    Ok(())
+}
+
+/// Starts a harness in the server (an external agent's process) so its own sessions
+/// are listed.
+pub async fn start_harness(remote: &Remote, provider: &core::ProviderId) -> anyhow::Result<()> {
+    remote
+        .client
+        .call::<wire::HarnessStart>(&wire::HarnessStartParams {
+            provider: provider.to_string(),
+        })
+        .await?;
+    Ok(())
 }

@@ -42,11 +42,17 @@ pub fn tool_call_line(call: &ToolCallPart) -> String {
         ToolCallStatus::Failed => "failed",
         ToolCallStatus::Cancelled => "cancelled",
     };
-    let mut arguments = call.arguments.to_string();
-    if arguments.chars().count() > 80 {
-        arguments = arguments.chars().take(79).collect::<String>() + "…";
-    }
-    let mut line = format!("⚙ {}({arguments}) {status}", call.name);
+    let mut line = match &call.title {
+        // External agents give their calls a title for people.
+        Some(title) => format!("⚙ {title} {status}"),
+        None => {
+            let mut arguments = call.arguments.to_string();
+            if arguments.chars().count() > 80 {
+                arguments = arguments.chars().take(79).collect::<String>() + "…";
+            }
+            format!("⚙ {}({arguments}) {status}", call.name)
+        }
+    };
     if let Some(result) = &call.result {
         let first = result.content.lines().next().unwrap_or_default();
         let first: String = first.chars().take(100).collect();

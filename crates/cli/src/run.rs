@@ -30,6 +30,10 @@ pub struct RunArgs {
     /// provider found, else the demo).
     #[arg(long)]
     provider: Option<String>,
+    /// An external agent to run the prompt (`claude`, `codex`, `gemini`, `opencode`, an
+    /// [agents.<id>] of config.toml; see `hearth agents list`).
+    #[arg(long, conflicts_with = "provider")]
+    agent: Option<String>,
     /// Model to use.
     #[arg(long)]
     model: Option<String>,
@@ -77,6 +81,25 @@ fn provider_of(uri: &str) -> Option<String> {
     }
 }
 
+/// The provider id of `--agent`: an external agent Hearth knows and can start.
+pub(crate) fn agent_provider(app: &App, agent: &str) -> anyhow::Result<String> {
+    let (agents, _) = harnesses::all_external_agents(app);
+    match agents.iter().find(|known| known.spec.id.as_str() == agent) {
+        Some(known) => match &known.installed {
+            Ok(()) => Ok(agent.to_owned()),
+            Err(missing) => bail!("agent `{agent}` is not installed: {missing}"),
+        },
+        None => {
+            let known: Vec<&str> = agents.iter().map(|known| known.spec.id.as_str()).collect();
+            bail!(
+                "no agent `{agent}`: the agents Hearth knows are {} (see `hearth agents list`); add others under [agents.<id>] in {}",
+                known.join(", "),
+                app.paths.config_file.display()
+            )
+        }
+    }
+}
+
 /// Finds the model providers, picks the one to use, and starts a host with every harness.
 #[allow(clippy::print_stderr)]
 pub(crate) async fn start(
@@ -114,15 +137,17 @@ pub(crate) async fn start(
         && provider.as_str() == REPLAY
         && discovery.is_empty()
         && app.config.defaults.provider.is_none();
+    let store = app.open_store().await?;
     let agents = harnesses::build(
         app,
         &HarnessOptions {
             scenario,
             discovery: Some(discovery),
             titles,
+            store: Some(store.clone()),
         },
     )?;
-    let host = app.start_host(agents, "cli").await?;
+    let host = app.start_host(store, agents, "cli");
     Ok(Start {
         host,
         provider,
@@ -190,6 +215,96 @@ fn demo_notice(app: &App) {
     );
 }
 
+/// The permission request an envelope raises in `turn_id`, as a question (with the tool
+/// call it is about, as the chat shows it now).
+pub(crate) fn local_question(
+    host: &Host,
+    chat: &ChatUri,
+    turn_id: &hearth_core::TurnId,
+    envelope: &Envelope,
+) -> Option<crate::permissions::Question> {
+    let Action::PartAdded {
+        turn_id: id,
+        part:
+            ResponsePart::PermissionRequest {
+                request_id,
+                title,
+                options,
+                tool_call_id,
+                outcome: None,
+            },
+    } = &envelope.action
+    else {
+        return None;
+    };
+    if id != turn_id {
+        return None;
+    }
+    let call = tool_call_id.as_ref().and_then(|call_id| {
+        host.peek_chat(chat)?
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| &turn.id == turn_id)?
+            .parts
+            .iter()
+            .find_map(|part| match part {
+                ResponsePart::ToolCall(call) if &call.call_id == call_id => Some(call.clone()),
+                _ => None,
+            })
+    });
+    Some(crate::permissions::Question {
+        agent: chat.provider().to_string(),
+        chat: chat.to_string(),
+        request_id: request_id.clone(),
+        title: title.clone(),
+        options: options.clone(),
+        call,
+    })
+}
+
+/// Settles a question asked in this process: the user's choice, or the refusal when
+/// nobody can answer; `false` when the user pressed Ctrl-C instead (the turn is aborted).
+#[allow(clippy::print_stderr)]
+pub(crate) async fn settle_locally(
+    host: &Host,
+    chat: &ChatUri,
+    question: &crate::permissions::Question,
+    answers: Option<&mut tokio::sync::mpsc::Receiver<String>>,
+    interrupts: &mut Interrupts,
+) -> anyhow::Result<bool> {
+    let reply = crate::permissions::ask(question, answers, interrupts).await?;
+    let option = match reply {
+        crate::permissions::Reply::Chosen(option) => option,
+        crate::permissions::Reply::Refused { option_id, notice } => {
+            eprintln!("{notice}");
+            match option_id {
+                Some(option) => option,
+                None => {
+                    host.abort(chat).await?;
+                    return Ok(true);
+                }
+            }
+        }
+        crate::permissions::Reply::Interrupted => {
+            eprintln!("hearth: aborting the turn");
+            host.abort(chat).await?;
+            return Ok(false);
+        }
+    };
+    let answer = hearth_core::PermissionAnswer {
+        option_id: option,
+        via: "cli".to_owned(),
+    };
+    if let Err(error) = host
+        .respond_permission(chat, &question.request_id, &answer)
+        .await
+    {
+        eprintln!("hearth: the answer did not reach the agent: {error}");
+    }
+    Ok(true)
+}
+
 /// Prints a turn's envelopes as they arrive.
 pub(crate) struct Printer {
     json: bool,
@@ -250,8 +365,14 @@ impl Printer {
                     .chars()
                     .take(100)
                     .collect();
-                eprintln!("  → {first}");
+                if !first.trim().is_empty() {
+                    eprintln!("  → {first}");
+                }
             }
+            Action::PartAdded {
+                part: ResponsePart::PermissionRequest { .. },
+                ..
+            } => {}
             Action::PartAdded { part, .. } if !matches!(part, ResponsePart::Text { .. }) => {
                 let mut text = String::new();
                 render::part(part, &mut text);
@@ -289,13 +410,17 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         bail!("the prompt is empty");
     }
+    let provider = match &args.agent {
+        Some(agent) => Some(agent_provider(app, agent)?),
+        None => args.provider.clone(),
+    };
     // A running server answers when there is one (a scenario file is this process's).
     if args.scenario.is_none()
         && let Some(remote) = crate::remote::connect(app).await?
     {
         let request = crate::remote::RunRequest {
             prompt,
-            provider: args.provider.as_deref(),
+            provider: provider.as_deref(),
             model: args.model.as_deref(),
             session: args.session.as_deref(),
             json: args.json,
@@ -305,7 +430,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let start = start(
         app,
-        args.provider.as_deref(),
+        provider.as_deref(),
         args.session.as_deref(),
         args.scenario.clone(),
         Titles::Skip,
@@ -338,6 +463,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut interrupted = false;
     let mut broken_output = None;
+    let mut answers = crate::permissions::terminal_lines();
     let stop_reason = loop {
         tokio::select! {
             received = subscription.receiver.recv() => match received {
@@ -348,6 +474,11 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
                         // Nobody reads the answer any more: stop the turn, keep what streamed.
                         broken_output = Some(error);
                         host.abort(&chat).await?;
+                    }
+                    if let Some(question) = local_question(&host, &chat, &turn_id, &envelope)
+                        && !settle_locally(&host, &chat, &question, answers.as_mut(), &mut interrupts).await?
+                    {
+                        interrupted = true;
                     }
                     if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
                         && id == &turn_id

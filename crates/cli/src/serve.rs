@@ -111,6 +111,7 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
         &HarnessOptions {
             scenario,
             discovery: Some(discovery),
+            store: Some(store.clone()),
             ..HarnessOptions::default()
         },
     )?;

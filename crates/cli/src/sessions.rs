@@ -20,8 +20,15 @@ pub enum SessionsCommand {
     /// List sessions, newest first.
     List {
         /// Only this provider.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "agent")]
         provider: Option<String>,
+        /// Only this external agent's sessions.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only conversations the agents had outside Hearth (each installed agent, or the
+        /// one of --agent, is asked for its own list first).
+        #[arg(long)]
+        external: bool,
         /// Only this project.
         #[arg(long, conflicts_with = "global")]
         project: Option<String>,
@@ -82,6 +89,11 @@ pub enum ChatsCommand {
     },
 }
 
+#[allow(clippy::print_stderr)]
+fn eprintln_warning(message: &str) {
+    eprintln!("hearth: warning: {message}");
+}
+
 fn write_out(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -138,6 +150,8 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
     match command {
         SessionsCommand::List {
             provider,
+            agent,
+            external,
             project,
             global,
             limit,
@@ -149,16 +163,64 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                 (None, true) => ScopeFilter::Global,
                 (None, false) => ScopeFilter::Any,
             };
+            let provider = match &agent {
+                Some(agent) => Some(crate::run::agent_provider(app, agent)?),
+                None => provider,
+            };
             let provider = provider.as_deref().map(ProviderId::parse).transpose()?;
             let query = SessionQuery {
                 scope,
-                provider,
+                provider: provider.clone(),
+                provenance: external.then_some(hearth_core::Provenance::External),
                 cursor,
                 limit,
             };
+            let asked: Vec<ProviderId> = if external {
+                match &provider {
+                    Some(provider) => vec![provider.clone()],
+                    None => harnesses::external_agents(app)
+                        .0
+                        .into_iter()
+                        .filter(|agent| agent.installed.is_ok())
+                        .map(|agent| agent.spec.id)
+                        .collect(),
+                }
+            } else {
+                Vec::new()
+            };
             let page = match crate::remote::connect(app).await? {
-                Some(remote) => crate::remote::list_sessions(&remote, &query).await?,
-                None => app.open_store().await?.list_sessions(&query).await?,
+                Some(remote) => {
+                    for provider in &asked {
+                        if let Err(error) = crate::remote::start_harness(&remote, provider).await {
+                            eprintln_warning(&format!("{provider}: {error:#}"));
+                        }
+                    }
+                    crate::remote::list_sessions(&remote, &query).await?
+                }
+                None => {
+                    let store = app.open_store().await?;
+                    if !asked.is_empty() {
+                        let agents = harnesses::build(
+                            app,
+                            &HarnessOptions {
+                                store: Some(store.clone()),
+                                ..HarnessOptions::default()
+                            },
+                        )?;
+                        let host = app.start_host(store.clone(), agents, "cli");
+                        let started = futures::future::join_all(
+                            asked.iter().map(|provider| host.start_harness(provider)),
+                        )
+                        .await;
+                        for (provider, result) in asked.iter().zip(started) {
+                            if let Err(error) = result {
+                                eprintln_warning(&format!("{provider}: {error}"));
+                            }
+                        }
+                        host.shutdown().await;
+                    }
+                    store.list_sessions(&query).await?
+                }
             };
             if json {
                 for session in &page.sessions {
@@ -208,6 +270,24 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             }
             let store = app.open_store().await?;
             let summary = existing_session(store.as_ref(), &session).await?;
+            let default = ChatUri::default_for(&summary.uri);
+            if summary.provenance == hearth_core::Provenance::External
+                && store.turns(&default).await?.is_empty()
+            {
+                // A conversation an agent had outside Hearth: its history comes from the
+                // agent (which replays it) the first time it is opened, and stays.
+                let agents = harnesses::build(
+                    app,
+                    &HarnessOptions {
+                        store: Some(store.clone()),
+                        ..HarnessOptions::default()
+                    },
+                )?;
+                let host = app.start_host(store.clone(), agents, "cli");
+                let opened = host.chat(&default).await;
+                host.shutdown().await;
+                opened.with_context(|| format!("opening {} with its agent", summary.uri))?;
+            }
             let chats = store.chats(&summary.uri).await?;
             show_session(app, store.as_ref(), &summary, &chats, json).await?;
         }
@@ -218,8 +298,15 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                 write_out(&format!("deleted {uri}\n"))?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let agents = harnesses::build(app, &HarnessOptions::default())?;
-            let host = app.start_host(agents, "cli").await?;
+            let store = app.open_store().await?;
+            let agents = harnesses::build(
+                app,
+                &HarnessOptions {
+                    store: Some(store.clone()),
+                    ..HarnessOptions::default()
+                },
+            )?;
+            let host = app.start_host(store, agents, "cli");
             host.delete_session(&uri).await?;
             host.shutdown().await;
             write_out(&format!("deleted {uri}\n"))?;
@@ -231,8 +318,15 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                 write_out(&format!("{forked}\n"))?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let agents = harnesses::build(app, &HarnessOptions::default())?;
-            let host = app.start_host(agents, "cli").await?;
+            let store = app.open_store().await?;
+            let agents = harnesses::build(
+                app,
+                &HarnessOptions {
+                    store: Some(store.clone()),
+                    ..HarnessOptions::default()
+                },
+            )?;
+            let host = app.start_host(store, agents, "cli");
             let turn_id = match turn {
                 Some(turn) => TurnId::parse(&turn)?,
                 None => host

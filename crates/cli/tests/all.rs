@@ -4,6 +4,7 @@
 
 mod suite {
     mod agent_tools;
+    mod agents;
     mod app_server;
     mod approval;
     mod audit_log;

@@ -16,9 +16,11 @@
 //! kind = "openai"
 //! base_url = "http://127.0.0.1:11434/v1"
 //!
-//! [providers.claude-code]
-//! kind = "acp"
-//! command = "claude-code-acp"
+//! [agents.codex]               # an external agent over the Agent Client Protocol
+//! command = "codex-acp"         # optional for the built-in agents found on PATH
+//! permissions = "ask"           # or "reject"
+//! allow = ["read", "search"]    # tool kinds allowed without asking
+//! lend_tools = true             # Hearth's tools as an MCP server of its sessions
 //!
 //! [calendars.personal]
 //! kind = "ics"
@@ -78,6 +80,10 @@ pub struct Config {
     /// Hearth's own agent loop.
     #[serde(default)]
     pub agent: AgentConfig,
+    /// External agents over the Agent Client Protocol, by id (the id becomes the
+    /// provider id of their sessions).
+    #[serde(default)]
+    pub agents: BTreeMap<String, ExternalAgentConfig>,
 }
 
 impl Config {
@@ -284,6 +290,47 @@ pub struct AgentConfig {
     pub proposal_expiry_days: Option<u32>,
 }
 
+/// Who answers an external agent's permission requests that its `allow` list does not
+/// cover.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionsSetting {
+    /// The user (the default).
+    #[default]
+    Ask,
+    /// Nobody: every such request is refused.
+    Reject,
+}
+
+/// One external agent spoken to over the Agent Client Protocol.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalAgentConfig {
+    /// Display name.
+    pub name: Option<String>,
+    /// Program to start (optional for the built-in agents: found on PATH or in npm's
+    /// global prefix).
+    pub command: Option<String>,
+    /// Its arguments (default: the built-in agent's).
+    pub args: Option<Vec<String>>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Who answers permission requests not covered by `allow`.
+    #[serde(default)]
+    pub permissions: PermissionsSetting,
+    /// Tool kinds allowed without asking (`read`, `search`, `edit`, `execute`, `fetch`,
+    /// `think`, `delete`, `move`, `switch_mode`, `other`).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Whether its sessions get Hearth's tools as an MCP server (default true).
+    pub lend_tools: Option<bool>,
+    /// The sign-in method to use when the agent asks (one of the ids it offers).
+    pub auth_method: Option<String>,
+    /// `false` hides a built-in agent.
+    pub enabled: Option<bool>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +363,17 @@ mod tests {
 
             [agent]
             step_limit = 10
+
+            [agents.codex]
+            allow = ["read", "search"]
+            permissions = "reject"
+            lend_tools = false
+            env = { CODEX_HOME = "/tmp/codex" }
+
+            [agents.mine]
+            command = "/opt/my-agent"
+            args = ["--acp"]
+            auth_method = "api-key"
         "#;
         let config = Config::parse(text, Path::new("config.toml")).unwrap();
         assert_eq!(config.defaults.clock, Some(ClockFormat::Hours12));
@@ -327,6 +385,25 @@ mod tests {
         assert_eq!(config.calendars["home"].kind, CalendarKind::Ics);
         assert_eq!(config.server.port, Some(8421));
         assert_eq!(config.agent.step_limit, Some(10));
+        assert_eq!(
+            config.agents["codex"],
+            ExternalAgentConfig {
+                permissions: PermissionsSetting::Reject,
+                allow: vec!["read".into(), "search".into()],
+                lend_tools: Some(false),
+                env: [("CODEX_HOME".to_owned(), "/tmp/codex".to_owned())].into(),
+                ..ExternalAgentConfig::default()
+            }
+        );
+        assert_eq!(
+            config.agents["mine"].command.as_deref(),
+            Some("/opt/my-agent")
+        );
+        assert_eq!(config.agents["mine"].args, Some(vec!["--acp".to_owned()]));
+        assert_eq!(
+            config.agents["mine"].auth_method.as_deref(),
+            Some("api-key")
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod paths;
 
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClockFormat, Config, ConfigError, Defaults,
-    McpServerConfig, ProviderConfig, ProviderKind, ServerConfig,
+    ExternalAgentConfig, McpServerConfig, PermissionsSetting, ProviderConfig, ProviderKind,
+    ServerConfig,
 };
 pub use paths::{Paths, PathsError};

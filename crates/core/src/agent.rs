@@ -147,6 +147,8 @@ pub struct ChatBacking {
     pub backing: Option<BackingId>,
     /// The model the chat will use.
     pub model: Option<String>,
+    /// What the agent offers in the chat from the start (commands, modes, models).
+    pub agent: Option<AgentChatState>,
 }
 
 /// How a turn the host started ended.

@@ -143,6 +143,7 @@ impl Host {
         if backing.model.is_some() {
             summary.model.clone_from(&backing.model);
         }
+        let agent_state = backing.agent.clone();
         let record = ChatRecord {
             summary,
             provider_data: Some(backing.provider_data),
@@ -154,6 +155,11 @@ impl Host {
                 tracing::warn!(%dispose, "could not dispose the backing of a chat that failed to register");
             }
             return Err(error);
+        }
+        if agent_state.is_some()
+            && let Some(entry) = self.inner.lock().chats.get_mut(&uri)
+        {
+            entry.state.agent = agent_state;
         }
         Ok(uri)
     }

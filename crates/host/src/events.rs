@@ -15,6 +15,9 @@ use crate::host::{Host, Inner, upgrade};
 use crate::writer::WriteJob;
 
 /// What the event loop processes, in order.
+// Events are moved once through the queue; boxing the large one would cost an
+// allocation per streamed chunk.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum HostEvent {
     /// Something a harness emitted.
     Agent(AgentEvent),

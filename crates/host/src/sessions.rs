@@ -218,6 +218,7 @@ impl Host {
             chat.model.clone_from(&backing.model);
         }
         let marker = backing.backing.clone();
+        let agent_state = backing.agent.clone();
         let record = chat_record(chat.clone(), backing);
         let new = NewSession {
             summary: summary.clone(),
@@ -237,10 +238,9 @@ impl Host {
         }
         let mut state = self.inner.lock();
         let generation = state.generation();
-        state.chats.insert(
-            chat.uri.clone(),
-            chat_entry(generation, chat.clone(), Some(&record), Some(turns)),
-        );
+        let mut entry = chat_entry(generation, chat.clone(), Some(&record), Some(turns));
+        entry.state.agent = agent_state;
+        state.chats.insert(chat.uri.clone(), entry);
         state.sessions.insert(
             summary.uri.clone(),
             SessionEntry {

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{HarnessInfo, SessionState, SessionSummary};
+use crate::model::{HarnessInfo, Provenance, SessionState, SessionSummary};
 
 /// Who the client is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -102,6 +102,10 @@ pub struct SessionListParams {
     /// Only this scope (default: any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<ScopeFilter>,
+    /// Only sessions created through Hearth, or only those found in a provider's own
+    /// catalog (default: both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 /// What `session/list` returns.

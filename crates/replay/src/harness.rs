@@ -100,6 +100,7 @@ impl ReplayAgent {
             provider_data,
             backing: None,
             model,
+            agent: None,
         })
     }
 

@@ -346,6 +346,7 @@ impl Player<'_> {
                     provider_data,
                     backing: None,
                     model: self.model.clone(),
+                    agent: None,
                 },
             })
             .await;

@@ -98,6 +98,7 @@ pub(crate) async fn call(
                 let query = SessionQuery {
                     scope,
                     provider,
+                    provenance: params.provenance.map(Into::into),
                     cursor: params.cursor,
                     limit: params.limit.unwrap_or(50),
                 };

@@ -214,6 +214,9 @@ impl SqliteStore {
         if query.provider.is_some() {
             sql.push_str(" AND provider = ?");
         }
+        if query.provenance.is_some() {
+            sql.push_str(" AND provenance = ?");
+        }
         if cursor.is_some() {
             sql.push_str(" AND (updated_at, id) < (?, ?)");
         }
@@ -224,6 +227,9 @@ impl SqliteStore {
         }
         if let Some(provider) = &query.provider {
             statement = statement.bind(provider.as_str().to_owned());
+        }
+        if let Some(provenance) = query.provenance {
+            statement = statement.bind(provenance_text(provenance));
         }
         if let Some((time, id)) = cursor {
             statement = statement.bind(time).bind(id);

@@ -2,8 +2,8 @@
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    BackingId, ChatSummary, ChatUri, ProjectId, ProviderData, ProviderId, SessionSummary,
-    SessionUri, Turn, TurnId,
+    BackingId, ChatSummary, ChatUri, ProjectId, Provenance, ProviderData, ProviderId,
+    SessionSummary, SessionUri, Turn, TurnId,
 };
 
 use crate::error::StoreResult;
@@ -49,6 +49,8 @@ pub struct SessionQuery {
     pub scope: ScopeFilter,
     /// Only this provider.
     pub provider: Option<ProviderId>,
+    /// Only sessions of this provenance (created through Hearth, or found by discovery).
+    pub provenance: Option<Provenance>,
     /// Continue after this cursor (from a previous page).
     pub cursor: Option<String>,
     /// Page size (1..=500).
@@ -60,6 +62,7 @@ impl Default for SessionQuery {
         Self {
             scope: ScopeFilter::Any,
             provider: None,
+            provenance: None,
             cursor: None,
             limit: 50,
         }

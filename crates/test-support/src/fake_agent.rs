@@ -270,6 +270,7 @@ impl Agent for FakeAgent {
                 provider_data: ProviderData::from_bytes(blob.into_bytes()),
                 backing,
                 model: None,
+                agent: None,
             })
         })
     }

@@ -151,6 +151,22 @@ impl MockResponse {
         }
     }
 
+    /// The same response with a pause of `pause` before every chunk after the first: a
+    /// slow model. A response that is not streamed is unchanged.
+    pub fn paced(mut self, pause: Duration) -> Self {
+        if let Body::Steps(steps) = &mut self.body {
+            let mut paced = Vec::with_capacity(steps.len() * 2);
+            for step in steps.drain(..) {
+                if matches!(step, Step::Send(_)) && !paced.is_empty() {
+                    paced.push(Step::Pause(pause));
+                }
+                paced.push(step);
+            }
+            *steps = paced;
+        }
+        self
+    }
+
     /// Adds a response header.
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
         self.headers

@@ -3,7 +3,8 @@
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    NewSessionRequest, SessionId, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
+    LoadSessionRequest, NewSessionRequest, SessionId, SessionUpdate, SetSessionConfigOptionRequest,
+    StopReason,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -172,6 +173,77 @@ async fn chunks_arrive_whole_and_in_order() {
                 .collect();
             let expected: Vec<String> = (0..1000).map(|index| format!("{index:07}\n")).collect();
             assert_eq!(texts, expected);
+        })
+        .await;
+    assert!(agent.finish().await.status.success());
+}
+
+/// Now on CLOCK_MONOTONIC, in nanoseconds (the clock `/timed` stamps with).
+fn monotonic_nanos() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u64::try_from(now.tv_sec).unwrap() * 1_000_000_000 + u64::try_from(now.tv_nsec).unwrap()
+}
+
+#[tokio::test]
+async fn timed_chunks_carry_the_time_they_were_written_at() {
+    let mut agent = AgentProcess::start(&[]);
+    agent
+        .client(ClientSetup::default(), async |mut harness| {
+            harness.initialize().await;
+            let session = harness.new_session("/work".as_ref()).await;
+            harness.next_update().await;
+            let before = monotonic_nanos();
+            let answer = harness.prompt(&session, "/timed 20").await;
+            let after = monotonic_nanos();
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            let texts: Vec<String> = chunks(&harness.received())
+                .into_iter()
+                .map(|(kind, text)| {
+                    assert_eq!(kind, "agent");
+                    text
+                })
+                .collect();
+            let stamps: Vec<(u32, u64)> = texts
+                .iter()
+                .map(|text| {
+                    let (index, nanos) = text.strip_suffix('\n').unwrap().split_once(' ').unwrap();
+                    (index.parse().unwrap(), nanos.parse().unwrap())
+                })
+                .collect();
+            assert_eq!(
+                stamps.iter().map(|(index, _)| *index).collect::<Vec<_>>(),
+                (0..20).collect::<Vec<_>>()
+            );
+            // Read from the clock this process reads: after the prompt left, before its
+            // answer came, and at least the 1 ms gap apart.
+            for (index, nanos) in &stamps {
+                assert!(
+                    (before..=after).contains(nanos),
+                    "chunk {index} stamped {nanos}, outside {before}..={after}"
+                );
+            }
+            for pair in stamps.windows(2) {
+                assert!(
+                    pair[1].1 - pair[0].1 >= 1_000_000,
+                    "chunks {} and {} less than 1 ms apart",
+                    pair[0].0,
+                    pair[1].0
+                );
+            }
+
+            // The session's history holds the same text.
+            within(
+                harness
+                    .connection
+                    .send_request(LoadSessionRequest::new(session.clone(), "/work"))
+                    .block_task(),
+            )
+            .await
+            .unwrap();
+            assert_eq!(
+                chunks(&harness.received()),
+                vec![("user", "/timed 20".to_owned()), ("agent", texts.concat())]
+            );
         })
         .await;
     assert!(agent.finish().await.status.success());

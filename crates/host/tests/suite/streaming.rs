@@ -366,3 +366,59 @@ async fn permission_requests_are_answered_through_the_host() {
         "answered twice: {again}"
     );
 }
+
+#[tokio::test]
+async fn an_abort_is_repeated_while_its_turn_still_runs() {
+    let fake = FakeAgent::new("fake");
+    fake.ignore_aborts();
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    start_turn(&test, &fake, &chat, "long").await;
+    assert!(test.host.abort(&chat).await.unwrap());
+    // The harness ignores it, so the host asks again once it has had time to start.
+    hearth_test_support::eventually("the repeated abort", || {
+        fake.calls()
+            .iter()
+            .filter(|call| matches!(call, hearth_test_support::Call::Abort(aborted) if aborted == &chat))
+            .count()
+            >= 2
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_harness_can_settle_a_permission_request_itself() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    let turn = start_turn(&test, &fake, &chat, "write it").await;
+    fake.progress(
+        &chat,
+        Signal::PermissionRequested {
+            turn_id: turn.clone(),
+            request_id: "r1".into(),
+            title: "Write a.txt?".into(),
+            options: Vec::new(),
+            tool_call_id: None,
+        },
+    )
+    .await;
+    fake.progress(
+        &chat,
+        Signal::PermissionResolved {
+            turn_id: turn.clone(),
+            request_id: "r1".into(),
+            outcome: "reject-once".into(),
+        },
+    )
+    .await;
+    test.host.flush().await;
+    assert!(test.host.pending_permissions().is_empty());
+    let state = test.host.chat(&chat).await.unwrap();
+    assert!(matches!(
+        &state.turns[0].parts[0],
+        ResponsePart::PermissionRequest { outcome: Some(outcome), .. } if outcome == "reject-once"
+    ));
+}

@@ -40,6 +40,14 @@ pub enum ModelTurn {
     Text(String),
     /// A text answer streamed in these pieces.
     Chunks(Vec<String>),
+    /// A text answer streamed in these pieces by a slow model: `pause` before every
+    /// event of the stream after the first (a non-streamed answer comes whole).
+    Paced {
+        /// The pieces, one delta each.
+        pieces: Vec<String>,
+        /// The pause between events.
+        pause: Duration,
+    },
     /// A call of the agent's own file-writing tool that creates `path` (absolute) with
     /// `content`, with the name and arguments that agent advertises:
     ///
@@ -73,6 +81,14 @@ impl ModelTurn {
     /// [`ModelTurn::Text`].
     pub fn text(text: &str) -> Self {
         ModelTurn::Text(text.to_owned())
+    }
+
+    /// [`ModelTurn::Paced`].
+    pub fn paced(pieces: &[&str], pause: Duration) -> Self {
+        ModelTurn::Paced {
+            pieces: pieces.iter().map(|piece| (*piece).to_owned()).collect(),
+            pause,
+        }
     }
 
     /// [`ModelTurn::WriteFile`].

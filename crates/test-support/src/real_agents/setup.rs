@@ -223,11 +223,20 @@ fn codex_catalog() -> Value {
 /// auto-update, usage statistics, telemetry and the IDE link off. The workspace is
 /// trusted through the environment (headless runs refuse an untrusted folder), and the
 /// CLI does not relaunch itself in a second Node process.
+///
+/// Session retention is off: reopening a session (`session/load`) leaves an empty
+/// record with the session's short id, and the retention clean-up at the CLI's next
+/// start deletes every record with that short id — the reopened conversation with it
+/// (Gemini CLI 0.61.0).
 pub(super) fn gemini(home: &Path, model_url: &str) -> Env {
     write_json(
         &home.join(".gemini/settings.json"),
         &json!({
-            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+            "general": {
+                "enableAutoUpdate": false,
+                "enableAutoUpdateNotification": false,
+                "sessionRetention": {"enabled": false},
+            },
             "privacy": {"usageStatisticsEnabled": false},
             "telemetry": {"enabled": false},
             "security": {"auth": {"selectedType": "gemini-api-key"}},

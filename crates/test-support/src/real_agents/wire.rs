@@ -266,7 +266,7 @@ fn answer(format: WireFormat, call: &TurnRequest, turn: &ModelTurn, number: u64)
     };
     let reply = match turn {
         ModelTurn::Text(text) => Reply::Text(vec![text.clone()]),
-        ModelTurn::Chunks(pieces) => Reply::Text(pieces.clone()),
+        ModelTurn::Chunks(pieces) | ModelTurn::Paced { pieces, .. } => Reply::Text(pieces.clone()),
         ModelTurn::Response(response) => return Answer::AsIs(response.clone()),
         ModelTurn::ToolCall { name, arguments } => {
             let arguments = match arguments {
@@ -328,9 +328,13 @@ pub(super) fn render(
     turn: &ModelTurn,
     number: u64,
 ) -> MockResponse {
-    match answer(format, call, turn, number) {
+    let response = match answer(format, call, turn, number) {
         Answer::Reply(reply) => render_reply(format, call, reply),
         Answer::AsIs(response) => response,
+    };
+    match turn {
+        ModelTurn::Paced { pause, .. } => response.paced(*pause),
+        _ => response,
     }
 }
 

@@ -231,3 +231,30 @@ async fn each_wire_format_renders_the_write_tool_the_agent_advertises() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_paced_turn_pauses_between_the_events_of_its_stream() {
+    let server = MockModelServer::start().await.unwrap();
+    let model = ScriptedModel::new(WireFormat::OpenAiChat);
+    model.install(&server);
+    let pause = Duration::from_millis(100);
+    model.push(ModelTurn::paced(&["tick 1 ", "tick 2 "], pause));
+    let (status, body) = send(
+        &server,
+        "POST",
+        "/v1/chat/completions",
+        &json!({"model": "m", "stream": true, "messages": [], "tools": [{"type": "function", "function": {"name": "write"}}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("tick 1 ") && body.contains("tick 2 "),
+        "{body}"
+    );
+    assert!(body.contains("data: [DONE]"), "{body}");
+    let sent = server.timing(0).unwrap().chunks_sent_at;
+    assert!(sent.len() > 2, "{sent:?}");
+    for pair in sent.windows(2) {
+        assert!(pair[1] - pair[0] >= pause, "{sent:?}");
+    }
+}

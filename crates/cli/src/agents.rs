@@ -1,0 +1,212 @@
+//! `hearth agents list`: every external agent Hearth knows — the built-in ones and those
+//! of `config.toml` — whether it is installed, and for those that are, what it says
+//! about itself when started: its version, what it can do, how one signs in.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Subcommand;
+use hearth_acp::{AgentStatus, ConfiguredAgent, PermissionMode};
+use serde_json::json;
+
+use crate::app::App;
+use crate::harnesses;
+
+/// `hearth agents` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List the external agents: installed or not, version, abilities, sign-in methods.
+    List {
+        /// Do not start the agents (faster; no version or abilities).
+        #[arg(long)]
+        no_start: bool,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What checking one agent found.
+pub struct AgentCheck {
+    /// The agent.
+    pub agent: ConfiguredAgent,
+    /// Not checked (not installed, or not started on purpose).
+    pub status: Option<Result<(AgentStatus, Duration), String>>,
+}
+
+impl AgentCheck {
+    /// Whether the agent failed when it should work (installed, or configured).
+    pub fn failed(&self) -> bool {
+        matches!(self.status, Some(Err(_)))
+    }
+}
+
+/// Checks every known agent: installed ones are started (all at once) and stopped.
+pub async fn check_all(app: &App, start: bool) -> (Vec<AgentCheck>, Vec<String>) {
+    let (agents, problems) = harnesses::all_external_agents(app);
+    let checks = futures::future::join_all(agents.into_iter().map(|agent| async move {
+        let status = if agent.installed.is_ok() && start {
+            let harness = harnesses::acp_harness(app, &agent, None);
+            let checked = harness.check().await.map_err(|error| error.to_string());
+            harness.stop().await;
+            Some(checked)
+        } else {
+            None
+        };
+        AgentCheck { agent, status }
+    }))
+    .await;
+    (checks, problems)
+}
+
+fn yes(flag: bool) -> &'static str {
+    if flag { "yes" } else { "no" }
+}
+
+/// One agent as text.
+pub fn render(check: &AgentCheck, out: &mut String) {
+    let spec = &check.agent.spec;
+    out.push_str(&format!("{} — {}\n", spec.id, spec.name));
+    out.push_str(&format!(
+        "  command   {}{}\n",
+        spec.command.display(),
+        if spec.args.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", spec.args.join(" "))
+        }
+    ));
+    match (&check.agent.installed, &check.status) {
+        (Err(missing), _) => out.push_str(&format!("  status    not installed: {missing}\n")),
+        (Ok(()), None) => out.push_str("  status    installed (not started)\n"),
+        (Ok(()), Some(Err(error))) => out.push_str(&format!("  status    ✗ {error}\n")),
+        (Ok(()), Some(Ok((status, elapsed)))) => {
+            out.push_str(&format!(
+                "  status    ok: {} (started in {:.1} s)\n",
+                status.version.as_deref().unwrap_or("no version given"),
+                elapsed.as_secs_f64()
+            ));
+            out.push_str(&format!(
+                "  sessions  reopen: {}, list: {}, resume: {}, fork: {}\n",
+                yes(status.load),
+                yes(status.list),
+                yes(status.resume),
+                yes(status.fork)
+            ));
+            out.push_str(&format!(
+                "  prompts   images: {}, embedded files: {}\n",
+                yes(status.images),
+                yes(status.embedded_context)
+            ));
+            out.push_str(&format!(
+                "  sign-in   {}\n",
+                if status.auth_methods.is_empty() {
+                    "none offered".to_owned()
+                } else {
+                    format!(
+                        "{}{}",
+                        status.auth_methods.join(", "),
+                        spec.auth_method
+                            .as_deref()
+                            .map(|method| format!(" (uses `{method}`)"))
+                            .unwrap_or_default()
+                    )
+                }
+            ));
+        }
+    }
+    let policy = &spec.policy;
+    out.push_str(&format!(
+        "  asks      {}{}\n",
+        match policy.mode {
+            PermissionMode::Ask => "you, for every request",
+            PermissionMode::Reject => "nobody: requests are refused",
+        },
+        if policy.allow_kinds.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; allowed without asking: {}",
+                policy
+                    .allow_kinds
+                    .iter()
+                    .map(|kind| kind.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    ));
+    out.push_str(&format!(
+        "  tools     {}\n",
+        if spec.lent_tools.is_some() {
+            "Hearth's tools are lent to it (MCP)"
+        } else {
+            "Hearth's tools are not lent"
+        }
+    ));
+}
+
+fn check_json(check: &AgentCheck) -> serde_json::Value {
+    let spec = &check.agent.spec;
+    let status = match &check.status {
+        Some(Ok((status, elapsed))) => json!({
+            "ok": true,
+            "version": status.version,
+            "startSeconds": elapsed.as_secs_f64(),
+            "loadSession": status.load,
+            "listSessions": status.list,
+            "resumeSession": status.resume,
+            "forkSession": status.fork,
+            "images": status.images,
+            "embeddedContext": status.embedded_context,
+            "authMethods": status.auth_methods,
+        }),
+        Some(Err(error)) => json!({ "ok": false, "error": error }),
+        None => serde_json::Value::Null,
+    };
+    json!({
+        "id": spec.id.as_str(),
+        "name": spec.name,
+        "command": spec.command.display().to_string(),
+        "args": spec.args,
+        "installed": check.agent.installed.is_ok(),
+        "missing": check.agent.installed.as_ref().err(),
+        "status": status,
+    })
+}
+
+/// Runs `hearth agents …`.
+pub async fn agents(app: &App, command: AgentsCommand) -> anyhow::Result<ExitCode> {
+    let AgentsCommand::List { no_start, json } = command;
+    let (checks, problems) = check_all(app, !no_start).await;
+    let mut out = String::new();
+    if json {
+        for check in &checks {
+            out.push_str(&check_json(check).to_string());
+            out.push('\n');
+        }
+    } else {
+        for check in &checks {
+            render(check, &mut out);
+            out.push('\n');
+        }
+        for problem in &problems {
+            out.push_str(&format!("! {problem}\n"));
+        }
+        out.push_str(&format!(
+            "Configure or add agents under [agents.<id>] in {}; run one with `hearth run --agent <id> \"…\"`.\n",
+            app.paths.config_file.display()
+        ));
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(
+        if checks.iter().any(AgentCheck::failed) || !problems.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}

@@ -1,0 +1,462 @@
+//! Agents' permission requests at the command line: shown with what they are about (the
+//! tool call's kind, files and diff) and answered by the user — inline in `hearth run`
+//! and `hearth chat` on a terminal, or with `hearth permissions list|allow|reject` while
+//! `hearth serve` runs them. Where nobody can answer (a script, a pipe), the request is
+//! refused with a note saying how to allow it.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use hearth_core::{
+    PermissionOption, PermissionOptionKind, ToolCallContent, ToolCallPart, ToolKind,
+};
+use tokio::sync::mpsc;
+
+use crate::app::App;
+use crate::interrupts::Interrupts;
+
+/// Lines of a diff shown with a request.
+const DIFF_LINES: usize = 40;
+
+/// A permission request as the command line shows it.
+#[derive(Clone, Debug)]
+pub struct Question {
+    /// The agent that asks.
+    pub agent: String,
+    /// The chat it asks in.
+    pub chat: String,
+    /// The request.
+    pub request_id: String,
+    /// What it asks.
+    pub title: String,
+    /// The choices.
+    pub options: Vec<PermissionOption>,
+    /// The tool call it is about.
+    pub call: Option<ToolCallPart>,
+}
+
+/// How a question was settled.
+pub enum Reply {
+    /// The user chose this option.
+    Chosen(String),
+    /// Nobody could answer: refused with this option (none when the agent offered no way
+    /// to refuse), and a note for the user.
+    Refused {
+        option_id: Option<String>,
+        notice: String,
+    },
+    /// The user pressed Ctrl-C instead of answering.
+    Interrupted,
+}
+
+/// The lines of the terminal (`/dev/tty`), read on a thread of their own, when stderr is
+/// a terminal; `None` when nobody sits at one.
+pub fn terminal_lines() -> Option<mpsc::Receiver<String>> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let tty = std::fs::File::open("/dev/tty").ok()?;
+    let (sender, receiver) = mpsc::channel(4);
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(tty).lines() {
+            let Ok(line) = line else { break };
+            if sender.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Some(receiver)
+}
+
+fn kind_name(kind: Option<PermissionOptionKind>) -> &'static str {
+    match kind {
+        Some(PermissionOptionKind::AllowOnce) => "allow once",
+        Some(PermissionOptionKind::AllowAlways) => "allow always",
+        Some(PermissionOptionKind::RejectOnce) => "refuse",
+        Some(PermissionOptionKind::RejectAlways) => "refuse always",
+        None => "choose",
+    }
+}
+
+/// A diff of two texts: the lines that differ between their common start and end.
+fn diff(path: &str, old: Option<&str>, new: &str, out: &mut String) {
+    let old_lines: Vec<&str> = old.unwrap_or_default().lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let common_start = old_lines
+        .iter()
+        .zip(&new_lines)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let common_end = old_lines[common_start..]
+        .iter()
+        .rev()
+        .zip(new_lines[common_start..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    out.push_str(&format!(
+        "  {} {path}\n",
+        if old.is_none() { "new file" } else { "changes" }
+    ));
+    let removed = &old_lines[common_start..old_lines.len() - common_end];
+    let added = &new_lines[common_start..new_lines.len() - common_end];
+    let changed = removed
+        .iter()
+        .map(|line| ('-', line))
+        .chain(added.iter().map(|line| ('+', line)));
+    for (sign, line) in changed.clone().take(DIFF_LINES) {
+        out.push_str(&format!("  {sign} {line}\n"));
+    }
+    let hidden = changed.count().saturating_sub(DIFF_LINES);
+    if hidden > 0 {
+        out.push_str(&format!("  … {hidden} more line(s)\n"));
+    }
+}
+
+/// The question as text: who asks what, about which files, with the diff, and the
+/// choices.
+pub fn describe(question: &Question) -> String {
+    let mut out = format!("? {} asks: {}\n", question.agent, question.title);
+    if let Some(call) = &question.call {
+        if let Some(kind) = call.kind.filter(|kind| *kind != ToolKind::Other) {
+            out.push_str(&format!("  kind: {}\n", kind.as_str()));
+        }
+        let files: Vec<&str> = call
+            .locations
+            .iter()
+            .map(|location| location.path.as_str())
+            .collect();
+        if !files.is_empty() {
+            out.push_str(&format!("  files: {}\n", files.join(", ")));
+        }
+        for content in &call.content {
+            match content {
+                ToolCallContent::Diff {
+                    path,
+                    old_text,
+                    new_text,
+                } => diff(path, old_text.as_deref(), new_text, &mut out),
+                ToolCallContent::Text { text } if !text.trim().is_empty() => {
+                    for line in text.lines().take(DIFF_LINES) {
+                        out.push_str(&format!("  | {line}\n"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if call.content.is_empty() && !call.arguments.is_null() {
+            let arguments = call.arguments.to_string();
+            let shown: String = arguments.chars().take(300).collect();
+            out.push_str(&format!("  arguments: {shown}\n"));
+        }
+    }
+    let choices: Vec<String> = question
+        .options
+        .iter()
+        .enumerate()
+        .map(|(index, option)| {
+            format!(
+                "[{}] {} ({})",
+                index + 1,
+                option.label,
+                kind_name(option.kind)
+            )
+        })
+        .collect();
+    out.push_str(&format!("  {}\n", choices.join("  ")));
+    out
+}
+
+/// The option a typed answer means: its number, or `y`/`yes` (allow once), `a`/`always`
+/// (allow always), `n`/`no` (refuse), `never` (refuse always).
+pub fn choice(options: &[PermissionOption], answer: &str) -> Option<String> {
+    let answer = answer.trim().to_lowercase();
+    if let Ok(number) = answer.parse::<usize>() {
+        return number
+            .checked_sub(1)
+            .and_then(|index| options.get(index))
+            .map(|option| option.id.clone());
+    }
+    let kinds: &[PermissionOptionKind] = match answer.as_str() {
+        "y" | "yes" | "allow" => &[
+            PermissionOptionKind::AllowOnce,
+            PermissionOptionKind::AllowAlways,
+        ],
+        "a" | "always" => &[PermissionOptionKind::AllowAlways],
+        "n" | "no" | "refuse" | "reject" => &[
+            PermissionOptionKind::RejectOnce,
+            PermissionOptionKind::RejectAlways,
+        ],
+        "never" => &[PermissionOptionKind::RejectAlways],
+        _ => {
+            return options
+                .iter()
+                .find(|option| option.id == answer)
+                .map(|option| option.id.clone());
+        }
+    };
+    kinds.iter().find_map(|kind| {
+        options
+            .iter()
+            .find(|option| option.kind == Some(*kind))
+            .map(|option| option.id.clone())
+    })
+}
+
+/// The option that refuses, preferring "once".
+fn refusal(options: &[PermissionOption]) -> Option<String> {
+    choice(options, "no")
+}
+
+/// Asks the user (reading `lines`), or refuses with a note when nobody can answer.
+#[allow(clippy::print_stderr)]
+pub async fn ask(
+    question: &Question,
+    lines: Option<&mut mpsc::Receiver<String>>,
+    interrupts: &mut Interrupts,
+) -> anyhow::Result<Reply> {
+    let Some(lines) = lines else {
+        return Ok(Reply::Refused {
+            option_id: refusal(&question.options),
+            notice: format!(
+                "hearth: {} asked: {}\nhearth: refused: nobody can answer here (not a terminal). Answer it from a terminal (`hearth run` or `hearth chat`), with `hearth permissions allow` while `hearth serve` runs it, or allow this kind of request for good with `allow = [\"{}\"]` under [agents.{}] in config.toml",
+                question.agent,
+                question.title,
+                question
+                    .call
+                    .as_ref()
+                    .and_then(|call| call.kind)
+                    .map_or("edit", ToolKind::as_str),
+                question.agent
+            ),
+        });
+    };
+    eprint!("\n{}", describe(question));
+    loop {
+        eprint!("  answer (number, y, n, always, never): ");
+        std::io::stderr().flush()?;
+        let line = tokio::select! {
+            line = lines.recv() => line,
+            pressed = interrupts.recv() => {
+                pressed?;
+                eprintln!();
+                return Ok(Reply::Interrupted);
+            }
+        };
+        let Some(line) = line else {
+            eprintln!();
+            return Ok(Reply::Refused {
+                option_id: refusal(&question.options),
+                notice: "hearth: the input ended; the request was refused".to_owned(),
+            });
+        };
+        match choice(&question.options, &line) {
+            Some(option) => return Ok(Reply::Chosen(option)),
+            None => eprintln!("  `{}` is not one of the choices", line.trim()),
+        }
+    }
+}
+
+/// `hearth permissions` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// The agents' permission requests waiting for an answer (in `hearth serve`).
+    List {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow a waiting request (once, or with --always for the rest of its chat).
+    Allow {
+        /// The request id (a unique prefix is enough).
+        request: String,
+        /// Allow this kind of request for the rest of the chat.
+        #[arg(long)]
+        always: bool,
+    },
+    /// Refuse a waiting request (once, or with --always for the rest of its chat).
+    Reject {
+        /// The request id (a unique prefix is enough).
+        request: String,
+        /// Refuse this kind of request for the rest of the chat.
+        #[arg(long)]
+        always: bool,
+    },
+}
+
+/// Runs `hearth permissions …` against the running server.
+pub async fn permissions(app: &App, command: PermissionsCommand) -> anyhow::Result<ExitCode> {
+    let Some(remote) = crate::remote::connect(app).await? else {
+        bail!(
+            "no Hearth server is running for {}: permission requests wait in the process that runs the turn — answer them in the terminal running `hearth run` or `hearth chat`, or run agents through `hearth serve` and answer here",
+            app.paths.home.display()
+        );
+    };
+    let questions = crate::remote::pending_permissions(&remote).await?;
+    let mut out = String::new();
+    match command {
+        PermissionsCommand::List { json } => {
+            if json {
+                for question in &questions {
+                    out.push_str(
+                        &serde_json::json!({
+                            "chat": question.chat,
+                            "requestId": question.request_id,
+                            "agent": question.agent,
+                            "title": question.title,
+                            "options": question.options,
+                            "toolCall": question.call,
+                        })
+                        .to_string(),
+                    );
+                    out.push('\n');
+                }
+            } else if questions.is_empty() {
+                out.push_str("no permission requests are waiting\n");
+            } else {
+                for question in &questions {
+                    out.push_str(&format!(
+                        "{}  (chat {})\n",
+                        question.request_id, question.chat
+                    ));
+                    out.push_str(&describe(question));
+                    out.push('\n');
+                }
+                out.push_str("answer with `hearth permissions allow <id>` or `hearth permissions reject <id>` (--always for the rest of the chat)\n");
+            }
+        }
+        PermissionsCommand::Allow { request, always } => {
+            answer(&remote, &questions, &request, true, always, &mut out).await?;
+        }
+        PermissionsCommand::Reject { request, always } => {
+            answer(&remote, &questions, &request, false, always, &mut out).await?;
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Allows or refuses one waiting request, named by a prefix of its id.
+async fn answer(
+    remote: &crate::remote::Remote,
+    questions: &[Question],
+    request: &str,
+    allow: bool,
+    always: bool,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    {
+        {
+            let matching: Vec<&Question> = questions
+                .iter()
+                .filter(|question| question.request_id.starts_with(request))
+                .collect();
+            let question = match matching.as_slice() {
+                [question] => *question,
+                [] => bail!(
+                    "no waiting permission request `{request}` (see `hearth permissions list`)"
+                ),
+                _ => bail!("`{request}` names several requests; give more of the id"),
+            };
+            let answer = match (allow, always) {
+                (true, false) => "yes",
+                (true, true) => "always",
+                (false, false) => "no",
+                (false, true) => "never",
+            };
+            let option = choice(&question.options, answer).with_context(|| {
+                format!(
+                    "the agent offers no option to {answer} this request; its options: {}",
+                    question
+                        .options
+                        .iter()
+                        .map(|option| format!("{} ({})", option.label, kind_name(option.kind)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            crate::remote::respond_permission(
+                remote,
+                &question.chat,
+                &question.request_id,
+                &option,
+            )
+            .await?;
+            out.push_str(&format!(
+                "{} {}: {}\n",
+                if allow { "allowed" } else { "refused" },
+                question.request_id,
+                question.title
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn options() -> Vec<PermissionOption> {
+        [
+            ("approved", "Yes", PermissionOptionKind::AllowOnce),
+            ("abort", "No", PermissionOptionKind::RejectOnce),
+            ("always", "Always", PermissionOptionKind::AllowAlways),
+        ]
+        .into_iter()
+        .map(|(id, label, kind)| PermissionOption {
+            id: id.into(),
+            label: label.into(),
+            kind: Some(kind),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn answers_name_options_by_number_word_or_id() {
+        let options = options();
+        assert_eq!(choice(&options, "2"), Some("abort".into()));
+        assert_eq!(choice(&options, " y "), Some("approved".into()));
+        assert_eq!(choice(&options, "always"), Some("always".into()));
+        assert_eq!(choice(&options, "no"), Some("abort".into()));
+        assert_eq!(choice(&options, "never"), None);
+        assert_eq!(choice(&options, "9"), None);
+        assert_eq!(choice(&options, "approved"), Some("approved".into()));
+    }
+
+    #[test]
+    fn a_question_shows_the_files_and_the_changed_lines() {
+        let mut call = ToolCallPart::new(
+            "c1",
+            "edit",
+            serde_json::Value::Null,
+            hearth_core::ToolCallStatus::Pending,
+        );
+        call.kind = Some(ToolKind::Edit);
+        call.locations = vec![hearth_core::ToolLocation {
+            path: "/work/a.txt".into(),
+            line: None,
+        }];
+        call.content = vec![ToolCallContent::Diff {
+            path: "/work/a.txt".into(),
+            old_text: Some("one\ntwo\nthree\n".into()),
+            new_text: "one\n2\nthree\n".into(),
+        }];
+        let text = describe(&Question {
+            agent: "codex".into(),
+            chat: "hearth-chat:codex/s/default".into(),
+            request_id: "r1".into(),
+            title: "Edit a.txt".into(),
+            options: options(),
+            call: Some(call),
+        });
+        assert_eq!(
+            text,
+            "? codex asks: Edit a.txt\n  kind: edit\n  files: /work/a.txt\n  changes /work/a.txt\n  - two\n  + 2\n  [1] Yes (allow once)  [2] No (refuse)  [3] Always (allow always)\n"
+        );
+    }
+}

@@ -1,0 +1,419 @@
+//! External agents from the command line: `hearth run --agent`, `hearth chat --agent`
+//! with permission requests answered inline (and refused where nobody can answer),
+//! `hearth agents list`, `hearth sessions list --agent/--external`, `hearth permissions`
+//! through a running server, and no agent process outliving `hearth serve`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use hearth_protocol::{
+    ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, Subscribe, SubscribeParams,
+    UserMessage,
+};
+use hearth_test_support::acp_test_agent;
+
+use super::serve_support::{Served, WAIT};
+use super::support::Hearth;
+
+/// A data directory whose config.toml names the test agent `tester`, its sessions kept in
+/// `state`.
+fn hearth_with_agent(state: &Path, extra: &str) -> Hearth {
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n{extra}",
+            acp_test_agent().display(),
+            state.display()
+        ),
+    );
+    hearth
+}
+
+fn work() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}
+
+#[test]
+fn run_streams_an_agents_answer_into_a_session() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "hello there"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "echo: hello there\n"
+    );
+    let listed = hearth.ok(&["sessions", "list", "--agent", "tester", "--json"]);
+    let session: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(session["provider"], "tester");
+    assert_eq!(
+        session["working_directories"][0],
+        work.display().to_string()
+    );
+    // An unknown agent is named, with the known ones.
+    let error = hearth.fails(&["run", "--agent", "nobody", "hi"]);
+    assert!(error.contains("no agent `nobody`"), "{error}");
+    assert!(error.contains("tester"), "{error}");
+}
+
+#[test]
+fn without_a_terminal_a_permission_request_is_refused_with_how_to_allow_it() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+    let target = work.join("refused.txt");
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args([
+            "run",
+            "--agent",
+            "tester",
+            &format!("/write {} nope", target.display()),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "not allowed\n");
+    assert!(stderr.contains("nobody can answer here"), "{stderr}");
+    assert!(
+        stderr.contains("`allow = [\"edit\"]` under [agents.tester]"),
+        "{stderr}"
+    );
+    assert!(!target.exists());
+
+    // Allowed by the configured policy, no question asked.
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "allow = [\"edit\"]\n");
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args([
+            "run",
+            "--agent",
+            "tester",
+            &format!("/write {} yes", target.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "yes");
+}
+
+#[test]
+fn chat_asks_inline_and_the_typed_answer_decides() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+    let allowed = work.join("allowed.txt");
+    let refused = work.join("refused.txt");
+    let mut child = hearth
+        .command()
+        .current_dir(&work)
+        .args(["chat", "--agent", "tester"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!(
+        "/write {} from chat\ny\n/write {} never\nn\n/model\n",
+        allowed.display(),
+        refused.display()
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&allowed).unwrap(), "from chat");
+    assert!(!refused.exists());
+    assert!(
+        stdout.contains(&format!("wrote {}", allowed.display())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("not allowed"), "{stdout}");
+    assert!(stderr.contains("? tester asks: Write"), "{stderr}");
+    assert!(
+        stderr.contains("+ from chat"),
+        "the diff is shown: {stderr}"
+    );
+    assert!(
+        stderr.contains("* test-small"),
+        "/model lists the agent's models: {stderr}"
+    );
+    let audit = hearth.ok(&["audit", "list"]);
+    assert!(audit.contains("file_write written"), "{audit}");
+    assert!(
+        audit.contains("permission answered   ok: allow-once"),
+        "{audit}"
+    );
+    assert!(
+        audit.contains("permission answered   ok: reject-once"),
+        "{audit}"
+    );
+}
+
+#[test]
+fn agents_list_reports_each_agent_and_what_it_can_do() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let output = hearth.run(&["agents", "list", "--json"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let tester = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|agent| agent["id"] == "tester")
+        .expect("the configured agent is listed");
+    assert_eq!(tester["installed"], true);
+    assert_eq!(tester["status"]["ok"], true, "{tester}");
+    assert!(
+        tester["status"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("hearth-acp-test-agent")
+    );
+    assert_eq!(tester["status"]["loadSession"], true);
+    // The built-in agents are listed too, installed or not.
+    for id in ["claude", "codex", "gemini", "opencode"] {
+        assert!(
+            stdout.contains(&format!("\"id\":\"{id}\"")),
+            "{id}: {stdout}"
+        );
+    }
+    let doctor = hearth.run(&["doctor", "--provider", "tester"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(doctor.status.success(), "{text}");
+    assert!(text.contains("1 of 1 agent(s) work"), "{text}");
+}
+
+#[test]
+fn the_agents_own_sessions_are_listed_as_external() {
+    let state = tempfile::tempdir().unwrap();
+    let (_dir, work) = work();
+    // A conversation through another data directory: this one has never seen it.
+    let elsewhere = hearth_with_agent(state.path(), "");
+    let output = elsewhere
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "said elsewhere"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let hearth = hearth_with_agent(state.path(), "");
+    assert!(hearth.session_uris().is_empty());
+    let listed = hearth.ok(&["sessions", "list", "--external", "--agent", "tester"]);
+    assert!(listed.contains("said elsewhere"), "{listed}");
+    let uri = hearth.session_uris().pop().unwrap();
+    let shown = hearth.ok(&["sessions", "show", &uri]);
+    assert!(shown.contains("› said elsewhere"), "{shown}");
+    assert!(shown.contains("echo: said elsewhere"), "{shown}");
+}
+
+/// Whether a process is alive (not gone and not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+async fn agent_pid(served: &Served) -> (u32, hearth_server::Client) {
+    let (client, _notifications) = served.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: Some("tester".into()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let chat = session.session.chats[0].summary.uri.clone();
+    client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.clone(),
+            last_seq: None,
+        })
+        .await
+        .unwrap();
+    client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: chat.clone(),
+            message: UserMessage {
+                text: "/pid".into(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let text = served.hearth.ok(&["chats", "show", &chat]);
+        if let Some(pid) = text
+            .lines()
+            .find_map(|line| line.trim().parse::<u32>().ok())
+        {
+            return (pid, client);
+        }
+        assert!(Instant::now() < deadline, "no pid in {text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_permission_request_in_the_server_is_answered_with_hearth_permissions() {
+    let state = tempfile::tempdir().unwrap();
+    let (_dir, work) = work();
+    let hearth = hearth_with_agent(state.path(), "");
+    let served = Served::start(hearth, &[], &[]);
+    let (client, _notifications) = served.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: Some("tester".into()),
+            working_directories: vec![work.display().to_string()],
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let chat = session.session.chats[0].summary.uri.clone();
+    let target = work.join("served.txt");
+    client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: chat.clone(),
+            message: UserMessage {
+                text: format!("/write {} through the server", target.display()),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    let listed = loop {
+        let listed = served.hearth.ok(&["permissions", "list", "--json"]);
+        if !listed.trim().is_empty() {
+            break listed;
+        }
+        assert!(Instant::now() < deadline, "no permission request appeared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let request: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    let id = request["requestId"].as_str().unwrap().to_owned();
+    assert_eq!(request["toolCall"]["kind"], "edit");
+    let text = served.hearth.ok(&["permissions", "list"]);
+    assert!(text.contains("? tester asks: Write"), "{text}");
+    let answered = served
+        .hearth
+        .ok(&["permissions", "allow", &id[..id.len() - 4]]);
+    assert!(answered.starts_with(&format!("allowed {id}")), "{answered}");
+    let deadline = Instant::now() + WAIT;
+    while !target.exists() {
+        assert!(Instant::now() < deadline, "the write did not happen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "through the server"
+    );
+    let again = served.hearth.fails(&["permissions", "allow", &id]);
+    assert!(again.contains("no waiting permission request"), "{again}");
+}
+
+#[tokio::test]
+async fn no_agent_outlives_the_server_stopped_or_killed() {
+    for kill in [false, true] {
+        let state = tempfile::tempdir().unwrap();
+        let hearth = hearth_with_agent(state.path(), "");
+        let mut served = Served::start(hearth, &[], &[]);
+        let (pid, client) = agent_pid(&served).await;
+        assert!(alive(pid));
+        client.close().await;
+        if kill {
+            served.child.kill().unwrap();
+            served.child.wait().unwrap();
+        } else {
+            served.stop();
+        }
+        let deadline = Instant::now() + WAIT;
+        while alive(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "agent {pid} outlived hearth serve ({})",
+                if kill { "kill -9" } else { "SIGTERM" }
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[test]
+fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+    let run = |prompt: &str| {
+        let output = hearth
+            .command()
+            .current_dir(&work)
+            .args(["run", "--agent", "tester", prompt])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let servers = run("/mcp");
+    assert!(servers.contains("\"name\":\"hearth\""), "{servers}");
+    assert!(servers.contains("\"mcp\",\"--stdio\""), "{servers}");
+    let staged = run(
+        r#"/mcp-call hearth event_create {"title":"Dentist","start":"2026-12-03T10:00:00","end":"2026-12-03T11:00:00"}"#,
+    );
+    assert!(staged.starts_with("Staged proposal"), "{staged}");
+    let proposals = hearth.ok(&["proposals", "list"]);
+    assert!(proposals.contains("pending"), "{proposals}");
+    assert!(proposals.contains("Create event 'Dentist'"), "{proposals}");
+    // Nothing was written: the calendar is still empty.
+    let events = hearth.ok(&["calendar", "list"]);
+    assert!(events.contains("0 events"), "{events}");
+
+    // An agent whose tools are not lent gets no Hearth server.
+    let state = tempfile::tempdir().unwrap();
+    let lonely = hearth_with_agent(state.path(), "lend_tools = false\n");
+    let output = lonely
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "/mcp"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "[]\n");
+}
