@@ -28,6 +28,8 @@ const TICK: Duration = Duration::from_millis(20);
 const TIMED_GAP: Duration = Duration::from_millis(1);
 /// How long `/crash` waits for its partial chunk to reach stdout.
 const CRASH_FLUSH_LIMIT: Duration = Duration::from_secs(2);
+/// How long after its turn `/later` speaks.
+const LATER: Duration = Duration::from_millis(100);
 /// The exit status of `/crash`.
 pub(crate) const CRASH_STATUS: i32 = 3;
 /// What `/usage` reports.
@@ -141,6 +143,11 @@ pub(crate) async fn run(
         Command::Max => {
             turn.say("truncated")?;
             Ok(StopReason::MaxTokens)
+        }
+        Command::Later { text } => {
+            turn.say("ok")?;
+            turn.say_later(LATER, text);
+            Ok(StopReason::EndTurn)
         }
         Command::Title { title } => {
             let now = chrono::Utc::now();

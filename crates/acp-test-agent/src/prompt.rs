@@ -66,6 +66,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
     spec("refuse", "", "End the turn with stop reason refusal."),
     spec("max", "", "End the turn with stop reason max_tokens."),
     spec("title", "TITLE", "Set the session title."),
+    spec(
+        "later",
+        "TEXT...",
+        "Answer `ok`, then say TEXT 100 ms after the turn ended.",
+    ),
 ];
 
 const fn spec(
@@ -154,6 +159,8 @@ pub(crate) enum Command {
     Max,
     /// `/title TITLE`.
     Title { title: String },
+    /// `/later TEXT...`.
+    Later { text: String },
 }
 
 impl Command {
@@ -256,6 +263,9 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         ("max", []) => Command::Max,
         ("title", [_, ..]) => Command::Title {
             title: arguments.join(" "),
+        },
+        ("later", [_, ..]) => Command::Later {
+            text: arguments.join(" "),
         },
         _ => return None,
     };

@@ -50,6 +50,29 @@ impl Turn {
             .send_notification(SessionNotification::new(self.session_id(), update))
     }
 
+    /// Sends one `agent_message_chunk` after `delay`, outside this turn (which has
+    /// ended by then); it joins no reply.
+    pub(crate) fn say_later(&self, delay: std::time::Duration, text: String) {
+        let connection = self.connection.clone();
+        let session = self.session_id();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let chunk = SessionUpdate::AgentMessageChunk(
+                agent_client_protocol::v1::schema::ContentChunk::new(
+                    agent_client_protocol::v1::schema::ContentBlock::Text(
+                        agent_client_protocol::v1::schema::TextContent::new(text),
+                    ),
+                ),
+            );
+            if connection
+                .send_notification(SessionNotification::new(session, chunk))
+                .is_err()
+            {
+                tracing::debug!("the connection ended before a later message");
+            }
+        });
+    }
+
     /// Streams one `agent_message_chunk`, which also joins the turn's reply.
     pub(crate) fn say(&mut self, text: impl Into<String>) -> Result<(), Error> {
         let text = text.into();

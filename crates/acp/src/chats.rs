@@ -82,6 +82,41 @@ impl Inner {
         model
     }
 
+    /// Sends a request that opens a session (new, fork, load, resume), registers the
+    /// session's route with the settings the answer gives, and returns the session id and
+    /// the chat's model. `known` is the id of a session being reopened.
+    async fn open<Answer: SessionAnswer>(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+        method: &str,
+        request: impl serde::Serialize,
+        known: Option<&str>,
+    ) -> Result<Opened> {
+        let (answer, raw): (Answer, Value) = connection
+            .request_json(method, request, self.shared.options.timeouts.request)
+            .await?;
+        let session_id = match (answer.created_session(), known) {
+            (Some(id), _) => id,
+            (None, Some(id)) => id.to_owned(),
+            (None, None) => {
+                return Err(Error::Protocol {
+                    agent: self.shared.agent().to_owned(),
+                    what: format!("answered {method} without a session id"),
+                    stderr: String::new(),
+                });
+            }
+        };
+        let model = self.register(
+            context,
+            &session_id,
+            answer.settled_modes(),
+            answer.settled_options(),
+            &raw,
+        );
+        Ok(Opened { session_id, model })
+    }
+
     /// A new session for a chat.
     pub async fn new_session(
         &self,
@@ -92,18 +127,8 @@ impl Inner {
         let request = acp::NewSessionRequest::new(cwd)
             .additional_directories(additional)
             .mcp_servers(self.lent_servers());
-        let (answer, raw): (acp::NewSessionResponse, Value) = connection
-            .request_json("session/new", request, self.shared.options.timeouts.request)
-            .await?;
-        let session_id = answer.session_id.to_string();
-        let model = self.register(
-            context,
-            &session_id,
-            answer.modes.as_ref(),
-            answer.config_options.as_deref(),
-            &raw,
-        );
-        Ok(Opened { session_id, model })
+        self.open::<acp::NewSessionResponse>(connection, context, "session/new", request, None)
+            .await
     }
 
     /// The agent's own fork of a session, when it offers one.
@@ -117,22 +142,8 @@ impl Inner {
         let request = acp::ForkSessionRequest::new(source_session.to_owned(), cwd)
             .additional_directories(additional)
             .mcp_servers(self.lent_servers());
-        let (answer, raw): (acp::ForkSessionResponse, Value) = connection
-            .request_json(
-                "session/fork",
-                request,
-                self.shared.options.timeouts.request,
-            )
-            .await?;
-        let session_id = answer.session_id.to_string();
-        let model = self.register(
-            context,
-            &session_id,
-            answer.modes.as_ref(),
-            answer.config_options.as_deref(),
-            &raw,
-        );
-        Ok(Opened { session_id, model })
+        self.open::<acp::ForkSessionResponse>(connection, context, "session/fork", request, None)
+            .await
     }
 
     /// Makes sure a chat's session is open on the running agent: reopens it after the
@@ -169,10 +180,12 @@ impl Inner {
             let request = acp::LoadSessionRequest::new(session_id.clone(), cwd)
                 .additional_directories(additional)
                 .mcp_servers(self.lent_servers());
-            let loaded: Result<(acp::LoadSessionResponse, Value)> = connection
-                .request_json(
+            // The replay is captured until it is over; the route registered with the
+            // answer's settings takes over after that.
+            let loaded = connection
+                .request_json::<_, acp::LoadSessionResponse>(
                     "session/load",
-                    request,
+                    &request,
                     self.shared.options.timeouts.request,
                 )
                 .await;
@@ -188,8 +201,8 @@ impl Inner {
             self.register(
                 context,
                 &session_id,
-                answer.modes.as_ref(),
-                answer.config_options.as_deref(),
+                answer.settled_modes(),
+                answer.settled_options(),
                 &raw,
             );
             captured
@@ -197,20 +210,14 @@ impl Inner {
             let request = acp::ResumeSessionRequest::new(session_id.clone(), cwd)
                 .additional_directories(additional)
                 .mcp_servers(self.lent_servers());
-            let (answer, raw): (acp::ResumeSessionResponse, Value) = connection
-                .request_json(
-                    "session/resume",
-                    request,
-                    self.shared.options.timeouts.request,
-                )
-                .await?;
-            self.register(
+            self.open::<acp::ResumeSessionResponse>(
+                connection,
                 context,
-                &session_id,
-                answer.modes.as_ref(),
-                answer.config_options.as_deref(),
-                &raw,
-            );
+                "session/resume",
+                request,
+                Some(&session_id),
+            )
+            .await?;
             None
         } else {
             return Err(Error::ReadOnly(format!(
@@ -295,3 +302,46 @@ impl Inner {
         backing
     }
 }
+
+/// What an answer that opens a session says about it.
+trait SessionAnswer: serde::de::DeserializeOwned {
+    /// The id of a session it created.
+    fn created_session(&self) -> Option<String>;
+    /// Its modes.
+    fn settled_modes(&self) -> Option<&acp::SessionModeState>;
+    /// Its settings.
+    fn settled_options(&self) -> Option<&[acp::SessionConfigOption]>;
+}
+
+macro_rules! session_answer {
+    ($answer:ty, $created:expr) => {
+        impl SessionAnswer for $answer {
+            fn created_session(&self) -> Option<String> {
+                #[allow(clippy::redundant_closure_call)]
+                ($created)(self)
+            }
+            fn settled_modes(&self) -> Option<&acp::SessionModeState> {
+                self.modes.as_ref()
+            }
+            fn settled_options(&self) -> Option<&[acp::SessionConfigOption]> {
+                self.config_options.as_deref()
+            }
+        }
+    };
+}
+
+session_answer!(
+    acp::NewSessionResponse,
+    |answer: &acp::NewSessionResponse| Some(answer.session_id.to_string())
+);
+session_answer!(
+    acp::ForkSessionResponse,
+    |answer: &acp::ForkSessionResponse| Some(answer.session_id.to_string())
+);
+session_answer!(acp::LoadSessionResponse, |_: &acp::LoadSessionResponse| {
+    None
+});
+session_answer!(
+    acp::ResumeSessionResponse,
+    |_: &acp::ResumeSessionResponse| None
+);

@@ -6,6 +6,7 @@ use hearth_core::{
     Action, Attachment, ChatUri, PlanStatus, ResponsePart, StopReason, ToolCallStatus, ToolKind,
     UserMessage,
 };
+use hearth_store::Store;
 use hearth_test_support::TestHost;
 use pretty_assertions::assert_eq;
 
@@ -195,4 +196,44 @@ async fn a_fork_hands_the_copied_history_to_the_agent() {
     let (turn_id, mut subscription) = send(&test.host, &fork, "again").await;
     finish(&mut subscription, &turn_id).await;
     assert_eq!(last_answer(&test.host, &fork).await, "echo: again");
+}
+
+#[tokio::test]
+async fn what_the_agent_says_outside_a_turn_is_recorded_as_a_turn_of_its_own() {
+    let setup = Setup::new();
+    let test = TestHost::start(setup.agents()).await;
+    let chat = ChatUri::default_for(&session(&test.host, &setup.work()).await);
+    let mut subscription = test
+        .host
+        .subscribe(&hearth_core::ResourceUri::Chat(chat.clone()))
+        .await
+        .unwrap();
+    let turn_id = test
+        .host
+        .send(&chat, UserMessage::text("/later afterthought"))
+        .await
+        .unwrap();
+    finish(&mut subscription, &turn_id).await;
+    // A turn the agent started on its own, with what it said, ended once it went quiet.
+    let (ambient, text) = loop {
+        let envelope = hearth_test_support::next_envelope(&mut subscription.receiver).await;
+        if let Action::TurnStarted { turn } = envelope.action {
+            let (envelopes, reason) = finish(&mut subscription, &turn.id).await;
+            assert_eq!(reason, StopReason::EndTurn);
+            let text: String = envelopes
+                .iter()
+                .filter_map(|envelope| match &envelope.action {
+                    Action::TextDelta { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            break (turn, text);
+        }
+    };
+    assert_eq!(text, "afterthought");
+    assert_eq!(ambient.user.text, "");
+    test.host.flush().await;
+    let stored = test.store.turns(&chat).await.unwrap();
+    assert_eq!(stored.len(), 2);
+    assert_eq!(stored[1].response_text(), "afterthought");
 }
