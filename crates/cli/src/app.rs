@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use hearth_config::{Config, Paths};
 use hearth_core::Agent;
-use hearth_host::{Host, HostConfig};
+use hearth_host::{Host, HostConfig, MessageLimits};
 use hearth_store::SqliteStore;
 
 /// The data directory and configuration of this run.
@@ -46,8 +46,26 @@ impl App {
         let config = HostConfig {
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
+            limits: self.limits(),
             ..HostConfig::default()
         };
         Host::start(store, agents, config)
+    }
+
+    /// The largest message accepted, from `[limits]`.
+    pub fn limits(&self) -> MessageLimits {
+        let defaults = MessageLimits::default();
+        MessageLimits {
+            prompt_bytes: self
+                .config
+                .limits
+                .prompt_bytes
+                .unwrap_or(defaults.prompt_bytes),
+            attachment_bytes: self
+                .config
+                .limits
+                .attachment_bytes
+                .unwrap_or(defaults.attachment_bytes),
+        }
     }
 }

@@ -410,6 +410,8 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         bail!("the prompt is empty");
     }
+    // Refused before anything is created or sent.
+    app.limits().check(&UserMessage::text(prompt.clone()))?;
     let provider = match &args.agent {
         Some(agent) => Some(agent_provider(app, agent)?),
         None => args.provider.clone(),

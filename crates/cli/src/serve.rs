@@ -11,7 +11,8 @@ use anyhow::{Context, bail};
 use hearth_host::{Host, HostConfig};
 use hearth_server::{
     Backend, DEFAULT_PORT, GateApprovals, Listener, ServerOptions, ServerRecord,
-    load_or_create_token, remove_record, serve_mcp_stdio, serve_stdio, server_file, write_record,
+    load_or_create_token, lock_data_directory, remove_record, serve_mcp_stdio, serve_stdio,
+    server_file, write_record,
 };
 
 use crate::app::App;
@@ -93,6 +94,14 @@ fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> 
     options.allow_remote = args.allow_remote;
     options.extra_origins.clone_from(&args.allow_origins);
     options.extra_hosts.clone_from(&args.allow_hosts);
+    // A prompt as large as the limits allow still fits one message, so a client that
+    // sends one too large gets Hearth's error, not a closed connection.
+    options.max_request_bytes = options.max_request_bytes.max(
+        app.limits()
+            .prompt_bytes
+            .saturating_mul(2)
+            .saturating_add(1024 * 1024),
+    );
     options.check()?;
     Ok(options)
 }
@@ -121,6 +130,7 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
         HostConfig {
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
+            limits: app.limits(),
             ..HostConfig::default()
         },
     );
@@ -164,6 +174,8 @@ async fn shutdown_signal() {
 #[allow(clippy::print_stderr)]
 pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let options = server_options(app, &args)?;
+    // One server per data directory, for as long as this process lives.
+    let _lock = lock_data_directory(&app.paths.home)?;
     let token_path = app.paths.token();
     let token = load_or_create_token(&token_path)?;
     // Bound first, so the tools know the real port to deny (`--port 0` picks one).

@@ -11,6 +11,7 @@ mod suite {
     mod bad_input;
     mod calendars;
     mod chat;
+    mod limits;
     mod mock;
     mod native;
     mod run;

@@ -84,6 +84,19 @@ pub struct Config {
     /// provider id of their sessions).
     #[serde(default)]
     pub agents: BTreeMap<String, ExternalAgentConfig>,
+    /// How large a message may be.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+/// How large a message may be.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Largest prompt text, in bytes (default 1 MiB).
+    pub prompt_bytes: Option<usize>,
+    /// Largest attached file, in bytes (default 32 MiB).
+    pub attachment_bytes: Option<u64>,
 }
 
 impl Config {

@@ -9,7 +9,7 @@ mod paths;
 
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClockFormat, Config, ConfigError, Defaults,
-    ExternalAgentConfig, McpServerConfig, PermissionsSetting, ProviderConfig, ProviderKind,
-    ServerConfig,
+    ExternalAgentConfig, LimitsConfig, McpServerConfig, PermissionsSetting, ProviderConfig,
+    ProviderKind, ServerConfig,
 };
 pub use paths::{Paths, PathsError};

@@ -37,6 +37,8 @@ pub struct HostConfig {
     pub checkpoint_bytes: usize,
     /// How long an aborted turn may take to stop before the host ends it itself.
     pub abort_grace: Duration,
+    /// The largest message accepted.
+    pub limits: crate::limits::MessageLimits,
 }
 
 impl Default for HostConfig {
@@ -47,6 +49,7 @@ impl Default for HostConfig {
             checkpoint_interval: Duration::from_millis(200),
             checkpoint_bytes: 2048,
             abort_grace: Duration::from_secs(5),
+            limits: crate::limits::MessageLimits::default(),
         }
     }
 }
@@ -151,6 +154,11 @@ impl Host {
     /// The context the host hands the harness for operations on a loaded chat.
     pub fn chat_context(&self, chat: &ChatUri) -> HostResult<ChatContext> {
         self.inner.context_for(chat)
+    }
+
+    /// The largest message the host accepts.
+    pub fn limits(&self) -> crate::limits::MessageLimits {
+        self.inner.config.limits
     }
 
     /// The store behind the host.

@@ -33,6 +33,7 @@ mod discovery;
 mod error;
 mod events;
 mod host;
+mod limits;
 mod permissions;
 mod sessions;
 mod state;
@@ -41,5 +42,6 @@ mod writer;
 
 pub use error::{HostError, HostResult};
 pub use host::{Host, HostConfig, Resumed, Subscription};
+pub use limits::{DEFAULT_ATTACHMENT_BYTES, DEFAULT_PROMPT_BYTES, MessageLimits};
 pub use permissions::PendingPermission;
 pub use sessions::NewSessionRequest;

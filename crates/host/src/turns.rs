@@ -37,6 +37,7 @@ impl Host {
     /// harness runs it in the background. Progress arrives as envelopes on the chat.
     pub async fn send(&self, chat: &ChatUri, message: UserMessage) -> HostResult<TurnId> {
         self.inner.check_running()?;
+        self.inner.config.limits.check(&message)?;
         self.resolve_chat(chat).await?;
         let turn = Turn::started(TurnId::generate(), message.clone(), now());
         let turn_id = turn.id.clone();

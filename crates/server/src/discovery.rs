@@ -1,6 +1,10 @@
 //! The discovery file: a running `hearth serve` writes `server.json` (its URL, port and
 //! process id) into the data directory, so the CLI finds it without being told, and
 //! removes it on the way out. No secret is in it; the token stays in its own file.
+//!
+//! One server owns a data directory at a time: it holds an exclusive lock on
+//! `serve.lock` for its whole life (the kernel releases it however the process ends), and
+//! a second server refuses to start, naming the first.
 
 use std::fs;
 use std::io::{self, Write};
@@ -12,6 +16,48 @@ use crate::error::{Result, ServerError};
 
 /// The discovery file's name in the data directory.
 pub const SERVER_FILE: &str = "server.json";
+/// The lock file a running server holds in the data directory.
+pub const LOCK_FILE: &str = "serve.lock";
+
+/// The data directory's lock, held while the server runs (released when dropped or when
+/// the process ends in any way).
+#[derive(Debug)]
+pub struct ServeLock {
+    _file: fs::File,
+}
+
+/// Takes the data directory's lock, or says which server holds it.
+pub fn lock_data_directory(home: &Path) -> Result<ServeLock> {
+    let path = home.join(LOCK_FILE);
+    let error = |source| ServerError::Discovery {
+        path: path.clone(),
+        source,
+    };
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(error)?
+    };
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(ServeLock { _file: file }),
+        Err(errno) if errno == rustix::io::Errno::WOULDBLOCK => {
+            let holder = read_record(&server_file(home))
+                .map(|record| format!(" (pid {}, at {})", record.pid, record.url))
+                .unwrap_or_default();
+            Err(ServerError::AlreadyServed {
+                home: home.to_path_buf(),
+                holder,
+            })
+        }
+        Err(errno) => Err(error(io::Error::from(errno))),
+    }
+}
 
 /// Where a running server can be reached.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -84,6 +84,17 @@ pub enum ServerError {
         /// Why.
         source: io::Error,
     },
+    /// Another server already serves the data directory.
+    #[error(
+        "another hearth serve already serves {}{holder}; stop it first, talk to it (the other commands find it by themselves), or serve another data directory with --home",
+        home.display()
+    )]
+    AlreadyServed {
+        /// The data directory.
+        home: PathBuf,
+        /// ` (pid N, at URL)` when known.
+        holder: String,
+    },
     /// A client could not reach the server.
     #[error("cannot connect to Hearth at {url}: {message}")]
     Connect {
@@ -122,6 +133,7 @@ impl ServerError {
             | Self::BadAddress(_)
             | Self::Serve(_)
             | Self::Discovery { .. }
+            | Self::AlreadyServed { .. }
             | Self::Protocol(_)
             | Self::Mcp(_) => false,
         }

@@ -38,7 +38,8 @@ pub use approvals::Approvals;
 pub use backend::Backend;
 pub use client::{Client, Notifications, Notified, rpc_url};
 pub use discovery::{
-    SERVER_FILE, ServerRecord, read_record, remove_record, server_file, write_record,
+    LOCK_FILE, SERVER_FILE, ServeLock, ServerRecord, lock_data_directory, read_record,
+    remove_record, server_file, write_record,
 };
 pub use error::{Result, ServerError};
 pub use gate::GateApprovals;

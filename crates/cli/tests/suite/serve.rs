@@ -269,3 +269,53 @@ async fn deleting_and_forking_beside_a_server_go_through_it() {
         "the server forgot the deleted session: {gone:?}"
     );
 }
+
+#[tokio::test]
+async fn a_second_server_on_the_same_data_directory_refuses_and_leaves_the_first_alone() {
+    let served = Served::start(Hearth::new(), &[], &[]);
+    let record_path = hearth_server::server_file(served.hearth.home.path());
+    let first = hearth_server::read_record(&record_path).unwrap();
+    let second = served
+        .hearth
+        .command()
+        .args(["serve", "--port", "0"])
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("another hearth serve already serves"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("pid {}", first.pid)), "{stderr}");
+    assert!(stderr.contains(&first.url), "{stderr}");
+    // The first server's record is untouched, and the CLI still talks to it.
+    assert_eq!(hearth_server::read_record(&record_path), Some(first));
+    let listed = served.hearth.ok(&["sessions", "list"]);
+    assert!(listed.contains("no sessions yet"), "{listed}");
+
+    // A server killed outright leaves no lock behind: the next one starts.
+    let hearth = {
+        let mut served = served;
+        served.child.kill().unwrap();
+        served.child.wait().unwrap();
+        std::mem::replace(&mut served.hearth, Hearth::new())
+    };
+    let mut again = Served::start(hearth, &[], &[]);
+    let record_path = hearth_server::server_file(again.hearth.home.path());
+    let deadline = std::time::Instant::now() + super::serve_support::WAIT;
+    while hearth_server::read_record(&record_path).map(|record| record.pid)
+        != Some(again.child.id())
+    {
+        assert!(
+            again.child.try_wait().unwrap().is_none(),
+            "the new server exited: {}",
+            again.stop()
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new server did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
