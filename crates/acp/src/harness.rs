@@ -59,12 +59,19 @@ struct Restarts {
 
 impl Restarts {
     fn pause(&self) -> Duration {
+        self.pause_at(Instant::now())
+    }
+
+    /// How much longer the next start waits, at `now`.
+    fn pause_at(&self, now: Instant) -> Duration {
         if self.failures == 0 {
             return Duration::ZERO;
         }
         let pause =
             Duration::from_secs(1 << self.failures.saturating_sub(1).min(5)).min(MAX_BACKOFF);
-        let waited = self.last_failure.map_or(pause, |last| last.elapsed());
+        let waited = self
+            .last_failure
+            .map_or(pause, |last| now.saturating_duration_since(last));
         pause.saturating_sub(waited)
     }
 }
@@ -484,18 +491,23 @@ mod tests {
             Duration::ZERO,
             "the first start never waits"
         );
-        let long_ago = Instant::now().checked_sub(Duration::from_secs(3600));
+        let failed = Instant::now();
         for (failures, expected) in [(1, 1), (2, 2), (3, 4), (4, 8), (6, 30), (40, 30)] {
             restarts.failures = failures;
-            restarts.last_failure = Some(Instant::now());
-            let pause = restarts.pause();
-            assert!(
-                pause <= Duration::from_secs(expected) && pause > Duration::from_secs(expected) / 2,
-                "{failures} failures: {pause:?}"
-            );
+            restarts.last_failure = Some(failed);
+            let expected = Duration::from_secs(expected);
+            assert_eq!(restarts.pause_at(failed), expected, "{failures} failures");
             // Time already passed since the failure counts.
-            restarts.last_failure = long_ago;
-            assert_eq!(restarts.pause(), Duration::ZERO);
+            let later = failed + Duration::from_millis(700);
+            assert_eq!(
+                restarts.pause_at(later),
+                expected - Duration::from_millis(700),
+                "{failures} failures"
+            );
+            assert_eq!(
+                restarts.pause_at(failed + Duration::from_secs(3600)),
+                Duration::ZERO
+            );
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Durable file writes: a temporary file in the target's folder, written and synced,
 //! renamed over the target, and the folder synced, so a crash leaves either the old
 //! file or the new one, never a mix. Batches of writes ([`write_all`]) are all or
-//! nothing: a failure part-way undoes the writes already made.
+//! nothing: a failure part-way undoes the writes already made. Writes never create
+//! folders: a file goes into a folder that exists, or the write fails.
 
 use std::fs::{self, File};
 use std::io::{self, Write as _};
@@ -131,7 +132,7 @@ fn keep_aside(path: &Path) -> io::Result<PathBuf> {
 /// and synced to a temporary file in its target's folder; only when all are ready are
 /// they renamed into place (replaced files kept aside under a backup name). When any
 /// step fails, what was already renamed is undone — created files removed, replaced
-/// and removed files moved back, created folders removed — and the temporary files
+/// and removed files moved back — and the temporary files
 /// are deleted, so the folder is as it was. A crash part-way can still leave part of
 /// a batch (plus `.hearth-*` files, which the note reader skips); every single file is
 /// always whole.
@@ -139,24 +140,14 @@ pub(crate) fn write_all(changes: Vec<FileChange>) -> Result<()> {
     // One change is atomic on its own.
     if let [change] = changes.as_slice() {
         return match change {
-            FileChange::Put { path, bytes, mode } => {
-                let created = create_parents(path)?;
-                write_atomic(path, bytes, *mode).inspect_err(|_| remove_folders(&created))
-            }
+            FileChange::Put { path, bytes, mode } => write_atomic(path, bytes, *mode),
             FileChange::Remove { path } => remove_durably(path),
         };
     }
-    let mut created_folders = Vec::new();
     let mut prepared = Vec::with_capacity(changes.len());
     for change in &changes {
-        match prepare(change, &mut created_folders) {
-            Ok(temporary) => prepared.push(temporary),
-            Err(error) => {
-                drop(prepared);
-                remove_folders(&created_folders);
-                return Err(error);
-            }
-        }
+        // A failure drops the temporary files prepared so far, which deletes them.
+        prepared.push(prepare(change)?);
     }
     let mut undo: Vec<Undo> = Vec::new();
     let mut folders: Vec<PathBuf> = Vec::new();
@@ -177,7 +168,7 @@ pub(crate) fn write_all(changes: Vec<FileChange>) -> Result<()> {
             .try_for_each(|folder| sync_folder(folder).map_err(write_error(folder)));
     }
     if let Err(error) = outcome {
-        return Err(roll_back(error, undo, &created_folders, &folders));
+        return Err(roll_back(error, undo, &folders));
     }
     for step in undo {
         if let Undo::Replaced { backup, .. } = step
@@ -197,43 +188,11 @@ pub(crate) fn write_all(changes: Vec<FileChange>) -> Result<()> {
     Ok(())
 }
 
-/// Creates the missing folders above `path`; returns those it created, outermost first.
-fn create_parents(path: &Path) -> Result<Vec<PathBuf>> {
-    let folder = folder_of(path);
-    let mut missing: Vec<PathBuf> = folder
-        .ancestors()
-        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
-        .map(Path::to_path_buf)
-        .collect();
-    missing.reverse();
-    if !missing.is_empty() {
-        fs::create_dir_all(&folder).map_err(write_error(&folder))?;
-    }
-    Ok(missing)
-}
-
-/// Removes folders a failed batch created (innermost first), if they are still empty.
-fn remove_folders(created: &[PathBuf]) {
-    for folder in created.iter().rev() {
-        if let Err(error) = fs::remove_dir(folder) {
-            tracing::warn!(
-                "cannot remove folder {} created for a failed write: {error}",
-                folder.display()
-            );
-        }
-    }
-}
-
 /// Writes a `Put`'s content to a synced temporary file beside its target.
-fn prepare(
-    change: &FileChange,
-    created_folders: &mut Vec<PathBuf>,
-) -> Result<Option<tempfile::NamedTempFile>> {
+fn prepare(change: &FileChange) -> Result<Option<tempfile::NamedTempFile>> {
     let FileChange::Put { path, bytes, .. } = change else {
         return Ok(None);
     };
-    let created = create_parents(path)?;
-    created_folders.extend(created);
     synced_temporary(path, bytes).map(Some)
 }
 
@@ -297,12 +256,7 @@ fn commit(
 }
 
 /// Undoes the committed steps of a failed batch, newest first.
-fn roll_back(
-    error: CalendarError,
-    undo: Vec<Undo>,
-    created_folders: &[PathBuf],
-    folders: &[PathBuf],
-) -> CalendarError {
+fn roll_back(error: CalendarError, undo: Vec<Undo>, folders: &[PathBuf]) -> CalendarError {
     let mut problems = Vec::new();
     for step in undo.into_iter().rev() {
         let result = match &step {
@@ -313,7 +267,6 @@ fn roll_back(
             problems.push(format!("{}: {cause}", path.display()));
         }
     }
-    remove_folders(created_folders);
     for folder in folders {
         if let Err(cause) = sync_folder(folder) {
             tracing::warn!("cannot sync folder {}: {cause}", folder.display());
@@ -405,7 +358,6 @@ mod tests {
             FileChange::Remove {
                 path: path("removed.md"),
             },
-            put("sub/deeper/note.md", b"nested", WriteMode::CreateNew),
             // Fails: the name was taken after the batch was planned.
             put("taken.md", b"mine", WriteMode::CreateNew),
         ];
@@ -415,6 +367,33 @@ mod tests {
         assert_eq!(fs::read(path("kept.md")).unwrap(), b"old");
         assert_eq!(fs::read(path("removed.md")).unwrap(), b"gone?");
         assert_eq!(fs::read(path("taken.md")).unwrap(), b"someone else's");
+    }
+
+    #[test]
+    fn writes_never_create_folders() {
+        let folder = tempfile::tempdir().unwrap();
+        let missing = folder.path().join("missing/deeper");
+        let put = |name: &str| FileChange::Put {
+            path: missing.join(name),
+            bytes: b"x".to_vec(),
+            mode: WriteMode::CreateNew,
+        };
+        let error = write_all(vec![put("a.md")]).unwrap_err();
+        assert!(matches!(error, CalendarError::Write { .. }), "{error}");
+        fs::write(folder.path().join("kept.md"), b"old").unwrap();
+        let error = write_all(vec![
+            FileChange::Put {
+                path: folder.path().join("kept.md"),
+                bytes: b"new".to_vec(),
+                mode: WriteMode::Replace,
+            },
+            put("b.md"),
+        ])
+        .unwrap_err();
+        assert!(matches!(error, CalendarError::Write { .. }), "{error}");
+        assert!(!folder.path().join("missing").exists());
+        assert_eq!(names(folder.path()), ["kept.md"]);
+        assert_eq!(fs::read(folder.path().join("kept.md")).unwrap(), b"old");
     }
 
     #[test]

@@ -1,9 +1,23 @@
-//! Staging and applying changes. Staging validates, renders the change against the
-//! storage as it is now (so errors surface before anyone approves), and returns a
-//! summary, a before/after and a payload holding everything applying needs — including
-//! a fingerprint of each file it touches. Staging writes nothing. Applying re-reads the
-//! files, refuses with a conflict when any changed since staging, and writes atomically —
-//! a batch (several notes) all or nothing.
+//! Staging and applying changes, so that pending changes compose and what is approved is
+//! what is written.
+//!
+//! Staging validates, renders the change against the storage as it is now (so errors
+//! surface before anyone approves) and returns a summary, a diff and a payload. The diff
+//! is the fields before and after as a person reads them, then the exact change to each
+//! file as a unified diff of its bytes. The payload holds everything applying needs: the
+//! operation, a fingerprint of each event it touches (the text of that VEVENT — the
+//! series or single event and its changed occurrences — or that note), and a digest of
+//! what it writes. Staging writes nothing.
+//!
+//! Applying re-reads the files and refuses, naming the event, when an event it touches
+//! changed since staging; changes elsewhere in the file (another approved proposal, the
+//! user's own edits to other events) do not matter. It renders the change again against
+//! the file as it is now, checks that this writes the same edits as staged (only where
+//! they land may differ), and writes atomically — a batch of notes all or nothing.
+//!
+//! Payloads staged by earlier versions (format 1, still in proposal databases) carry one
+//! fingerprint of the whole iCalendar file and are checked as they always were: any
+//! change to the file refuses them.
 
 use std::path::{Component as PathComponent, Path, PathBuf};
 
@@ -11,19 +25,22 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::atomic::{FileChange, WriteMode, read_optional, write_all};
+use crate::atomic::read_optional;
 use crate::error::{CalendarError, Result};
-use crate::event::{Event, EventId};
-use crate::fingerprint::{ABSENT, content_fingerprint};
-use crate::ics_write;
-use crate::notes::read_note;
-use crate::notes_write::{new_note, skip_occurrence, update_note};
+use crate::event::EventId;
+use crate::fingerprint::content_fingerprint;
 use crate::spec::{EventInput, EventPatch, EventSpec, SpecTime};
-use crate::store::{CalendarInfo, Calendars, Content, LoadedCalendar, Storage};
+use crate::store::{CalendarInfo, Content, LoadedCalendar};
 
+mod apply;
+mod plan;
 mod stage;
 
-const PAYLOAD_FORMAT: u32 = 1;
+/// Payloads staged before per-event fingerprints: the whole file's fingerprint guards
+/// them.
+const WHOLE_FILE_FORMAT: u32 = 1;
+/// The payload format staged now.
+const PAYLOAD_FORMAT: u32 = 2;
 /// The most events one batch may create.
 pub const MAX_BATCH: usize = 100;
 
@@ -64,9 +81,9 @@ pub enum ChangeRequest {
 pub struct StagedChange {
     /// One line.
     pub summary: String,
-    /// Before and after.
+    /// The fields before and after, then the exact change to each file (unified diff).
     pub diff: String,
-    /// What [`Calendars::apply`] needs.
+    /// What [`Calendars::apply`](crate::Calendars::apply) needs.
     pub payload: Value,
 }
 
@@ -87,6 +104,9 @@ struct Payload {
     operation: Operation,
     summary: String,
     staged_at: DateTime<Utc>,
+    /// What applying writes (format 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    writes: Option<Writes>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -94,7 +114,15 @@ struct Payload {
 enum Target {
     IcsFile {
         path: PathBuf,
-        fingerprint: String,
+        /// The whole file's fingerprint (format 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fingerprint: Option<String>,
+        /// Whether the file existed when the change was staged (format 2).
+        #[serde(default)]
+        existed: bool,
+        /// The events the change touches (format 2).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        events: Vec<EventGuard>,
     },
     Notes {
         folder: PathBuf,
@@ -102,10 +130,46 @@ enum Target {
     },
 }
 
+/// An event a change touches, as it was when the change was staged.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct EventGuard {
+    uid: String,
+    /// Its title, to name it when it changed.
+    title: String,
+    /// The fingerprint of its components, or `absent` for an event to create.
+    fingerprint: String,
+}
+
+/// A note a change touches, as it was when the change was staged.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct NoteTarget {
     name: String,
     fingerprint: String,
+    /// Its event's title (format 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+}
+
+/// What a change writes, apart from where in a file it lands: a digest of its edits to
+/// events (iCalendar) or of the notes it writes, and the time zones it adds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Writes {
+    digest: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    time_zones: Vec<String>,
+}
+
+impl Writes {
+    /// Whether `planned` (rendered at apply) writes what `self` (staged) does: the same
+    /// edits, and no time zone the staged change did not add (one it added may be in
+    /// the file by now, added by another change).
+    fn admits(&self, planned: &Self) -> bool {
+        self.digest == planned.digest
+            && planned
+                .time_zones
+                .iter()
+                .all(|zone| self.time_zones.contains(zone))
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -122,6 +186,17 @@ enum Operation {
         uid: String,
         occurrence: Option<SpecTime>,
     },
+}
+
+impl Operation {
+    /// The uids of the events it creates or changes.
+    fn uids(&self) -> Vec<&str> {
+        match self {
+            Self::Create { events } => events.iter().map(|e| e.uid.as_str()).collect(),
+            Self::Update { event, .. } => vec![event.uid.as_str()],
+            Self::Delete { uid, .. } => vec![uid.as_str()],
+        }
+    }
 }
 
 fn ensure_writable(info: &CalendarInfo, loaded: &LoadedCalendar) -> Result<()> {
@@ -162,6 +237,7 @@ fn note_path(folder: &Path, name: &str) -> Result<PathBuf> {
     Ok(folder.join(relative))
 }
 
+/// A file's text and fingerprint, or `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<(String, String)>> {
     match read_optional(path)? {
         None => Ok(None),
@@ -178,127 +254,6 @@ fn read_text(path: &Path) -> Result<Option<(String, String)>> {
     }
 }
 
-/// The file operations for `operation`, given the current text of each file it reads.
-fn plan(
-    info: &CalendarInfo,
-    operation: &Operation,
-    texts: &[(PathBuf, Option<String>)],
-    stamp: DateTime<Utc>,
-) -> Result<Vec<FileChange>> {
-    let text_of = |path: &Path| {
-        texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .and_then(|(_, t)| t.as_deref())
-    };
-    match &info.storage {
-        Storage::File(path) => {
-            let current = text_of(path).unwrap_or("");
-            let text = match operation {
-                Operation::Create { events } => ics_write::create(current, events, stamp)?,
-                Operation::Update {
-                    event,
-                    occurrence: None,
-                } => ics_write::update(current, event, stamp)?,
-                Operation::Update {
-                    event,
-                    occurrence: Some(occurrence),
-                } => ics_write::update_occurrence(
-                    current,
-                    &occurrence.to_event_time()?,
-                    event,
-                    stamp,
-                )?,
-                Operation::Delete {
-                    uid,
-                    occurrence: None,
-                } => ics_write::delete(current, uid)?,
-                Operation::Delete {
-                    uid,
-                    occurrence: Some(occurrence),
-                } => {
-                    ics_write::delete_occurrence(current, uid, &occurrence.to_event_time()?, stamp)?
-                }
-            };
-            let mode = if text_of(path).is_some() {
-                WriteMode::Replace
-            } else {
-                WriteMode::CreateNew
-            };
-            Ok(vec![FileChange::Put {
-                path: path.clone(),
-                bytes: text.into_bytes(),
-                mode,
-            }])
-        }
-        Storage::Folder(folder) => {
-            let current = |uid: &str| -> Result<(PathBuf, String, Event)> {
-                let path = note_path(folder, uid)?;
-                let text = text_of(&path)
-                    .ok_or_else(|| CalendarError::UnknownEvent {
-                        id: format!("{}/{uid}", info.id),
-                    })?
-                    .to_owned();
-                let event = read_note(&info.id, Path::new(uid), &text)
-                    .map_err(CalendarError::InvalidInput)?
-                    .ok_or_else(|| {
-                        CalendarError::InvalidInput(format!("note `{uid}` is no longer an event"))
-                    })?;
-                Ok((path, text, event))
-            };
-            match operation {
-                Operation::Create { events } => events
-                    .iter()
-                    .map(|spec| {
-                        Ok(FileChange::Put {
-                            path: note_path(folder, &spec.uid)?,
-                            bytes: new_note(spec, info.zone)?.into_bytes(),
-                            mode: WriteMode::CreateNew,
-                        })
-                    })
-                    .collect(),
-                Operation::Update {
-                    event,
-                    occurrence: None,
-                } => {
-                    let (path, text, current) = current(&event.uid)?;
-                    Ok(vec![FileChange::Put {
-                        path,
-                        bytes: update_note(&text, &current, event, info.zone)?.into_bytes(),
-                        mode: WriteMode::Replace,
-                    }])
-                }
-                Operation::Update {
-                    occurrence: Some(_),
-                    ..
-                } => Err(notes_occurrence_error()),
-                Operation::Delete {
-                    uid,
-                    occurrence: None,
-                } => Ok(vec![FileChange::Remove {
-                    path: note_path(folder, uid)?,
-                }]),
-                Operation::Delete {
-                    uid,
-                    occurrence: Some(occurrence),
-                } => {
-                    let (path, text, current) = current(uid)?;
-                    let date = occurrence.to_event_time()?.date();
-                    Ok(vec![FileChange::Put {
-                        path,
-                        bytes: skip_occurrence(&text, &current, date, info.zone)?.into_bytes(),
-                        mode: WriteMode::Replace,
-                    }])
-                }
-            }
-        }
-        Storage::Subscription(_) => Err(CalendarError::ReadOnly {
-            id: info.id.clone(),
-            reason: "a subscription".to_owned(),
-        }),
-    }
-}
-
 fn notes_occurrence_error() -> CalendarError {
     CalendarError::InvalidInput("a note calendar cannot change one occurrence on its own; change the whole series, or delete the occurrence and create a single event".to_owned())
 }
@@ -310,105 +265,6 @@ fn header(info: &CalendarInfo, what: &str) -> Vec<String> {
     )]
 }
 
-impl Calendars {
-    /// Applies a staged payload: refuses when any file it touches changed since staging;
-    /// otherwise writes atomically.
-    pub async fn apply(&self, payload: &Value) -> Result<AppliedChange> {
-        let payload: Payload = serde_json::from_value(payload.clone())
-            .map_err(|error| CalendarError::InvalidPayload(error.to_string()))?;
-        if payload.format != PAYLOAD_FORMAT {
-            return Err(CalendarError::InvalidPayload(format!(
-                "payload format {} is not {PAYLOAD_FORMAT}",
-                payload.format
-            )));
-        }
-        let info = self.calendar(&payload.calendar)?.clone();
-        if !info.writable {
-            return Err(CalendarError::ReadOnly {
-                id: info.id.clone(),
-                reason: info.read_only_reason.clone().unwrap_or_default(),
-            });
-        }
-        let checks: Vec<(PathBuf, String)> = match (&payload.target, &info.storage) {
-            (Target::IcsFile { path, fingerprint }, Storage::File(configured))
-                if path == configured =>
-            {
-                vec![(path.clone(), fingerprint.clone())]
-            }
-            (Target::Notes { folder, notes }, Storage::Folder(configured))
-                if folder == configured =>
-            {
-                notes
-                    .iter()
-                    .map(|n| Ok((note_path(folder, &n.name)?, n.fingerprint.clone())))
-                    .collect::<Result<_>>()?
-            }
-            _ => {
-                return Err(CalendarError::InvalidPayload(format!(
-                    "the payload's storage is not calendar `{}`'s ({}) any more",
-                    info.id, info.location
-                )));
-            }
-        };
-        let _guard = self.inner.write_lock.lock().await;
-        let events = match &payload.operation {
-            Operation::Create { events } => events
-                .iter()
-                .map(|e| format!("{}/{}", info.id, e.uid))
-                .collect(),
-            Operation::Update { event, .. } => vec![format!("{}/{}", info.id, event.uid)],
-            Operation::Delete { uid, .. } => vec![format!("{}/{uid}", info.id)],
-        };
-        let job_info = info.clone();
-        let operation = payload.operation.clone();
-        let staged_at = payload.staged_at;
-        tokio::task::spawn_blocking(move || -> Result<()> {
-            let mut texts = Vec::new();
-            for (path, fingerprint) in checks {
-                let current = read_optional(&path)?;
-                let now = current
-                    .as_deref()
-                    .map_or_else(|| ABSENT.to_owned(), content_fingerprint);
-                if now != fingerprint {
-                    return Err(CalendarError::Conflict { path });
-                }
-                let text = current.map(String::from_utf8).transpose().map_err(|_| {
-                    CalendarError::InvalidInput(format!(
-                        "{} is not valid UTF-8; Hearth does not rewrite it",
-                        path.display()
-                    ))
-                })?;
-                texts.push((path, text));
-            }
-            // All of a batch or none of it: a failure part-way leaves the files as they were.
-            write_all(plan(&job_info, &operation, &texts, staged_at)?)
-        })
-        .await
-        .map_err(|error| CalendarError::Task(error.to_string()))??;
-        self.forget(&info.id);
-        Ok(AppliedChange {
-            summary: payload.summary,
-            events,
-        })
-    }
-
-    /// Creates an event at once (a user action, as `hearth calendar add`): stages and
-    /// applies in one step.
-    pub async fn add_event(
-        &self,
-        calendar: Option<&str>,
-        event: EventInput,
-    ) -> Result<AppliedChange> {
-        let staged = self
-            .stage(ChangeRequest::Create {
-                calendar: calendar.map(str::to_owned),
-                events: vec![event],
-            })
-            .await?;
-        self.apply(&staged.payload).await
-    }
-}
-
 fn describe_occurrence(occurrence: &SpecTime) -> String {
     match occurrence {
         SpecTime::Date { date } => date.to_string(),
@@ -416,19 +272,6 @@ fn describe_occurrence(occurrence: &SpecTime) -> String {
             local.format("%Y-%m-%d %H:%M").to_string()
         }
         SpecTime::Utc { utc } => format!("{} UTC", utc.format("%Y-%m-%d %H:%M")),
-    }
-}
-
-fn note_targets(info: &CalendarInfo, loaded: &LoadedCalendar, uid: &str) -> Vec<NoteTarget> {
-    match (&info.storage, &loaded.content) {
-        (Storage::Folder(_), Content::Notes { fingerprints }) => vec![NoteTarget {
-            name: uid.to_owned(),
-            fingerprint: fingerprints
-                .get(uid)
-                .cloned()
-                .unwrap_or_else(|| ABSENT.to_owned()),
-        }],
-        _ => Vec::new(),
     }
 }
 

@@ -101,6 +101,30 @@ pub enum CalendarError {
         /// A close match, if any.
         suggestion: Option<String>,
     },
+    /// A calendar's folder (for an iCalendar file, the folder it is in) does not exist;
+    /// nothing was read or written, and Hearth does not create it.
+    #[error(
+        "calendar `{id}` is missing: {} does not exist; create it (or reconnect the drive it is on), or set `path` in [calendars.{id}] of the configuration to where the calendar is. Hearth does not create folders outside its data directory",
+        path.display()
+    )]
+    Missing {
+        /// The calendar.
+        id: String,
+        /// The folder that does not exist.
+        path: PathBuf,
+    },
+    /// An event a staged change touches changed since staging; nothing was written.
+    #[error("{}", describe_event_conflict(title, event, path, *kind))]
+    EventConflict {
+        /// The event's title when the change was staged.
+        title: String,
+        /// The event's id (`<calendar>/<uid>`).
+        event: String,
+        /// The file it is in.
+        path: PathBuf,
+        /// What happened to it.
+        kind: ConflictKind,
+    },
     /// The storage changed since the change was staged; nothing was written.
     #[error(
         "{} changed on disk since this change was staged; nothing was written. Stage the change again against the current calendar",
@@ -140,6 +164,42 @@ pub enum CalendarError {
     Task(String),
 }
 
+/// What happened to an event since a change to it was staged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// It was edited.
+    Changed,
+    /// It was removed.
+    Removed,
+    /// An event with the uid (or note name) of an event to create appeared.
+    Appeared,
+    /// It is as it was, but applying now would write it differently from the approved
+    /// diff (the calendar's settings changed since staging).
+    WouldDiffer,
+}
+
+fn describe_event_conflict(
+    title: &str,
+    event: &str,
+    path: &std::path::Path,
+    kind: ConflictKind,
+) -> String {
+    let path = path.display();
+    let what = match kind {
+        ConflictKind::Changed => format!("event '{title}' ({event}) was changed in {path}"),
+        ConflictKind::Removed => format!("event '{title}' ({event}) was removed from {path}"),
+        ConflictKind::Appeared => {
+            format!("an event with the id of the new event '{title}' ({event}) appeared in {path}")
+        }
+        ConflictKind::WouldDiffer => format!(
+            "event '{title}' ({event}) in {path} would now be written differently from the approved diff (the calendar's settings changed)"
+        ),
+    };
+    format!(
+        "{what} since this change was staged; nothing was written. Stage the change again against the calendar as it is now"
+    )
+}
+
 impl CalendarError {
     /// Whether retrying the same operation unchanged may succeed.
     pub fn is_retryable(&self) -> bool {
@@ -154,6 +214,8 @@ impl CalendarError {
             | Self::InvalidInput(_)
             | Self::InvalidRule { .. }
             | Self::UnknownTimeZone { .. }
+            | Self::Missing { .. }
+            | Self::EventConflict { .. }
             | Self::Conflict { .. }
             | Self::PartlyWritten { .. }
             | Self::InvalidPayload(_) => false,
@@ -171,7 +233,10 @@ impl From<CalendarError> for ToolError {
             | CalendarError::InvalidRule { .. }
             | CalendarError::UnknownTimeZone { .. } => ToolError::InvalidArguments(message),
             CalendarError::ReadOnly { .. } => ToolError::Refused(message),
-            CalendarError::Conflict { .. } => ToolError::Conflict(message),
+            CalendarError::Conflict { .. } | CalendarError::EventConflict { .. } => {
+                ToolError::Conflict(message)
+            }
+            CalendarError::Missing { .. } => ToolError::Refused(message),
             CalendarError::InvalidPayload(_) => ToolError::InvalidArguments(message),
             CalendarError::Read { .. }
             | CalendarError::Write { .. }

@@ -1,14 +1,13 @@
-//! Content fingerprints: what a staged change remembers of the file it targets.
+//! Content fingerprints: what a staged change remembers of the events it touches (their
+//! text in an iCalendar file, or their note), and digests of what it writes.
 
 use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-/// The SHA-256 of `bytes`, in lower-case hex.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest.iter() {
+fn hex(digest: &[u8]) -> String {
+    let mut out = String::with_capacity(2 * digest.len());
+    for byte in digest {
         // Writing into a String cannot fail.
         if write!(out, "{byte:02x}").is_err() {
             break;
@@ -17,12 +16,28 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The SHA-256 of `bytes`, in lower-case hex.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// The fingerprint of a file's content: `sha256:<hex>`.
 pub(crate) fn content_fingerprint(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
 }
 
-/// The fingerprint recorded for a file that does not exist.
+/// The fingerprint of a list of texts, each length-prefixed so that no two different
+/// lists share one: `sha256:<hex>`.
+pub(crate) fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    format!("sha256:{}", hex(&hasher.finalize()))
+}
+
+/// The fingerprint recorded for a file or event that does not exist.
 pub(crate) const ABSENT: &str = "absent";
 
 #[cfg(test)]
@@ -35,5 +50,13 @@ mod tests {
             content_fingerprint(b"abc"),
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn digests_tell_lists_apart_however_their_texts_are_cut() {
+        let of = |parts: &[&str]| digest(parts.iter().map(|p| p.as_bytes()));
+        assert_ne!(of(&["ab", "c"]), of(&["a", "bc"]));
+        assert_ne!(of(&["ab"]), of(&["ab", ""]));
+        assert_eq!(of(&["ab", "c"]), of(&["ab", "c"]));
     }
 }

@@ -12,6 +12,7 @@ use crate::component::{Component, Property, Tree, parse_tree};
 use crate::contentline::{ContentLine, escape_text, fold};
 use crate::error::{CalendarError, Result};
 use crate::event::Event;
+use crate::fingerprint::{ABSENT, digest};
 use crate::ics_read::{component_uid, read_component};
 use crate::spec::{EventSpec, RecurrenceSpec};
 use crate::time::{EventTime, Zone, format_date_time};
@@ -127,7 +128,7 @@ impl<'a> Document<'a> {
     }
 
     /// VTIMEZONE blocks for the named zones of `times` the calendar lacks.
-    fn missing_timezones(&self, times: &[EventTime], year: i32) -> String {
+    fn missing_timezones(&self, times: &[EventTime], year: i32) -> Zones {
         let mut out = String::new();
         let mut added: Vec<Tz> = Vec::new();
         for time in times {
@@ -146,8 +147,95 @@ impl<'a> Document<'a> {
                 }
             }
         }
-        out
+        Zones {
+            at: self.timezone_position(),
+            text: out,
+            names: added.iter().map(|tz| tz.name().to_owned()).collect(),
+        }
     }
+}
+
+/// VTIMEZONE blocks a change adds, and where.
+struct Zones {
+    at: usize,
+    text: String,
+    names: Vec<String>,
+}
+
+impl Zones {
+    fn none() -> Self {
+        Self {
+            at: 0,
+            text: String::new(),
+            names: Vec::new(),
+        }
+    }
+}
+
+/// A calendar text with events changed: the new text, and the change itself apart from
+/// where in the file it lands — what staging shows and applying must write again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rewrite {
+    pub text: String,
+    /// Each edit to the events, in file order: the text it replaces (empty for an
+    /// insertion) and the text it writes (empty for a removal).
+    pub edits: Vec<(String, String)>,
+    /// The zones whose VTIMEZONE the change adds.
+    pub time_zones: Vec<String>,
+}
+
+impl Rewrite {
+    /// Splices `edits` (to events) and `zones` into `text`.
+    fn of(text: &str, zones: Zones, mut edits: Vec<(Range<usize>, String)>) -> Self {
+        edits.sort_by_key(|(range, _)| (range.start, range.end));
+        let recorded = edits
+            .iter()
+            .filter(|(range, replacement)| !range.is_empty() || !replacement.is_empty())
+            .map(|(range, replacement)| (text[range.clone()].to_owned(), replacement.clone()))
+            .collect();
+        let time_zones = zones.names;
+        if !zones.text.is_empty() {
+            // First among edits at the same place: zones go before events.
+            edits.insert(0, (zones.at..zones.at, zones.text));
+        }
+        Self {
+            text: splice(text, edits),
+            edits: recorded,
+            time_zones,
+        }
+    }
+}
+
+/// The fingerprint of each of `uids`' events in `text`: every VEVENT with that UID in
+/// every VCALENDAR (the series or single event, and its changed occurrences), or
+/// [`ABSENT`] when there is none. Changes elsewhere in the text leave it as it is.
+pub(crate) fn event_fingerprints(text: &str, uids: &[&str]) -> Vec<String> {
+    let tree = parse_tree(text);
+    let mut found: Vec<Vec<&[u8]>> = vec![Vec::new(); uids.len()];
+    for component in tree
+        .components
+        .iter()
+        .filter(|c| c.name == "VCALENDAR")
+        .flat_map(|c| c.children.iter())
+        .filter(|c| c.name == "VEVENT")
+    {
+        let uid = component_uid(component, text);
+        for (position, wanted) in uids.iter().enumerate() {
+            if *wanted == uid {
+                found[position].push(text[component.span.clone()].as_bytes());
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|parts| {
+            if parts.is_empty() {
+                ABSENT.to_owned()
+            } else {
+                digest(parts)
+            }
+        })
+        .collect()
 }
 
 fn splice(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
@@ -268,7 +356,7 @@ fn new_event_lines(
 }
 
 /// Adds events (creating the calendar text when `text` is empty).
-pub(crate) fn create(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> Result<String> {
+pub(crate) fn create(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> Result<Rewrite> {
     let owned;
     let text = if text.trim().is_empty() {
         owned = empty_calendar();
@@ -294,32 +382,20 @@ pub(crate) fn create(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> R
     }
     let zones = document.missing_timezones(&times, stamp.year());
     let end = document.calendar().end_line_start;
-    Ok(splice(
-        text,
-        vec![
-            (
-                document.timezone_position()..document.timezone_position(),
-                zones,
-            ),
-            (end..end, events),
-        ],
-    ))
+    Ok(Rewrite::of(text, zones, vec![(end..end, events)]))
 }
 
 /// Makes the series or single event `spec.uid` say what `spec` says.
-pub(crate) fn update(text: &str, spec: &EventSpec, stamp: DateTime<Utc>) -> Result<String> {
+pub(crate) fn update(text: &str, spec: &EventSpec, stamp: DateTime<Utc>) -> Result<Rewrite> {
     let document = Document::parse(text)?;
     let master = document.master(&spec.uid)?;
     let current = document.event_of(master)?;
     let (replacement, times) = rewrite(&document, master, &current, spec, stamp, Vec::new())?;
     let zones = document.missing_timezones(&times, stamp.year());
-    let position = document.timezone_position();
-    Ok(splice(
+    Ok(Rewrite::of(
         text,
-        vec![
-            (position..position, zones),
-            (master.span.clone(), replacement),
-        ],
+        zones,
+        vec![(master.span.clone(), replacement)],
     ))
 }
 
@@ -372,20 +448,17 @@ pub(crate) fn update_occurrence(
     occurrence: &EventTime,
     spec: &EventSpec,
     stamp: DateTime<Utc>,
-) -> Result<String> {
+) -> Result<Rewrite> {
     let document = Document::parse(text)?;
     let master = document.master(&spec.uid)?;
     if let Some(existing) = override_of(&document, &spec.uid, occurrence)? {
         let current = document.event_of(existing)?;
         let (replacement, times) = rewrite(&document, existing, &current, spec, stamp, Vec::new())?;
         let zones = document.missing_timezones(&times, stamp.year());
-        let position = document.timezone_position();
-        return Ok(splice(
+        return Ok(Rewrite::of(
             text,
-            vec![
-                (position..position, zones),
-                (existing.span.clone(), replacement),
-            ],
+            zones,
+            vec![(existing.span.clone(), replacement)],
         ));
     }
     let ending = document.ending();
@@ -425,13 +498,10 @@ pub(crate) fn update_occurrence(
     }
     let times = [spec.start_time()?, spec.end_time()?];
     let zones = document.missing_timezones(&times, stamp.year());
-    let position = document.timezone_position();
-    Ok(splice(
+    Ok(Rewrite::of(
         text,
-        vec![
-            (position..position, zones),
-            (master.span.end..master.span.end, body),
-        ],
+        zones,
+        vec![(master.span.end..master.span.end, body)],
     ))
 }
 
@@ -455,7 +525,7 @@ fn refuse_hidden_copies(uid: &str, copies: &[&Component<'_>], what: &str) -> Res
 
 /// Removes an event: the series (or single event) loading shows, and its overrides.
 /// Refuses when the text holds another copy of it that would then show instead.
-pub(crate) fn delete(text: &str, uid: &str) -> Result<String> {
+pub(crate) fn delete(text: &str, uid: &str) -> Result<Rewrite> {
     let document = Document::parse(text)?;
     let components = document.all_components_of(uid);
     if !components
@@ -485,7 +555,7 @@ pub(crate) fn delete(text: &str, uid: &str) -> Result<String> {
             edits.push((component.span.clone(), String::new()));
         }
     }
-    Ok(splice(text, edits))
+    Ok(Rewrite::of(text, Zones::none(), edits))
 }
 
 /// Removes one occurrence of a series: an `EXDATE` on the series, and its override if
@@ -495,7 +565,7 @@ pub(crate) fn delete_occurrence(
     uid: &str,
     occurrence: &EventTime,
     stamp: DateTime<Utc>,
-) -> Result<String> {
+) -> Result<Rewrite> {
     let document = Document::parse(text)?;
     let master = document.master(uid)?;
     let current = document.event_of(master)?;
@@ -527,7 +597,7 @@ pub(crate) fn delete_occurrence(
     if let Some(existing) = override_of(&document, uid, occurrence)? {
         edits.push((existing.span.clone(), String::new()));
     }
-    Ok(splice(text, edits))
+    Ok(Rewrite::of(text, Zones::none(), edits))
 }
 
 /// Appends VEVENTs (with the VTIMEZONEs they need) copied verbatim from another text.

@@ -7,16 +7,21 @@
 //!   write), Full Calendar note folders (one Markdown note per event, YAML front
 //!   matter, body kept), and read-only iCalendar subscriptions (bytes from a
 //!   [`SubscriptionSource`]; [`LocalSource`] until the guarded fetcher is plugged in) —
-//!   plus a default writable calendar created on first write ([`Calendars`]);
+//!   plus a default writable calendar created on first write ([`Calendars`]); a
+//!   calendar whose folder is missing is reported ([`StorageState`]) and refused, never
+//!   created — Hearth makes folders only inside its data directory;
 //! - reading with per-item warnings: a bad line, rule, zone or note skips that item,
 //!   never the calendar ([`LoadWarning`]);
 //! - the event index: range queries with recurrence expanded (RRULE, RDATE, EXDATE,
 //!   RECURRENCE-ID overrides), all-day and timed events, zones and floating times
 //!   ([`EventIndex`]); text search and category filters ([`EventQuery`]);
 //! - the `Category - SubCategory - Title` taxonomy ([`Taxonomy`], [`count_categories`]);
-//! - staging changes (validated, described before/after, fingerprinted) and applying
-//!   them atomically, refusing when the file changed since staging
-//!   ([`Calendars::stage`], [`Calendars::apply`]); import and export of iCalendar text;
+//! - staging changes (validated; described as fields before/after and as the exact
+//!   unified diff of each file; each touched event fingerprinted) and applying them
+//!   atomically, writing exactly the staged edits and refusing, naming the event, only
+//!   when an event they touch changed since staging — so pending changes to one file
+//!   compose ([`Calendars::stage`], [`Calendars::apply`]); import and export of
+//!   iCalendar text;
 //! - the agent's calendar tools on Hearth's tool seam ([`calendar_tools`]).
 //!
 //! It does not own the tool registry, the approval gate, proposal storage or the audit
@@ -31,6 +36,7 @@ mod diff;
 mod error;
 mod event;
 mod expand;
+mod file_diff;
 mod fingerprint;
 mod ics_read;
 mod ics_write;
@@ -40,6 +46,7 @@ mod note_conversion;
 mod notes;
 mod notes_write;
 mod occurrence;
+mod presence;
 mod query;
 mod rrule;
 mod series;
@@ -51,14 +58,17 @@ mod time;
 mod timezone;
 mod tools;
 mod transfer;
+mod yaml_edit;
 
 pub use change::{AppliedChange, ChangeRequest, MAX_BATCH, StagedChange};
-pub use error::{CalendarError, LoadWarning, Result};
+pub use error::{CalendarError, ConflictKind, LoadWarning, Result};
 pub use event::{Event, EventId, EventSource, Recurrence};
 pub use ics_read::{ParsedCalendar, read_ics};
 pub use index::{EventIndex, Occurrence};
+pub use presence::StorageState;
 pub use query::{
-    CalendarSummary, EventDetails, EventListing, EventQuery, OccurrenceInfo, parse_time_bound,
+    CalendarSummary, EventDetails, EventListing, EventQuery, OccurrenceInfo, UnavailableCalendar,
+    parse_time_bound,
 };
 pub use rrule::{Frequency, RecurrenceRule, Until, WeekdayNum};
 pub use source::{LocalSource, Subscription, SubscriptionSource};
@@ -75,3 +85,16 @@ pub use tools::{
     EventsCreateBatchTool, EventsListTool, calendar_tools, names as tool_names,
 };
 pub use transfer::ImportReport;
+
+/// Reads the text of one Full Calendar note (its front matter) as an event: `Ok(None)`
+/// when the note is not an event note, `Err` with the reason when it tries to be one and
+/// fails. The entry point of the front-matter fuzz target; calendars read notes from
+/// their folders through [`Calendars`].
+#[doc(hidden)]
+pub fn read_note_text(
+    calendar: &str,
+    relative: &std::path::Path,
+    text: &str,
+) -> std::result::Result<Option<Event>, String> {
+    notes::read_note(calendar, relative, text)
+}

@@ -241,12 +241,6 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
 
 fn load_folder(info: CalendarInfo, folder: &Path, max_bytes: u64) -> Result<LoadedCalendar> {
     let mut warnings = Vec::new();
-    if !folder.exists() {
-        warnings.push(LoadWarning::new(
-            folder.display().to_string(),
-            "the folder does not exist yet; it is created when the first event is written",
-        ));
-    }
     let mut notes = Vec::new();
     list_notes(folder, Path::new(""), 0, &mut notes, &mut warnings)?;
     let mut events = Vec::new();

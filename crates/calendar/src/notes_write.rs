@@ -1,18 +1,25 @@
-//! Writing Full Calendar notes. New notes get front matter in Full Calendar's layout;
-//! changed notes get only their changed keys rewritten, line by line, so other keys,
-//! comments and the body stay exactly as they were.
+//! Writing Full Calendar notes. New notes get front matter in Full Calendar's layout.
+//! A changed note gets only the keys whose value changes rewritten, each in place and
+//! in the style it was written in (quotes, list layout, time format, an `rrule`'s
+//! `DTSTART` line), so other keys, comments and the body stay exactly as they were.
 
-use chrono::{Duration, NaiveDate, NaiveTime};
+use std::path::Path;
+
+use chrono::{Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use chrono_tz::Tz;
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::error::{CalendarError, Result};
 use crate::event::Event;
 use crate::notes::{
-    OPEN_START, front_matter, note_weekday_letter, parse_note_date, parse_note_time,
+    OPEN_START, front_matter, note_weekday_letter, parse_note_date, parse_note_time, read_note,
 };
 use crate::rrule::{RecurrenceRule, Until};
 use crate::spec::{EventSpec, RecurrenceSpec, SpecTime};
+use crate::yaml_edit::{YamlText, render_entry};
+
+/// A front-matter key and its value (`None`: the key is absent).
+type Field = (&'static str, Option<Value>);
 
 /// The front-matter keys Hearth writes; any other key is left alone.
 const EVENT_FIELDS: &[&str] = &[
@@ -62,7 +69,7 @@ fn fields(
     force_rrule: bool,
     skip: &[NaiveDate],
     zone: Tz,
-) -> Result<Vec<(&'static str, Option<Value>)>> {
+) -> Result<Vec<Field>> {
     let all_day = spec.is_all_day();
     let start = spec.start_time()?;
     let end = spec.end_time()?;
@@ -78,7 +85,7 @@ fn fields(
     } else {
         (start.date(), end.date())
     };
-    let mut out: Vec<(&'static str, Option<Value>)> = vec![
+    let mut out: Vec<Field> = vec![
         ("title", text(spec.title.clone())),
         ("allDay", Some(Value::Bool(all_day))),
     ];
@@ -115,6 +122,12 @@ fn fields(
             }
             out.push(("type", text("rrule")));
             out.push(("startDate", date_value(first)));
+            // Each occurrence lasts as the first does (read from `endDate`, as for a
+            // single event).
+            out.push((
+                "endDate",
+                (last > first).then(|| date_value(last)).flatten(),
+            ));
             out.push(("rrule", text(rule.to_string())));
             out.push((
                 "skipDates",
@@ -151,24 +164,6 @@ fn rule_of(spec: &EventSpec, current: Option<&Event>) -> Result<Option<Recurrenc
     })
 }
 
-/// Renders `key: value` as one YAML line (or block).
-fn render(key: &str, value: &Value, ending: &str) -> String {
-    let rendered = match value {
-        Value::Sequence(items) => {
-            let items: Vec<String> = items.iter().map(render_scalar).collect();
-            format!("[{}]", items.join(", "))
-        }
-        other => render_scalar(other),
-    };
-    format!("{key}: {rendered}{ending}")
-}
-
-fn render_scalar(value: &Value) -> String {
-    serde_yaml_ng::to_string(value)
-        .map(|s| s.trim_end().to_owned())
-        .unwrap_or_default()
-}
-
 /// A new note for `spec` in a calendar whose zone is `zone`.
 pub(crate) fn new_note(spec: &EventSpec, zone: Tz) -> Result<String> {
     new_note_skipping(spec, zone, &[])
@@ -181,7 +176,7 @@ pub(crate) fn new_note_skipping(spec: &EventSpec, zone: Tz, skip: &[NaiveDate]) 
     let mut out = String::from("---\n");
     for (key, value) in fields(spec, rule.as_ref(), !skip.is_empty(), skip, zone)? {
         if let Some(value) = value {
-            out.push_str(&render(key, &value, "\n"));
+            out.push_str(&render_entry(key, &value, "\n"));
         }
     }
     out.push_str("---\n");
@@ -271,12 +266,240 @@ fn same(key: &str, existing: Option<&Value>, desired: Option<&Value>) -> bool {
     }
 }
 
-/// Rewrites the event keys of a note's front matter (and its body when the description
-/// changes), keeping every other line.
-fn rewrite(
+/// The event keys whose value differs between what a note said (`before`) and what it
+/// is to say (`after`), in `after`'s order.
+fn changes(before: &[Field], after: &[Field]) -> Vec<Field> {
+    after
+        .iter()
+        .filter(|(key, value)| {
+            before
+                .iter()
+                .find(|(name, _)| name == key)
+                .is_none_or(|(_, old)| old != value)
+        })
+        .cloned()
+        .collect()
+}
+
+/// The key a note uses for `key`: Full Calendar's spelling, or the other spelling Hearth
+/// reads when the note has only that one.
+fn note_key(existing: &Mapping, key: &'static str, rrule_note: bool) -> &'static str {
+    let alias = match key {
+        "timezone" => "timeZone",
+        "startDate" if rrule_note => "date",
+        _ => return key,
+    };
+    if !existing.contains_key(key) && existing.contains_key(alias) {
+        alias
+    } else {
+        key
+    }
+}
+
+/// A time written the way `existing` is written: 24-hour or `am`/`pm` (with its case
+/// and spacing), with or without a leading zero, with or without seconds.
+fn time_like(existing: &str, time: NaiveTime) -> String {
+    let existing = existing.trim();
+    let lower = existing.to_ascii_lowercase();
+    let meridiem = lower.ends_with("am") || lower.ends_with("pm");
+    let clock = if meridiem {
+        existing[..existing.len() - 2].trim_end()
+    } else {
+        existing
+    };
+    let zero_padded = clock.split(':').next().is_some_and(|h| h.len() == 2);
+    let with_seconds = clock.matches(':').count() == 2;
+    let (hour, suffix) = if meridiem {
+        let hour = match time.hour() % 12 {
+            0 => 12,
+            hour => hour,
+        };
+        let text = match (time.hour() < 12, existing.ends_with('M')) {
+            (true, false) => "am",
+            (false, false) => "pm",
+            (true, true) => "AM",
+            (false, true) => "PM",
+        };
+        let space = if clock.len() < existing.len() - 2 {
+            " "
+        } else {
+            ""
+        };
+        (hour, format!("{space}{text}"))
+    } else {
+        (time.hour(), String::new())
+    };
+    let hour = if zero_padded {
+        format!("{hour:02}")
+    } else {
+        hour.to_string()
+    };
+    let seconds = if with_seconds {
+        format!(":{:02}", time.second())
+    } else {
+        String::new()
+    };
+    format!("{hour}:{:02}{seconds}{suffix}", time.minute())
+}
+
+/// An `rrule` value that carries more than the rule (Full Calendar writes `DTSTART:…`
+/// before `RRULE:…`), with the rule replaced when it changed (`rule`) and the `DTSTART`
+/// moved by `shift`; every other line as it was.
+fn rrule_with_start(existing: &str, rule: Option<&str>, shift: Duration) -> String {
+    let mut rule_written = false;
+    let lines: Vec<String> = existing
+        .split('\n')
+        .map(|line| {
+            let upper = line.trim().to_ascii_uppercase();
+            if upper.starts_with("DTSTART") {
+                shift_start(line, shift)
+            } else if upper.is_empty() || rule_written {
+                line.to_owned()
+            } else {
+                rule_written = true;
+                match rule {
+                    Some(rule) if upper.starts_with("RRULE:") => {
+                        let prefix = &line.trim_start()[..6];
+                        format!("{prefix}{rule}")
+                    }
+                    Some(rule) => rule.to_owned(),
+                    None => line.to_owned(),
+                }
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// A `DTSTART` line moved by `shift`, in the same form (a date, or a floating or UTC
+/// time); a line it cannot read is kept as it is.
+fn shift_start(line: &str, shift: Duration) -> String {
+    let Some(colon) = line.rfind(':') else {
+        return line.to_owned();
+    };
+    let (head, rest) = line.split_at(colon + 1);
+    let value = rest.trim_end();
+    let trailing = &rest[value.len()..];
+    let (stem, utc) = match value.strip_suffix('Z') {
+        Some(stem) => (stem, "Z"),
+        None => (value, ""),
+    };
+    let moved = if let Ok(time) = NaiveDateTime::parse_from_str(stem, "%Y%m%dT%H%M%S") {
+        (time + shift).format("%Y%m%dT%H%M%S").to_string()
+    } else if let Ok(date) = NaiveDate::parse_from_str(stem, "%Y%m%d") {
+        (date + Duration::days(shift.num_days()))
+            .format("%Y%m%d")
+            .to_string()
+    } else {
+        return line.to_owned();
+    };
+    format!("{head}{moved}{utc}{trailing}")
+}
+
+/// The spec a note holding `current` says now.
+fn spec_of(current: &Event) -> EventSpec {
+    EventSpec {
+        uid: current.uid.clone(),
+        title: current.title.clone(),
+        start: SpecTime::from_event_time(current.start),
+        end: SpecTime::from_event_time(current.end),
+        location: current.location.clone(),
+        description: current.description.clone(),
+        recurrence: RecurrenceSpec::Unchanged,
+    }
+}
+
+/// An edit to one front-matter key: where the note keeps it, the event key it stands
+/// for, and its new value (`None`: remove it).
+struct KeyEdit {
+    target: &'static str,
+    key: &'static str,
+    value: Option<Value>,
+}
+
+/// The key edits that make a note holding `current` say `spec` with `rule` and `skip`:
+/// only keys whose value changes, each under the spelling the note uses.
+fn key_edits(
+    existing: &Mapping,
+    current: &Event,
+    spec: &EventSpec,
+    rule: Option<&RecurrenceRule>,
+    skip: &[NaiveDate],
+    zone: Tz,
+) -> Result<Vec<KeyEdit>> {
+    let rrule_note = existing
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.trim() == "rrule");
+    let current_rule = current
+        .recurrence
+        .as_ref()
+        .and_then(|r| r.rules.first().cloned());
+    let current_skip: Vec<NaiveDate> = current
+        .recurrence
+        .as_ref()
+        .map(|r| r.exdates.iter().map(|d| d.date()).collect())
+        .unwrap_or_default();
+    let force_rrule = |rule: Option<&RecurrenceRule>, skip: &[NaiveDate]| {
+        rrule_note && rule.is_some() || !skip.is_empty()
+    };
+    let before = fields(
+        &spec_of(current),
+        current_rule.as_ref(),
+        force_rrule(current_rule.as_ref(), &current_skip),
+        &current_skip,
+        zone,
+    )?;
+    let after = fields(spec, rule, force_rrule(rule, skip), skip, zone)?;
+    let mut edits = changes(&before, &after);
+    // A rule value that carries its DTSTART keeps it, moved with the event.
+    let old_rrule = existing.get("rrule").and_then(Value::as_str);
+    let new_rrule = after
+        .iter()
+        .find(|(key, _)| *key == "rrule")
+        .and_then(|(_, value)| value.as_ref())
+        .and_then(Value::as_str);
+    if let (Some(old), Some(new)) = (old_rrule, new_rrule)
+        && old.to_ascii_uppercase().contains("DTSTART")
+    {
+        let rule_changed = edits.iter().any(|(key, _)| *key == "rrule");
+        let shift = spec.start_time()?.local() - current.start.local();
+        let value = rrule_with_start(old, rule_changed.then_some(new), shift);
+        edits.retain(|(key, _)| *key != "rrule");
+        if value != old {
+            edits.push(("rrule", Some(Value::String(value))));
+        }
+    }
+    let edits: Vec<KeyEdit> = edits
+        .into_iter()
+        .map(|(key, value)| KeyEdit {
+            target: note_key(existing, key, rrule_note),
+            key,
+            value,
+        })
+        .collect();
+    // An edit under another spelling gives way to one of that key itself.
+    let direct: Vec<&'static str> = edits
+        .iter()
+        .filter(|e| e.target == e.key)
+        .map(|e| e.key)
+        .collect();
+    Ok(edits
+        .into_iter()
+        .filter(|e| e.target == e.key || !direct.contains(&e.target))
+        .collect())
+}
+
+/// Rewrites the note `text` (holding `current`) to say `spec` with `rule` and `skip`:
+/// only the keys whose value changes are edited, each in place and in its own style;
+/// the body is replaced only when the description changes.
+fn edit_note(
     text: &str,
-    desired: &[(&'static str, Option<Value>)],
-    body: Option<Option<&str>>,
+    current: &Event,
+    spec: &EventSpec,
+    rule: Option<&RecurrenceRule>,
+    skip: &[NaiveDate],
+    zone: Tz,
 ) -> Result<String> {
     let front = front_matter(text).ok_or_else(|| {
         CalendarError::InvalidInput("the note has no front matter any more".to_owned())
@@ -284,81 +507,59 @@ fn rewrite(
     let existing: Mapping = serde_yaml_ng::from_str(front.yaml).map_err(|e| {
         CalendarError::InvalidInput(format!("the note's front matter is not valid YAML: {e}"))
     })?;
+    let edits = key_edits(&existing, current, spec, rule, skip, zone)?;
     let ending = if front.yaml.contains("\r\n") {
         "\r\n"
     } else {
         "\n"
     };
-    // Split the YAML into top-level entries: a key line and its continuation lines.
-    let mut entries: Vec<(Option<String>, String)> = Vec::new();
-    for line in front.yaml.split_inclusive('\n') {
-        let starts_entry = !line.starts_with([' ', '\t', '-', '#']) && !line.trim().is_empty();
-        let key = starts_entry.then(|| {
-            line.split(':')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .trim_matches(['"', '\''])
-                .to_owned()
-        });
-        match (key, entries.last_mut()) {
-            (None, Some(last)) if !line.starts_with('#') => last.1.push_str(line),
-            (key, _) => entries.push((key, line.to_owned())),
-        }
-    }
-    let mut yaml = String::new();
-    let mut written: Vec<&str> = Vec::new();
-    for (key, lines) in &entries {
-        match key
-            .as_deref()
-            .and_then(|k| desired.iter().find(|(name, _)| *name == k))
-        {
-            Some((name, value)) => {
-                written.push(name);
-                if same(name, existing.get(*name), value.as_ref()) {
-                    yaml.push_str(lines);
-                } else if let Some(value) = value {
-                    yaml.push_str(&render(name, value, ending));
-                }
+    let mut yaml = YamlText::parse(front.yaml);
+    for edit in &edits {
+        match &edit.value {
+            Some(Value::String(time)) if matches!(edit.key, "startTime" | "endTime") => {
+                let written = match (existing.get(edit.target), parse_note_time(time)) {
+                    (Some(Value::String(old)), Some(time)) if parse_note_time(old).is_some() => {
+                        time_like(old, time)
+                    }
+                    _ => time.clone(),
+                };
+                yaml.set(edit.target, &Value::String(written));
             }
-            None => yaml.push_str(lines),
+            Some(value) => yaml.set(edit.target, value),
+            None => yaml.remove(edit.target),
         }
     }
-    if !yaml.is_empty() && !yaml.ends_with('\n') {
-        yaml.push_str(ending);
-    }
-    for (name, value) in desired {
-        if let (false, Some(value)) = (written.contains(name), value) {
-            yaml.push_str(&render(name, value, ending));
-        }
-    }
+    let body = (current.description != spec.description).then_some(spec.description.as_deref());
     let mut out = String::with_capacity(text.len() + 64);
     out.push_str(&text[..front.yaml_start]);
-    out.push_str(&yaml);
+    out.push_str(&yaml.into_string());
     let closing_end = front.body_start;
     let closing_start = text[..closing_end]
         .trim_end_matches(['\n', '\r'])
         .rfind('\n')
         .map_or(front.yaml_start, |i| i + 1);
     out.push_str(&text[closing_start..closing_end]);
-    if closing_end == text.len() && !out.ends_with('\n') {
-        out.push_str(ending);
-    }
     match body {
         Some(Some(description)) => {
+            if !out.ends_with('\n') {
+                out.push_str(ending);
+            }
             out.push_str(description);
             out.push_str(ending);
         }
         Some(None) => {}
         None => out.push_str(&text[closing_end..]),
     }
-    // The result must still read as the intended mapping.
+    // The result must still read as an event, with the intended values.
     let check = front_matter(&out).map(|f| serde_yaml_ng::from_str::<Mapping>(f.yaml));
+    let readable = read_note("check", Path::new("check.md"), &out).is_ok_and(|e| e.is_some());
     match check {
         Some(Ok(mapping))
-            if desired
-                .iter()
-                .all(|(k, v)| same(k, mapping.get(*k), v.as_ref())) =>
+            if readable
+                && edits.iter().all(|edit| match &edit.value {
+                    Some(value) => same(edit.key, mapping.get(edit.target), Some(value)),
+                    None => !mapping.contains_key(edit.target),
+                }) =>
         {
             Ok(out)
         }
@@ -382,16 +583,7 @@ pub(crate) fn update_note(
         }
         _ => Vec::new(),
     };
-    let keep_rrule = text.lines().any(|l| l.trim() == "type: rrule");
-    let desired = fields(
-        spec,
-        rule.as_ref(),
-        keep_rrule && rule.is_some(),
-        &skip,
-        zone,
-    )?;
-    let body = (current.description != spec.description).then_some(spec.description.as_deref());
-    rewrite(text, &desired, body)
+    edit_note(text, current, spec, rule.as_ref(), &skip, zone)
 }
 
 /// The note `text` of series `current` with the occurrence on `date` skipped (a
@@ -413,17 +605,7 @@ pub(crate) fn skip_occurrence(
         skip.push(date);
         skip.sort_unstable();
     }
-    let spec = EventSpec {
-        uid: current.uid.clone(),
-        title: current.title.clone(),
-        start: SpecTime::from_event_time(current.start),
-        end: SpecTime::from_event_time(current.end),
-        location: current.location.clone(),
-        description: current.description.clone(),
-        recurrence: RecurrenceSpec::Unchanged,
-    };
-    let desired = fields(&spec, rule.as_ref(), true, &skip, zone)?;
-    rewrite(text, &desired, None)
+    edit_note(text, current, &spec_of(current), rule.as_ref(), &skip, zone)
 }
 
 #[cfg(test)]

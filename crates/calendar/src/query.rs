@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::error::{CalendarError, LoadWarning, Result};
 use crate::event::{Event, EventId, EventSource};
 use crate::index::{Occurrence, sort_occurrences};
+use crate::presence::StorageState;
 use crate::spec::{InputTime, parse_input_time};
 use crate::store::{CalendarInfo, Calendars, LoadedCalendar};
 use crate::taxonomy::{CategoryCount, Taxonomy, count_categories};
@@ -37,6 +38,8 @@ pub struct CalendarSummary {
     pub recurring: Option<usize>,
     /// Problems with single items.
     pub warnings: Vec<LoadWarning>,
+    /// Whether its file or folder is there.
+    pub storage: StorageState,
     /// Why it did not load, if it did not.
     pub error: Option<String>,
     /// Its categories.
@@ -102,8 +105,19 @@ pub struct EventListing {
     pub occurrences: Vec<OccurrenceInfo>,
     /// How many there are in all.
     pub total: usize,
-    /// Calendars that could not be read, and why.
-    pub unavailable: Vec<(String, String)>,
+    /// Calendars that could not be read, and why; their events are not listed.
+    pub unavailable: Vec<UnavailableCalendar>,
+}
+
+/// A calendar a listing could not read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnavailableCalendar {
+    /// Its id.
+    pub calendar: String,
+    /// Whether its file or folder is there (`missing` when not).
+    pub storage: StorageState,
+    /// Why it could not be read.
+    pub error: String,
 }
 
 /// All about one event.
@@ -231,9 +245,14 @@ impl Calendars {
                 events: None,
                 recurring: None,
                 warnings: Vec::new(),
+                storage: info.storage_state(),
                 error: None,
                 categories: Vec::new(),
             };
+            if summary.storage == StorageState::Missing {
+                summary.info.writable = false;
+                summary.info.read_only_reason = Some("missing".to_owned());
+            }
             match self.load(&info.id).await {
                 Ok(loaded) => {
                     let masters = loaded
@@ -277,7 +296,7 @@ impl Calendars {
     async fn load_for(
         &self,
         calendar: Option<&str>,
-    ) -> Result<(Vec<Arc<LoadedCalendar>>, Vec<(String, String)>)> {
+    ) -> Result<(Vec<Arc<LoadedCalendar>>, Vec<UnavailableCalendar>)> {
         let ids: Vec<String> = match calendar {
             Some(id) => vec![self.calendar(id)?.id.clone()],
             None => self.calendars().iter().map(|c| c.id.clone()).collect(),
@@ -287,7 +306,11 @@ impl Calendars {
             match self.load(&id).await {
                 Ok(calendar) => loaded.push(calendar),
                 Err(error) if calendar.is_some() => return Err(error),
-                Err(error) => unavailable.push((id, error.to_string())),
+                Err(error) => unavailable.push(UnavailableCalendar {
+                    storage: self.calendar(&id)?.storage_state(),
+                    calendar: id,
+                    error: error.to_string(),
+                }),
             }
         }
         Ok((loaded, unavailable))

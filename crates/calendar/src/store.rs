@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::error::{CalendarError, LoadWarning, Result};
 use crate::index::EventIndex;
+use crate::presence::{Origin, StorageState};
 use crate::source::{LocalSource, Subscription, SubscriptionSource};
 use crate::timezone::parse_time_zone;
 
@@ -65,6 +66,8 @@ pub struct CalendarInfo {
     pub(crate) storage: Storage,
     #[serde(skip)]
     pub(crate) zone: Tz,
+    #[serde(skip)]
+    pub(crate) origin: Origin,
 }
 
 /// A configured calendar Hearth cannot use, and why.
@@ -274,6 +277,7 @@ fn configure(
         time_zone: zone.name().to_owned(),
         storage,
         zone,
+        origin: Origin::Configured,
     })
 }
 
@@ -340,6 +344,7 @@ impl Calendars {
                     time_zone: options.time_zone.name().to_owned(),
                     storage: Storage::File(path),
                     zone: options.time_zone,
+                    origin: Origin::HearthDefault,
                 });
             }
         }
@@ -491,6 +496,9 @@ impl Inner {
     }
 
     fn load_local(&self, info: CalendarInfo) -> Result<Arc<LoadedCalendar>> {
+        if info.storage_state() == StorageState::Missing {
+            return Err(info.missing());
+        }
         let stamp = crate::loading::stamp(&info.storage)?;
         if let Some(cached) = self.cached(&info.id)
             && cached.stamp == stamp

@@ -18,6 +18,7 @@ use crate::ics_write::{append_components, create, delete_occurrence, empty_calen
 use crate::loading::{Decoding, decode, read_limited};
 use crate::note_conversion::{ics_as_notes, note_as_ics};
 use crate::notes_write::{new_note_skipping, note_file_name};
+use crate::presence::StorageState;
 use crate::spec::EventSpec;
 use crate::store::{Calendars, Content, Storage};
 use crate::time::EventTime;
@@ -81,6 +82,9 @@ impl Calendars {
                 id: info.id.clone(),
                 reason: info.read_only_reason.clone().unwrap_or_default(),
             });
+        }
+        if info.storage_state() == StorageState::Missing {
+            return Err(info.missing());
         }
         let tree = parse_tree(text);
         let parsed = read_tree(&info.id, origin, text, &tree)?;
@@ -191,12 +195,7 @@ impl Calendars {
                 if now != fingerprint {
                     return Err(CalendarError::Conflict { path: path.clone() });
                 }
-                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|source| CalendarError::Write {
-                        path: parent.to_path_buf(),
-                        source,
-                    })?;
-                }
+                info.ensure_folder()?;
                 let mode = if fingerprint.is_some() {
                     WriteMode::Replace
                 } else {
@@ -232,6 +231,7 @@ impl Calendars {
                     report.imported += 1;
                 }
                 // Every note of the import or none.
+                info.ensure_folder()?;
                 write_all(writes)?;
             }
             Storage::Subscription(_) => {
@@ -263,10 +263,10 @@ impl Calendars {
                     .map(|event| note_as_ics(event, floating))
                     .collect();
                 let specs: Vec<EventSpec> = forms.iter().map(|(spec, _)| spec.clone()).collect();
-                let mut text = create(&empty_calendar(), &specs, stamp)?;
+                let mut text = create(&empty_calendar(), &specs, stamp)?.text;
                 for (spec, exdates) in &forms {
                     for exdate in exdates {
-                        text = delete_occurrence(&text, &spec.uid, exdate, stamp)?;
+                        text = delete_occurrence(&text, &spec.uid, exdate, stamp)?.text;
                     }
                 }
                 Ok(text)

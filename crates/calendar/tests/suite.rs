@@ -1,6 +1,9 @@
 //! Integration tests of hearth-calendar.
 
 mod bad_input;
+mod composing;
+mod honest_edits;
+mod missing;
 mod notes;
 mod recurrence;
 mod roundtrip;

@@ -1,13 +1,26 @@
-//! What every command shares: the data directory, the configuration, the store and the
-//! host.
+//! What every command shares: the data directory (kept private), the configuration, the
+//! store and the host.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hearth_config::{Config, Paths};
 use hearth_core::Agent;
 use hearth_host::{Host, HostConfig, MessageLimits};
-use hearth_store::SqliteStore;
+use hearth_store::{Access, SqliteStore};
+
+/// Where notes about the data directory go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notices {
+    /// One line on stderr (`hearth: note: …`): a command run in a terminal.
+    Stderr,
+    /// A warning in the log: a server.
+    Log,
+}
+
+/// Whether this process already said that its database is open for reading only.
+static READ_ONLY_NOTED: AtomicBool = AtomicBool::new(false);
 
 /// The data directory and configuration of this run.
 #[derive(Clone)]
@@ -16,6 +29,8 @@ pub struct App {
     pub config: Config,
     /// The port this process serves on (`hearth serve`), which the fetcher denies.
     pub serving_port: Option<u16>,
+    /// Where notes about the data directory go.
+    pub notices: Notices,
 }
 
 impl App {
@@ -27,12 +42,40 @@ impl App {
             paths,
             config,
             serving_port: None,
+            notices: Notices::Stderr,
         })
     }
 
-    /// Opens the database (creating it on first use).
+    /// Makes an existing data directory private — 0700, everything in it readable by its
+    /// owner only — for installs made before Hearth kept it so, or changed since; says
+    /// so once when it changed (or could not change) anything.
+    pub fn make_home_private(&self) {
+        if let Some(notice) = self.paths.make_private().notice(&self.paths.home) {
+            self.note(&notice);
+        }
+    }
+
+    #[allow(clippy::print_stderr)]
+    fn note(&self, message: &str) {
+        match self.notices {
+            Notices::Stderr => eprintln!("hearth: note: {message}"),
+            Notices::Log => tracing::warn!("{message}"),
+        }
+    }
+
+    /// Opens the database (creating it on first use). A database this process cannot
+    /// write is opened for reading only, with a note: what only reads works, and every
+    /// change fails saying why.
     pub async fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
-        let store = SqliteStore::open(&self.paths.database()).await?;
+        let store = SqliteStore::open_or_read_only(&self.paths.database()).await?;
+        if let Access::ReadOnly { reason } = store.access()
+            && !READ_ONLY_NOTED.swap(true, Ordering::Relaxed)
+        {
+            self.note(&format!(
+                "{} is open for reading only ({reason}): what you look at is shown, but nothing can be changed or saved",
+                store.path().display()
+            ));
+        }
         Ok(Arc::new(store))
     }
 

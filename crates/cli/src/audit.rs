@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use hearth_tools::{AuditLog, AuditQuery, AuditRow, DEFAULT_EXPORT_KEEP, MAX_EXPORT_KEEP};
+use hearth_tools::{
+    AuditCheck, AuditFiles, AuditLog, AuditQuery, AuditRow, ChainHead, ChainReport,
+    DEFAULT_EXPORT_KEEP, MAX_EXPORT_KEEP,
+};
 
 use crate::app::App;
 use crate::render::local_time;
@@ -32,9 +35,15 @@ pub enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Check the hash chain from the first entry; names the first entry that was changed,
-    /// removed or inserted.
+    /// Check the log: the chain from the first entry (each entry sealed with the key in
+    /// the data directory), the head file, and that every applied proposal has its
+    /// entry; names the first entry that was changed, removed or inserted. Prints the
+    /// head (SEQ:HASH) to keep somewhere Hearth cannot write.
     Verify {
+        /// A head printed by an earlier verify (SEQ:HASH) that the log must still hold;
+        /// may be repeated.
+        #[arg(long = "head", value_name = "SEQ:HASH")]
+        heads: Vec<ChainHead>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -104,10 +113,43 @@ pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `hearth audit verify` prints for an intact log.
+fn render_intact(report: &ChainReport) -> String {
+    let mut text = format!("The audit log is intact: {} entries", report.rows);
+    match (report.keyed_from, &report.key_file) {
+        (Some(1), Some(key)) => text.push_str(&format!(
+            ", each sealed with the key in {}.\n",
+            key.display()
+        )),
+        (Some(from), Some(key)) => text.push_str(&format!(
+            "; entries 1 to {} predate the key and are chained with plain SHA-256, entries from {from} on are sealed with the key in {}.\n",
+            from - 1,
+            key.display()
+        )),
+        _ => text.push_str(".\n"),
+    }
+    for note in &report.notes {
+        text.push_str(&format!("Note: {note}.\n"));
+    }
+    if let Some(head) = &report.head {
+        text.push_str(&format!("Head: {head}\n"));
+        text.push_str(&format!(
+            "Keep the head somewhere Hearth cannot write (a note, a password manager): `hearth audit verify --head {head}` then shows whether the log still holds it, even if someone rewrote both the database and the files beside it.\n"
+        ));
+    }
+    text
+}
+
 /// Runs `hearth audit …`.
 pub async fn audit(app: &App, command: AuditCommand) -> anyhow::Result<ExitCode> {
     let store = app.open_store().await?;
-    let log = AuditLog::new(store);
+    let log = AuditLog::with_files(
+        store,
+        AuditFiles {
+            key: app.paths.audit_key(),
+            head: app.paths.audit_head(),
+        },
+    );
     match command {
         AuditCommand::List {
             limit,
@@ -136,31 +178,39 @@ pub async fn audit(app: &App, command: AuditCommand) -> anyhow::Result<ExitCode>
             }
             Ok(ExitCode::SUCCESS)
         }
-        AuditCommand::Verify { json } => {
-            let report = log.verify().await?;
+        AuditCommand::Verify { heads, json } => {
+            let report = log.verify_with(&heads).await?;
             if json {
                 json_line(&report)?;
             }
             match &report.broken {
                 None => {
                     if !json {
-                        let head = report.head.as_deref().unwrap_or("none");
-                        write_out(&format!(
-                            "The audit log is intact: {} entries, last hash {head}.\n",
-                            report.rows
-                        ))?;
+                        write_out(&render_intact(&report))?;
                     }
                     Ok(ExitCode::SUCCESS)
                 }
                 Some(broken) if json => {
-                    tracing::debug!(seq = broken.seq, "audit chain broken");
+                    tracing::debug!(check = broken.check.as_str(), "audit log broken");
                     Ok(ExitCode::FAILURE)
                 }
-                Some(broken) => anyhow::bail!(
-                    "the audit log is broken at entry {}: {}; entries from there on cannot be trusted (an export from before shows what they were)",
-                    broken.seq,
-                    broken.reason
-                ),
+                Some(broken) => {
+                    let at = broken
+                        .seq
+                        .map(|seq| format!(" at entry {seq}"))
+                        .unwrap_or_default();
+                    let after = match broken.check {
+                        AuditCheck::Chain | AuditCheck::Key | AuditCheck::Head => {
+                            "; entries from there on cannot be trusted (an export or a head kept from before shows what they were)"
+                        }
+                        AuditCheck::Tail | AuditCheck::Kept | AuditCheck::Proposals => "",
+                    };
+                    anyhow::bail!(
+                        "the audit log is broken{at} ({} check): {}{after}",
+                        broken.check.as_str(),
+                        broken.reason
+                    )
+                }
             }
         }
         AuditCommand::Export { keep, output } => {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use chrono::{Days, Utc};
 use clap::{Args, Subcommand};
 use hearth_calendar::{
-    Calendars, EventInput, EventQuery, OccurrenceInfo, StorageKind, parse_time_bound,
+    Calendars, EventInput, EventQuery, OccurrenceInfo, StorageKind, StorageState, parse_time_bound,
 };
 
 use crate::app::App;
@@ -144,6 +144,40 @@ fn occurrence_line(occurrence: &OccurrenceInfo) -> String {
     line
 }
 
+/// `hearth doctor`'s calendar section: each calendar ok or missing, with its path and
+/// what to do; `false` when one is missing or its configuration is unusable.
+pub fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
+    let calendars = calendars(app)?;
+    let config = app.paths.config_file.display();
+    let mut out = String::from("\ncalendars:\n");
+    let mut healthy = true;
+    for info in calendars.calendars() {
+        let name = format!("{} ({}, {})", info.id, kind_name(info.kind), info.location);
+        match info.storage_state() {
+            StorageState::Present => out.push_str(&format!("ok      {name}\n")),
+            StorageState::NotCreated => out.push_str(&format!(
+                "ok      {name}: no file yet; it is created on the first write\n"
+            )),
+            StorageState::Missing => {
+                healthy = false;
+                out.push_str(&format!(
+                    "MISSING {name}: {} does not exist; nothing is read from or written to this calendar\n        fix: create the folder (or reconnect its drive), or correct `path` in [calendars.{}] of {config}\n",
+                    info.folder().map(|f| f.display().to_string()).unwrap_or_default(),
+                    info.id
+                ));
+            }
+        }
+    }
+    for problem in calendars.problems() {
+        healthy = false;
+        out.push_str(&format!(
+            "! calendar `{}` in {config}: {}\n",
+            problem.calendar, problem.message
+        ));
+    }
+    Ok((out, healthy))
+}
+
 async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
     for summary in calendars.summaries().await {
         if json {
@@ -160,13 +194,21 @@ async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
             info.location,
             if info.writable { "" } else { " read-only" },
         );
-        match (&summary.error, summary.events) {
-            (Some(error), _) => line.push_str(&format!("    cannot be read: {error}\n")),
-            (None, Some(events)) => line.push_str(&format!(
+        match (&summary.error, summary.events, summary.storage) {
+            (_, _, StorageState::Missing) => line.push_str(&format!(
+                "    missing: {} does not exist; create it (or reconnect its drive), or correct `path` in [calendars.{}]. Nothing is read from or written to it until then.\n",
+                info.folder().map(|f| f.display().to_string()).unwrap_or_default(),
+                info.id
+            )),
+            (Some(error), _, _) => line.push_str(&format!("    cannot be read: {error}\n")),
+            (None, Some(0), StorageState::NotCreated) => {
+                line.push_str("    0 events; the file is created on the first write\n")
+            }
+            (None, Some(events), _) => line.push_str(&format!(
                 "    {events} events, {} repeating\n",
                 summary.recurring.unwrap_or(0)
             )),
-            (None, None) => {}
+            (None, None, _) => {}
         }
         for warning in &summary.warnings {
             line.push_str(&format!(
@@ -212,8 +254,12 @@ async fn events(calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
             limit: args.limit,
         })
         .await?;
-    for (calendar, error) in &listing.unavailable {
-        tracing::warn!("calendar `{calendar}` was skipped: {error}");
+    for unavailable in &listing.unavailable {
+        tracing::warn!(
+            "calendar `{}` was skipped: {}",
+            unavailable.calendar,
+            unavailable.error
+        );
     }
     if args.json {
         for occurrence in &listing.occurrences {

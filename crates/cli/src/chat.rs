@@ -1,6 +1,8 @@
 //! `hearth chat`: an interactive terminal chat. Answers stream to stdout; Ctrl-C aborts
 //! the running turn (not the program); `/fork`, `/model NAME`, `/new`, `/quit`. Reads
-//! lines from stdin, so it works on a pipe too.
+//! lines from stdin, so it works on a pipe too. An answer the store refused to save is
+//! reported at once and tried again with the next message; one still unsaved at the end
+//! makes the exit status 74, as for `hearth run`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -96,6 +98,17 @@ struct Conversation {
     show_reasoning: bool,
     /// The chat's harness is an external agent.
     external_agent: bool,
+    /// Answers the store refused were reported and not saved since.
+    unsaved: Unreported,
+}
+
+/// Whether the user was told of answers the store refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unreported {
+    /// Nothing refused, or refused and saved since.
+    AllSaved,
+    /// Refused, and the user was told.
+    Told,
 }
 
 impl Conversation {
@@ -160,6 +173,27 @@ impl Conversation {
             Input::Prompt(_) | Input::Quit | Input::Nothing => {}
         }
         Ok(())
+    }
+
+    /// Tells the user when the store refused what was just said, and when what it refused
+    /// before is saved after all.
+    #[allow(clippy::print_stderr)]
+    async fn check_saved(&mut self) {
+        self.host.flush().await;
+        let unsaved = self.host.unsaved_chats();
+        if unsaved.is_empty() {
+            if self.unsaved == Unreported::Told {
+                eprintln!("hearth: the answers not saved before are saved now");
+                self.unsaved = Unreported::AllSaved;
+            }
+            return;
+        }
+        for item in &unsaved {
+            eprintln!(
+                "hearth: {item}; Hearth keeps it in memory and tries again with the next message (it is lost if you leave first)"
+            );
+        }
+        self.unsaved = Unreported::Told;
     }
 
     /// Whether a `/name` line goes to the agent: a command it offers, or any command
@@ -261,6 +295,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         model: args.model,
         chat,
         show_reasoning: args.show_reasoning,
+        unsaved: Unreported::AllSaved,
     };
     // Input lines go through a channel, so a permission request can be answered with
     // the next line typed while a turn runs.
@@ -302,6 +337,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
                 if let Err(error) = conversation.turn(prompt, &mut interrupts, &mut lines).await {
                     eprintln!("hearth: error: {error:#}");
                 }
+                conversation.check_saved().await;
             }
             Input::Unknown(name) if conversation.agent_offers(name).await => {
                 // A command of the agent's own: it goes to the agent as typed.
@@ -311,6 +347,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
                 {
                     eprintln!("hearth: error: {error:#}");
                 }
+                conversation.check_saved().await;
             }
             command => {
                 if let Err(error) = conversation.command(command).await {
@@ -320,12 +357,17 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         }
     }
     reader.abort();
+    // Tries once more what the store refused before.
     conversation.host.shutdown().await;
+    let unsaved = crate::run::report_unsaved(&conversation.host.unsaved_chats(), false)?;
     if interactive {
         eprintln!(
             "hearth: session {} (continue with --session)",
             conversation.chat.session()
         );
+    }
+    if unsaved {
+        return Ok(ExitCode::from(crate::run::EXIT_UNSAVED));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `hearth doctor`: finds every model provider and checks that each one answers, printing
-//! the latency, or the exact error and what to fix; then starts every installed external
-//! agent and reports what it says about itself. Exits non-zero when any fails.
+//! the latency, or the exact error and what to fix; reports each calendar as ok or
+//! missing (with its path and what to do); then starts every installed external agent
+//! and reports what it says about itself. Exits non-zero when any fails.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,6 +10,7 @@ use hearth_llm::{CancellationToken, check_provider, check_providers, no_provider
 
 use crate::agents;
 use crate::app::App;
+use crate::calendar;
 use crate::harnesses;
 
 /// `hearth doctor` arguments.
@@ -29,9 +31,15 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let discovery = harnesses::discover(app, true).await;
     let mut out = format!("config: {}\n", app.paths.config_file.display());
     let installed_agents = harnesses::external_agents(app).0;
+    // A check of one provider leaves the calendars out.
+    let (calendars, calendars_ok) = match args.provider {
+        Some(_) => (String::new(), true),
+        None => calendar::doctor_section(app)?,
+    };
     if discovery.is_empty() && discovery.problems.is_empty() && installed_agents.is_empty() {
         out.push('\n');
         out.push_str(&no_provider_help(&app.paths.config_file));
+        out.push_str(&calendars);
         write_out(&out)?;
         return Ok(ExitCode::FAILURE);
     }
@@ -60,6 +68,7 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         }
     ));
     let providers_ok = working == checks.len() && problems == 0;
+    out.push_str(&calendars);
     if args.provider.is_some() {
         write_out(&out)?;
         return Ok(if providers_ok {
@@ -69,7 +78,7 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let agents = doctor_agents(app, None, out).await?;
-    Ok(if providers_ok {
+    Ok(if providers_ok && calendars_ok {
         agents
     } else {
         ExitCode::FAILURE

@@ -155,7 +155,14 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        let app = app::App::load(cli.home.as_deref(), cli.config.as_deref())?;
+        let mut app = app::App::load(cli.home.as_deref(), cli.config.as_deref())?;
+        if matches!(
+            cli.command,
+            Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_)
+        ) {
+            app.notices = app::Notices::Log;
+        }
+        app.make_home_private();
         match cli.command {
             Command::Run(args) => run::run(&app, args).await,
             Command::Chat(args) => chat::chat(&app, args).await,

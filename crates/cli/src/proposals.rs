@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use hearth_core::ProposalId;
-use hearth_tools::{ApplyOutcome, Proposal, ProposalQuery, ProposalStatus, UserActor};
+use hearth_store::{Access, ProposalStore, SqliteStore};
+use hearth_tools::{
+    ApplyOutcome, ApprovalGate, Proposal, ProposalList, ProposalQuery, ProposalStatus, UserActor,
+};
 
 use crate::app::App;
 use crate::render::local_time;
@@ -196,10 +199,71 @@ fn report_outcome(outcome: &ApplyOutcome) -> anyhow::Result<()> {
     write_out(&text)
 }
 
+/// How proposals are read: through the gate, which first expires overdue ones; or, from
+/// a database open for reading only (where nothing can be expired), as stored with the
+/// overdue ones shown as the gate would have left them.
+enum Reader<'a> {
+    Gate(&'a ApprovalGate),
+    Stored(&'a SqliteStore),
+}
+
+impl Reader<'_> {
+    async fn list(&self, query: &ProposalQuery) -> anyhow::Result<ProposalList> {
+        match self {
+            Self::Gate(gate) => Ok(gate.list(query).await?),
+            Self::Stored(store) => {
+                let page = store.list_proposals(query).await?;
+                let now = hearth_core::now();
+                Ok(ProposalList {
+                    proposals: page
+                        .proposals
+                        .into_iter()
+                        .map(|record| as_of(Proposal::from(record), now))
+                        .filter(|proposal| {
+                            query.statuses.is_empty() || query.statuses.contains(&proposal.status)
+                        })
+                        .collect(),
+                    next_cursor: page.next_cursor,
+                })
+            }
+        }
+    }
+
+    async fn get(&self, id: &ProposalId) -> anyhow::Result<Proposal> {
+        match self {
+            Self::Gate(gate) => Ok(gate.get(id).await?),
+            Self::Stored(store) => match store.proposal(id).await? {
+                Some(record) => Ok(as_of(Proposal::from(record), hearth_core::now())),
+                None => {
+                    anyhow::bail!("proposal `{id}` does not exist (see `hearth proposals list`)")
+                }
+            },
+        }
+    }
+}
+
+/// A proposal as it stands at `now`: one undecided or unapplied past its expiry is
+/// expired.
+fn as_of(mut proposal: Proposal, now: hearth_core::Timestamp) -> Proposal {
+    if matches!(
+        proposal.status,
+        ProposalStatus::Pending | ProposalStatus::Approved
+    ) && proposal.expires_at <= now
+    {
+        proposal.status = ProposalStatus::Expired;
+    }
+    proposal
+}
+
 /// Runs `hearth proposals …`.
 pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<ExitCode> {
-    let tools = Tools::open(app).await?;
+    let store = app.open_store().await?;
+    let tools = Tools::over(app, store.clone())?;
     let gate = &tools.gate;
+    let reader = match store.access() {
+        Access::ReadWrite => Reader::Gate(gate),
+        Access::ReadOnly { .. } => Reader::Stored(&store),
+    };
     let user = UserActor::cli();
     match command {
         ProposalsCommand::List {
@@ -208,7 +272,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             cursor,
             json,
         } => {
-            let page = gate
+            let page = reader
                 .list(&ProposalQuery {
                     statuses: status.statuses(),
                     session: None,
@@ -242,7 +306,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             }
         }
         ProposalsCommand::Show { id, json } => {
-            let proposal = gate.get(&parse_id(&id)?).await?;
+            let proposal = reader.get(&parse_id(&id)?).await?;
             if json {
                 json_line(&proposal)?;
             } else {

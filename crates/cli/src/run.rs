@@ -1,5 +1,7 @@
 //! `hearth run`: one prompt, the answer streamed to stdout. Ctrl-C aborts the turn and
-//! keeps what streamed; a second Ctrl-C leaves at once.
+//! keeps what streamed; a second Ctrl-C leaves at once. An answer the store refused to
+//! save, or a chat another Hearth process is answering in, ends with an exit status of
+//! its own (see [`EXIT_UNSAVED`], [`EXIT_ANSWERING_ELSEWHERE`] and `hearth run --help`).
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -10,8 +12,9 @@ use hearth_core::{
     Action, ChatUri, Envelope, ProviderId, ResourceUri, ResponsePart, Scope, StopReason,
     ToolCallStatus, UserMessage,
 };
-use hearth_host::{Host, NewSessionRequest};
+use hearth_host::{Host, HostError, NewSessionRequest, Unsaved};
 use hearth_llm::{Discovery, KeyStatus, LlmError, no_provider_help};
+use hearth_store::StoreError;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::app::App;
@@ -19,8 +22,24 @@ use crate::harnesses::{self, HarnessOptions, REPLAY, Titles};
 use crate::interrupts::Interrupts;
 use crate::render;
 
+/// Exit status of `hearth run` when the answer was printed but the store refused it
+/// (a full disk, a failing database): the session keeps the prompt, not the answer.
+pub(crate) const EXIT_UNSAVED: u8 = 74;
+/// Exit status of `hearth run` when another Hearth process is answering in the chat:
+/// nothing was sent; run again once it is done.
+pub(crate) const EXIT_ANSWERING_ELSEWHERE: u8 = 75;
+
+const EXIT_STATUS: &str = "\
+Exit status:
+  0    the answer was printed and saved
+  1    something failed (the message says what), or the turn ended with an error
+  74   the answer was printed but could not be saved (the message says why)
+  75   another Hearth process is answering in the chat; nothing was sent
+  130  the turn was interrupted (Ctrl-C) or aborted";
+
 /// `hearth run` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_STATUS)]
 pub struct RunArgs {
     /// The prompt; `-` reads it from stdin.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
@@ -305,6 +324,41 @@ pub(crate) async fn settle_locally(
     Ok(true)
 }
 
+/// Whether a host operation failed because another Hearth process answers in the chat.
+pub(crate) fn answering_elsewhere(error: &HostError) -> bool {
+    match error {
+        HostError::Store(StoreError::Leased { .. }) => true,
+        HostError::Shared(inner) => answering_elsewhere(inner),
+        _ => false,
+    }
+}
+
+/// Says on stderr what the store refused to save; returns whether it refused anything.
+#[allow(clippy::print_stderr)]
+pub(crate) fn report_unsaved(unsaved: &[Unsaved], json: bool) -> anyhow::Result<bool> {
+    for item in unsaved {
+        eprintln!("hearth: {item}");
+        if json {
+            let line = serde_json::json!({
+                "type": "unsaved",
+                "chat": item.chat.to_string(),
+                "answers": item.answers(),
+                "reason": item.reason,
+            });
+            let mut stdout = std::io::stdout().lock();
+            serde_json::to_writer(&mut stdout, &line)?;
+            stdout.write_all(b"\n")?;
+            stdout.flush()?;
+        }
+    }
+    if unsaved.iter().any(|item| item.answers() > 0) {
+        eprintln!(
+            "hearth: the session keeps the prompt and what was saved before, marked incomplete; the answer printed here is the only copy"
+        );
+    }
+    Ok(!unsaved.is_empty())
+}
+
 /// Prints a turn's envelopes as they arrive.
 pub(crate) struct Printer {
     json: bool,
@@ -448,9 +502,18 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     announce(app, &start, &chat);
     let host = start.host;
     let mut interrupts = Interrupts::new()?;
-    let (turn_id, mut subscription) = host
-        .send_streaming(&chat, UserMessage::text(prompt))
-        .await?;
+    let (turn_id, mut subscription) =
+        match host.send_streaming(&chat, UserMessage::text(prompt)).await {
+            Ok(started) => started,
+            Err(error) => {
+                host.shutdown().await;
+                if answering_elsewhere(&error) {
+                    eprintln!("hearth: {error}");
+                    return Ok(ExitCode::from(EXIT_ANSWERING_ELSEWHERE));
+                }
+                return Err(error.into());
+            }
+        };
     let mut printer = Printer::new(args.json, args.show_reasoning);
     if args.json {
         let started = serde_json::json!({
@@ -513,17 +576,25 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(error) = broken_output {
         host.shutdown().await;
-        return Err(error.context(
-            "writing the answer failed; the turn was aborted and its partial answer saved",
-        ));
+        let context = if host.unsaved_chats().is_empty() {
+            "writing the answer failed; the turn was aborted and its partial answer saved"
+        } else {
+            "writing the answer failed and the turn was aborted; its partial answer could not be saved either"
+        };
+        return Err(error.context(context));
     }
+    // Waits for the turn's writes, retried as needed.
     host.shutdown().await;
     printer.finish_line()?;
+    let unsaved = report_unsaved(&host.unsaved_chats(), args.json)?;
     if !args.json && std::io::stderr().is_terminal() {
         eprintln!(
             "hearth: session {} (continue with --session)",
             chat.session()
         );
+    }
+    if unsaved {
+        return Ok(ExitCode::from(EXIT_UNSAVED));
     }
     Ok(match stop_reason {
         StopReason::Aborted => {

@@ -11,14 +11,17 @@ mod suite {
     mod bad_input;
     mod calendars;
     mod chat;
+    mod crash_loop;
     mod limits;
     mod mock;
     mod native;
     mod run;
+    mod run_durability;
     mod security;
     mod serve;
     mod serve_mcp;
     mod serve_support;
+    mod sessions;
     mod support;
     mod tool_support;
 }

@@ -2,10 +2,13 @@
 //!
 //! Owns the data-directory layout ([`Paths`]) and the configuration schema ([`Config`]):
 //! providers, calendars, MCP servers, server and agent settings, defaults. It does not
-//! interpret them: each crate takes its section and validates what it means.
+//! interpret them: each crate takes its section and validates what it means. It also keeps
+//! the data directory private (0700, files 0600): the one home of the helpers that create
+//! private files and directories and tighten an existing install.
 
 mod config;
 mod paths;
+mod private;
 
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClockFormat, Config, ConfigError, Defaults,
@@ -13,3 +16,7 @@ pub use config::{
     ProviderKind, ServerConfig,
 };
 pub use paths::{Paths, PathsError};
+pub use private::{
+    PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE, Tightened, Tightening, create_private_dir,
+    make_private, private_file_options, tighten,
+};

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::private::{Tightening, tighten};
+
 /// Environment variable that selects the data directory.
 pub const HOME_ENV: &str = "HEARTH_HOME";
 /// Environment variable that selects the configuration file.
@@ -91,6 +93,24 @@ impl Paths {
     pub fn calendars(&self) -> PathBuf {
         self.home.join("calendars")
     }
+
+    /// The key that seals the audit log's rows (32 random bytes, mode 0600; kept out of
+    /// the database so that write access to it does not let anyone re-seal a row).
+    pub fn audit_key(&self) -> PathBuf {
+        self.home.join("audit.key")
+    }
+
+    /// The audit log's head file: one line per entry (`SEQ HASH TIME`), appended only.
+    pub fn audit_head(&self) -> PathBuf {
+        self.home.join("audit.head")
+    }
+
+    /// Makes an existing data directory private: the directory 0700 and everything in
+    /// it readable by its owner only (see [`tighten`]). A data directory that does not
+    /// exist yet is nothing to do: the store creates it private.
+    pub fn make_private(&self) -> Tightening {
+        tighten(&self.home)
+    }
 }
 
 #[cfg(test)]
@@ -103,6 +123,8 @@ mod tests {
         assert_eq!(paths.home, PathBuf::from("/tmp/h"));
         assert_eq!(paths.config_file, PathBuf::from("/tmp/h/config.toml"));
         assert_eq!(paths.database(), PathBuf::from("/tmp/h/hearth.db"));
+        assert_eq!(paths.audit_key(), PathBuf::from("/tmp/h/audit.key"));
+        assert_eq!(paths.audit_head(), PathBuf::from("/tmp/h/audit.head"));
         let paths =
             Paths::resolve(Some(Path::new("/tmp/h")), Some(Path::new("/etc/x.toml"))).unwrap();
         assert_eq!(paths.config_file, PathBuf::from("/etc/x.toml"));

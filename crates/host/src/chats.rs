@@ -197,10 +197,10 @@ impl Host {
         let mut state = self.inner.lock();
         let generation = state.generation();
         let summary = record.summary.clone();
-        state.chats.insert(
-            uri,
-            chat_entry(generation, summary.clone(), Some(&record), Some(turns)),
-        );
+        let mut entry = chat_entry(generation, summary.clone(), Some(&record), Some(turns));
+        // A new chat: no other process knows it yet.
+        entry.lease_epoch = Some(0);
+        state.chats.insert(uri, entry);
         state.publish(
             ResourceUri::Session(session.clone()),
             Action::ChatAdded { chat: summary },

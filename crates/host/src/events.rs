@@ -122,12 +122,15 @@ impl Host {
                 return;
             }
             Signal::ProviderDataChanged { provider_data } => {
+                let mut epoch = None;
                 if let Some(entry) = state.chats.get_mut(chat) {
                     entry.provider_data = Some(provider_data.clone());
+                    epoch = entry.lease_epoch;
                 }
                 self.inner.queue(WriteJob::ProviderData {
                     chat: chat.clone(),
                     provider_data,
+                    epoch,
                 });
                 return;
             }
@@ -247,7 +250,7 @@ pub(crate) async fn run_events(inner: Weak<Inner>, mut receiver: mpsc::Receiver<
     }
 }
 
-/// Checkpoints running turns at the configured interval.
+/// Checkpoints running turns at the configured interval and renews their chats' leases.
 pub(crate) async fn run_ticker(inner: Weak<Inner>) {
     let interval = match upgrade(&inner) {
         Some(host) => host.inner.config.checkpoint_interval,
@@ -259,5 +262,6 @@ pub(crate) async fn run_ticker(inner: Weak<Inner>) {
         ticker.tick().await;
         let Some(host) = upgrade(&inner) else { return };
         host.checkpoint_due();
+        host.renew_leases_due();
     }
 }

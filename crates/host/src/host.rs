@@ -14,11 +14,13 @@ use hearth_core::{
 use hearth_store::Store;
 use tokio::sync::{broadcast, mpsc};
 
+use crate::durability::{Ledger, Unsaved};
 use crate::error::{HostError, HostResult};
 use crate::events::{HostEvent, run_events, run_ticker};
+use crate::lease::Instance;
 use crate::sessions::make_context;
 use crate::state::HostState;
-use crate::writer::{WriteJob, Writer, run_writer};
+use crate::writer::{WriteJob, Writer, WriterContext, run_writer};
 
 /// Harness events queued before a harness that emits more has to wait for the host.
 pub(crate) const EVENT_QUEUE: usize = 1024;
@@ -39,6 +41,10 @@ pub struct HostConfig {
     pub abort_grace: Duration,
     /// The largest message accepted.
     pub limits: crate::limits::MessageLimits,
+    /// How long a chat's lease lasts unless renewed: how long a process that stopped
+    /// without releasing it (on another machine, or one whose end was not seen) keeps
+    /// others from answering in the chat. Running turns renew it a third of the way.
+    pub lease_ttl: Duration,
 }
 
 impl Default for HostConfig {
@@ -50,6 +56,7 @@ impl Default for HostConfig {
             checkpoint_bytes: 2048,
             abort_grace: Duration::from_secs(5),
             limits: crate::limits::MessageLimits::default(),
+            lease_ttl: Duration::from_secs(30),
         }
     }
 }
@@ -61,6 +68,10 @@ pub(crate) struct Inner {
     pub state: Mutex<HostState>,
     pub events: mpsc::Sender<HostEvent>,
     pub writer: Writer,
+    /// What the store refused, kept in memory.
+    pub ledger: Arc<Ledger>,
+    /// This host, as the holder of chat leases.
+    pub instance: Instance,
 }
 
 /// A subscription: the resource's state and the envelopes that follow it.
@@ -100,6 +111,14 @@ impl Host {
     pub fn start(store: Arc<dyn Store>, agents: Vec<Arc<dyn Agent>>, config: HostConfig) -> Self {
         let (events, event_receiver) = mpsc::channel(EVENT_QUEUE);
         let (writer, write_receiver) = Writer::new();
+        let ledger = Arc::new(Ledger::default());
+        let instance = Instance::new();
+        let writer_context = WriterContext {
+            store: Arc::clone(&store),
+            ledger: Arc::clone(&ledger),
+            holder: instance.holder.clone(),
+            lease_ttl: config.lease_ttl,
+        };
         let agents: HashMap<ProviderId, Arc<dyn Agent>> = agents
             .into_iter()
             .map(|agent| (agent.descriptor().id, agent))
@@ -111,6 +130,8 @@ impl Host {
             state: Mutex::new(HostState::default()),
             events: events.clone(),
             writer,
+            ledger,
+            instance,
         });
         for agent in inner.agents.values() {
             let sender = events.clone();
@@ -124,7 +145,7 @@ impl Host {
                 .boxed()
             }));
         }
-        tokio::spawn(run_writer(store, write_receiver));
+        tokio::spawn(run_writer(writer_context, write_receiver));
         tokio::spawn(run_events(Arc::downgrade(&inner), event_receiver));
         tokio::spawn(run_ticker(Arc::downgrade(&inner)));
         Self { inner }
@@ -228,6 +249,26 @@ impl Host {
         self.inner.writer.flush().await;
     }
 
+    /// What the store could not save of a chat (after retries), if anything: the host
+    /// keeps it in memory and tries again before the chat's next turn and at shutdown.
+    /// Call after [`flush`](Self::flush) to know about a turn that just completed.
+    pub fn unsaved(&self, chat: &ChatUri) -> Option<Unsaved> {
+        self.inner.ledger.unsaved(chat)
+    }
+
+    /// What the store could not save, per chat.
+    pub fn unsaved_chats(&self) -> Vec<Unsaved> {
+        self.inner.ledger.all()
+    }
+
+    /// Tries once more to store everything the store refused before; returns what is
+    /// still not saved.
+    pub async fn save_unsaved(&self) -> Vec<Unsaved> {
+        self.inner.queue(WriteJob::RetryUnsaved);
+        self.flush().await;
+        self.unsaved_chats()
+    }
+
     /// Starts a harness on purpose (its agent process, for an external agent) and lets
     /// the conversations it finds in its own catalog join the registry as external
     /// sessions. Harnesses also start by themselves on first use.
@@ -243,8 +284,9 @@ impl Host {
     }
 
     /// Aborts every running turn, waits for them to end (bounded by the abort grace),
-    /// stops every harness (their agent processes with them) and flushes all writes.
-    /// Later operations fail with `ShuttingDown`.
+    /// stops every harness (their agent processes with them) and flushes all writes,
+    /// trying once more what the store refused before ([`unsaved_chats`](Self::unsaved_chats)
+    /// says what is lost). Later operations fail with `ShuttingDown`.
     pub async fn shutdown(&self) {
         let running: Vec<ChatUri> = {
             let mut state = self.inner.lock();
@@ -276,6 +318,8 @@ impl Host {
         for agent in self.inner.agents.values() {
             agent.shutdown().await;
         }
+        // One last attempt at what the store refused before: after this it is lost.
+        self.inner.queue(WriteJob::RetryUnsaved);
         self.flush().await;
     }
 }

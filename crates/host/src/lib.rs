@@ -7,6 +7,11 @@
 //! in as [`hearth_core::Agent`] objects and gated by their capabilities) and it has no
 //! transport (servers and the CLI sit on top of it).
 //!
+//! What it records is retried when the store fails for a moment, and what the store still
+//! refuses is kept in memory and reported ([`Host::unsaved`]). A turn runs only while the
+//! host holds its chat's lease in the store, so two processes never answer in one chat at
+//! once, and a chat another process wrote is read again before this host answers in it.
+//!
 //! Session and chat URIs are never overloaded: an operation on a session does not
 //! accept a chat URI, and the reverse, at compile time.
 //!
@@ -30,9 +35,11 @@
 
 mod chats;
 mod discovery;
+mod durability;
 mod error;
 mod events;
 mod host;
+mod lease;
 mod limits;
 mod permissions;
 mod sessions;
@@ -40,6 +47,7 @@ mod state;
 mod turns;
 mod writer;
 
+pub use durability::{Unsaved, UnsavedPart};
 pub use error::{HostError, HostResult};
 pub use host::{Host, HostConfig, Resumed, Subscription};
 pub use limits::{DEFAULT_ATTACHMENT_BYTES, DEFAULT_PROMPT_BYTES, MessageLimits};

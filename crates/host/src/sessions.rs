@@ -14,7 +14,8 @@ use hearth_store::{ChatRecord, NewSession, SessionPage, SessionQuery};
 
 use crate::error::{HostError, HostResult};
 use crate::host::{Host, HostConfig, Inner};
-use crate::state::{ChatEntry, Resolution, SessionEntry};
+use crate::lease;
+use crate::state::{ChatEntry, LeaseHold, Resolution, SessionEntry};
 
 /// What a new session is.
 #[derive(Clone, Debug)]
@@ -83,6 +84,8 @@ pub(crate) fn chat_entry(
         resolution,
         generation,
         running: None,
+        lease: LeaseHold::Free,
+        lease_epoch: None,
     }
 }
 
@@ -240,6 +243,8 @@ impl Host {
         let generation = state.generation();
         let mut entry = chat_entry(generation, chat.clone(), Some(&record), Some(turns));
         entry.state.agent = agent_state;
+        // A new chat: no other process knows it yet.
+        entry.lease_epoch = Some(0);
         state.chats.insert(chat.uri.clone(), entry);
         state.sessions.insert(
             summary.uri.clone(),
@@ -332,6 +337,8 @@ impl Host {
             });
         };
         let agent = self.inner.agent_for(session)?;
+        // Read before the chats: a lease taken after this shows as a newer epoch.
+        let leases = store.leases(session).await?;
         let records = store.chats(session).await?;
         let default_uri = ChatUri::default_for(session);
         let default = records
@@ -385,6 +392,8 @@ impl Host {
             let generation = state.generation();
             let initial = (record.summary.uri == default_uri).then(|| std::mem::take(&mut turns));
             let mut entry = chat_entry(generation, record.summary.clone(), Some(record), initial);
+            entry.lease_epoch =
+                lease::known_epoch(&leases, &record.summary.uri, &self.inner.instance.holder);
             if record.summary.uri == default_uri {
                 entry.provider_data.clone_from(&default_data);
             }

@@ -80,6 +80,17 @@ pub(crate) struct RunningTurn {
     pub last_save: Instant,
 }
 
+/// Whether this host holds a chat's lease.
+pub(crate) enum LeaseHold {
+    /// Not held.
+    Free,
+    /// Held for a running turn.
+    Held {
+        /// When it was taken or last renewed.
+        renewed: Instant,
+    },
+}
+
 /// A chat in the catalog of a loaded session.
 pub(crate) struct ChatEntry {
     /// Summary, turns (empty while unresolved) and draft.
@@ -92,6 +103,11 @@ pub(crate) struct ChatEntry {
     pub generation: u64,
     /// The running turn, if any.
     pub running: Option<RunningTurn>,
+    /// Whether this host holds the chat's lease.
+    pub lease: LeaseHold,
+    /// The lease epoch at which the turns and provider data held here are what the store
+    /// holds; `None` when unknown (read while another process answered in the chat).
+    pub lease_epoch: Option<i64>,
 }
 
 /// Everything the host holds in memory.
@@ -267,6 +283,8 @@ mod tests {
             resolution: Resolution::Resolved,
             generation: 1,
             running: None,
+            lease: LeaseHold::Free,
+            lease_epoch: Some(0),
         }
     }
 

@@ -8,11 +8,12 @@ use hearth_core::{
 };
 
 use crate::chats::publish_chat_summary;
+use crate::durability::{Persistence, with_retries};
 use crate::error::{HostError, HostResult};
 use crate::events::HostEvent;
 use crate::host::{Host, Subscription};
 use crate::state::{HostState, RunningTurn};
-use crate::writer::WriteJob;
+use crate::writer::{Save, WriteJob};
 
 const TITLE_LENGTH: usize = 60;
 /// Pauses after which an abort is repeated while its turn still runs.
@@ -35,6 +36,11 @@ fn title_from(text: &str) -> Option<String> {
 impl Host {
     /// Starts a turn: the user's message is durably stored before this returns, then the
     /// harness runs it in the background. Progress arrives as envelopes on the chat.
+    ///
+    /// The turn holds the chat's lease until it ends: while another process answers in
+    /// the chat this fails with [`StoreError::Leased`](hearth_store::StoreError::Leased)
+    /// naming it, and a chat another process wrote since it was read here is read again
+    /// first, so the turn builds on all of it.
     pub async fn send(&self, chat: &ChatUri, message: UserMessage) -> HostResult<TurnId> {
         self.inner.check_running()?;
         self.inner.config.limits.check(&message)?;
@@ -60,14 +66,32 @@ impl Host {
                 last_save: Instant::now(),
             });
         }
-        if let Err(error) = self.inner.store.insert_turn(chat, &turn).await {
-            if let Some(entry) = self.inner.lock().chats.get_mut(chat) {
-                entry.running = None;
-            }
-            return Err(error.into());
+        // What the store refused of this chat before goes first.
+        if self.inner.ledger.holds(chat) {
+            self.inner.queue(WriteJob::RetryUnsaved);
         }
-        let context = self.inner.context_for(chat)?;
-        let agent = self.inner.agent_for(chat.session_ref())?;
+        if let Err(error) = self.take_chat_lease(chat).await {
+            self.abandon_send(chat);
+            return Err(error);
+        }
+        let store = &self.inner.store;
+        let inserted = with_retries(Persistence::Routine, "a prompt", || {
+            store.insert_turn(chat, &turn)
+        })
+        .await;
+        let prepared = inserted.map_err(HostError::from).and_then(|()| {
+            Ok((
+                self.inner.context_for(chat)?,
+                self.inner.agent_for(chat.session_ref())?,
+            ))
+        });
+        let (context, agent) = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                self.abandon_send(chat);
+                return Err(error);
+            }
+        };
         {
             let mut state = self.inner.lock();
             state.publish(
@@ -100,6 +124,16 @@ impl Host {
             }
         });
         Ok(turn_id)
+    }
+
+    /// Undoes a send that failed before its turn started: the chat is idle again and its
+    /// lease released.
+    fn abandon_send(&self, chat: &ChatUri) {
+        let mut state = self.inner.lock();
+        if let Some(entry) = state.chats.get_mut(chat) {
+            entry.running = None;
+        }
+        self.release_chat_lease(&mut state, chat);
     }
 
     /// Subscribes to a chat and sends a message, so no envelope of the turn is missed.
@@ -243,6 +277,7 @@ impl Host {
             self.inner.queue(WriteJob::SaveTurn {
                 chat: chat.clone(),
                 turn: turn.clone(),
+                save: Save::Checkpoint,
             });
         }
     }
@@ -271,6 +306,7 @@ impl Host {
                 self.inner.queue(WriteJob::SaveTurn {
                     chat: chat.clone(),
                     turn: turn.clone(),
+                    save: Save::Checkpoint,
                 });
             }
         }
@@ -355,8 +391,11 @@ impl Host {
             self.inner.queue(WriteJob::SaveTurn {
                 chat: chat.clone(),
                 turn,
+                save: Save::Final,
             });
         }
+        // After the turn's writes, which the queue stores first.
+        self.release_chat_lease(&mut state, chat);
     }
 
     /// Gives a chat a title; the default chat's title is the session's too.

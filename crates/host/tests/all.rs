@@ -4,8 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod durability;
     mod features;
     mod invariants;
+    mod leases;
     mod restore;
     mod streaming;
 }

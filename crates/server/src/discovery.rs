@@ -86,7 +86,12 @@ pub fn write_record(path: &Path, record: &ServerRecord) -> Result<()> {
     };
     let text = serde_json::to_vec_pretty(record).map_err(|e| error(io::Error::other(e)))?;
     let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    let mut file = fs::File::create(&temporary).map_err(error)?;
+    let mut file = hearth_config::private_file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temporary)
+        .map_err(error)?;
     file.write_all(&text)
         .and_then(|()| file.sync_all())
         .map_err(error)?;

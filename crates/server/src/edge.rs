@@ -27,6 +27,8 @@ fn kind_of(error: &HostError) -> ErrorKind {
             AgentErrorKind::Provider | AgentErrorKind::Transient => ErrorKind::Provider,
             AgentErrorKind::Internal => ErrorKind::Internal,
         },
+        // Another Hearth process is answering in the chat.
+        HostError::Store(hearth_store::StoreError::Leased { .. }) => ErrorKind::Busy,
         HostError::Store(_) => ErrorKind::Internal,
         HostError::ShuttingDown => ErrorKind::ShuttingDown,
         HostError::Shared(inner) => kind_of(inner),

@@ -90,18 +90,18 @@ pub fn read_token(path: &Path) -> Result<Secret> {
 }
 
 fn create_token(path: &Path) -> Result<Secret> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|source| token_io(parent, source))?;
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        hearth_config::create_private_dir(parent).map_err(|source| token_io(parent, source))?;
     }
     let token = Secret::generate()?;
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
+    let mut file = match hearth_config::private_file_options()
+        .write(true)
+        .create_new(true)
+        .open(path)
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = match options.open(path) {
         Ok(file) => file,
         // Another process made it first: use theirs.
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return read_token(path),

@@ -1,7 +1,10 @@
 //! The audit log's rows: appended in order under a write lock, each sealed with a hash
 //! over its content and the previous row's hash, and never changed or deleted (the
-//! table's triggers refuse both). What a row means and how it is hashed is hearth-tools'
-//! business; the store keeps the chain's order and link.
+//! table's triggers refuse both). What a row means and how it is sealed (and with which
+//! key) is hearth-tools' business; the store keeps the chain's order and link, and the
+//! id of the key that sealed each row.
+
+use std::path::Path;
 
 use futures::future::BoxFuture;
 use hearth_core::Timestamp;
@@ -48,13 +51,41 @@ pub struct AuditRecord {
     pub entry: AuditDraft,
     /// The previous row's hash ([`AUDIT_GENESIS_HASH`] for the first).
     pub prev_hash: String,
+    /// The key that sealed this row; `None` for rows written before rows were keyed
+    /// (their hash is a plain SHA-256).
+    pub key_id: Option<String>,
     /// This row's hash.
     pub hash: String,
 }
 
-/// Computes a row's hash from its sequence number, content and previous hash (the
-/// `hash` field of the record it is given is empty).
-pub type AuditSeal = fn(&AuditRecord) -> String;
+/// Seals rows as they are appended: names the key it seals with and computes a row's
+/// hash from its sequence number, content, key id and previous hash.
+pub trait AuditSealer: Send + Sync {
+    /// The id stored with each row this sealer seals.
+    fn key_id(&self) -> &str;
+
+    /// The row's hash (the `hash` field of the record it is given is empty; `key_id` is
+    /// already set).
+    fn seal(&self, record: &AuditRecord) -> String;
+}
+
+/// The newest row sealed with a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditKeyUse {
+    /// The row's sequence number.
+    pub seq: i64,
+    /// The key's id.
+    pub key_id: String,
+}
+
+/// An applied proposal with no `applied` entry in the audit log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnauditedApply {
+    /// The proposal.
+    pub proposal_id: String,
+    /// When it was applied, as the proposal records it.
+    pub applied_at: Option<Timestamp>,
+}
 
 /// Which rows a listing returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,12 +114,17 @@ impl Default for AuditQuery {
 /// The append-only audit log. Appends are durable when they return and ordered: each
 /// row links to the one before it.
 pub trait AuditStore: Send + Sync + 'static {
+    /// The database file the log is kept in; `None` for a private in-memory database.
+    /// (hearth-tools keeps the log's key and head files beside it.)
+    fn database_file(&self) -> Option<&Path>;
+
     /// Appends a row: assigns the next sequence number, links it to the last row's hash
-    /// and stores it with the hash `seal` computes, in one write transaction.
+    /// and stores it with the key id and hash `sealer` gives, in one write transaction
+    /// (`BEGIN IMMEDIATE`, so appends from several processes are serialized).
     fn append_audit<'a>(
         &'a self,
         entry: &'a AuditDraft,
-        seal: AuditSeal,
+        sealer: &'a dyn AuditSealer,
     ) -> BoxFuture<'a, StoreResult<AuditRecord>>;
 
     /// Rows matching `query`, newest first.
@@ -104,10 +140,17 @@ pub trait AuditStore: Send + Sync + 'static {
         after: i64,
         limit: u32,
     ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>>;
+
+    /// The newest row sealed with a key, if any.
+    fn last_keyed_audit(&self) -> BoxFuture<'_, StoreResult<Option<AuditKeyUse>>>;
+
+    /// Up to `limit` proposals whose status is `applied` but which have no audit row of
+    /// kind `proposal` and decision `applied` naming them, oldest apply first.
+    fn unaudited_applies(&self, limit: u32) -> BoxFuture<'_, StoreResult<Vec<UnauditedApply>>>;
 }
 
 const COLUMNS: &str = "seq, at, actor, kind, tool, argument_hash, proposal_id, decision, outcome, \
-     detail, prev_hash, hash";
+     detail, prev_hash, key_id, hash";
 
 fn decode(row: &SqliteRow) -> StoreResult<AuditRecord> {
     let get = |error: sqlx::Error| StoreError::Decode {
@@ -128,6 +171,7 @@ fn decode(row: &SqliteRow) -> StoreResult<AuditRecord> {
             detail: row.try_get("detail").map_err(get)?,
         },
         prev_hash: row.try_get("prev_hash").map_err(get)?,
+        key_id: row.try_get("key_id").map_err(get)?,
         hash: row.try_get("hash").map_err(get)?,
     })
 }
@@ -136,7 +180,7 @@ impl SqliteStore {
     async fn append_audit_impl(
         &self,
         entry: &AuditDraft,
-        seal: AuditSeal,
+        sealer: &dyn AuditSealer,
     ) -> StoreResult<AuditRecord> {
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
         let mut transaction = connection
@@ -156,11 +200,12 @@ impl SqliteStore {
             seq,
             entry: entry.clone(),
             prev_hash,
+            key_id: Some(sealer.key_id().to_owned()),
             hash: String::new(),
         };
-        record.hash = seal(&record);
+        record.hash = sealer.seal(&record);
         let sql = format!(
-            "INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO audit_log ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(record.seq)
@@ -174,6 +219,7 @@ impl SqliteStore {
             .bind(&entry.outcome)
             .bind(entry.detail.as_deref())
             .bind(&record.prev_hash)
+            .bind(record.key_id.as_deref())
             .bind(&record.hash)
             .execute(&mut *transaction)
             .await
@@ -222,15 +268,56 @@ impl SqliteStore {
             .map_err(|e| self.error(e))?;
         rows.iter().map(decode).collect()
     }
+
+    async fn last_keyed_audit_impl(&self) -> StoreResult<Option<AuditKeyUse>> {
+        let row: Option<(i64, String)> = sqlx::query_as(
+            "SELECT seq, key_id FROM audit_log WHERE key_id IS NOT NULL ORDER BY seq DESC LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(row.map(|(seq, key_id)| AuditKeyUse { seq, key_id }))
+    }
+
+    async fn unaudited_applies_impl(&self, limit: u32) -> StoreResult<Vec<UnauditedApply>> {
+        let rows: Vec<(String, Option<i64>)> = sqlx::query_as(
+            "SELECT id, applied_at FROM proposals
+             WHERE status = 'applied'
+               AND NOT EXISTS (
+                   SELECT 1 FROM audit_log
+                   WHERE audit_log.proposal_id = proposals.id
+                     AND audit_log.decision = 'applied'
+                     AND audit_log.kind = 'proposal')
+             ORDER BY applied_at, id
+             LIMIT ?",
+        )
+        .bind(i64::from(limit.max(1)))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.into_iter()
+            .map(|(proposal_id, applied_at)| {
+                Ok(UnauditedApply {
+                    proposal_id,
+                    applied_at: applied_at.map(from_millis).transpose()?,
+                })
+            })
+            .collect()
+    }
 }
 
 impl AuditStore for SqliteStore {
+    fn database_file(&self) -> Option<&Path> {
+        let path = self.path();
+        (path != Path::new(":memory:")).then_some(path)
+    }
+
     fn append_audit<'a>(
         &'a self,
         entry: &'a AuditDraft,
-        seal: AuditSeal,
+        sealer: &'a dyn AuditSealer,
     ) -> BoxFuture<'a, StoreResult<AuditRecord>> {
-        Box::pin(self.append_audit_impl(entry, seal))
+        Box::pin(self.append_audit_impl(entry, sealer))
     }
 
     fn audit_page<'a>(
@@ -246,5 +333,13 @@ impl AuditStore for SqliteStore {
         limit: u32,
     ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
         Box::pin(self.audit_after_impl(after, limit))
+    }
+
+    fn last_keyed_audit(&self) -> BoxFuture<'_, StoreResult<Option<AuditKeyUse>>> {
+        Box::pin(self.last_keyed_audit_impl())
+    }
+
+    fn unaudited_applies(&self, limit: u32) -> BoxFuture<'_, StoreResult<Vec<UnauditedApply>>> {
+        Box::pin(self.unaudited_applies_impl(limit))
     }
 }

@@ -7,6 +7,7 @@ use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
 use crate::codec::{from_json, from_millis, parse_id, to_millis};
+use crate::erase::{ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 use crate::store::ChatRecord;
@@ -126,12 +127,31 @@ impl SqliteStore {
         self.expect_row(result.rows_affected(), "chat", &summary.uri)
     }
 
+    /// Deletes a chat with its turns, draft and provider data, erases its proposals'
+    /// text, then erases what was removed (see `erase`).
     pub(crate) async fn delete_chat_impl(&self, chat: &ChatUri) -> StoreResult<()> {
-        sqlx::query("DELETE FROM chats WHERE uri = ?")
-            .bind(chat.to_string())
-            .execute(&self.pool)
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = sqlx::Connection::begin_with(&mut *connection, "BEGIN IMMEDIATE")
             .await
             .map_err(|e| self.error(e))?;
+        let deleted = sqlx::query("DELETE FROM chats WHERE uri = ?")
+            .bind(chat.to_string())
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?
+            .rows_affected();
+        erase_proposals(
+            &mut transaction,
+            ProposalOwner::Chat(chat),
+            to_millis(&now()),
+        )
+        .await
+        .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        drop(connection);
+        if deleted > 0 {
+            self.erase_removed().await?;
+        }
         Ok(())
     }
 

@@ -78,6 +78,31 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The disk or file system failed a read or write (SQLite's I/O error); it may pass.
+    #[error(
+        "reading or writing {} failed ({detail}); check the disk holding it and retry",
+        path.display()
+    )]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's message.
+        detail: String,
+    },
+    /// Another process answers in the chat: it holds the chat's lease.
+    #[error(
+        "chat `{chat}` is answering in another Hearth process (pid {} on {}); wait for it or abort it there",
+        holder.pid,
+        holder.host
+    )]
+    Leased {
+        /// The chat.
+        chat: String,
+        /// The lease's holder.
+        holder: crate::leases::LeaseHolder,
+        /// When the lease ends unless its holder renews it.
+        expires_at: hearth_core::Timestamp,
+    },
     /// A record that must exist does not.
     #[error("{what} `{key}` does not exist")]
     NotFound {
@@ -111,12 +136,34 @@ impl StoreError {
     /// Whether retrying the same operation may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Busy { .. } | Self::DiskFull { .. } => true,
+            Self::Busy { .. } | Self::DiskFull { .. } | Self::Io { .. } | Self::Leased { .. } => {
+                true
+            }
             Self::NotADatabase { .. }
             | Self::Foreign { .. }
             | Self::Corrupt { .. }
             | Self::NewerSchema { .. }
             | Self::ReadOnly { .. }
+            | Self::NotFound { .. }
+            | Self::Conflict(_)
+            | Self::Decode { .. }
+            | Self::Database { .. } => false,
+        }
+    }
+
+    /// Whether the same operation may succeed when retried after a short pause, with
+    /// nothing changed by the user: another process held the database locked, or the
+    /// disk had a passing I/O failure. A full disk is not transient.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Busy { .. } | Self::Io { .. } => true,
+            Self::NotADatabase { .. }
+            | Self::Foreign { .. }
+            | Self::Corrupt { .. }
+            | Self::NewerSchema { .. }
+            | Self::ReadOnly { .. }
+            | Self::DiskFull { .. }
+            | Self::Leased { .. }
             | Self::NotFound { .. }
             | Self::Conflict(_)
             | Self::Decode { .. }
@@ -143,6 +190,12 @@ impl StoreError {
                         detail: io.to_string(),
                     },
                     std::io::ErrorKind::StorageFull => Self::DiskFull { path },
+                    std::io::ErrorKind::Interrupted
+                    | std::io::ErrorKind::TimedOut
+                    | std::io::ErrorKind::WouldBlock => Self::Io {
+                        path,
+                        detail: io.to_string(),
+                    },
                     _ => Self::Database {
                         path,
                         detail: io.to_string(),
@@ -163,6 +216,8 @@ impl StoreError {
             13 => Self::DiskFull { path },
             // SQLITE_BUSY, SQLITE_LOCKED
             5 | 6 => Self::Busy { path },
+            // SQLITE_IOERR
+            10 => Self::Io { path, detail },
             _ => Self::Database { path, detail },
         }
     }

@@ -9,13 +9,23 @@
 //! that is not SQLite, or a corrupt database is refused with a clear message and never
 //! overwritten. The [`Store`] trait keeps other backends possible.
 //!
+//! Private at rest: the database, its log and its directory are created readable by their
+//! owner only, and narrowed when found open. Deleting a session or a chat erases what was
+//! said in it — overwritten in the file (`secure_delete`), flushed out of the log — and
+//! keeps only a tombstone. It degrades per item: a turn that cannot be read back is read
+//! as an unreadable turn naming its chat, and a database this process cannot write opens
+//! for reading ([`SqliteStore::open_or_read_only`]).
+//!
 //! It does not know what a harness stores in provider data, and does not decide when to
-//! write: the host does.
+//! write: the host does. It keeps each chat to one writer at a time across processes with
+//! a lease per chat ([`Store::take_lease`]); when to take one is the host's decision too.
 
 mod audit;
 mod chats;
 mod codec;
+mod erase;
 mod error;
+mod leases;
 mod open;
 mod proposals;
 mod sessions;
@@ -23,9 +33,14 @@ mod sqlite;
 mod store;
 mod turns;
 
-pub use audit::{AUDIT_GENESIS_HASH, AuditDraft, AuditQuery, AuditRecord, AuditSeal, AuditStore};
+pub use audit::{
+    AUDIT_GENESIS_HASH, AuditDraft, AuditKeyUse, AuditQuery, AuditRecord, AuditSealer, AuditStore,
+    UnauditedApply,
+};
+pub use erase::ERASED_TEXT;
 pub use error::{StoreError, StoreResult};
-pub use open::SCHEMA_VERSION;
+pub use leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
+pub use open::{Access, SCHEMA_VERSION};
 pub use proposals::{ProposalPage, ProposalQuery, ProposalRecord, ProposalStatus, ProposalStore};
 pub use sqlite::SqliteStore;
 pub use store::{

@@ -1,5 +1,6 @@
-//! Opening the SQLite database: refusing files that are not ours, connecting with the
-//! durability settings, and migrating the schema.
+//! Opening the SQLite database: refusing files that are not ours, keeping its files
+//! private, connecting with the durability and erasure settings, and migrating the schema;
+//! or opening an existing database for reading only, when it cannot be written.
 
 use std::fs;
 use std::io::{self, Read};
@@ -17,6 +18,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0002_tools.sql"),
     include_str!("../migrations/sqlite/0003_turn_bodies.sql"),
     include_str!("../migrations/sqlite/0004_working_directories.sql"),
+    include_str!("../migrations/sqlite/0005_audit_keys.sql"),
+    include_str!("../migrations/sqlite/0006_chat_leases.sql"),
+    include_str!("../migrations/sqlite/0007_erase_on_delete.sql"),
 ];
 
 /// The schema version this binary writes.
@@ -29,6 +33,48 @@ const APPLICATION_ID: i64 = 0x4852_5448;
 
 /// How long a write waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The files SQLite keeps beside a database: its write-ahead log, the log's shared-memory
+/// index, and the rollback journal of a database not (yet) in WAL mode.
+const COMPANION_SUFFIXES: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// How a store was opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Reads and writes.
+    ReadWrite,
+    /// Reads only, because the database cannot be written by this process; every write
+    /// fails with [`StoreError::ReadOnly`] naming this reason.
+    ReadOnly {
+        /// Why it cannot be written (the file, its directory or its file system).
+        reason: String,
+    },
+}
+
+/// A file beside the database (`-wal`, `-shm`, `-journal`).
+pub(crate) fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn io_error(path: &Path, error: io::Error) -> StoreError {
+    match error.kind() {
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            StoreError::ReadOnly {
+                path: path.to_path_buf(),
+                detail: error.to_string(),
+            }
+        }
+        io::ErrorKind::StorageFull => StoreError::DiskFull {
+            path: path.to_path_buf(),
+        },
+        _ => StoreError::Database {
+            path: path.to_path_buf(),
+            detail: error.to_string(),
+        },
+    }
+}
 
 /// Checks that an existing file is an SQLite database before SQLite touches it.
 fn check_header(path: &Path) -> StoreResult<()> {
@@ -80,20 +126,71 @@ fn ensure_directory(path: &Path) -> StoreResult<()> {
     else {
         return Ok(());
     };
-    fs::create_dir_all(parent).map_err(|error| match error.kind() {
-        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-            StoreError::ReadOnly {
-                path: parent.to_path_buf(),
-                detail: error.to_string(),
-            }
+    // Only its owner may look inside (0700): it holds every conversation.
+    hearth_config::create_private_dir(parent).map_err(|error| io_error(parent, error))
+}
+
+/// Creates a missing database file as an empty file only its owner can read and write
+/// (0600) before SQLite opens it: SQLite would create it with the process's default
+/// mode, and it creates the `-wal` and `-shm` files with the database file's mode.
+fn create_private_database(path: &Path) -> StoreResult<()> {
+    match hearth_config::private_file_options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        // It exists (perhaps made by another process this instant): SQLite checks it.
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(error) => Err(io_error(path, error)),
+    }
+}
+
+/// Narrows the database and the files beside it to their owner (an install made before
+/// Hearth kept them private); says so in the log.
+fn make_files_private(path: &Path) {
+    let files = std::iter::once(path.to_path_buf())
+        .chain(COMPANION_SUFFIXES.map(|suffix| companion(path, suffix)));
+    for file in files {
+        match hearth_config::make_private(&file) {
+            Ok(Some(tightened)) => tracing::warn!(
+                path = %file.display(),
+                "made the database file readable by its owner only (it was {:o}, now {:o})",
+                tightened.was,
+                tightened.now
+            ),
+            Ok(None) => {}
+            Err(error) => tracing::warn!(
+                path = %file.display(),
+                %error,
+                "could not make the database file private; other users may be able to read it"
+            ),
         }
-        io::ErrorKind::StorageFull => StoreError::DiskFull {
-            path: parent.to_path_buf(),
-        },
-        _ => StoreError::Database {
-            path: parent.to_path_buf(),
-            detail: error.to_string(),
-        },
+    }
+}
+
+/// Why the existing database at `path` cannot be written by this process, if it
+/// cannot: the file, or the directory SQLite keeps its write-ahead log in.
+pub(crate) fn unwritable_reason(path: &Path) -> Option<String> {
+    if !path.exists() {
+        return None;
+    }
+    let directory = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let writable = |path: &Path| rustix::fs::access(path, rustix::fs::Access::WRITE_OK);
+    let (what, errno) = match (writable(path), writable(directory)) {
+        (Err(errno), _) => ("the file".to_owned(), errno),
+        (Ok(()), Err(errno)) => (format!("its directory {}", directory.display()), errno),
+        (Ok(()), Ok(())) => return None,
+    };
+    Some(if errno == rustix::io::Errno::ROFS {
+        "it is on a read-only file system".to_owned()
+    } else if errno == rustix::io::Errno::ACCESS || errno == rustix::io::Errno::PERM {
+        format!("you may not write {what}")
+    } else {
+        format!("{what} cannot be written ({errno})")
     })
 }
 
@@ -106,17 +203,42 @@ pub(crate) struct Pools {
     pub relaxed: SqlitePool,
 }
 
+/// How a read-only connection shares the file with other processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sharing {
+    /// Others may write meanwhile: SQLite coordinates through the `-shm` file, which it
+    /// creates when missing.
+    Shared,
+    /// Nobody can write it (its directory is read-only, so no `-wal` or `-shm` file can
+    /// exist or appear): SQLite reads the file alone.
+    Immutable,
+}
+
+fn read_only_options(path: &Path, sharing: Sharing) -> SqliteConnectOptions {
+    SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .immutable(sharing == Sharing::Immutable)
+        .foreign_keys(true)
+        .busy_timeout(BUSY_TIMEOUT)
+}
+
 /// Refuses an existing SQLite database another program made, before anything (even the
 /// switch to WAL) writes to it: one marked with another application id, or one holding
 /// tables but none of Hearth's.
 async fn check_owner(path: &Path) -> StoreResult<()> {
+    match check_owner_with(path, Sharing::Shared).await {
+        // A WAL database in a read-only directory without its `-shm` file.
+        Err(StoreError::ReadOnly { .. }) => check_owner_with(path, Sharing::Immutable).await,
+        other => other,
+    }
+}
+
+async fn check_owner_with(path: &Path, sharing: Sharing) -> StoreResult<()> {
     if fs::metadata(path).map_or(true, |metadata| metadata.len() == 0) {
         return Ok(());
     }
-    let options = SqliteConnectOptions::new()
-        .filename(path)
-        .read_only(true)
-        .busy_timeout(BUSY_TIMEOUT);
+    let options = read_only_options(path, sharing);
     let mut connection = sqlx::SqliteConnection::connect_with(&options)
         .await
         .map_err(|error| StoreError::from_sqlx(path, error))?;
@@ -147,12 +269,16 @@ pub(crate) async fn open_pool(path: &Path) -> StoreResult<Pools> {
     ensure_directory(path)?;
     check_header(path)?;
     check_owner(path).await?;
+    create_private_database(path)?;
+    make_files_private(path);
     let options = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Full)
         .foreign_keys(true)
+        // What a deletion removes is overwritten, not left in free space.
+        .pragma("secure_delete", "ON")
         .busy_timeout(BUSY_TIMEOUT);
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
@@ -174,12 +300,75 @@ pub(crate) async fn open_pool(path: &Path) -> StoreResult<Pools> {
     })
 }
 
+/// Opens an existing database for reading only: nothing is created, tightened or
+/// migrated, and every write fails. A database whose directory cannot be written, and
+/// so cannot hold the `-shm` file SQLite needs to read a write-ahead log, is read as
+/// immutable (nobody can change it there).
+pub(crate) async fn open_read_only_pool(path: &Path) -> StoreResult<SqlitePool> {
+    if !path.exists() {
+        return Err(StoreError::NotFound {
+            what: "database",
+            key: path.display().to_string(),
+        });
+    }
+    check_header(path)?;
+    check_owner(path).await?;
+    let (pool, found) = match connect_read_only(path, Sharing::Shared).await {
+        // A WAL database in a read-only directory without its `-shm` file.
+        Err(StoreError::ReadOnly { .. }) => connect_read_only(path, Sharing::Immutable).await?,
+        other => other?,
+    };
+    let refusal = if found > SCHEMA_VERSION {
+        StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        }
+    } else if found < SCHEMA_VERSION {
+        StoreError::ReadOnly {
+            path: path.to_path_buf(),
+            detail: format!(
+                "its schema (version {found}) must be upgraded to version {SCHEMA_VERSION} before this Hearth can read it, which needs write access"
+            ),
+        }
+    } else {
+        return Ok(pool);
+    };
+    pool.close().await;
+    Err(refusal)
+}
+
+/// Connects for reading and reads the schema version: the first read is where SQLite
+/// needs the `-shm` file.
+async fn connect_read_only(path: &Path, sharing: Sharing) -> StoreResult<(SqlitePool, i64)> {
+    let sqlx_error = |error| StoreError::from_sqlx(path, error);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .min_connections(0)
+        .acquire_timeout(BUSY_TIMEOUT + Duration::from_secs(5))
+        .connect_with(read_only_options(path, sharing))
+        .await
+        .map_err(sqlx_error)?;
+    let found = match pool.acquire().await {
+        Ok(mut connection) => user_version(&mut connection).await,
+        Err(error) => Err(error),
+    };
+    match found {
+        Ok(found) => Ok((pool, found)),
+        Err(error) => {
+            pool.close().await;
+            Err(sqlx_error(error))
+        }
+    }
+}
+
 /// Opens a private in-memory database (tests).
 pub(crate) async fn open_memory_pool() -> StoreResult<Pools> {
     let path = PathBuf::from(":memory:");
     let options = SqliteConnectOptions::new()
         .in_memory(true)
-        .foreign_keys(true);
+        .foreign_keys(true)
+        .pragma("secure_delete", "ON");
     // One connection: every connection to `:memory:` is a separate database.
     let pool = SqlitePoolOptions::new()
         .max_connections(1)

@@ -5,6 +5,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Connection, Row};
 
 use crate::codec::{from_millis, parse_id, to_millis};
+use crate::erase::{ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
@@ -282,6 +283,9 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Deletes a session's content — its chats with their turns, drafts and provider
+    /// data, its title and other descriptions, its proposals' text — keeping a tombstone
+    /// (URI, provider, times), then erases what was removed (see `erase`).
     pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
         let mut transaction = connection
@@ -302,13 +306,23 @@ impl SqliteStore {
             .execute(&mut *transaction)
             .await
             .map_err(|e| self.error(e))?;
-        sqlx::query("UPDATE sessions SET deleted_at = ? WHERE id = ?")
-            .bind(to_millis(&now()))
-            .bind(id)
-            .execute(&mut *transaction)
+        let at = to_millis(&now());
+        sqlx::query(
+            "UPDATE sessions SET deleted_at = ?, title = NULL, model = NULL, project_id = NULL,
+                    working_directories = NULL
+             WHERE id = ?",
+        )
+        .bind(at)
+        .bind(id)
+        .execute(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        erase_proposals(&mut transaction, ProposalOwner::Session(uri), at)
             .await
             .map_err(|e| self.error(e))?;
         transaction.commit().await.map_err(|e| self.error(e))?;
+        drop(connection);
+        self.erase_removed().await?;
         Ok(true)
     }
 

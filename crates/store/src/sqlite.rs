@@ -1,6 +1,7 @@
 //! The SQLite implementation of [`Store`].
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
@@ -10,7 +11,8 @@ use hearth_core::{
 use sqlx::SqlitePool;
 
 use crate::error::{StoreError, StoreResult};
-use crate::open::{open_memory_pool, open_pool};
+use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
+use crate::open::{Access, open_memory_pool, open_pool, open_read_only_pool, unwritable_reason};
 use crate::store::{ChatRecord, NewSession, Registration, SessionPage, SessionQuery, Store};
 
 /// Hearth's store on SQLite: WAL journal, `synchronous=FULL`, foreign keys on, numbered
@@ -21,6 +23,7 @@ pub struct SqliteStore {
     /// For writes that need not be on disk before they return (see `Pools`).
     pub(crate) relaxed: SqlitePool,
     path: PathBuf,
+    access: Access,
 }
 
 impl SqliteStore {
@@ -33,6 +36,38 @@ impl SqliteStore {
             pool: pools.durable,
             relaxed: pools.relaxed,
             path: path.to_path_buf(),
+            access: Access::ReadWrite,
+        })
+    }
+
+    /// Opens an existing database for reading only, whatever its permissions: nothing is
+    /// created, migrated or changed, and every write fails with [`StoreError::ReadOnly`].
+    pub async fn open_read_only(path: &Path) -> StoreResult<Self> {
+        Self::read_only(path, "reading only was asked for".to_owned()).await
+    }
+
+    /// Opens the database at `path` for reading and writing, or, when it exists but
+    /// this process cannot write it (the file, its directory or its file system is
+    /// read-only), for reading only: [`access`](Self::access) says which, and why.
+    pub async fn open_or_read_only(path: &Path) -> StoreResult<Self> {
+        if let Some(reason) = unwritable_reason(path) {
+            return Self::read_only(path, reason).await;
+        }
+        match Self::open(path).await {
+            Err(StoreError::ReadOnly { detail, .. }) if path.exists() => {
+                Self::read_only(path, detail).await
+            }
+            other => other,
+        }
+    }
+
+    async fn read_only(path: &Path, reason: String) -> StoreResult<Self> {
+        let pool = open_read_only_pool(path).await?;
+        Ok(Self {
+            relaxed: pool.clone(),
+            pool,
+            path: path.to_path_buf(),
+            access: Access::ReadOnly { reason },
         })
     }
 
@@ -43,12 +78,18 @@ impl SqliteStore {
             pool: pools.durable,
             relaxed: pools.relaxed,
             path: PathBuf::from(":memory:"),
+            access: Access::ReadWrite,
         })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the store can be written, and if not, why.
+    pub fn access(&self) -> &Access {
+        &self.access
     }
 
     /// The connection pool, for crates that keep their own tables in this database.
@@ -63,7 +104,15 @@ impl SqliteStore {
     }
 
     pub(crate) fn error(&self, error: sqlx::Error) -> StoreError {
-        StoreError::from_sqlx(&self.path, error)
+        match (StoreError::from_sqlx(&self.path, error), &self.access) {
+            (StoreError::ReadOnly { path, .. }, Access::ReadOnly { reason }) => {
+                StoreError::ReadOnly {
+                    path,
+                    detail: format!("it is open for reading only: {reason}"),
+                }
+            }
+            (error, _) => error,
+        }
     }
 
     /// Maps a uniqueness violation to a conflict naming the record.
@@ -191,5 +240,36 @@ impl Store for SqliteStore {
         through: &'a TurnId,
     ) -> BoxFuture<'a, StoreResult<usize>> {
         Box::pin(self.copy_turns_impl(from, to, through))
+    }
+
+    fn take_lease<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        holder: &'a LeaseHolder,
+        ttl: Duration,
+        takeover: &'a Takeover,
+    ) -> BoxFuture<'a, StoreResult<LeaseGrant>> {
+        Box::pin(self.take_lease_impl(chat, holder, ttl, takeover))
+    }
+
+    fn release_lease<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        holder: &'a LeaseHolder,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.release_lease_impl(chat, holder))
+    }
+
+    fn leases<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatLease>>> {
+        Box::pin(self.leases_impl(session))
+    }
+
+    fn set_provider_data_at<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        provider_data: &'a ProviderData,
+        epoch: i64,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.set_provider_data_at_impl(chat, provider_data, epoch))
     }
 }

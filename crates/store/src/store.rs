@@ -1,5 +1,7 @@
 //! The `Store` trait and the records it keeps.
 
+use std::time::Duration;
+
 use futures::future::BoxFuture;
 use hearth_core::{
     BackingId, ChatSummary, ChatUri, ProjectId, Provenance, ProviderData, ProviderId,
@@ -7,6 +9,7 @@ use hearth_core::{
 };
 
 use crate::error::StoreResult;
+use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 
 /// A chat as the catalog stores it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +126,8 @@ pub trait Store: Send + Sync + 'static {
     /// Updates a session's title, model and `updated_at` (relaxed).
     fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Deletes a session: leaves a tombstone, removes its chats, turns and drafts.
+    /// Deletes a session: leaves a tombstone (URI and times), erases its chats, turns,
+    /// drafts, title and its proposals' text so that none can be read back from disk.
     /// Returns whether a live session was deleted.
     fn delete_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>>;
 
@@ -136,7 +140,7 @@ pub trait Store: Send + Sync + 'static {
     /// Updates a chat's title, model and `updated_at` (relaxed).
     fn update_chat<'a>(&'a self, summary: &'a ChatSummary) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Removes a chat and its turns.
+    /// Removes a chat and its turns, erased like a deleted session's.
     fn delete_chat<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Replaces a chat's provider data, verbatim (relaxed).
@@ -179,7 +183,8 @@ pub trait Store: Send + Sync + 'static {
     fn save_turn<'a>(&'a self, chat: &'a ChatUri, turn: &'a Turn)
     -> BoxFuture<'a, StoreResult<()>>;
 
-    /// A chat's turns, oldest first.
+    /// A chat's turns, oldest first; one that cannot be read back is in its place as a
+    /// turn ending in an error that names the chat and the turn.
     fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>>;
 
     /// Copies a chat's turns up to and including `through` into another chat (forks).
@@ -189,4 +194,34 @@ pub trait Store: Send + Sync + 'static {
         to: &'a ChatUri,
         through: &'a TurnId,
     ) -> BoxFuture<'a, StoreResult<usize>>;
+
+    /// Takes (or renews) a chat's lease for `ttl`: when it is free, ended, already the
+    /// holder's, or held by the instance `takeover` names as stopped. Fails with
+    /// [`StoreError::Leased`](crate::StoreError::Leased) naming the holder otherwise.
+    fn take_lease<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        holder: &'a LeaseHolder,
+        ttl: Duration,
+        takeover: &'a Takeover,
+    ) -> BoxFuture<'a, StoreResult<LeaseGrant>>;
+
+    /// Ends a chat's lease if `holder` holds it (its row stays, with its epoch).
+    fn release_lease<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        holder: &'a LeaseHolder,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// The leases of a session's chats, held or ended.
+    fn leases<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatLease>>>;
+
+    /// Replaces a chat's provider data, verbatim, unless its lease passed to another
+    /// owner after `epoch` (relaxed). Returns whether it wrote.
+    fn set_provider_data_at<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        provider_data: &'a ProviderData,
+        epoch: i64,
+    ) -> BoxFuture<'a, StoreResult<bool>>;
 }

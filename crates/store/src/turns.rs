@@ -1,8 +1,9 @@
 //! Turns: durable insert of the user's message, checkpoints while the response streams,
-//! the final save, reads, and copies for forks.
+//! the final save, reads, and copies for forks. A stored turn that cannot be read back
+//! is read as an unreadable turn (see [`unreadable_turn`]), never as a failure of its chat.
 
 use hearth_core::{ChatUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now};
-use sqlx::Connection;
+use sqlx::{Connection, Row};
 
 use crate::codec::{from_json, from_millis, to_json, to_millis};
 use crate::error::{StoreError, StoreResult};
@@ -44,6 +45,50 @@ impl StoredTurn {
             completed_at: self.completed_at.map(from_millis).transpose()?,
         })
     }
+}
+
+/// What is shown in place of a stored turn that cannot be read: the turn (its id when
+/// that can be read, and the user's message when that part decodes) ending in an error
+/// that names the chat, the turn and what is wrong with it. Harnesses never see it: they
+/// build the model's history from their own provider data, not from stored turns.
+fn unreadable_turn(chat: &ChatUri, row: &UnreadRow, reason: &str) -> Turn {
+    let id = TurnId::parse(&row.turn_id).unwrap_or_else(|_| TurnId::generate());
+    let user = serde_json::from_slice::<serde_json::Value>(&row.body)
+        .ok()
+        .and_then(|mut body| serde_json::from_value(body.get_mut("user")?.take()).ok())
+        .unwrap_or_default();
+    let started_at = from_millis(row.started_at).unwrap_or_default();
+    Turn {
+        id,
+        user,
+        parts: vec![ResponsePart::Error {
+            message: format!(
+                "this turn could not be read: {reason} (chat {chat}, turn `{}`, position {}); the chat's other turns are intact — restore the database from a backup to recover it",
+                row.turn_id, row.seq
+            ),
+        }],
+        usage: None,
+        stop_reason: Some(StopReason::Error),
+        started_at,
+        completed_at: None,
+    }
+}
+
+/// A stored turn's columns, read one by one after the chat's turns failed to read as a
+/// whole.
+struct UnreadRow {
+    seq: i64,
+    turn_id: String,
+    body: Vec<u8>,
+    started_at: i64,
+}
+
+fn decode_body(body: &[u8]) -> Result<Turn, String> {
+    let stored: StoredTurn = serde_json::from_slice(body)
+        .map_err(|error| format!("its stored form is invalid ({error})"))?;
+    stored
+        .into_turn()
+        .map_err(|error| format!("its stored form is invalid ({error})"))
 }
 
 fn encode_body(turn: &Turn) -> StoreResult<String> {
@@ -131,7 +176,9 @@ impl SqliteStore {
     }
 
     /// Reads a chat's turns as one JSON array SQLite joins from the stored bodies: a
-    /// single row crosses into Rust however many turns the chat has.
+    /// single row crosses into Rust however many turns the chat has. When that fails to
+    /// decode, the turns are read one by one and each that cannot be read becomes an
+    /// unreadable turn in its place.
     pub(crate) async fn turns_impl(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
         let array: Option<String> = sqlx::query_scalar(
             "SELECT '[' || COALESCE(group_concat(body, ',' ORDER BY seq), '') || ']'
@@ -141,8 +188,56 @@ impl SqliteStore {
         .fetch_one(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
-        let stored: Vec<StoredTurn> = from_json("turns", array.as_deref().unwrap_or("[]"))?;
-        stored.into_iter().map(StoredTurn::into_turn).collect()
+        let whole = from_json::<Vec<StoredTurn>>("turns", array.as_deref().unwrap_or("[]"))
+            .and_then(|stored| stored.into_iter().map(StoredTurn::into_turn).collect());
+        match whole {
+            Ok(turns) => Ok(turns),
+            Err(_) => self.turns_one_by_one(chat).await,
+        }
+    }
+
+    async fn turns_one_by_one(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
+        let rows = sqlx::query(
+            "SELECT seq, turn_id, CAST(body AS BLOB) AS body, started_at
+             FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = ?) ORDER BY seq",
+        )
+        .bind(chat.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        let mut turns = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let get = |error: sqlx::Error| StoreError::Decode {
+                what: "turn",
+                detail: format!("{error} (chat {chat})"),
+            };
+            let row = UnreadRow {
+                seq: row.try_get("seq").map_err(get)?,
+                turn_id: row
+                    .try_get::<Option<String>, _>("turn_id")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                body: row
+                    .try_get::<Option<Vec<u8>>, _>("body")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                started_at: row
+                    .try_get::<Option<i64>, _>("started_at")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+            };
+            match decode_body(&row.body) {
+                Ok(turn) => turns.push(turn),
+                Err(reason) => {
+                    tracing::warn!(%chat, turn = %row.turn_id, seq = row.seq, "a stored turn could not be read: {reason}");
+                    turns.push(unreadable_turn(chat, &row, &reason));
+                }
+            }
+        }
+        Ok(turns)
     }
 
     pub(crate) async fn copy_turns_impl(

@@ -5,7 +5,9 @@
 mod suite {
     mod filesystems;
     mod fixtures;
+    mod leases;
     mod open;
+    mod privacy;
     mod registry;
     mod turns;
     mod visibility;

@@ -13,7 +13,9 @@ use hearth_core::{
     MultipleChats, PermissionAnswer, ProviderData, ProviderId, Signal, StopReason, Turn, TurnId,
     TurnOutcome, UserMessage,
 };
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
+
+use crate::WAIT;
 
 /// One call the host made.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +65,8 @@ struct State {
     pending: HashMap<ChatUri, (TurnId, oneshot::Sender<AgentResult<TurnOutcome>>)>,
     materialize_failures: usize,
     materialize_delay: Duration,
+    /// While closed, `materialize_chat` waits (after recording its call) until it opens.
+    materialize_gate: Option<watch::Sender<bool>>,
     next_backing: u64,
     with_backings: bool,
     ignore_aborts: bool,
@@ -132,6 +136,30 @@ impl FakeAgent {
         self.lock().materialize_delay = delay;
     }
 
+    /// Makes every materialization from now on wait, once its call is recorded, until
+    /// [`FakeAgent::release_materialize`]: a resolve the test holds in flight for as
+    /// long as it needs, however slow the machine.
+    pub fn hold_materialize(&self) {
+        self.lock().materialize_gate = Some(watch::Sender::new(false));
+    }
+
+    /// Lets the held materializations (and every later one) go on.
+    pub fn release_materialize(&self) {
+        if let Some(gate) = &self.lock().materialize_gate {
+            gate.send_replace(true);
+        }
+    }
+
+    /// Waits (bounded) until `materialize_chat` was called for `chat`.
+    pub async fn wait_for_materialize(&self, chat: &ChatUri) {
+        crate::eventually(&format!("materialize_chat of {chat}"), || {
+            self.calls()
+                .iter()
+                .any(|call| matches!(call, Call::Materialize { chat: of, .. } if of == chat))
+        })
+        .await;
+    }
+
     /// Returns a separately enumerable backing id from every `create_chat`.
     pub fn give_backings(&self) {
         self.lock().with_backings = true;
@@ -177,7 +205,7 @@ impl FakeAgent {
 
     /// Waits (bounded) until the host sent a turn to `chat`; returns its id.
     pub async fn wait_for_send(&self, chat: &ChatUri) -> TurnId {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             if let Some((turn_id, _)) = self.lock().pending.get(chat) {
                 return turn_id.clone();
@@ -285,9 +313,20 @@ impl Agent for FakeAgent {
                 chat: context.chat.clone(),
                 provider_data,
             });
-            let delay = self.lock().materialize_delay;
+            let (delay, gate) = {
+                let state = self.lock();
+                let gate = state
+                    .materialize_gate
+                    .as_ref()
+                    .map(watch::Sender::subscribe);
+                (state.materialize_delay, gate)
+            };
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
+            }
+            if let Some(mut gate) = gate {
+                // A gate replaced by a new hold lets the calls it held go on, too.
+                gate.wait_for(|open| *open).await.ok();
             }
             let mut state = self.lock();
             if state.materialize_failures > 0 {

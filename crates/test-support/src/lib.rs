@@ -7,15 +7,17 @@
 pub mod conformance;
 mod fake_agent;
 pub mod model_server;
+mod process;
 pub mod real_agents;
 mod test_agent;
 mod test_host;
 
 pub use fake_agent::{Call, FakeAgent};
 pub use model_server::{
-    AnthropicStream, GeminiStream, MockModelServer, MockResponse, OpenAiStream, RecordedRequest,
-    Responder, ResponsesStream,
+    AnthropicStream, Gate, GeminiStream, MockModelServer, MockResponse, OpenAiStream,
+    RecordedRequest, Responder, ResponsesStream,
 };
+pub use process::{BoundedChild, BoundedCommand, PROCESS_WAIT};
 pub use real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
 pub use test_agent::acp_test_agent;
 pub use test_host::{TestHost, WAIT, eventually, next_envelope, test_config, until_turn_completes};

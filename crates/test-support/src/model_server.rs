@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 pub use anthropic::{
@@ -59,9 +59,54 @@ pub enum Step {
     Send(Vec<u8>),
     /// Wait before the next step (noticing a client that goes away meanwhile).
     Pause(Duration),
+    /// Wait until the test opens the gate (noticing a client that goes away meanwhile).
+    Hold(Gate),
     /// Reset the connection (TCP RST) here.
     Reset,
 }
+
+/// A point in a streamed response where the server stops until the test opens it: a
+/// model whose next chunk comes exactly when the test says, however busy the machine
+/// is. Clones open together; once open, a gate stays open.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    open: Arc<watch::Sender<bool>>,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self {
+            open: Arc::new(watch::Sender::new(false)),
+        }
+    }
+
+    /// Opens the gate: the response goes on past it.
+    pub fn open(&self) {
+        self.open.send_replace(true);
+    }
+
+    /// Waits until the gate is open.
+    async fn opened(&self) {
+        let mut open = self.open.subscribe();
+        // The sender lives as long as `self`, so the wait ends only when it opens.
+        open.wait_for(|open| *open).await.ok();
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.open, &other.open)
+    }
+}
+
+impl Eq for Gate {}
 
 #[derive(Clone, Debug)]
 enum Body {

@@ -14,8 +14,11 @@
 //!   and survive restarts;
 //! - the audit log ([`AuditLog`]): every tool call, fetch, proposal decision and
 //!   permission answer, appended to an append-only, hash-chained table with secrets
-//!   redacted ([`redact_text`], [`redact_value`]); [`AuditLog::verify`] walks the chain
-//!   and names the first broken row; JSON Lines export of the newest rows.
+//!   redacted ([`redact_text`], [`redact_value`]); rows sealed with an HMAC under a key
+//!   kept outside the database and each head appended to a separate file
+//!   ([`AuditFiles`]); [`AuditLog::verify`] checks the chain, the key, the head file,
+//!   heads the user kept and that every applied proposal has its entry, and names the
+//!   first failed check; JSON Lines export of the newest rows.
 //!
 //! It does not own any concrete tool (calendar, fetch and others implement
 //! [`ToolHandler`](hearth_core::ToolHandler) in their crates), storage (hearth-store),
@@ -32,7 +35,8 @@ mod registry;
 
 pub use actor::{Actor, UserActor};
 pub use audit::{
-    AuditEntry, AuditKind, AuditLog, AuditOutcome, AuditRow, BrokenLink, ChainReport,
+    AUDIT_HEAD_FILE, AUDIT_KEY_FILE, AuditCheck, AuditEntry, AuditFiles, AuditKind, AuditLog,
+    AuditOutcome, AuditRow, BrokenLink, ChainHead, ChainHeadError, ChainReport,
     DEFAULT_EXPORT_KEEP, Decision, MAX_EXPORT_KEEP,
 };
 pub use canonical::{canonical_json, sha256_hex, value_hash};

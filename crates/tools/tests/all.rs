@@ -5,6 +5,7 @@
 
 mod suite {
     mod audit;
+    mod audit_tamper;
     mod gate;
     mod injection;
     mod outcome;

@@ -9,8 +9,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::support::{
-    MODEL, assistant, context, conversation, create, default_chat, openai_agent, send, settings,
-    system, tool_names, user,
+    Logs, MODEL, assistant, context, conversation, create, default_chat, openai_agent, send,
+    settings, system, tool_names, user,
 };
 
 async fn two_turns(
@@ -232,13 +232,25 @@ async fn a_title_is_generated_after_the_first_turn() {
     let blob = recorder.last_blob(&chat.chat);
     assert!(String::from_utf8_lossy(blob.as_bytes()).contains("\"title\":\"Kiel tide times\""));
     send(&agent, &chat, "and tomorrow?").await;
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    assert_eq!(server.requests().len(), 3);
-    assert!(tool_names(&server.requests()[2]).contains(&"lookup".to_owned()));
+    // A third turn is the marker: a title asked for after the second turn would have
+    // gone out before it, and taken its answer.
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["still here"], 1, 1));
+    let (_, outcome) = send(&agent, &chat, "and after that?").await;
+    assert_eq!(outcome.stop_reason, StopReason::EndTurn);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    for request in &requests[2..] {
+        assert!(
+            tool_names(request).contains(&"lookup".to_owned()),
+            "a turn's request, not a title's: {}",
+            request.json()
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_failed_title_is_only_logged() {
+    let logs = Logs::capture();
     let server = MockModelServer::start().await.unwrap();
     server.enqueue(OpenAiStream::text_answer(MODEL, &["fine"], 1, 1));
     server.enqueue(MockResponse::openai_error(
@@ -250,12 +262,10 @@ async fn a_failed_title_is_only_logged() {
     let chat = default_chat(&agent).await;
     let (_, outcome) = send(&agent, &chat, "hello").await;
     assert_eq!(outcome.stop_reason, StopReason::EndTurn);
-    let deadline = tokio::time::Instant::now() + super::support::WAIT;
-    while server.requests().len() < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "no title request");
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // The title's task is over once it logged the failure.
+    logs.wait_for("could not generate a title for the chat")
+        .await;
+    assert_eq!(server.requests().len(), 2, "one title request");
     assert!(
         !recorder
             .signals(&chat.chat)

@@ -18,7 +18,7 @@ use hearth_test_support::{MockModelServer, RecordedRequest};
 use serde_json::{Value, json};
 
 /// Every wait in these tests is bounded by this.
-pub const WAIT: Duration = Duration::from_secs(10);
+pub const WAIT: Duration = hearth_test_support::WAIT;
 
 /// The model every mock answer names and every test agent uses by default.
 pub const MODEL: &str = "mock-model";
@@ -357,4 +357,55 @@ pub fn user(text: &str) -> Value {
 
 pub fn assistant(text: &str) -> Value {
     json!({"role": "assistant", "content": text})
+}
+
+/// What the code under test logs (info and above) on this thread while it is held:
+/// every task of a test, which runs them all on its one thread.
+pub struct Logs {
+    text: Arc<Mutex<Vec<u8>>>,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Logs {
+    /// Starts capturing.
+    pub fn capture() -> Self {
+        let text = Arc::new(Mutex::new(Vec::new()));
+        let writer = LogWriter(Arc::clone(&text));
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .finish();
+        Self {
+            text,
+            _guard: tracing::subscriber::set_default(subscriber),
+        }
+    }
+
+    /// Everything logged so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.text.lock().unwrap()).into_owned()
+    }
+
+    /// Waits (bounded) until a log line contains `needle`.
+    pub async fn wait_for(&self, needle: &str) {
+        hearth_test_support::eventually(&format!("a log line with {needle:?}"), || {
+            self.text().contains(needle)
+        })
+        .await;
+    }
+}
+
+#[derive(Clone)]
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -51,7 +51,7 @@ fn standup_spec() -> EventSpec {
 
 #[test]
 fn creating_keeps_every_existing_byte() {
-    let written = create(SOURCE, &[spec("new-1")], stamp()).unwrap();
+    let written = create(SOURCE, &[spec("new-1")], stamp()).unwrap().text;
     let inserted_at = SOURCE.find("END:VCALENDAR").unwrap();
     let timezone_at = SOURCE.find("BEGIN:VEVENT").unwrap();
     assert!(written.starts_with(&SOURCE[..timezone_at]));
@@ -64,7 +64,7 @@ fn creating_keeps_every_existing_byte() {
     let events = read_ics("home", "home.ics", &written).unwrap();
     assert_eq!(events.events.len(), 2);
     // A second create needs no second VTIMEZONE.
-    let again = create(&written, &[spec("new-2")], stamp()).unwrap();
+    let again = create(&written, &[spec("new-2")], stamp()).unwrap().text;
     assert_eq!(again.matches("BEGIN:VTIMEZONE").count(), 1);
     assert!(
         create(&again, &[spec("new-2")], stamp())
@@ -76,7 +76,7 @@ fn creating_keeps_every_existing_byte() {
 
 #[test]
 fn creates_a_calendar_in_an_empty_file() {
-    let written = create("", &[spec("new-1")], stamp()).unwrap();
+    let written = create("", &[spec("new-1")], stamp()).unwrap().text;
     assert!(written.starts_with(
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Hearth//Hearth Calendar//EN\r\n"
     ));
@@ -89,7 +89,7 @@ fn creates_a_calendar_in_an_empty_file() {
 fn updating_rewrites_only_the_changed_lines() {
     let mut changed = standup_spec();
     changed.title = "Work - Daily standup".into();
-    let written = update(SOURCE, &changed, stamp()).unwrap();
+    let written = update(SOURCE, &changed, stamp()).unwrap().text;
     let expected = SOURCE
         .replace("SUMMARY:Work - Standup", "SUMMARY:Work - Daily standup")
         .replace("DTSTAMP:20260101T000000Z", "DTSTAMP:20260301T120000Z")
@@ -109,13 +109,13 @@ fn updating_times_and_rules() {
         rule: "FREQ=WEEKLY;BYDAY=MO,WE".into(),
     };
     changed.description = None;
-    let written = update(SOURCE, &changed, stamp()).unwrap();
+    let written = update(SOURCE, &changed, stamp()).unwrap().text;
     assert!(written.contains("DTSTART;TZID=Europe/Berlin:20260302T100000\r\nDTEND;TZID=Europe/Berlin:20260302T103000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO,WE\r\n"));
     assert!(!written.contains("DESCRIPTION"));
     assert!(written.contains("X-CUSTOM;X-PARAM=\"a,b\":keep me exactly\r\n"));
     assert!(written.contains("BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT10M\r\nEND:VALARM\r\n"));
     changed.recurrence = RecurrenceSpec::None;
-    let single = update(SOURCE, &changed, stamp()).unwrap();
+    let single = update(SOURCE, &changed, stamp()).unwrap().text;
     assert!(!single.contains("RRULE:FREQ=WEEKLY"));
 }
 
@@ -134,7 +134,8 @@ fn deleting_removes_the_series_and_its_overrides() {
         },
         stamp(),
     )
-    .unwrap();
+    .unwrap()
+    .text;
     assert!(with_override.contains("RECURRENCE-ID;TZID=Europe/Berlin:20260309T090000\r\n"));
     // The override copies the series' unknown properties and alarms.
     assert_eq!(with_override.matches("X-CUSTOM").count(), 2);
@@ -143,7 +144,7 @@ fn deleting_removes_the_series_and_its_overrides() {
     assert_eq!(parsed.events.len(), 2);
     assert_eq!(parsed.warnings.len(), 1, "{:?}", parsed.warnings);
 
-    let deleted = delete(&with_override, "standup@example.com").unwrap();
+    let deleted = delete(&with_override, "standup@example.com").unwrap().text;
     assert!(!deleted.contains("standup"));
     assert!(deleted.contains("BEGIN:VTODO"));
     assert!(deleted.contains("this line is malformed and must survive"));
@@ -204,7 +205,7 @@ fn deleting_removes_the_copy_loading_shows_when_an_earlier_one_is_unreadable() {
             "DTSTART;VALUE=DATE:20260303\r\n",
         ),
     ]);
-    let deleted = delete(&text, "dup@example.com").unwrap();
+    let deleted = delete(&text, "dup@example.com").unwrap().text;
     assert!(!deleted.contains("Dentist"), "{deleted}");
     assert!(deleted.contains("No start"), "{deleted}");
     assert!(
@@ -226,7 +227,9 @@ fn deleting_an_occurrence_whose_override_is_duplicated_is_refused() {
         end: berlin("2026-03-09T11:15"),
         ..standup_spec()
     };
-    let once = update_occurrence(SOURCE, &occurrence, &changed, stamp()).unwrap();
+    let once = update_occurrence(SOURCE, &occurrence, &changed, stamp())
+        .unwrap()
+        .text;
     let start = once
         .find("BEGIN:VEVENT\r\nUID:standup@example.com\r\nDTSTAMP:20260301")
         .unwrap();
@@ -248,7 +251,9 @@ fn deleting_an_occurrence_adds_an_exdate_in_the_series_form() {
         local: local("2026-03-09T09:00"),
         zone: Zone::Named(chrono_tz::Europe::Berlin),
     };
-    let written = delete_occurrence(SOURCE, "standup@example.com", &occurrence, stamp()).unwrap();
+    let written = delete_occurrence(SOURCE, "standup@example.com", &occurrence, stamp())
+        .unwrap()
+        .text;
     assert!(
         written.contains("EXDATE;TZID=Europe/Berlin:20260309T090000\r\nBEGIN:VALARM"),
         "{written}"
@@ -279,6 +284,70 @@ fn refuses_damaged_files_and_unknown_events() {
         },
         ..spec("d")
     };
-    let written = create(SOURCE, &[all_day], stamp()).unwrap();
+    let written = create(SOURCE, &[all_day], stamp()).unwrap().text;
     assert!(written.contains("DTSTART;VALUE=DATE:20260303\r\nDTEND;VALUE=DATE:20260304\r\n"));
+}
+
+#[test]
+fn a_change_records_the_same_edits_wherever_its_event_sits() {
+    let changed = EventSpec {
+        title: "Work - Daily".into(),
+        ..standup_spec()
+    };
+    let here = update(SOURCE, &changed, stamp()).unwrap();
+    // Another event added before it, and the zone it needs added by someone else.
+    let created = create(SOURCE, &[spec("new-1")], stamp()).unwrap().text;
+    let moved = created.replacen(
+        "BEGIN:VEVENT\r\nUID:standup",
+        "BEGIN:VEVENT\r\nUID:other\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260101T090000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:standup",
+        1,
+    );
+    let there = update(&moved, &changed, stamp()).unwrap();
+    assert_ne!(here.text, there.text);
+    assert_eq!(here.edits, there.edits);
+    assert_eq!(here.edits.len(), 1);
+    assert!(
+        here.edits[0]
+            .0
+            .starts_with("BEGIN:VEVENT\r\nUID:standup@example.com\r\n")
+    );
+    assert!(here.edits[0].1.contains("SUMMARY:Work - Daily\r\n"));
+
+    let zoned = create(SOURCE, &[spec("new-2")], stamp()).unwrap();
+    assert_eq!(zoned.time_zones, ["Europe/Berlin"]);
+    let again = create(&zoned.text, &[spec("new-3")], stamp()).unwrap();
+    assert!(again.time_zones.is_empty());
+}
+
+#[test]
+fn an_event_fingerprint_covers_its_components_and_nothing_else() {
+    let with_override = update_occurrence(
+        SOURCE,
+        &EventTime::DateTime {
+            local: local("2026-03-09T09:00"),
+            zone: Zone::Named(chrono_tz::Europe::Berlin),
+        },
+        &EventSpec {
+            start: berlin("2026-03-09T11:00"),
+            end: berlin("2026-03-09T11:15"),
+            ..standup_spec()
+        },
+        stamp(),
+    )
+    .unwrap()
+    .text;
+    let uids = ["standup@example.com", "todo-1", "nowhere"];
+    let [series, todo, nowhere] = event_fingerprints(&with_override, &uids)
+        .try_into()
+        .unwrap();
+    assert!(series.starts_with("sha256:"), "{series}");
+    assert_eq!(todo, ABSENT, "a VTODO is not an event");
+    assert_eq!(nowhere, ABSENT);
+    // The series alone hashes differently: the override is part of the event.
+    assert_ne!(event_fingerprints(SOURCE, &uids[..1])[0], series);
+    // Other parts of the file do not count.
+    let elsewhere = with_override.replace("X-WR-CALNAME:Home", "X-WR-CALNAME:House");
+    assert_eq!(event_fingerprints(&elsewhere, &uids[..1])[0], series);
+    let inside = with_override.replace("TRIGGER:-PT10M", "TRIGGER:-PT15M");
+    assert_ne!(event_fingerprints(&inside, &uids[..1])[0], series);
 }

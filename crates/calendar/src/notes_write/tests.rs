@@ -117,7 +117,7 @@ fn updates_only_changed_keys_and_keeps_comments_and_body() {
     let written = update_note(original, &current, &changed, ZONE).unwrap();
     assert_eq!(
         written,
-        "---\n# my comment\ntitle: Health - Dentist\nallDay: false\ndate: 2026-03-04\nstartTime: '9:00'\nendTime: 10:30\ncustom:\n  - nested\ntags: [a, b]\ntype: single\n---\n\nBring the form.\n\n## Notes\n- keep\n"
+        "---\n# my comment\ntitle: Health - Dentist\nallDay: false\ndate: 2026-03-04\nstartTime: '9:00'\nendTime: 10:30\ncustom:\n  - nested\ntags: [a, b]\n---\n\nBring the form.\n\n## Notes\n- keep\n"
     );
     let moved = EventSpec {
         location: Some("Clinic".into()),
@@ -157,7 +157,7 @@ fn a_recurring_note_without_a_start_keeps_none_when_changed() {
     let updated = update_note(text, &current, &spec, ZONE).unwrap();
     assert_eq!(
         updated,
-        "---\ntitle: Evening yoga\ntype: recurring\ndaysOfWeek: [W]\nstartTime: '18:00'\nendTime: '19:00'\nallDay: false\n---\n"
+        "---\ntitle: Evening yoga\ntype: recurring\ndaysOfWeek: [W]\nstartTime: '18:00'\nendTime: '19:00'\n---\n"
     );
 }
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{arguments, names, schema_of};
 use crate::event::EventId;
+use crate::presence::StorageState;
 use crate::query::{EventQuery, OccurrenceInfo, parse_time_bound};
 use crate::store::Calendars;
 use crate::time::Zone;
@@ -88,7 +89,17 @@ impl ToolHandler for CalendarListTool {
                 }
                 line.push_str(&format!(", zone {}", info.time_zone));
                 match (&summary.error, summary.events) {
+                    (Some(_), _) if summary.storage == StorageState::Missing => {
+                        line.push_str(&format!(
+                            ", missing: {} does not exist, so nothing is read from or written to this calendar; ask the user to create it or to correct `path` in [calendars.{}]",
+                            info.folder().map(|f| f.display().to_string()).unwrap_or_default(),
+                            info.id
+                        ))
+                    }
                     (Some(error), _) => line.push_str(&format!(", could not be read: {error}")),
+                    (None, Some(0)) if summary.storage == StorageState::NotCreated => {
+                        line.push_str(", 0 events (its file is created on the first write)")
+                    }
                     (None, Some(events)) => line.push_str(&format!(
                         ", {events} events ({} repeating)",
                         summary.recurring.unwrap_or(0)
@@ -287,8 +298,23 @@ impl ToolHandler for EventsListTool {
                     listing.total
                 ));
             }
-            for (calendar, error) in &listing.unavailable {
-                lines.push(format!("Calendar `{calendar}` could not be read: {error}"));
+            for unavailable in &listing.unavailable {
+                let calendar = &unavailable.calendar;
+                lines.push(match unavailable.storage {
+                    StorageState::Missing => format!(
+                        "Calendar `{calendar}` is missing ({} does not exist), so its events are not listed; ask the user to create it or to correct `path` in [calendars.{calendar}]",
+                        self.calendars
+                            .calendar(calendar)
+                            .ok()
+                            .and_then(|info| info.folder())
+                            .map(|folder| folder.display().to_string())
+                            .unwrap_or_default()
+                    ),
+                    StorageState::Present | StorageState::NotCreated => format!(
+                        "Calendar `{calendar}` could not be read: {}",
+                        unavailable.error
+                    ),
+                });
             }
             let data = json!({
                 "occurrences": listing.occurrences,

@@ -1,6 +1,8 @@
 //! Full Calendar note folders: reading, and Hearth's writes.
 
-use hearth_calendar::{CalendarError, ChangeRequest, EventId, EventInput, EventPatch};
+use hearth_calendar::{
+    CalendarError, ChangeRequest, ConflictKind, EventId, EventInput, EventPatch,
+};
 use pretty_assertions::assert_eq;
 
 use super::support::{calendars, copy_notes, ics_calendar, occurrences};
@@ -105,7 +107,7 @@ async fn creates_updates_and_deletes_notes() {
     calendars.apply(&staged.payload).await.unwrap();
     assert_eq!(
         std::fs::read_to_string(folder.join("2026-03-03 Dentist.md")).unwrap(),
-        "---\ntitle: Health - Dentist\nallDay: false\ndate: 2026-03-04\nstartTime: 09:00\nendTime: 10:30\ntags: [health]\ntype: single\n---\n\nBring the insurance card.\n"
+        "---\ntitle: Health - Dentist\nallDay: false\ndate: 2026-03-04\nstartTime: 09:00\nendTime: 10:30\ntags: [health]\n---\n\nBring the insurance card.\n"
     );
 
     let gym = EventId::new("notes", "(Every M,R) Gym.md");
@@ -200,10 +202,23 @@ async fn a_batch_that_fails_part_way_writes_no_note() {
         .await
         .unwrap();
     // The third note's name is the first's: its write fails after the first two
-    // succeeded, as when another program takes the name at the last moment.
+    // succeeded, as when another program takes the name at the last moment. An altered
+    // payload is refused before anything is written; one in the format of earlier
+    // versions (no digest of its writes) reaches the writes and fails part-way.
     let payload = &mut staged.payload;
     payload["operation"]["events"][2]["uid"] = payload["operation"]["events"][0]["uid"].clone();
     payload["target"]["notes"][2] = payload["target"]["notes"][0].clone();
+    let error = calendars.apply(&staged.payload).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("differently from the approved diff"),
+        "{error}"
+    );
+    assert_eq!(note_names(&folder), before, "the folder is as it was");
+    let payload = staged.payload.as_object_mut().unwrap();
+    payload.remove("writes");
+    payload.insert("format".into(), 1.into());
     let error = calendars.apply(&staged.payload).await.unwrap_err();
     assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
     assert_eq!(note_names(&folder), before, "the folder is as it was");
@@ -231,11 +246,19 @@ async fn a_note_edited_after_staging_is_not_overwritten() {
     );
     std::fs::write(&note, &edited).unwrap();
     let error = calendars.apply(&staged.payload).await.unwrap_err();
-    assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
     assert!(
-        error.to_string().contains("2026-03-03 Dentist.md"),
+        matches!(
+            error,
+            CalendarError::EventConflict {
+                kind: ConflictKind::Changed,
+                ..
+            }
+        ),
         "{error}"
     );
+    for needle in ["'Health - Dentist'", "notes/2026-03-03 Dentist.md"] {
+        assert!(error.to_string().contains(needle), "{needle}: {error}");
+    }
     assert_eq!(std::fs::read_to_string(&note).unwrap(), edited);
 }
 
@@ -258,7 +281,16 @@ async fn a_new_note_whose_name_was_taken_after_staging_is_not_written() {
     let note = dir.path().join("notes").join(&name);
     std::fs::write(&note, "My own note.\n").unwrap();
     let error = calendars.apply(&staged.payload).await.unwrap_err();
-    assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            CalendarError::EventConflict {
+                kind: ConflictKind::Appeared,
+                ..
+            }
+        ),
+        "{error}"
+    );
     assert_eq!(std::fs::read_to_string(&note).unwrap(), "My own note.\n");
 }
 

@@ -1,7 +1,9 @@
 //! Stage → apply: staging writes nothing; applying writes atomically and refuses when
-//! the file changed since staging.
+//! the event it changes changed since staging.
 
-use hearth_calendar::{CalendarError, ChangeRequest, EventId, EventInput, EventPatch};
+use hearth_calendar::{
+    CalendarError, ChangeRequest, ConflictKind, EventId, EventInput, EventPatch,
+};
 use pretty_assertions::assert_eq;
 
 use super::support::{calendars, copy_fixture, fixture, ics_calendar, occurrences};
@@ -55,15 +57,24 @@ async fn staging_writes_nothing_and_applying_writes_the_event() {
         "{}",
         staged.summary
     );
+    let (fields, file) = staged.diff.split_once("\n\n--- ").unwrap();
     assert_eq!(
-        staged.diff,
+        fields,
         format!(
             "Create in calendar `work` ({})\n\n+ title: Health - Dentist\n+ when: 2026-03-11 09:00–10:00 (Europe/Berlin)\n+ location: Main St. 1",
             path.display()
         )
     );
-    let fingerprint = staged.payload["target"]["fingerprint"].as_str().unwrap();
-    assert!(fingerprint.starts_with("sha256:"), "{fingerprint}");
+    let header = format!("{0}\n+++ {0}\n@@ -87,4 +87,15 @@\n", path.display());
+    assert!(file.starts_with(&header), "{file}");
+    assert!(
+        file.contains(
+            "\n+SUMMARY:Health - Dentist\r\n+DTSTART;TZID=Europe/Berlin:20260311T090000\r\n"
+        ),
+        "{file}"
+    );
+    let guard = &staged.payload["target"]["events"][0];
+    assert_eq!(guard["fingerprint"], "absent", "{guard}");
 
     calendars.apply(&staged.payload).await.unwrap();
     let day = occurrences(&calendars, "2026-03-11T00:00:00Z", "2026-03-12T00:00:00Z").await;
@@ -80,14 +91,18 @@ async fn staging_writes_nothing_and_applying_writes_the_event() {
 }
 
 #[tokio::test]
-async fn apply_refuses_when_the_file_changed_since_staging() {
+async fn apply_refuses_when_the_event_changed_since_staging() {
     let dir = tempfile::tempdir().unwrap();
     let path = copy_fixture(dir.path(), "google.ics");
     let calendars = ics_calendar("work", &path, chrono_tz::Europe::Berlin);
     let staged = calendars
-        .stage(ChangeRequest::Create {
-            calendar: None,
-            events: vec![dentist()],
+        .stage(ChangeRequest::Update {
+            event: EventId::new("work", "easter-break-2026@google.com"),
+            occurrence: None,
+            patch: EventPatch {
+                location: Some("Lisbon".into()),
+                ..EventPatch::default()
+            },
         })
         .await
         .unwrap();
@@ -97,11 +112,21 @@ async fn apply_refuses_when_the_file_changed_since_staging() {
     );
     std::fs::write(&path, &edited).unwrap();
     let error = calendars.apply(&staged.payload).await.unwrap_err();
-    assert!(matches!(error, CalendarError::Conflict { .. }), "{error}");
     assert!(
-        error
-            .to_string()
-            .contains("changed on disk since this change was staged"),
+        matches!(
+            error,
+            CalendarError::EventConflict {
+                kind: ConflictKind::Changed,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains(&format!(
+            "event 'Vacation - Easter break' (work/easter-break-2026@google.com) was changed in {} since this change was staged; nothing was written",
+            path.display()
+        )),
         "{error}"
     );
     assert_eq!(
@@ -129,7 +154,10 @@ async fn applying_twice_is_refused_the_second_time() {
     let once = std::fs::read_to_string(&path).unwrap();
     assert!(matches!(
         calendars.apply(&staged.payload).await.unwrap_err(),
-        CalendarError::Conflict { .. }
+        CalendarError::EventConflict {
+            kind: ConflictKind::Appeared,
+            ..
+        }
     ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), once);
     assert_eq!(once.matches("SUMMARY:Health - Dentist").count(), 1);

@@ -2,9 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
-use hearth_calendar::{CalendarOptions, Calendars, EventQuery};
+use hearth_calendar::{CalendarOptions, Calendars, EventQuery, calendar_tools};
 use hearth_config::Config;
+use hearth_core::{ChatUri, Scope, SessionUri, ToolCallContext, ToolHandler, TurnId};
 
 /// The text of a file under `tests/fixtures`.
 pub fn fixture(name: &str) -> String {
@@ -87,4 +90,35 @@ pub async fn occurrences(
         .into_iter()
         .map(|o| (o.title, o.start_utc))
         .collect()
+}
+
+/// The context of a tool call in a test chat.
+pub fn context() -> ToolCallContext {
+    let session: SessionUri = "hearth-session:native/s1".parse().unwrap();
+    ToolCallContext {
+        chat: "hearth-chat:native/s1/c1".parse::<ChatUri>().unwrap(),
+        session,
+        turn_id: TurnId::generate(),
+        call_id: "call-1".into(),
+        scope: Scope::Global,
+        working_directories: Vec::new(),
+    }
+}
+
+/// The calendar tool `name` over `calendars`.
+pub fn tool(calendars: &Calendars, name: &str) -> Arc<dyn ToolHandler> {
+    calendar_tools(calendars.clone())
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap()
+}
+
+/// One note folder calendar `id` at `folder`, in `zone`.
+pub fn notes_calendar(id: &str, folder: &Path, zone: chrono_tz::Tz) -> Calendars {
+    let toml = format!(
+        "[calendars.{id}]\nkind = \"notes\"\npath = \"{}\"\ntime_zone = \"{}\"\n",
+        folder.display(),
+        zone.name()
+    );
+    calendars(&toml, folder.parent().unwrap(), zone)
 }

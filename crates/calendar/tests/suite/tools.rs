@@ -3,32 +3,11 @@
 use std::sync::Arc;
 
 use hearth_calendar::{Calendars, calendar_tools, tool_names};
-use hearth_core::{
-    ChatUri, Scope, SessionUri, ToolCallContext, ToolError, ToolHandler, ToolOutput, TurnId,
-};
+use hearth_core::{ToolError, ToolHandler, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::support::{copy_fixture, ics_calendar};
-
-fn context() -> ToolCallContext {
-    let session: SessionUri = "hearth-session:native/s1".parse().unwrap();
-    ToolCallContext {
-        chat: "hearth-chat:native/s1/c1".parse::<ChatUri>().unwrap(),
-        session,
-        turn_id: TurnId::generate(),
-        call_id: "call-1".into(),
-        scope: Scope::Global,
-        working_directories: Vec::new(),
-    }
-}
-
-fn tool(calendars: &Calendars, name: &str) -> Arc<dyn ToolHandler> {
-    calendar_tools(calendars.clone())
-        .into_iter()
-        .find(|t| t.name() == name)
-        .unwrap()
-}
+use super::support::{context, copy_fixture, ics_calendar, tool};
 
 fn setup() -> (tempfile::TempDir, Calendars, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@ use hearth_protocol::{
     ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, Subscribe, SubscribeParams,
     UserMessage,
 };
-use hearth_test_support::acp_test_agent;
+use hearth_test_support::{BoundedChild, BoundedCommand, PROCESS_WAIT, acp_test_agent};
 
 use super::serve_support::{Served, WAIT};
 use super::support::Hearth;
@@ -47,8 +47,7 @@ fn run_streams_an_agents_answer_into_a_session() {
         .command()
         .current_dir(&work)
         .args(["run", "--agent", "tester", "hello there"])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert!(
         output.status.success(),
         "{}",
@@ -86,8 +85,7 @@ fn without_a_terminal_a_permission_request_is_refused_with_how_to_allow_it() {
             "tester",
             &format!("/write {} nope", target.display()),
         ])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&output.stdout), "not allowed\n");
@@ -110,8 +108,7 @@ fn without_a_terminal_a_permission_request_is_refused_with_how_to_allow_it() {
             "tester",
             &format!("/write {} yes", target.display()),
         ])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert!(
         output.status.success(),
         "{}",
@@ -147,7 +144,7 @@ fn chat_asks_inline_and_the_typed_answer_decides() {
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = child.wait_with_output_within(PROCESS_WAIT);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
@@ -222,8 +219,7 @@ fn the_agents_own_sessions_are_listed_as_external() {
         .command()
         .current_dir(&work)
         .args(["run", "--agent", "tester", "said elsewhere"])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert!(output.status.success());
     let hearth = hearth_with_agent(state.path(), "");
     assert!(hearth.session_uris().is_empty());
@@ -383,8 +379,7 @@ fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
             .command()
             .current_dir(&work)
             .args(["run", "--agent", "tester", prompt])
-            .output()
-            .unwrap();
+            .output_within(PROCESS_WAIT);
         assert!(
             output.status.success(),
             "{}",
@@ -413,7 +408,6 @@ fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
         .command()
         .current_dir(&work)
         .args(["run", "--agent", "tester", "/mcp"])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "[]\n");
 }

@@ -3,6 +3,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
+use hearth_test_support::{BoundedChild, PROCESS_WAIT};
 use serde_json::{Value, json};
 
 use super::support::Hearth;
@@ -54,6 +55,6 @@ fn app_server_speaks_json_lines_on_stdin_and_stdout() {
     let unknown = call(json!({"jsonrpc": "2.0", "id": 4, "method": "session/explode"}));
     assert_eq!(unknown["error"]["code"], -32601);
     drop(stdin);
-    let status = child.wait().unwrap();
+    let status = child.wait_within(PROCESS_WAIT);
     assert!(status.success());
 }

@@ -182,17 +182,47 @@ fn an_expired_approval_is_refused() {
 }
 
 #[test]
-fn a_calendar_changed_since_staging_makes_the_apply_fail_clearly() {
+fn calendar_proposals_fail_clearly_only_when_their_own_event_changed() {
     let (hearth, calendar) = with_calendar();
-    hearth.ok(&["calendar", "add", "First", "--start", "2030-03-01"]);
-    let id = stage_event(&hearth, "Second", "2030-03-02");
-    hearth.ok(&["calendar", "add", "Meanwhile", "--start", "2030-03-03"]);
-    let before = read(&calendar).unwrap();
-    let error = hearth.fails(&["proposals", "approve", &id]);
+    let added = hearth.ok(&[
+        "calendar",
+        "add",
+        "First",
+        "--start",
+        "2030-03-01",
+        "--json",
+    ]);
+    let first: serde_json::Value = serde_json::from_str(added.trim()).unwrap();
+    let first = first["events"][0].as_str().unwrap().to_owned();
+    let second = stage_event(&hearth, "Second", "2030-03-02");
+    let third = stage_event(&hearth, "Third", "2030-03-03");
+    let arguments = serde_json::json!({"id": first, "title": "First, renamed"}).to_string();
+    let output = hearth.ok(&["tools", "call", "event_update", &arguments, "--json"]);
+    let outcome: serde_json::Value = serde_json::from_str(output.trim()).unwrap();
+    let rename = outcome["proposal"]["id"].as_str().unwrap().to_owned();
+
+    // Approving one proposal leaves the others on the same file valid, and the user
+    // adding another event meanwhile does not matter either.
+    hearth.ok(&["proposals", "approve", &second]);
+    hearth.ok(&["calendar", "add", "Meanwhile", "--start", "2030-03-04"]);
+    hearth.ok(&["proposals", "approve", &third]);
+    let text = read(&calendar).unwrap();
+    for title in ["First", "Second", "Third", "Meanwhile"] {
+        assert!(text.contains(&format!("SUMMARY:{title}\r\n")), "{text}");
+    }
+
+    // The event the rename was staged against was edited by hand since.
+    let edited = text.replace("SUMMARY:First\r\n", "SUMMARY:First (moved)\r\n");
+    std::fs::write(&calendar, &edited).unwrap();
+    let error = hearth.fails(&["proposals", "approve", &rename]);
     assert!(error.contains("conflict"), "{error}");
+    assert!(
+        error.contains(&format!("event 'First' ({first}) was changed in")),
+        "{error}"
+    );
     assert!(error.contains("marked failed"), "{error}");
-    assert_eq!(read(&calendar).unwrap(), before);
-    assert_eq!(proposal(&hearth, &id)["status"], "failed");
+    assert_eq!(read(&calendar).unwrap(), edited);
+    assert_eq!(proposal(&hearth, &rename)["status"], "failed");
 }
 
 #[test]

@@ -1,3 +1,5 @@
+use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
+
 use super::support::{Hearth, stderr_line_count};
 
 #[test]
@@ -60,8 +62,7 @@ fn a_data_directory_that_cannot_be_created() {
         .arg("--home")
         .arg(blocker.join("home"))
         .args(["sessions", "list"])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert!(!output.status.success());
     let error = String::from_utf8(output.stderr).unwrap();
     assert!(error.contains(&blocker.display().to_string()), "{error}");

@@ -236,3 +236,118 @@ fn importing_a_file_over_the_size_limit_is_refused_with_the_limit() {
     );
     assert!(!calendar.exists(), "nothing was imported");
 }
+
+/// `home`: an iCalendar file in a folder that exists; `work`: one in a folder that does
+/// not; `vault`: a note folder that does not exist.
+fn with_missing_calendars() -> (
+    super::support::Hearth,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let hearth = super::support::Hearth::new();
+    let home = hearth.home.path();
+    let unmounted = home.join("unmounted/Calendars");
+    let vault = home.join("Vault/Calendar");
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[defaults]\ntime_zone = \"UTC\"\n\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\n\n[calendars.work]\nkind = \"ics\"\npath = {:?}\n\n[calendars.vault]\nkind = \"notes\"\npath = {:?}\n",
+            home.join("home.ics").display().to_string(),
+            unmounted.join("work.ics").display().to_string(),
+            vault.display().to_string()
+        ),
+    );
+    (hearth, unmounted, vault)
+}
+
+#[test]
+fn calendar_list_reports_a_missing_calendar_instead_of_no_events() {
+    let (hearth, unmounted, vault) = with_missing_calendars();
+    let listed = hearth.ok(&["calendar", "list"]);
+    assert!(
+        listed.contains("home *  home (ics, ")
+            && listed.contains("    0 events; the file is created on the first write\n"),
+        "{listed}"
+    );
+    for (id, folder) in [("work", &unmounted), ("vault", &vault)] {
+        assert!(
+            listed.contains(&format!(
+                "    missing: {} does not exist; create it (or reconnect its drive), or correct `path` in [calendars.{id}].",
+                folder.display()
+            )),
+            "{listed}"
+        );
+    }
+    for id in ["work", "vault"] {
+        let entry = listed.split(&format!("\n{id}  ")).nth(1).unwrap();
+        let entry = entry.split("\n").take(2).collect::<Vec<_>>().join("\n");
+        assert!(!entry.contains("0 events"), "{entry}");
+    }
+    let json = hearth.ok(&["calendar", "list", "--json"]);
+    let storage: Vec<String> = json
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .map(|summary| format!("{} {}", summary["id"], summary["storage"]))
+        .collect();
+    assert_eq!(
+        storage,
+        [
+            "\"home\" \"not_created\"",
+            "\"vault\" \"missing\"",
+            "\"work\" \"missing\""
+        ]
+    );
+
+    // Writes are refused, and no folder is made.
+    let error = hearth.fails(&[
+        "calendar",
+        "add",
+        "Standup",
+        "--start",
+        "2030-03-04T09:00",
+        "--calendar",
+        "work",
+    ]);
+    assert!(
+        error.contains(&format!(
+            "calendar `work` is missing: {} does not exist",
+            unmounted.display()
+        )),
+        "{error}"
+    );
+    assert!(!hearth.home.path().join("unmounted").exists());
+    assert!(!vault.exists());
+}
+
+#[test]
+fn doctor_reports_each_calendar_ok_or_missing_with_what_to_do() {
+    let (hearth, unmounted, vault) = with_missing_calendars();
+    let output = hearth.run(&["doctor"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(!output.status.success(), "{stdout}");
+    let home = hearth.home.path().join("home.ics");
+    assert!(
+        stdout.contains(&format!(
+            "\ncalendars:\nok      home (ics, {}): no file yet; it is created on the first write\n",
+            home.display()
+        )),
+        "{stdout}"
+    );
+    for (id, kind, location, folder) in [
+        (
+            "work",
+            "ics",
+            unmounted.join("work.ics").display().to_string(),
+            &unmounted,
+        ),
+        ("vault", "notes", vault.display().to_string(), &vault),
+    ] {
+        assert!(
+            stdout.contains(&format!(
+                "MISSING {id} ({kind}, {location}): {} does not exist; nothing is read from or written to this calendar\n        fix: create the folder (or reconnect its drive), or correct `path` in [calendars.{id}] of ",
+                folder.display()
+            )),
+            "{stdout}"
+        );
+    }
+}

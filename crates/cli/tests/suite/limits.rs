@@ -10,6 +10,8 @@ use hearth_protocol::{
     SessionListParams, UserMessage,
 };
 
+use hearth_test_support::{BoundedChild, PROCESS_WAIT};
+
 use super::serve_support::Served;
 use super::support::Hearth;
 
@@ -29,7 +31,7 @@ fn run_with_stdin(hearth: &Hearth, prompt: &str) -> std::process::Output {
         .unwrap()
         .write_all(prompt.as_bytes())
         .unwrap();
-    child.wait_with_output().unwrap()
+    child.wait_with_output_within(PROCESS_WAIT)
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use hearth_test_support::{MockModelServer, RecordedRequest};
+use hearth_test_support::{BoundedCommand, MockModelServer, PROCESS_WAIT, RecordedRequest};
 
 use super::support::Hearth;
 
@@ -54,8 +54,9 @@ pub fn command(hearth: &Hearth) -> Command {
     command
 }
 
+/// Runs to the end (bounded: a hung process fails the test).
 pub fn run(hearth: &Hearth, args: &[&str]) -> Output {
-    command(hearth).args(args).output().unwrap()
+    command(hearth).args(args).output_within(PROCESS_WAIT)
 }
 
 /// Runs and expects success; returns (stdout, stderr).

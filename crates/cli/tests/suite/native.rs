@@ -2,7 +2,9 @@
 //! server: the answer, what was sent, sessions continued in a new process, provider and
 //! model choice, no provider at all, a missing key, a failing provider.
 
-use hearth_test_support::{AnthropicStream, MockResponse, OpenAiStream};
+use hearth_test_support::{
+    AnthropicStream, BoundedCommand, MockResponse, OpenAiStream, PROCESS_WAIT,
+};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -137,8 +139,7 @@ fn a_missing_key_names_the_variable_to_set() {
     let output = super::mock::command(&hearth)
         .env_remove("HEARTH_TEST_UNSET_KEY")
         .args(["run", "--provider", "keyed", "hello"])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert!(!output.status.success());
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
@@ -238,8 +239,7 @@ fn the_api_key_reaches_the_provider_and_nowhere_else() {
         command(&hearth)
             .env("HEARTH_TEST_E2E_KEY", SECRET)
             .args(args)
-            .output()
-            .unwrap()
+            .output_within(PROCESS_WAIT)
     };
     let first = with_key(&["-vv", "run", "say ping"]);
     assert!(first.status.success());

@@ -1,17 +1,19 @@
 use std::io::Read;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+
+use hearth_test_support::{BoundedChild, PROCESS_WAIT, WAIT};
 
 use super::support::Hearth;
 
-const SLOW: &str = r#"
-name: slow
-turns:
-  - steps:
-      - text: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
-        stream: words
-        delay_ms: 150
-"#;
+/// A word every 150 ms for a minute and a half, ending in "finale": no test waits for its
+/// end, so none depends on the machine being quick enough to act before it.
+fn slow_scenario() -> String {
+    format!(
+        "name: slow\nturns:\n  - steps:\n      - text: \"one two three four{} finale\"\n        stream: words\n        delay_ms: 150\n",
+        " more".repeat(600)
+    )
+}
 
 #[test]
 fn run_streams_the_demo_and_the_session_is_listed() {
@@ -64,10 +66,19 @@ fn run_continues_a_session_and_prints_json_events() {
     assert_eq!(hearth.session_uris().len(), 1);
 }
 
-/// Starts a slow answer and reads stdout until "four" arrived; a thread keeps draining
-/// stdout afterwards so the process never writes into a closed pipe.
-fn spawn_slow(hearth: &Hearth, prompt: &str) -> (std::process::Child, String) {
-    let scenario = hearth.write("slow.yaml", SLOW);
+/// What becomes of the slow answer's stdout once "four" arrived.
+#[derive(Clone, Copy)]
+enum Then {
+    /// A thread drains it, so the process never writes into a closed pipe.
+    Drain,
+    /// It is closed.
+    Close,
+}
+
+/// Starts a slow answer and reads stdout (bounded) until "four" arrived; returns the
+/// process and what it printed so far.
+fn spawn_slow(hearth: &Hearth, prompt: &str, then: Then) -> (Child, String) {
+    let scenario = hearth.write("slow.yaml", &slow_scenario());
     let mut child = hearth
         .command()
         .env("HEARTH_REPLAY_DELAY_SCALE", "1")
@@ -77,25 +88,45 @@ fn spawn_slow(hearth: &Hearth, prompt: &str) -> (std::process::Child, String) {
         .spawn()
         .unwrap();
     let mut stdout = child.stdout.take().unwrap();
-    let mut seen = String::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut buffer = [0_u8; 64];
-    while !seen.contains("four") {
-        assert!(Instant::now() < deadline, "no streamed text: {seen}");
-        let count = stdout.read(&mut buffer).unwrap();
-        assert!(count > 0, "stdout closed early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buffer[..count]));
-    }
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let (arrived, seen) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        let mut buffer = [0_u8; 64];
+        while !seen.contains("four") {
+            match stdout.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(count) => seen.push_str(&String::from_utf8_lossy(&buffer[..count])),
+            }
+        }
+        arrived.send(seen).ok();
+        match then {
+            Then::Drain => {
+                std::io::copy(&mut stdout, &mut std::io::sink()).ok();
+            }
+            Then::Close => drop(stdout),
+        }
+    });
+    let Ok(seen) = seen.recv_timeout(WAIT) else {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("no streamed text within {WAIT:?}");
+    };
+    assert!(seen.contains("four"), "stdout closed early: {seen}");
     (child, seen)
 }
 
 #[test]
 fn kill_9_mid_answer_keeps_the_partial_answer_marked_incomplete() {
     let hearth = Hearth::new();
-    let (mut child, seen) = spawn_slow(&hearth, "count slowly");
-    // Longer than the checkpoint interval, shorter than the whole answer.
-    std::thread::sleep(Duration::from_millis(700));
+    let (mut child, seen) = spawn_slow(&hearth, "count slowly", Then::Drain);
+    // Killed once a checkpoint holds what streamed so far.
+    super::mock::eventually("a checkpoint of the streamed words", || {
+        hearth.session_uris().first().is_some_and(|session| {
+            hearth
+                .ok(&["sessions", "show", session])
+                .contains(seen.trim())
+        })
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let session = hearth.session_uris().remove(0);
@@ -107,7 +138,7 @@ fn kill_9_mid_answer_keeps_the_partial_answer_marked_incomplete() {
     );
     assert!(show.contains("[incomplete]"), "{show}");
     assert!(
-        !show.contains("twenty"),
+        !show.contains("finale"),
         "the answer cannot have finished: {show}"
     );
 }
@@ -115,8 +146,8 @@ fn kill_9_mid_answer_keeps_the_partial_answer_marked_incomplete() {
 #[test]
 fn a_closed_stdout_aborts_the_turn_and_keeps_what_streamed() {
     let hearth = Hearth::new();
-    let (mut child, seen) = spawn_slow_unread(&hearth, "count slowly");
-    let status = child.wait().unwrap();
+    let (mut child, seen) = spawn_slow(&hearth, "count slowly", Then::Close);
+    let status = child.wait_within(PROCESS_WAIT);
     assert!(!status.success());
     let mut stderr = String::new();
     child
@@ -132,39 +163,16 @@ fn a_closed_stdout_aborts_the_turn_and_keeps_what_streamed() {
     assert!(show.contains("[aborted]"), "{show}");
 }
 
-/// Like `spawn_slow`, but closes stdout after "four" arrived.
-fn spawn_slow_unread(hearth: &Hearth, prompt: &str) -> (std::process::Child, String) {
-    let scenario = hearth.write("slow.yaml", SLOW);
-    let mut child = hearth
-        .command()
-        .env("HEARTH_REPLAY_DELAY_SCALE", "1")
-        .args(["run", "--scenario", scenario.to_str().unwrap(), prompt])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut seen = String::new();
-    let mut buffer = [0_u8; 64];
-    while !seen.contains("four") {
-        let count = stdout.read(&mut buffer).unwrap();
-        assert!(count > 0, "stdout closed early: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buffer[..count]));
-    }
-    drop(stdout);
-    (child, seen)
-}
-
 #[test]
 fn ctrl_c_aborts_the_turn_and_keeps_what_streamed() {
     let hearth = Hearth::new();
-    let (mut child, seen) = spawn_slow(&hearth, "count slowly");
+    let (mut child, seen) = spawn_slow(&hearth, "count slowly", Then::Drain);
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let status = child.wait().unwrap();
+    let status = child.wait_within(PROCESS_WAIT);
     assert_eq!(status.code(), Some(130));
     let session = hearth.session_uris().remove(0);
     let show = hearth.ok(&["sessions", "show", &session]);
@@ -187,7 +195,7 @@ fn several_processes_share_one_data_directory() {
         })
         .collect();
     for child in children {
-        let output = child.wait_with_output().unwrap();
+        let output = child.wait_with_output_within(PROCESS_WAIT);
         assert!(
             output.status.success(),
             "{}",

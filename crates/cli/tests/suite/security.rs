@@ -1,8 +1,10 @@
 //! The security matrix of `hearth serve`, against the real binary with raw HTTP: each
 //! check of the guard, and the refusal to listen beyond loopback without opt-in.
 
+use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
+
 use super::serve_support::{Served, request};
-use super::support::Hearth;
+use super::support::{Hearth, stderr_line_count};
 
 fn bearer(served: &Served) -> String {
     format!("Authorization: Bearer {}", served.token.expose())
@@ -449,4 +451,91 @@ fn the_mcp_endpoint_has_the_same_checks() {
         body,
     ));
     assert_eq!(status, 200, "{response}");
+}
+
+/// Every directory and file under `root` that group or other users may access, with its
+/// mode.
+fn open_to_others(root: &std::path::Path) -> Vec<(String, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let metadata = std::fs::symlink_metadata(&path).unwrap();
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            found.push((path.display().to_string(), mode));
+        }
+        if metadata.is_dir() {
+            for entry in std::fs::read_dir(&path).unwrap() {
+                pending.push(entry.unwrap().path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_new_data_directory_and_everything_in_it_are_private() {
+    let parent = tempfile::tempdir().unwrap();
+    // A data directory Hearth makes itself (a temporary directory is private already).
+    let home = parent.path().join("home");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .arg("--home")
+        .arg(&home)
+        .args(["run", "hello"])
+        .env_remove("HEARTH_HOME")
+        .env_remove("HEARTH_SERVER")
+        .env_remove("HEARTH_CONFIG")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("HEARTH_REPLAY_DELAY_SCALE", "0")
+        .output_within(PROCESS_WAIT);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(home.join("hearth.db").exists());
+    assert_eq!(open_to_others(&home), Vec::new());
+    // A server adds its token, its lock and its discovery file.
+    let mut served = Served::start(Hearth::new(), &[], &[]);
+    let served_home = served.hearth.home.path().to_path_buf();
+    assert!(served_home.join("token").exists());
+    assert!(served_home.join("server.json").exists());
+    assert_eq!(open_to_others(&served_home), Vec::new());
+    served.stop();
+    assert_eq!(open_to_others(&served_home), Vec::new());
+}
+
+#[test]
+fn an_install_open_to_others_is_made_private_once_with_a_notice() {
+    use std::os::unix::fs::PermissionsExt;
+    let hearth = Hearth::new();
+    hearth.ok(&["run", "hello"]);
+    let home = hearth.home.path();
+    let set = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    // As an older Hearth left it: the directory and the database readable by anyone.
+    set(home, 0o755);
+    set(&hearth.database(), 0o644);
+    std::fs::create_dir(home.join("logs")).unwrap();
+    std::fs::write(home.join("logs/hearth.log"), "what was said").unwrap();
+    set(&home.join("logs/hearth.log"), 0o644);
+    assert_eq!(open_to_others(home).len(), 4, "the control failed");
+
+    let output = hearth.run(&["sessions", "list"]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.starts_with("hearth: note: made 4 files and directories in ")
+            && stderr.contains("readable by you only (the directory was 755)"),
+        "{stderr}"
+    );
+    assert_eq!(stderr_line_count(&stderr), 1, "{stderr}");
+    assert_eq!(open_to_others(home), Vec::new());
+    // Said once: the next command has nothing to say.
+    let output = hearth.run(&["sessions", "list"]);
+    assert_eq!(String::from_utf8(output.stderr).unwrap(), "");
 }

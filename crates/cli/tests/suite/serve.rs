@@ -6,20 +6,21 @@ use hearth_protocol::{
     SessionCreateParams, Subscribe, SubscribeParams, SubscribeResponse, UserMessage,
 };
 use hearth_server::{Client, Notifications, Notified};
+use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use super::serve_support::{Served, next};
 use super::support::Hearth;
 
-const SLOW: &str = r#"
-name: slow
-turns:
-  - steps:
-      - text: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
-        stream: words
-        delay_ms: 100
-"#;
+/// A word every 100 ms for a minute, ending in "finale": no test waits for its end, so
+/// none depends on the machine being quick enough to act before it.
+fn slow_scenario() -> String {
+    format!(
+        "name: slow\nturns:\n  - steps:\n      - text: \"one two three four{} finale\"\n        stream: words\n        delay_ms: 100\n",
+        " more".repeat(600)
+    )
+}
 
 async fn new_chat(client: &Client) -> String {
     let created = client
@@ -124,7 +125,7 @@ async fn a_turn_streams_to_two_clients_that_converge() {
 #[tokio::test]
 async fn abort_and_reconnect_with_the_last_seq() {
     let hearth = Hearth::new();
-    let scenario = hearth.write("slow.yaml", SLOW);
+    let scenario = hearth.write("slow.yaml", &slow_scenario());
     let served = Served::start(
         hearth,
         &["--scenario", scenario.to_str().unwrap()],
@@ -146,11 +147,26 @@ async fn abort_and_reconnect_with_the_last_seq() {
         apply(&mut mirror, envelope);
     }
     let last_seq = mirror.snapshot.seq;
+    let seen = response_text(&mirror);
     first.close().await;
     drop(first);
-    tokio::time::sleep(std::time::Duration::from_millis(350)).await;
 
+    // Another client reconnects once more words streamed while the first was away.
     let (second, mut second_notes) = served.client().await;
+    let deadline = tokio::time::Instant::now() + super::serve_support::WAIT;
+    loop {
+        let core::ResourceState::Chat(state) = resolved(&second, &chat).await else {
+            panic!("not a chat")
+        };
+        if state.turns[0].response_text().len() > seen.len() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no word streamed after {seen:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let SubscribeResponse::Replay { envelopes, .. } =
         subscribe(&second, &chat, Some(last_seq)).await
     else {
@@ -177,7 +193,15 @@ async fn abort_and_reconnect_with_the_last_seq() {
     };
     let text = state.turns[0].response_text();
     assert!(text.starts_with("one two"), "{text}");
-    assert!(!text.contains("twenty"), "the turn ran to the end: {text}");
+    assert!(!text.contains("finale"), "the turn ran to the end: {text}");
+}
+
+/// The answer text of the mirrored chat's first turn.
+fn response_text(mirror: &Mirror) -> String {
+    let core::ResourceState::Chat(state) = &mirror.snapshot.state else {
+        panic!("not a chat")
+    };
+    state.turns[0].response_text()
 }
 
 #[tokio::test]
@@ -279,8 +303,7 @@ async fn a_second_server_on_the_same_data_directory_refuses_and_leaves_the_first
         .hearth
         .command()
         .args(["serve", "--port", "0"])
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     assert!(!second.status.success());
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(

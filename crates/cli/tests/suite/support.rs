@@ -1,15 +1,22 @@
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
+
 pub struct Hearth {
     pub home: tempfile::TempDir,
 }
 
 impl Hearth {
     pub fn new() -> Self {
-        Self {
-            home: tempfile::tempdir().unwrap(),
-        }
+        let home = tempfile::tempdir().unwrap();
+        // Private, as Hearth makes a data directory (it narrows and says so otherwise).
+        std::fs::set_permissions(
+            home.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        Self { home }
     }
 
     pub fn command(&self) -> Command {
@@ -28,8 +35,9 @@ impl Hearth {
         command
     }
 
+    /// Runs to the end (bounded: a hung process fails the test).
     pub fn run(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().unwrap()
+        self.command().args(args).output_within(PROCESS_WAIT)
     }
 
     /// Runs and expects success; returns stdout.
@@ -58,9 +66,12 @@ impl Hearth {
         self.home.path().join("hearth.db")
     }
 
+    /// Writes a file into the data directory, private like everything in it.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.home.path().join(name);
         std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
         path
     }
 

@@ -8,6 +8,7 @@
 use std::process::Command;
 
 use hearth_fetch::StaticResolver;
+use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
 use pretty_assertions::assert_eq;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -41,8 +42,7 @@ async fn proxy_variables_are_ignored() {
         .env("all_proxy", &proxy_url)
         .env_remove("NO_PROXY")
         .env_remove("no_proxy")
-        .output()
-        .unwrap();
+        .output_within(PROCESS_WAIT);
     let report = format!(
         "{}\n{}",
         String::from_utf8_lossy(&output.stdout),

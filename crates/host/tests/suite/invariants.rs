@@ -9,7 +9,7 @@ use hearth_core::{
 };
 use hearth_host::NewSessionRequest;
 use hearth_store::{SessionQuery, Store};
-use hearth_test_support::{Call, FakeAgent, TestHost, eventually, next_envelope};
+use hearth_test_support::{Call, FakeAgent, TestHost, WAIT, eventually, next_envelope};
 use pretty_assertions::assert_eq;
 
 fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
@@ -213,11 +213,10 @@ async fn peers_restore_lazily_coalesced_and_retryable() {
     assert!(test.host.peek_chat(&peer).is_some());
 }
 
-/// A restarted session with one peer whose `materialize_chat` takes `delay`, and a
-/// resolve of that peer already in flight: (host, fresh harness, session, peer, resolve).
-async fn restored_with_a_slow_peer_resolve(
-    delay: std::time::Duration,
-) -> (
+/// A restarted session with one peer, and a resolve of that peer in flight: its
+/// `materialize_chat` is held until the test releases it. (host, fresh harness, session,
+/// peer, resolve).
+async fn restored_with_a_held_peer_resolve() -> (
     TestHost,
     Arc<FakeAgent>,
     hearth_core::SessionUri,
@@ -231,21 +230,23 @@ async fn restored_with_a_slow_peer_resolve(
     let fresh = FakeAgent::new("fake");
     let test = test.restart(agents(&fresh)).await;
     test.host.session(&session).await.unwrap();
-    fresh.delay_materialize(delay);
+    fresh.hold_materialize();
     let host = test.host.clone();
     let pending_peer = peer.clone();
     let resolve = tokio::spawn(async move { host.resolve_chat(&pending_peer).await });
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    fresh.wait_for_materialize(&peer).await;
     (test, fresh, session, peer, resolve)
 }
 
 /// I5: a resolve that finishes after its session was deleted publishes nothing.
 #[tokio::test]
 async fn stale_resolves_are_dropped_after_delete() {
-    let (test, fresh, session, peer, resolve) =
-        restored_with_a_slow_peer_resolve(std::time::Duration::from_millis(300)).await;
-    fresh.delay_materialize(std::time::Duration::ZERO);
-    test.host.delete_session(&session).await.unwrap();
+    let (test, fresh, session, peer, resolve) = restored_with_a_held_peer_resolve().await;
+    tokio::time::timeout(WAIT, test.host.delete_session(&session))
+        .await
+        .expect("the delete waited for the resolve it overtakes")
+        .unwrap();
+    fresh.release_materialize();
     assert!(resolve.await.unwrap().is_err());
     assert!(test.host.peek_chat(&peer).is_none());
     assert!(test.host.session(&session).await.is_err());
@@ -264,9 +265,9 @@ async fn stale_resolves_are_dropped_after_delete() {
 /// I5: eviction leaves a chat that is being resolved alone, and takes it once resolved.
 #[tokio::test]
 async fn eviction_waits_for_a_resolve_in_flight() {
-    let (test, fresh, _session, peer, resolve) =
-        restored_with_a_slow_peer_resolve(std::time::Duration::from_millis(200)).await;
+    let (test, fresh, _session, peer, resolve) = restored_with_a_held_peer_resolve().await;
     assert_eq!(test.host.evict_idle(std::time::Duration::ZERO).await, 0);
+    fresh.release_materialize();
     resolve.await.unwrap().unwrap();
     assert!(test.host.peek_chat(&peer).is_some(), "resolved and kept");
     assert_eq!(test.host.evict_idle(std::time::Duration::ZERO).await, 1);
@@ -355,21 +356,11 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
     fake.discover_on_create(std::time::Duration::from_millis(100));
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
-    let peer = test.peer(&session).await;
-    // Anything deferred is registered (or refused) once the creations are done.
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    test.host.flush().await;
-    let listed = test
-        .host
-        .list_sessions(&SessionQuery::default())
-        .await
-        .unwrap()
-        .sessions;
-    let uris: Vec<&hearth_core::SessionUri> = listed.iter().map(|summary| &summary.uri).collect();
-    assert_eq!(uris, [&session], "only the session itself: {listed:?}");
-    assert!(test.host.chat(&peer).await.is_ok());
-    // A conversation nobody created is still discovered afterwards.
     let mut root = test.host.subscribe(&ResourceUri::Root).await.unwrap();
+    let peer = test.peer(&session).await;
+    // Anything deferred is registered (or refused) once the creations are done. A
+    // conversation nobody created, discovered afterwards, is the marker: it is
+    // registered, and nothing before it.
     fake.emit(AgentEvent::DiscoverChats {
         provider: ProviderId::parse("fake").unwrap(),
         chats: vec![DiscoveredChat {
@@ -382,11 +373,33 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
         }],
     })
     .await;
-    let added = next_envelope(&mut root.receiver).await;
-    let Action::SessionAdded { summary } = added.action else {
-        panic!("{added:?}")
+    let added = loop {
+        let envelope = next_envelope(&mut root.receiver).await;
+        if let Action::SessionAdded { summary } = envelope.action {
+            break summary;
+        }
     };
-    assert_eq!(summary.uri.id().as_str(), "conv-elsewhere");
+    assert_eq!(
+        added.uri.id().as_str(),
+        "conv-elsewhere",
+        "the backing discovered while its chat was created became a session"
+    );
+    test.host.flush().await;
+    let listed = test
+        .host
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions;
+    let mut ids: Vec<&str> = listed
+        .iter()
+        .map(|summary| summary.uri.id().as_str())
+        .collect();
+    ids.sort_unstable();
+    let mut expected = vec![session.id().as_str(), "conv-elsewhere"];
+    expected.sort_unstable();
+    assert_eq!(ids, expected, "only the session and the marker: {listed:?}");
+    assert!(test.host.chat(&peer).await.is_ok());
 }
 
 /// I8: harnesses get host facts (origin, scope, working directories) in the context.

@@ -211,7 +211,7 @@ async fn streaming_text_is_checkpointed_and_survives_a_crash_as_incomplete() {
     // No completion: the checkpoint interval alone must save the partial answer.
     let store = test.store.clone();
     let probe = chat.clone();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let deadline = tokio::time::Instant::now() + hearth_test_support::WAIT;
     loop {
         let stored = store.turns(&probe).await.unwrap();
         if stored[0].response_text() == "Once upon a time" {

@@ -8,7 +8,7 @@ use hearth_test_support::model_server::Outcome;
 use hearth_test_support::{AnthropicStream, MockModelServer, MockResponse, OpenAiStream};
 use pretty_assertions::assert_eq;
 
-use super::support::{WAIT, anthropic, hello, openai, text};
+use super::support::{WAIT, anthropic, drain, hello, openai, text};
 
 fn endless(model: &str) -> OpenAiStream {
     OpenAiStream::new(model)
@@ -83,18 +83,14 @@ async fn cancelling_while_waiting_for_headers_aborts() {
     server.enqueue(MockResponse::hang());
     let cancel = CancellationToken::new();
     let mut stream = openai(&server).stream(hello("m"), cancel.clone());
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            cancel.cancel();
-        })
+    // Cancelled once the request has reached the server, which never answers it.
+    let cancel_once_asked = async {
+        let asked = server.wait_for_request(WAIT, |_| true).await;
+        assert!(asked.is_some(), "the request never reached the server");
+        cancel.cancel();
     };
-    assert_eq!(
-        tokio::time::timeout(WAIT, stream.next()).await.unwrap(),
-        Some(Err(LlmError::Cancelled))
-    );
-    canceller.await.unwrap();
+    let (next, ()) = tokio::join!(tokio::time::timeout(WAIT, stream.next()), cancel_once_asked);
+    assert_eq!(next.unwrap(), Some(Err(LlmError::Cancelled)));
     drop(stream);
     assert_eq!(
         server.wait_for_outcome(0, WAIT).await,
@@ -132,11 +128,21 @@ async fn a_cancelled_token_sends_nothing() {
     let server = MockModelServer::start().await.unwrap();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let mut stream = openai(&server).stream(hello("m"), cancel);
+    let client = openai(&server);
+    let mut stream = client.stream(hello("m"), cancel);
     assert_eq!(
         tokio::time::timeout(WAIT, stream.next()).await.unwrap(),
         Some(Err(LlmError::Cancelled))
     );
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(server.requests().len(), 0);
+    // A later request through the same client is the marker: the cancelled one, had it
+    // been sent, would have reached the server before it.
+    server.enqueue(OpenAiStream::text_answer("marker", &["ok"], 1, 1));
+    let (_, error) = drain(client.stream(hello("marker"), CancellationToken::new())).await;
+    assert_eq!(error, None);
+    let models: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|request| request.json()["model"].clone())
+        .collect();
+    assert_eq!(models, ["marker"], "only the marker was sent");
 }

@@ -1,6 +1,6 @@
 //! Broken connections and broken streams.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
 use hearth_llm::{
@@ -8,7 +8,7 @@ use hearth_llm::{
     TimeoutPhase, ToolSpec, parse_tool_arguments,
 };
 use hearth_test_support::model_server::Outcome;
-use hearth_test_support::{MockModelServer, MockResponse, OpenAiStream};
+use hearth_test_support::{Gate, MockModelServer, MockResponse, OpenAiStream};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -181,39 +181,35 @@ async fn truncated_tool_json_is_completed_then_repaired_and_validated() {
 #[tokio::test]
 async fn very_slow_tokens_arrive_one_by_one() {
     let server = MockModelServer::start().await.unwrap();
-    let gap = Duration::from_millis(150);
+    // The server holds back everything after each token until the test has seen it.
+    let gates = [Gate::new(), Gate::new(), Gate::new()];
     server.enqueue(
         OpenAiStream::new("m")
             .text("slow ")
-            .pause(gap)
+            .hold(&gates[0])
             .text("and ")
-            .pause(gap)
+            .hold(&gates[1])
             .text("steady")
-            .pause(gap)
+            .hold(&gates[2])
             .finish("stop")
             .done(),
     );
-    let client = OpenAiClient::new(
-        options("openai", &server.url_with("/v1")).with_idle_timeout(Duration::from_secs(2)),
-    )
-    .unwrap();
+    let client =
+        OpenAiClient::new(options("openai", &server.url_with("/v1")).with_idle_timeout(WAIT))
+            .unwrap();
     let mut stream = client.stream(hello("m"), CancellationToken::new());
-    let mut seen = Vec::new();
-    while let Some(event) = tokio::time::timeout(WAIT, stream.next()).await.unwrap() {
-        seen.push((event.unwrap(), Instant::now()));
+    for (token, gate) in ["slow ", "and ", "steady"].into_iter().zip(&gates) {
+        // Each token reaches the caller while the server sends nothing after it: a
+        // client that buffered tokens would wait here until the bound.
+        let event = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("{token:?} was held back: tokens were buffered"));
+        assert_eq!(event.unwrap().unwrap(), text(token));
+        gate.open();
     }
-
-    let events: Vec<_> = seen.iter().map(|(event, _)| event.clone()).collect();
-    assert_eq!(
-        events,
-        vec![text("slow "), text("and "), text("steady"), finished()]
-    );
-    // Each token reached the caller before the server sent the next one.
-    let sent = server.timing(0).unwrap().chunks_sent_at;
-    assert!(
-        seen[0].1 < sent[1] && seen[1].1 < sent[2],
-        "tokens were buffered"
-    );
+    let (events, error) = drain(stream).await;
+    assert_eq!(error, None);
+    assert_eq!(events, vec![finished()]);
 }
 
 #[tokio::test]

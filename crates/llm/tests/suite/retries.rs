@@ -1,7 +1,9 @@
 //! Retries as the official SDKs do them: status rules, `x-should-retry`, `retry-after`
 //! in milliseconds, seconds or as a date, the cap, the budget.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
 
 use hearth_llm::{
     ApiError, CancellationToken, ClientOptions, FinishReason, LlmError, ModelClient, OpenAiClient,
@@ -10,7 +12,7 @@ use hearth_llm::{
 use hearth_test_support::{AnthropicStream, MockModelServer, MockResponse, OpenAiStream};
 use pretty_assertions::assert_eq;
 
-use super::support::{KEY, anthropic, drain, hello, openai, options, text, without_backoff};
+use super::support::{KEY, WAIT, anthropic, drain, hello, openai, options, text, without_backoff};
 
 fn ok_stream() -> OpenAiStream {
     OpenAiStream::new("m").text("ok").finish("stop").done()
@@ -87,22 +89,35 @@ async fn rate_limit_with_retry_after_as_an_http_date() {
     let date = (chrono::Utc::now() + chrono::Duration::seconds(2))
         .format("%a, %d %b %Y %H:%M:%S GMT")
         .to_string();
+    let retry_at = SystemTime::from(chrono::DateTime::parse_from_rfc2822(&date).unwrap());
     server.enqueue(rejection(429, "slow down").with_header("retry-after", &date));
     server.enqueue(ok_stream());
-    let (events, error) = drain(openai(&server).stream(hello("m"), CancellationToken::new())).await;
+    let asked = SystemTime::now();
+    let mut stream = openai(&server).stream(hello("m"), CancellationToken::new());
+    let first = tokio::time::timeout(WAIT, stream.next())
+        .await
+        .expect("no first event")
+        .expect("the stream ended")
+        .unwrap();
+    let told = SystemTime::now();
+    let (events, error) = drain(stream).await;
 
     assert_eq!(error, None);
     let StreamEvent::Retrying {
         attempt: 1, delay, ..
-    } = &events[0]
+    } = first
     else {
-        panic!("expected a retry first: {events:?}");
+        panic!("expected a retry first: {first:?}");
     };
+    // The wait runs to the date, from a moment between the request and the event
+    // (however long that took): within these bounds, not the backoff's milliseconds.
+    let longest = retry_at.duration_since(asked).unwrap();
+    let shortest = retry_at.duration_since(told).unwrap_or_default();
     assert!(
-        *delay > Duration::from_millis(900) && *delay <= Duration::from_secs(2),
-        "{delay:?}"
+        shortest <= delay && delay <= longest,
+        "{delay:?} is not between {shortest:?} and {longest:?}"
     );
-    assert_eq!(events[1..], [text("ok"), finished()]);
+    assert_eq!(events, [text("ok"), finished()]);
     assert_identical_bodies(&server, 2);
 }
 

@@ -10,7 +10,7 @@ use hearth_llm::{
 use hearth_test_support::MockModelServer;
 
 /// Every wait in these tests is bounded by this.
-pub const WAIT: Duration = Duration::from_secs(10);
+pub const WAIT: Duration = hearth_test_support::WAIT;
 
 /// The key the tests send; it must never appear in an error.
 pub const KEY: &str = "sk-test-key-0123456789";

@@ -34,7 +34,8 @@ async fn session_with_a_turn(server: &TestServer, client: &Client) -> (String, S
     server.fake.wait_for_send(&chat_uri).await;
     server.fake.finish_ok(&chat_uri);
     // The turn is finished once the chat resolves without a running turn.
-    for _ in 0..200 {
+    let deadline = tokio::time::Instant::now() + super::support::WAIT;
+    loop {
         let resolved = client
             .call::<ChatResolve>(&ChatParams { chat: chat.clone() })
             .await
@@ -47,6 +48,10 @@ async fn session_with_a_turn(server: &TestServer, client: &Client) -> (String, S
         {
             break;
         }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the turn in {chat} never finished"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     (session.summary.uri, chat, turn_id)

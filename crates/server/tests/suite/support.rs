@@ -7,7 +7,7 @@ use hearth_server::{Backend, Client, Notifications, Notified, Secret, Server, Se
 use hearth_test_support::{FakeAgent, TestHost};
 use tokio::sync::oneshot;
 
-pub const WAIT: Duration = Duration::from_secs(10);
+pub const WAIT: Duration = hearth_test_support::WAIT;
 
 pub struct TestServer {
     pub url: String,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use hearth_core::{ChatUri, Turn, TurnId, UserMessage, now};
-use hearth_store::{SessionQuery, SqliteStore, Store, StoreError};
+use hearth_store::{Access, SessionQuery, SqliteStore, Store, StoreError};
 
 use super::fixtures::{at, new_session};
 
@@ -121,4 +121,42 @@ async fn a_read_only_file_system_is_reported() {
         .await
         .unwrap_err();
     assert!(matches!(fresh, StoreError::ReadOnly { .. }), "{fresh:?}");
+}
+
+#[tokio::test]
+async fn a_database_on_a_read_only_file_system_is_read_and_every_change_says_why_it_failed() {
+    let Some(disk) = SmallDisk::mount("2m") else {
+        return;
+    };
+    let path = disk.path().join("hearth.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let turn = Turn::started(TurnId::generate(), UserMessage::text("kept"), now());
+    store.insert_turn(&chat, &turn).await.unwrap();
+    let written = store.list_sessions(&SessionQuery::default()).await.unwrap();
+    store.close().await;
+    let before = std::fs::read(&path).unwrap();
+    disk.remount_read_only();
+
+    // Neither the `-wal` nor the `-shm` file exists, and neither can be created.
+    let store = SqliteStore::open_or_read_only(&path).await.unwrap();
+    let Access::ReadOnly { reason } = store.access() else {
+        panic!("opened for writing on a read-only file system");
+    };
+    assert_eq!(reason, "it is on a read-only file system");
+    let listed = store.list_sessions(&SessionQuery::default()).await.unwrap();
+    assert_eq!(listed, written);
+    assert_eq!(store.turns(&chat).await.unwrap(), vec![turn]);
+
+    let error = store
+        .create_session(&new_session("replay", None, at(1)))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::ReadOnly { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("open for reading only"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
 }

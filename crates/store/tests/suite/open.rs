@@ -1,6 +1,6 @@
 use std::fs;
 
-use hearth_store::{SCHEMA_VERSION, SqliteStore, Store, StoreError};
+use hearth_store::{Access, SCHEMA_VERSION, SqliteStore, Store, StoreError};
 
 use super::fixtures::{at, new_session};
 
@@ -241,4 +241,54 @@ async fn an_older_database_is_migrated_without_losing_turns() {
         .await
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION);
+}
+
+#[tokio::test]
+async fn a_database_opened_for_reading_only_reads_and_refuses_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+
+    let reader = SqliteStore::open_read_only(&path).await.unwrap();
+    assert!(matches!(reader.access(), Access::ReadOnly { .. }));
+    assert_eq!(
+        reader.session(&session.summary.uri).await.unwrap(),
+        Some(session.summary.clone())
+    );
+    let error = reader
+        .delete_session(&session.summary.uri)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::ReadOnly { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("open for reading only"),
+        "{error}"
+    );
+    assert!(store.session(&session.summary.uri).await.unwrap().is_some());
+    // A missing database is not made by a reader.
+    let missing = dir.path().join("missing.db");
+    assert!(SqliteStore::open_read_only(&missing).await.is_err());
+    assert!(!missing.exists());
+}
+
+#[tokio::test]
+async fn a_database_this_user_cannot_write_is_opened_for_reading() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hearth.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    store.close().await;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o400)).unwrap();
+    let store = SqliteStore::open_or_read_only(&path).await.unwrap();
+    // Privileged users may write any file: then it opens for writing, as it should.
+    if rustix::process::geteuid().is_root() {
+        assert_eq!(store.access(), &Access::ReadWrite);
+        return;
+    }
+    assert!(matches!(store.access(), Access::ReadOnly { .. }));
+    assert!(store.session(&session.summary.uri).await.unwrap().is_some());
 }

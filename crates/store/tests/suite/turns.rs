@@ -182,3 +182,63 @@ async fn fork_copies_turns_through_the_fork_point() {
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[tokio::test]
+async fn a_turn_that_cannot_be_read_shows_as_unreadable_and_the_rest_of_the_chat_reads() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let mut turns = Vec::new();
+    for text in ["one", "two", "three", "four"] {
+        let mut turn = Turn::started(TurnId::generate(), UserMessage::text(text), now());
+        turn.push_text(&format!("answer {text}"));
+        turn.end(StopReason::EndTurn);
+        store.insert_turn(&chat, &turn).await.unwrap();
+        turns.push(turn);
+    }
+    // Damage two of them: one body is not JSON at all, one holds a part of no known kind.
+    for (turn, body) in [
+        (&turns[1], "{\"id\": \"cut off here".to_owned()),
+        (
+            &turns[3],
+            format!(
+                "{{\"id\":\"{}\",\"user\":{{\"text\":\"four\"}},\"parts\":[{{\"type\":\"hologram\"}}],\"started_at\":0}}",
+                turns[3].id
+            ),
+        ),
+    ] {
+        sqlx::query("UPDATE turns SET body = ? WHERE turn_id = ?")
+            .bind(body)
+            .bind(turn.id.as_str())
+            .execute(store.pool())
+            .await
+            .unwrap();
+    }
+
+    let read = store.turns(&chat).await.unwrap();
+    assert_eq!(read.len(), 4);
+    assert_eq!(read[0], turns[0]);
+    assert_eq!(read[2], turns[2]);
+    for (index, user) in [(1, ""), (3, "four")] {
+        let unreadable = &read[index];
+        assert_eq!(unreadable.id, turns[index].id);
+        assert_eq!(unreadable.user.text, user, "what could be read is kept");
+        assert_eq!(unreadable.stop_reason, Some(StopReason::Error));
+        let [ResponsePart::Error { message }] = unreadable.parts.as_slice() else {
+            panic!("not an unreadable turn: {unreadable:?}");
+        };
+        assert!(
+            message.starts_with("this turn could not be read: "),
+            "{message}"
+        );
+        assert!(
+            message.contains(&chat.to_string()),
+            "names the chat: {message}"
+        );
+        assert!(
+            message.contains(turns[index].id.as_str()),
+            "names the turn: {message}"
+        );
+    }
+}

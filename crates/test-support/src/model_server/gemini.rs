@@ -130,13 +130,13 @@ impl GeminiStream {
         self.steps
     }
 
-    /// The body as one byte string (pauses and resets left out).
+    /// The body as one byte string (pauses, holds and resets left out).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.steps
             .iter()
             .filter_map(|step| match step {
                 Step::Send(bytes) => Some(bytes.as_slice()),
-                Step::Pause(_) | Step::Reset => None,
+                Step::Pause(_) | Step::Hold(_) | Step::Reset => None,
             })
             .collect::<Vec<_>>()
             .concat()

@@ -3,7 +3,7 @@
 //! lets it pause between chunks, reset the connection mid-stream, or never answer.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -147,7 +147,7 @@ async fn play(
             return false;
         }
         Body::Hang => {
-            let outcome = wait_for_client(stream, None).await;
+            let outcome = wait_for_client(stream, std::future::pending()).await;
             shared.finish(index, outcome.unwrap_or(Outcome::ClientGone));
             return false;
         }
@@ -200,7 +200,13 @@ async fn play(
                 }
             }
             Step::Pause(duration) => {
-                if let Some(outcome) = wait_for_client(stream, Some(duration)).await {
+                if let Some(outcome) = wait_for_client(stream, tokio::time::sleep(duration)).await {
+                    shared.finish(index, outcome);
+                    return false;
+                }
+            }
+            Step::Hold(gate) => {
+                if let Some(outcome) = wait_for_client(stream, gate.opened()).await {
                     shared.finish(index, outcome);
                     return false;
                 }
@@ -219,8 +225,12 @@ async fn play(
     true
 }
 
-/// Waits `duration` (forever when `None`), noticing a client that goes away meanwhile.
-async fn wait_for_client(stream: &mut TcpStream, duration: Option<Duration>) -> Option<Outcome> {
+/// Waits until `until` is ready, noticing a client that goes away meanwhile (then says
+/// so).
+async fn wait_for_client(
+    stream: &mut TcpStream,
+    until: impl Future<Output = ()>,
+) -> Option<Outcome> {
     let (mut reader, _writer): (ReadHalf<'_>, WriteHalf<'_>) = stream.split();
     let mut probe = [0u8; 1024];
     let gone = async {
@@ -232,12 +242,9 @@ async fn wait_for_client(stream: &mut TcpStream, duration: Option<Duration>) -> 
             }
         }
     };
-    match duration {
-        Some(duration) => tokio::select! {
-            outcome = gone => Some(outcome),
-            () = tokio::time::sleep(duration) => None,
-        },
-        None => Some(gone.await),
+    tokio::select! {
+        outcome = gone => Some(outcome),
+        () = until => None,
     }
 }
 

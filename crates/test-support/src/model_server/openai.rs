@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{MockResponse, Step};
+use super::{Gate, MockResponse, Step};
 
 /// A Chat Completions SSE stream, event by event. Each event is sent as its own chunk.
 #[derive(Clone, Debug)]
@@ -130,6 +130,12 @@ impl OpenAiStream {
         self
     }
 
+    /// A stop before the next step until `gate` opens.
+    pub fn hold(mut self, gate: &Gate) -> Self {
+        self.steps.push(Step::Hold(gate.clone()));
+        self
+    }
+
     /// A connection reset at this point.
     pub fn reset(mut self) -> Self {
         self.steps.push(Step::Reset);
@@ -141,13 +147,13 @@ impl OpenAiStream {
         self.steps
     }
 
-    /// The body as one byte string (pauses and resets left out), e.g. a recording.
+    /// The body as one byte string (pauses, holds and resets left out), e.g. a recording.
     pub fn to_bytes(&self) -> Vec<u8> {
         self.steps
             .iter()
             .filter_map(|step| match step {
                 Step::Send(bytes) => Some(bytes.as_slice()),
-                Step::Pause(_) | Step::Reset => None,
+                Step::Pause(_) | Step::Hold(_) | Step::Reset => None,
             })
             .collect::<Vec<_>>()
             .concat()

@@ -158,7 +158,14 @@ async fn verify_walks_an_intact_chain() {
     let rows = oldest_first(&bench).await;
     assert_eq!(report.rows, 5);
     assert!(report.is_intact());
-    assert_eq!(report.head.as_deref(), Some(rows[4].hash.as_str()));
+    assert_eq!(
+        report.head,
+        Some(hearth_tools::ChainHead {
+            seq: 5,
+            hash: rows[4].hash.clone()
+        })
+    );
+    assert_eq!(report.keyed_from, Some(1));
     assert_eq!(rows[0].prev_hash, hearth_store::AUDIT_GENESIS_HASH);
     for pair in rows.windows(2) {
         assert_eq!(pair[1].prev_hash, pair[0].hash);
@@ -184,7 +191,7 @@ async fn verify_names_the_first_changed_row() {
         .unwrap();
     let report = bench.audit.verify().await.unwrap();
     let broken = report.broken.expect("the chain is broken");
-    assert_eq!(broken.seq, 3);
+    assert_eq!(broken.seq, Some(3));
     assert!(broken.reason.contains("changed"), "{}", broken.reason);
 }
 
@@ -207,7 +214,7 @@ async fn verify_notices_a_rehashed_row_and_a_deleted_row() {
         .await
         .unwrap();
     let broken = bench.audit.verify().await.unwrap().broken.unwrap();
-    assert_eq!(broken.seq, 2);
+    assert_eq!(broken.seq, Some(2));
 
     let bench = Bench::new().await;
     for index in 0..4 {
@@ -225,7 +232,7 @@ async fn verify_notices_a_rehashed_row_and_a_deleted_row() {
         .await
         .unwrap();
     let broken = bench.audit.verify().await.unwrap().broken.unwrap();
-    assert_eq!(broken.seq, 3);
+    assert_eq!(broken.seq, Some(3));
     assert!(broken.reason.contains("missing"), "{}", broken.reason);
 }
 

@@ -1,0 +1,257 @@
+//! Applying a staged payload: the events it touches must be as they were when it was
+//! staged (changes elsewhere in the file do not matter); it is rendered again against
+//! the files as they are now, must write the same edits as staged, and is written
+//! atomically.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::plan::plan;
+use super::{
+    AppliedChange, ChangeRequest, EventGuard, NoteTarget, PAYLOAD_FORMAT, Payload, Target,
+    WHOLE_FILE_FORMAT, Writes, note_path, read_text,
+};
+use crate::atomic::write_all;
+use crate::error::{CalendarError, ConflictKind, Result};
+use crate::fingerprint::ABSENT;
+use crate::ics_write::event_fingerprints;
+use crate::spec::EventInput;
+use crate::store::{CalendarInfo, Calendars, Storage};
+
+/// The change an event went through between two fingerprints, if any.
+fn conflict_kind(staged: &str, now: &str) -> Option<ConflictKind> {
+    match (staged == now, staged == ABSENT, now == ABSENT) {
+        (true, _, _) => None,
+        (false, true, _) => Some(ConflictKind::Appeared),
+        (false, false, true) => Some(ConflictKind::Removed),
+        (false, false, false) => Some(ConflictKind::Changed),
+    }
+}
+
+/// Reads the calendar file, refusing when an event the change touches changed since
+/// staging (format 2), or when the file changed at all (format 1).
+fn check_ics(
+    path: &Path,
+    calendar: &str,
+    fingerprint: Option<&str>,
+    existed: bool,
+    events: &[EventGuard],
+) -> Result<Option<String>> {
+    let current = read_text(path)?;
+    if let Some(whole) = fingerprint {
+        let now = current.as_ref().map_or(ABSENT, |(_, f)| f.as_str());
+        if now != whole {
+            return Err(CalendarError::Conflict {
+                path: path.to_path_buf(),
+            });
+        }
+        return Ok(current.map(|(text, _)| text));
+    }
+    if existed && current.is_none() {
+        return Err(CalendarError::Conflict {
+            path: path.to_path_buf(),
+        });
+    }
+    let text = current.map(|(text, _)| text);
+    let uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
+    let now = event_fingerprints(text.as_deref().unwrap_or(""), &uids);
+    for (event, now) in events.iter().zip(&now) {
+        if let Some(kind) = conflict_kind(&event.fingerprint, now) {
+            return Err(CalendarError::EventConflict {
+                title: event.title.clone(),
+                event: format!("{calendar}/{}", event.uid),
+                path: path.to_path_buf(),
+                kind,
+            });
+        }
+    }
+    Ok(text)
+}
+
+/// Reads the notes, refusing when any changed since staging.
+fn check_notes(
+    folder: &Path,
+    calendar: &str,
+    notes: &[NoteTarget],
+) -> Result<Vec<(PathBuf, Option<String>)>> {
+    let mut texts = Vec::new();
+    for note in notes {
+        let path = note_path(folder, &note.name)?;
+        let current = read_text(&path)?;
+        let now = current.as_ref().map_or(ABSENT, |(_, f)| f.as_str());
+        if let Some(kind) = conflict_kind(&note.fingerprint, now) {
+            return Err(CalendarError::EventConflict {
+                title: note.title.clone().unwrap_or_else(|| note.name.clone()),
+                event: format!("{calendar}/{}", note.name),
+                path,
+                kind,
+            });
+        }
+        texts.push((path, current.map(|(text, _)| text)));
+    }
+    Ok(texts)
+}
+
+/// The event to name when applying would write something other than what was staged.
+fn first_event(target: &Target, calendar: &str) -> (String, String, PathBuf) {
+    match target {
+        Target::IcsFile { path, events, .. } => events.first().map_or_else(
+            || (String::new(), calendar.to_owned(), path.clone()),
+            |e| {
+                (
+                    e.title.clone(),
+                    format!("{calendar}/{}", e.uid),
+                    path.clone(),
+                )
+            },
+        ),
+        Target::Notes { folder, notes } => notes.first().map_or_else(
+            || (String::new(), calendar.to_owned(), folder.clone()),
+            |n| {
+                (
+                    n.title.clone().unwrap_or_else(|| n.name.clone()),
+                    format!("{calendar}/{}", n.name),
+                    folder.join(&n.name),
+                )
+            },
+        ),
+    }
+}
+
+/// Checks, renders again and writes a payload; runs on a blocking thread.
+fn write(info: &CalendarInfo, payload: &Payload) -> Result<()> {
+    info.ensure_folder()?;
+    let texts = match &payload.target {
+        Target::IcsFile {
+            path,
+            fingerprint,
+            existed,
+            events,
+        } => {
+            let text = check_ics(path, &info.id, fingerprint.as_deref(), *existed, events)?;
+            vec![(path.clone(), text)]
+        }
+        Target::Notes { folder, notes } => check_notes(folder, &info.id, notes)?,
+    };
+    let planned = plan(info, &payload.operation, &texts, payload.staged_at)?;
+    if let Some(staged) = &payload.writes
+        && !staged.admits(&planned.writes)
+    {
+        let (title, event, path) = first_event(&payload.target, &info.id);
+        return Err(CalendarError::EventConflict {
+            title,
+            event,
+            path,
+            kind: ConflictKind::WouldDiffer,
+        });
+    }
+    // All of a batch or none of it: a failure part-way leaves the files as they were.
+    write_all(planned.into_changes())
+}
+
+fn parse(payload: &Value) -> Result<Payload> {
+    let payload: Payload = serde_json::from_value(payload.clone())
+        .map_err(|error| CalendarError::InvalidPayload(error.to_string()))?;
+    let complete = match (payload.format, &payload.target, &payload.writes) {
+        (WHOLE_FILE_FORMAT, Target::IcsFile { fingerprint, .. }, _) => fingerprint.is_some(),
+        (WHOLE_FILE_FORMAT, Target::Notes { .. }, _) => true,
+        (PAYLOAD_FORMAT, Target::IcsFile { fingerprint, .. }, Some(Writes { .. })) => {
+            fingerprint.is_none()
+        }
+        (PAYLOAD_FORMAT, Target::Notes { .. }, Some(_)) => true,
+        (PAYLOAD_FORMAT, _, None) => false,
+        (other, _, _) => {
+            return Err(CalendarError::InvalidPayload(format!(
+                "payload format {other} is not {WHOLE_FILE_FORMAT} or {PAYLOAD_FORMAT}"
+            )));
+        }
+    };
+    if !complete {
+        return Err(CalendarError::InvalidPayload(format!(
+            "a format {} payload for {} lacks what applying checks",
+            payload.format, payload.calendar
+        )));
+    }
+    Ok(payload)
+}
+
+impl Calendars {
+    /// Applies a staged payload: refuses, naming the event, when an event it touches
+    /// changed since staging; otherwise writes the staged edits atomically.
+    pub async fn apply(&self, payload: &Value) -> Result<AppliedChange> {
+        let payload = parse(payload)?;
+        let info = self.calendar(&payload.calendar)?.clone();
+        if !info.writable {
+            return Err(CalendarError::ReadOnly {
+                id: info.id.clone(),
+                reason: info.read_only_reason.clone().unwrap_or_default(),
+            });
+        }
+        let matches = match (&payload.target, &info.storage) {
+            (Target::IcsFile { path, .. }, Storage::File(configured)) => path == configured,
+            (Target::Notes { folder, .. }, Storage::Folder(configured)) => folder == configured,
+            _ => false,
+        };
+        if !matches {
+            return Err(CalendarError::InvalidPayload(format!(
+                "the payload's storage is not calendar `{}`'s ({}) any more",
+                info.id, info.location
+            )));
+        }
+        let events = payload
+            .operation
+            .uids()
+            .iter()
+            .map(|uid| format!("{}/{uid}", info.id))
+            .collect();
+        let _guard = self.inner.write_lock.lock().await;
+        let job_info = info.clone();
+        let summary = payload.summary.clone();
+        let result = tokio::task::spawn_blocking(move || write(&job_info, &payload))
+            .await
+            .map_err(|error| CalendarError::Task(error.to_string()))?;
+        self.forget(&info.id);
+        result?;
+        Ok(AppliedChange { summary, events })
+    }
+
+    /// Creates an event at once (a user action, as `hearth calendar add`): stages and
+    /// applies in one step.
+    pub async fn add_event(
+        &self,
+        calendar: Option<&str>,
+        event: EventInput,
+    ) -> Result<AppliedChange> {
+        let staged = self
+            .stage(ChangeRequest::Create {
+                calendar: calendar.map(str::to_owned),
+                events: vec![event],
+            })
+            .await?;
+        self.apply(&staged.payload).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflicts_say_what_happened_to_the_event() {
+        assert_eq!(conflict_kind("sha256:a", "sha256:a"), None);
+        assert_eq!(conflict_kind(ABSENT, ABSENT), None);
+        assert_eq!(
+            conflict_kind(ABSENT, "sha256:a"),
+            Some(ConflictKind::Appeared)
+        );
+        assert_eq!(
+            conflict_kind("sha256:a", ABSENT),
+            Some(ConflictKind::Removed)
+        );
+        assert_eq!(
+            conflict_kind("sha256:a", "sha256:b"),
+            Some(ConflictKind::Changed)
+        );
+    }
+}

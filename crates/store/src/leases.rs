@@ -1,0 +1,286 @@
+//! Chat leases: a chat has at most one writer at a time across processes. A process takes
+//! a chat's lease before it answers in the chat, renews it while the answer runs, and
+//! releases it once the turn is stored. A process that stopped without releasing leaves a
+//! lease that ends when it expires — or at once, when another process on the same machine
+//! has seen that its holder no longer runs ([`Takeover::Stopped`]).
+//!
+//! Each lease has an epoch that grows whenever the lease passes to another owner. A
+//! process that remembers the epoch at which it read a chat can tell, when it takes the
+//! lease again, whether another process wrote the chat meanwhile.
+
+use std::time::Duration;
+
+use hearth_core::{ChatUri, ProviderData, SessionUri, Timestamp, now};
+use sqlx::Connection;
+
+use crate::codec::{from_millis, parse_id, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::sqlite::SqliteStore;
+
+/// Who holds a lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// One running host, minted at random when it starts: leases are compared by it, so
+    /// two hosts in one process exclude each other too.
+    pub instance: String,
+    /// The holder's process id.
+    pub pid: u32,
+    /// The name of the machine the holder runs on.
+    pub host: String,
+}
+
+/// Which lease of another owner a take may replace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Takeover {
+    /// Only one that ended (released or expired).
+    Ended,
+    /// Also a live one held by this instance, whose process the caller saw had stopped.
+    /// A compare-and-set: when another owner took the lease meanwhile, the take fails.
+    Stopped(String),
+}
+
+/// A lease taken or renewed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseGrant {
+    /// The lease's epoch now.
+    pub epoch: i64,
+    /// Its epoch before this take: the last owner's (0 for a chat never leased). Equal to
+    /// `epoch` when the lease was already the taker's.
+    pub previous_epoch: i64,
+}
+
+/// A chat's lease as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatLease {
+    /// The chat.
+    pub chat: ChatUri,
+    /// Its current or last owner.
+    pub holder: LeaseHolder,
+    /// Grows each time the lease passes to another owner.
+    pub epoch: i64,
+    /// When it ends (or ended: a released lease ended when it was released).
+    pub expires_at: Timestamp,
+}
+
+impl ChatLease {
+    /// Whether the lease is held at `at`.
+    pub fn is_live(&self, at: Timestamp) -> bool {
+        self.expires_at > at
+    }
+}
+
+/// A stored lease row: owner, pid, host, epoch, expires_at.
+type LeaseRow = (String, i64, String, i64, i64);
+
+fn holder_from(owner: String, pid: i64, host: String) -> LeaseHolder {
+    LeaseHolder {
+        instance: owner,
+        pid: u32::try_from(pid).unwrap_or(0),
+        host,
+    }
+}
+
+fn expiry(at: i64, ttl: Duration) -> i64 {
+    at.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl SqliteStore {
+    pub(crate) async fn take_lease_impl(
+        &self,
+        chat: &ChatUri,
+        holder: &LeaseHolder,
+        ttl: Duration,
+        takeover: &Takeover,
+    ) -> StoreResult<LeaseGrant> {
+        let at = to_millis(&now());
+        let expires_at = expiry(at, ttl);
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        let mut transaction = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))?;
+        let row: Option<LeaseRow> = sqlx::query_as(
+            "SELECT owner, pid, host, epoch, expires_at FROM chat_leases WHERE chat_uri = ?",
+        )
+        .bind(chat.to_string())
+        .fetch_optional(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        let grant = match row {
+            None => {
+                let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = ?")
+                    .bind(chat.to_string())
+                    .fetch_optional(&mut *transaction)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                if exists.is_none() {
+                    return Err(StoreError::NotFound {
+                        what: "chat",
+                        key: chat.to_string(),
+                    });
+                }
+                sqlx::query(
+                    "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
+                     VALUES (?, ?, ?, ?, 1, ?, ?)",
+                )
+                .bind(chat.to_string())
+                .bind(&holder.instance)
+                .bind(i64::from(holder.pid))
+                .bind(&holder.host)
+                .bind(at)
+                .bind(expires_at)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+                LeaseGrant {
+                    epoch: 1,
+                    previous_epoch: 0,
+                }
+            }
+            Some((owner, _, _, epoch, _)) if owner == holder.instance => {
+                sqlx::query(
+                    "UPDATE chat_leases SET expires_at = ?, taken_at = CASE WHEN expires_at <= ? THEN ? ELSE taken_at END
+                     WHERE chat_uri = ?",
+                )
+                .bind(expires_at)
+                .bind(at)
+                .bind(at)
+                .bind(chat.to_string())
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+                LeaseGrant {
+                    epoch,
+                    previous_epoch: epoch,
+                }
+            }
+            Some((owner, _, _, epoch, ends))
+                if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
+            {
+                sqlx::query(
+                    "UPDATE chat_leases SET owner = ?, pid = ?, host = ?, epoch = ?, taken_at = ?, expires_at = ?
+                     WHERE chat_uri = ? AND owner = ?",
+                )
+                .bind(&holder.instance)
+                .bind(i64::from(holder.pid))
+                .bind(&holder.host)
+                .bind(epoch + 1)
+                .bind(at)
+                .bind(expires_at)
+                .bind(chat.to_string())
+                .bind(&owner)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+                LeaseGrant {
+                    epoch: epoch + 1,
+                    previous_epoch: epoch,
+                }
+            }
+            Some((owner, pid, host, _, ends)) => {
+                return Err(StoreError::Leased {
+                    chat: chat.to_string(),
+                    holder: holder_from(owner, pid, host),
+                    expires_at: from_millis(ends)?,
+                });
+            }
+        };
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(grant)
+    }
+
+    pub(crate) async fn release_lease_impl(
+        &self,
+        chat: &ChatUri,
+        holder: &LeaseHolder,
+    ) -> StoreResult<()> {
+        let at = to_millis(&now());
+        sqlx::query(
+            "UPDATE chat_leases SET expires_at = MIN(expires_at, ?) WHERE chat_uri = ? AND owner = ?",
+        )
+        .bind(at)
+        .bind(chat.to_string())
+        .bind(&holder.instance)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn leases_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatLease>> {
+        let rows: Vec<(String, String, i64, String, i64, i64)> = sqlx::query_as(
+            "SELECT l.chat_uri, l.owner, l.pid, l.host, l.epoch, l.expires_at
+             FROM chat_leases l JOIN chats c ON c.uri = l.chat_uri
+             JOIN sessions s ON s.id = c.session_id
+             WHERE s.uri = ?",
+        )
+        .bind(session.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.into_iter()
+            .map(|(chat, owner, pid, host, epoch, expires_at)| {
+                Ok(ChatLease {
+                    chat: parse_id("chat uri", &chat, ChatUri::parse)?,
+                    holder: holder_from(owner, pid, host),
+                    epoch,
+                    expires_at: from_millis(expires_at)?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn set_provider_data_at_impl(
+        &self,
+        chat: &ChatUri,
+        provider_data: &ProviderData,
+        epoch: i64,
+    ) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "UPDATE chats SET provider_data = ?1 WHERE uri = ?2
+             AND COALESCE((SELECT epoch FROM chat_leases WHERE chat_uri = ?2), 0) = ?3",
+        )
+        .bind(provider_data.as_bytes())
+        .bind(chat.to_string())
+        .bind(epoch)
+        .execute(&self.relaxed)
+        .await
+        .map_err(|e| self.error(e))?;
+        if result.rows_affected() > 0 {
+            return Ok(true);
+        }
+        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = ?")
+            .bind(chat.to_string())
+            .fetch_optional(&self.relaxed)
+            .await
+            .map_err(|e| self.error(e))?;
+        match exists {
+            Some(_) => Ok(false),
+            None => Err(StoreError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_is_live_until_it_expires() {
+        let lease = ChatLease {
+            chat: ChatUri::parse("hearth-chat:replay/s/c").unwrap(),
+            holder: holder_from("a".into(), 7, "h".into()),
+            epoch: 1,
+            expires_at: from_millis(1_000).unwrap(),
+        };
+        assert!(lease.is_live(from_millis(999).unwrap()));
+        assert!(!lease.is_live(from_millis(1_000).unwrap()));
+        assert_eq!(lease.holder.pid, 7);
+        assert_eq!(holder_from("b".into(), -1, "h".into()).pid, 0);
+        assert_eq!(expiry(5, Duration::from_millis(10)), 15);
+        assert_eq!(expiry(5, Duration::MAX), i64::MAX);
+    }
+}
