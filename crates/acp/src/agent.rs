@@ -193,6 +193,24 @@ impl Inner {
             .map_err(|failure| failure.error)
     }
 
+    /// The scope's instructions, given with the first prompt of a conversation to an
+    /// agent that does not find them in an `AGENTS.md` by itself.
+    fn instructions_preface(&self, context: &ChatContext, backing: &AcpBacking) -> Option<String> {
+        if !backing.turns.is_empty() || backing.external {
+            return None;
+        }
+        let customizations = context.customizations.as_ref()?;
+        let instructions = customizations.instructions.as_deref()?.trim();
+        if instructions.is_empty()
+            || (self.shared.spec.reads_agents_file && customizations.agents_file.is_some())
+        {
+            return None;
+        }
+        Some(format!(
+            "<project_instructions>\n{instructions}\n</project_instructions>\n"
+        ))
+    }
+
     async fn prompt(
         &self,
         context: &ChatContext,
@@ -232,7 +250,13 @@ impl Inner {
             image: prompt_capabilities.image,
             embedded: prompt_capabilities.embedded_context,
         };
-        let blocks = prompt::prompt(message, backing.pending_context.as_deref(), accepts);
+        let instructions = self.instructions_preface(context, backing);
+        let preface = match (instructions, backing.pending_context.as_deref()) {
+            (Some(instructions), Some(pending)) => Some(format!("{instructions}\n{pending}")),
+            (Some(instructions), None) => Some(instructions),
+            (None, pending) => pending.map(str::to_owned),
+        };
+        let blocks = prompt::prompt(message, preface.as_deref(), accepts);
         if cancel.is_cancelled() {
             return Ok((aborted(), ()));
         }

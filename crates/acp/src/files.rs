@@ -109,9 +109,9 @@ impl Handlers {
             .shared
             .routes()
             .get(&request.session_id.to_string())
-            .map(|route| route.roots.clone());
+            .map(|route| (route.roots.clone(), route.read_only.clone()));
         self.gate.release();
-        let Some(roots) = roots else {
+        let Some((roots, read_only)) = roots else {
             respond(
                 responder,
                 Err(refused(format!("unknown session `{}`", request.session_id))),
@@ -130,7 +130,24 @@ impl Handlers {
                 return;
             };
             let path = request.path.clone();
-            let read = tokio::task::spawn_blocking(move || roots.read(&path, READ_LIMIT)).await;
+            let read = tokio::task::spawn_blocking(move || {
+                match roots.read(&path, READ_LIMIT) {
+                    // A path outside the working directories may be in a read-only one.
+                    Err(outside @ hearth_confine::Error::OutsideRoots { .. }) => match read_only {
+                        Some(read_only) => {
+                            read_only
+                                .read(&path, READ_LIMIT)
+                                .map_err(|error| match error {
+                                    hearth_confine::Error::OutsideRoots { .. } => outside,
+                                    other => other,
+                                })
+                        }
+                        None => Err(outside),
+                    },
+                    other => other,
+                }
+            })
+            .await;
             let result = match read {
                 Ok(Ok(Some(bytes))) => Ok(acp::ReadTextFileResponse::new(slice(
                     &String::from_utf8_lossy(&bytes),

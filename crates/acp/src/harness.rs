@@ -3,6 +3,7 @@
 //! the agent's sessions); it restarts it, with a growing pause after failed starts, when
 //! a chat needs it after it stopped.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
@@ -328,7 +329,33 @@ impl Inner {
     /// A route for a session: the chat, confined to the context's directories.
     pub fn route(&self, context: &ChatContext) -> Route {
         let denied: Vec<_> = self.shared.options.data_directory.iter().cloned().collect();
-        let roots = match Roots::new(&context.working_directories, &denied) {
+        let (open, protected): (Vec<PathBuf>, Vec<PathBuf>) = context
+            .working_directories
+            .iter()
+            .cloned()
+            .partition(|directory| !inside_any(directory, &denied));
+        // Of the directories inside the data directory, only the readable ones (the
+        // context cache) are kept, for reading.
+        let (readable, refused): (Vec<PathBuf>, Vec<PathBuf>) = protected
+            .into_iter()
+            .partition(|directory| inside_any(directory, &self.shared.options.readable));
+        for directory in &refused {
+            tracing::warn!(
+                agent = %self.shared.agent(),
+                directory = %directory.display(),
+                "a session directory inside Hearth's data directory is off limits"
+            );
+        }
+        let read_only = if readable.is_empty() {
+            None
+        } else {
+            Roots::new(&readable, &[])
+                .inspect_err(|error| {
+                    tracing::warn!(%error, "the readable session directories cannot be opened");
+                })
+                .ok()
+        };
+        let roots = match Roots::new(&open, &denied) {
             Ok(roots) => Some(roots),
             Err(error) => {
                 tracing::warn!(
@@ -340,7 +367,9 @@ impl Inner {
                 None
             }
         };
-        Route::new(context.chat.clone(), roots)
+        let mut route = Route::new(context.chat.clone(), roots);
+        route.read_only = read_only;
+        route
     }
 
     /// Takes what a session answer says of modes and models into the chat's route.
@@ -476,6 +505,16 @@ impl From<hearth_harness::BackingError> for Error {
     fn from(error: hearth_harness::BackingError) -> Self {
         Self::Backing(error.to_string())
     }
+}
+
+/// Whether `path` is one of `directories` or inside one, compared in canonical form
+/// where the paths exist.
+fn inside_any(path: &Path, directories: &[PathBuf]) -> bool {
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let path = canonical(path);
+    directories
+        .iter()
+        .any(|directory| path.starts_with(canonical(directory)))
 }
 
 #[cfg(test)]

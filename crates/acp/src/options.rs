@@ -43,6 +43,10 @@ pub struct HarnessOptions {
     pub audit: Option<AuditLog>,
     /// Time limits.
     pub timeouts: Timeouts,
+    /// Directories inside the data directory that agents may read (never write): the
+    /// cache of projects' context snapshots. A session directory inside the data
+    /// directory and inside one of these is readable; any other is refused.
+    pub readable: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for HarnessOptions {
@@ -53,6 +57,7 @@ impl std::fmt::Debug for HarnessOptions {
             .field("process_directory", &self.process_directory)
             .field("audit", &self.audit.is_some())
             .field("timeouts", &self.timeouts)
+            .field("readable", &self.readable)
             .finish()
     }
 }

@@ -22,6 +22,8 @@ pub struct Preset {
     pub args: &'static [&'static str],
     /// The npm package that installs it.
     pub package: &'static str,
+    /// Whether it reads `AGENTS.md` in its working directory by itself.
+    pub reads_agents_file: bool,
 }
 
 /// Claude (through Zed's ACP adapter), Claude Code's older adapter, Codex, Gemini CLI and
@@ -33,6 +35,7 @@ pub const PRESETS: [Preset; 5] = [
         program: "claude-agent-acp",
         args: &[],
         package: "@zed-industries/claude-agent-acp",
+        reads_agents_file: false,
     },
     Preset {
         id: "claude-code",
@@ -40,6 +43,7 @@ pub const PRESETS: [Preset; 5] = [
         program: "claude-code-acp",
         args: &[],
         package: "@zed-industries/claude-code-acp",
+        reads_agents_file: false,
     },
     Preset {
         id: "codex",
@@ -47,6 +51,7 @@ pub const PRESETS: [Preset; 5] = [
         program: "codex-acp",
         args: &[],
         package: "@zed-industries/codex-acp",
+        reads_agents_file: true,
     },
     Preset {
         id: "gemini",
@@ -54,6 +59,7 @@ pub const PRESETS: [Preset; 5] = [
         program: "gemini",
         args: &["--acp"],
         package: "@google/gemini-cli",
+        reads_agents_file: false,
     },
     Preset {
         id: "opencode",
@@ -61,6 +67,7 @@ pub const PRESETS: [Preset; 5] = [
         program: "opencode",
         args: &["acp"],
         package: "opencode-ai",
+        reads_agents_file: true,
     },
 ];
 
@@ -247,6 +254,7 @@ pub fn configured_agents(
                 policy: policy(&id, section, &mut problems),
                 lent_tools,
                 auth_method: section.and_then(|section| section.auth_method.clone()),
+                reads_agents_file: preset.is_some_and(|preset| preset.reads_agents_file),
             },
             preset,
             installed,

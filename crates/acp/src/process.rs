@@ -295,6 +295,12 @@ impl AgentProcess {
             }
         }
         self.kill();
+        // SIGKILL is delivered asynchronously: wait (bounded) until the group is gone,
+        // so that a stopped agent has no process left when this returns.
+        let deadline = tokio::time::Instant::now() + STOP_GRACE;
+        while group_runs(self.pid, None) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(STOP_POLL).await;
+        }
     }
 
     /// Resident memory of every process in its group, in KiB.

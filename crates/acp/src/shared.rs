@@ -83,6 +83,9 @@ pub(crate) struct Route {
     /// The directories its file and terminal requests are confined to (`None` when they
     /// could not be opened: then every such request is refused).
     pub roots: Option<Roots>,
+    /// Session directories agents may only read (inside the data directory, where
+    /// Hearth keeps projects' context snapshots).
+    pub read_only: Option<Roots>,
     /// The history the agent replays while the session is reopened.
     pub capture: Option<Vec<Replayed>>,
     /// When the agent last sent an update of that replay.
@@ -106,6 +109,7 @@ impl Route {
         Self {
             chat,
             roots,
+            read_only: None,
             capture: None,
             replayed_at: None,
             turn: None,

@@ -57,4 +57,7 @@ pub struct AgentSpec {
     pub lent_tools: Option<LentTools>,
     /// The sign-in method to use when the agent asks for one (one of the ids it offers).
     pub auth_method: Option<String>,
+    /// Whether the agent reads `AGENTS.md` in its working directory by itself: then a
+    /// project's instructions mirrored there are not repeated in its first prompt.
+    pub reads_agents_file: bool,
 }

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hearth_config::{Config, Paths};
 use hearth_core::Agent;
-use hearth_host::{Host, HostConfig, MessageLimits};
+use hearth_host::{Host, HostConfig, MessageLimits, ScopeSeam};
+use hearth_projects::{ProjectScopes, Projects};
 use hearth_store::{Access, SqliteStore};
 
 /// Where notes about the data directory go.
@@ -90,9 +91,24 @@ impl App {
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
             limits: self.limits(),
+            scopes: self.scopes(&store),
             ..HostConfig::default()
         };
         Host::start(store, agents, config)
+    }
+
+    /// Projects as the host's scopes, with their context prepared in this data
+    /// directory's cache through the guarded fetcher.
+    pub fn scopes(&self, store: &Arc<SqliteStore>) -> ScopeSeam {
+        let projects = Projects::new(store.clone());
+        let materializer = match crate::context::materializer(self) {
+            Ok(materializer) => Some(materializer),
+            Err(error) => {
+                tracing::warn!("project context will not be prepared: {error:#}");
+                None
+            }
+        };
+        ScopeSeam(Some(Arc::new(ProjectScopes::new(projects, materializer))))
     }
 
     /// The largest message accepted, from `[limits]`.

@@ -18,6 +18,7 @@ use crate::app::App;
 use crate::harnesses::Titles;
 use crate::interrupts::Interrupts;
 use crate::run::{Printer, announce, local_question, settle_locally, start, target_chat};
+use hearth_projects::{OpenEnd, ScopeView};
 
 /// `hearth chat` arguments.
 #[derive(Debug, clap::Args)]
@@ -37,6 +38,10 @@ pub struct ChatArgs {
     /// Continue a session (its default chat) or a chat, by URI.
     #[arg(long, value_name = "URI")]
     session: Option<String>,
+    /// Start the session in a project (its name or id): it works in the project's folder
+    /// with its instructions and context, and uses its default agent and model.
+    #[arg(long, conflicts_with = "session")]
+    project: Option<String>,
     /// Replay scenario file for the `replay` provider (default: the built-in demo).
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
@@ -46,8 +51,9 @@ pub struct ChatArgs {
 }
 
 const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
-model), /new (a new session), /quit (or Ctrl-D); an agent's own /commands go to the agent; \
-Ctrl-C stops an answer";
+model), /new (a new session), /open URI (another session, in its scope), /project NAME|global \
+(a new session in a project, or the global scope), /quit (or Ctrl-D); an agent's own /commands \
+go to the agent; Ctrl-C stops an answer";
 
 /// What one line of input asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -56,6 +62,10 @@ enum Input<'a> {
     Fork,
     Model(Option<&'a str>),
     New,
+    /// `/open URI`: another session, switching to its scope.
+    Open(&'a str),
+    /// `/project NAME|global`: enter a project (a new session in it), or say which.
+    Project(Option<&'a str>),
     Help,
     Quit,
     Unknown(&'a str),
@@ -81,6 +91,8 @@ fn parse(line: &str) -> Input<'_> {
         "fork" => Input::Fork,
         "model" => Input::Model(Some(rest).filter(|rest| !rest.is_empty())),
         "new" => Input::New,
+        "open" if !rest.is_empty() => Input::Open(rest),
+        "project" => Input::Project(Some(rest).filter(|rest| !rest.is_empty())),
         "help" | "?" => Input::Help,
         "quit" | "exit" | "q" => Input::Quit,
         _ => Input::Unknown(name),
@@ -94,6 +106,10 @@ struct Conversation {
     host: Host,
     provider: ProviderId,
     model: Option<String>,
+    /// The scope the user is in and its active session (`/new` makes sessions in it).
+    view: ScopeView,
+    /// The projects `/project` enters.
+    projects: hearth_projects::Projects,
     chat: ChatUri,
     show_reasoning: bool,
     /// The chat's harness is an external agent.
@@ -111,7 +127,111 @@ enum Unreported {
     Told,
 }
 
+/// A scope as the user reads it.
+fn scope_name(scope: &hearth_core::Scope) -> String {
+    match scope.project_id() {
+        Some(id) => format!("project {id}"),
+        None => "the global scope".to_owned(),
+    }
+}
+
 impl Conversation {
+    /// `/open URI`: the session (its default chat) or chat, in its scope. The scope is
+    /// switched first; a failed open puts the previous scope and session back.
+    #[allow(clippy::print_stderr)]
+    async fn open(&mut self, uri: &str) {
+        let chat = match hearth_core::ResourceUri::parse(uri) {
+            Ok(hearth_core::ResourceUri::Session(session)) => ChatUri::default_for(&session),
+            Ok(hearth_core::ResourceUri::Chat(chat)) => chat,
+            _ => {
+                eprintln!("hearth: `{uri}` is not a session or chat URI");
+                return;
+            }
+        };
+        let scope = match self.host.session(&chat.session()).await {
+            Ok(state) => state.summary.scope,
+            Err(error) => {
+                eprintln!(
+                    "hearth: cannot open {uri}: {error}; still in {} (session {})",
+                    scope_name(self.view.scope()),
+                    self.chat.session()
+                );
+                return;
+            }
+        };
+        let switched = &scope != self.view.scope();
+        let pending = self.view.begin_open(scope.clone());
+        match self.host.chat(&chat).await {
+            Ok(_) => {
+                if self.view.finish_open(pending, chat.session()) == OpenEnd::Opened {
+                    self.chat = chat;
+                    if switched {
+                        eprintln!("hearth: now in {}", scope_name(&scope));
+                    }
+                    eprintln!("hearth: opened {}", self.chat);
+                }
+            }
+            Err(error) => {
+                if self.view.fail_open(pending) == OpenEnd::RolledBack {
+                    eprintln!(
+                        "hearth: cannot open {uri}: {error}; still in {} (session {})",
+                        scope_name(self.view.scope()),
+                        self.chat.session()
+                    );
+                }
+            }
+        }
+    }
+
+    /// `/project NAME|global`: a new session in that scope. A project that cannot take
+    /// one leaves the user where they were.
+    #[allow(clippy::print_stderr)]
+    async fn enter(&mut self, key: &str) {
+        let scope = if key.eq_ignore_ascii_case("global") {
+            hearth_core::Scope::Global
+        } else {
+            match self.projects.find(key).await {
+                Ok(record) => hearth_core::Scope::Project {
+                    project_id: record.id,
+                },
+                Err(error) => {
+                    eprintln!("hearth: {error}");
+                    return;
+                }
+            }
+        };
+        let pending = self.view.begin_open(scope.clone());
+        let created = target_chat(
+            &self.host,
+            None,
+            &self.provider,
+            self.model.as_deref(),
+            &scope,
+        )
+        .await;
+        match created {
+            Ok(chat) => {
+                if self.view.finish_open(pending, chat.session()) == OpenEnd::Opened {
+                    self.chat = chat;
+                    eprintln!(
+                        "hearth: now in {}; new session {}",
+                        scope_name(&scope),
+                        self.chat.session()
+                    );
+                }
+            }
+            Err(error) => {
+                if self.view.fail_open(pending) == OpenEnd::RolledBack {
+                    eprintln!(
+                        "hearth: {error:#}; still in {} (session {})",
+                        scope_name(self.view.scope()),
+                        self.chat.session()
+                    );
+                }
+            }
+        }
+    }
+
     #[allow(clippy::print_stderr)]
     async fn command(&mut self, input: Input<'_>) -> anyhow::Result<()> {
         match input {
@@ -164,10 +284,25 @@ impl Conversation {
                 }
             }
             Input::New => {
-                self.chat =
-                    target_chat(&self.host, None, &self.provider, self.model.as_deref()).await?;
+                self.chat = target_chat(
+                    &self.host,
+                    None,
+                    &self.provider,
+                    self.model.as_deref(),
+                    self.view.scope(),
+                )
+                .await?;
+                if let Err(scope) = self
+                    .view
+                    .activate(self.chat.session(), self.view.scope().clone())
+                {
+                    tracing::warn!(?scope, "a new session is not of the active scope");
+                }
                 eprintln!("hearth: new session {}", self.chat.session());
             }
+            Input::Open(uri) => self.open(uri).await,
+            Input::Project(None) => eprintln!("hearth: in {}", scope_name(self.view.scope())),
+            Input::Project(Some(key)) => self.enter(key).await,
             Input::Help => eprintln!("hearth: {HELP}"),
             Input::Unknown(name) => eprintln!("hearth: unknown command /{name}; {HELP}"),
             Input::Prompt(_) | Input::Quit | Input::Nothing => {}
@@ -263,10 +398,9 @@ impl Conversation {
 /// Runs `hearth chat`.
 #[allow(clippy::print_stderr)]
 pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
-    let provider = match &args.agent {
-        Some(agent) => Some(crate::run::agent_provider(app, agent)?),
-        None => args.provider.clone(),
-    };
+    let project = crate::run::ProjectChoice::resolve(app, args.project.as_deref()).await?;
+    let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
+    let model = args.model.clone().or_else(|| project.model());
     let start = start(
         app,
         provider.as_deref(),
@@ -279,10 +413,23 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         &start.host,
         args.session.as_deref(),
         &start.provider,
-        args.model.as_deref(),
+        model.as_deref(),
+        &project.scope,
     )
-    .await?;
+    .await;
+    let chat = match chat {
+        Ok(chat) => chat,
+        Err(error) => {
+            start.host.shutdown().await;
+            return Err(error);
+        }
+    };
     announce(app, &start, &chat);
+    // A continued session is in its own scope.
+    let start_scope = match start.host.session(&chat.session()).await {
+        Ok(state) => state.summary.scope,
+        Err(_) => project.scope.clone(),
+    };
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         eprintln!("hearth chat — session {} — {HELP}", chat.session());
@@ -292,7 +439,9 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         external_agent,
         host: start.host,
         provider: start.provider,
-        model: args.model,
+        model,
+        view: ScopeView::restore(chat.session(), start_scope),
+        projects: crate::projects::registry(app).await?,
         chat,
         show_reasoning: args.show_reasoning,
         unsaved: Unreported::AllSaved,

@@ -34,7 +34,12 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     // A check of one provider leaves the calendars out.
     let (calendars, calendars_ok) = match args.provider {
         Some(_) => (String::new(), true),
-        None => calendar::doctor_section(app)?,
+        None => {
+            let (mut text, calendars_ok) = calendar::doctor_section(app)?;
+            let (projects, projects_ok) = crate::projects::doctor_section(app).await?;
+            text.push_str(&projects);
+            (text, calendars_ok && projects_ok)
+        }
     };
     if discovery.is_empty() && discovery.problems.is_empty() && installed_agents.is_empty() {
         out.push('\n');

@@ -97,6 +97,7 @@ pub fn acp_harness(
         process_directory: std::env::current_dir().ok(),
         audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
         timeouts: hearth_acp::Timeouts::default(),
+        readable: vec![app.paths.context_cache()],
     };
     AcpHarness::new(agent.spec.clone(), options)
 }

@@ -11,10 +11,12 @@ mod app;
 mod audit;
 mod calendar;
 mod chat;
+mod context;
 mod doctor;
 mod harnesses;
 mod interrupts;
 mod permissions;
+mod projects;
 mod proposals;
 mod remote;
 mod render;
@@ -69,6 +71,12 @@ enum Command {
     /// List and show the chats of a session.
     #[command(subcommand)]
     Chats(sessions::ChatsCommand),
+    /// Projects: folders with instructions and context sources, each with its own sessions.
+    #[command(subcommand)]
+    Projects(projects::ProjectsCommand),
+    /// The context cache of projects' sources: status, retry, clear, gc.
+    #[command(subcommand)]
+    Context(context::ContextCommand),
     /// Review the changes agents proposed: list, show (with the diff), approve, reject.
     #[command(subcommand)]
     Proposals(proposals::ProposalsCommand),
@@ -169,6 +177,8 @@ fn main() -> ExitCode {
             Command::Doctor(args) => doctor::doctor(&app, args).await,
             Command::Sessions(command) => sessions::sessions(&app, command).await,
             Command::Chats(command) => sessions::chats(&app, command).await,
+            Command::Projects(command) => projects::projects(&app, command).await,
+            Command::Context(command) => context::context(&app, command).await,
             Command::Proposals(command) => proposals::proposals(&app, command).await,
             Command::Agents(command) => agents::agents(&app, command).await,
             Command::Permissions(command) => permissions::permissions(&app, command).await,

@@ -105,6 +105,8 @@ pub struct RunRequest<'a> {
     pub prompt: String,
     /// Provider of a new session.
     pub provider: Option<&'a str>,
+    /// Project of a new session.
+    pub project: Option<String>,
     /// Model to use.
     pub model: Option<&'a str>,
     /// Session or chat to continue.
@@ -145,6 +147,7 @@ async fn target_chat(remote: &Remote, request: &RunRequest<'_>) -> anyhow::Resul
         .call::<SessionCreate>(&SessionCreateParams {
             provider: request.provider.map(str::to_owned),
             model: request.model.map(str::to_owned),
+            project_id: request.project.clone(),
             ..SessionCreateParams::default()
         })
         .await?;

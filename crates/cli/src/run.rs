@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Continue a session (its default chat) or a chat, by URI.
     #[arg(long, value_name = "URI")]
     session: Option<String>,
+    /// Start the session in a project (its name or id): it works in the project's folder
+    /// with its instructions and context, and uses its default agent and model.
+    #[arg(long, conflicts_with = "session")]
+    project: Option<String>,
     /// Print every event as a JSON line instead of the answer text.
     #[arg(long)]
     json: bool,
@@ -192,6 +196,64 @@ pub(crate) fn announce(app: &App, start: &Start, chat: &ChatUri) {
     }
 }
 
+/// The project of `--project`, and the defaults its `project.md` gives.
+pub(crate) struct ProjectChoice {
+    /// The scope of new sessions.
+    pub scope: Scope,
+    file: Option<hearth_projects::ProjectFile>,
+}
+
+impl ProjectChoice {
+    /// The project named by `--project`, which must take new sessions; the global
+    /// scope without one.
+    pub(crate) async fn resolve(app: &App, key: Option<&str>) -> anyhow::Result<Self> {
+        let Some(key) = key else {
+            return Ok(Self {
+                scope: Scope::Global,
+                file: None,
+            });
+        };
+        let (scope, file) = crate::projects::open_scope(app, key).await?;
+        Ok(Self {
+            scope,
+            file: Some(file),
+        })
+    }
+
+    /// The project's id, for a server.
+    pub(crate) fn id(&self) -> Option<String> {
+        self.scope.project_id().map(ToString::to_string)
+    }
+
+    /// The provider of new sessions: `--agent`, else `--provider`, else the project's
+    /// agent, else its provider.
+    pub(crate) fn provider(
+        &self,
+        app: &App,
+        agent: Option<&str>,
+        provider: Option<&str>,
+    ) -> anyhow::Result<Option<String>> {
+        if let Some(agent) = agent {
+            return agent_provider(app, agent).map(Some);
+        }
+        if let Some(provider) = provider {
+            return Ok(Some(provider.to_owned()));
+        }
+        let Some(file) = &self.file else {
+            return Ok(None);
+        };
+        if let Some(agent) = &file.agent {
+            return agent_provider(app, agent).map(Some);
+        }
+        Ok(file.provider.clone())
+    }
+
+    /// The project's model.
+    pub(crate) fn model(&self) -> Option<String> {
+        self.file.as_ref().and_then(|file| file.model.clone())
+    }
+}
+
 /// Finds the chat to send to: the given session's default chat, the given chat, or a new
 /// session's default chat on `provider`. A model given with an existing chat switches it.
 pub(crate) async fn target_chat(
@@ -199,6 +261,7 @@ pub(crate) async fn target_chat(
     session: Option<&str>,
     provider: &ProviderId,
     model: Option<&str>,
+    scope: &Scope,
 ) -> anyhow::Result<ChatUri> {
     if let Some(uri) = session {
         let chat = match ResourceUri::parse(uri)? {
@@ -215,7 +278,7 @@ pub(crate) async fn target_chat(
     let session = host
         .create_session(NewSessionRequest {
             provider: provider.clone(),
-            scope: Scope::Global,
+            scope: scope.clone(),
             title: None,
             model: model.map(str::to_owned),
             working_directories: Vec::new(),
@@ -466,10 +529,9 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Refused before anything is created or sent.
     app.limits().check(&UserMessage::text(prompt.clone()))?;
-    let provider = match &args.agent {
-        Some(agent) => Some(agent_provider(app, agent)?),
-        None => args.provider.clone(),
-    };
+    let project = ProjectChoice::resolve(app, args.project.as_deref()).await?;
+    let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
+    let model = args.model.clone().or_else(|| project.model());
     // A running server answers when there is one (a scenario file is this process's).
     if args.scenario.is_none()
         && let Some(remote) = crate::remote::connect(app).await?
@@ -477,7 +539,8 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
         let request = crate::remote::RunRequest {
             prompt,
             provider: provider.as_deref(),
-            model: args.model.as_deref(),
+            project: project.id(),
+            model: model.as_deref(),
             session: args.session.as_deref(),
             json: args.json,
             show_reasoning: args.show_reasoning,
@@ -496,9 +559,17 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
         &start.host,
         args.session.as_deref(),
         &start.provider,
-        args.model.as_deref(),
+        model.as_deref(),
+        &project.scope,
     )
-    .await?;
+    .await;
+    let chat = match chat {
+        Ok(chat) => chat,
+        Err(error) => {
+            start.host.shutdown().await;
+            return Err(error);
+        }
+    };
     announce(app, &start, &chat);
     let host = start.host;
     let mut interrupts = Interrupts::new()?;

@@ -124,6 +124,8 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
             ..HarnessOptions::default()
         },
     )?;
+    let scopes = app.scopes(&store);
+    let projects = hearth_projects::Projects::new(store.clone());
     let host = Host::start(
         store,
         agents,
@@ -131,6 +133,7 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
             limits: app.limits(),
+            scopes,
             ..HostConfig::default()
         },
     );
@@ -141,6 +144,7 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
         default_provider: Some(default_provider),
         toolbox: Some(Arc::new(tools.registry)),
         approvals: Some(Arc::new(approvals)),
+        projects: Some(projects),
     })
 }
 

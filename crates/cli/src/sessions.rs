@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use hearth_core::{ChatUri, ProjectId, ProviderId, SessionUri, Turn, TurnId};
+use hearth_core::{ChatUri, ProviderId, SessionUri, Turn, TurnId};
 use hearth_store::{ChatRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
@@ -159,7 +159,7 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             json,
         } => {
             let scope = match (project, global) {
-                (Some(project), _) => ScopeFilter::Project(ProjectId::parse(&project)?),
+                (Some(project), _) => crate::projects::scope_filter(app, &project).await?,
                 (None, true) => ScopeFilter::Global,
                 (None, false) => ScopeFilter::Any,
             };

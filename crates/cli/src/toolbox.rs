@@ -109,7 +109,7 @@ impl SubscriptionSource for GuardedSource {
 
 /// The fetch policy: Hearth's own ports denied — the configured one, the one this
 /// process serves on, and the one a running server recorded in the data directory.
-fn fetch_policy(app: &App) -> FetchPolicy {
+pub(crate) fn fetch_policy(app: &App) -> FetchPolicy {
     let recorded = read_record(&server_file(&app.paths.home)).map(|record| record.port);
     [app.serving_port, recorded].into_iter().flatten().fold(
         FetchPolicy::default().deny_own_port(app.config.server.port.unwrap_or(DEFAULT_PORT)),
@@ -191,7 +191,9 @@ fn handlers(app: &App, audit: Option<&AuditLog>) -> anyhow::Result<Vec<Arc<dyn T
     if let Some(audit) = audit {
         web = web.with_observer(Arc::new(fetch_observer(audit.clone())));
     }
-    let mut tools: Vec<Arc<dyn ToolHandler>> = vec![Arc::new(web)];
+    let files =
+        hearth_projects::FileReadTool::new(app.paths.home.clone(), app.paths.context_cache());
+    let mut tools: Vec<Arc<dyn ToolHandler>> = vec![Arc::new(web), Arc::new(files)];
     // Problems with the calendar configuration are reported once, by the registry's build.
     let calendars = if audit.is_some() {
         calendars(app)?

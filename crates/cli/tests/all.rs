@@ -15,6 +15,7 @@ mod suite {
     mod limits;
     mod mock;
     mod native;
+    mod projects;
     mod run;
     mod run_durability;
     mod security;

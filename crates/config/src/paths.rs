@@ -94,6 +94,12 @@ impl Paths {
         self.home.join("calendars")
     }
 
+    /// The cache of projects' context sources converted to Markdown, shared by every
+    /// project of this data directory.
+    pub fn context_cache(&self) -> PathBuf {
+        self.home.join("context-cache")
+    }
+
     /// The key that seals the audit log's rows (32 random bytes, mode 0600; kept out of
     /// the database so that write access to it does not let anyone re-seal a row).
     pub fn audit_key(&self) -> PathBuf {

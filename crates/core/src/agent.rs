@@ -87,6 +87,10 @@ pub struct Customizations {
     /// Names of tools the user enabled; empty means the harness default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub enabled_tools: Vec<String>,
+    /// The `AGENTS.md` in the working directory that holds the same instructions, for
+    /// agents that read that file by themselves (a harness need not repeat them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents_file: Option<PathBuf>,
 }
 
 /// Host facts for one operation on one chat. Harnesses read these instead of host state.

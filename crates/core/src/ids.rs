@@ -165,6 +165,13 @@ impl TurnId {
     }
 }
 
+impl ProjectId {
+    /// A fresh, time-ordered project id.
+    pub fn generate() -> Self {
+        Self(new_id())
+    }
+}
+
 impl ProposalId {
     /// A fresh, time-ordered proposal id.
     pub fn generate() -> Self {

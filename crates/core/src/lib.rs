@@ -9,6 +9,7 @@ mod agent_state;
 mod chat;
 mod error;
 mod ids;
+mod scope;
 mod state;
 mod tool;
 mod tool_call;
@@ -28,6 +29,7 @@ pub use ids::{
     BackingId, CHAT_SCHEME, ChatId, ChatUri, DEFAULT_CHAT_ID, ProjectId, ProposalId, ProviderId,
     SESSION_SCHEME, SessionId, SessionUri, TurnId, new_id,
 };
+pub use scope::{ScopeTurn, ScopeUnavailable, Scopes};
 pub use state::{
     Action, ChatListing, ChatState, Envelope, Mirror, ROOT_URI, ResourceState, ResourceUri,
     SequenceGap, SessionState, Snapshot, reduce, reduce_chat, reduce_session,

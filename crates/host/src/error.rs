@@ -58,6 +58,9 @@ pub enum HostError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The session's scope takes no new sessions or turns (its project is gone).
+    #[error(transparent)]
+    ScopeUnavailable(#[from] hearth_core::ScopeUnavailable),
     /// The host is shutting down.
     #[error("Hearth is shutting down")]
     ShuttingDown,
@@ -80,6 +83,7 @@ impl HostError {
             | Self::Unsupported { .. }
             | Self::InvalidInput(_)
             | Self::Uri(_)
+            | Self::ScopeUnavailable(_)
             | Self::ShuttingDown => false,
         }
     }

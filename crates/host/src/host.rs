@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use hearth_core::{
     Agent, AgentDescriptor, ChatContext, ChatUri, Envelope, EventSink, ProviderId, ResourceUri,
-    SessionUri, Snapshot,
+    Scopes, SessionUri, Snapshot,
 };
 use hearth_store::Store;
 use tokio::sync::{broadcast, mpsc};
@@ -45,6 +45,23 @@ pub struct HostConfig {
     /// without releasing it (on another machine, or one whose end was not seen) keeps
     /// others from answering in the chat. Running turns renew it a third of the way.
     pub lease_ttl: Duration,
+    /// What the scopes of sessions (projects) give their sessions and turns.
+    pub scopes: ScopeSeam,
+}
+
+/// The host's [`Scopes`], if any: without one every session runs on the host's
+/// defaults and no scope is refused.
+#[derive(Clone, Default)]
+pub struct ScopeSeam(pub Option<Arc<dyn Scopes>>);
+
+impl std::fmt::Debug for ScopeSeam {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(if self.0.is_some() {
+            "ScopeSeam(Some)"
+        } else {
+            "ScopeSeam(None)"
+        })
+    }
 }
 
 impl Default for HostConfig {
@@ -57,6 +74,7 @@ impl Default for HostConfig {
             abort_grace: Duration::from_secs(5),
             limits: crate::limits::MessageLimits::default(),
             lease_ttl: Duration::from_secs(30),
+            scopes: ScopeSeam::default(),
         }
     }
 }
@@ -348,6 +366,20 @@ impl Inner {
                 available: available.join(", "),
             }
         })
+    }
+
+    /// The scope of a chat's session.
+    pub fn scope_of(&self, chat: &ChatUri) -> HostResult<hearth_core::Scope> {
+        let state = self.lock();
+        let session =
+            state
+                .sessions
+                .get(chat.session_ref())
+                .ok_or_else(|| HostError::NotFound {
+                    what: "session",
+                    key: chat.session_ref().to_string(),
+                })?;
+        Ok(session.state.summary.scope.clone())
     }
 
     /// The one derivation of a chat's context from the catalog.

@@ -49,7 +49,7 @@ mod writer;
 
 pub use durability::{Unsaved, UnsavedPart};
 pub use error::{HostError, HostResult};
-pub use host::{Host, HostConfig, Resumed, Subscription};
+pub use host::{Host, HostConfig, Resumed, ScopeSeam, Subscription};
 pub use limits::{DEFAULT_ATTACHMENT_BYTES, DEFAULT_PROMPT_BYTES, MessageLimits};
 pub use permissions::PendingPermission;
 pub use sessions::NewSessionRequest;

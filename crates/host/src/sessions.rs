@@ -103,6 +103,10 @@ impl Host {
     /// provision it, and registers it (durably) with its provenance and scope.
     pub async fn create_session(&self, request: NewSessionRequest) -> HostResult<SessionUri> {
         self.inner.check_running()?;
+        let scope_directories = match &self.inner.config.scopes.0 {
+            Some(scopes) => scopes.session_directories(&request.scope).await?,
+            None => None,
+        };
         let uri = SessionUri::new(request.provider.clone(), SessionId::generate());
         let at = now();
         let summary = SessionSummary {
@@ -113,10 +117,12 @@ impl Host {
             source: self.inner.config.source.clone(),
             scope: request.scope,
             model: request.model.clone(),
-            working_directories: if request.working_directories.is_empty() {
-                self.inner.config.working_directories.clone()
-            } else {
+            working_directories: if !request.working_directories.is_empty() {
                 request.working_directories
+            } else if let Some(directories) = scope_directories.filter(|found| !found.is_empty()) {
+                directories
+            } else {
+                self.inner.config.working_directories.clone()
             },
             started_at: at,
             updated_at: at,

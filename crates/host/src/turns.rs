@@ -45,9 +45,15 @@ impl Host {
         self.inner.check_running()?;
         self.inner.config.limits.check(&message)?;
         self.resolve_chat(chat).await?;
+        let scope = self.inner.scope_of(chat)?;
+        let scopes = self.inner.config.scopes.0.clone();
+        let scope_turn = match &scopes {
+            Some(scopes) => Some(scopes.prepare_turn(&scope).await?),
+            None => None,
+        };
         let turn = Turn::started(TurnId::generate(), message.clone(), now());
         let turn_id = turn.id.clone();
-        {
+        let first = {
             let mut state = self.inner.lock();
             let entry = state
                 .chats
@@ -59,13 +65,17 @@ impl Host {
             if entry.running.is_some() {
                 return Err(HostError::Busy(chat.to_string()));
             }
+            // A new conversation (not a copy of one) starts with its scope's context.
+            let first = entry.state.turns.is_empty()
+                && matches!(entry.state.summary.origin, hearth_core::ChatOrigin::User);
             entry.running = Some(RunningTurn {
                 turn_id: turn_id.clone(),
                 dirty: false,
                 bytes_since_save: 0,
                 last_save: Instant::now(),
             });
-        }
+            first
+        };
         // What the store refused of this chat before goes first.
         if self.inner.ledger.holds(chat) {
             self.inner.queue(WriteJob::RetryUnsaved);
@@ -85,7 +95,7 @@ impl Host {
                 self.inner.agent_for(chat.session_ref())?,
             ))
         });
-        let (context, agent) = match prepared {
+        let (mut context, agent) = match prepared {
             Ok(prepared) => prepared,
             Err(error) => {
                 self.abandon_send(chat);
@@ -107,9 +117,21 @@ impl Host {
             );
             state.touch(chat.session_ref());
         }
+        if let Some(scope_turn) = scope_turn {
+            context.customizations = scope_turn.customizations;
+        }
         let events = self.inner.events.clone();
         let (chat, id) = (chat.clone(), turn_id.clone());
         tokio::spawn(async move {
+            let mut message = message;
+            // The prompt is stored as the user wrote it; the harness gets the scope's
+            // context before it (prepared here, after the prompt is safe).
+            if first
+                && let Some(scopes) = scopes
+                && let Some(block) = scopes.first_prompt_context(&scope).await
+            {
+                message.text = format!("{}\n\n{}", block.trim_end(), message.text);
+            }
             let result = agent.send(&context, id.clone(), message).await;
             if events
                 .send(HostEvent::SendFinished {

@@ -27,6 +27,7 @@ mod error;
 mod jsonrpc;
 mod methods;
 mod model;
+mod projects;
 mod providers;
 mod schema;
 mod session_methods;
@@ -55,14 +56,21 @@ pub use jsonrpc::{
 pub use methods::{
     AuditList, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend, ChatSetDraft,
     ChatSetModel, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
-    NotificationMethod, PermissionList, PermissionRespond, ProposalApprove, ProposalList,
-    ProposalReject, ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose,
-    SessionFork, SessionList, Subscribe, SubscriptionEnded, Unsubscribe,
+    NotificationMethod, PermissionList, PermissionRespond, ProjectAddSource, ProjectCreate,
+    ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename,
+    ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest, Resynced,
+    SessionCreate, SessionDispose, SessionFork, SessionList, Subscribe, SubscriptionEnded,
+    Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
     ChatSummary, Choice, ChoiceState, HarnessInfo, MultipleChats, MultipleWorkingDirectories,
     Provenance, Scope, SessionState, SessionSummary, Timestamp,
+};
+pub use projects::{
+    Project, ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
+    ProjectListResponse, ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams,
+    ProjectRenameParams, ProjectResponse, ProjectSource, ProjectState,
 };
 pub use providers::{
     KeyState, ProviderInfo, ProviderListParams, ProviderListResponse, ProviderTestOutcome,

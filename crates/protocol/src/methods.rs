@@ -16,6 +16,11 @@ use crate::chat_methods::{
     HarnessStartResponse, PermissionListParams, PermissionListResponse, PermissionRespondParams,
     PermissionRespondResponse,
 };
+use crate::projects::{
+    ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
+    ProjectListResponse, ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams,
+    ProjectRenameParams, ProjectResponse,
+};
 use crate::providers::{
     ProviderListParams, ProviderListResponse, ProviderTestParams, ProviderTestResponse,
 };
@@ -146,6 +151,22 @@ methods! {
     ProviderTest = "provider/test" (ProviderTestParams) -> ProviderTestResponse;
     /// `audit/list`: the audit log.
     AuditList = "audit/list" (AuditListParams) -> AuditListResponse;
+    /// `project/list`: every project.
+    ProjectList = "project/list" (ProjectListParams) -> ProjectListResponse;
+    /// `project/get`: one project, with its sources and instructions.
+    ProjectGet = "project/get" (ProjectParams) -> ProjectResponse;
+    /// `project/create`: makes a folder a project, or adopts the project it holds.
+    ProjectCreate = "project/create" (ProjectCreateParams) -> ProjectResponse;
+    /// `project/rename`: renames a project.
+    ProjectRename = "project/rename" (ProjectRenameParams) -> ProjectResponse;
+    /// `project/delete`: deletes a project from Hearth (its folder and sessions stay).
+    ProjectDelete = "project/delete" (ProjectParams) -> ProjectDeleteResponse;
+    /// `project/addSource`: adds a context source.
+    ProjectAddSource = "project/addSource" (ProjectAddSourceParams) -> ProjectResponse;
+    /// `project/removeSource`: removes a context source.
+    ProjectRemoveSource = "project/removeSource" (ProjectRemoveSourceParams) -> ProjectResponse;
+    /// `project/relink`: points a project whose folder moved at its new folder.
+    ProjectRelink = "project/relink" (ProjectRelinkParams) -> ProjectResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

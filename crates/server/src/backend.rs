@@ -24,6 +24,8 @@ pub struct Backend {
     /// Proposals and the audit log; `None` makes `proposal/*` and `audit/list` answer
     /// that they are not available.
     pub approvals: Option<Arc<dyn Approvals>>,
+    /// The projects; `None` makes `project/*` answer that they are not available.
+    pub projects: Option<hearth_projects::Projects>,
 }
 
 impl Backend {
@@ -35,6 +37,7 @@ impl Backend {
             default_provider: None,
             toolbox: None,
             approvals: None,
+            projects: None,
         }
     }
 }

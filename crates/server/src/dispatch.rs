@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::backend::Shared;
 use crate::edge::{host_error, internal, invalid_params, unavailable};
+use crate::projects::{project_error, registry};
 use crate::providers::{list_providers, test_providers};
 
 /// Parses a method's params; absent params read as `{}`.
@@ -114,7 +115,20 @@ pub(crate) async fn call(
             .await
         }
         ClientMethod::SessionCreate => {
-            respond::<SessionCreate, _, _>(id, params, |params| async move {
+            respond::<SessionCreate, _, _>(id, params, |mut params| async move {
+                // A project's sessions use its default agent or provider and model.
+                if let (Some(project), Some(projects)) = (
+                    params.project_id.as_deref(),
+                    shared.backend.projects.as_ref(),
+                ) && let Ok((_, file)) = projects.open(project).await
+                {
+                    if params.provider.is_none() {
+                        params.provider = file.agent.clone().or(file.provider.clone());
+                    }
+                    if params.model.is_none() {
+                        params.model = file.model;
+                    }
+                }
                 let provider = match params.provider.as_deref() {
                     Some(provider) => parse_field("provider", provider, ProviderId::parse)?,
                     None => shared.backend.default_provider.clone().ok_or_else(|| {
@@ -332,6 +346,110 @@ pub(crate) async fn call(
         ClientMethod::AuditList => {
             respond::<AuditList, _, _>(id, params, |params| async move {
                 approvals(shared)?.audit(params).await
+            })
+            .await
+        }
+        ClientMethod::ProjectList => {
+            respond::<wire::ProjectList, _, _>(id, params, |_| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let list = projects.list().await.map_err(|e| project_error(&e))?;
+                Ok(wire::ProjectListResponse {
+                    projects: list.iter().map(crate::projects::to_wire).collect(),
+                })
+            })
+            .await
+        }
+        ClientMethod::ProjectGet => {
+            respond::<wire::ProjectGet, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let project = crate::projects::get(projects, &params.project).await?;
+                Ok(wire::ProjectResponse { project })
+            })
+            .await
+        }
+        ClientMethod::ProjectCreate => {
+            respond::<wire::ProjectCreate, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let folder = crate::projects::folder(&params.folder)?;
+                let created = projects
+                    .create(folder, &params.name, params.description)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                let project = crate::projects::get(projects, created.record.id.as_str()).await?;
+                Ok(wire::ProjectResponse { project })
+            })
+            .await
+        }
+        ClientMethod::ProjectRename => {
+            respond::<wire::ProjectRename, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let record = projects
+                    .rename(&params.project, &params.name)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                let project = crate::projects::get(projects, record.id.as_str()).await?;
+                Ok(wire::ProjectResponse { project })
+            })
+            .await
+        }
+        ClientMethod::ProjectDelete => {
+            respond::<wire::ProjectDelete, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let (record, mirror_removed) = projects
+                    .delete(&params.project)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                Ok(wire::ProjectDeleteResponse {
+                    id: record.id.to_string(),
+                    mirror_removed,
+                })
+            })
+            .await
+        }
+        ClientMethod::ProjectAddSource => {
+            respond::<wire::ProjectAddSource, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let record = projects
+                    .find(&params.project)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                let source =
+                    hearth_projects::context::ContextSource::parse(&params.source, &record.folder);
+                projects
+                    .add_source(record.id.as_str(), source)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                let project = crate::projects::get(projects, record.id.as_str()).await?;
+                Ok(wire::ProjectResponse { project })
+            })
+            .await
+        }
+        ClientMethod::ProjectRemoveSource => {
+            respond::<wire::ProjectRemoveSource, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let record = projects
+                    .find(&params.project)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                projects
+                    .remove_source(record.id.as_str(), &params.source)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                let project = crate::projects::get(projects, record.id.as_str()).await?;
+                Ok(wire::ProjectResponse { project })
+            })
+            .await
+        }
+        ClientMethod::ProjectRelink => {
+            respond::<wire::ProjectRelink, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                let folder = crate::projects::folder(&params.folder)?;
+                let record = projects
+                    .relink(&params.project, folder)
+                    .await
+                    .map_err(|e| project_error(&e))?;
+                let project = crate::projects::get(projects, record.id.as_str()).await?;
+                Ok(wire::ProjectResponse { project })
             })
             .await
         }

@@ -13,7 +13,7 @@ pub(crate) fn host_error(error: &HostError) -> RpcError {
 fn kind_of(error: &HostError) -> ErrorKind {
     match error {
         HostError::NotFound { .. } => ErrorKind::NotFound,
-        HostError::Deleted(_) => ErrorKind::Gone,
+        HostError::Deleted(_) | HostError::ScopeUnavailable(_) => ErrorKind::Gone,
         HostError::UnknownProvider { .. } | HostError::InvalidInput(_) | HostError::Uri(_) => {
             ErrorKind::InvalidParams
         }

@@ -28,6 +28,7 @@ mod guard;
 mod http;
 mod mcp;
 mod options;
+mod projects;
 mod providers;
 mod server;
 mod stdio;

@@ -1,7 +1,7 @@
 //! Hearth's durable store: the one source of truth for the session registry (with
 //! provenance, scope and tombstones), each session's chat catalog with the harnesses'
 //! opaque provider data, turns and their response parts, drafts, the provider
-//! conversations that back chats, proposals staged by mutating tools
+//! conversations that back chats, the project registry ([`ProjectStore`]), proposals staged by mutating tools
 //! ([`ProposalStore`]) and the append-only, hash-chained audit log ([`AuditStore`]).
 //!
 //! SQLite in WAL mode with `synchronous=FULL`: a write that acknowledges user input is
@@ -27,6 +27,7 @@ mod erase;
 mod error;
 mod leases;
 mod open;
+mod projects;
 mod proposals;
 mod sessions;
 mod sqlite;
@@ -41,6 +42,7 @@ pub use erase::ERASED_TEXT;
 pub use error::{StoreError, StoreResult};
 pub use leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 pub use open::{Access, SCHEMA_VERSION};
+pub use projects::{ProjectRecord, ProjectStore};
 pub use proposals::{ProposalPage, ProposalQuery, ProposalRecord, ProposalStatus, ProposalStore};
 pub use sqlite::SqliteStore;
 pub use store::{

@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0005_audit_keys.sql"),
     include_str!("../migrations/sqlite/0006_chat_leases.sql"),
     include_str!("../migrations/sqlite/0007_erase_on_delete.sql"),
+    include_str!("../migrations/sqlite/0008_projects.sql"),
 ];
 
 /// The schema version this binary writes.

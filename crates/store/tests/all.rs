@@ -8,6 +8,7 @@ mod suite {
     mod leases;
     mod open;
     mod privacy;
+    mod projects;
     mod registry;
     mod turns;
     mod visibility;

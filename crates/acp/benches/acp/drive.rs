@@ -60,6 +60,7 @@ impl Driven {
             policy: PermissionPolicy::default(),
             lent_tools: None,
             auth_method: None,
+            reads_agents_file: false,
         };
         let options = HarnessOptions {
             data_directory: Some(data.path().to_path_buf()),
@@ -67,6 +68,7 @@ impl Driven {
             process_directory: Some(work.clone()),
             audit: None,
             timeouts: Timeouts::default(),
+            readable: Vec::new(),
         };
         let harness = AcpHarness::new(spec, options);
         let agents: Vec<Arc<dyn Agent>> = vec![Arc::new(harness.clone())];

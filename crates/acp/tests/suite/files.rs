@@ -206,3 +206,62 @@ async fn file_requests_cannot_leave_the_working_directory() {
         "fine"
     );
 }
+
+/// Projects' context snapshots live in Hearth's data directory: a session given the
+/// cache as a directory may read them there, and nothing else of the data directory,
+/// and may write none of it.
+#[tokio::test]
+async fn context_snapshots_in_the_data_directory_are_readable_and_nothing_else_of_it() {
+    let mut setup = Setup::new();
+    setup.policy = PermissionPolicy {
+        mode: PermissionMode::Reject,
+        allow_kinds: vec![ToolKind::Edit],
+    };
+    let data = setup.data.path().canonicalize().unwrap();
+    let cache = data.join("context-cache");
+    std::fs::create_dir_all(cache.join("files")).unwrap();
+    std::fs::write(cache.join("files/file-1.md"), "# Snapshot\n").unwrap();
+    std::fs::write(data.join("hearth.db"), "secret").unwrap();
+    let options = hearth_acp::HarnessOptions {
+        readable: vec![cache.clone()],
+        ..setup.options()
+    };
+    let agents: Vec<std::sync::Arc<dyn hearth_core::Agent>> = vec![std::sync::Arc::new(
+        hearth_acp::AcpHarness::new(setup.spec(), options),
+    )];
+    let test = TestHost::start(agents).await;
+    let session = test
+        .host
+        .create_session(hearth_host::NewSessionRequest {
+            provider: hearth_core::ProviderId::parse(super::support::AGENT).unwrap(),
+            scope: hearth_core::Scope::Global,
+            title: None,
+            model: None,
+            // The whole data directory is asked for too: only the cache may be read.
+            working_directories: vec![setup.work(), cache.clone(), data.clone()],
+        })
+        .await
+        .unwrap();
+    let chat = ChatUri::default_for(&session);
+    let ask = async |prompt: String| {
+        let (turn_id, mut subscription) = send(&test.host, &chat, &prompt).await;
+        finish(&mut subscription, &turn_id).await;
+        last_answer(&test.host, &chat).await
+    };
+    let snapshot = cache.join("files/file-1.md");
+    assert_eq!(
+        ask(format!("/read {}", snapshot.display())).await,
+        "# Snapshot\n"
+    );
+    let database = ask(format!("/read {}", data.join("hearth.db").display())).await;
+    assert!(database.starts_with("read failed"), "{database}");
+    let written = ask(format!("/write-noask {} changed", snapshot.display())).await;
+    assert!(written.starts_with("write failed"), "{written}");
+    assert_eq!(std::fs::read_to_string(&snapshot).unwrap(), "# Snapshot\n");
+    // The working directory still works as before.
+    std::fs::write(setup.work().join("a.txt"), "alpha").unwrap();
+    assert_eq!(
+        ask(format!("/read {}", setup.work().join("a.txt").display())).await,
+        "alpha"
+    );
+}

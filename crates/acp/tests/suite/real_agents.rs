@@ -181,6 +181,7 @@ impl Bench {
             policy: PermissionPolicy::default(),
             lent_tools: None,
             auth_method: None,
+            reads_agents_file: false,
         }
     }
 
@@ -194,6 +195,7 @@ impl Bench {
                 process_directory: Some(self.work()),
                 audit: Some(self.audit.clone()),
                 timeouts: Timeouts::default(),
+                readable: Vec::new(),
             },
         )
     }

@@ -102,6 +102,7 @@ impl Setup {
             policy: self.policy.clone(),
             lent_tools: None,
             auth_method: None,
+            reads_agents_file: false,
         }
     }
 
@@ -112,6 +113,7 @@ impl Setup {
             process_directory: Some(self.work()),
             audit: self.audit.clone(),
             timeouts: hearth_acp::Timeouts::default(),
+            readable: Vec::new(),
         }
     }
 

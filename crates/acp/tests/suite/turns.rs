@@ -237,3 +237,90 @@ async fn what_the_agent_says_outside_a_turn_is_recorded_as_a_turn_of_its_own() {
     assert_eq!(stored.len(), 2);
     assert_eq!(stored[1].response_text(), "afterthought");
 }
+
+/// A scope seam that gives every turn the same instructions, as a project would.
+struct Instructions {
+    agents_file: Option<std::path::PathBuf>,
+}
+
+impl hearth_core::Scopes for Instructions {
+    fn session_directories<'a>(
+        &'a self,
+        _scope: &'a hearth_core::Scope,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<Option<Vec<std::path::PathBuf>>, hearth_core::ScopeUnavailable>,
+    > {
+        Box::pin(async { Ok(None) })
+    }
+
+    fn prepare_turn<'a>(
+        &'a self,
+        _scope: &'a hearth_core::Scope,
+    ) -> futures::future::BoxFuture<'a, Result<hearth_core::ScopeTurn, hearth_core::ScopeUnavailable>>
+    {
+        let agents_file = self.agents_file.clone();
+        Box::pin(async move {
+            Ok(hearth_core::ScopeTurn {
+                customizations: Some(hearth_core::Customizations {
+                    instructions: Some("Cite every source.".into()),
+                    enabled_tools: Vec::new(),
+                    agents_file,
+                }),
+            })
+        })
+    }
+
+    fn first_prompt_context<'a>(
+        &'a self,
+        _scope: &'a hearth_core::Scope,
+    ) -> futures::future::BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
+    }
+}
+
+async fn first_two_answers(
+    setup: &Setup,
+    reads_agents_file: bool,
+    agents_file: Option<std::path::PathBuf>,
+) -> (String, String) {
+    let spec = hearth_acp::AgentSpec {
+        reads_agents_file,
+        ..setup.spec()
+    };
+    let agents: Vec<std::sync::Arc<dyn hearth_core::Agent>> = vec![std::sync::Arc::new(
+        hearth_acp::AcpHarness::new(spec, setup.options()),
+    )];
+    let config = hearth_host::HostConfig {
+        scopes: hearth_host::ScopeSeam(Some(std::sync::Arc::new(Instructions { agents_file }))),
+        ..hearth_test_support::test_config()
+    };
+    let test = TestHost::start_with(agents, config).await;
+    let session = session(&test.host, &setup.work()).await;
+    let chat = ChatUri::default_for(&session);
+    let (first, mut subscription) = send(&test.host, &chat, "hello").await;
+    finish(&mut subscription, &first).await;
+    let first = last_answer(&test.host, &chat).await;
+    let (second, mut subscription) = send(&test.host, &chat, "again").await;
+    finish(&mut subscription, &second).await;
+    (first, last_answer(&test.host, &chat).await)
+}
+
+#[tokio::test]
+async fn a_scopes_instructions_come_with_the_first_prompt_unless_the_agent_reads_them() {
+    let setup = Setup::new();
+    let mirror = setup.work().join("AGENTS.md");
+    // An agent that does not read AGENTS.md gets them before its first prompt, once.
+    let (first, second) = first_two_answers(&setup, false, Some(mirror.clone())).await;
+    assert_eq!(
+        first,
+        "echo: <project_instructions>\nCite every source.\n</project_instructions>\n\nhello"
+    );
+    assert_eq!(second, "echo: again");
+    // One that reads AGENTS.md, where Hearth mirrored them, is not told twice.
+    let (first, _) = first_two_answers(&setup, true, Some(mirror)).await;
+    assert_eq!(first, "echo: hello");
+    // Without a mirror (the user's own AGENTS.md is there), even that agent gets them.
+    let (first, _) = first_two_answers(&setup, true, None).await;
+    assert!(first.contains("Cite every source."), "{first}");
+}

@@ -376,6 +376,7 @@ async fn project_instructions_and_enabled_tools_shape_the_request() {
     chat.customizations = Some(Customizations {
         instructions: Some("Answer in French.".into()),
         enabled_tools: vec!["lookup".into()],
+        agents_file: None,
     });
     chat.model = Some("chosen-model".into());
     chat.scope = Scope::Project {

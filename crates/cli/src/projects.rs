@@ -1,0 +1,408 @@
+//! `hearth projects …`: make, list, show, rename, re-link and delete projects, and edit
+//! their context sources. A project is a folder holding `project.md`; these commands keep
+//! that file, Hearth's registry and the `AGENTS.md` mirror in step.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Subcommand;
+use hearth_core::{ProjectId, Scope};
+use hearth_projects::context::ContextSource;
+use hearth_projects::{MirrorOutcome, Project, ProjectFile, Projects, has_mirror};
+use hearth_store::{ProjectRecord, ScopeFilter, SessionQuery, Store};
+use serde_json::json;
+
+use crate::app::App;
+
+/// `hearth projects` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ProjectsCommand {
+    /// Make a folder a project (writes its project.md), or adopt the project.md it holds.
+    New {
+        /// The project's name.
+        name: String,
+        /// Its folder (default: the current directory); created when missing.
+        #[arg(long)]
+        folder: Option<PathBuf>,
+        /// A line about it.
+        #[arg(long)]
+        description: Option<String>,
+        /// Context sources to add: URLs, YouTube links, files, folders or patterns.
+        #[arg(long = "source", value_name = "SOURCE")]
+        sources: Vec<String>,
+    },
+    /// List projects, with where each is and whether it is there.
+    List {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a project: folder, defaults, sources, instructions, sessions.
+    Show {
+        /// Its name, id or the start of its id.
+        project: String,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rename a project.
+    Rename {
+        /// Its name, id or the start of its id.
+        project: String,
+        /// The new name.
+        name: String,
+    },
+    /// Delete a project from Hearth. Its folder, project.md and sessions stay (the
+    /// sessions take no new turns); Hearth's AGENTS.md mirror is removed.
+    Delete {
+        /// Its name, id or the start of its id.
+        project: String,
+    },
+    /// Add context sources: URLs, YouTube links, files (PDF, DOCX, PPTX, XLSX, ODT, EPUB,
+    /// HTML, Markdown, text, images), folders, or patterns like `notes/*.md`.
+    AddSource {
+        /// Its name, id or the start of its id.
+        project: String,
+        /// The sources (paths relative to the project's folder or the current directory).
+        #[arg(required = true)]
+        sources: Vec<String>,
+    },
+    /// Remove a context source, as written or by its number in `projects show`.
+    RemoveSource {
+        /// Its name, id or the start of its id.
+        project: String,
+        /// The source.
+        source: String,
+    },
+    /// Point a project whose folder moved or was renamed at its new folder.
+    Relink {
+        /// Its name, id or the start of its id.
+        project: String,
+        /// The folder now holding its project.md.
+        folder: PathBuf,
+    },
+}
+
+fn write_out(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    Ok(stdout.flush()?)
+}
+
+/// The projects of this data directory.
+pub(crate) async fn registry(app: &App) -> anyhow::Result<Projects> {
+    let store = app.open_store().await?;
+    Ok(Projects::new(store))
+}
+
+/// The scope and file of `--project KEY`, which must be able to take new sessions.
+pub(crate) async fn open_scope(app: &App, key: &str) -> anyhow::Result<(Scope, ProjectFile)> {
+    let (record, file) = registry(app).await?.open(key).await?;
+    Ok((
+        Scope::Project {
+            project_id: record.id,
+        },
+        file,
+    ))
+}
+
+/// The project filter of `sessions list --project KEY`: a registered project's id by
+/// name or id, else the text as an id (a deleted project's sessions stay listable).
+pub(crate) async fn scope_filter(app: &App, key: &str) -> anyhow::Result<ScopeFilter> {
+    match registry(app).await?.find(key).await {
+        Ok(record) => Ok(ScopeFilter::Project(record.id)),
+        Err(error) => match ProjectId::parse(key) {
+            Ok(id) => Ok(ScopeFilter::Project(id)),
+            Err(_) => Err(error.into()),
+        },
+    }
+}
+
+/// A source as the user typed it: relative paths are taken from the current directory
+/// when they exist there, else from the project's folder (as written).
+fn parse_source(text: &str, folder: &std::path::Path) -> ContextSource {
+    let here = std::env::current_dir()
+        .ok()
+        .map(|current| current.join(text));
+    match here {
+        Some(path)
+            if !text.contains("://")
+                && std::path::Path::new(text).is_relative()
+                && path.exists()
+                && !folder.join(text).exists() =>
+        {
+            ContextSource::parse(&path.display().to_string(), folder)
+        }
+        _ => ContextSource::parse(text, folder),
+    }
+}
+
+fn state_of(project: &Project) -> String {
+    match &project.file {
+        Ok(_) => "ready".into(),
+        Err(hearth_projects::ProjectError::Missing { .. }) => "missing".into(),
+        Err(error) => format!("unreadable: {error}"),
+    }
+}
+
+async fn session_count(app: &App, id: &ProjectId) -> anyhow::Result<usize> {
+    let store = app.open_store().await?;
+    let mut count = 0;
+    let mut cursor = None;
+    loop {
+        let page = store
+            .list_sessions(&SessionQuery {
+                scope: ScopeFilter::Project(id.clone()),
+                cursor,
+                limit: 500,
+                ..SessionQuery::default()
+            })
+            .await?;
+        count += page.sessions.len();
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(count),
+        }
+    }
+}
+
+fn record_json(record: &ProjectRecord, state: &str) -> serde_json::Value {
+    json!({
+        "id": record.id.to_string(),
+        "name": record.name,
+        "folder": record.folder,
+        "state": state,
+        "createdAt": record.created_at,
+        "updatedAt": record.updated_at,
+    })
+}
+
+fn mirror_note(outcome: MirrorOutcome, folder: &std::path::Path) -> String {
+    match outcome {
+        MirrorOutcome::Written | MirrorOutcome::Unchanged => format!(
+            "instructions mirrored to {} for agents that read AGENTS.md",
+            folder.join(hearth_projects::MIRROR_FILE).display()
+        ),
+        MirrorOutcome::YieldedToUser => format!(
+            "{} is yours, so Hearth leaves it alone; agents get the project's instructions with the prompt instead",
+            folder.join(hearth_projects::MIRROR_FILE).display()
+        ),
+    }
+}
+
+/// The projects section of `hearth doctor`: each project ready, missing or unreadable,
+/// with what to do; `false` when one is not ready.
+pub(crate) async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
+    let list = registry(app).await?.list().await?;
+    if list.is_empty() {
+        return Ok((String::new(), true));
+    }
+    let mut out = String::from("\nprojects:\n");
+    let mut healthy = true;
+    for project in &list {
+        let name = format!(
+            "{} ({}, {})",
+            project.record.name,
+            project.record.id,
+            project.record.folder.display()
+        );
+        match &project.file {
+            Ok(_) => out.push_str(&format!("ok      {name}\n")),
+            Err(error) => {
+                healthy = false;
+                let label = if matches!(error, hearth_projects::ProjectError::Missing { .. }) {
+                    "MISSING"
+                } else {
+                    "BROKEN "
+                };
+                out.push_str(&format!("{label} {name}: {error}\n"));
+            }
+        }
+    }
+    Ok((out, healthy))
+}
+
+/// Runs `hearth projects …`.
+#[allow(clippy::print_stderr)]
+pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<ExitCode> {
+    let projects = registry(app).await?;
+    match command {
+        ProjectsCommand::New {
+            name,
+            folder,
+            description,
+            sources,
+        } => {
+            let folder = match folder {
+                Some(folder) => folder,
+                None => std::env::current_dir().context("finding the current directory")?,
+            };
+            let created = projects.create(&folder, &name, description).await?;
+            let record = created.record;
+            for text in &sources {
+                projects
+                    .add_source(record.id.as_str(), parse_source(text, &record.folder))
+                    .await?;
+            }
+            let verb = if created.adopted { "adopted" } else { "made" };
+            write_out(&format!(
+                "{verb} project `{}` ({}) in {}\n",
+                record.name,
+                record.id,
+                record.folder.display()
+            ))?;
+            eprintln!("hearth: {}", mirror_note(created.mirror, &record.folder));
+            eprintln!(
+                "hearth: start a session in it with `hearth chat --project {}`",
+                record.id
+            );
+        }
+        ProjectsCommand::List { json } => {
+            let list = projects.list().await?;
+            if list.is_empty() && !json {
+                write_out("no projects yet; make one with `hearth projects new NAME`\n")?;
+            }
+            let mut text = String::new();
+            for project in &list {
+                let state = state_of(project);
+                if json {
+                    text.push_str(&serde_json::to_string(&record_json(
+                        &project.record,
+                        &state,
+                    ))?);
+                    text.push('\n');
+                } else {
+                    let sources = project
+                        .file
+                        .as_ref()
+                        .map(|file| format!("{} source(s)", file.sources.len()))
+                        .unwrap_or_default();
+                    text.push_str(&format!(
+                        "{}  {}  {}  [{}] {sources}\n",
+                        project.record.id,
+                        project.record.name,
+                        project.record.folder.display(),
+                        state.lines().next().unwrap_or_default()
+                    ));
+                }
+            }
+            write_out(&text)?;
+        }
+        ProjectsCommand::Show { project, json } => {
+            let record = projects.find(&project).await?;
+            let project = projects.get(&record.id).await?;
+            let sessions = session_count(app, &record.id).await?;
+            let state = state_of(&project);
+            if json {
+                let mut value = record_json(&project.record, &state);
+                if let Ok(file) = &project.file {
+                    value["description"] = json!(file.description);
+                    value["agent"] = json!(file.agent);
+                    value["provider"] = json!(file.provider);
+                    value["model"] = json!(file.model);
+                    value["sources"] = serde_json::to_value(&file.sources)?;
+                    value["instructions"] = json!(file.instructions);
+                }
+                value["sessions"] = json!(sessions);
+                write_out(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut text = format!(
+                "{} ({})\nfolder: {}\nstate: {state}\nsessions: {sessions}\n",
+                record.name,
+                record.id,
+                record.folder.display()
+            );
+            if let Ok(file) = &project.file {
+                if let Some(description) = &file.description {
+                    text.push_str(&format!("description: {description}\n"));
+                }
+                for (label, value) in [
+                    ("agent", &file.agent),
+                    ("provider", &file.provider),
+                    ("model", &file.model),
+                ] {
+                    if let Some(value) = value {
+                        text.push_str(&format!("{label}: {value}\n"));
+                    }
+                }
+                text.push_str(&format!(
+                    "AGENTS.md: {}\n",
+                    if has_mirror(&record.folder) {
+                        "Hearth's mirror of the instructions"
+                    } else if record.folder.join(hearth_projects::MIRROR_FILE).exists() {
+                        "the user's own (left alone)"
+                    } else {
+                        "none"
+                    }
+                ));
+                if file.sources.is_empty() {
+                    text.push_str("sources: none (add with `hearth projects add-source`)\n");
+                } else {
+                    text.push_str("sources:\n");
+                    for (number, source) in file.sources.iter().enumerate() {
+                        text.push_str(&format!("  {}. {source}\n", number + 1));
+                    }
+                }
+                let instructions = file.instructions.trim();
+                if instructions.is_empty() {
+                    text.push_str(
+                        "instructions: none (write them in project.md, below the front matter)\n",
+                    );
+                } else {
+                    text.push_str("instructions:\n");
+                    for line in instructions.lines() {
+                        text.push_str(&format!("  {line}\n"));
+                    }
+                }
+            }
+            write_out(&text)?;
+        }
+        ProjectsCommand::Rename { project, name } => {
+            let record = projects.rename(&project, &name).await?;
+            write_out(&format!(
+                "renamed project {} to `{}`\n",
+                record.id, record.name
+            ))?;
+        }
+        ProjectsCommand::Delete { project } => {
+            let (record, mirror_removed) = projects.delete(&project).await?;
+            write_out(&format!(
+                "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay, and its sessions stay readable\n",
+                record.name,
+                record.id,
+                record.folder.display()
+            ))?;
+            if mirror_removed {
+                eprintln!("hearth: removed Hearth's AGENTS.md mirror from its folder");
+            }
+        }
+        ProjectsCommand::AddSource { project, sources } => {
+            let record = projects.find(&project).await?;
+            for text in &sources {
+                let source = parse_source(text, &record.folder);
+                projects
+                    .add_source(record.id.as_str(), source.clone())
+                    .await?;
+                write_out(&format!("added {source} to `{}`\n", record.name))?;
+            }
+        }
+        ProjectsCommand::RemoveSource { project, source } => {
+            let record = projects.find(&project).await?;
+            let removed = projects.remove_source(record.id.as_str(), &source).await?;
+            write_out(&format!("removed {removed} from `{}`\n", record.name))?;
+        }
+        ProjectsCommand::Relink { project, folder } => {
+            let record = projects.relink(&project, &folder).await?;
+            write_out(&format!(
+                "project `{}` ({}) is now at {}\n",
+                record.name,
+                record.id,
+                record.folder.display()
+            ))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

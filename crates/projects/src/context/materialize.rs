@@ -1,0 +1,473 @@
+//! The materializer: turns a project's sources into a [`Manifest`], converting each
+//! source at most once per cache.
+//!
+//! For each source to convert, in order:
+//!
+//! 1. Fingerprint it (file: `mtime_ns:size` from its metadata; remote: `kind:url`).
+//!    A missing file fails here ("not found"), without a marker: the check is cheap.
+//! 2. Cheap skip: the snapshot's header carries the same fingerprint → ready. This
+//!    read takes no lock: snapshots are replaced by rename, so it sees a whole file.
+//!    A stale failure marker of this project is cleared (best effort).
+//! 3. Known-bad skip: this project has a failure marker with the same fingerprint and
+//!    no retry was asked for → failed, with the stored reason.
+//! 4. Under the per-artifact lock, check 2 again (another project or process may have
+//!    just converted it), otherwise fetch and convert, write the snapshot atomically
+//!    and clear the marker; on a source failure write a marker.
+//!
+//! Materializing never fails: every error becomes the source's status.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use chrono::Utc;
+use futures::StreamExt;
+use hearth_fetch::Fetcher;
+
+use super::cache::{Artifact, ContextCache, Stored};
+use super::error::{ContextError, Result};
+use super::header::{SnapshotHeader, clean_title};
+use super::lock::ArtifactLock;
+use super::manifest::{Manifest, ManifestEntry, SourceStatus};
+use super::marker::FailureMarker;
+use super::plan::{Plan, Step, Work, plan};
+use super::remote::{Snapshot, convert_web};
+use super::source::{ContextSource, signature};
+use super::youtube::{DEFAULT_YOUTUBE_BASE, convert_youtube};
+use crate::convert::{ConvertLimits, convert_file};
+
+/// Sources converted at the same time, by default.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// The project whose context is materialized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectRef {
+    /// The project's id (keys its failure markers).
+    pub id: String,
+    /// The project folder (relative paths of sources resolve against it).
+    pub folder: PathBuf,
+}
+
+/// How a materialization treats known failures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaterializeOptions {
+    /// Retry sources this project has failure markers for (the user's "Retry").
+    pub retry_failed: bool,
+}
+
+/// Receives progress of a materialization (a CLI draws progress bars from it).
+///
+/// Called from the materializing task; keep the calls quick.
+pub trait Progress: Send + Sync {
+    /// A source's work starts.
+    fn started(&self, source: &ContextSource);
+    /// A source's work ended with `status`.
+    fn finished(&self, source: &ContextSource, status: &SourceStatus);
+}
+
+/// A [`Progress`] that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn started(&self, _source: &ContextSource) {}
+    fn finished(&self, _source: &ContextSource, _status: &SourceStatus) {}
+}
+
+/// Materializes projects' context sources into the shared [`ContextCache`].
+#[derive(Clone, Debug)]
+pub struct Materializer {
+    cache: ContextCache,
+    fetcher: Arc<Fetcher>,
+    limits: ConvertLimits,
+    youtube_base: String,
+    concurrency: usize,
+}
+
+/// The fingerprint of a source and its snapshot, if any.
+struct Check {
+    fingerprint: String,
+    stored: Option<Stored>,
+}
+
+impl Materializer {
+    /// A materializer writing into `cache`, fetching through `fetcher` and converting
+    /// documents within `limits`.
+    pub fn new(cache: ContextCache, fetcher: Arc<Fetcher>, limits: ConvertLimits) -> Self {
+        Self {
+            cache,
+            fetcher,
+            limits,
+            youtube_base: DEFAULT_YOUTUBE_BASE.to_owned(),
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+
+    /// Fetches YouTube watch pages from `base` instead of `https://www.youtube.com`
+    /// (a test server). Only the watch page's URL changes: which sources are YouTube
+    /// sources, and their identities, stay those configured.
+    pub fn with_youtube_base(mut self, base: impl Into<String>) -> Self {
+        self.youtube_base = base.into();
+        self
+    }
+
+    /// Converts at most `concurrency` sources at once (at least one).
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// The cache written to.
+    pub fn cache(&self) -> &ContextCache {
+        &self.cache
+    }
+
+    /// Materializes `sources` of `project`; never fails.
+    pub async fn materialize(
+        &self,
+        project: &ProjectRef,
+        sources: &[ContextSource],
+        options: MaterializeOptions,
+    ) -> Manifest {
+        self.materialize_with_progress(project, sources, options, &NoProgress)
+            .await
+    }
+
+    /// Like [`Materializer::materialize`], reporting each source to `progress`.
+    pub async fn materialize_with_progress(
+        &self,
+        project: &ProjectRef,
+        sources: &[ContextSource],
+        options: MaterializeOptions,
+        progress: &dyn Progress,
+    ) -> Manifest {
+        let signature = signature(sources);
+        let folder = project.folder.clone();
+        let owned = sources.to_vec();
+        let Plan {
+            steps,
+            additional_directories,
+        } = match tokio::task::spawn_blocking(move || plan(&folder, &owned)).await {
+            Ok(plan) => plan,
+            Err(error) => {
+                return failed_manifest(sources, &ContextError::task(error), signature);
+            }
+        };
+        let markers = self.marker_names(&project.id).await;
+        let checks = self.warm_checks(&steps).await;
+        let entries = futures::stream::iter(steps.into_iter().zip(checks))
+            .map(|((source, step), check)| {
+                let markers = &markers;
+                async move {
+                    progress.started(&source);
+                    let status = match step {
+                        Step::Done(status) => status,
+                        Step::Convert(work) => {
+                            self.materialize_one(&project.id, &work, check, markers, options)
+                                .await
+                        }
+                    };
+                    progress.finished(&source, &status);
+                    ManifestEntry { source, status }
+                }
+            })
+            .buffered(self.concurrency)
+            .collect::<Vec<_>>()
+            .await;
+        Manifest {
+            entries,
+            additional_directories,
+            signature,
+        }
+    }
+
+    async fn marker_names(&self, project_id: &str) -> HashSet<String> {
+        let cache = self.cache.clone();
+        let id = project_id.to_owned();
+        match blocking(move || cache.marker_names(&id)).await {
+            Ok(names) => names,
+            Err(error) => {
+                tracing::warn!(%error, "could not list the project's failure markers");
+                HashSet::new()
+            }
+        }
+    }
+
+    /// Steps 1 and 2 for every source up front, in `concurrency` batches on blocking
+    /// threads: on a warm cache that is all the work there is. A batch that fails to run leaves its
+    /// sources to be checked one by one.
+    async fn warm_checks(&self, steps: &[(ContextSource, Step)]) -> Vec<Option<Result<Check>>> {
+        let works: Vec<(usize, Work)> = steps
+            .iter()
+            .enumerate()
+            .filter_map(|(index, (_, step))| match step {
+                Step::Convert(work) => Some((index, work.clone())),
+                Step::Done(_) => None,
+            })
+            .collect();
+        // At most `concurrency` batches, spawned at once (the futures own their data).
+        let size = works.len().div_ceil(self.concurrency).max(1);
+        let handles: Vec<_> = works
+            .chunks(size)
+            .map(|chunk| {
+                let (cache, chunk) = (self.cache.clone(), chunk.to_vec());
+                tokio::task::spawn_blocking(move || {
+                    chunk
+                        .into_iter()
+                        .map(|(index, work)| {
+                            let artifact = work.artifact();
+                            (index, check_blocking(&cache, &work, &artifact))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let finished = futures::future::join_all(handles).await;
+        let mut checks: Vec<Option<Result<Check>>> = steps.iter().map(|_| None).collect();
+        for batch in finished {
+            match batch {
+                Ok(batch) => {
+                    for (index, check) in batch {
+                        checks[index] = Some(check);
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "a cache check task failed"),
+            }
+        }
+        checks
+    }
+
+    async fn materialize_one(
+        &self,
+        project_id: &str,
+        work: &Work,
+        check: Option<Result<Check>>,
+        markers: &HashSet<String>,
+        options: MaterializeOptions,
+    ) -> SourceStatus {
+        let artifact = work.artifact();
+        match self
+            .try_materialize(project_id, work, &artifact, check, markers, options)
+            .await
+        {
+            Ok(status) => status,
+            Err(error) => SourceStatus::Failed {
+                reason: error.to_string(),
+                cached_marker: false,
+            },
+        }
+    }
+
+    async fn try_materialize(
+        &self,
+        project_id: &str,
+        work: &Work,
+        artifact: &Artifact,
+        check: Option<Result<Check>>,
+        markers: &HashSet<String>,
+        options: MaterializeOptions,
+    ) -> Result<SourceStatus> {
+        let has_marker = markers.contains(&artifact.marker_name);
+        // Steps 1 and 2.
+        let check = match check {
+            Some(check) => check?,
+            None => self.check(work, artifact).await?,
+        };
+        if let Some(status) = self.fresh(project_id, artifact, &check, has_marker).await {
+            return Ok(status);
+        }
+        // Step 3.
+        if has_marker && !options.retry_failed {
+            let cache = self.cache.clone();
+            let (id, marked) = (project_id.to_owned(), artifact.clone());
+            let marker = blocking(move || cache.read_marker(&id, &marked)).await?;
+            if let Some(marker) = marker
+                && marker.fingerprint == check.fingerprint
+            {
+                return Ok(SourceStatus::Failed {
+                    reason: marker.error,
+                    cached_marker: true,
+                });
+            }
+        }
+        // Step 4.
+        let lock = ArtifactLock::acquire(self.cache.fs(), &artifact.name).await?;
+        let check = self.check(work, artifact).await?;
+        if let Some(status) = self.fresh(project_id, artifact, &check, has_marker).await {
+            return Ok(status);
+        }
+        let converted = self.convert(work).await;
+        let status = match converted {
+            Ok(snapshot) => {
+                let title = snapshot.title.as_deref().and_then(clean_title);
+                let header = SnapshotHeader {
+                    fingerprint: check.fingerprint,
+                    source: work.source(),
+                    converted_at: Utc::now(),
+                    title: title.clone(),
+                    truncated: snapshot.truncated,
+                };
+                let cache = self.cache.clone();
+                let written = artifact.clone();
+                let body = snapshot.markdown;
+                let bytes =
+                    blocking(move || cache.write_snapshot(&written, &header, &body)).await?;
+                if has_marker {
+                    self.clear_marker(project_id, artifact).await;
+                }
+                SourceStatus::Ready {
+                    snapshot: self.cache.snapshot_path(artifact),
+                    title,
+                    fresh: false,
+                    bytes,
+                }
+            }
+            Err(error) => {
+                if error.is_source_failure() {
+                    let marker = FailureMarker {
+                        source: work.source(),
+                        error: error.to_string(),
+                        fingerprint: check.fingerprint,
+                        failed_at: Utc::now(),
+                    };
+                    let cache = self.cache.clone();
+                    let (id, marked) = (project_id.to_owned(), artifact.clone());
+                    if let Err(write) =
+                        blocking(move || cache.write_marker(&id, &marked, &marker)).await
+                    {
+                        tracing::warn!(error = %write, "could not write a failure marker");
+                    }
+                }
+                SourceStatus::Failed {
+                    reason: error.to_string(),
+                    cached_marker: false,
+                }
+            }
+        };
+        drop(lock);
+        Ok(status)
+    }
+
+    /// The ready status if the snapshot is fresh, clearing a stale marker.
+    async fn fresh(
+        &self,
+        project_id: &str,
+        artifact: &Artifact,
+        check: &Check,
+        has_marker: bool,
+    ) -> Option<SourceStatus> {
+        let stored = check
+            .stored
+            .as_ref()
+            .filter(|stored| stored.header.fingerprint == check.fingerprint)?;
+        if has_marker {
+            self.clear_marker(project_id, artifact).await;
+        }
+        Some(SourceStatus::Ready {
+            snapshot: self.cache.snapshot_path(artifact),
+            title: stored.header.title.clone(),
+            fresh: true,
+            bytes: stored.bytes,
+        })
+    }
+
+    /// Best effort: a marker left behind is only a wrong reason shown later.
+    async fn clear_marker(&self, project_id: &str, artifact: &Artifact) {
+        let cache = self.cache.clone();
+        let (id, marked) = (project_id.to_owned(), artifact.clone());
+        if let Err(error) = blocking(move || cache.remove_marker(&id, &marked)).await {
+            tracing::warn!(%error, "could not clear a stale failure marker");
+        }
+    }
+
+    /// Steps 1 and 2 on a blocking thread: fingerprint and snapshot header.
+    async fn check(&self, work: &Work, artifact: &Artifact) -> Result<Check> {
+        let cache = self.cache.clone();
+        let (work, artifact) = (work.clone(), artifact.clone());
+        blocking(move || check_blocking(&cache, &work, &artifact)).await
+    }
+
+    async fn convert(&self, work: &Work) -> Result<Snapshot> {
+        match work {
+            Work::Web { url } => convert_web(&self.fetcher, url, &self.limits).await,
+            Work::Youtube { url } => convert_youtube(&self.fetcher, &self.youtube_base, url).await,
+            Work::File { path } => {
+                let converted = convert_file(path, &self.limits).await?;
+                Ok(Snapshot {
+                    title: converted.title,
+                    markdown: converted.markdown,
+                    truncated: converted.truncated,
+                })
+            }
+        }
+    }
+}
+
+/// Steps 1 and 2: the source's fingerprint and its snapshot's header.
+fn check_blocking(cache: &ContextCache, work: &Work, artifact: &Artifact) -> Result<Check> {
+    let fingerprint = fingerprint(work)?;
+    let stored = cache.read_snapshot(artifact)?;
+    Ok(Check {
+        fingerprint,
+        stored,
+    })
+}
+
+/// The source's fingerprint: file `mtime_ns:size`, remote `kind:url`.
+pub(crate) fn fingerprint(work: &Work) -> Result<String> {
+    match work {
+        Work::Web { url } => Ok(format!("web:{url}")),
+        Work::Youtube { url } => Ok(format!("youtube:{url}")),
+        Work::File { path } => file_fingerprint(path),
+    }
+}
+
+pub(crate) fn file_fingerprint(path: &Path) -> Result<String> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ContextError::NotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(error) => return Err(ContextError::io("inspect", path)(error)),
+    };
+    if !metadata.is_file() {
+        return Err(ContextError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let modified = metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    Ok(format!("{modified}:{}", metadata.len()))
+}
+
+/// Runs a file system step on a blocking thread.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(ContextError::task)?
+}
+
+fn failed_manifest(sources: &[ContextSource], error: &ContextError, signature: String) -> Manifest {
+    Manifest {
+        entries: sources
+            .iter()
+            .map(|source| ManifestEntry {
+                source: source.clone(),
+                status: SourceStatus::Failed {
+                    reason: error.to_string(),
+                    cached_marker: false,
+                },
+            })
+            .collect(),
+        additional_directories: Vec::new(),
+        signature,
+    }
+}

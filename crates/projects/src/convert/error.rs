@@ -1,0 +1,75 @@
+//! The converter's one error type.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use super::format::SourceFormat;
+
+/// Why a document could not be converted. Messages say what failed, on what, and what
+/// to do about it.
+#[derive(Debug, Error)]
+pub enum ConvertError {
+    /// The input is larger than [`ConvertLimits::max_input_bytes`](super::ConvertLimits).
+    #[error(
+        "the document is {bytes} bytes, over the {limit}-byte conversion limit; \
+         convert a smaller file or raise the limit"
+    )]
+    TooLarge {
+        /// Size of the input.
+        bytes: u64,
+        /// The limit it exceeded.
+        limit: u64,
+    },
+    /// The file's extension names no format Hearth converts.
+    #[error(
+        "cannot convert files {}; Hearth converts PDF, DOCX, PPTX, XLSX/ODS, ODT, EPUB, \
+         HTML, Markdown, text and images",
+        describe_extension(.extension)
+    )]
+    Unsupported {
+        /// The extension, without its dot (empty if the file has none).
+        extension: String,
+    },
+    /// The document is damaged or not what its name says.
+    #[error(
+        "could not read the {format} document: {message}; check that the file is a valid {format} file"
+    )]
+    Malformed {
+        /// The format the document was read as.
+        format: SourceFormat,
+        /// What went wrong.
+        message: String,
+    },
+    /// Conversion ran past [`ConvertLimits::time_limit`](super::ConvertLimits).
+    #[error(
+        "converting the {format} document took longer than {limit:?}; \
+         convert a smaller document or raise the time limit"
+    )]
+    TimedOut {
+        /// The format being converted.
+        format: SourceFormat,
+        /// The time limit that ran out.
+        limit: Duration,
+    },
+    /// The file could not be read.
+    #[error("could not read {}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+fn describe_extension(extension: &str) -> String {
+    if extension.is_empty() {
+        "without an extension".to_owned()
+    } else {
+        format!("with the extension .{extension}")
+    }
+}
+
+/// Result of a conversion.
+pub type Result<T, E = ConvertError> = std::result::Result<T, E>;

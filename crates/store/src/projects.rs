@@ -1,0 +1,199 @@
+//! The project registry: which projects exist and where each folder was last seen. What a
+//! project is (its `project.md`, instructions and sources) is hearth-projects' business;
+//! the store keeps the id, the folder and the name shown in lists, and a tombstone when
+//! the project is deleted.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use hearth_core::{ProjectId, Timestamp};
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+
+use crate::codec::{from_millis, parse_id, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::sqlite::SqliteStore;
+
+/// A registered project.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectRecord {
+    /// Its id (also in its `project.md`).
+    pub id: ProjectId,
+    /// The folder holding its `project.md`, where it was last seen.
+    pub folder: PathBuf,
+    /// Its name, as last read from `project.md`.
+    pub name: String,
+    /// When it was registered.
+    pub created_at: Timestamp,
+    /// When its folder or name last changed.
+    pub updated_at: Timestamp,
+}
+
+/// The project registry.
+pub trait ProjectStore: Send + Sync {
+    /// Registers a project. Fails with a conflict when the id or the folder is taken.
+    fn insert_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// A live project by id.
+    fn project<'a>(
+        &'a self,
+        id: &'a ProjectId,
+    ) -> BoxFuture<'a, StoreResult<Option<ProjectRecord>>>;
+
+    /// Whether a project with this id was deleted.
+    fn is_project_deleted<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// Every live project, by name.
+    fn projects(&self) -> BoxFuture<'_, StoreResult<Vec<ProjectRecord>>>;
+
+    /// Records a project's new folder or name. Fails with `NotFound` for an unknown or
+    /// deleted project, with a conflict when another project has the folder.
+    fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Deletes a project, keeping a tombstone. Returns whether it existed.
+    fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>>;
+}
+
+fn decode(row: &SqliteRow) -> StoreResult<ProjectRecord> {
+    let get = |error: sqlx::Error| StoreError::Decode {
+        what: "project",
+        detail: error.to_string(),
+    };
+    let id: String = row.try_get("id").map_err(get)?;
+    let folder: Option<String> = row.try_get("folder").map_err(get)?;
+    let name: Option<String> = row.try_get("name").map_err(get)?;
+    Ok(ProjectRecord {
+        id: parse_id("project id", &id, ProjectId::parse)?,
+        folder: PathBuf::from(folder.unwrap_or_default()),
+        name: name.unwrap_or_default(),
+        created_at: from_millis(row.try_get("created_at").map_err(get)?)?,
+        updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
+    })
+}
+
+fn folder_text(folder: &Path) -> StoreResult<&str> {
+    folder.to_str().ok_or_else(|| StoreError::Decode {
+        what: "project folder",
+        detail: format!("{} is not valid UTF-8", folder.display()),
+    })
+}
+
+impl SqliteStore {
+    async fn insert_project_impl(&self, project: &ProjectRecord) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO projects (id, folder, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(project.id.as_str())
+        .bind(folder_text(&project.folder)?)
+        .bind(&project.name)
+        .bind(to_millis(&project.created_at))
+        .bind(to_millis(&project.updated_at))
+        .execute(self.pool())
+        .await
+        .map_err(|error| {
+            self.unique_conflict(
+                error,
+                "a project with this id or folder",
+                &project.folder.display().to_string(),
+            )
+        })?;
+        Ok(())
+    }
+
+    async fn project_impl(&self, id: &ProjectId) -> StoreResult<Option<ProjectRecord>> {
+        let row = sqlx::query(
+            "SELECT id, folder, name, created_at, updated_at FROM projects WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(id.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(|error| self.error(error))?;
+        row.as_ref().map(decode).transpose()
+    }
+
+    async fn is_project_deleted_impl(&self, id: &ProjectId) -> StoreResult<bool> {
+        let row = sqlx::query("SELECT 1 FROM projects WHERE id = ? AND deleted_at IS NOT NULL")
+            .bind(id.as_str())
+            .fetch_optional(self.pool())
+            .await
+            .map_err(|error| self.error(error))?;
+        Ok(row.is_some())
+    }
+
+    async fn projects_impl(&self) -> StoreResult<Vec<ProjectRecord>> {
+        let rows = sqlx::query(
+            "SELECT id, folder, name, created_at, updated_at FROM projects WHERE deleted_at IS NULL ORDER BY name COLLATE NOCASE, id",
+        )
+        .fetch_all(self.pool())
+        .await
+        .map_err(|error| self.error(error))?;
+        rows.iter().map(decode).collect()
+    }
+
+    async fn update_project_impl(&self, project: &ProjectRecord) -> StoreResult<()> {
+        let done = sqlx::query(
+            "UPDATE projects SET folder = ?, name = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(folder_text(&project.folder)?)
+        .bind(&project.name)
+        .bind(to_millis(&project.updated_at))
+        .bind(project.id.as_str())
+        .execute(self.pool())
+        .await
+        .map_err(|error| {
+            self.unique_conflict(
+                error,
+                "a project in folder",
+                &project.folder.display().to_string(),
+            )
+        })?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: "project",
+                key: project.id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn delete_project_impl(&self, id: &ProjectId) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE projects SET deleted_at = ?, folder = NULL, name = NULL WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(to_millis(&hearth_core::now()))
+        .bind(id.as_str())
+        .execute(self.pool())
+        .await
+        .map_err(|error| self.error(error))?;
+        Ok(done.rows_affected() > 0)
+    }
+}
+
+impl ProjectStore for SqliteStore {
+    fn insert_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.insert_project_impl(project))
+    }
+
+    fn project<'a>(
+        &'a self,
+        id: &'a ProjectId,
+    ) -> BoxFuture<'a, StoreResult<Option<ProjectRecord>>> {
+        Box::pin(self.project_impl(id))
+    }
+
+    fn is_project_deleted<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.is_project_deleted_impl(id))
+    }
+
+    fn projects(&self) -> BoxFuture<'_, StoreResult<Vec<ProjectRecord>>> {
+        Box::pin(self.projects_impl())
+    }
+
+    fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.update_project_impl(project))
+    }
+
+    fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.delete_project_impl(id))
+    }
+}
