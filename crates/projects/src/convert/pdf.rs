@@ -31,10 +31,7 @@ pub(super) fn convert(bytes: &[u8]) -> Result<Draft> {
     if page_numbers.is_empty() {
         return Err(malformed(FORMAT, "it has no pages"));
     }
-    let pages: Vec<String> = page_numbers
-        .iter()
-        .map(|number| page_text(&document, *number))
-        .collect();
+    let pages = all_pages(&document, &page_numbers);
     let markdown = if let [only] = pages.as_slice() {
         only.to_owned()
     } else {
@@ -58,6 +55,54 @@ pub(super) fn convert(bytes: &[u8]) -> Result<Draft> {
         image: None,
     })
 }
+
+/// Every page's text, in order. Pages are independent, so a long document is split
+/// between the machine's cores (each page still under its own `catch_unwind`).
+fn all_pages(document: &Document, numbers: &[u32]) -> Vec<String> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(numbers.len().div_ceil(PAGES_PER_WORKER))
+        .max(1);
+    if workers == 1 {
+        return numbers
+            .iter()
+            .map(|number| page_text(document, *number))
+            .collect();
+    }
+    let share = numbers.len().div_ceil(workers);
+    std::thread::scope(|scope| {
+        // Every worker is started before the first is joined: collected on purpose.
+        #[allow(clippy::needless_collect)]
+        let running: Vec<_> = numbers
+            .chunks(share)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|number| page_text(document, *number))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .zip(numbers.chunks(share))
+            .flat_map(|(worker, chunk)| {
+                worker.join().unwrap_or_else(|_| {
+                    chunk
+                        .iter()
+                        .map(|number| {
+                            format!("[Page {number} could not be read: its content is damaged]")
+                        })
+                        .collect()
+                })
+            })
+            .collect()
+    })
+}
+
+/// Fewer pages than this are not worth a thread of their own.
+const PAGES_PER_WORKER: usize = 8;
 
 /// One page's text, tidied; a note if the page cannot be read.
 fn page_text(document: &Document, number: u32) -> String {

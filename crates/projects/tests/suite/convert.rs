@@ -458,6 +458,21 @@ async fn multi_page_pdf_keeps_its_pages_apart() {
 }
 
 #[tokio::test]
+async fn a_long_pdf_split_between_workers_keeps_its_page_order() {
+    let texts: Vec<String> = (1..=37).map(|page| format!("Seite {page}")).collect();
+    let lines: Vec<[&str; 1]> = texts.iter().map(|text| [text.as_str()]).collect();
+    let pages: Vec<&[&str]> = lines.iter().map(|line| line.as_slice()).collect();
+    let expected = (1..=37)
+        .map(|page| format!("## Page {page}\n\nSeite {page}"))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    assert_eq!(
+        convert("lang.pdf", &pdf(None, &pages)).await.markdown,
+        expected
+    );
+}
+
+#[tokio::test]
 async fn a_damaged_pdf_page_costs_only_that_page() {
     let mut bytes = pdf(None, &[&["Vorher"], &["Kaputt"], &["Nachher"]]);
     // Blank out the second page's MediaBox, keeping every byte offset: the extractor
