@@ -41,6 +41,8 @@ pub(crate) struct Inner {
     pub descriptor: AgentDescriptor,
     pub client: Arc<dyn ModelClient>,
     pub default_model: Option<String>,
+    /// The model the provider's listing chose when none is configured: its one model.
+    pub listed_model: tokio::sync::OnceCell<String>,
     pub toolbox: Arc<dyn Toolbox>,
     pub settings: AgentSettings,
     /// Where events go.
@@ -102,6 +104,7 @@ impl NativeAgent {
                 descriptor,
                 client,
                 default_model,
+                listed_model: tokio::sync::OnceCell::new(),
                 toolbox,
                 settings,
                 sink: SinkCell::new(),
@@ -155,11 +158,13 @@ impl Inner {
         self.descriptor.id.as_str()
     }
 
-    /// The model of a chat: the host's choice, else the chat's, else the provider's.
+    /// The model of a chat: the host's choice, else the chat's, else the provider's
+    /// (configured, or the one it lists).
     pub fn model_for(&self, context_model: Option<&str>, backing: &Backing) -> Result<String> {
         context_model
             .or(backing.model.as_deref())
             .or(self.default_model.as_deref())
+            .or(self.listed_model.get().map(String::as_str))
             .filter(|model| !model.trim().is_empty())
             .map(str::to_owned)
             .ok_or_else(|| Error::NoModel {
@@ -204,6 +209,56 @@ impl Inner {
                     mutates: tool.mutates,
                 })
                 .collect(),
+        }
+    }
+
+    /// Without a configured model, asks the provider which models it offers (once): a
+    /// server that offers exactly one model (a local server, a proxy) is used with it;
+    /// one that offers several is a clear error listing them.
+    pub async fn discover_model(&self, context: &ChatContext) -> Result<()> {
+        if context.model.is_some()
+            || self.default_model.is_some()
+            || self.listed_model.initialized()
+        {
+            return Ok(());
+        }
+        let chosen = self
+            .chats
+            .with(&context.chat, |entry| entry.backing.model.is_some())
+            .unwrap_or(false);
+        if chosen {
+            return Ok(());
+        }
+        let models = self
+            .client
+            .list_models(CancellationToken::new())
+            .await
+            .map_err(|error| Error::NoModelListed {
+                provider: self.provider().to_owned(),
+                detail: error.to_string(),
+            })?;
+        match models.as_slice() {
+            [only] => {
+                // Another turn may have set it meanwhile: either way it is this model.
+                if self.listed_model.set(only.clone()).is_err() {
+                    tracing::trace!("the listed model was set meanwhile");
+                }
+                Ok(())
+            }
+            [] => Err(Error::NoModelListed {
+                provider: self.provider().to_owned(),
+                detail: "it lists no models".to_owned(),
+            }),
+            several => Err(Error::ModelToChoose {
+                provider: self.provider().to_owned(),
+                models: several
+                    .iter()
+                    .take(10)
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                more: several.len().saturating_sub(10),
+            }),
         }
     }
 

@@ -80,6 +80,29 @@ pub enum Error {
         /// The provider id.
         provider: String,
     },
+    /// No model is configured and the provider's listing did not give one.
+    #[error(
+        "no model is chosen for provider `{provider}` and its model list did not give one ({detail}): pass --model, or set default_model in [providers.{provider}] of config.toml"
+    )]
+    NoModelListed {
+        /// The provider id.
+        provider: String,
+        /// Why the listing did not help.
+        detail: String,
+    },
+    /// No model is configured and the provider offers several.
+    #[error(
+        "no model is chosen for provider `{provider}`, which offers {models}{}: pass --model NAME, or set default_model in [providers.{provider}] of config.toml",
+        if *more > 0 { format!(" and {more} more") } else { String::new() }
+    )]
+    ModelToChoose {
+        /// The provider id.
+        provider: String,
+        /// The first models it offers.
+        models: String,
+        /// How many more it offers.
+        more: usize,
+    },
     /// A model name that cannot be used.
     #[error("`{model}` is not a usable model name")]
     InvalidModel {
@@ -109,6 +132,8 @@ impl From<Error> for AgentError {
             | Error::NewerBacking { .. }
             | Error::NoBacking { .. }
             | Error::NoModel { .. }
+            | Error::NoModelListed { .. }
+            | Error::ModelToChoose { .. }
             | Error::InvalidModel { .. }
             | Error::Provider { .. } => AgentErrorKind::InvalidInput,
             Error::Encode { .. } => AgentErrorKind::Internal,

@@ -117,6 +117,7 @@ impl NativeAgent {
         let inner: &Inner = &self.inner;
         let chat = &context.chat;
         let cancel = CancellationToken::new();
+        inner.discover_model(context).await?;
         let (run, started) = inner.start_run(context, &turn_id, &cancel)?;
         let tools = inner.offered_tools(context, started.role.depth());
         let system = system_prompt(&DynamicContext {

@@ -1,7 +1,9 @@
 //! How the agent behaves: step limit, the user's time zone and clock, subagent depth,
 //! titles, and the clock it reads (fixed in tests).
 
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -22,6 +24,17 @@ pub enum UserTimeZone {
     SystemLocal,
 }
 
+/// Whether this process has not yet warned that `name` is no time zone: the configuration
+/// is read by several parts of one command, and the user needs to hear it once.
+fn first_warning_about(name: &str) -> bool {
+    static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    match WARNED.lock() {
+        Ok(mut warned) => warned.insert(name.to_owned()),
+        // A panic elsewhere while holding the lock: warning again is the lesser harm.
+        Err(_) => true,
+    }
+}
+
 impl UserTimeZone {
     /// The zone from `[defaults] time_zone`, else the system's.
     pub fn from_config(config: &Config) -> Self {
@@ -29,10 +42,12 @@ impl UserTimeZone {
             Some(name) if !name.is_empty() => match name.parse::<Tz>() {
                 Ok(zone) => Self::Named(zone),
                 Err(_) => {
-                    tracing::warn!(
-                        "[defaults] time_zone = \"{name}\" in config.toml is not an IANA time zone \
-                         name (like \"Europe/Berlin\"); using the system's time zone"
-                    );
+                    if first_warning_about(name) {
+                        tracing::warn!(
+                            "[defaults] time_zone = \"{name}\" in config.toml is not an IANA time \
+                             zone name (like \"Europe/Berlin\"); using the system's time zone"
+                        );
+                    }
                     Self::system()
                 }
             },

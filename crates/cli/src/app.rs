@@ -38,7 +38,7 @@ impl App {
     /// Resolves the data directory and reads the configuration.
     pub fn load(home: Option<&Path>, config: Option<&Path>) -> anyhow::Result<Self> {
         let paths = Paths::resolve(home, config)?;
-        let config = Config::load(&paths.config_file)?;
+        let config = Config::load_from(&paths.config_file, paths.config_origin)?;
         Ok(Self {
             paths,
             config,

@@ -1,22 +1,23 @@
 //! `hearth chat`: an interactive terminal chat. Answers stream to stdout; Ctrl-C aborts
-//! the running turn (not the program); `/fork`, `/model NAME`, `/new`, `/quit`. Reads
-//! lines from stdin, so it works on a pipe too. An answer the store refused to save is
-//! reported at once and tried again with the next message; one still unsaved at the end
-//! makes the exit status 74, as for `hearth run`.
+//! the running turn (not the program), and a second Ctrl-C (while the answer stops, soon
+//! after the first, or at the prompt) leaves with status 130; `/fork`, `/model NAME`,
+//! `/new`, `/quit`. Reads lines from stdin, so it works on a pipe too. An answer the store
+//! refused to save is reported at once and tried again with the next message; one still
+//! unsaved at the end makes the exit status 74, as for `hearth run`.
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead as _, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use hearth_core::{Action, ChatSeed, ChatUri, ProviderId, StopReason, UserMessage};
 use hearth_host::Host;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use crate::app::App;
 use crate::harnesses::Titles;
-use crate::interrupts::Interrupts;
+use crate::interrupts::{Interrupts, Press};
 use crate::run::{Printer, announce, local_question, settle_locally, start, target_chat};
 use hearth_projects::{OpenEnd, ScopeView};
 
@@ -35,9 +36,13 @@ pub struct ChatArgs {
     /// Model to use.
     #[arg(long)]
     model: Option<String>,
-    /// Continue a session (its default chat) or a chat, by URI.
+    /// Continue a session (its default chat) or a chat: its URI, id, or a unique
+    /// prefix of its id.
     #[arg(long, value_name = "URI")]
     session: Option<String>,
+    /// Continue the most recent session (of --project, else of the global scope).
+    #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+    continue_latest: bool,
     /// Start the session in a project (its name or id): it works in the project's folder
     /// with its instructions and context, and uses its default agent and model.
     #[arg(long, conflicts_with = "session")]
@@ -99,8 +104,6 @@ fn parse(line: &str) -> Input<'_> {
     }
 }
 
-/// Ctrl-C presses, one at a time. The listener stays registered between presses, so a
-/// press that comes while nobody waits for it is not lost.
 /// The chat in use and what new sessions are made of.
 struct Conversation {
     host: Host,
@@ -117,6 +120,29 @@ struct Conversation {
     /// Answers the store refused were reported and not saved since.
     unsaved: Unreported,
 }
+
+/// How a turn of the chat ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TurnEnd {
+    /// The answer came to its end (or failed).
+    Answered,
+    /// Ctrl-C stopped it; another Ctrl-C at the prompt leaves.
+    Stopped,
+    /// Ctrl-C twice: leave the chat now.
+    Leave,
+}
+
+/// Why the chat ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leaving {
+    /// `/quit`, or the end of input.
+    Asked,
+    /// Ctrl-C twice.
+    Interrupted,
+}
+
+/// The exit status after leaving with Ctrl-C, as a shell reports a SIGINT (128 + 2).
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// Whether the user was told of answers the store refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -345,15 +371,16 @@ impl Conversation {
         })
     }
 
-    /// Sends a prompt and streams the answer; Ctrl-C aborts the turn. An agent's
-    /// permission requests are asked inline and answered from `lines`.
+    /// Sends a prompt and streams the answer; Ctrl-C aborts the turn, and a second
+    /// Ctrl-C (while it stops, or soon after the first) leaves. An agent's permission
+    /// requests are asked inline and answered from `lines`.
     #[allow(clippy::print_stderr)]
     async fn turn(
         &self,
         prompt: &str,
         interrupts: &mut Interrupts,
         lines: &mut mpsc::Receiver<String>,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<TurnEnd> {
         let (turn_id, mut subscription) = self
             .host
             .send_streaming(&self.chat, UserMessage::text(prompt))
@@ -379,10 +406,13 @@ impl Conversation {
                     Err(RecvError::Lagged(_)) => printer.catch_up(&self.host, &self.chat)?,
                     Err(RecvError::Closed) => break StopReason::Incomplete,
                 },
-                pressed = interrupts.recv(), if !aborting => {
-                    pressed?;
+                pressed = interrupts.recv_press() => {
+                    if aborting || pressed? == Press::Double {
+                        printer.finish_line()?;
+                        return Ok(TurnEnd::Leave);
+                    }
                     aborting = true;
-                    eprintln!("\nhearth: stopping the answer");
+                    eprintln!("\nhearth: stopping the answer (Ctrl-C again leaves)");
                     self.host.abort(&self.chat).await?;
                 }
             }
@@ -390,8 +420,9 @@ impl Conversation {
         printer.finish_line()?;
         if stop_reason == StopReason::Aborted {
             eprintln!("hearth: answer stopped; what arrived is kept");
+            return Ok(TurnEnd::Stopped);
         }
-        Ok(())
+        Ok(TurnEnd::Answered)
     }
 }
 
@@ -401,17 +432,24 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     let project = crate::run::ProjectChoice::resolve(app, args.project.as_deref()).await?;
     let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
     let model = args.model.clone().or_else(|| project.model());
+    let session = crate::run::continued_session(
+        app,
+        args.session.as_deref(),
+        args.continue_latest,
+        &project.scope,
+    )
+    .await?;
     let start = start(
         app,
         provider.as_deref(),
-        args.session.as_deref(),
+        session.as_deref(),
         args.scenario.clone(),
         Titles::Generate,
     )
     .await?;
     let chat = target_chat(
         &start.host,
-        args.session.as_deref(),
+        session.as_deref(),
         &start.provider,
         model.as_deref(),
         &project.scope,
@@ -447,65 +485,69 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         unsaved: Unreported::AllSaved,
     };
     // Input lines go through a channel, so a permission request can be answered with
-    // the next line typed while a turn runs.
+    // the next line typed while a turn runs. They are read on a thread of their own,
+    // not the runtime's blocking pool: the runtime waits for its blocking reads when it
+    // shuts down, and one blocked on a terminal would keep the chat from leaving.
     let (line_sender, mut lines) = mpsc::channel::<String>(16);
-    let reader = tokio::spawn(async move {
-        let mut input = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = input.next_line().await {
-            if line_sender.send(line).await.is_err() {
-                break;
+    std::thread::Builder::new()
+        .name("hearth-chat-input".to_owned())
+        .spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if line_sender.blocking_send(line).is_err() {
+                    break;
+                }
             }
-        }
-    });
+        })
+        .context("starting the chat's input reader")?;
     let mut interrupts = Interrupts::new()?;
+    // A Ctrl-C came (at the prompt, or stopping an answer) and no line since.
     let mut interrupted = false;
-    loop {
+    let leaving = loop {
         if interactive {
             eprint!("› ");
             std::io::stderr().flush()?;
         }
         let line = tokio::select! {
             line = lines.recv() => line,
-            pressed = interrupts.recv() => {
-                pressed?;
-                if interrupted {
-                    eprintln!();
-                    break;
+            pressed = interrupts.recv_press() => {
+                if interrupted || pressed? == Press::Double {
+                    break Leaving::Interrupted;
                 }
                 interrupted = true;
                 eprintln!("\nhearth: press Ctrl-C again, or type /quit, to leave");
                 continue;
             }
         };
-        let Some(line) = line else { break };
+        let Some(line) = line else {
+            break Leaving::Asked;
+        };
         interrupted = false;
-        match parse(&line) {
-            Input::Nothing => {}
-            Input::Quit => break,
-            Input::Prompt(prompt) => {
-                if let Err(error) = conversation.turn(prompt, &mut interrupts, &mut lines).await {
-                    eprintln!("hearth: error: {error:#}");
-                }
-                conversation.check_saved().await;
-            }
-            Input::Unknown(name) if conversation.agent_offers(name).await => {
-                // A command of the agent's own: it goes to the agent as typed.
-                if let Err(error) = conversation
-                    .turn(line.trim(), &mut interrupts, &mut lines)
-                    .await
-                {
-                    eprintln!("hearth: error: {error:#}");
-                }
-                conversation.check_saved().await;
-            }
+        let prompt = match parse(&line) {
+            Input::Nothing => continue,
+            Input::Quit => break Leaving::Asked,
+            Input::Prompt(prompt) => prompt,
+            // A command of the agent's own: it goes to the agent as typed.
+            Input::Unknown(name) if conversation.agent_offers(name).await => line.trim(),
             command => {
                 if let Err(error) = conversation.command(command).await {
                     eprintln!("hearth: error: {error:#}");
                 }
+                continue;
             }
+        };
+        let end = conversation.turn(prompt, &mut interrupts, &mut lines).await;
+        conversation.check_saved().await;
+        match end {
+            Ok(TurnEnd::Answered) => {}
+            Ok(TurnEnd::Stopped) => interrupted = true,
+            Ok(TurnEnd::Leave) => break Leaving::Interrupted,
+            Err(error) => eprintln!("hearth: error: {error:#}"),
         }
+    };
+    if leaving == Leaving::Interrupted {
+        eprintln!("\nhearth: leaving the chat");
     }
-    reader.abort();
     // Tries once more what the store refused before.
     conversation.host.shutdown().await;
     let unsaved = crate::run::report_unsaved(&conversation.host.unsaved_chats(), false)?;
@@ -518,7 +560,10 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     if unsaved {
         return Ok(ExitCode::from(crate::run::EXIT_UNSAVED));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match leaving {
+        Leaving::Asked => ExitCode::SUCCESS,
+        Leaving::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+    })
 }
 
 #[cfg(test)]

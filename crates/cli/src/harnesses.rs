@@ -49,14 +49,14 @@ pub struct HarnessOptions {
 /// same data directory and configuration.
 fn lent_tools(app: &App) -> Option<LentTools> {
     let hearth = std::env::current_exe().ok()?;
-    let args = vec![
-        "--home".to_owned(),
-        app.paths.home.display().to_string(),
-        "--config".to_owned(),
-        app.paths.config_file.display().to_string(),
-        "mcp".to_owned(),
-        "--stdio".to_owned(),
-    ];
+    let mut args = vec!["--home".to_owned(), app.paths.home.display().to_string()];
+    // A default configuration file that does not exist is not named: a named file must.
+    if app.paths.config_file.exists() {
+        args.push("--config".to_owned());
+        args.push(app.paths.config_file.display().to_string());
+    }
+    args.push("mcp".to_owned());
+    args.push("--stdio".to_owned());
     Some(LentTools {
         command: hearth,
         args,
@@ -176,7 +176,7 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
 /// is not reported as a missing model provider.
 fn discovery_config(app: &App) -> Cow<'_, hearth_config::Config> {
     match app.config.defaults.provider.as_deref() {
-        Some(id) if !is_model_provider(app, id) && !id.is_empty() => {
+        Some(id) if !id.is_empty() && (!is_model_provider(app, id) || !is_known(app, id)) => {
             let mut config = app.config.clone();
             config.defaults.provider = None;
             Cow::Owned(config)
@@ -231,10 +231,48 @@ pub async fn discover(app: &App, detect_ollama: bool) -> Discovery {
     discover_providers(&discovery_config(app), &Environment::process(), &options).await
 }
 
+/// The model providers Hearth has built in (with the environment or a local server).
+const BUILT_IN_PROVIDERS: [&str; 4] = ["openai", "anthropic", "ollama", REPLAY];
+
+/// Every id a provider setting may name: the built-in providers, those of
+/// `config.toml`, and every external agent Hearth knows.
+fn known_ids(app: &App) -> Vec<String> {
+    let mut ids: Vec<String> = BUILT_IN_PROVIDERS
+        .iter()
+        .map(|id| (*id).to_owned())
+        .collect();
+    ids.extend(app.config.providers.keys().cloned());
+    ids.extend(app.config.agents.keys().cloned());
+    ids.extend(
+        all_external_agents(app)
+            .0
+            .into_iter()
+            .map(|agent| agent.spec.id.to_string()),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
+    ids
+}
+
+/// Whether a provider setting names something Hearth knows.
+fn is_known(app: &App, id: &str) -> bool {
+    known_ids(app).iter().any(|known| known == id)
+}
+
 /// The provider used when none is named: `[defaults] provider`, else the first model
-/// provider found, else the offline demo.
+/// provider found, else the offline demo. A `[defaults] provider` that names nothing
+/// Hearth knows (a typo) is an error, never a quiet fall back to another provider.
 pub fn default_provider(app: &App, discovery: &Discovery) -> anyhow::Result<ProviderId> {
     let configured = app.config.defaults.provider.as_deref();
+    if let Some(id) = configured
+        && !is_known(app, id)
+    {
+        anyhow::bail!(
+            "[defaults] provider = \"{id}\" in {} names no provider or agent Hearth knows; the known ones are {} (fix the name, or add a [providers.{id}] section)",
+            app.paths.config_file.display(),
+            known_ids(app).join(", ")
+        );
+    }
     let id = match configured {
         Some(id) if !is_model_provider(app, id) || discovery.get(id).is_some() => id,
         _ => discovery

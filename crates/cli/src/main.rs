@@ -1,5 +1,6 @@
 //! `hearth`: the one binary. Parses the command line, opens the data directory and runs
-//! the command; errors end as one line on stderr and a non-zero exit.
+//! the command; errors end as one line on stderr and a non-zero exit, except a closed
+//! stdout (`| head -1`), which ends quietly with status 0.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +16,7 @@ mod context;
 mod doctor;
 mod harnesses;
 mod interrupts;
+mod names;
 mod permissions;
 mod projects;
 mod proposals;
@@ -115,7 +117,16 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(colour_on_stderr())
         .init();
+}
+
+/// Whether stderr may carry colours: only on a terminal, and never with `NO_COLOR` set to
+/// anything but the empty string (<https://no-color.org>).
+fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal as _;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    !no_color && std::io::stderr().is_terminal()
 }
 
 /// Runs an agent under Hearth's supervisor (`hearth __supervise-agent …`, started by
@@ -192,11 +203,23 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(code) => code,
+        // Whoever read stdout has gone (`hearth sessions list | head -1`): nothing failed
+        // that the user needs to hear of.
+        Err(error) if reader_gone(&error) => ExitCode::SUCCESS,
         Err(error) => {
             report(&error);
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether an error comes from writing to a pipe whose reader closed it.
+fn reader_gone(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Prints an error as one line.

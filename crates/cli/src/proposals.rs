@@ -1,6 +1,7 @@
 //! `hearth proposals list|show|approve|reject|apply`: the user's side of the changes
 //! agents staged.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
@@ -14,9 +15,11 @@ use crate::app::App;
 use crate::render::local_time;
 use crate::toolbox::{Tools, json_line, write_out};
 
-/// The shortest hash prefix `approve --hash` accepts (64 bits: what `show` prints, and
-/// too long to forge a payload whose hash starts with it).
-const MIN_HASH_PREFIX: usize = 16;
+/// The shortest hash prefix `approve --hash` accepts. It only confirms which version of
+/// the proposal the user reviewed: the approval binds to the full hash of the proposal as
+/// it is now, and applying re-checks that hash, so a short prefix cannot smuggle in
+/// another payload — at worst it approves the current one, which the prefix matched.
+const MIN_HASH_PREFIX: usize = 8;
 
 /// Which proposals to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -74,28 +77,31 @@ pub enum ProposalsCommand {
     },
     /// Show a proposal: what it changes (before and after) and its payload hash.
     Show {
-        /// The proposal's id.
+        /// The proposal's id, or the first 4+ characters of it.
         id: String,
         /// As JSON (with the exact payload).
         #[arg(long)]
         json: bool,
     },
     /// Approve a proposal and apply it. The approval binds to the payload hash shown by
-    /// `show`; a proposal changed since then is refused.
+    /// `show`; a proposal changed since then is refused. Without --hash or --yes, the
+    /// change is shown and you are asked to confirm (which needs a terminal).
     Approve {
-        /// The proposal's id.
+        /// The proposal's id, or the first 4+ characters of it.
         id: String,
-        /// The payload hash you reviewed (or its first 8+ characters); default: the hash
-        /// of the proposal as it is now.
+        /// The payload hash you reviewed (or its first 8+ characters).
         #[arg(long)]
         hash: Option<String>,
+        /// Approve the proposal as it is now without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
         /// Only approve; apply later with `hearth proposals apply`.
         #[arg(long)]
         no_apply: bool,
     },
     /// Reject a proposal; nothing is changed.
     Reject {
-        /// The proposal's id.
+        /// The proposal's id, or the first 4+ characters of it.
         id: String,
         /// Why (kept with the proposal).
         #[arg(long)]
@@ -103,13 +109,61 @@ pub enum ProposalsCommand {
     },
     /// Apply an approved proposal (one approved with `--no-apply`).
     Apply {
-        /// The proposal's id.
+        /// The proposal's id, or the first 4+ characters of it.
         id: String,
     },
 }
 
-fn parse_id(id: &str) -> anyhow::Result<ProposalId> {
-    Ok(ProposalId::parse(id.trim())?)
+/// What `approve` was told about the proposal the user reviewed.
+enum Review<'a> {
+    /// `--hash`: the hash (or its start) the user was shown.
+    Hash(&'a str),
+    /// `--yes`: the proposal as it is now.
+    Confirmed,
+    /// Neither: show the change and ask.
+    Ask,
+}
+
+/// Shows the proposal and asks whether to apply it; `None` when the user declined.
+#[allow(clippy::print_stderr)]
+fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
+    let mut out = format!(
+        "Proposal {}
+",
+        proposal.id
+    );
+    out.push_str(&format!(
+        "Summary:  {}
+",
+        proposal.summary
+    ));
+    out.push_str(&format!(
+        "Tool:     {}
+",
+        proposal.tool
+    ));
+    out.push_str(&format!(
+        "Payload:  sha256 {}
+
+",
+        proposal.payload_hash
+    ));
+    out.push_str(proposal.diff.trim_end());
+    out.push_str(
+        "
+
+",
+    );
+    write_out(&out)?;
+    eprint!("Apply this change? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(Some(proposal.payload_hash.clone()))
+    } else {
+        Ok(None)
+    }
 }
 
 fn status_line(proposal: &Proposal) -> String {
@@ -170,6 +224,11 @@ fn approved_hash(proposal: &Proposal, given: Option<&str>) -> anyhow::Result<Str
         .strip_prefix("sha256:")
         .unwrap_or(given)
         .to_ascii_lowercase();
+    if !given.chars().all(|c| c.is_ascii_hexdigit()) {
+        anyhow::bail!(
+            "--hash {given} is not a hash: give the hex digits of the payload hash `hearth proposals show` prints"
+        );
+    }
     if given.len() < MIN_HASH_PREFIX {
         anyhow::bail!(
             "--hash {given} is too short; give at least {MIN_HASH_PREFIX} characters of the hash `hearth proposals show` prints"
@@ -306,17 +365,47 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             }
         }
         ProposalsCommand::Show { id, json } => {
-            let proposal = reader.get(&parse_id(&id)?).await?;
+            let id = crate::names::proposal(&store, &id).await?;
+            let proposal = reader.get(&id).await?;
             if json {
                 json_line(&proposal)?;
             } else {
                 write_out(&render(&proposal))?;
             }
         }
-        ProposalsCommand::Approve { id, hash, no_apply } => {
-            let id = parse_id(&id)?;
+        ProposalsCommand::Approve {
+            id,
+            hash,
+            yes,
+            no_apply,
+        } => {
+            let id = crate::names::proposal(&store, &id).await?;
             let proposal = gate.get(&id).await?;
-            let hash = approved_hash(&proposal, hash.as_deref())?;
+            let review = match (&hash, yes) {
+                (Some(hash), _) => Review::Hash(hash),
+                (None, true) => Review::Confirmed,
+                (None, false) => Review::Ask,
+            };
+            let hash = match review {
+                Review::Hash(given) => approved_hash(&proposal, Some(given))?,
+                Review::Confirmed => proposal.payload_hash.clone(),
+                // Nothing new to approve: the gate says what became of it.
+                Review::Ask if proposal.status != ProposalStatus::Pending => {
+                    proposal.payload_hash.clone()
+                }
+                Review::Ask if !std::io::stdin().is_terminal() => anyhow::bail!(
+                    "not approving proposal {id} unseen: there is no terminal to ask in; review it with `hearth proposals show {id}`, then give --hash HASH (its first {MIN_HASH_PREFIX}+ characters) or --yes"
+                ),
+                Review::Ask => match ask(&proposal)? {
+                    Some(hash) => hash,
+                    None => {
+                        write_out(&format!(
+                            "Proposal {id} was not approved; nothing was changed.\n"
+                        ))?;
+                        return Ok(ExitCode::FAILURE);
+                    }
+                },
+            };
             if no_apply {
                 let decided = gate.approve(&id, &hash, &user).await?;
                 let text = if decided.changed {
@@ -334,7 +423,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             }
         }
         ProposalsCommand::Reject { id, reason } => {
-            let id = parse_id(&id)?;
+            let id = crate::names::proposal(&store, &id).await?;
             let decided = gate.reject(&id, &user, reason.as_deref()).await?;
             let text = if decided.changed {
                 format!(
@@ -347,7 +436,8 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             write_out(&text)?;
         }
         ProposalsCommand::Apply { id } => {
-            let outcome = gate.apply(&parse_id(&id)?, &user).await?;
+            let id = crate::names::proposal(&store, &id).await?;
+            let outcome = gate.apply(&id, &user).await?;
             report_outcome(&outcome)?;
         }
     }

@@ -177,9 +177,13 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
     let chat = target_chat(&remote, &request).await?;
     let chat_uri = core::ChatUri::parse(&chat)?;
     if is_demo(&remote.info, chat_uri.provider().as_str()) {
-        eprintln!(
-            "hearth: no model provider in use — this is the built-in demo (scripted answers, no model)."
-        );
+        if request.provider.is_some() || request.session.is_some() {
+            eprintln!("hearth: this is the built-in demo (scripted answers, no model).");
+        } else {
+            eprintln!(
+                "hearth: no model provider in use — this is the built-in demo (scripted answers, no model)."
+            );
+        }
     }
     let Remote {
         client,

@@ -56,9 +56,14 @@ pub struct RunArgs {
     /// Model to use.
     #[arg(long)]
     model: Option<String>,
-    /// Continue a session (its default chat) or a chat, by URI.
+    /// Continue a session (its default chat) or a chat: its URI, its id, or the first 4+
+    /// characters of the id.
     #[arg(long, value_name = "URI")]
     session: Option<String>,
+    /// Continue the most recently updated session of the global scope (of the project,
+    /// with --project).
+    #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+    continue_latest: bool,
     /// Start the session in a project (its name or id): it works in the project's folder
     /// with its instructions and context, and uses its default agent and model.
     #[arg(long, conflicts_with = "session")]
@@ -132,9 +137,14 @@ pub(crate) async fn start(
     scenario: Option<PathBuf>,
     titles: Titles,
 ) -> anyhow::Result<Start> {
+    // A bare session id or prefix is looked up now, to know its provider.
+    let session = match session {
+        Some(text) => Some(resolve_session(app, text).await?),
+        None => None,
+    };
     let named = provider
         .map(str::to_owned)
-        .or_else(|| session.and_then(provider_of));
+        .or_else(|| session.as_deref().and_then(provider_of));
     let discovery = if named.as_deref() == Some(REPLAY) {
         Discovery::default()
     } else {
@@ -192,7 +202,9 @@ pub(crate) fn announce(app: &App, start: &Start, chat: &ChatUri) {
         .agent(chat.provider().as_str())
         .is_some_and(|agent| agent.descriptor().demo)
     {
-        demo_notice(app);
+        // Chosen on purpose (`--provider replay`, or a session of the demo's): real
+        // providers may well be configured, so no advice on adding one.
+        eprintln!("hearth: this is the built-in demo (scripted answers, no model).");
     }
 }
 
@@ -254,6 +266,35 @@ impl ProjectChoice {
     }
 }
 
+/// The session or chat `--session` names, as a full URI. A bare id or prefix is looked up
+/// in the store: a read, so it is done here even when a server is running.
+pub(crate) async fn resolve_session(app: &App, text: &str) -> anyhow::Result<String> {
+    if ResourceUri::parse(text).is_ok() {
+        return Ok(text.trim().to_owned());
+    }
+    let store = app.open_store().await?;
+    crate::names::session_or_chat(store.as_ref(), text).await
+}
+
+/// What `--session` or `--continue` of `run` picks: the session or chat to continue, as
+/// a full URI, or none (a new session).
+pub(crate) async fn continued_session(
+    app: &App,
+    session: Option<&str>,
+    continue_latest: bool,
+    scope: &Scope,
+) -> anyhow::Result<Option<String>> {
+    if continue_latest {
+        let store = app.open_store().await?;
+        let latest = crate::names::latest_session(store.as_ref(), scope).await?;
+        return Ok(Some(latest.to_string()));
+    }
+    match session {
+        Some(text) => Ok(Some(resolve_session(app, text).await?)),
+        None => Ok(None),
+    }
+}
+
 /// Finds the chat to send to: the given session's default chat, the given chat, or a new
 /// session's default chat on `provider`. A model given with an existing chat switches it.
 pub(crate) async fn target_chat(
@@ -263,7 +304,13 @@ pub(crate) async fn target_chat(
     model: Option<&str>,
     scope: &Scope,
 ) -> anyhow::Result<ChatUri> {
-    if let Some(uri) = session {
+    if let Some(text) = session {
+        let uri = if ResourceUri::parse(text).is_ok() {
+            text.trim().to_owned()
+        } else {
+            crate::names::session_or_chat(host.store().as_ref(), text).await?
+        };
+        let uri = uri.as_str();
         let chat = match ResourceUri::parse(uri)? {
             ResourceUri::Session(session) => ChatUri::default_for(&session),
             ResourceUri::Chat(chat) => chat,
@@ -285,16 +332,6 @@ pub(crate) async fn target_chat(
         })
         .await?;
     Ok(ChatUri::default_for(&session))
-}
-
-#[allow(clippy::print_stderr)]
-fn demo_notice(app: &App) {
-    eprintln!(
-        "hearth: no model provider in use — this is the built-in demo (scripted answers, no model).\n\
-         hearth: to use a model, set OPENAI_API_KEY or ANTHROPIC_API_KEY, run Ollama locally, or add a\n\
-         hearth: [providers.<id>] section to {}",
-        app.paths.config_file.display()
-    );
 }
 
 /// The permission request an envelope raises in `turn_id`, as a question (with the tool
@@ -530,6 +567,13 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     // Refused before anything is created or sent.
     app.limits().check(&UserMessage::text(prompt.clone()))?;
     let project = ProjectChoice::resolve(app, args.project.as_deref()).await?;
+    let session = continued_session(
+        app,
+        args.session.as_deref(),
+        args.continue_latest,
+        &project.scope,
+    )
+    .await?;
     let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
     let model = args.model.clone().or_else(|| project.model());
     // A running server answers when there is one (a scenario file is this process's).
@@ -541,7 +585,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
             provider: provider.as_deref(),
             project: project.id(),
             model: model.as_deref(),
-            session: args.session.as_deref(),
+            session: session.as_deref(),
             json: args.json,
             show_reasoning: args.show_reasoning,
         };
@@ -550,14 +594,14 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     let start = start(
         app,
         provider.as_deref(),
-        args.session.as_deref(),
+        session.as_deref(),
         args.scenario.clone(),
         Titles::Skip,
     )
     .await?;
     let chat = target_chat(
         &start.host,
-        args.session.as_deref(),
+        session.as_deref(),
         &start.provider,
         model.as_deref(),
         &project.scope,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use hearth_core::{ChatUri, ProviderId, SessionUri, Turn, TurnId};
+use hearth_core::{ChatUri, ProviderId, Turn, TurnId};
 use hearth_store::{ChatRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
@@ -47,7 +47,7 @@ pub enum SessionsCommand {
     },
     /// Show a session: its chats and their turns.
     Show {
-        /// Session URI.
+        /// Session URI, id, or the first 4+ characters of its id.
         session: String,
         /// As JSON.
         #[arg(long)]
@@ -55,12 +55,12 @@ pub enum SessionsCommand {
     },
     /// Delete a session. It stays deleted: discovery never brings it back.
     Delete {
-        /// Session URI.
+        /// Session URI, id, or the first 4+ characters of its id.
         session: String,
     },
     /// Fork a session at a turn into a new session.
     Fork {
-        /// Session URI.
+        /// Session URI, id, or the first 4+ characters of its id.
         session: String,
         /// The last turn to copy (default: the latest).
         #[arg(long)]
@@ -73,7 +73,7 @@ pub enum SessionsCommand {
 pub enum ChatsCommand {
     /// List the chats of a session.
     List {
-        /// Session URI.
+        /// Session URI, id, or the first 4+ characters of its id.
         session: String,
         /// One JSON object per line.
         #[arg(long)]
@@ -81,7 +81,7 @@ pub enum ChatsCommand {
     },
     /// Show one chat's turns.
     Show {
-        /// Chat URI.
+        /// Chat URI, id, or the first 4+ characters of its id.
         chat: String,
         /// As JSON.
         #[arg(long)]
@@ -119,7 +119,7 @@ async fn existing_session(
     store: &dyn Store,
     text: &str,
 ) -> anyhow::Result<hearth_core::SessionSummary> {
-    let uri = SessionUri::parse(text)?;
+    let uri = crate::names::session(store, text).await?;
     match store.session(&uri).await? {
         Some(summary) => Ok(summary),
         None if store.is_tombstoned(&uri).await? => bail!("session `{uri}` was deleted"),
@@ -265,7 +265,8 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
         }
         SessionsCommand::Show { session, json } => {
             if let Some(remote) = crate::remote::connect(app).await? {
-                crate::remote::show_session(&remote, &session, json).await?;
+                let uri = crate::names::session_in(app, &session).await?;
+                crate::remote::show_session(&remote, &uri.to_string(), json).await?;
                 return Ok(ExitCode::SUCCESS);
             }
             let store = app.open_store().await?;
@@ -292,9 +293,9 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             show_session(app, store.as_ref(), &summary, &chats, json).await?;
         }
         SessionsCommand::Delete { session } => {
-            let uri = SessionUri::parse(&session)?;
+            let uri = crate::names::session_in(app, &session).await?;
             if let Some(remote) = crate::remote::connect(app).await? {
-                crate::remote::delete_session(&remote, &session).await?;
+                crate::remote::delete_session(&remote, &uri.to_string()).await?;
                 write_out(&format!("deleted {uri}\n"))?;
                 return Ok(ExitCode::SUCCESS);
             }
@@ -312,7 +313,7 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             write_out(&format!("deleted {uri}\n"))?;
         }
         SessionsCommand::Fork { session, turn } => {
-            let uri = SessionUri::parse(&session)?;
+            let uri = crate::names::session_in(app, &session).await?;
             if let Some(remote) = crate::remote::connect(app).await? {
                 let forked = crate::remote::fork_session(&remote, &uri, turn).await?;
                 write_out(&format!("{forked}\n"))?;
@@ -397,7 +398,7 @@ pub async fn chats(app: &App, command: ChatsCommand) -> anyhow::Result<ExitCode>
             }
         }
         ChatsCommand::Show { chat, json } => {
-            let uri = ChatUri::parse(&chat)?;
+            let uri = crate::names::chat(store.as_ref(), &chat).await?;
             let session = existing_session(store.as_ref(), &uri.session().to_string()).await?;
             let chats = store.chats(&session.uri).await?;
             let Some(record) = chats.iter().find(|record| record.summary.uri == uri) else {

@@ -324,6 +324,40 @@ fn cli_context() -> anyhow::Result<ToolCallContext> {
     })
 }
 
+/// Where a tool's summary starts in `hearth tools list` (after the name and the kind).
+const SUMMARY_INDENT: usize = 20 + 1 + 16 + 1;
+/// How wide a summary line is, so that a listed line fits in 100 columns.
+const SUMMARY_WIDTH: usize = 100 - SUMMARY_INDENT;
+
+/// A description's first sentence (up to the first ". "), without its full stop.
+fn first_sentence(description: &str) -> &str {
+    let description = description.trim();
+    description
+        .split_once(". ")
+        .map_or(description, |(first, _)| first)
+        .trim_end_matches('.')
+}
+
+/// Text broken into lines of at most `width` characters at spaces; a word longer than a
+/// line gets a line of its own, whole.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// Runs `hearth tools …`.
 pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
@@ -338,16 +372,9 @@ pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode>
                     } else {
                         "read"
                     };
-                    let first: String = description
-                        .description
-                        .split(". ")
-                        .next()
-                        .unwrap_or_default()
-                        .trim_end_matches('.')
-                        .chars()
-                        .take(100)
-                        .collect();
-                    write_out(&format!("{:<20} {kind:<16} {first}\n", description.name))?;
+                    let summary = wrap(first_sentence(&description.description), SUMMARY_WIDTH)
+                        .join(&format!("\n{:SUMMARY_INDENT$}", ""));
+                    write_out(&format!("{:<20} {kind:<16} {summary}\n", description.name))?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -380,6 +407,39 @@ pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode>
             } else {
                 ExitCode::SUCCESS
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_summary_is_the_first_sentence() {
+        assert_eq!(
+            first_sentence("Lists events. Times are local."),
+            "Lists events"
+        );
+        assert_eq!(first_sentence("  No full stop  "), "No full stop");
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_never_inside_a_word() {
+        assert_eq!(
+            wrap("one two three four", 9),
+            vec!["one two", "three", "four"]
+        );
+        assert_eq!(
+            wrap("a unbreakableword b", 5),
+            vec!["a", "unbreakableword", "b"]
+        );
+        assert_eq!(wrap("", 5), vec![String::new()]);
+        let text = "word ".repeat(40);
+        for line in wrap(&text, 22) {
+            assert!(line.chars().count() <= 22, "{line:?}");
+            assert!(line.split(' ').all(|word| word == "word"), "{line:?}");
         }
     }
 }

@@ -12,6 +12,9 @@ mod suite {
     mod calendars;
     mod chat;
     mod crash_loop;
+    mod first_run;
+    mod first_run_names;
+    mod first_run_output;
     mod limits;
     mod mock;
     mod native;

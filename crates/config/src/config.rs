@@ -37,6 +37,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::paths::ConfigOrigin;
+
 /// The configuration file could not be read or understood.
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -47,6 +49,15 @@ pub enum ConfigError {
         path: PathBuf,
         /// Why.
         source: io::Error,
+    },
+    /// The file was named (`--config`, `HEARTH_CONFIG`) but does not exist.
+    #[error(
+        "config file {} does not exist (named by --config or HEARTH_CONFIG); check the path, or leave both unset to use the default file",
+        path.display()
+    )]
+    Missing {
+        /// The file.
+        path: PathBuf,
     },
     /// The file is not valid TOML or does not match the schema.
     #[error("config file {} is invalid: {message}", path.display())]
@@ -102,9 +113,20 @@ pub struct LimitsConfig {
 impl Config {
     /// Reads a configuration file; a missing file is the empty configuration.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::load_from(path, ConfigOrigin::Default)
+    }
+
+    /// Reads a configuration file chosen as `origin` says: a missing default file is the
+    /// empty configuration, a missing file the user named is an error.
+    pub fn load_from(path: &Path, origin: ConfigOrigin) -> Result<Self, ConfigError> {
         match fs::read_to_string(path) {
             Ok(text) => Self::parse(&text, path),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => match origin {
+                ConfigOrigin::Default => Ok(Self::default()),
+                ConfigOrigin::Given => Err(ConfigError::Missing {
+                    path: path.to_path_buf(),
+                }),
+            },
             Err(source) => Err(ConfigError::Read {
                 path: path.to_path_buf(),
                 source,
@@ -437,6 +459,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
             Config::load(&dir.path().join("none.toml")).unwrap(),
+            Config::default()
+        );
+    }
+
+    #[test]
+    fn a_missing_named_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none.toml");
+        let message = Config::load_from(&path, ConfigOrigin::Given)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(message.contains("does not exist"), "{message}");
+        assert_eq!(
+            Config::load_from(&path, ConfigOrigin::Default).unwrap(),
             Config::default()
         );
     }

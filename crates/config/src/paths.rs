@@ -19,13 +19,24 @@ pub const CONFIG_ENV: &str = "HEARTH_CONFIG";
 )]
 pub struct PathsError;
 
+/// How the configuration file was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigOrigin {
+    /// Named by `--config` or `HEARTH_CONFIG`: it must exist.
+    Given,
+    /// The default place: a missing file is the empty configuration.
+    Default,
+}
+
 /// Where Hearth reads and writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Paths {
     /// The data directory: database, token, cache, logs.
     pub home: PathBuf,
-    /// The configuration file (may not exist).
+    /// The configuration file (may not exist when it is the default one).
     pub config_file: PathBuf,
+    /// How the configuration file was chosen.
+    pub config_origin: ConfigOrigin,
 }
 
 impl Paths {
@@ -46,19 +57,26 @@ impl Paths {
                 .map(|dirs| dirs.data_dir().to_path_buf())
                 .ok_or(PathsError)?,
         };
-        let config_file = match config.map(Path::to_path_buf).or_else(|| {
+        let (config_file, config_origin) = match config.map(Path::to_path_buf).or_else(|| {
             env::var_os(CONFIG_ENV)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         }) {
-            Some(file) => file,
-            None => match (&explicit_home, &dirs) {
-                (Some(home), _) => home.join("config.toml"),
-                (None, Some(dirs)) => dirs.config_dir().join("config.toml"),
-                (None, None) => home.join("config.toml"),
-            },
+            Some(file) => (file, ConfigOrigin::Given),
+            None => (
+                match (&explicit_home, &dirs) {
+                    (Some(home), _) => home.join("config.toml"),
+                    (None, Some(dirs)) => dirs.config_dir().join("config.toml"),
+                    (None, None) => home.join("config.toml"),
+                },
+                ConfigOrigin::Default,
+            ),
         };
-        Ok(Self { home, config_file })
+        Ok(Self {
+            home,
+            config_file,
+            config_origin,
+        })
     }
 
     /// Paths rooted at one directory (tests, benchmarks).
@@ -66,6 +84,7 @@ impl Paths {
         Self {
             home: home.to_path_buf(),
             config_file: home.join("config.toml"),
+            config_origin: ConfigOrigin::Default,
         }
     }
 
@@ -128,11 +147,13 @@ mod tests {
         let paths = Paths::resolve(Some(Path::new("/tmp/h")), None).unwrap();
         assert_eq!(paths.home, PathBuf::from("/tmp/h"));
         assert_eq!(paths.config_file, PathBuf::from("/tmp/h/config.toml"));
+        assert_eq!(paths.config_origin, ConfigOrigin::Default);
         assert_eq!(paths.database(), PathBuf::from("/tmp/h/hearth.db"));
         assert_eq!(paths.audit_key(), PathBuf::from("/tmp/h/audit.key"));
         assert_eq!(paths.audit_head(), PathBuf::from("/tmp/h/audit.head"));
         let paths =
             Paths::resolve(Some(Path::new("/tmp/h")), Some(Path::new("/etc/x.toml"))).unwrap();
         assert_eq!(paths.config_file, PathBuf::from("/etc/x.toml"));
+        assert_eq!(paths.config_origin, ConfigOrigin::Given);
     }
 }

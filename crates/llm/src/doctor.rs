@@ -15,8 +15,12 @@ use crate::retry::RetryPolicy;
 /// How a provider was checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CheckMethod {
-    /// Its model listing answered.
-    ListModels,
+    /// Its model listing answered, and a one-token request to the model Hearth would
+    /// use.
+    ListedAndAsked {
+        /// The model asked.
+        model: String,
+    },
     /// A one-token request to this model answered.
     OneTokenRequest {
         /// The model asked.
@@ -75,7 +79,10 @@ impl fmt::Display for ProviderCheck {
                 notes,
             } => {
                 let how = match method {
-                    CheckMethod::ListModels => format!("listed {} model(s)", models.len()),
+                    CheckMethod::ListedAndAsked { model } => format!(
+                        "listed {} model(s), {model} answered a one-token request",
+                        models.len()
+                    ),
                     CheckMethod::OneTokenRequest { model } => {
                         format!("answered a one-token request to {model}")
                     }
@@ -117,8 +124,10 @@ pub async fn check_providers(
     .await
 }
 
-/// Checks one provider: lists its models, or, where listing is not offered, sends a
-/// one-token request to its default model. Never retries, so the answer is quick.
+/// Checks one provider: lists its models, then sends a one-token request to the model
+/// Hearth would use (its default model, else the one model it lists), so a provider
+/// whose listing works but whose chat endpoint refuses fails here; where listing is not
+/// offered, the one-token request alone. Never retries, so the answer is quick.
 pub async fn check_provider(
     provider: &ResolvedProvider,
     cancel: &CancellationToken,
@@ -165,9 +174,30 @@ async fn run_check(
                     provider.id
                 ));
             }
+            let model = match (&provider.default_model, models.as_slice()) {
+                (Some(model), _) => model.clone(),
+                (None, [only]) => only.clone(),
+                (None, []) => {
+                    return Err(LlmError::InvalidRequest(
+                        "the provider lists no models and no default model is set".into(),
+                    ));
+                }
+                (None, several) => {
+                    return Err(LlmError::InvalidRequest(format!(
+                        "no model is chosen and the provider offers {}: {}",
+                        several.len(),
+                        list_models(several)
+                    )));
+                }
+            };
+            let request = ModelRequest::new(&model)
+                .with_message(Message::user("ping"))
+                .with_max_tokens(1);
+            let asked = Instant::now();
+            client.complete(request, cancel.clone()).await?;
             Ok(CheckOutcome::Ok {
-                method: CheckMethod::ListModels,
-                latency,
+                method: CheckMethod::ListedAndAsked { model },
+                latency: latency + asked.elapsed(),
                 models,
                 notes,
             })
@@ -191,6 +221,17 @@ async fn run_check(
             })
         }
         Err(error) => Err(error),
+    }
+}
+
+/// Up to ten model ids, then how many more.
+fn list_models(models: &[String]) -> String {
+    let shown: Vec<&str> = models.iter().take(10).map(String::as_str).collect();
+    let more = models.len().saturating_sub(shown.len());
+    if more == 0 {
+        shown.join(", ")
+    } else {
+        format!("{} and {more} more", shown.join(", "))
     }
 }
 
@@ -228,9 +269,19 @@ pub fn fix_for(error: &LlmError, provider: &ResolvedProvider) -> String {
             Some(status) if status >= 500 => "the provider has a problem right now: try again later".to_owned(),
             _ => format!("read the provider's message above; the request settings are in {section}"),
         },
-        LlmError::Connect { .. } => match provider.source {
+        LlmError::Connect { .. } => match &provider.source {
             ProviderSource::DetectedOllama { .. } => "start Ollama (`ollama serve`)".to_owned(),
-            _ => format!("nothing answers at {}: start the server, or correct the base URL in {section}", provider.base_url()),
+            ProviderSource::Environment { variables } => {
+                let place = variables
+                    .iter()
+                    .find(|variable| variable.ends_with("_BASE_URL"))
+                    .map_or_else(
+                        || "the provider's base URL".to_owned(),
+                        |variable| format!("${variable}"),
+                    );
+                format!("nothing answers at {}: start the server, or correct {place}", provider.base_url())
+            }
+            ProviderSource::ConfigFile => format!("nothing answers at {}: start the server, or correct base_url in {section}", provider.base_url()),
         },
         LlmError::Timeout { .. } => format!(
             "the provider did not answer in time: check the network, or raise connect_timeout_secs / idle_timeout_secs in [providers.{id}]"
@@ -244,6 +295,13 @@ pub fn fix_for(error: &LlmError, provider: &ResolvedProvider) -> String {
             }
         ),
         LlmError::Redirect { .. } => format!("put the final address into {section}"),
+        LlmError::InvalidRequest(message) if message.starts_with("no model is chosen") => format!(
+            "pass --model, or set default_model in {}",
+            match provider.source {
+                ProviderSource::ConfigFile => section,
+                _ => format!("a [providers.{id}] section of config.toml"),
+            }
+        ),
         LlmError::InvalidRequest(_) => format!("correct {section}"),
         LlmError::Cancelled => "the check was cancelled".to_owned(),
         LlmError::ToolArguments(_) => String::new(),

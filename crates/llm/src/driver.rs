@@ -242,7 +242,8 @@ impl Driver {
             }
             Opening::Retry { delay, error } => {
                 self.retries_done += 1;
-                tracing::warn!(
+                // The caller hears of it as `StreamEvent::Retrying` (the CLI prints it once).
+                tracing::debug!(
                     provider = %self.transport.provider(),
                     attempt = self.retries_done,
                     ?delay,

@@ -156,16 +156,42 @@ struct RawMessage {
 }
 
 impl Incoming {
-    /// Reads one message. A message that is not JSON, not an object of JSON-RPC 2.0, or
-    /// of no known shape is an error ready to be sent back.
+    /// Reads one message. A message that is not JSON, a batch (Hearth answers one
+    /// request per message), not an object of JSON-RPC 2.0, or of no known shape is an
+    /// error ready to be sent back.
     pub fn parse(text: &str) -> Result<Self, RpcError> {
-        let raw: RawMessage = serde_json::from_str(text).map_err(|error| {
+        let value: Value = serde_json::from_str(text).map_err(|error| {
             let kind = if error.is_syntax() || error.is_eof() {
                 ErrorKind::ParseError
             } else {
                 ErrorKind::InvalidRequest
             };
             RpcError::new(kind, format!("cannot read the message: {error}"), false)
+        })?;
+        // Decided on the parsed value: serde would read an array as a struct's fields.
+        match &value {
+            Value::Object(_) => {}
+            Value::Array(_) => {
+                return Err(RpcError::new(
+                    ErrorKind::InvalidRequest,
+                    "batches are not supported: send one request per message",
+                    false,
+                ));
+            }
+            _ => {
+                return Err(RpcError::new(
+                    ErrorKind::InvalidRequest,
+                    "the message is not a JSON object; send one JSON-RPC 2.0 request object per message",
+                    false,
+                ));
+            }
+        }
+        let raw = RawMessage::deserialize(value).map_err(|error| {
+            RpcError::new(
+                ErrorKind::InvalidRequest,
+                format!("cannot read the message: {error}"),
+                false,
+            )
         })?;
         if raw.jsonrpc.as_deref() != Some("2.0") {
             return Err(RpcError::new(
@@ -275,6 +301,25 @@ mod tests {
         assert_eq!(error.kind(), ErrorKind::InvalidRequest);
         let error = Incoming::parse(r#"[1,2]"#).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::InvalidRequest);
+        let error = Incoming::parse("42").unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidRequest);
+    }
+
+    #[test]
+    fn a_batch_is_refused_as_one_invalid_request() {
+        for batch in [
+            r#"[{"jsonrpc":"2.0","id":1,"method":"session/list"}]"#,
+            // Would read as a request if an array were taken for a struct's fields.
+            r#"["2.0", 1, "session/list"]"#,
+            "[]",
+        ] {
+            let error = Incoming::parse(batch).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::InvalidRequest, "{batch}");
+            assert_eq!(
+                error.message, "batches are not supported: send one request per message",
+                "{batch}"
+            );
+        }
     }
 
     #[test]

@@ -77,7 +77,9 @@ pub(crate) async fn test_providers(
                         notes,
                     } => ProviderTestOutcome::Ok {
                         method: match method {
-                            CheckMethod::ListModels => "listed its models".to_owned(),
+                            CheckMethod::ListedAndAsked { model } => {
+                                format!("listed its models; {model} answered a one-token request")
+                            }
                             CheckMethod::OneTokenRequest { model } => {
                                 format!("answered a one-token request to {model}")
                             }

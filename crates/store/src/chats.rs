@@ -12,7 +12,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 use crate::store::ChatRecord;
 
-fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
+pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
     let get = |error: sqlx::Error| StoreError::Decode {
         what: "chat",
         detail: error.to_string(),

@@ -27,6 +27,7 @@ mod erase;
 mod error;
 mod leases;
 mod open;
+mod prefixes;
 mod projects;
 mod proposals;
 mod sessions;

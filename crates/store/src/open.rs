@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, SqlitePool};
+use sqlx::{ConnectOptions as _, Connection, SqlitePool};
 
 use crate::error::{StoreError, StoreResult};
 
@@ -31,6 +31,9 @@ const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 /// `PRAGMA application_id` of a Hearth database ("HRTH").
 const APPLICATION_ID: i64 = 0x4852_5448;
+
+/// How long a statement runs before it is logged (at info level: `-v`) as slow.
+const SLOW_STATEMENT: Duration = Duration::from_secs(1);
 
 /// How long a write waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -222,6 +225,7 @@ fn read_only_options(path: &Path, sharing: Sharing) -> SqliteConnectOptions {
         .immutable(sharing == Sharing::Immutable)
         .foreign_keys(true)
         .busy_timeout(BUSY_TIMEOUT)
+        .log_slow_statements(log::LevelFilter::Info, SLOW_STATEMENT)
 }
 
 /// Refuses an existing SQLite database another program made, before anything (even the
@@ -280,7 +284,9 @@ pub(crate) async fn open_pool(path: &Path) -> StoreResult<Pools> {
         .foreign_keys(true)
         // What a deletion removes is overwritten, not left in free space.
         .pragma("secure_delete", "ON")
-        .busy_timeout(BUSY_TIMEOUT);
+        .busy_timeout(BUSY_TIMEOUT)
+        // A slow statement is a diagnostic for `-v`, not a warning for every user.
+        .log_slow_statements(log::LevelFilter::Info, SLOW_STATEMENT);
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
         .min_connections(0)

@@ -256,11 +256,11 @@ pub trait ProposalStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>>;
 }
 
-const COLUMNS: &str = "id, tool, session_uri, chat_uri, turn_id, call_id, summary, diff, payload, \
+pub(crate) const COLUMNS: &str = "id, tool, session_uri, chat_uri, turn_id, call_id, summary, diff, payload, \
      payload_hash, status, approved_hash, decided_by, decided_at, reason, outcome, error, created_at, \
      expires_at, updated_at, applied_at";
 
-fn decode(row: &SqliteRow) -> StoreResult<ProposalRecord> {
+pub(crate) fn decode(row: &SqliteRow) -> StoreResult<ProposalRecord> {
     let get = |error: sqlx::Error| StoreError::Decode {
         what: "proposal",
         detail: error.to_string(),

@@ -10,7 +10,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
 
-const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
+pub(crate) const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
      working_directories, started_at, updated_at";
 
 /// Working directories as stored: a JSON array of paths, or NULL for none.

@@ -156,6 +156,22 @@ impl Store for SqliteStore {
         Box::pin(self.list_sessions_impl(query))
     }
 
+    fn sessions_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<SessionSummary>>> {
+        Box::pin(self.sessions_with_id_prefix_impl(prefix, max))
+    }
+
+    fn chats_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
+        Box::pin(self.chats_with_id_prefix_impl(prefix, max))
+    }
+
     fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(self.update_session_impl(summary))
     }

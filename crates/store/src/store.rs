@@ -123,6 +123,22 @@ pub trait Store: Send + Sync + 'static {
         query: &'a SessionQuery,
     ) -> BoxFuture<'a, StoreResult<SessionPage>>;
 
+    /// Live sessions whose id (the URI's part after `<provider>/`) starts with `prefix`,
+    /// of every provider, newest first; at most `max` (1..=500).
+    fn sessions_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<SessionSummary>>>;
+
+    /// Chats of live sessions whose chat id starts with `prefix` (default chats never
+    /// match), newest first; at most `max` (1..=500).
+    fn chats_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>>;
+
     /// Updates a session's title, model and `updated_at` (relaxed).
     fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>>;
 

@@ -218,11 +218,6 @@ impl ToolRegistry {
                 .await;
             return error_outcome(message);
         }
-        let decision = if tool.mutates() {
-            Decision::Staged
-        } else {
-            Decision::Ran
-        };
         let result = AssertUnwindSafe(tool.execute(call, arguments.clone()))
             .catch_unwind()
             .await
@@ -275,7 +270,7 @@ impl ToolRegistry {
                         "the change could not be staged for approval ({error}); nothing was changed"
                     );
                     self.shared
-                        .record(entry(Decision::Staged, AuditOutcome::error(&message)))
+                        .record(entry(Decision::Failed, AuditOutcome::error(&message)))
                         .await;
                     error_outcome(message)
                 }
@@ -283,7 +278,10 @@ impl ToolRegistry {
             Err(error) => {
                 let message = format!("`{name}`: {error}");
                 self.shared
-                    .record(entry(decision, AuditOutcome::error(&message)))
+                    .record(entry(
+                        failure_decision(&error, tool.mutates()),
+                        AuditOutcome::error(&message),
+                    ))
                     .await;
                 error_outcome(message)
             }
@@ -365,6 +363,19 @@ fn error_outcome(message: String) -> ToolCallOutcome {
     }
 }
 
+/// How a call the tool answered with an error is audited: one it refused to carry out
+/// (bad arguments, policy, no such operation) as denied; one that failed as run, for a
+/// read tool, or failed, for a mutating tool, since nothing was staged.
+fn failure_decision(error: &ToolError, mutates: bool) -> Decision {
+    match error {
+        ToolError::InvalidArguments(_) | ToolError::Refused(_) | ToolError::Unsupported(_) => {
+            Decision::Denied
+        }
+        ToolError::Failed(_) | ToolError::Conflict(_) if mutates => Decision::Failed,
+        ToolError::Failed(_) | ToolError::Conflict(_) => Decision::Ran,
+    }
+}
+
 /// What the model is told about a staged proposal.
 pub fn staged_message(proposal: &Proposal) -> String {
     let mut diff: String = proposal.diff.chars().take(MAX_DIFF_FOR_MODEL).collect();
@@ -399,5 +410,53 @@ impl Toolbox for ToolRegistry {
         arguments: Value,
     ) -> BoxFuture<'a, ToolCallOutcome> {
         Box::pin(self.call_as(Actor::Agent(call.chat.clone()), call, name, arguments))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_tool_error_is_audited_as_what_happened_never_as_staged() {
+        let message = || "x".to_owned();
+        let table = [
+            (
+                ToolError::InvalidArguments(message()),
+                Decision::Denied,
+                Decision::Denied,
+            ),
+            (
+                ToolError::Refused(message()),
+                Decision::Denied,
+                Decision::Denied,
+            ),
+            (
+                ToolError::Unsupported(message()),
+                Decision::Denied,
+                Decision::Denied,
+            ),
+            (
+                ToolError::Failed(message()),
+                Decision::Ran,
+                Decision::Failed,
+            ),
+            (
+                ToolError::Conflict(message()),
+                Decision::Ran,
+                Decision::Failed,
+            ),
+        ];
+        for (error, read, mutating) in table {
+            assert_eq!(
+                (
+                    failure_decision(&error, false),
+                    failure_decision(&error, true)
+                ),
+                (read, mutating),
+                "{error}"
+            );
+        }
     }
 }

@@ -78,7 +78,7 @@ fn a_model_stages_an_event_and_only_the_user_applies_it() {
     assert!(chat.starts_with("hearth-chat:mock/"), "{chat}");
     assert_eq!(proposal(&hearth, &id)["status"], "pending");
 
-    hearth.ok(&["proposals", "approve", &id]);
+    hearth.ok(&["proposals", "approve", &id, "--yes"]);
     assert!(
         std::fs::read_to_string(&calendar)
             .unwrap()

@@ -32,7 +32,7 @@ fn staging_writes_nothing_and_approving_the_shown_hash_writes_the_ics() {
         "{shown}"
     );
 
-    let short = hearth.fails(&["proposals", "approve", &id, "--hash", &hash[..12]]);
+    let short = hearth.fails(&["proposals", "approve", &id, "--hash", &hash[..7]]);
     assert!(short.contains("too short"), "{short}");
     let approved = hearth.ok(&["proposals", "approve", &id, "--hash", &hash[..16]]);
     assert!(
@@ -83,7 +83,7 @@ fn rejecting_leaves_the_calendar_alone_and_cannot_be_undone_by_approving() {
 fn approving_twice_is_a_no_op() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Once", "2030-03-04T10:00");
-    hearth.ok(&["proposals", "approve", &id]);
+    hearth.ok(&["proposals", "approve", &id, "--yes"]);
     let first = read(&calendar).unwrap();
     let again = hearth.ok(&["proposals", "approve", &id]);
     assert_eq!(
@@ -105,7 +105,7 @@ fn approving_twice_is_a_no_op() {
 fn a_payload_changed_after_approval_is_refused_and_recorded() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Lunch", "2030-03-04T12:00");
-    let approved = hearth.ok(&["proposals", "approve", &id, "--no-apply"]);
+    let approved = hearth.ok(&["proposals", "approve", &id, "--yes", "--no-apply"]);
     assert!(
         approved.starts_with(&format!("Approved proposal {id}")),
         "{approved}"
@@ -169,7 +169,7 @@ fn an_expired_proposal_is_refused() {
 fn an_expired_approval_is_refused() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Later", "2030-03-04T09:00");
-    hearth.ok(&["proposals", "approve", &id, "--no-apply"]);
+    hearth.ok(&["proposals", "approve", &id, "--yes", "--no-apply"]);
     tamper(
         &hearth.database(),
         &[&format!(
@@ -203,9 +203,9 @@ fn calendar_proposals_fail_clearly_only_when_their_own_event_changed() {
 
     // Approving one proposal leaves the others on the same file valid, and the user
     // adding another event meanwhile does not matter either.
-    hearth.ok(&["proposals", "approve", &second]);
+    hearth.ok(&["proposals", "approve", &second, "--yes"]);
     hearth.ok(&["calendar", "add", "Meanwhile", "--start", "2030-03-04"]);
-    hearth.ok(&["proposals", "approve", &third]);
+    hearth.ok(&["proposals", "approve", &third, "--yes"]);
     let text = read(&calendar).unwrap();
     for title in ["First", "Second", "Third", "Meanwhile"] {
         assert!(text.contains(&format!("SUMMARY:{title}\r\n")), "{text}");
@@ -214,7 +214,7 @@ fn calendar_proposals_fail_clearly_only_when_their_own_event_changed() {
     // The event the rename was staged against was edited by hand since.
     let edited = text.replace("SUMMARY:First\r\n", "SUMMARY:First (moved)\r\n");
     std::fs::write(&calendar, &edited).unwrap();
-    let error = hearth.fails(&["proposals", "approve", &rename]);
+    let error = hearth.fails(&["proposals", "approve", &rename, "--yes"]);
     assert!(error.contains("conflict"), "{error}");
     assert!(
         error.contains(&format!("event 'First' ({first}) was changed in")),

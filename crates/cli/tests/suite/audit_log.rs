@@ -57,7 +57,7 @@ fn calls_and_decisions_are_recorded_and_the_chain_verifies() {
     let (hearth, _) = with_calendar();
     hearth.ok(&["tools", "call", "calendar_list"]);
     let id = stage_event(&hearth, "Dentist", "2030-03-04T09:00");
-    hearth.ok(&["proposals", "approve", &id]);
+    hearth.ok(&["proposals", "approve", &id, "--yes"]);
     let rows = audit_rows(&hearth);
     let decisions: Vec<(&str, &str)> = rows
         .iter()
@@ -200,7 +200,7 @@ fn verify_prints_the_head_to_keep_and_a_kept_head_shows_a_consistent_cut() {
 fn verify_fails_when_an_applied_proposal_has_no_entry() {
     let (hearth, _) = with_calendar();
     let id = stage_event(&hearth, "Dentist", "2030-03-04T09:00");
-    hearth.ok(&["proposals", "approve", &id]);
+    hearth.ok(&["proposals", "approve", &id, "--yes"]);
     let rows = audit_rows(&hearth);
     let last = rows.last().unwrap();
     assert_eq!(
@@ -313,7 +313,8 @@ fn fetches_are_recorded_with_secrets_redacted() {
             )
         })
         .collect();
-    assert_eq!(kinds, [("fetch", "fetched"), ("tool_call", "ran")]);
+    // The fetch is recorded as tried; the call, which the guard refused, as denied.
+    assert_eq!(kinds, [("fetch", "fetched"), ("tool_call", "denied")]);
     assert!(
         rows[0]["outcome"].as_str().unwrap().starts_with("error: "),
         "{:?}",

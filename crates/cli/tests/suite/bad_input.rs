@@ -16,8 +16,14 @@ fn a_chat_uri_where_a_session_is_expected() {
 #[test]
 fn malformed_and_unknown_uris() {
     let hearth = Hearth::new();
-    let error = hearth.fails(&["sessions", "show", "not-a-uri"]);
+    let error = hearth.fails(&["sessions", "show", "not/a:uri"]);
     assert!(error.contains("not a valid session URI"), "{error}");
+    // What could be an id is looked up as one (or the start of one).
+    let error = hearth.fails(&["sessions", "show", "not-a-uri"]);
+    assert!(
+        error.contains("no session has an id starting with `not-a-uri`"),
+        "{error}"
+    );
     let error = hearth.fails(&["sessions", "show", "hearth-session:replay/nope"]);
     assert!(error.contains("does not exist"), "{error}");
     let error = hearth.fails(&["run", "--session", "hearth-session:replay/nope", "hi"]);

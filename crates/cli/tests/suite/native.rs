@@ -186,11 +186,17 @@ fn doctor_checks_every_provider_and_fails_when_one_does() {
     );
     let listing = json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]});
     server.enqueue(MockResponse::json(200, &listing));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["p"], 1, 1));
     let output = run(&hearth, &["doctor"]);
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("ok      good ("), "{stdout}");
-    assert!(stdout.contains("listed 1 model(s) in"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "listed 1 model(s), {MODEL} answered a one-token request in"
+        )),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("FAILED  bad (http://127.0.0.1:9/v1): cannot reach bad"),
         "{stdout}"
@@ -203,6 +209,7 @@ fn doctor_checks_every_provider_and_fails_when_one_does() {
     assert_eq!(server.requests()[0].path, "/v1/models");
 
     server.enqueue(MockResponse::json(200, &listing));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["p"], 1, 1));
     let (stdout, _) = ok(&hearth, &["doctor", "--provider", "good"]);
     assert!(stdout.contains("1 of 1 provider(s) work"), "{stdout}");
 }

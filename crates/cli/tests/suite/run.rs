@@ -148,7 +148,6 @@ fn a_closed_stdout_aborts_the_turn_and_keeps_what_streamed() {
     let hearth = Hearth::new();
     let (mut child, seen) = spawn_slow(&hearth, "count slowly", Then::Close);
     let status = child.wait_within(PROCESS_WAIT);
-    assert!(!status.success());
     let mut stderr = String::new();
     child
         .stderr
@@ -156,7 +155,12 @@ fn a_closed_stdout_aborts_the_turn_and_keeps_what_streamed() {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert!(stderr.contains("partial answer saved"), "{stderr}");
+    // The reader went away (`| head -1`): Hearth ends quietly, as a pipeline expects.
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(
+        !stderr.contains("error") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
     let session = hearth.session_uris().remove(0);
     let show = hearth.ok(&["sessions", "show", &session]);
     assert!(show.contains(seen.trim()), "{show}");

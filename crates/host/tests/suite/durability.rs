@@ -118,6 +118,20 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<SessionPage>> {
         self.inner.list_sessions(query)
     }
+    fn sessions_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<hearth_core::SessionSummary>>> {
+        self.inner.sessions_with_id_prefix(prefix, max)
+    }
+    fn chats_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<hearth_store::ChatRecord>>> {
+        self.inner.chats_with_id_prefix(prefix, max)
+    }
     fn update_session<'a>(
         &'a self,
         summary: &'a hearth_core::SessionSummary,

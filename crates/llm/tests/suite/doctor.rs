@@ -33,6 +33,13 @@ fn config_for(server: &MockModelServer, default_model: &str) -> String {
     )
 }
 
+fn config_without_model(server: &MockModelServer) -> String {
+    format!(
+        "[providers.local]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+        server.url_with("/v1")
+    )
+}
+
 /// The outcome with its latency zeroed (latencies vary).
 fn settled(check: ProviderCheck) -> ProviderCheck {
     let outcome = match check.outcome {
@@ -53,34 +60,77 @@ fn settled(check: ProviderCheck) -> ProviderCheck {
 }
 
 #[tokio::test]
-async fn a_working_provider_lists_its_models() {
+async fn a_working_provider_lists_its_models_and_its_model_answers() {
     let server = MockModelServer::start().await.unwrap();
     server.enqueue(MockResponse::json(
         200,
         &json!({"data": [{"id": "a"}, {"id": "b"}]}),
     ));
-    let provider = provider(&config_for(&server, "c"), &[]).await;
+    server.enqueue(OpenAiStream::text_answer("b", &["p"], 3, 1));
+    let provider = provider(&config_for(&server, "b"), &[]).await;
     let check = check_provider(&provider, &CancellationToken::new()).await;
 
-    assert!(check.is_ok());
+    assert!(check.is_ok(), "{check}");
     assert_eq!(
         settled(check.clone()),
         ProviderCheck {
             provider: "local".into(),
             base_url: server.url_with("/v1"),
             outcome: CheckOutcome::Ok {
-                method: CheckMethod::ListModels,
+                method: CheckMethod::ListedAndAsked { model: "b".into() },
                 latency: std::time::Duration::ZERO,
                 models: vec!["a".into(), "b".into()],
-                notes: vec!["the default model `c` is not in the provider's list; set default_model in [providers.local] of config.toml".into()],
+                notes: vec![],
             },
         }
     );
     assert!(check.to_string().starts_with(&format!(
-        "ok      local ({}): listed 2 model(s) in ",
+        "ok      local ({}): listed 2 model(s), b answered a one-token request in ",
         server.url_with("/v1")
     )));
-    assert_eq!(server.requests()[0].path, "/v1/models");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/models");
+    assert_eq!(requests[1].path, "/v1/chat/completions");
+    assert_eq!(requests[1].json()["max_tokens"], json!(1));
+}
+
+#[tokio::test]
+async fn a_listing_that_works_does_not_hide_a_chat_endpoint_that_refuses() {
+    let server = MockModelServer::start().await.unwrap();
+    server.enqueue(MockResponse::json(200, &json!({"data": [{"id": "a"}]})));
+    server.enqueue(MockResponse::openai_error(
+        401,
+        "Incorrect API key provided.",
+        "invalid_request_error",
+    ));
+    // No default model: the one model listed is the one asked.
+    let provider = provider(&config_without_model(&server), &[]).await;
+    let check = check_provider(&provider, &CancellationToken::new()).await;
+    assert!(!check.is_ok());
+    let CheckOutcome::Failed { error, fix } = &check.outcome else {
+        panic!("{check}");
+    };
+    assert!(error.contains("401"), "{error}");
+    assert!(fix.starts_with("the API key was rejected"), "{fix}");
+    assert_eq!(server.requests()[1].json()["model"], json!("a"));
+}
+
+#[tokio::test]
+async fn several_models_and_no_default_name_the_models_and_the_fix() {
+    let server = MockModelServer::start().await.unwrap();
+    server.enqueue(MockResponse::json(
+        200,
+        &json!({"data": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}),
+    ));
+    let provider = provider(&config_without_model(&server), &[]).await;
+    let check = check_provider(&provider, &CancellationToken::new()).await;
+    assert_eq!(
+        check.outcome,
+        CheckOutcome::Failed {
+            error: "no model is chosen and the provider offers 3: a, b, c".into(),
+            fix: "pass --model, or set default_model in [providers.local] in config.toml".into(),
+        }
+    );
 }
 
 #[tokio::test]
@@ -186,7 +236,7 @@ async fn an_unreachable_server_and_a_missing_key_are_explained() {
     assert_eq!(
         fix,
         &format!(
-            "nothing answers at http://{address}/v1: start the server, or correct the base URL in [providers.down] in config.toml"
+            "nothing answers at http://{address}/v1: start the server, or correct base_url in [providers.down] in config.toml"
         )
     );
     assert_eq!(
@@ -195,5 +245,36 @@ async fn an_unreachable_server_and_a_missing_key_are_explained() {
             error: "no API key for nokey: set ANTHROPIC_API_KEY or `api_key_env` in config.toml".into(),
             fix: "export ANTHROPIC_API_KEY=<your key> (or set api_key_env in [providers.nokey] of config.toml)".into(),
         }
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_base_url_from_the_environment_names_that_variable() {
+    let address = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let options = DiscoveryOptions {
+        detect_ollama: false,
+        ..DiscoveryOptions::default()
+    };
+    let discovery = discover_providers(
+        &Config::default(),
+        &Environment::from_pairs([
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &format!("http://{address}/v1")),
+        ]),
+        &options,
+    )
+    .await;
+    let checks = check_providers(&discovery, &CancellationToken::new()).await;
+    let CheckOutcome::Failed { fix, .. } = &checks[0].outcome else {
+        panic!("{checks:?}");
+    };
+    assert_eq!(
+        fix,
+        &format!(
+            "nothing answers at http://{address}/v1: start the server, or correct $OPENAI_BASE_URL"
+        )
     );
 }

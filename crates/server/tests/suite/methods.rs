@@ -361,6 +361,11 @@ async fn providers_are_listed_and_tested_without_their_keys() {
         "{listed:?}"
     );
 
+    // The check lists the models, then asks the default model for one token.
+    models.enqueue_for(
+        "/v1/chat/completions",
+        hearth_test_support::OpenAiStream::text_answer("local-model", &["p"], 1, 1),
+    );
     let tested = client
         .call::<ProviderTest>(&ProviderTestParams {
             provider: Some("lab".into()),

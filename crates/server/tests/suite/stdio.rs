@@ -85,3 +85,58 @@ async fn requests_and_envelopes_travel_as_json_lines() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_batch_gets_one_invalid_request_error_and_the_connection_goes_on() {
+    let host = TestHost::start(vec![FakeAgent::new("fake")]).await;
+    let backend = Backend::new(host.host.clone());
+    let (mut client_write, server_read) = tokio::io::duplex(64 * 1024);
+    let (server_write, client_read) = tokio::io::duplex(64 * 1024);
+    let serving = tokio::spawn(serve_lines(backend, server_read, server_write));
+    let mut lines = BufReader::new(client_read).lines();
+
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "editor"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/list"},
+    ]);
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"clientInfo": {"name": "editor"}}});
+    client_write
+        .write_all(format!("{batch}\n{request}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(WAIT, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let refused = next().await;
+    assert_eq!(
+        refused,
+        json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": -32600,
+                "message": "batches are not supported: send one request per message",
+                "data": {
+                    "kind": "invalidRequest",
+                    "message": "batches are not supported: send one request per message",
+                    "retryable": false,
+                },
+            },
+        })
+    );
+    // The batch got one answer, not one per member: the next line answers request 3.
+    let answered = next().await;
+    assert_eq!(answered["id"], 3, "{answered}");
+    assert_eq!(answered["result"]["serverInfo"]["name"], "hearth");
+    drop(client_write);
+    tokio::time::timeout(WAIT, serving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}

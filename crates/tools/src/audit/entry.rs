@@ -53,8 +53,11 @@ pub enum Decision {
     Ran,
     /// A mutating tool's change was staged as a proposal.
     Staged,
-    /// The call was not run: unknown tool or invalid arguments.
+    /// The call was not carried out: unknown tool, invalid arguments, or the tool
+    /// refused it.
     Denied,
+    /// A mutating tool failed before staging its change: nothing awaits approval.
+    Failed,
     /// A URL was fetched (or the fetch refused; see the outcome).
     Fetched,
     /// The user approved a proposal.
@@ -85,6 +88,7 @@ impl Decision {
             Self::Ran => "ran",
             Self::Staged => "staged",
             Self::Denied => "denied",
+            Self::Failed => "failed",
             Self::Fetched => "fetched",
             Self::Approved => "approved",
             Self::Rejected => "rejected",

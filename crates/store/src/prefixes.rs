@@ -1,0 +1,122 @@
+//! Records found by a prefix of their id, so that people can type names shorter than a
+//! URI. Session and proposal lookups are range scans of unique indexes (`sessions.uri`,
+//! `proposals.id`); chat ids are the third part of `chats.uri`, so a chat lookup scans
+//! the chat catalog (one row per chat, no turns).
+
+use hearth_core::{CHAT_SCHEME, DEFAULT_CHAT_ID, SESSION_SCHEME, SessionSummary};
+
+use crate::chats::decode_chat;
+use crate::error::StoreResult;
+use crate::proposals::{COLUMNS as PROPOSAL_COLUMNS, ProposalRecord, decode as decode_proposal};
+use crate::sessions::{SESSION_COLUMNS, decode_session};
+use crate::sqlite::SqliteStore;
+use crate::store::ChatRecord;
+
+/// The characters an id may hold (see `hearth_core`'s identifiers): a prefix with any
+/// other character matches nothing, and never reaches a pattern or a range.
+fn valid_prefix(prefix: &str) -> bool {
+    !prefix.is_empty()
+        && prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+/// The end of the range of keys that start with `start`: every stored key is ASCII below
+/// DEL, so `start` followed by DEL is above all of them.
+fn range_end(start: &str) -> String {
+    format!("{start}\u{7f}")
+}
+
+fn limit(limit: u32) -> i64 {
+    i64::from(limit.clamp(1, 500))
+}
+
+impl SqliteStore {
+    /// Live sessions whose id (the part of the URI after `<provider>/`) starts with
+    /// `prefix`, of every provider, newest first; at most `max`.
+    pub(crate) async fn sessions_with_id_prefix_impl(
+        &self,
+        prefix: &str,
+        max: u32,
+    ) -> StoreResult<Vec<SessionSummary>> {
+        if !valid_prefix(prefix) {
+            return Ok(Vec::new());
+        }
+        let providers: Vec<String> =
+            sqlx::query_scalar("SELECT DISTINCT provider FROM sessions WHERE deleted_at IS NULL")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions
+             WHERE uri >= ? AND uri < ? AND deleted_at IS NULL
+             ORDER BY updated_at DESC, id DESC LIMIT ?"
+        );
+        let mut found = Vec::new();
+        for provider in providers {
+            let start = format!("{SESSION_SCHEME}{provider}/{prefix}");
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(&start)
+                .bind(range_end(&start))
+                .bind(limit(max))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+            for row in &rows {
+                found.push(decode_session(row)?);
+            }
+        }
+        found.sort_by_key(|session| std::cmp::Reverse(session.updated_at));
+        found.truncate(usize::try_from(limit(max)).unwrap_or(usize::MAX));
+        Ok(found)
+    }
+
+    /// Chats of live sessions whose chat id starts with `prefix` (every session's
+    /// `default` chat excluded: that id names no one chat), newest first; at most `max`.
+    pub(crate) async fn chats_with_id_prefix_impl(
+        &self,
+        prefix: &str,
+        max: u32,
+    ) -> StoreResult<Vec<ChatRecord>> {
+        if !valid_prefix(prefix) {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.created_at, c.updated_at
+             FROM chats c JOIN sessions s ON s.id = c.session_id
+             WHERE c.uri GLOB ? AND c.uri NOT GLOB ? AND s.deleted_at IS NULL
+             ORDER BY c.updated_at DESC LIMIT ?",
+        )
+        .bind(format!("{CHAT_SCHEME}*/*/{prefix}*"))
+        .bind(format!("{CHAT_SCHEME}*/*/{DEFAULT_CHAT_ID}"))
+        .bind(limit(max))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        // A chat URI has exactly two `/`: the prefix can only match after the second.
+        rows.iter().map(decode_chat).collect()
+    }
+
+    /// Proposals whose id starts with `prefix`, in id order (ids are time-ordered); at
+    /// most `max`.
+    pub async fn proposals_with_id_prefix(
+        &self,
+        prefix: &str,
+        max: u32,
+    ) -> StoreResult<Vec<ProposalRecord>> {
+        if !valid_prefix(prefix) {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(prefix)
+            .bind(range_end(prefix))
+            .bind(limit(max))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.iter().map(decode_proposal).collect()
+    }
+}
