@@ -115,7 +115,11 @@ pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
 
 /// What `hearth audit verify` prints for an intact log.
 fn render_intact(report: &ChainReport) -> String {
-    let mut text = format!("The audit log is intact: {} entries", report.rows);
+    let mut text = format!(
+        "The audit log is intact: {} {}",
+        report.rows,
+        if report.rows == 1 { "entry" } else { "entries" }
+    );
     match (report.keyed_from, &report.key_file) {
         (Some(1), Some(key)) => text.push_str(&format!(
             ", each sealed with the key in {}.\n",

@@ -39,6 +39,29 @@ fn evict_idle_sessions(host: &Host) {
     });
 }
 
+/// How often a server looks for answers given beside it.
+const OUTSIDE_ANSWERS: Duration = Duration::from_millis(500);
+
+/// Picks up now and then what other Hearth processes answered in the chats this server
+/// holds (a `hearth chat` beside it), so its clients see those turns without reloading.
+fn pick_up_outside_answers(host: &Host) {
+    let host = host.clone();
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(OUTSIDE_ANSWERS);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            match host.pick_up_outside_answers().await {
+                Ok(0) => {}
+                Ok(read) => tracing::debug!(read, "read again chats answered beside the server"),
+                Err(error) => {
+                    tracing::debug!(%error, "could not look for answers given beside the server")
+                }
+            }
+        }
+    });
+}
+
 /// `hearth serve` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -191,6 +214,7 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let backend = backend(&app, args.scenario, "server").await?;
     let host = backend.host.clone();
     evict_idle_sessions(&host);
+    pick_up_outside_answers(&host);
     let server = listener.into_server(backend, token);
     let url = server.url();
     let record_path = server_file(&app.paths.home);
@@ -222,6 +246,7 @@ pub async fn app_server(app: &App, args: AppServerArgs) -> anyhow::Result<ExitCo
     }
     let backend = backend(app, args.scenario, "app-server").await?;
     let host = backend.host.clone();
+    pick_up_outside_answers(&host);
     let served = serve_stdio(backend).await;
     host.shutdown().await;
     served?;

@@ -332,10 +332,18 @@ const SUMMARY_WIDTH: usize = 100 - SUMMARY_INDENT;
 /// A description's first sentence (up to the first ". "), without its full stop.
 fn first_sentence(description: &str) -> &str {
     let description = description.trim();
-    description
-        .split_once(". ")
-        .map_or(description, |(first, _)| first)
-        .trim_end_matches('.')
+    // A full stop after an abbreviation ("e.g.", "i.e.") does not end the sentence.
+    let end = description
+        .match_indices(". ")
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let before = &description[..at];
+            !(before.ends_with("e.g") || before.ends_with("i.e") || before.ends_with("etc"))
+        });
+    match end {
+        Some(at) => &description[..at],
+        None => description.trim_end_matches('.'),
+    }
 }
 
 /// Text broken into lines of at most `width` characters at spaces; a word longer than a
@@ -423,6 +431,10 @@ mod tests {
             "Lists events"
         );
         assert_eq!(first_sentence("  No full stop  "), "No full stop");
+        assert_eq!(
+            first_sentence("Propose several events (e.g. a rota). Each is staged."),
+            "Propose several events (e.g. a rota)"
+        );
     }
 
     #[test]

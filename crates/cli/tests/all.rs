@@ -26,6 +26,7 @@ mod suite {
     mod serve_mcp;
     mod serve_support;
     mod sessions;
+    mod snapshots;
     mod support;
     mod tool_support;
 }

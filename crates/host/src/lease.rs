@@ -208,7 +208,7 @@ impl Host {
     /// Reads a chat's turns and provider data again and re-attaches the harness to them.
     /// Turns whose final state this host still keeps unsaved keep that state; turns that
     /// are new are announced to the chat's subscribers.
-    async fn reread_chat(&self, chat: &ChatUri) -> HostResult<()> {
+    pub(crate) async fn reread_chat(&self, chat: &ChatUri) -> HostResult<()> {
         let store = &self.inner.store;
         let record = store
             .chats(chat.session_ref())

@@ -41,6 +41,7 @@ mod events;
 mod host;
 mod lease;
 mod limits;
+mod outside;
 mod permissions;
 mod sessions;
 mod state;

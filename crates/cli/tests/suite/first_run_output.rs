@@ -173,12 +173,21 @@ fn the_chosen_demo_says_it_is_the_demo_and_no_more() {
 }
 
 /// A description's first sentence as `hearth tools list` promises it.
+/// Up to the first full stop that ends a sentence (not the one of "e.g.", "i.e.", "etc.").
 fn first_sentence(description: &str) -> &str {
     let description = description.trim();
-    description
-        .split_once(". ")
-        .map_or(description, |(first, _)| first)
-        .trim_end_matches('.')
+    let end = description
+        .match_indices(". ")
+        .map(|(at, _)| at)
+        .find(|&at| {
+            !["e.g", "i.e", "etc"]
+                .iter()
+                .any(|abbreviation| description[..at].ends_with(abbreviation))
+        });
+    match end {
+        Some(at) => &description[..at],
+        None => description.trim_end_matches('.'),
+    }
 }
 
 #[test]

@@ -342,3 +342,66 @@ async fn a_second_server_on_the_same_data_directory_refuses_and_leaves_the_first
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn a_chat_answered_beside_the_server_reaches_its_subscribers() {
+    use std::io::Write;
+
+    use hearth_test_support::BoundedChild;
+
+    let served = Served::start(Hearth::new(), &[], &[]);
+    let (client, mut notes) = served.client().await;
+    let chat = new_chat(&client).await;
+    let mut mirror = snapshot_mirror(&client, &chat).await;
+    let session = core::ChatUri::parse(&chat).unwrap().session().to_string();
+
+    // `hearth chat --local` answers in the same session beside the server.
+    let mut child = served
+        .hearth
+        .command()
+        .args(["--local", "chat", "--session", &session])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"said beside the server\n/quit\n")
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output_within(PROCESS_WAIT))
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // The server's subscriber is told of the turn, complete, without asking again.
+    let turn = loop {
+        let Notified::Envelope(envelope) = next(&mut notes).await else {
+            continue;
+        };
+        let started = match &envelope.action {
+            wire::Action::TurnStarted { turn } => Some(turn.clone()),
+            _ => None,
+        };
+        apply(&mut mirror, envelope);
+        if let Some(turn) = started {
+            break turn;
+        }
+    };
+    assert_eq!(turn.user.text, "said beside the server");
+    let core::ResourceState::Chat(state) = &mirror.snapshot.state else {
+        panic!("not a chat");
+    };
+    assert_eq!(state.turns.len(), 1);
+    assert!(
+        !state.turns[0].response_text().is_empty(),
+        "{:?}",
+        state.turns[0]
+    );
+}
