@@ -43,7 +43,8 @@ fn evict_idle_sessions(host: &Host) {
 const OUTSIDE_ANSWERS: Duration = Duration::from_millis(500);
 
 /// Picks up now and then what other Hearth processes answered in the chats this server
-/// holds (a `hearth chat` beside it), so its clients see those turns without reloading.
+/// holds (a `hearth chat` beside it) and the sessions they made, so its clients see them
+/// without reloading.
 fn pick_up_outside_answers(host: &Host) {
     let host = host.clone();
     tokio::spawn(async move {
@@ -56,6 +57,13 @@ fn pick_up_outside_answers(host: &Host) {
                 Ok(read) => tracing::debug!(read, "read again chats answered beside the server"),
                 Err(error) => {
                     tracing::debug!(%error, "could not look for answers given beside the server")
+                }
+            }
+            match host.pick_up_outside_sessions().await {
+                Ok(0) => {}
+                Ok(added) => tracing::debug!(added, "sessions made beside the server"),
+                Err(error) => {
+                    tracing::debug!(%error, "could not look for sessions made beside the server")
                 }
             }
         }
@@ -214,6 +222,11 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let backend = backend(&app, args.scenario, "server").await?;
     let host = backend.host.clone();
     evict_idle_sessions(&host);
+    // Where things stand when the server starts: sessions made beside it from now on are
+    // announced to its clients.
+    if let Err(error) = host.pick_up_outside_sessions().await {
+        tracing::debug!(%error, "could not note the sessions there are");
+    }
     pick_up_outside_answers(&host);
     let server = listener.into_server(backend, token);
     let url = server.url();

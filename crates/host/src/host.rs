@@ -90,6 +90,8 @@ pub(crate) struct Inner {
     pub ledger: Arc<Ledger>,
     /// This host, as the holder of chat leases.
     pub instance: Instance,
+    /// The newest session start seen when looking for sessions made beside this host.
+    pub outside_sessions_seen: Mutex<Option<hearth_core::Timestamp>>,
 }
 
 /// A subscription: the resource's state and the envelopes that follow it.
@@ -150,6 +152,7 @@ impl Host {
             writer,
             ledger,
             instance,
+            outside_sessions_seen: Mutex::new(None),
         });
         for agent in inner.agents.values() {
             let sender = events.clone();

@@ -2,11 +2,13 @@
 //! `hearth chat` next to `hearth serve`) answered in a chat this host holds. The chat
 //! leases say so — their epoch moves when another process takes one — so a long-running
 //! host checks them now and then and reads such chats again once the other process is
-//! done, and its subscribers see the turns without reloading.
+//! done, and its subscribers see the turns without reloading. Sessions made beside it are
+//! announced to the root's subscribers the same way.
 
 use std::collections::BTreeSet;
 
-use hearth_core::{ChatUri, SessionUri, now};
+use hearth_core::{Action, ChatUri, ResourceUri, SessionUri, now};
+use hearth_store::SessionQuery;
 
 use crate::error::HostResult;
 use crate::host::Host;
@@ -53,6 +55,49 @@ impl Host {
             }
         }
         Ok(read_again)
+    }
+
+    /// Announces to the root's subscribers the sessions another process made since the
+    /// last look (the first look only notes where things stand). Returns how many.
+    pub async fn pick_up_outside_sessions(&self) -> HostResult<usize> {
+        let page = self
+            .inner
+            .store
+            .list_sessions(&SessionQuery {
+                limit: 50,
+                ..SessionQuery::default()
+            })
+            .await?;
+        let newest = page.sessions.iter().map(|summary| summary.started_at).max();
+        let mut seen = self
+            .inner
+            .outside_sessions_seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(mark) = *seen else {
+            *seen = Some(newest.unwrap_or_else(now));
+            return Ok(0);
+        };
+        let mut state = self.inner.lock();
+        let mut announced = 0;
+        let mut fresh: Vec<_> = page
+            .sessions
+            .into_iter()
+            .filter(|summary| {
+                summary.started_at > mark && !state.sessions.contains_key(&summary.uri)
+            })
+            .collect();
+        fresh.sort_by_key(|summary| summary.started_at);
+        for summary in fresh {
+            state.publish(ResourceUri::Root, Action::SessionAdded { summary });
+            announced += 1;
+        }
+        if let Some(newest) = newest
+            && newest > mark
+        {
+            *seen = Some(newest);
+        }
+        Ok(announced)
     }
 
     /// Whether a loaded, idle chat was last read before the lease's `epoch`.

@@ -303,3 +303,51 @@ fn chat_takes_a_session_prefix_and_chats_show_a_chat_id_prefix() {
         "{error}"
     );
 }
+
+/// `hearth proposals approve ID` on a pseudo-terminal (`script` from util-linux), with
+/// `answer` typed at its question.
+fn approve_on_a_terminal(hearth: &Hearth, id: &str, answer: &str) -> std::process::Output {
+    let command = format!(
+        "{} --home {} proposals approve {id}",
+        env!("CARGO_BIN_EXE_hearth"),
+        hearth.home.path().display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("HEARTH_HOME")
+        .env_remove("HEARTH_SERVER")
+        .env_remove("HEARTH_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) runs a command on a pseudo-terminal");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    hearth_test_support::BoundedChild::wait_with_output_within(child, PROCESS_WAIT)
+}
+
+#[test]
+fn approve_on_a_terminal_shows_the_change_and_applies_it_only_after_yes() {
+    let (hearth, calendar) = with_calendar();
+    let id = stage_event(&hearth, "Gym", "2030-03-05T18:00");
+    let declined = approve_on_a_terminal(&hearth, &id, "n\n");
+    let shown = String::from_utf8_lossy(&declined.stdout);
+    assert!(shown.contains("Gym"), "{shown}");
+    assert!(shown.contains("Apply this change? [y/N]"), "{shown}");
+    assert_eq!(proposal(&hearth, &id)["status"], "pending");
+    assert!(!calendar.exists());
+
+    let approved = approve_on_a_terminal(&hearth, &id, "y\n");
+    let shown = String::from_utf8_lossy(&approved.stdout);
+    assert!(approved.status.success(), "{shown}");
+    assert!(shown.contains(&format!("Applied proposal {id}")), "{shown}");
+    assert_eq!(proposal(&hearth, &id)["status"], "applied");
+    assert!(calendar.exists());
+}

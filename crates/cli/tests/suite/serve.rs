@@ -405,3 +405,30 @@ async fn a_chat_answered_beside_the_server_reaches_its_subscribers() {
         state.turns[0]
     );
 }
+
+#[tokio::test]
+async fn a_session_made_beside_the_server_is_announced_to_root_subscribers() {
+    let served = Served::start(Hearth::new(), &[], &[]);
+    let (client, mut notes) = served.client().await;
+    subscribe(&client, core::ROOT_URI, None).await;
+    let mut command = served.hearth.command();
+    command.args(["--local", "run", "made beside"]);
+    let output = tokio::task::spawn_blocking(move || command.output_within(PROCESS_WAIT))
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let made = served.hearth.session_uris().remove(0);
+    let announced = loop {
+        let Notified::Envelope(envelope) = next(&mut notes).await else {
+            continue;
+        };
+        if let wire::Action::SessionAdded { summary } = envelope.action {
+            break summary;
+        }
+    };
+    assert_eq!(announced.uri, made);
+}
