@@ -90,6 +90,14 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProviderList => request::<ProviderList>(params),
         ClientMethod::ProviderTest => request::<ProviderTest>(params),
         ClientMethod::AuditList => request::<AuditList>(params),
+        ClientMethod::ProjectList => request::<ProjectList>(params),
+        ClientMethod::ProjectGet => request::<ProjectGet>(params),
+        ClientMethod::ProjectCreate => request::<ProjectCreate>(params),
+        ClientMethod::ProjectRename => request::<ProjectRename>(params),
+        ClientMethod::ProjectDelete => request::<ProjectDelete>(params),
+        ClientMethod::ProjectAddSource => request::<ProjectAddSource>(params),
+        ClientMethod::ProjectRemoveSource => request::<ProjectRemoveSource>(params),
+        ClientMethod::ProjectRelink => request::<ProjectRelink>(params),
     }
 }
 
