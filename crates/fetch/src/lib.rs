@@ -55,7 +55,7 @@ pub use error::{FetchError, Result, Rule};
 pub use fetcher::{FetchRequest, FetchResponse, Fetcher};
 pub use html::{Document, convert_html};
 pub use observer::{FetchObserver, FetchOutcome, FetchRecord};
-pub use pdf::{DEFAULT_PDF_TIME_LIMIT, pdf_to_text};
+pub use pdf::{DEFAULT_PDF_TIME_LIMIT, pdf_to_text, tidy as tidy_text};
 pub use policy::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_REDIRECTS, DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_TOTAL_TIMEOUT, FetchPolicy, PortPolicy, PrivateNetworks,

@@ -39,8 +39,9 @@ pub async fn pdf_to_text(body: Bytes, time_limit: Duration) -> Result<String> {
     Ok(tidy(&text))
 }
 
-/// Drops trailing spaces and collapses runs of blank lines.
-fn tidy(text: &str) -> String {
+/// Extracted text tidied: trailing spaces dropped, runs of blank lines collapsed to one,
+/// leading and trailing blank lines removed.
+pub fn tidy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank_run = 0;
     for line in text.lines().map(str::trim_end) {

@@ -1,6 +1,9 @@
 //! Markdown building blocks shared by the converters: blocks rendered to text, tables,
 //! tidying, and the output cap.
 
+/// Drops trailing spaces and collapses runs of blank lines (as for fetched text).
+pub(super) use hearth_fetch::tidy_text as tidy;
+
 /// One block of a document, as the XML-based converters collect them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Block {
@@ -99,25 +102,6 @@ fn one_line(text: &str) -> String {
 fn hard_breaks(text: &str) -> String {
     let lines: Vec<&str> = text.trim().lines().map(str::trim_end).collect();
     lines.join("\\\n")
-}
-
-/// Drops trailing spaces and collapses runs of blank lines.
-pub(super) fn tidy(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut blank_run = 0;
-    for line in text.lines().map(str::trim_end) {
-        if line.is_empty() {
-            blank_run += 1;
-            if blank_run > 1 {
-                continue;
-            }
-        } else {
-            blank_run = 0;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.trim().to_owned()
 }
 
 /// Caps `markdown` at `max_bytes` bytes, note included: cut on a character boundary
