@@ -19,7 +19,7 @@ use crate::app::App;
 use crate::harnesses::Titles;
 use crate::interrupts::{Interrupts, Press};
 use crate::run::{Printer, announce, local_question, settle_locally, start, target_chat};
-use hearth_projects::{OpenEnd, ScopeView};
+use hearth_projects::{OpenEnd, PendingOpen, ScopeView};
 
 /// `hearth chat` arguments.
 #[derive(Debug, clap::Args)]
@@ -162,6 +162,36 @@ fn scope_name(scope: &hearth_core::Scope) -> String {
 }
 
 impl Conversation {
+    /// Where the user still is, for a message saying an open failed.
+    fn still_in(&self) -> String {
+        format!(
+            "still in {} (session {})",
+            scope_name(self.view.scope()),
+            self.chat.session()
+        )
+    }
+
+    /// Ends an open the view began: the chat is active now (`true`) unless the user moved
+    /// on meanwhile; a failure puts the previous scope and session back and says so.
+    #[allow(clippy::print_stderr)]
+    fn end_open(&mut self, pending: PendingOpen, opened: Result<ChatUri, String>) -> bool {
+        match opened {
+            Ok(chat) => {
+                let done = self.view.finish_open(pending, chat.session()) == OpenEnd::Opened;
+                if done {
+                    self.chat = chat;
+                }
+                done
+            }
+            Err(failure) => {
+                if self.view.fail_open(pending) == OpenEnd::RolledBack {
+                    eprintln!("hearth: {failure}; {}", self.still_in());
+                }
+                false
+            }
+        }
+    }
+
     /// `/open URI`: the session (its default chat) or chat, in its scope. The scope is
     /// switched first; a failed open puts the previous scope and session back.
     #[allow(clippy::print_stderr)]
@@ -177,35 +207,21 @@ impl Conversation {
         let scope = match self.host.session(&chat.session()).await {
             Ok(state) => state.summary.scope,
             Err(error) => {
-                eprintln!(
-                    "hearth: cannot open {uri}: {error}; still in {} (session {})",
-                    scope_name(self.view.scope()),
-                    self.chat.session()
-                );
+                eprintln!("hearth: cannot open {uri}: {error}; {}", self.still_in());
                 return;
             }
         };
         let switched = &scope != self.view.scope();
         let pending = self.view.begin_open(scope.clone());
-        match self.host.chat(&chat).await {
-            Ok(_) => {
-                if self.view.finish_open(pending, chat.session()) == OpenEnd::Opened {
-                    self.chat = chat;
-                    if switched {
-                        eprintln!("hearth: now in {}", scope_name(&scope));
-                    }
-                    eprintln!("hearth: opened {}", self.chat);
-                }
+        let opened = match self.host.chat(&chat).await {
+            Ok(_) => Ok(chat),
+            Err(error) => Err(format!("cannot open {uri}: {error}")),
+        };
+        if self.end_open(pending, opened) {
+            if switched {
+                eprintln!("hearth: now in {}", scope_name(&scope));
             }
-            Err(error) => {
-                if self.view.fail_open(pending) == OpenEnd::RolledBack {
-                    eprintln!(
-                        "hearth: cannot open {uri}: {error}; still in {} (session {})",
-                        scope_name(self.view.scope()),
-                        self.chat.session()
-                    );
-                }
-            }
+            eprintln!("hearth: opened {}", self.chat);
         }
     }
 
@@ -234,27 +250,14 @@ impl Conversation {
             self.model.as_deref(),
             &scope,
         )
-        .await;
-        match created {
-            Ok(chat) => {
-                if self.view.finish_open(pending, chat.session()) == OpenEnd::Opened {
-                    self.chat = chat;
-                    eprintln!(
-                        "hearth: now in {}; new session {}",
-                        scope_name(&scope),
-                        self.chat.session()
-                    );
-                }
-            }
-            Err(error) => {
-                if self.view.fail_open(pending) == OpenEnd::RolledBack {
-                    eprintln!(
-                        "hearth: {error:#}; still in {} (session {})",
-                        scope_name(self.view.scope()),
-                        self.chat.session()
-                    );
-                }
-            }
+        .await
+        .map_err(|error| format!("{error:#}"));
+        if self.end_open(pending, created) {
+            eprintln!(
+                "hearth: now in {}; new session {}",
+                scope_name(&scope),
+                self.chat.session()
+            );
         }
     }
 
@@ -447,21 +450,9 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         Titles::Generate,
     )
     .await?;
-    let chat = target_chat(
-        &start.host,
-        session.as_deref(),
-        &start.provider,
-        model.as_deref(),
-        &project.scope,
-    )
-    .await;
-    let chat = match chat {
-        Ok(chat) => chat,
-        Err(error) => {
-            start.host.shutdown().await;
-            return Err(error);
-        }
-    };
+    let chat = start
+        .target_chat(session.as_deref(), model.as_deref(), &project.scope)
+        .await?;
     announce(app, &start, &chat);
     // A continued session is in its own scope.
     let start_scope = match start.host.session(&chat.session()).await {

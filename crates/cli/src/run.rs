@@ -100,6 +100,23 @@ pub(crate) struct Start {
     pub no_provider: bool,
 }
 
+impl Start {
+    /// The chat a run or chat starts in ([`target_chat`] on this start's host and
+    /// provider); when there is none, the host is shut down before the error returns.
+    pub(crate) async fn target_chat(
+        &self,
+        session: Option<&str>,
+        model: Option<&str>,
+        scope: &Scope,
+    ) -> anyhow::Result<ChatUri> {
+        let chat = target_chat(&self.host, session, &self.provider, model, scope).await;
+        if chat.is_err() {
+            self.host.shutdown().await;
+        }
+        chat
+    }
+}
+
 /// The provider a `--session`/`--chat` URI belongs to, if it parses.
 fn provider_of(uri: &str) -> Option<String> {
     match ResourceUri::parse(uri).ok()? {
@@ -599,21 +616,9 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
         Titles::Skip,
     )
     .await?;
-    let chat = target_chat(
-        &start.host,
-        session.as_deref(),
-        &start.provider,
-        model.as_deref(),
-        &project.scope,
-    )
-    .await;
-    let chat = match chat {
-        Ok(chat) => chat,
-        Err(error) => {
-            start.host.shutdown().await;
-            return Err(error);
-        }
-    };
+    let chat = start
+        .target_chat(session.as_deref(), model.as_deref(), &project.scope)
+        .await?;
     announce(app, &start, &chat);
     let host = start.host;
     let mut interrupts = Interrupts::new()?;

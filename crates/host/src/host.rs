@@ -374,28 +374,13 @@ impl Inner {
     /// The scope of a chat's session.
     pub fn scope_of(&self, chat: &ChatUri) -> HostResult<hearth_core::Scope> {
         let state = self.lock();
-        let session =
-            state
-                .sessions
-                .get(chat.session_ref())
-                .ok_or_else(|| HostError::NotFound {
-                    what: "session",
-                    key: chat.session_ref().to_string(),
-                })?;
-        Ok(session.state.summary.scope.clone())
+        Ok(session_of(&state, chat)?.state.summary.scope.clone())
     }
 
     /// The one derivation of a chat's context from the catalog.
     pub fn context_for(&self, chat: &ChatUri) -> HostResult<ChatContext> {
         let state = self.lock();
-        let session =
-            state
-                .sessions
-                .get(chat.session_ref())
-                .ok_or_else(|| HostError::NotFound {
-                    what: "session",
-                    key: chat.session_ref().to_string(),
-                })?;
+        let session = session_of(&state, chat)?;
         let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
             what: "chat",
             key: chat.to_string(),
@@ -430,4 +415,18 @@ impl Inner {
 /// Keeps the event loop from holding the host alive.
 pub(crate) fn upgrade(inner: &Weak<Inner>) -> Option<Host> {
     inner.upgrade().map(|inner| Host { inner })
+}
+
+/// The loaded session a chat belongs to.
+fn session_of<'a>(
+    state: &'a HostState,
+    chat: &ChatUri,
+) -> HostResult<&'a crate::state::SessionEntry> {
+    state
+        .sessions
+        .get(chat.session_ref())
+        .ok_or_else(|| HostError::NotFound {
+            what: "session",
+            key: chat.session_ref().to_string(),
+        })
 }

@@ -24,13 +24,6 @@ pub struct Project {
     pub file: ProjectResult<ProjectFile>,
 }
 
-impl Project {
-    /// Whether the project can take new sessions and turns.
-    pub fn is_ready(&self) -> bool {
-        self.file.is_ok()
-    }
-}
-
 /// What making a project did.
 #[derive(Debug)]
 pub struct Created {

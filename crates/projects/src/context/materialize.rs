@@ -112,12 +112,6 @@ impl Materializer {
         self
     }
 
-    /// Converts at most `concurrency` sources at once (at least one).
-    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        self.concurrency = concurrency.max(1);
-        self
-    }
-
     /// The cache written to.
     pub fn cache(&self) -> &ContextCache {
         &self.cache
