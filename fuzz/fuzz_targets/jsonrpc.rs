@@ -67,6 +67,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::SessionCreate => request::<SessionCreate>(params),
         ClientMethod::SessionDispose => request::<SessionDispose>(params),
         ClientMethod::SessionFork => request::<SessionFork>(params),
+        ClientMethod::SessionRename => request::<SessionRename>(params),
         ClientMethod::ChatCreate => {
             request::<ChatCreate>(params);
             if let Some(params) = read::<ChatCreateParams>(params) {
@@ -79,6 +80,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ChatSetModel => request::<ChatSetModel>(params),
         ClientMethod::ChatSetDraft => request::<ChatSetDraft>(params),
         ClientMethod::ChatResolve => request::<ChatResolve>(params),
+        ClientMethod::ChatTurns => request::<ChatTurns>(params),
         ClientMethod::Subscribe => request::<Subscribe>(params),
         ClientMethod::Unsubscribe => request::<Unsubscribe>(params),
         ClientMethod::ProposalList => request::<ProposalList>(params),

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{ChatState, ChatSummary, HarnessInfo};
-use crate::turn::{PermissionOption, ToolCallPart, UserMessage};
+use crate::turn::{PermissionOption, ToolCallPart, Turn, UserMessage};
 
 /// How a new chat starts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -206,4 +206,32 @@ pub struct HarnessStartParams {
 pub struct HarnessStartResponse {
     /// The harness as it describes itself once started.
     pub harness: HarnessInfo,
+}
+
+/// `chat/turns`: a page of a chat's turns, for showing a long chat from its end and
+/// reading back as the user scrolls. Costs the page, not the chat's length; a chat that
+/// is not loaded is not restored for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatTurnsParams {
+    /// The chat.
+    pub chat: String,
+    /// The page ends just before this turn (the first turn of the page the client has);
+    /// absent: the page ends with the newest turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Page size, 1 to 200 (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// What `chat/turns` returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatTurnsResponse {
+    /// The turns, oldest first.
+    pub turns: Vec<Turn>,
+    /// Whether the chat has turns before the first of these (ask again with `before`
+    /// set to its id).
+    pub has_more: bool,
 }

@@ -44,9 +44,9 @@ pub use chat_methods::{
     ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
     ChatDisposeResponse, ChatParams, ChatResolveParams, ChatResolveResponse, ChatSeed,
     ChatSendParams, ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams,
-    ChatSetModelResponse, HarnessStartParams, HarnessStartResponse, PendingPermission,
-    PermissionListParams, PermissionListResponse, PermissionRespondParams,
-    PermissionRespondResponse,
+    ChatSetModelResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
+    HarnessStartResponse, PendingPermission, PermissionListParams, PermissionListResponse,
+    PermissionRespondParams, PermissionRespondResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
 pub use jsonrpc::{
@@ -55,12 +55,12 @@ pub use jsonrpc::{
 };
 pub use methods::{
     AuditList, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend, ChatSetDraft,
-    ChatSetModel, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
+    ChatSetModel, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
     NotificationMethod, PermissionList, PermissionRespond, ProjectAddSource, ProjectCreate,
     ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename,
     ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest, Resynced,
-    SessionCreate, SessionDispose, SessionFork, SessionList, Subscribe, SubscriptionEnded,
-    Unsubscribe,
+    SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename, Subscribe,
+    SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -81,6 +81,7 @@ pub use session_methods::{
     ClientInfo, InitializeParams, InitializeResponse, ScopeFilter, ServerFeatures, ServerInfo,
     SessionCreateParams, SessionCreateResponse, SessionDisposeParams, SessionDisposeResponse,
     SessionForkParams, SessionForkResponse, SessionListParams, SessionListResponse,
+    SessionRenameParams, SessionRenameResponse,
 };
 pub use state::{Action, Envelope, ResourceState, Snapshot};
 pub use subscription::{

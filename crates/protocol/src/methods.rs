@@ -12,9 +12,9 @@ use crate::approvals::{
 use crate::chat_methods::{
     ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
     ChatResolveResponse, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
-    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, HarnessStartParams,
-    HarnessStartResponse, PermissionListParams, PermissionListResponse, PermissionRespondParams,
-    PermissionRespondResponse,
+    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, ChatTurnsParams,
+    ChatTurnsResponse, HarnessStartParams, HarnessStartResponse, PermissionListParams,
+    PermissionListResponse, PermissionRespondParams, PermissionRespondResponse,
 };
 use crate::projects::{
     ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
@@ -27,7 +27,7 @@ use crate::providers::{
 use crate::session_methods::{
     InitializeParams, InitializeResponse, SessionCreateParams, SessionCreateResponse,
     SessionDisposeParams, SessionDisposeResponse, SessionForkParams, SessionListParams,
-    SessionListResponse,
+    SessionListResponse, SessionRenameParams, SessionRenameResponse,
 };
 use crate::state::Envelope;
 use crate::subscription::{
@@ -115,6 +115,8 @@ methods! {
     SessionDispose = "session/dispose" (SessionDisposeParams) -> SessionDisposeResponse;
     /// `session/fork`: a new session from another's default chat at a turn.
     SessionFork = "session/fork" (SessionForkParams) -> SessionCreateResponse;
+    /// `session/rename`: gives a session a title of the user's.
+    SessionRename = "session/rename" (SessionRenameParams) -> SessionRenameResponse;
     /// `chat/create`: a peer chat.
     ChatCreate = "chat/create" (ChatCreateParams) -> ChatCreateResponse;
     /// `chat/dispose`: removes a peer chat.
@@ -129,6 +131,8 @@ methods! {
     ChatSetDraft = "chat/setDraft" (ChatSetDraftParams) -> ChatSetDraftResponse;
     /// `chat/resolve`: a chat with its turns.
     ChatResolve = "chat/resolve" (ChatParams) -> ChatResolveResponse;
+    /// `chat/turns`: a page of a chat's turns, newest page first.
+    ChatTurns = "chat/turns" (ChatTurnsParams) -> ChatTurnsResponse;
     /// `subscribe`: a resource's state, then its envelopes.
     Subscribe = "subscribe" (SubscribeParams) -> SubscribeResponse;
     /// `unsubscribe`: no more envelopes of a resource.

@@ -176,3 +176,23 @@ pub struct SessionForkParams {
 
 /// What `session/fork` returns.
 pub type SessionForkResponse = SessionCreateResponse;
+
+/// `session/rename`: gives a session a title of the user's. The title is trimmed; it
+/// must not be empty, longer than 200 characters or hold line breaks. The root's and the
+/// session's subscribers get `sessionUpdated`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRenameParams {
+    /// The session.
+    pub session: String,
+    /// The new title.
+    pub title: String,
+}
+
+/// What `session/rename` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRenameResponse {
+    /// The session's summary with its new title.
+    pub summary: SessionSummary,
+}

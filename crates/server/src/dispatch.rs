@@ -7,7 +7,7 @@ use std::future::Future;
 use hearth_core::{
     ChatUri, PermissionAnswer, ProjectId, ProviderId, Scope, SessionUri, TurnId, UriError,
 };
-use hearth_host::NewSessionRequest;
+use hearth_host::{NewSessionRequest, PageEnd};
 use hearth_protocol::{
     self as wire, AuditList, ChatAbort, ChatAbortResponse, ChatCreate, ChatCreateResponse,
     ChatDispose, ChatDisposeResponse, ChatResolve, ChatResolveResponse, ChatSend, ChatSendResponse,
@@ -41,6 +41,27 @@ pub(crate) fn parse_params<P: serde::de::DeserializeOwned>(params: Value) -> Res
             false,
         )
     })
+}
+
+/// Turns in a `chat/turns` page when the client names no limit.
+pub(crate) const DEFAULT_TURN_PAGE: u32 = 50;
+/// The most turns one page or one subscribe snapshot may ask for.
+pub(crate) const MAX_TURN_PAGE: u32 = 200;
+
+/// A page size: `default` when absent, refused outside 1..=[`MAX_TURN_PAGE`].
+pub(crate) fn page_limit(
+    field: &'static str,
+    limit: Option<u32>,
+    default: u32,
+) -> Result<u32, RpcError> {
+    match limit.unwrap_or(default) {
+        limit @ 1..=MAX_TURN_PAGE => Ok(limit),
+        other => Err(RpcError::new(
+            ErrorKind::InvalidParams,
+            format!("`{field}` is {other}; it must be between 1 and {MAX_TURN_PAGE}"),
+            false,
+        )),
+    }
 }
 
 /// Parses a URI or id parameter, naming it when it does not parse.
@@ -191,6 +212,19 @@ pub(crate) async fn call(
             })
             .await
         }
+        ClientMethod::SessionRename => {
+            respond::<wire::SessionRename, _, _>(id, params, |params| async move {
+                let session = parse_field("session", &params.session, SessionUri::parse)?;
+                let summary = host
+                    .rename_session(&session, &params.title)
+                    .await
+                    .map_err(|e| host_error(&e))?;
+                Ok(wire::SessionRenameResponse {
+                    summary: summary.into(),
+                })
+            })
+            .await
+        }
         ClientMethod::ChatCreate => {
             respond::<ChatCreate, _, _>(id, params, |params| async move {
                 let session = parse_field("session", &params.session, SessionUri::parse)?;
@@ -262,6 +296,27 @@ pub(crate) async fn call(
                 host.resolve_chat(&chat).await.map_err(|e| host_error(&e))?;
                 let state = host.chat(&chat).await.map_err(|e| host_error(&e))?;
                 Ok(ChatResolveResponse { chat: state.into() })
+            })
+            .await
+        }
+        ClientMethod::ChatTurns => {
+            respond::<wire::ChatTurns, _, _>(id, params, |params| async move {
+                let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
+                let before = params
+                    .before
+                    .as_deref()
+                    .map(|turn| parse_field("before", turn, TurnId::parse))
+                    .transpose()?;
+                let limit = page_limit("limit", params.limit, DEFAULT_TURN_PAGE)?;
+                let end = before.as_ref().map_or(PageEnd::Latest, PageEnd::Before);
+                let page = host
+                    .turn_page(&chat, end, limit)
+                    .await
+                    .map_err(|e| host_error(&e))?;
+                Ok(wire::ChatTurnsResponse {
+                    turns: page.turns.into_iter().map(Into::into).collect(),
+                    has_more: page.has_more,
+                })
             })
             .await
         }

@@ -8,6 +8,8 @@ mod suite {
     mod fanout;
     mod mcp;
     mod methods;
+    mod pages;
+    mod rename;
     mod rpc;
     mod stdio;
     mod support;

@@ -47,5 +47,5 @@ pub use projects::{ProjectRecord, ProjectStore};
 pub use proposals::{ProposalPage, ProposalQuery, ProposalRecord, ProposalStatus, ProposalStore};
 pub use sqlite::SqliteStore;
 pub use store::{
-    ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store,
+    ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,
 };

@@ -13,7 +13,9 @@ use sqlx::SqlitePool;
 use crate::error::{StoreError, StoreResult};
 use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 use crate::open::{Access, open_memory_pool, open_pool, open_read_only_pool, unwritable_reason};
-use crate::store::{ChatRecord, NewSession, Registration, SessionPage, SessionQuery, Store};
+use crate::store::{
+    ChatRecord, NewSession, Registration, SessionPage, SessionQuery, Store, TurnPage,
+};
 
 /// Hearth's store on SQLite: WAL journal, `synchronous=FULL`, foreign keys on, numbered
 /// migrations. Several processes may open one database at once.
@@ -247,6 +249,15 @@ impl Store for SqliteStore {
 
     fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>> {
         Box::pin(self.turns_impl(chat))
+    }
+
+    fn turn_page<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        before: Option<&'a TurnId>,
+        limit: u32,
+    ) -> BoxFuture<'a, StoreResult<TurnPage>> {
+        Box::pin(self.turn_page_impl(chat, before, limit))
     }
 
     fn copy_turns<'a>(

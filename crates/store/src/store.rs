@@ -81,6 +81,15 @@ pub struct SessionPage {
     pub next_cursor: Option<String>,
 }
 
+/// A page of a chat's turns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnPage {
+    /// The turns, oldest first.
+    pub turns: Vec<Turn>,
+    /// Whether the chat has turns before the first of these.
+    pub has_more: bool,
+}
+
 /// What `register_discovered` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Registration {
@@ -202,6 +211,16 @@ pub trait Store: Send + Sync + 'static {
     /// A chat's turns, oldest first; one that cannot be read back is in its place as a
     /// turn ending in an error that names the chat and the turn.
     fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>>;
+
+    /// At most `limit` of a chat's turns: those just before the turn `before`, or the
+    /// newest when it is absent; oldest first. Costs the page, not the chat's length.
+    /// Fails with `NotFound` for an unknown chat, or an unknown `before` turn.
+    fn turn_page<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        before: Option<&'a TurnId>,
+        limit: u32,
+    ) -> BoxFuture<'a, StoreResult<TurnPage>>;
 
     /// Copies a chat's turns up to and including `through` into another chat (forks).
     fn copy_turns<'a>(

@@ -8,6 +8,7 @@ use sqlx::{Connection, Row};
 use crate::codec::{from_json, from_millis, to_json, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
+use crate::store::TurnPage;
 
 /// A turn as stored in its `body` column (times in milliseconds).
 #[derive(serde::Serialize)]
@@ -207,28 +208,7 @@ impl SqliteStore {
         .map_err(|e| self.error(e))?;
         let mut turns = Vec::with_capacity(rows.len());
         for row in &rows {
-            let get = |error: sqlx::Error| StoreError::Decode {
-                what: "turn",
-                detail: format!("{error} (chat {chat})"),
-            };
-            let row = UnreadRow {
-                seq: row.try_get("seq").map_err(get)?,
-                turn_id: row
-                    .try_get::<Option<String>, _>("turn_id")
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-                body: row
-                    .try_get::<Option<Vec<u8>>, _>("body")
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-                started_at: row
-                    .try_get::<Option<i64>, _>("started_at")
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-            };
+            let row = Self::unread_row(chat, row)?;
             match decode_body(&row.body) {
                 Ok(turn) => turns.push(turn),
                 Err(reason) => {
@@ -238,6 +218,91 @@ impl SqliteStore {
             }
         }
         Ok(turns)
+    }
+
+    /// A page of a chat's turns: the `limit` just before `before` (the newest when
+    /// absent), oldest first. Reads `limit + 1` rows by the `(chat_id, seq)` key, however
+    /// long the chat is; a turn that cannot be read is in its place as an unreadable turn.
+    pub(crate) async fn turn_page_impl(
+        &self,
+        chat: &ChatUri,
+        before: Option<&TurnId>,
+        limit: u32,
+    ) -> StoreResult<TurnPage> {
+        let chat_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chats WHERE uri = ?")
+            .bind(chat.to_string())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        let Some(chat_id) = chat_id else {
+            return Err(StoreError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            });
+        };
+        let below = match before {
+            None => i64::MAX,
+            Some(turn) => {
+                sqlx::query_scalar("SELECT seq FROM turns WHERE chat_id = ? AND turn_id = ?")
+                    .bind(chat_id)
+                    .bind(turn.as_str())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| self.error(e))?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: "turn",
+                        key: turn.to_string(),
+                    })?
+            }
+        };
+        let rows = sqlx::query(
+            "SELECT seq, turn_id, CAST(body AS BLOB) AS body, started_at
+             FROM turns WHERE chat_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+        )
+        .bind(chat_id)
+        .bind(below)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        let has_more = rows.len() > limit as usize;
+        let mut turns = Vec::with_capacity(rows.len().min(limit as usize));
+        for row in rows.iter().take(limit as usize).rev() {
+            let row = Self::unread_row(chat, row)?;
+            match decode_body(&row.body) {
+                Ok(turn) => turns.push(turn),
+                Err(reason) => {
+                    tracing::warn!(%chat, turn = %row.turn_id, seq = row.seq, "a stored turn could not be read: {reason}");
+                    turns.push(unreadable_turn(chat, &row, &reason));
+                }
+            }
+        }
+        Ok(TurnPage { turns, has_more })
+    }
+
+    fn unread_row(chat: &ChatUri, row: &sqlx::sqlite::SqliteRow) -> StoreResult<UnreadRow> {
+        let get = |error: sqlx::Error| StoreError::Decode {
+            what: "turn",
+            detail: format!("{error} (chat {chat})"),
+        };
+        Ok(UnreadRow {
+            seq: row.try_get("seq").map_err(get)?,
+            turn_id: row
+                .try_get::<Option<String>, _>("turn_id")
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            body: row
+                .try_get::<Option<Vec<u8>>, _>("body")
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            started_at: row
+                .try_get::<Option<i64>, _>("started_at")
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+        })
     }
 
     pub(crate) async fn copy_turns_impl(

@@ -212,6 +212,14 @@ impl Store for FaultyStore {
     fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>> {
         self.inner.turns(chat)
     }
+    fn turn_page<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        before: Option<&'a TurnId>,
+        limit: u32,
+    ) -> BoxFuture<'a, StoreResult<hearth_store::TurnPage>> {
+        self.inner.turn_page(chat, before, limit)
+    }
     fn copy_turns<'a>(
         &'a self,
         from: &'a ChatUri,

@@ -1,0 +1,149 @@
+//! `session/rename` through the real router: the title is trimmed, stored, and announced
+//! to the root's and the session's subscribers; bad titles and unknown sessions are
+//! refused with errors that say why.
+
+use hearth_core::SessionUri;
+use hearth_protocol::{
+    self as wire, ErrorKind, SessionList, SessionListParams, SessionRename, SessionRenameParams,
+    Subscribe, SubscribeParams,
+};
+use hearth_server::ServerError;
+use hearth_store::Store;
+use pretty_assertions::assert_eq;
+
+use super::support::{TestServer, create_session, next_envelope};
+
+fn rpc_error(error: ServerError) -> wire::RpcError {
+    match error {
+        ServerError::Rpc(error) => error,
+        other => panic!("expected an error response, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn a_renamed_session_is_stored_and_announced_to_root_and_session() {
+    let server = TestServer::start().await;
+    let (client, mut notifications) = server.client().await;
+    let session = create_session(&client).await.summary.uri;
+    for resource in [hearth_protocol::ROOT_RESOURCE.to_owned(), session.clone()] {
+        client
+            .call::<Subscribe>(&SubscribeParams {
+                resource,
+                last_seq: None,
+            })
+            .await
+            .unwrap();
+    }
+
+    let renamed = client
+        .call::<SessionRename>(&SessionRenameParams {
+            session: session.clone(),
+            title: "  Garden plans for spring \n".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(renamed.summary.uri, session);
+    assert_eq!(
+        renamed.summary.title.as_deref(),
+        Some("Garden plans for spring")
+    );
+
+    let mut announced = Vec::new();
+    for _ in 0..2 {
+        let envelope = next_envelope(&mut notifications).await;
+        match envelope.action {
+            wire::Action::SessionUpdated { summary } => {
+                announced.push((envelope.resource, summary.title));
+            }
+            other => panic!("expected sessionUpdated, got {other:?}"),
+        }
+    }
+    announced.sort();
+    let title = Some("Garden plans for spring".to_owned());
+    let mut expected = vec![
+        (hearth_protocol::ROOT_RESOURCE.to_owned(), title.clone()),
+        (session.clone(), title.clone()),
+    ];
+    expected.sort();
+    assert_eq!(announced, expected);
+
+    // Stored when the call returns, and listed under the new title.
+    let stored = server
+        .host
+        .store
+        .session(&SessionUri::parse(&session).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.title, title);
+    let listed = client
+        .call::<SessionList>(&SessionListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.sessions[0].title, title);
+}
+
+#[tokio::test]
+async fn bad_titles_and_unknown_sessions_are_refused() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
+    let session = create_session(&client).await.summary.uri;
+    let rename = |title: String| SessionRenameParams {
+        session: session.clone(),
+        title,
+    };
+
+    for blank in ["", "   \t  "] {
+        let error = rpc_error(
+            client
+                .call::<SessionRename>(&rename(blank.into()))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(error.kind(), ErrorKind::InvalidParams, "{error:?}");
+        assert!(error.message.contains("empty"), "{error:?}");
+    }
+    let long = rpc_error(
+        client
+            .call::<SessionRename>(&rename("x".repeat(201)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(long.kind(), ErrorKind::InvalidParams);
+    assert!(long.message.contains("at most 200"), "{long:?}");
+    let two_lines = rpc_error(
+        client
+            .call::<SessionRename>(&rename("one\ntwo".into()))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(two_lines.kind(), ErrorKind::InvalidParams);
+    // Exactly at the limit is fine.
+    let longest = client
+        .call::<SessionRename>(&rename("y".repeat(200)))
+        .await
+        .unwrap();
+    assert_eq!(longest.summary.title.map(|t| t.len()), Some(200));
+
+    let unknown = rpc_error(
+        client
+            .call::<SessionRename>(&SessionRenameParams {
+                session: "hearth-session:fake/no-such-session".into(),
+                title: "Nope".into(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(unknown.kind(), ErrorKind::NotFound, "{unknown:?}");
+    let malformed = rpc_error(
+        client
+            .call::<SessionRename>(&SessionRenameParams {
+                session: "not a uri".into(),
+                title: "Nope".into(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(malformed.kind(), ErrorKind::InvalidParams);
+    assert!(malformed.message.contains("session"), "{malformed:?}");
+}
