@@ -119,8 +119,10 @@ pub(crate) fn parse_tree(source: &str) -> Tree<'_> {
                 skipped_depth += 1;
                 continue;
             }
+            let name = content.value.trim().to_ascii_uppercase();
+            close_unended_siblings(&name, line, raw.span.start, &mut stack, &mut tree);
             stack.push(Component {
-                name: content.value.trim().to_ascii_uppercase(),
+                name,
                 line,
                 span: raw.span.start..raw.span.end,
                 end_line_start: raw.span.end,
@@ -157,7 +159,13 @@ pub(crate) fn parse_tree(source: &str) -> Tree<'_> {
                 }
                 None => tree.issues.push(Issue {
                     line,
-                    message: format!("END:{name} has no matching BEGIN; ignored"),
+                    message: match stack.last() {
+                        Some(open) if open.name != "VCALENDAR" => format!(
+                            "END:{name} has no matching BEGIN; ignored (BEGIN:{} at line {} stays open until its END or the next item)",
+                            open.name, open.line
+                        ),
+                        _ => format!("END:{name} has no matching BEGIN; ignored"),
+                    },
                 }),
             }
         } else if skipped_depth > 0 {
@@ -188,6 +196,53 @@ pub(crate) fn parse_tree(source: &str) -> Tree<'_> {
         attach(&mut stack, &mut tree.components, unclosed);
     }
     tree
+}
+
+/// Components that sit side by side in a VCALENDAR and never inside one another.
+const CALENDAR_ITEMS: [&str; 6] = [
+    "VEVENT",
+    "VTODO",
+    "VJOURNAL",
+    "VFREEBUSY",
+    "VTIMEZONE",
+    "VAVAILABILITY",
+];
+
+/// Recovery from a lost or misspelled `END` (`END:VTOOD`): a `BEGIN` of a calendar item
+/// while another item is still open ends the open one there, as other readers do, so
+/// the items after it are read as their own instead of vanishing inside it.
+fn close_unended_siblings<'a>(
+    name: &str,
+    line: usize,
+    at: usize,
+    stack: &mut Vec<Component<'a>>,
+    tree: &mut Tree<'a>,
+) {
+    if !CALENDAR_ITEMS.contains(&name) {
+        return;
+    }
+    let Some(open) = stack
+        .iter()
+        .position(|c| CALENDAR_ITEMS.contains(&c.name.as_str()))
+    else {
+        return;
+    };
+    while stack.len() > open {
+        if let Some(mut unclosed) = stack.pop() {
+            if stack.len() == open {
+                tree.issues.push(Issue {
+                    line: unclosed.line,
+                    message: format!(
+                        "BEGIN:{} has no END:{} before BEGIN:{name} at line {line}; it is read as ending there, and the {name} at line {line} and everything after it are read as usual",
+                        unclosed.name, unclosed.name
+                    ),
+                });
+            }
+            unclosed.span.end = at;
+            unclosed.end_line_start = at;
+            attach(stack, &mut tree.components, unclosed);
+        }
+    }
 }
 
 fn attach<'a>(stack: &mut [Component<'a>], top: &mut Vec<Component<'a>>, component: Component<'a>) {
@@ -245,12 +300,62 @@ mod tests {
         let source = "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:1\nBEGIN:VEVENT\nUID:2\nEND:VEVENT\nEND:VTODO\nEND:VCALENDAR\nBEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:3\n";
         let tree = parse_tree(source);
         let lines: Vec<_> = tree.issues.iter().map(|i| i.line).collect();
-        // END:VTODO is stray; the first VEVENT is still open at END:VCALENDAR; the
-        // second calendar and its event are cut short.
-        assert_eq!(lines, vec![7, 2, 10, 9]);
+        // The first VEVENT has no END: the second BEGIN:VEVENT ends it; END:VTODO is
+        // stray; the second calendar and its event are cut short.
+        assert_eq!(lines, vec![2, 7, 10, 9]);
         assert_eq!(tree.components.len(), 2);
+        let uids: Vec<_> = tree.components[0]
+            .children
+            .iter()
+            .map(|c| c.value("UID"))
+            .collect();
+        assert_eq!(uids, [Some("1"), Some("2")]);
         assert!(!tree.components[1].closed);
         assert_eq!(tree.components[1].children[0].value("UID"), Some("3"));
+    }
+
+    #[test]
+    fn a_misspelled_end_does_not_swallow_the_items_after_it() {
+        let source = "BEGIN:VCALENDAR\nBEGIN:VTODO\nUID:t\nBEGIN:VALARM\nACTION:DISPLAY\nEND:VALARM\nEND:VTOOD\nBEGIN:VEVENT\nUID:a\nEND:VEVENT\nBEGIN:VEVENT\nUID:b\nEND:VEVENT\nEND:VCALENDAR\n";
+        let tree = parse_tree(source);
+        let calendar = &tree.components[0];
+        assert!(calendar.closed);
+        let children: Vec<_> = calendar
+            .children
+            .iter()
+            .map(|c| (c.name.as_str(), c.value("UID"), c.closed))
+            .collect();
+        assert_eq!(
+            children,
+            [
+                ("VTODO", Some("t"), false),
+                ("VEVENT", Some("a"), true),
+                ("VEVENT", Some("b"), true)
+            ]
+        );
+        assert_eq!(calendar.children[0].children[0].name, "VALARM");
+        assert_eq!(
+            &source[calendar.children[0].span.clone()],
+            "BEGIN:VTODO\nUID:t\nBEGIN:VALARM\nACTION:DISPLAY\nEND:VALARM\nEND:VTOOD\n"
+        );
+        let messages: Vec<_> = tree
+            .issues
+            .iter()
+            .map(|i| (i.line, i.message.as_str()))
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                (
+                    7,
+                    "END:VTOOD has no matching BEGIN; ignored (BEGIN:VTODO at line 2 stays open until its END or the next item)"
+                ),
+                (
+                    2,
+                    "BEGIN:VTODO has no END:VTODO before BEGIN:VEVENT at line 8; it is read as ending there, and the VEVENT at line 8 and everything after it are read as usual"
+                ),
+            ]
+        );
     }
 
     #[test]

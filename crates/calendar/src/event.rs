@@ -68,13 +68,36 @@ pub enum EventSource {
     },
 }
 
+/// An `RDATE;VALUE=PERIOD` occurrence: it ends at its own end, not after the event's
+/// usual length (RFC 5545 §3.8.5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Period {
+    /// Its start (also listed in [`Recurrence::rdates`]).
+    pub start: EventTime,
+    /// Its end (for `start/duration`, the start plus the duration).
+    pub end: EventTime,
+}
+
+/// Which occurrences an override changes (`RECURRENCE-ID;RANGE=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OverrideRange {
+    /// Its own occurrence only.
+    #[default]
+    ThisOccurrence,
+    /// Its occurrence and every later one (`RANGE=THISANDFUTURE`, RFC 5545 §3.8.4.4):
+    /// later occurrences move by the override's shift and take its length.
+    ThisAndFuture,
+}
+
 /// How an event repeats.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Recurrence {
     /// `RRULE`s (usually one).
     pub rules: Vec<RecurrenceRule>,
     /// `RDATE`s: extra occurrences.
     pub rdates: Vec<EventTime>,
+    /// The `RDATE`s given as periods, with their own ends.
+    pub periods: Vec<Period>,
     /// `EXDATE`s: removed occurrences.
     pub exdates: Vec<EventTime>,
     /// Whether the start itself is an occurrence even when the rules do not produce it
@@ -92,6 +115,8 @@ pub struct Event {
     pub uid: String,
     /// For an override: the original start of the occurrence it replaces.
     pub recurrence_id: Option<EventTime>,
+    /// For an override: whether it changes later occurrences too.
+    pub range: OverrideRange,
     /// The title (`SUMMARY`), possibly `Category - SubCategory - Title`.
     pub title: String,
     /// Description.
@@ -196,6 +221,7 @@ mod tests {
             calendar: "home".into(),
             uid: "1".into(),
             recurrence_id: None,
+            range: OverrideRange::ThisOccurrence,
             title: "Work - Meetings - Sync".into(),
             description: Some("Quarterly numbers".into()),
             location: Some("Room 4".into()),

@@ -6,15 +6,20 @@
 //! window's start, so a daily series begun in 1900 costs the same to query in 2300 as
 //! next week. Defaults follow RFC 5545 (and dateutil): a `YEARLY` rule with no day parts
 //! repeats on DTSTART's month and day, `MONTHLY` on its day of month, `WEEKLY` on its
-//! weekday. `DTSTART` itself counts as the first occurrence when asked to
-//! ([`Expander::expand`]'s `include_dtstart`), as calendar programs do.
+//! weekday. `DTSTART` itself is the first occurrence when asked to
+//! ([`Expander::expand`]'s `include_dtstart`), as calendar programs do; it counts
+//! towards `COUNT` only when the rule produces it. Every expansion takes a bounded number
+//! of steps, and a `COUNT` rule's end is found by arithmetic when the rule is simple
+//! ([`Expander::count_end`]), so a runaway rule costs what its window holds.
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Weekday};
 
 use crate::rrule::{Frequency, RecurrenceRule};
 
-/// Upper bound of periods (or days, for sub-daily rules) one expansion visits.
-const PERIOD_BUDGET: u32 = 3_000_000;
+/// Upper bound of steps (a period, a day of a sub-daily rule, or a candidate time) one
+/// expansion takes unless given its own budget: far more than any query window needs,
+/// and a bound on a rule that almost never matches.
+const STEP_BUDGET: u64 = 50_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OrdinalScope {
@@ -45,6 +50,8 @@ pub(crate) struct Expander {
     times: Vec<NaiveTime>,
     set_pos: Vec<i16>,
     wkst: Weekday,
+    /// Whether the rule has no `BY*` part: every period holds exactly one occurrence.
+    plain: bool,
 }
 
 /// What an expansion visit decides.
@@ -61,8 +68,8 @@ pub(crate) enum Ended {
     Complete,
     /// The visitor stopped it.
     Stopped,
-    /// It visited [`PERIOD_BUDGET`] periods without finishing (a rule that almost never
-    /// matches).
+    /// It used up its budget of steps without finishing (a rule that almost never
+    /// matches, or a runaway `COUNT`).
     OverBudget,
 }
 
@@ -162,6 +169,15 @@ impl Expander {
             times: Vec::new(),
             set_pos: rule.by_set_pos.clone(),
             wkst: rule.wkst,
+            plain: rule.by_second.is_empty()
+                && rule.by_minute.is_empty()
+                && rule.by_hour.is_empty()
+                && rule.by_day.is_empty()
+                && rule.by_month_day.is_empty()
+                && rule.by_year_day.is_empty()
+                && rule.by_week_no.is_empty()
+                && rule.by_month.is_empty()
+                && rule.by_set_pos.is_empty(),
         };
         expander.times = expander.day_times();
         expander
@@ -177,6 +193,12 @@ impl Expander {
         self.count.is_some()
     }
 
+    /// The same rule without its `COUNT` (one that ends beyond any date).
+    pub fn without_count(mut self) -> Self {
+        self.count = None;
+        self
+    }
+
     /// The same rule bounded by `until` instead of its `COUNT`.
     pub fn with_until_instead_of_count(mut self, until: NaiveDateTime) -> Self {
         self.count = None;
@@ -184,9 +206,51 @@ impl Expander {
         self
     }
 
+    /// The last occurrence of a `COUNT` rule found by arithmetic, without visiting the
+    /// ones before it: for a rule without `BY*` parts every period holds exactly one
+    /// occurrence (monthly and yearly ones when DTSTART's day exists in every month).
+    /// `None` when the rule has no COUNT or is not that simple; `NaiveDateTime::MAX`
+    /// when the end lies beyond the calendar.
+    pub fn count_end(&self) -> Option<NaiveDateTime> {
+        let count = i64::from(self.count?);
+        if !self.plain {
+            return None;
+        }
+        let steps = (count - 1).checked_mul(self.interval)?;
+        let end = match self.freq {
+            Frequency::Secondly => {
+                Duration::try_seconds(steps).and_then(|d| self.dtstart.checked_add_signed(d))
+            }
+            Frequency::Minutely => {
+                Duration::try_minutes(steps).and_then(|d| self.dtstart.checked_add_signed(d))
+            }
+            Frequency::Hourly => {
+                Duration::try_hours(steps).and_then(|d| self.dtstart.checked_add_signed(d))
+            }
+            Frequency::Daily => {
+                Duration::try_days(steps).and_then(|d| self.dtstart.checked_add_signed(d))
+            }
+            Frequency::Weekly => steps
+                .checked_mul(7)
+                .and_then(Duration::try_days)
+                .and_then(|d| self.dtstart.checked_add_signed(d)),
+            Frequency::Monthly | Frequency::Yearly if self.dtstart.day() > 28 => return None,
+            Frequency::Monthly => u32::try_from(steps)
+                .ok()
+                .and_then(|m| self.dtstart.checked_add_months(chrono::Months::new(m))),
+            Frequency::Yearly => steps
+                .checked_mul(12)
+                .and_then(|m| u32::try_from(m).ok())
+                .and_then(|m| self.dtstart.checked_add_months(chrono::Months::new(m))),
+        };
+        Some(end.unwrap_or(NaiveDateTime::MAX))
+    }
+
     /// Visits, in order, the occurrences `t` with `from <= t < to`. With
-    /// `include_dtstart`, DTSTART is the first occurrence whether or not the rule
-    /// matches it (and counts towards `COUNT`).
+    /// `include_dtstart`, DTSTART is an occurrence whether or not the rule matches it;
+    /// it counts towards `COUNT` only when the rule produces it, so moving a series'
+    /// first event off the pattern never drops its last one (as dateutil and the
+    /// calendar apps built on it do; RFC 5545's letter counts it either way).
     pub fn expand(
         &self,
         include_dtstart: bool,
@@ -194,35 +258,58 @@ impl Expander {
         to: NaiveDateTime,
         visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
     ) -> Ended {
+        let mut budget = STEP_BUDGET;
+        self.expand_within(include_dtstart, from, to, &mut budget, visit)
+    }
+
+    /// [`Self::expand`] taking at most `budget` steps (what it takes is subtracted).
+    pub fn expand_within(
+        &self,
+        include_dtstart: bool,
+        from: NaiveDateTime,
+        to: NaiveDateTime,
+        budget: &mut u64,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+    ) -> Ended {
         let mut state = State {
             emitted: 0,
             include_dtstart,
             from,
             to,
+            steps_left: *budget,
         };
-        if include_dtstart {
+        let ended = self.expand_state(&mut state, visit);
+        *budget = state.steps_left;
+        ended
+    }
+
+    fn expand_state(
+        &self,
+        state: &mut State,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+    ) -> Ended {
+        if state.include_dtstart {
             if self.until.is_some_and(|u| self.dtstart > u) {
                 return Ended::Complete;
             }
-            state.emitted = 1;
-            if self.dtstart >= from && self.dtstart < to && visit(self.dtstart) == Visit::Stop {
+            if self.dtstart >= state.from
+                && self.dtstart < state.to
+                && visit(self.dtstart) == Visit::Stop
+            {
                 return Ended::Stopped;
             }
-        }
-        if self.count.is_some_and(|c| state.emitted >= c) {
-            return Ended::Complete;
         }
         let start = if self.count.is_some() {
             self.dtstart
         } else {
-            from.max(self.dtstart)
+            state.from.max(self.dtstart)
         };
         match self.freq {
             Frequency::Yearly | Frequency::Monthly | Frequency::Weekly | Frequency::Daily => {
-                self.expand_by_period(start, &mut state, visit)
+                self.expand_by_period(start, state, visit)
             }
             Frequency::Hourly | Frequency::Minutely | Frequency::Secondly => {
-                self.expand_sub_daily(start, &mut state, visit)
+                self.expand_sub_daily(start, state, visit)
             }
         }
     }
@@ -240,8 +327,8 @@ impl Expander {
         if self.until.is_some_and(|u| candidate > u) {
             return Some(Ended::Complete);
         }
-        if state.include_dtstart && candidate == self.dtstart {
-            return None;
+        if !state.step() {
+            return Some(Ended::OverBudget);
         }
         if let Some(count) = self.count {
             if state.emitted >= count {
@@ -249,11 +336,14 @@ impl Expander {
             }
             state.emitted += 1;
         }
-        if candidate >= state.to {
-            return Some(Ended::Complete);
-        }
-        if candidate >= state.from && visit(candidate) == Visit::Stop {
-            return Some(Ended::Stopped);
+        // DTSTART produced by the rule counts (above) but was visited already.
+        if !(state.include_dtstart && candidate == self.dtstart) {
+            if candidate >= state.to {
+                return Some(Ended::Complete);
+            }
+            if candidate >= state.from && visit(candidate) == Visit::Stop {
+                return Some(Ended::Stopped);
+            }
         }
         if self.count.is_some_and(|c| state.emitted >= c) {
             return Some(Ended::Complete);
@@ -277,7 +367,10 @@ impl Expander {
         let mut period = first + steps * self.interval;
         let mut candidates: Vec<NaiveDateTime> = Vec::new();
         let mut days: Vec<NaiveDate> = Vec::new();
-        for _ in 0..PERIOD_BUDGET {
+        loop {
+            if !state.step() {
+                return Ended::OverBudget;
+            }
             let Some(period_start) = self.period_start(period) else {
                 return Ended::Complete;
             };
@@ -338,7 +431,6 @@ impl Expander {
             }
             period += self.interval;
         }
-        Ended::OverBudget
     }
 
     /// Times of day for daily-or-longer rules, ascending.
@@ -604,6 +696,20 @@ struct State {
     include_dtstart: bool,
     from: NaiveDateTime,
     to: NaiveDateTime,
+    steps_left: u64,
+}
+
+impl State {
+    /// Takes one step of the budget; false when it is used up.
+    fn step(&mut self) -> bool {
+        match self.steps_left.checked_sub(1) {
+            Some(left) => {
+                self.steps_left = left;
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 fn seconds_of(time: NaiveDateTime) -> i64 {

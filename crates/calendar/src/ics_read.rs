@@ -9,8 +9,9 @@ use chrono::{Duration, NaiveTime};
 use crate::component::{Component, Property, Tree, parse_tree};
 use crate::contentline::{excerpt, split_list, split_text_list, unescape_text};
 use crate::error::{CalendarError, LoadWarning, Result};
-use crate::event::{Event, EventSource, Recurrence};
+use crate::event::{Event, EventSource, OverrideRange, Period, Recurrence};
 use crate::fingerprint::sha256_hex;
+use crate::revision::Revision;
 use crate::rrule::RecurrenceRule;
 use crate::time::{EventTime, Zone, parse_date, parse_date_time, parse_duration};
 use crate::timezone::{resolve_tzid, zone_from_vtimezone};
@@ -71,7 +72,9 @@ pub(crate) fn read_tree(
         });
     }
     let mut zones = ZoneResolver::new(origin, &calendars);
-    let mut seen: HashMap<(String, Option<String>), usize> = HashMap::new();
+    // (UID, RECURRENCE-ID) → the copy read so far: its place in `events`, its revision
+    // and its line.
+    let mut seen: HashMap<(String, Option<String>), (usize, Revision, usize)> = HashMap::new();
     for component in calendars
         .iter()
         .flat_map(|c| c.children.iter())
@@ -84,17 +87,47 @@ pub(crate) fn read_tree(
                     event.uid.clone(),
                     event.recurrence_id.map(|r| r.ical_value()),
                 );
-                if let Some(first) = seen.get(&key) {
-                    warnings.push(LoadWarning::new(
-                        at(component.line),
-                        format!(
-                            "duplicate UID `{}` (first at line {first}); this copy is not shown and stays in the file as it is",
-                            event.uid
-                        ),
-                    ));
-                } else {
-                    seen.insert(key, component.line);
-                    parsed.events.push(event);
+                let revision = Revision::of(component);
+                let what = match &event.recurrence_id {
+                    Some(rid) => format!(
+                        "the changed occurrence {} of `{}`",
+                        rid.ical_value(),
+                        event.uid
+                    ),
+                    None => format!("event `{}`", event.uid),
+                };
+                match seen.get_mut(&key) {
+                    Some((position, current, line)) if revision > *current => {
+                        warnings.push(LoadWarning::new(
+                            at(*line),
+                            format!(
+                                "{what} is also at line {} as a newer revision ({}); Hearth uses that copy and ignores this older one",
+                                component.line,
+                                revision.why_newer(current)
+                            ),
+                        ));
+                        parsed.events[*position] = event;
+                        *current = revision;
+                        *line = component.line;
+                    }
+                    Some((_, current, line)) => {
+                        let why = if *current > revision {
+                            format!(
+                                "the copy at line {line} is newer: {}",
+                                current.why_newer(&revision)
+                            )
+                        } else {
+                            format!("the copy at line {line} is the same revision and comes first")
+                        };
+                        warnings.push(LoadWarning::new(
+                            at(component.line),
+                            format!("{what} appears twice ({why}); Hearth uses that copy and ignores this one"),
+                        ));
+                    }
+                    None => {
+                        seen.insert(key, (parsed.events.len(), revision, component.line));
+                        parsed.events.push(event);
+                    }
                 }
             }
             Err(message) => warnings.push(LoadWarning::new(
@@ -156,7 +189,7 @@ fn read_event(
     let mut start = read_time(start_property, zones)?;
     let mut end = match (component.property("DTEND"), component.property("DURATION")) {
         (Some(property), _) => match read_time(property, zones) {
-            Ok(end) => Some(end),
+            Ok(end) => Some((end, property)),
             Err(message) => {
                 warnings.push(LoadWarning::new(
                     at(property.line),
@@ -166,7 +199,25 @@ fn read_event(
             }
         },
         (None, Some(property)) => match parse_duration(&property.content.value) {
-            Some(duration) => Some(add_duration(start, duration)),
+            Some(duration) if start.is_date() && !whole_days(duration) => {
+                // An hour DURATION on a date: the event starts at midnight (floating),
+                // as other readers take it, instead of being rounded to whole days.
+                warnings.push(LoadWarning::new(
+                    at(property.line),
+                    format!(
+                        "`{}` is not whole days but DTSTART `{}` is a date; read as starting at midnight and lasting {}",
+                        quote(text, property),
+                        quote(text, start_property),
+                        describe_length(duration)
+                    ),
+                ));
+                start = EventTime::DateTime {
+                    local: start.local(),
+                    zone: zones.floating_zone(),
+                };
+                Some((add_duration(start, duration), property))
+            }
+            Some(duration) => Some((add_duration(start, duration), property)),
             None => {
                 warnings.push(LoadWarning::new(
                     at(property.line),
@@ -183,56 +234,102 @@ fn read_event(
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("TRUE"));
     if outlook_all_day
         && start.local().time() == NaiveTime::MIN
-        && end.is_none_or(|e| e.local().time() == NaiveTime::MIN)
+        && end.is_none_or(|(e, _)| e.local().time() == NaiveTime::MIN)
     {
         start = EventTime::Date(start.date());
-        end = end.map(|e| EventTime::Date(e.date()));
+        end = end.map(|(e, property)| (EventTime::Date(e.date()), property));
     }
-    let end = match end.map(|end| conform_end(start, end)) {
-        Some(end) if end_after_start(start, end, chrono_tz::UTC) => end,
-        Some(_) => {
+    if let (EventTime::Date(date), Some((EventTime::DateTime { zone, .. }, property))) =
+        (start, end)
+    {
+        // A date start with a date-time end: the event runs from midnight to that time,
+        // as other readers take it, instead of being rounded to whole days.
+        warnings.push(LoadWarning::new(
+            at(property.line),
+            format!(
+                "`{}` is a date-time but DTSTART `{}` is a date; read as starting at midnight",
+                quote(text, property),
+                quote(text, start_property)
+            ),
+        ));
+        start = EventTime::DateTime {
+            local: date.and_time(NaiveTime::MIN),
+            zone,
+        };
+    }
+    let end = match end.map(|(end, property)| (conform_end(start, end), property)) {
+        Some((end, _)) if end_after_start(start, end, chrono_tz::UTC) => end,
+        Some((end, property)) => {
+            let (problem, fix) = if end == start {
+                (
+                    "is the same day as",
+                    "read as one day (an all-day event's DTEND is the day after its last day)",
+                )
+            } else {
+                ("is before", "the default length is used")
+            };
             warnings.push(LoadWarning::new(
-                at(component.line),
-                "the end is before the start; the default length is used",
+                at(property.line),
+                format!(
+                    "`{}` {problem} `{}`; {fix}",
+                    quote(text, property),
+                    quote(text, start_property)
+                ),
             ));
             default_end(start)
         }
         None => default_end(start),
     };
-    let recurrence_id = match component.property("RECURRENCE-ID") {
+    let (recurrence_id, range) = match component.property("RECURRENCE-ID") {
         Some(property) => {
-            if property
+            let range = if property
                 .content
                 .param("RANGE")
-                .is_some_and(|r| r.eq_ignore_ascii_case("THISANDFUTURE"))
+                .is_some_and(|r| r.trim().eq_ignore_ascii_case("THISANDFUTURE"))
             {
-                warnings.push(LoadWarning::new(
-                    at(property.line),
-                    "RANGE=THISANDFUTURE is not supported; the override applies to its own occurrence only",
-                ));
-            }
-            Some(read_time(property, zones)?)
+                OverrideRange::ThisAndFuture
+            } else {
+                OverrideRange::ThisOccurrence
+            };
+            (Some(read_time(property, zones)?), range)
         }
-        None => None,
+        None => (None, OverrideRange::ThisOccurrence),
     };
     let mut rules = Vec::new();
     for property in component.properties_named("RRULE") {
-        match property.content.value.parse::<RecurrenceRule>() {
-            Ok(rule) => rules.push(rule),
+        match RecurrenceRule::parse_lenient(&property.content.value) {
+            Ok((rule, notes)) => {
+                for note in notes {
+                    warnings.push(LoadWarning::new(
+                        at(property.line),
+                        format!("`{}`: {note}", quote(text, property)),
+                    ));
+                }
+                rules.push(rule);
+            }
             Err(error) => warnings.push(LoadWarning::new(
                 at(property.line),
                 format!("{error}; the rule is ignored"),
             )),
         }
     }
-    let rdates = read_time_list(component, "RDATE", zones, warnings, origin);
-    let exdates = read_time_list(component, "EXDATE", zones, warnings, origin);
+    let mut periods = Vec::new();
+    let rdates = read_time_list(component, "RDATE", zones, warnings, origin, &mut periods);
+    let exdates = read_time_list(
+        component,
+        "EXDATE",
+        zones,
+        warnings,
+        origin,
+        &mut Vec::new(),
+    );
     let recurrence = if (rules.is_empty() && rdates.is_empty()) || recurrence_id.is_some() {
         None
     } else {
         Some(Recurrence {
             rules,
             rdates,
+            periods,
             exdates,
             start_is_occurrence: true,
         })
@@ -247,6 +344,7 @@ fn read_event(
         calendar: calendar.to_owned(),
         uid,
         recurrence_id,
+        range,
         title: text_of("SUMMARY").unwrap_or_default(),
         description: text_of("DESCRIPTION"),
         location: text_of("LOCATION"),
@@ -354,7 +452,7 @@ fn read_time_value(
     let zone = match (utc, tzid) {
         (true, _) => Zone::Utc,
         (false, Some(tzid)) => zones.resolve(tzid, line),
-        (false, None) => Zone::Floating,
+        (false, None) => zones.floating_zone(),
     };
     Ok(EventTime::DateTime { local, zone })
 }
@@ -365,15 +463,25 @@ fn read_time_list(
     zones: &mut ZoneResolver<'_, '_>,
     warnings: &mut Vec<LoadWarning>,
     origin: &str,
+    periods: &mut Vec<Period>,
 ) -> Vec<EventTime> {
     let mut times = Vec::new();
     for property in component.properties_named(name) {
         let value_type = property.content.param("VALUE");
         let tzid = property.content.param("TZID");
+        let ignored = |message: String| {
+            LoadWarning::new(
+                format!("{origin}:{}", property.line),
+                format!("{message}; the value is ignored"),
+            )
+        };
         for item in split_list(&property.content.value) {
-            // A PERIOD (start/end or start/duration) contributes its start.
-            let item = item.split('/').next().unwrap_or(item);
-            match read_time_value(
+            // A PERIOD is `start/end` or `start/duration`.
+            let (item, period_end) = match item.split_once('/') {
+                Some((start, end)) => (start, Some(end.trim())),
+                None => (item, None),
+            };
+            let time = match read_time_value(
                 name,
                 item,
                 value_type.filter(|v| !v.eq_ignore_ascii_case("PERIOD")),
@@ -381,15 +489,66 @@ fn read_time_list(
                 property.line,
                 zones,
             ) {
-                Ok(time) => times.push(time),
+                Ok(time) => time,
+                Err(message) => {
+                    warnings.push(ignored(message));
+                    continue;
+                }
+            };
+            times.push(time);
+            let Some(period_end) = period_end else {
+                continue;
+            };
+            let end = match parse_duration(period_end) {
+                Some(duration) => Ok(add_duration(time, duration)),
+                None => read_time_value(name, period_end, None, tzid, property.line, zones),
+            };
+            match end {
+                Ok(end) if end.to_utc(chrono_tz::UTC) > time.to_utc(chrono_tz::UTC) => {
+                    periods.push(Period { start: time, end })
+                }
+                Ok(_) => warnings.push(LoadWarning::new(
+                    format!("{origin}:{}", property.line),
+                    format!(
+                        "the period `{}` ends before it starts; the occurrence gets the event's usual length",
+                        excerpt(&format!("{item}/{period_end}"))
+                    ),
+                )),
                 Err(message) => warnings.push(LoadWarning::new(
                     format!("{origin}:{}", property.line),
-                    format!("{message}; the value is ignored"),
+                    format!(
+                        "{message} (the end of a period); the occurrence gets the event's usual length"
+                    ),
                 )),
             }
         }
     }
     times
+}
+
+/// A property's line as written (unfolded), shortened for a warning.
+fn quote(text: &str, property: &Property<'_>) -> String {
+    let raw = text.get(property.span.clone()).unwrap_or("");
+    excerpt(
+        raw.replace("\r\n ", "")
+            .replace("\r\n\t", "")
+            .replace("\n ", "")
+            .replace("\n\t", "")
+            .trim_end(),
+    )
+}
+
+fn whole_days(duration: Duration) -> bool {
+    duration.num_seconds() % 86_400 == 0
+}
+
+fn describe_length(duration: Duration) -> String {
+    let minutes = duration.num_minutes();
+    match (minutes / 60, minutes % 60) {
+        (hours, 0) => format!("{hours} h"),
+        (0, minutes) => format!("{minutes} min"),
+        (hours, minutes) => format!("{hours} h {minutes} min"),
+    }
 }
 
 /// Turns `TZID`s into zones, once per name, warning about those it cannot place.
@@ -398,6 +557,9 @@ struct ZoneResolver<'t, 'a> {
     vtimezones: HashMap<String, &'t Component<'a>>,
     resolved: HashMap<String, Zone>,
     warnings: Vec<LoadWarning>,
+    /// `X-WR-TIMEZONE` (Google Calendar, Apple Calendar): the zone the producer meant
+    /// for the calendar's floating times, its line, and whether that was said yet.
+    calendar_zone: Option<(Zone, usize, String, bool)>,
 }
 
 impl<'t, 'a> ZoneResolver<'t, 'a> {
@@ -412,11 +574,51 @@ impl<'t, 'a> ZoneResolver<'t, 'a> {
                 vtimezones.insert(unescape_text(tzid.trim()).into_owned(), component);
             }
         }
+        let mut warnings = Vec::new();
+        let calendar_zone = calendars
+            .iter()
+            .find_map(|c| c.property("X-WR-TIMEZONE"))
+            .and_then(|property| {
+                let name = unescape_text(property.content.value.trim()).into_owned();
+                let line = format!("X-WR-TIMEZONE:{}", excerpt(&name));
+                match resolve_tzid(name.trim_matches('"')) {
+                    Some(tz) => Some((Zone::Named(tz), property.line, line, false)),
+                    None => {
+                        warnings.push(LoadWarning::new(
+                            format!("{origin}:{}", property.line),
+                            format!("`{line}` is not a time zone Hearth knows; floating times are placed in the calendar's zone"),
+                        ));
+                        None
+                    }
+                }
+            });
         Self {
             origin: origin.to_owned(),
             vtimezones,
             resolved: HashMap::new(),
-            warnings: Vec::new(),
+            warnings,
+            calendar_zone,
+        }
+    }
+
+    /// The zone of a date-time written without one: `X-WR-TIMEZONE`'s when the
+    /// calendar has it (said once), else floating.
+    fn floating_zone(&mut self) -> Zone {
+        match &mut self.calendar_zone {
+            Some((zone, line, text, said)) => {
+                if !*said {
+                    *said = true;
+                    self.warnings.push(LoadWarning::new(
+                        format!("{}:{line}", self.origin),
+                        format!(
+                            "`{text}`: times without a zone in this calendar are read in {}, as Google Calendar and Apple Calendar mean them",
+                            zone.name()
+                        ),
+                    ));
+                }
+                *zone
+            }
+            None => Zone::Floating,
         }
     }
 

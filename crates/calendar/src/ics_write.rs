@@ -14,6 +14,7 @@ use crate::error::{CalendarError, Result};
 use crate::event::Event;
 use crate::fingerprint::{ABSENT, digest};
 use crate::ics_read::{component_uid, read_component};
+use crate::revision::current_first;
 use crate::spec::{EventSpec, RecurrenceSpec};
 use crate::time::{EventTime, Zone, format_date_time};
 use crate::timezone::vtimezone_block;
@@ -86,8 +87,8 @@ impl<'a> Document<'a> {
     }
 
     /// The events of a UID in every VCALENDAR of the text, in file order: what loading
-    /// reads (it shows the first readable copy of each `(UID, RECURRENCE-ID)` and hides
-    /// the rest).
+    /// reads (it shows the current revision of the readable copies of each
+    /// `(UID, RECURRENCE-ID)` and hides the rest).
     fn all_components_of(&self, uid: &str) -> Vec<&Component<'a>> {
         self.tree
             .components
@@ -98,10 +99,23 @@ impl<'a> Document<'a> {
             .collect()
     }
 
+    /// The series or single event `uid` as loading shows it: its current revision
+    /// among the readable copies (see the `revision` module).
     fn master(&self, uid: &str) -> Result<&Component<'a>> {
-        self.components_of(uid)
+        let masters: Vec<&Component<'a>> = self
+            .components_of(uid)
             .into_iter()
-            .find(|c| c.property("RECURRENCE-ID").is_none())
+            .filter(|c| c.property("RECURRENCE-ID").is_none())
+            .collect();
+        let readable: Vec<&Component<'a>> = masters
+            .iter()
+            .copied()
+            .filter(|c| read_component(self.text, &self.tree, c).is_some())
+            .collect();
+        current_first(&readable)
+            .first()
+            .or(masters.first())
+            .copied()
             .ok_or_else(|| CalendarError::UnknownEvent { id: uid.to_owned() })
     }
 
@@ -428,17 +442,18 @@ fn override_of<'d, 'a>(
     uid: &str,
     occurrence: &EventTime,
 ) -> Result<Option<&'d Component<'a>>> {
+    let mut matching = Vec::new();
     for component in document.components_of(uid) {
         if component.property("RECURRENCE-ID").is_some() {
             let event = document.event_of(component)?;
             if event.recurrence_id.is_some_and(|r| {
                 same_time(&r, occurrence) || r.date() == occurrence.date() && r.is_date()
             }) {
-                return Ok(Some(component));
+                matching.push(component);
             }
         }
     }
-    Ok(None)
+    Ok(current_first(&matching).first().copied())
 }
 
 /// Changes one occurrence of a series: rewrites its override, or adds one (copying the
@@ -509,15 +524,19 @@ pub(crate) fn update_occurrence(
 /// readable copy of it (same UID, same RECURRENCE-ID or none): loading would show that
 /// one in its place, so the user would see a different event instead of none.
 fn refuse_hidden_copies(uid: &str, copies: &[&Component<'_>], what: &str) -> Result<()> {
-    match copies {
+    let ordered = current_first(copies);
+    match ordered.as_slice() {
         [] | [_] => Ok(()),
-        [shown, hidden @ ..] => {
-            let lines: Vec<String> = hidden.iter().map(|c| c.line.to_string()).collect();
+        [shown, ..] => {
+            let mut lines: Vec<usize> = copies.iter().map(|c| c.line).collect();
+            lines.sort_unstable();
+            let others: Vec<String> = lines[1..].iter().map(ToString::to_string).collect();
             Err(CalendarError::InvalidInput(format!(
-                "{what} `{uid}` is in the file {} times (BEGIN:VEVENT at line {} and at line {}); Hearth shows only the first, and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again",
+                "{what} `{uid}` is in the file {} times (BEGIN:VEVENT at line {} and at line {}); Hearth shows only the current revision (line {}), and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again",
                 copies.len(),
-                shown.line,
-                lines.join(", ")
+                lines[0],
+                others.join(", "),
+                shown.line
             )))
         }
     }
@@ -544,6 +563,7 @@ pub(crate) fn delete(text: &str, uid: &str) -> Result<Rewrite> {
         })
         .collect();
     refuse_hidden_copies(uid, &masters, "event")?;
+    let masters = current_first(&masters);
     let Some(shown) = masters.first() else {
         return Err(CalendarError::InvalidInput(format!(
             "event `{uid}` cannot be read; repair it before deleting it"

@@ -11,13 +11,20 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use chrono_tz::Tz;
 
-use crate::event::Event;
+use crate::event::{Event, EventId, EventSource, OverrideRange};
 use crate::expand::{Ended, Expander, Visit};
 use crate::series::{series_local, until_local};
 use crate::time::{EventTime, Zone};
 
 /// Single events longer than this go to the (linearly scanned) long list.
 const SHORT_SECONDS: i64 = 7 * 86_400;
+
+/// Steps (see the `expand` module) one calendar's index may take to find where its
+/// `COUNT` rules end, and one rule at most. A rule whose end takes more is cut off where
+/// the search stopped, and the calendar says so ([`EventIndex::limited`]); a calendar
+/// with a runaway rule is indexed in bounded time and never holds up other calendars.
+const INDEX_BUDGET: u64 = 4_000_000;
+const RULE_BUDGET: u64 = 1_000_000;
 
 /// One occurrence of an event in a range.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,6 +64,29 @@ struct Slot {
     event: u32,
 }
 
+/// From a `RANGE=THISANDFUTURE` override on: later occurrences move and take its length.
+#[derive(Clone, Copy, Debug)]
+struct Future {
+    /// The override's RECURRENCE-ID (series wall clock); occurrences after it change.
+    after: NaiveDateTime,
+    shift: Duration,
+    length_seconds: i64,
+    length_days: i64,
+}
+
+/// A series whose `COUNT` rule was cut off at the index budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitedSeries {
+    /// The series.
+    pub event: EventId,
+    /// Where it is stored.
+    pub source: EventSource,
+    /// The rule, as written.
+    pub rule: String,
+    /// The last occurrence shown (series wall clock).
+    pub shown_until: NaiveDateTime,
+}
+
 #[derive(Debug)]
 struct Series {
     event: u32,
@@ -72,6 +102,13 @@ struct Series {
     overridden: Vec<i64>,
     length_seconds: i64,
     length_days: i64,
+    /// `RDATE;VALUE=PERIOD` starts (series wall clock) with their own length in seconds.
+    periods: Vec<(NaiveDateTime, i64)>,
+    futures: Vec<Future>,
+    /// How far before the window an occurrence may be generated and still show in it
+    /// (longest length plus latest shift), and how far after it (earliest shift).
+    reach_before: Duration,
+    reach_after: Duration,
     first_start: i64,
     last_end: i64,
 }
@@ -87,6 +124,7 @@ pub struct EventIndex {
     by_uid: HashMap<(String, String), u32>,
     /// Each event's position when sorted by title.
     ranks: Vec<u32>,
+    limited: Vec<LimitedSeries>,
 }
 
 fn day_number(date: NaiveDate) -> i64 {
@@ -104,6 +142,7 @@ impl EventIndex {
             series: Vec::new(),
             by_uid: HashMap::new(),
             ranks: Vec::new(),
+            limited: Vec::new(),
         };
         let mut order: Vec<u32> = (0..index.events.len() as u32).collect();
         order.sort_by(|a, b| {
@@ -115,12 +154,12 @@ impl EventIndex {
         for (rank, position) in order.into_iter().enumerate() {
             index.ranks[position as usize] = rank as u32;
         }
-        // Overrides by series: (calendar, uid) → keys of the occurrences they replace.
-        let mut overrides: HashMap<(String, String), Vec<EventTime>> = HashMap::new();
+        // Overrides by series: (calendar, uid) → the overrides' positions.
+        let mut overrides: HashMap<(String, String), Vec<u32>> = HashMap::new();
         for (position, event) in index.events.iter().enumerate() {
             let key = (event.calendar.clone(), event.uid.clone());
             match event.recurrence_id {
-                Some(recurrence_id) => overrides.entry(key).or_default().push(recurrence_id),
+                Some(_) => overrides.entry(key).or_default().push(position as u32),
                 None => {
                     index.by_uid.entry(key).or_insert(position as u32);
                 }
@@ -133,14 +172,27 @@ impl EventIndex {
                 index.by_uid.entry(key).or_insert(position as u32);
             }
         }
+        let mut budget = INDEX_BUDGET;
         for position in 0..index.events.len() {
             let event = &index.events[position];
             if event.recurrence.is_some() && event.recurrence_id.is_none() {
-                let replaced = overrides
+                let replaced: Vec<&Event> = overrides
                     .get(&(event.calendar.clone(), event.uid.clone()))
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let series = build_series(position as u32, event, replaced, floating);
+                    .map(|positions| {
+                        positions
+                            .iter()
+                            .map(|p| &index.events[*p as usize])
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let series = build_series(
+                    position as u32,
+                    event,
+                    &replaced,
+                    floating,
+                    &mut budget,
+                    &mut index.limited,
+                );
                 index.series.push(series);
             } else {
                 let start = event.start.to_utc(floating).timestamp();
@@ -166,6 +218,12 @@ impl EventIndex {
     /// All indexed events.
     pub fn events(&self) -> &[Event] {
         &self.events
+    }
+
+    /// Series whose `COUNT` rule needed more work to end than an index may take: they
+    /// are shown up to where the work stopped.
+    pub fn limited(&self) -> &[LimitedSeries] {
+        &self.limited
     }
 
     /// The zone floating times are placed in.
@@ -313,10 +371,9 @@ impl EventIndex {
         } else {
             series.zone
         };
-        // The length catches earlier starts that still overlap.
-        let length = Duration::seconds(series.length_seconds) + Duration::days(series.length_days);
-        let local_from = window.start - length - window.margin;
-        let local_to = window.end + window.margin;
+        // The reach catches earlier starts that still overlap (or move into the window).
+        let local_from = window.start - series.reach_before - window.margin;
+        let local_to = window.end + series.reach_after + window.margin;
         let (from, to) = range;
         buffer.clear();
         if series.rules.is_empty()
@@ -347,19 +404,48 @@ impl EventIndex {
         }
         let (low, high) = (from.timestamp(), to.timestamp());
         for &local in buffer.iter() {
+            // THISANDFUTURE: the latest such override before this occurrence moves it.
+            let future = match series.futures.partition_point(|f| f.after < local) {
+                0 => None,
+                after => Some(series.futures[after - 1]),
+            };
+            let (shown, length_seconds, length_days) = match future {
+                Some(future) => (
+                    local.checked_add_signed(future.shift).unwrap_or(local),
+                    future.length_seconds,
+                    future.length_days,
+                ),
+                None => {
+                    let period = (!series.periods.is_empty())
+                        .then(|| series.periods.binary_search_by_key(&local, |p| p.0).ok())
+                        .flatten()
+                        .map(|i| series.periods[i].1);
+                    (
+                        local,
+                        period.unwrap_or(series.length_seconds),
+                        series.length_days,
+                    )
+                }
+            };
             let (start, end, key, recurrence_id) = if series.all_day {
                 let date = local.date();
-                let start = Zone::Floating.to_utc(local, floating);
-                let end_date = date + Duration::days(series.length_days);
+                let shown_date = shown.date();
+                let start = Zone::Floating.to_utc(shown_date.and_time(NaiveTime::MIN), floating);
+                let end_date = shown_date + Duration::days(length_days);
                 let end = Zone::Floating.to_utc(end_date.and_time(NaiveTime::MIN), floating);
                 (start, end, day_number(date), EventTime::Date(date))
             } else {
-                let start = zone.to_utc(local, floating);
-                let end = start + Duration::seconds(series.length_seconds);
+                let original = zone.to_utc(local, floating);
+                let start = if future.is_some() {
+                    zone.to_utc(shown, floating)
+                } else {
+                    original
+                };
+                let end = start + Duration::seconds(length_seconds);
                 (
                     start,
                     end,
-                    start.timestamp(),
+                    original.timestamp(),
                     EventTime::DateTime {
                         local,
                         zone: series.zone,
@@ -404,7 +490,14 @@ fn occurrence_key(time: &EventTime, all_day: bool, floating: Tz) -> i64 {
     }
 }
 
-fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: Tz) -> Series {
+fn build_series(
+    position: u32,
+    event: &Event,
+    overrides: &[&Event],
+    floating: Tz,
+    budget: &mut u64,
+    limited: &mut Vec<LimitedSeries>,
+) -> Series {
     let all_day = event.is_all_day();
     let zone = event.start.zone();
     let dtstart = event.start.local();
@@ -418,6 +511,7 @@ fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: 
     let mut excluded_dates = Vec::new();
     let mut rules = Vec::new();
     let mut rdates = Vec::new();
+    let mut periods = Vec::new();
     let mut include_dtstart = true;
     if let Some(recurrence) = &event.recurrence {
         include_dtstart = recurrence.start_is_occurrence;
@@ -430,26 +524,92 @@ fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: 
         }
         rdates = recurrence.rdates.iter().map(local_of).collect();
         rdates.sort_unstable();
+        if !all_day {
+            periods = recurrence
+                .periods
+                .iter()
+                .map(|p| {
+                    let length = (p.end.to_utc(floating) - p.start.to_utc(floating)).num_seconds();
+                    (local_of(&p.start), length.max(0))
+                })
+                .collect();
+            periods.sort_unstable();
+            periods.dedup_by_key(|p| p.0);
+        }
         for rule in &recurrence.rules {
             let until = until_local(rule, zone, all_day, floating);
             let expander = Expander::new(rule, dtstart, until, all_day);
-            rules.push(if expander.has_count() {
-                let mut last = dtstart;
-                let far = NaiveDate::MAX.and_time(NaiveTime::MIN);
-                expander.expand(include_dtstart, dtstart, far, &mut |t| {
-                    last = t;
-                    Visit::Continue
-                });
-                expander.with_until_instead_of_count(last)
+            if !expander.has_count() {
+                rules.push(expander);
+                continue;
+            }
+            let last = match expander.count_end() {
+                Some(last) => last.max(dtstart),
+                None => {
+                    let mut last = dtstart;
+                    let far = NaiveDate::MAX.and_time(NaiveTime::MIN);
+                    let mut allowed = RULE_BUDGET.min(*budget);
+                    let before = allowed;
+                    let ended = expander.expand_within(
+                        include_dtstart,
+                        dtstart,
+                        far,
+                        &mut allowed,
+                        &mut |t| {
+                            last = t;
+                            Visit::Continue
+                        },
+                    );
+                    *budget -= before - allowed;
+                    if ended == Ended::OverBudget {
+                        limited.push(LimitedSeries {
+                            event: event.id(),
+                            source: event.source.clone(),
+                            rule: rule.to_string(),
+                            shown_until: last,
+                        });
+                    }
+                    last
+                }
+            };
+            rules.push(if last == NaiveDateTime::MAX {
+                // It ends beyond any date: as good as no end.
+                expander.without_count()
             } else {
-                expander
+                expander.with_until_instead_of_count(last)
             });
         }
     }
-    let mut overridden: Vec<i64> = replaced
-        .iter()
-        .map(|r| occurrence_key(r, all_day, floating))
-        .collect();
+    let mut overridden = Vec::new();
+    let mut futures = Vec::new();
+    for changed in overrides {
+        let Some(recurrence_id) = changed.recurrence_id else {
+            continue;
+        };
+        overridden.push(occurrence_key(&recurrence_id, all_day, floating));
+        if changed.range == OverrideRange::ThisAndFuture {
+            let (shift, length_seconds, length_days) = if all_day {
+                (
+                    Duration::days((changed.start.date() - recurrence_id.date()).num_days()),
+                    0,
+                    changed.duration(floating).num_days().max(1),
+                )
+            } else {
+                (
+                    local_of(&changed.start) - local_of(&recurrence_id),
+                    changed.duration(floating).num_seconds().max(0),
+                    0,
+                )
+            };
+            futures.push(Future {
+                after: local_of(&recurrence_id),
+                shift,
+                length_seconds,
+                length_days,
+            });
+        }
+    }
+    futures.sort_by_key(|f| f.after);
     for keys in [&mut excluded, &mut excluded_dates, &mut overridden] {
         keys.sort_unstable();
         keys.dedup();
@@ -461,9 +621,28 @@ fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: 
             zone.to_utc(local, floating).timestamp()
         }
     };
+    let longest = periods
+        .iter()
+        .map(|p| p.1)
+        .chain(
+            futures
+                .iter()
+                .map(|f| f.length_seconds + f.length_days * 86_400),
+        )
+        .fold(length_seconds + length_days * 86_400, i64::max);
+    let latest_shift = futures
+        .iter()
+        .map(|f| f.shift)
+        .fold(Duration::zero(), Duration::max);
+    let earliest_shift = futures
+        .iter()
+        .map(|f| f.shift)
+        .fold(Duration::zero(), Duration::min);
+    let reach_before = Duration::seconds(longest) + latest_shift;
+    let reach_after = -earliest_shift;
     let first_local = rdates.first().map_or(dtstart, |r| (*r).min(dtstart));
-    let first_start = to_instant(first_local);
-    let length = length_seconds + length_days * 86_400 + 86_400;
+    let first_start = to_instant(first_local + earliest_shift);
+    let length = reach_before.num_seconds() + 86_400;
     let bounded: Option<Vec<NaiveDateTime>> = rules.iter().map(Expander::until).collect();
     let last_end = match bounded {
         Some(ends) => {
@@ -490,6 +669,10 @@ fn build_series(position: u32, event: &Event, replaced: &[EventTime], floating: 
         overridden,
         length_seconds,
         length_days,
+        periods,
+        futures,
+        reach_before,
+        reach_after,
         first_start,
         last_end,
     }

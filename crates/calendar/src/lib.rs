@@ -48,6 +48,7 @@ mod notes_write;
 mod occurrence;
 mod presence;
 mod query;
+mod revision;
 mod rrule;
 mod series;
 mod source;
@@ -62,9 +63,9 @@ mod yaml_edit;
 
 pub use change::{AppliedChange, ChangeRequest, MAX_BATCH, StagedChange};
 pub use error::{CalendarError, ConflictKind, LoadWarning, Result};
-pub use event::{Event, EventId, EventSource, Recurrence};
+pub use event::{Event, EventId, EventSource, OverrideRange, Period, Recurrence};
 pub use ics_read::{ParsedCalendar, read_ics};
-pub use index::{EventIndex, Occurrence};
+pub use index::{EventIndex, LimitedSeries, Occurrence};
 pub use presence::StorageState;
 pub use query::{
     CalendarSummary, EventDetails, EventListing, EventQuery, OccurrenceInfo, UnavailableCalendar,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::atomic::read_optional;
 use crate::component::parse_tree;
 use crate::error::{CalendarError, LoadWarning, Result};
+use crate::event::EventSource;
 use crate::fingerprint::{ABSENT, content_fingerprint};
 use crate::ics_read::read_tree;
 use crate::ics_write::write_blocker;
@@ -227,6 +228,7 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
     drop(tree);
     warnings.extend(parsed.warnings);
     let index = EventIndex::new(parsed.events, info.zone);
+    warnings.extend(limit_warnings(&index, &origin));
     Ok(LoadedCalendar {
         info,
         index,
@@ -285,6 +287,7 @@ fn load_folder(info: CalendarInfo, folder: &Path, max_bytes: u64) -> Result<Load
         }
     }
     let index = EventIndex::new(events, info.zone);
+    warnings.extend(limit_warnings(&index, &folder.display().to_string()));
     Ok(LoadedCalendar {
         info,
         index,
@@ -307,10 +310,34 @@ pub(crate) fn load_subscription(info: CalendarInfo, bytes: &[u8]) -> Result<Load
     drop(tree);
     warnings.extend(parsed.warnings);
     let index = EventIndex::new(parsed.events, info.zone);
+    warnings.extend(limit_warnings(&index, &info.location));
     Ok(LoadedCalendar {
         info,
         index,
         warnings,
         content: Content::Subscription { text },
     })
+}
+
+/// A warning for each series the index cut off at its work budget.
+pub(crate) fn limit_warnings(index: &EventIndex, origin: &str) -> Vec<LoadWarning> {
+    index
+        .limited()
+        .iter()
+        .map(|limited| {
+            let location = match &limited.source {
+                EventSource::Ics { line } => format!("{origin}:{line}"),
+                EventSource::Note { path } => Path::new(origin).join(path).display().to_string(),
+            };
+            LoadWarning::new(
+                location,
+                format!(
+                    "`RRULE:{}` of event `{}` has more occurrences than Hearth works out when it reads a calendar; it is shown up to {} only. Lower its COUNT, or end it with UNTIL",
+                    limited.rule,
+                    limited.event.uid,
+                    limited.shown_until.format("%Y-%m-%d %H:%M")
+                ),
+            )
+        })
+        .collect()
 }

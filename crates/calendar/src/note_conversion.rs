@@ -2,7 +2,8 @@
 //! losing occurrences.
 //!
 //! The two disagree about the start. In iCalendar DTSTART is always an occurrence, even
-//! when the rule does not produce it (RFC 5545 §3.8.5.3), and it counts towards `COUNT`.
+//! when the rule does not produce it (RFC 5545 §3.8.5.3); Hearth, like dateutil and the
+//! apps built on it, does not count such a start towards `COUNT`.
 //! In a note the start (`startRecur`, `startDate`) only anchors the rule: Full Calendar
 //! shows the days the rule produces from it, and the start itself only when it is one
 //! of them. So:
@@ -13,7 +14,7 @@
 //!   keeps the note's start, with an EXDATE on it, so it still shows nothing.
 //! - an iCalendar series imported into notes whose DTSTART its rule does not produce
 //!   keeps that occurrence as a separate single-event note beside the series note (a
-//!   note cannot hold an extra date), with `COUNT` lowered by one for it; its RDATEs the
+//!   note cannot hold an extra date), the rule and its `COUNT` unchanged; its RDATEs the
 //!   rule does not produce become single-event notes the same way. The import report
 //!   says so. This keeps every occurrence exactly; a later change to the series does
 //!   not reach those notes, which the report's message makes visible.
@@ -154,30 +155,24 @@ pub(crate) fn ics_as_notes(event: &Event, floating: Tz) -> NoteForm {
     let skipped: Vec<NaiveDate> = recurrence.exdates.iter().map(EventTime::date).collect();
     let start = event.start.local();
     let mut lone: Vec<NaiveDateTime> = Vec::new();
-    let mut keep_main = true;
     match recurrence.rules.first() {
         Some(rule) => {
             // The series as its note will read: its first rule, from the same start,
             // the start an occurrence only when the rule produces it.
             let mut note = event.clone();
-            let mut rule = rule.clone();
+            let rule = rule.clone();
             if let Some(note_recurrence) = &mut note.recurrence {
                 note_recurrence.rules = vec![rule.clone()];
                 note_recurrence.rdates.clear();
                 note_recurrence.start_is_occurrence = false;
             }
-            if recurrence.start_is_occurrence && !rules_produce(&note, start, floating) {
-                if !excluded(event, start, floating) {
-                    lone.push(start);
-                }
-                // DTSTART was the first of COUNT; the note's rule counts only its own.
-                if let Some(count) = rule.count {
-                    rule.count = Some(count.saturating_sub(1));
-                    keep_main = count > 1;
-                    if let Some(note_recurrence) = &mut note.recurrence {
-                        note_recurrence.rules = vec![rule.clone()];
-                    }
-                }
+            // Hearth does not count a DTSTART off the rule towards COUNT (see the
+            // `expand` module), so the note's rule keeps its COUNT.
+            if recurrence.start_is_occurrence
+                && !rules_produce(&note, start, floating)
+                && !excluded(event, start, floating)
+            {
+                lone.push(start);
             }
             spec.recurrence = RecurrenceSpec::Rule {
                 rule: rule.to_string(),
@@ -201,14 +196,12 @@ pub(crate) fn ics_as_notes(event: &Event, floating: Tz) -> NoteForm {
     }
     lone.sort_unstable();
     lone.dedup();
-    if keep_main {
-        let skip = if matches!(spec.recurrence, RecurrenceSpec::Rule { .. }) {
-            skipped
-        } else {
-            Vec::new()
-        };
-        form.main = Some((spec, skip));
-    }
+    let skip = if matches!(spec.recurrence, RecurrenceSpec::Rule { .. }) {
+        skipped
+    } else {
+        Vec::new()
+    };
+    form.main = Some((spec, skip));
     if !lone.is_empty() {
         let times: Vec<String> = lone
             .iter()

@@ -323,6 +323,7 @@ pub(crate) fn read_note(
             let recurrence = Recurrence {
                 rules: vec![rule],
                 rdates: Vec::new(),
+                periods: Vec::new(),
                 exdates: skip_dates(&mapping)?,
                 start_is_occurrence: false,
             };
@@ -341,6 +342,7 @@ pub(crate) fn read_note(
             let recurrence = Recurrence {
                 rules: vec![rule],
                 rdates: Vec::new(),
+                periods: Vec::new(),
                 exdates: skip_dates(&mapping)?,
                 start_is_occurrence: false,
             };
@@ -358,6 +360,7 @@ pub(crate) fn read_note(
         calendar: calendar.to_owned(),
         uid: relative.to_string_lossy().replace('\\', "/"),
         recurrence_id: None,
+        range: crate::event::OverrideRange::ThisOccurrence,
         title,
         description: body,
         location: string(&mapping, "location"),

@@ -108,6 +108,7 @@ pub(crate) fn base_for_occurrence(master: &Event, found: &FoundOccurrence, float
     let mut base = master.clone();
     base.recurrence = None;
     base.recurrence_id = Some(found.recurrence_id);
+    base.range = crate::event::OverrideRange::ThisOccurrence;
     base.start = found.recurrence_id;
     base.end = match found.recurrence_id {
         EventTime::Date(date) => EventTime::Date(date + master.duration(floating)),

@@ -451,6 +451,63 @@ impl FromStr for RecurrenceRule {
     }
 }
 
+impl RecurrenceRule {
+    /// Reads a rule as calendar files write it, accepting what major producers write
+    /// beyond RFC 5545: `COUNT` of zero or less (`COUNT=-1`, meaning none) is ignored, and
+    /// `COUNT` beside `UNTIL` ends the rule at whichever comes first (as dateutil does).
+    /// Returns the rule and a note for each liberty taken.
+    pub(crate) fn parse_lenient(text: &str) -> Result<(Self, Vec<String>), CalendarError> {
+        let original = text.trim();
+        let body = match original.get(..6) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("RRULE:") => &original[6..],
+            _ => original,
+        };
+        let has_until = body.split(';').any(|part| {
+            part.split_once('=')
+                .is_some_and(|(key, _)| key.trim().eq_ignore_ascii_case("UNTIL"))
+        });
+        let mut notes = Vec::new();
+        let mut count = None;
+        let mut kept: Vec<&str> = Vec::new();
+        for part in body.split(';') {
+            if let Some((key, value)) = part.split_once('=')
+                && key.trim().eq_ignore_ascii_case("COUNT")
+                && let Ok(number) = value.trim().parse::<i64>()
+            {
+                if number < 1 {
+                    notes.push(format!(
+                        "COUNT={number} is not a number of occurrences; it is ignored{}",
+                        if has_until {
+                            " and UNTIL ends the rule"
+                        } else {
+                            " and the rule does not end"
+                        }
+                    ));
+                    continue;
+                }
+                if has_until {
+                    count = Some(u32::try_from(number).unwrap_or(u32::MAX));
+                    notes.push(
+                        "COUNT and UNTIL are both given (RFC 5545 allows one); the rule ends at whichever comes first"
+                            .to_owned(),
+                    );
+                    continue;
+                }
+            }
+            kept.push(part);
+        }
+        let mut rule: Self = kept.join(";").parse().map_err(|error| match error {
+            // Name the rule as written.
+            CalendarError::InvalidRule { reason, .. } => invalid(original, reason),
+            other => other,
+        })?;
+        if count.is_some() {
+            rule.count = count;
+        }
+        Ok((rule, notes))
+    }
+}
+
 fn parse_weekday_num(rule: &str, item: &str) -> Result<WeekdayNum, CalendarError> {
     let split = item.len().saturating_sub(2);
     let (number, code) = (

@@ -139,6 +139,7 @@ mod tests {
             calendar: "home".into(),
             uid: "1".into(),
             recurrence_id: None,
+            range: crate::event::OverrideRange::ThisOccurrence,
             title: "Gym".into(),
             description: None,
             location: None,
@@ -155,6 +156,7 @@ mod tests {
             recurrence: Some(Recurrence {
                 rules: vec![rule.parse().unwrap()],
                 rdates: Vec::new(),
+                periods: Vec::new(),
                 exdates: vec![EventTime::Date(
                     NaiveDate::from_ymd_opt(2026, 1, 12).unwrap(),
                 )],

@@ -3,6 +3,7 @@
 mod bad_input;
 mod composing;
 mod honest_edits;
+mod interop;
 mod missing;
 mod notes;
 mod recurrence;

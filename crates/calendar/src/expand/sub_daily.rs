@@ -3,7 +3,7 @@
 
 use chrono::{Duration, NaiveDateTime, NaiveTime, Timelike};
 
-use super::{Ended, Expander, PERIOD_BUDGET, State, Visit, seconds_of};
+use super::{Ended, Expander, State, Visit, seconds_of};
 use crate::rrule::Frequency;
 
 impl Expander {
@@ -21,7 +21,10 @@ impl Expander {
         let origin = seconds_of(self.dtstart) / unit;
         let mut day = start.date();
         let mut candidates: Vec<NaiveDateTime> = Vec::new();
-        for _ in 0..PERIOD_BUDGET {
+        loop {
+            if !state.step() {
+                return Ended::OverBudget;
+            }
             let day_start = day.and_time(NaiveTime::MIN);
             if day_start >= state.to || self.until.is_some_and(|u| day > u.date()) {
                 return Ended::Complete;
@@ -33,6 +36,9 @@ impl Expander {
                 let mut current =
                     origin + (behind + self.interval - 1) / self.interval * self.interval;
                 while current < last_unit {
+                    if !state.step() {
+                        return Ended::OverBudget;
+                    }
                     let period_start = day_start + Duration::seconds((current - first_unit) * unit);
                     candidates.clear();
                     self.sub_daily_candidates(period_start, &mut candidates);
@@ -50,7 +56,6 @@ impl Expander {
             };
             day = next;
         }
-        Ended::OverBudget
     }
 
     /// The candidates of one hour, minute or second period.

@@ -270,11 +270,18 @@ fn jumps_ahead_centuries_and_keeps_interval_alignment() {
 }
 
 #[test]
-fn dtstart_counts_as_the_first_occurrence_when_asked() {
-    // DTSTART on a Wednesday, rule on Mondays.
+fn a_dtstart_off_the_rule_is_an_occurrence_that_count_does_not_count() {
+    // DTSTART on a Wednesday, rule on Mondays: the Wednesday shows, and the rule still
+    // gives its three Mondays (dateutil's reading; a user who moves a series' first
+    // event off the pattern keeps its last one).
     assert_eq!(
         rfc("FREQ=WEEKLY;BYDAY=MO;COUNT=3", "20260304T090000"),
-        dates(&["20260304", "20260309", "20260316"])
+        dates(&["20260304", "20260309", "20260316", "20260323"])
+    );
+    // On the pattern, DTSTART is the first of the three.
+    assert_eq!(
+        rfc("FREQ=WEEKLY;BYDAY=MO;COUNT=3", "20260302T090000"),
+        dates(&["20260302", "20260309", "20260316"])
     );
     assert_eq!(
         expand_all(

@@ -184,7 +184,7 @@ fn deleting_an_event_whose_uid_is_duplicated_is_refused() {
     assert!(matches!(error, CalendarError::InvalidInput(_)), "{error}");
     assert_eq!(
         error.to_string(),
-        "event `dup@example.com` is in the file 2 times (BEGIN:VEVENT at line 4 and at line 16); Hearth shows only the first, and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again"
+        "event `dup@example.com` is in the file 2 times (BEGIN:VEVENT at line 4 and at line 16); Hearth shows only the current revision (line 4), and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again"
     );
     // A copy in a second VCALENDAR counts too: loading reads every VCALENDAR.
     let two_calendars = format!(

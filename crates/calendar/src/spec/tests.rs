@@ -131,6 +131,7 @@ fn event() -> Event {
         calendar: "home".into(),
         uid: "u".into(),
         recurrence_id: None,
+        range: crate::event::OverrideRange::ThisOccurrence,
         title: "Work - Meetings - Sync".into(),
         description: Some("Agenda".into()),
         location: Some("Room 1".into()),
@@ -147,6 +148,7 @@ fn event() -> Event {
         recurrence: Some(Recurrence {
             rules: vec!["FREQ=WEEKLY".parse().unwrap()],
             rdates: vec![],
+            periods: Vec::new(),
             exdates: vec![],
             start_is_occurrence: true,
         }),

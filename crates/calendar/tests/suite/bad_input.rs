@@ -96,7 +96,9 @@ fn events_without_start_and_broken_dates_are_skipped_with_a_reason() {
         "{messages:?}"
     );
     assert!(
-        messages[1].contains("the end is before the start"),
+        messages[1].contains(
+            "c.ics:11: `DTEND:20260303T080000Z` is before `DTSTART:20260303T090000Z`; the default length is used"
+        ),
         "{messages:?}"
     );
     assert!(
@@ -106,7 +108,7 @@ fn events_without_start_and_broken_dates_are_skipped_with_a_reason() {
 }
 
 #[tokio::test]
-async fn duplicate_uids_show_the_first_and_keep_the_file() {
+async fn duplicate_uids_of_the_same_revision_show_the_first_and_keep_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dup.ics");
     let text = format!(
@@ -120,11 +122,9 @@ async fn duplicate_uids_show_the_first_and_keep_the_file() {
     assert_eq!(loaded.index.events().len(), 1);
     assert_eq!(loaded.index.events()[0].title, "same");
     assert_eq!(loaded.warnings.len(), 1);
-    assert!(
-        loaded.warnings[0]
-            .message
-            .contains("duplicate UID `same` (first at line 4)")
-    );
+    assert!(loaded.warnings[0].message.contains(
+        "event `same` appears twice (the copy at line 4 is the same revision and comes first)"
+    ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 

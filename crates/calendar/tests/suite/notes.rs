@@ -394,7 +394,7 @@ async fn importing_a_series_whose_start_is_off_its_rule_keeps_every_occurrence()
     let calendars = notes_calendars(dir.path());
     let folder = dir.path().join("notes");
     let before = occurrences_of(&calendars).await;
-    // 2026-03-03 is a Tuesday; COUNT=3 counts it, then two Mondays.
+    // 2026-03-03 is a Tuesday: an occurrence of its own, then the rule's three Mondays.
     let text = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\n\
 BEGIN:VEVENT\r\nUID:class@example.com\r\nDTSTAMP:20260101T000000Z\r\n\
 DTSTART;TZID=Europe/Berlin:20260303T090000\r\nDTEND;TZID=Europe/Berlin:20260303T100000\r\n\
@@ -424,7 +424,7 @@ END:VCALENDAR\r\n";
     );
     assert_eq!(
         std::fs::read_to_string(folder.join("(Repeats) Class.md")).unwrap(),
-        "---\ntitle: Class\nallDay: false\ntype: rrule\nstartDate: 2026-03-03\nrrule: FREQ=WEEKLY;COUNT=2;BYDAY=MO\nskipDates: []\nstartTime: 09:00\nendTime: 10:00\n---\n"
+        "---\ntitle: Class\nallDay: false\ntype: rrule\nstartDate: 2026-03-03\nrrule: FREQ=WEEKLY;COUNT=3;BYDAY=MO\nskipDates: []\nstartTime: 09:00\nendTime: 10:00\n---\n"
     );
     assert!(folder.join("2026-03-03 Class.md").exists());
     let mut after = occurrences_of(&calendars).await;
@@ -441,6 +441,7 @@ END:VCALENDAR\r\n";
             "Class 2026-03-03T08:00:00+00:00",
             "Class 2026-03-09T08:00:00+00:00",
             "Class 2026-03-16T08:00:00+00:00",
+            "Class 2026-03-23T08:00:00+00:00",
             "Water plants 2026-03-09T23:00:00+00:00",
             "Water plants 2026-03-22T23:00:00+00:00",
             "Water plants 2026-03-29T22:00:00+00:00",
