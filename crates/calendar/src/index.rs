@@ -409,23 +409,22 @@ impl EventIndex {
                 0 => None,
                 after => Some(series.futures[after - 1]),
             };
+            // An RDATE period's own length wins over the usual (or a range's) length.
+            let period = (!series.periods.is_empty())
+                .then(|| series.periods.binary_search_by_key(&local, |p| p.0).ok())
+                .flatten()
+                .map(|i| series.periods[i].1);
             let (shown, length_seconds, length_days) = match future {
                 Some(future) => (
                     local.checked_add_signed(future.shift).unwrap_or(local),
-                    future.length_seconds,
+                    period.unwrap_or(future.length_seconds),
                     future.length_days,
                 ),
-                None => {
-                    let period = (!series.periods.is_empty())
-                        .then(|| series.periods.binary_search_by_key(&local, |p| p.0).ok())
-                        .flatten()
-                        .map(|i| series.periods[i].1);
-                    (
-                        local,
-                        period.unwrap_or(series.length_seconds),
-                        series.length_days,
-                    )
-                }
+                None => (
+                    local,
+                    period.unwrap_or(series.length_seconds),
+                    series.length_days,
+                ),
             };
             let (start, end, key, recurrence_id) = if series.all_day {
                 let date = local.date();

@@ -47,6 +47,12 @@ impl CalendarInfo {
         }
     }
 
+    /// Whether this is the default calendar Hearth placed in its data directory (rather
+    /// than one the user configured).
+    pub fn is_hearth_default(&self) -> bool {
+        self.origin == Origin::HearthDefault
+    }
+
     /// Whether the calendar's storage is there now.
     pub fn storage_state(&self) -> StorageState {
         match (&self.storage, self.folder()) {

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod composing;
+mod differential;
 mod honest_edits;
 mod interop;
 mod missing;
