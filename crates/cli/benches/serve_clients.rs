@@ -33,6 +33,7 @@ async fn connect(url: &str, token: &hearth_server::Secret, chat: &str) -> Client
             .call::<Subscribe>(&SubscribeParams {
                 resource: resource.to_owned(),
                 last_seq: None,
+                turn_limit: None,
             })
             .await
             .unwrap();

@@ -195,6 +195,7 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
         .call::<Subscribe>(&SubscribeParams {
             resource: chat.clone(),
             last_seq: None,
+            turn_limit: None,
         })
         .await?;
     if !matches!(subscribed, SubscribeResponse::Snapshot { .. }) {
@@ -391,6 +392,7 @@ pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow:
         .call::<Subscribe>(&SubscribeParams {
             resource: uri.to_string(),
             last_seq: None,
+            turn_limit: None,
         })
         .await?;
     remote

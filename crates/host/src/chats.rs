@@ -31,6 +31,15 @@ pub(crate) enum InitialTurns {
     },
 }
 
+/// Whether resolving a chat has the harness attach its backing first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attach {
+    /// Not attached yet.
+    Materialize,
+    /// Attached when its session was restored.
+    Already,
+}
+
 /// Publishes a chat's new summary to its session's catalog and to the chat itself.
 pub(crate) fn publish_chat_summary(state: &mut HostState, summary: &ChatSummary) {
     state.publish(
@@ -254,14 +263,21 @@ impl Host {
             match &entry.resolution {
                 Resolution::Resolved => return Ok(()),
                 Resolution::Resolving(task) => task.clone(),
-                Resolution::Unresolved => {
+                Resolution::Unresolved | Resolution::Attached => {
                     let host = self.clone();
                     let uri = chat.clone();
                     let generation = entry.generation;
-                    let task =
-                        async move { host.load_chat(&uri, generation).await.map_err(Arc::new) }
-                            .boxed()
-                            .shared();
+                    let attach = match entry.resolution {
+                        Resolution::Attached => Attach::Already,
+                        _ => Attach::Materialize,
+                    };
+                    let task = async move {
+                        host.load_chat(&uri, generation, attach)
+                            .await
+                            .map_err(Arc::new)
+                    }
+                    .boxed()
+                    .shared();
                     entry.resolution = Resolution::Resolving(task.clone());
                     task
                 }
@@ -270,8 +286,8 @@ impl Host {
         task.await.map_err(HostError::Shared)
     }
 
-    async fn load_chat(&self, chat: &ChatUri, generation: u64) -> HostResult<()> {
-        let result = self.materialize_and_read(chat).await;
+    async fn load_chat(&self, chat: &ChatUri, generation: u64, attach: Attach) -> HostResult<()> {
+        let result = self.materialize_and_read(chat, attach).await;
         let stale = {
             let mut state = self.inner.lock();
             match state
@@ -287,7 +303,10 @@ impl Host {
                             Ok(())
                         }
                         Err(error) => {
-                            entry.resolution = Resolution::Unresolved;
+                            entry.resolution = match attach {
+                                Attach::Materialize => Resolution::Unresolved,
+                                Attach::Already => Resolution::Attached,
+                            };
                             Err(error)
                         }
                     };
@@ -309,8 +328,25 @@ impl Host {
         })
     }
 
-    async fn materialize_and_read(&self, chat: &ChatUri) -> HostResult<(ChatContext, Vec<Turn>)> {
+    async fn materialize_and_read(
+        &self,
+        chat: &ChatUri,
+        attach: Attach,
+    ) -> HostResult<(ChatContext, Vec<Turn>)> {
         let context = self.inner.context_for(chat)?;
+        if attach == Attach::Materialize {
+            self.materialize(chat, &context).await?;
+        }
+        // Saves queued before an eviction must land before the turns are read back.
+        self.inner.writer.flush().await;
+        let mut turns = self.inner.store.turns(chat).await?;
+        settle_stale_turns(&mut turns);
+        Ok((context, turns))
+    }
+
+    /// Has the harness attach a chat's backing, keeping the blob it recovers for a chat
+    /// stored without one.
+    async fn materialize(&self, chat: &ChatUri, context: &ChatContext) -> HostResult<()> {
         let provider_data = self
             .inner
             .lock()
@@ -319,7 +355,7 @@ impl Host {
             .and_then(|entry| entry.provider_data.clone());
         let agent = self.inner.agent_for(chat.session_ref())?;
         let recovered = agent
-            .materialize_chat(&context, provider_data.clone())
+            .materialize_chat(context, provider_data.clone())
             .await
             .map_err(|error| Inner::agent_error(chat.provider(), error))?;
         if provider_data.is_none()
@@ -330,11 +366,7 @@ impl Host {
                 entry.provider_data = Some(recovered);
             }
         }
-        // Saves queued before an eviction must land before the turns are read back.
-        self.inner.writer.flush().await;
-        let mut turns = self.inner.store.turns(chat).await?;
-        settle_stale_turns(&mut turns);
-        Ok((context, turns))
+        Ok(())
     }
 
     /// A chat with its turns (resolving it if needed).

@@ -102,6 +102,9 @@ pub struct Subscription {
     /// Envelopes with seq > `snapshot.seq`. A `Lagged` error means the subscriber fell
     /// behind: subscribe again for a fresh snapshot.
     pub receiver: broadcast::Receiver<Envelope>,
+    /// A chat snapshot taken with [`TurnWindow::Latest`](crate::TurnWindow) leaves out
+    /// earlier turns.
+    pub older_turns: bool,
 }
 
 /// What a client reconnecting with its last seq gets.
@@ -242,7 +245,11 @@ impl Host {
             state.touch(chat.session_ref());
         }
         let receiver = state.receiver(resource);
-        Ok(Subscription { snapshot, receiver })
+        Ok(Subscription {
+            snapshot,
+            receiver,
+            older_turns: false,
+        })
     }
 
     async fn load_resource(&self, resource: &ResourceUri) -> HostResult<()> {

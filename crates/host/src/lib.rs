@@ -54,7 +54,7 @@ pub use durability::{Unsaved, UnsavedPart};
 pub use error::{HostError, HostResult};
 pub use host::{Host, HostConfig, Resumed, ScopeSeam, Subscription};
 pub use limits::{DEFAULT_ATTACHMENT_BYTES, DEFAULT_PROMPT_BYTES, MessageLimits};
-pub use pages::{PageEnd, TurnPage};
+pub use pages::{PageEnd, TurnPage, TurnWindow};
 pub use permissions::PendingPermission;
 pub use rename::MAX_TITLE_CHARS;
 pub use sessions::NewSessionRequest;

@@ -3,13 +3,26 @@
 //! chat's: a loaded chat is sliced in memory, one that is not is read from the store
 //! by its key, without restoring it.
 
-use hearth_core::{ChatUri, Turn, TurnId};
+use hearth_core::{ChatState, ChatUri, ResourceState, ResourceUri, Snapshot, Turn, TurnId};
 use hearth_store::StoreError;
 
 use crate::error::{HostError, HostResult};
-use crate::host::Host;
+use crate::host::{Host, Resumed, Subscription};
 use crate::sessions::settle_stale_turns;
-use crate::state::Resolution;
+use crate::state::{HostState, Resolution};
+
+/// How many of a chat's turns a subscription's snapshot holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TurnWindow {
+    /// Every turn (the chat is loaded for it).
+    #[default]
+    All,
+    /// The newest this many; a chat that is not loaded stays unloaded.
+    Latest(u32),
+}
+
+/// Times the store page is read again when the chat changed while it was read.
+const PAGE_ATTEMPTS: usize = 3;
 
 /// A page of a chat's turns.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,7 +62,144 @@ fn unknown_turn(chat: &ChatUri, turn: &TurnId) -> HostError {
     ))
 }
 
+/// A snapshot of a loaded chat holding its newest `limit` turns; `None` when the chat's
+/// turns are not loaded.
+fn loaded_window(state: &mut HostState, chat: &ChatUri, limit: u32) -> Option<Subscription> {
+    let entry = state.chats.get(chat)?;
+    if !matches!(entry.resolution, Resolution::Resolved) {
+        return None;
+    }
+    let turns = &entry.state.turns;
+    let start = turns.len().saturating_sub(limit as usize);
+    let chat_state = ChatState {
+        summary: entry.state.summary.clone(),
+        turns: turns[start..].to_vec(),
+        draft: entry.state.draft.clone(),
+        agent: entry.state.agent.clone(),
+    };
+    Some(window_subscription(state, chat, chat_state, start > 0))
+}
+
+fn window_subscription(
+    state: &mut HostState,
+    chat: &ChatUri,
+    chat_state: ChatState,
+    older_turns: bool,
+) -> Subscription {
+    let resource = ResourceUri::Chat(chat.clone());
+    state.touch(chat.session_ref());
+    let snapshot = Snapshot {
+        seq: state.seq(&resource),
+        state: ResourceState::Chat(chat_state),
+        resource: resource.clone(),
+    };
+    let receiver = state.receiver(&resource);
+    Subscription {
+        snapshot,
+        receiver,
+        older_turns,
+    }
+}
+
 impl Host {
+    /// Subscribes to a resource; a chat's snapshot holds the turns `window` says. With
+    /// [`TurnWindow::Latest`], a chat that is not loaded is not restored: its newest turns
+    /// are read from the store, and it is loaded when first used.
+    pub async fn subscribe_window(
+        &self,
+        resource: &ResourceUri,
+        window: TurnWindow,
+    ) -> HostResult<Subscription> {
+        match (resource, window) {
+            (ResourceUri::Chat(chat), TurnWindow::Latest(limit)) => {
+                self.subscribe_latest(chat, limit).await
+            }
+            _ => self.subscribe(resource).await,
+        }
+    }
+
+    /// Resumes a subscription from the last seq a client saw; a fresh snapshot holds the
+    /// turns `window` says.
+    pub async fn resume_window(
+        &self,
+        resource: &ResourceUri,
+        last_seq: u64,
+        window: TurnWindow,
+    ) -> HostResult<Resumed> {
+        let (ResourceUri::Chat(chat), TurnWindow::Latest(limit)) = (resource, window) else {
+            return self.resume(resource, last_seq).await;
+        };
+        self.ensure_session(chat.session_ref()).await?;
+        {
+            let mut state = self.inner.lock();
+            if !state.chats.contains_key(chat) {
+                return Err(HostError::NotFound {
+                    what: "chat",
+                    key: chat.to_string(),
+                });
+            }
+            if let Some(missed) = state.replay_since(resource, last_seq) {
+                let receiver = state.receiver(resource);
+                return Ok(Resumed::Replay { missed, receiver });
+            }
+        }
+        self.subscribe_latest(chat, limit)
+            .await
+            .map(|subscription| Resumed::Snapshot(Box::new(subscription)))
+    }
+
+    async fn subscribe_latest(&self, chat: &ChatUri, limit: u32) -> HostResult<Subscription> {
+        self.ensure_session(chat.session_ref()).await?;
+        let resource = ResourceUri::Chat(chat.clone());
+        for _ in 0..PAGE_ATTEMPTS {
+            let seen = {
+                let mut state = self.inner.lock();
+                if !state.chats.contains_key(chat) {
+                    return Err(HostError::NotFound {
+                        what: "chat",
+                        key: chat.to_string(),
+                    });
+                }
+                if let Some(subscription) = loaded_window(&mut state, chat, limit) {
+                    return Ok(subscription);
+                }
+                state.seq(&resource)
+            };
+            let page = self.stored_page(chat, None, limit).await?;
+            let mut state = self.inner.lock();
+            if let Some(subscription) = loaded_window(&mut state, chat, limit) {
+                return Ok(subscription);
+            }
+            // Something happened in the chat while the page was read: read it again.
+            if state.seq(&resource) != seen {
+                continue;
+            }
+            let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            })?;
+            let chat_state = ChatState {
+                summary: entry.state.summary.clone(),
+                turns: page.turns,
+                draft: entry.state.draft.clone(),
+                agent: entry.state.agent.clone(),
+            };
+            return Ok(window_subscription(
+                &mut state,
+                chat,
+                chat_state,
+                page.has_more,
+            ));
+        }
+        // A busy chat: load it and slice it.
+        self.resolve_chat(chat).await?;
+        let mut state = self.inner.lock();
+        loaded_window(&mut state, chat, limit).ok_or_else(|| HostError::NotFound {
+            what: "chat",
+            key: chat.to_string(),
+        })
+    }
+
     /// At most `limit` of a chat's turns ending where `end` says, oldest first, and
     /// whether earlier turns exist. A chat that is not loaded stays unloaded: the page is
     /// read from the store.
@@ -63,12 +213,23 @@ impl Host {
         if let Some(page) = self.loaded_page(chat, end, limit)? {
             return Ok(page);
         }
-        // Saves queued before an eviction must land before the page is read.
-        self.inner.writer.flush().await;
         let before = match end {
             PageEnd::Latest => None,
             PageEnd::Before(turn) => Some(turn),
         };
+        self.stored_page(chat, before, limit).await
+    }
+
+    /// A page read from the store, stale running turns settled and turns the store
+    /// refused taken from memory.
+    async fn stored_page(
+        &self,
+        chat: &ChatUri,
+        before: Option<&TurnId>,
+        limit: u32,
+    ) -> HostResult<TurnPage> {
+        // Saves queued before an eviction must land before the page is read.
+        self.inner.writer.flush().await;
         let page = self
             .inner
             .store

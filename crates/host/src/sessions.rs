@@ -369,8 +369,16 @@ impl Host {
         }
         // Saves queued before an eviction must land before the turns are read back.
         self.inner.writer.flush().await;
-        let mut turns = store.turns(&default_uri).await?;
-        if turns.is_empty() && summary.provenance == Provenance::External {
+        // A session created through Hearth has its default chat's turns read on first
+        // use (a long chat's first page is read without them); a discovered one is read
+        // now, since its history may have to be imported.
+        let external = summary.provenance == Provenance::External;
+        let mut turns = if external {
+            store.turns(&default_uri).await?
+        } else {
+            Vec::new()
+        };
+        if turns.is_empty() && external {
             // A conversation Hearth did not create: its history, as the harness captured
             // it, becomes the chat's turns, durably, so it survives the agent forgetting it.
             turns = agent
@@ -396,8 +404,12 @@ impl Host {
             .collect();
         for record in &records {
             let generation = state.generation();
-            let initial = (record.summary.uri == default_uri).then(|| std::mem::take(&mut turns));
+            let is_default = record.summary.uri == default_uri;
+            let initial = (is_default && external).then(|| std::mem::take(&mut turns));
             let mut entry = chat_entry(generation, record.summary.clone(), Some(record), initial);
+            if is_default && !external {
+                entry.resolution = Resolution::Attached;
+            }
             entry.lease_epoch =
                 lease::known_epoch(&leases, &record.summary.uri, &self.inner.instance.holder);
             if record.summary.uri == default_uri {

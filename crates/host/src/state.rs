@@ -64,6 +64,9 @@ pub(crate) enum Resolution {
     Resolved,
     /// Listed from the catalog only.
     Unresolved,
+    /// Backing attached (a restored session's default chat), turns not read yet: they
+    /// are read on first use, without attaching it again.
+    Attached,
     /// Being resolved; later callers wait on the same work.
     Resolving(SharedTask),
 }
@@ -204,6 +207,11 @@ impl HostState {
             seq,
             state,
         })
+    }
+
+    /// The last seq of a resource.
+    pub fn seq(&mut self, resource: &ResourceUri) -> u64 {
+        self.channel(resource).seq
     }
 
     /// A receiver for the resource's envelopes after the current seq.

@@ -243,6 +243,7 @@ impl From<core::ChatState> for ChatState {
             turns: state.turns.into_iter().map(Into::into).collect(),
             draft: state.draft,
             agent: state.agent.map(Into::into),
+            older_turns: false,
         }
     }
 }

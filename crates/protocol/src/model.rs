@@ -155,6 +155,10 @@ pub struct ChatState {
     /// What the agent offers in the chat (commands, modes, models), once it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentChatState>,
+    /// The chat has turns before the first of `turns` (a snapshot asked for with
+    /// `turnLimit`): read them with `chat/turns`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub older_turns: bool,
 }
 
 /// A command an agent offers in a chat (typed as `/name`).

@@ -16,6 +16,12 @@ pub struct SubscribeParams {
     /// The last seq the client applied, when it reconnects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_seq: Option<u64>,
+    /// For a chat: the snapshot holds only its newest `turnLimit` turns (0: none), and
+    /// its `olderTurns` says whether earlier ones exist (read them with `chat/turns`).
+    /// Resyncs of this subscription keep the limit. Absent: every turn. Other resources
+    /// ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_limit: Option<u32>,
 }
 
 /// What `subscribe` returns. Envelopes of the resource follow it, each with the next seq.

@@ -2,12 +2,12 @@
 //! ordered stream of responses and notifications out through a bounded queue, and the
 //! connection's subscriptions with their resyncs.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use hearth_core::ResourceUri;
-use hearth_host::Resumed;
+use hearth_host::{Resumed, Subscription, TurnWindow};
 use hearth_protocol::{
     self as wire, ClientMethod, ErrorKind, Incoming, NotificationMethod, RequestId, ResyncReason,
     Resynced, RpcError, SubscribeParams, SubscribeResponse, SubscriptionEnded,
@@ -35,7 +35,8 @@ pub(crate) struct Connection {
     queue: mpsc::Sender<Frame>,
     lag: Arc<Lag>,
     initialized: AtomicBool,
-    subscriptions: Mutex<HashSet<ResourceKey>>,
+    /// Each subscription with the turns its chat snapshots hold.
+    subscriptions: Mutex<HashMap<ResourceKey, TurnWindow>>,
     in_flight: Arc<Semaphore>,
     resync: Mutex<Option<JoinHandle<()>>>,
 }
@@ -59,7 +60,7 @@ impl Connection {
             queue,
             lag: Arc::clone(&lag),
             initialized: AtomicBool::new(false),
-            subscriptions: Mutex::new(HashSet::new()),
+            subscriptions: Mutex::new(HashMap::new()),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             resync: Mutex::new(None),
         });
@@ -129,7 +130,7 @@ impl Connection {
             resync.abort();
         }
         let subscriptions = std::mem::take(&mut *lock(&self.subscriptions));
-        for resource in subscriptions {
+        for resource in subscriptions.into_keys() {
             self.shared.fanout.leave(&resource, self.id);
         }
     }
@@ -166,37 +167,37 @@ impl Connection {
         if let Err(error) = self.shared.fanout.join(&resource, self.sink()).await {
             return self.fail_open(&resource, id, host_error(&error)).await;
         }
-        lock(&self.subscriptions).insert(Arc::clone(&resource));
+        let window = params
+            .turn_limit
+            .map_or(TurnWindow::All, TurnWindow::Latest);
+        lock(&self.subscriptions).insert(Arc::clone(&resource), window);
         let host = self.shared.host();
         let opened = match params.last_seq {
-            Some(last_seq) => host
-                .resume(&resource, last_seq)
+            Some(last_seq) => {
+                host.resume_window(&resource, last_seq, window)
+                    .await
+                    .map(|resumed| match resumed {
+                        Resumed::Replay { missed, .. } => {
+                            let floor = missed.last().map_or(last_seq, |envelope| envelope.seq);
+                            let response = SubscribeResponse::Replay {
+                                resource: params.resource.clone(),
+                                envelopes: missed.into_iter().map(Into::into).collect(),
+                            };
+                            (floor, response)
+                        }
+                        Resumed::Snapshot(subscription) => {
+                            let (floor, snapshot) = wire_snapshot(*subscription);
+                            (floor, SubscribeResponse::Snapshot { snapshot })
+                        }
+                    })
+            }
+            None => host
+                .subscribe_window(&resource, window)
                 .await
-                .map(|resumed| match resumed {
-                    Resumed::Replay { missed, .. } => {
-                        let floor = missed.last().map_or(last_seq, |envelope| envelope.seq);
-                        let response = SubscribeResponse::Replay {
-                            resource: params.resource.clone(),
-                            envelopes: missed.into_iter().map(Into::into).collect(),
-                        };
-                        (floor, response)
-                    }
-                    Resumed::Snapshot(subscription) => {
-                        let snapshot = subscription.snapshot;
-                        let floor = snapshot.seq;
-                        let response = SubscribeResponse::Snapshot {
-                            snapshot: snapshot.into(),
-                        };
-                        (floor, response)
-                    }
+                .map(|subscription| {
+                    let (floor, snapshot) = wire_snapshot(subscription);
+                    (floor, SubscribeResponse::Snapshot { snapshot })
                 }),
-            None => host.subscribe(&resource).await.map(|subscription| {
-                let floor = subscription.snapshot.seq;
-                let response = SubscribeResponse::Snapshot {
-                    snapshot: subscription.snapshot.into(),
-                };
-                (floor, response)
-            }),
         };
         let (floor, response) = match opened {
             Ok(opened) => opened,
@@ -224,7 +225,7 @@ impl Connection {
     }
 
     fn forget(&self, resource: &ResourceKey) -> bool {
-        let known = lock(&self.subscriptions).remove(resource);
+        let known = lock(&self.subscriptions).remove(resource).is_some();
         self.shared.fanout.leave(resource, self.id);
         known
     }
@@ -253,20 +254,20 @@ impl Connection {
     /// Gives a fallen-behind subscription a fresh snapshot, or ends it when the resource
     /// is gone.
     async fn resync(&self, resource: ResourceKey) {
-        if !lock(&self.subscriptions).contains(&resource) {
+        let Some(window) = lock(&self.subscriptions).get(&resource).copied() else {
             return;
-        }
+        };
         self.enqueue(Frame::Stage(Arc::clone(&resource))).await;
         let host = self.shared.host();
-        let snapshot = match self.shared.fanout.join(&resource, self.sink()).await {
-            Ok(()) => host.subscribe(&resource).await.map(|s| s.snapshot),
+        let subscription = match self.shared.fanout.join(&resource, self.sink()).await {
+            Ok(()) => host.subscribe_window(&resource, window).await,
             Err(error) => Err(error),
         };
-        let frame = match snapshot {
-            Ok(snapshot) => {
-                let floor = snapshot.seq;
+        let frame = match subscription {
+            Ok(subscription) => {
+                let (floor, snapshot) = wire_snapshot(subscription);
                 let notification = wire::ResyncNotification {
-                    snapshot: snapshot.into(),
+                    snapshot,
                     reason: ResyncReason::Lagged,
                 };
                 match notification_text(Resynced::NAME, &notification) {
@@ -298,6 +299,17 @@ impl Connection {
         };
         self.enqueue(frame).await;
     }
+}
+
+/// A subscription's snapshot on the wire, with its seq (the floor of the envelopes that
+/// follow); a chat's says whether it left out earlier turns.
+fn wire_snapshot(subscription: Subscription) -> (u64, wire::Snapshot) {
+    let floor = subscription.snapshot.seq;
+    let mut snapshot = wire::Snapshot::from(subscription.snapshot);
+    if let wire::ResourceState::Chat(chat) = &mut snapshot.state {
+        chat.older_turns = subscription.older_turns;
+    }
+    (floor, snapshot)
 }
 
 async fn resync_loop(connection: Weak<Connection>, lag: Arc<Lag>) {

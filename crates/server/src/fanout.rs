@@ -161,7 +161,12 @@ impl FanOut {
         if self.try_join(resource, &sink) {
             return Ok(());
         }
-        let subscription = self.host.subscribe(resource).await?;
+        // Only the receiver is used: a chat's snapshot is left without turns, so a hub
+        // neither loads a chat nor copies its history.
+        let subscription = self
+            .host
+            .subscribe_window(resource, hearth_host::TurnWindow::Latest(0))
+            .await?;
         let hub = Arc::new(Hub {
             resource: Arc::clone(resource),
             sinks: Mutex::new(vec![sink]),

@@ -257,6 +257,7 @@ async fn agent_pid(served: &Served) -> (u32, hearth_server::Client) {
         .call::<Subscribe>(&SubscribeParams {
             resource: chat.clone(),
             last_seq: None,
+            turn_limit: None,
         })
         .await
         .unwrap();

@@ -38,6 +38,7 @@ async fn subscribe(client: &Client, chat: &str, last_seq: Option<u64>) -> Subscr
         .call::<Subscribe>(&SubscribeParams {
             resource: chat.to_owned(),
             last_seq,
+            turn_limit: None,
         })
         .await
         .unwrap()

@@ -86,6 +86,7 @@ async fn a_slow_subscriber_is_resynced_without_stalling_the_others() {
         .call::<Subscribe>(&SubscribeParams {
             resource: chat.clone(),
             last_seq: None,
+            turn_limit: None,
         })
         .await
         .unwrap()

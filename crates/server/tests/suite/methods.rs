@@ -147,6 +147,7 @@ async fn peer_chats_are_created_forked_drafted_and_disposed() {
         .call::<Subscribe>(&SubscribeParams {
             resource: session,
             last_seq: None,
+            turn_limit: None,
         })
         .await
         .unwrap();
@@ -216,6 +217,7 @@ async fn a_permission_answer_reaches_the_harness_and_is_folded_in() {
         .call::<Subscribe>(&SubscribeParams {
             resource: chat.clone(),
             last_seq: None,
+            turn_limit: None,
         })
         .await
         .unwrap();

@@ -7,13 +7,13 @@ use std::time::Duration;
 use hearth_core::{ChatUri, StopReason, Turn, TurnId, UserMessage, now};
 use hearth_protocol::{
     self as wire, ChatCreate, ChatCreateParams, ChatParams, ChatResolve, ChatSeed, ChatTurns,
-    ChatTurnsParams, ErrorKind,
+    ChatTurnsParams, ErrorKind, Subscribe, SubscribeParams,
 };
 use hearth_server::{Client, ServerError};
 use hearth_store::Store;
 use pretty_assertions::assert_eq;
 
-use super::support::{TestServer, create_session};
+use super::support::{TestServer, create_session, send, until_completed};
 
 fn rpc_error(error: ServerError) -> wire::RpcError {
     match error {
@@ -209,4 +209,126 @@ async fn bad_pages_are_refused_whether_the_chat_is_loaded_or_not() {
     );
     assert_eq!(malformed.kind(), ErrorKind::InvalidParams);
     assert!(malformed.message.contains("chat"), "{malformed:?}");
+}
+
+async fn subscribe_latest(client: &Client, chat: &ChatUri, limit: u32) -> wire::Snapshot {
+    let response = client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.to_string(),
+            last_seq: None,
+            turn_limit: Some(limit),
+        })
+        .await
+        .unwrap();
+    match response {
+        wire::SubscribeResponse::Snapshot { snapshot } => snapshot,
+        other => panic!("expected a snapshot, got {other:?}"),
+    }
+}
+
+fn chat_state(snapshot: &wire::Snapshot) -> &wire::ChatState {
+    match &snapshot.state {
+        wire::ResourceState::Chat(chat) => chat,
+        other => panic!("expected a chat, got {other:?}"),
+    }
+}
+
+fn turn_ids(chat: &wire::ChatState) -> Vec<&str> {
+    chat.turns.iter().map(|turn| turn.id.as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_subscription_with_a_turn_limit_holds_the_newest_turns_and_then_envelopes() {
+    let server = TestServer::start().await;
+    let (client, mut notifications) = server.client().await;
+    let (_session, chat) = stored_chat(&server, &client, 7).await;
+
+    let snapshot = subscribe_latest(&client, &chat, 3).await;
+    let state = chat_state(&snapshot);
+    assert_eq!(turn_ids(state), ["turn-4", "turn-5", "turn-6"]);
+    assert!(state.older_turns);
+    assert_eq!(
+        server.host.host.peek_chat(&chat),
+        None,
+        "the first page restored the chat"
+    );
+
+    // Envelopes follow the snapshot as they would a whole one.
+    let turn_id = send(&client, &chat.to_string(), "one more").await;
+    server.fake.wait_for_send(&chat).await;
+    server.fake.finish_ok(&chat);
+    let envelopes = until_completed(&mut notifications, &turn_id).await;
+    let seqs: Vec<u64> = envelopes.iter().map(|envelope| envelope.seq).collect();
+    let expected: Vec<u64> = (snapshot.seq + 1..=snapshot.seq + seqs.len() as u64).collect();
+    assert_eq!(seqs, expected);
+    assert!(
+        matches!(&envelopes[0].action, wire::Action::TurnStarted { turn } if turn.id == turn_id),
+        "{envelopes:?}"
+    );
+
+    // Loaded now: sliced in memory, the same shape.
+    let (other, _others) = server.client().await;
+    let loaded = subscribe_latest(&other, &chat, 2).await;
+    let state = chat_state(&loaded);
+    assert_eq!(turn_ids(state), ["turn-6", turn_id.as_str()]);
+    assert!(state.older_turns);
+    let everything = subscribe_latest(&other, &chat, 200).await;
+    let state = chat_state(&everything);
+    assert_eq!(state.turns.len(), 8);
+    assert!(!state.older_turns);
+    let json = serde_json::to_value(state).unwrap();
+    assert!(json.get("olderTurns").is_none(), "{json}");
+    let none = subscribe_latest(&other, &chat, 0).await;
+    assert!(chat_state(&none).turns.is_empty());
+    assert!(chat_state(&none).older_turns);
+}
+
+#[tokio::test]
+async fn a_restored_sessions_default_chat_is_paged_without_reading_all_its_turns() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
+    let session = create_session(&client).await.summary.uri;
+    let chat =
+        ChatUri::parse(&format!("{session}/default").replace("hearth-session:", "hearth-chat:"))
+            .unwrap();
+    assert_eq!(server.host.host.evict_idle(Duration::ZERO).await, 1);
+    for index in 0..5 {
+        let mut turn = Turn::started(
+            TurnId::parse(&format!("turn-{index}")).unwrap(),
+            UserMessage::text(format!("question {index}")),
+            now(),
+        );
+        turn.end(StopReason::EndTurn);
+        server.host.store.insert_turn(&chat, &turn).await.unwrap();
+    }
+    let snapshot = subscribe_latest(&client, &chat, 2).await;
+    assert_eq!(turn_ids(chat_state(&snapshot)), ["turn-3", "turn-4"]);
+    assert!(chat_state(&snapshot).older_turns);
+    assert_eq!(server.host.host.peek_chat(&chat), None);
+    // A whole subscription still reads every turn.
+    let whole = client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.to_string(),
+            last_seq: None,
+            turn_limit: None,
+        })
+        .await
+        .unwrap();
+    let wire::SubscribeResponse::Snapshot { snapshot } = whole else {
+        panic!("expected a snapshot")
+    };
+    assert_eq!(chat_state(&snapshot).turns.len(), 5);
+    assert!(!chat_state(&snapshot).older_turns);
+
+    let unknown = rpc_error(
+        client
+            .call::<Subscribe>(&SubscribeParams {
+                resource: format!("{session}/nope").replace("hearth-session:", "hearth-chat:"),
+                last_seq: None,
+                turn_limit: Some(5),
+            })
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(unknown.kind(), ErrorKind::NotFound, "{unknown:?}");
 }

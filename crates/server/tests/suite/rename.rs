@@ -30,6 +30,7 @@ async fn a_renamed_session_is_stored_and_announced_to_root_and_session() {
             .call::<Subscribe>(&SubscribeParams {
                 resource,
                 last_seq: None,
+                turn_limit: None,
             })
             .await
             .unwrap();

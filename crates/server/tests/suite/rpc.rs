@@ -28,6 +28,7 @@ async fn subscribe(client: &Client, resource: &str, last_seq: Option<u64>) -> Su
         .call::<Subscribe>(&SubscribeParams {
             resource: resource.to_owned(),
             last_seq,
+            turn_limit: None,
         })
         .await
         .unwrap()
