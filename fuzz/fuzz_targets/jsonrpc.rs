@@ -92,6 +92,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProviderList => request::<ProviderList>(params),
         ClientMethod::ProviderTest => request::<ProviderTest>(params),
         ClientMethod::AuditList => request::<AuditList>(params),
+        ClientMethod::AuditVerify => request::<AuditVerify>(params),
         ClientMethod::ProjectList => request::<ProjectList>(params),
         ClientMethod::ProjectGet => request::<ProjectGet>(params),
         ClientMethod::ProjectCreate => request::<ProjectCreate>(params),

@@ -206,3 +206,32 @@ pub struct AuditListResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+
+/// `audit/verify`: checks the audit log as `hearth audit verify` does — the hash chain,
+/// the key, the head file, a head the user kept, and that every applied proposal has its
+/// entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditVerifyParams {
+    /// A head an earlier verify returned (`SEQ:HASH`), kept where Hearth cannot write:
+    /// the log must still hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+}
+
+/// What `audit/verify` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditVerifyResponse {
+    /// Every check passed.
+    pub ok: bool,
+    /// Entries checked (up to and including the first broken one).
+    pub entries: u64,
+    /// The newest entry as `SEQ:HASH`, when every check passed and the log has entries:
+    /// keep it somewhere Hearth cannot write and pass it to a later verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// What is wrong, where, and what it means, when a check failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}

@@ -36,9 +36,9 @@ mod subscription;
 mod turn;
 
 pub use approvals::{
-    AuditEntry, AuditListParams, AuditListResponse, Proposal, ProposalApproveParams,
-    ProposalDecisionResponse, ProposalListParams, ProposalListResponse, ProposalRejectParams,
-    ProposalStatus,
+    AuditEntry, AuditListParams, AuditListResponse, AuditVerifyParams, AuditVerifyResponse,
+    Proposal, ProposalApproveParams, ProposalDecisionResponse, ProposalListParams,
+    ProposalListResponse, ProposalRejectParams, ProposalStatus,
 };
 pub use chat_methods::{
     ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
@@ -54,12 +54,12 @@ pub use jsonrpc::{
     notification_text, request_text, response_text,
 };
 pub use methods::{
-    AuditList, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend, ChatSetDraft,
-    ChatSetModel, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
-    NotificationMethod, PermissionList, PermissionRespond, ProjectAddSource, ProjectCreate,
-    ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename,
-    ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest, Resynced,
-    SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename, Subscribe,
+    AuditList, AuditVerify, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend,
+    ChatSetDraft, ChatSetModel, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart,
+    Initialize, Method, NotificationMethod, PermissionList, PermissionRespond, ProjectAddSource,
+    ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource,
+    ProjectRename, ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest,
+    Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename, Subscribe,
     SubscriptionEnded, Unsubscribe,
 };
 pub use model::{

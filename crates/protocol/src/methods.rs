@@ -6,8 +6,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::approvals::{
-    AuditListParams, AuditListResponse, ProposalApproveParams, ProposalDecisionResponse,
-    ProposalListParams, ProposalListResponse, ProposalRejectParams,
+    AuditListParams, AuditListResponse, AuditVerifyParams, AuditVerifyResponse,
+    ProposalApproveParams, ProposalDecisionResponse, ProposalListParams, ProposalListResponse,
+    ProposalRejectParams,
 };
 use crate::chat_methods::{
     ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
@@ -155,6 +156,8 @@ methods! {
     ProviderTest = "provider/test" (ProviderTestParams) -> ProviderTestResponse;
     /// `audit/list`: the audit log.
     AuditList = "audit/list" (AuditListParams) -> AuditListResponse;
+    /// `audit/verify`: checks the audit log's chain, key, head file and proposals.
+    AuditVerify = "audit/verify" (AuditVerifyParams) -> AuditVerifyResponse;
     /// `project/list`: every project.
     ProjectList = "project/list" (ProjectListParams) -> ProjectListResponse;
     /// `project/get`: one project, with its sources and instructions.

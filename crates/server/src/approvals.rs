@@ -4,8 +4,9 @@
 
 use futures::future::BoxFuture;
 use hearth_protocol::{
-    AuditListParams, AuditListResponse, ProposalApproveParams, ProposalDecisionResponse,
-    ProposalListParams, ProposalListResponse, ProposalRejectParams, RpcError,
+    AuditListParams, AuditListResponse, AuditVerifyParams, AuditVerifyResponse,
+    ProposalApproveParams, ProposalDecisionResponse, ProposalListParams, ProposalListResponse,
+    ProposalRejectParams, RpcError,
 };
 
 /// Lists and decides proposals and reads the audit log on behalf of an authenticated
@@ -32,4 +33,11 @@ pub trait Approvals: Send + Sync + 'static {
 
     /// A page of the audit log.
     fn audit(&self, params: AuditListParams) -> BoxFuture<'_, Result<AuditListResponse, RpcError>>;
+
+    /// Checks the audit log as `hearth audit verify` does; a broken log is an answer
+    /// (`ok: false` with the problem), not an error.
+    fn verify(
+        &self,
+        params: AuditVerifyParams,
+    ) -> BoxFuture<'_, Result<AuditVerifyResponse, RpcError>>;
 }

@@ -404,6 +404,12 @@ pub(crate) async fn call(
             })
             .await
         }
+        ClientMethod::AuditVerify => {
+            respond::<wire::AuditVerify, _, _>(id, params, |params| async move {
+                approvals(shared)?.verify(params).await
+            })
+            .await
+        }
         ClientMethod::ProjectList => {
             respond::<wire::ProjectList, _, _>(id, params, |_| async move {
                 let projects = registry(shared.backend.projects.as_ref())?;

@@ -9,8 +9,8 @@ use hearth_protocol::{
     RpcError,
 };
 use hearth_tools::{
-    ApplyOutcome, ApprovalGate, AuditLog, AuditQuery, AuditRow, ProposalQuery, ProposalStatus,
-    ToolsError, UserActor,
+    ApplyOutcome, ApprovalGate, AuditCheck, AuditLog, AuditQuery, AuditRow, ChainHead,
+    ProposalQuery, ProposalStatus, ToolsError, UserActor,
 };
 
 use crate::approvals::Approvals;
@@ -224,6 +224,51 @@ impl Approvals for GateApprovals {
             Ok(AuditListResponse {
                 entries: rows.into_iter().map(audit_to_wire).collect(),
                 next_cursor,
+            })
+        })
+    }
+
+    fn verify(
+        &self,
+        params: wire::AuditVerifyParams,
+    ) -> BoxFuture<'_, Result<wire::AuditVerifyResponse, RpcError>> {
+        Box::pin(async move {
+            let kept = params
+                .head
+                .as_deref()
+                .map(|head| {
+                    head.parse::<ChainHead>().map_err(|error| {
+                        RpcError::new(ErrorKind::InvalidParams, format!("`head`: {error}"), false)
+                    })
+                })
+                .transpose()?;
+            let report = self
+                .audit
+                .verify_with(kept.as_slice())
+                .await
+                .map_err(|e| tools_error(&e))?;
+            let problem = report.broken.as_ref().map(|broken| {
+                let at = broken
+                    .seq
+                    .map(|seq| format!(" at entry {seq}"))
+                    .unwrap_or_default();
+                let after = match broken.check {
+                    AuditCheck::Chain | AuditCheck::Key | AuditCheck::Head => {
+                        "; entries from there on cannot be trusted (an export or a head kept from before shows what they were)"
+                    }
+                    AuditCheck::Tail | AuditCheck::Kept | AuditCheck::Proposals => "",
+                };
+                format!(
+                    "the audit log is broken{at} ({} check): {}{after}",
+                    broken.check.as_str(),
+                    broken.reason
+                )
+            });
+            Ok(wire::AuditVerifyResponse {
+                ok: problem.is_none(),
+                entries: report.rows,
+                head: report.head.as_ref().map(ToString::to_string),
+                problem,
             })
         })
     }

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod audit;
     mod fanout;
     mod mcp;
     mod methods;

@@ -21,6 +21,8 @@ pub struct Setup {
     pub queue_capacity: usize,
     pub toolbox: Option<Arc<dyn Toolbox>>,
     pub config: hearth_config::Config,
+    /// Proposals and the audit log (the approval gate over the host's store).
+    pub approvals: bool,
 }
 
 impl Default for Setup {
@@ -29,6 +31,7 @@ impl Default for Setup {
             queue_capacity: hearth_server::DEFAULT_QUEUE_CAPACITY,
             toolbox: None,
             config: hearth_config::Config::default(),
+            approvals: false,
         }
     }
 }
@@ -41,10 +44,18 @@ impl TestServer {
     pub async fn start_with(setup: Setup) -> Self {
         let fake = FakeAgent::new("fake");
         let host = TestHost::start(vec![fake.clone()]).await;
+        let approvals = setup.approvals.then(|| {
+            let audit = hearth_tools::AuditLog::new(host.store.clone());
+            let registry =
+                hearth_tools::ToolRegistry::builder(host.store.clone(), audit.clone()).build();
+            Arc::new(hearth_server::GateApprovals::new(registry.gate(), audit))
+                as Arc<dyn hearth_server::Approvals>
+        });
         let backend = Backend {
             default_provider: Some(ProviderId::parse("fake").unwrap()),
             toolbox: setup.toolbox,
             config: setup.config,
+            approvals,
             ..Backend::new(host.host.clone())
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
