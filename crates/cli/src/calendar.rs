@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use chrono::{Days, Utc};
 use clap::{Args, Subcommand};
 use hearth_calendar::{
-    Calendars, EventInput, EventQuery, OccurrenceInfo, StorageKind, StorageState, parse_time_bound,
+    CalendarInfo, Calendars, EventInput, EventQuery, OccurrenceInfo, StorageKind, StorageState,
+    UnavailableCalendar, parse_time_bound,
 };
 
 use crate::app::App;
@@ -227,7 +228,7 @@ async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn events(calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
+async fn events(app: &App, calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
     let zone = calendars.time_zone();
     let from = match &args.from {
         Some(text) => parse_time_bound("from", text, zone)?,
@@ -244,6 +245,10 @@ async fn events(calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
             parse_time_bound("to", &end.to_string(), zone)?
         }
     };
+    let in_scope: Vec<&CalendarInfo> = match args.calendar.as_deref() {
+        Some(id) => vec![calendars.calendar(id)?],
+        None => calendars.calendars().iter().collect(),
+    };
     let listing = calendars
         .events(&EventQuery {
             from,
@@ -254,17 +259,38 @@ async fn events(calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
             limit: args.limit,
         })
         .await?;
-    for unavailable in &listing.unavailable {
+    let config = app.paths.config_file.display().to_string();
+    let skipped: Vec<String> = listing
+        .unavailable
+        .iter()
+        .map(|unavailable| unavailable_line(calendars, unavailable, &config))
+        .collect();
+    if !in_scope.is_empty() && skipped.len() == in_scope.len() {
+        anyhow::bail!(
+            "no calendar could be read, so there are no events to list:\n  {}",
+            skipped.join("\n  ")
+        );
+    }
+    for line in &skipped {
+        tracing::warn!("{line}");
+    }
+    // A configured file that is not there yet is empty, and may be a wrong `path`.
+    for info in in_scope.iter().filter(|info| {
+        info.storage_state() == StorageState::NotCreated && !info.is_hearth_default()
+    }) {
         tracing::warn!(
-            "calendar `{}` was skipped: {}",
-            unavailable.calendar,
-            unavailable.error
+            "calendar `{}`: {} does not exist yet, so it has no events (it is created on the first write); if the calendar is elsewhere, correct `path` in [calendars.{}] of {config}",
+            info.id,
+            info.location,
+            info.id
         );
     }
     if args.json {
         for occurrence in &listing.occurrences {
             json_line(occurrence)?;
         }
+    } else if listing.occurrences.is_empty() && !skipped.is_empty() {
+        write_out("No events in the calendars that could be read.\n")?;
     } else if listing.occurrences.is_empty() {
         write_out("No events.\n")?;
     } else {
@@ -282,12 +308,36 @@ async fn events(calendars: &Calendars, args: EventsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What to tell the user about a calendar a listing could not read.
+fn unavailable_line(
+    calendars: &Calendars,
+    unavailable: &UnavailableCalendar,
+    config: &str,
+) -> String {
+    let id = &unavailable.calendar;
+    match unavailable.storage {
+        StorageState::Missing => format!(
+            "calendar `{id}` is missing: {} does not exist, so its events are not listed; create it (or reconnect its drive), or correct `path` in [calendars.{id}] of {config}",
+            calendars
+                .calendar(id)
+                .ok()
+                .and_then(|info| info.folder())
+                .map(|folder| folder.display().to_string())
+                .unwrap_or_default()
+        ),
+        StorageState::Present | StorageState::NotCreated => format!(
+            "calendar `{id}` could not be read, so its events are not listed: {}; fix the file or correct `path` in [calendars.{id}] of {config}",
+            unavailable.error
+        ),
+    }
+}
+
 /// Runs `hearth calendar …`.
 pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<ExitCode> {
     let calendars = calendars(app)?;
     match command {
         CalendarCommand::List { json } => list(&calendars, json).await?,
-        CalendarCommand::Events(args) => events(&calendars, args).await?,
+        CalendarCommand::Events(args) => events(app, &calendars, args).await?,
         CalendarCommand::Add(args) => {
             let event = EventInput {
                 title: args.title,

@@ -351,3 +351,77 @@ fn doctor_reports_each_calendar_ok_or_missing_with_what_to_do() {
         );
     }
 }
+
+#[test]
+fn calendar_events_says_when_its_calendars_cannot_be_read_instead_of_no_events() {
+    let (hearth, unmounted, vault) = with_missing_calendars();
+    let range = ["--from", "2030-03-01", "--to", "2030-03-08"];
+    // One calendar whose folder is missing: nothing can be listed.
+    let error = hearth.fails(&[&["calendar", "events", "--calendar", "work"][..], &range].concat());
+    assert!(
+        error.contains(&format!(
+            "calendar `work` is missing: {} does not exist",
+            unmounted.display()
+        )),
+        "{error}"
+    );
+    // Every calendar: `home` is read (its file is not there yet), the others are named
+    // with what to do, and the empty listing does not claim there are no events.
+    let output = hearth.run(&[&["calendar", "events"][..], &range].concat());
+    let (stdout, stderr) = (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    );
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "No events in the calendars that could be read.\n");
+    for (id, folder) in [("work", &unmounted), ("vault", &vault)] {
+        assert!(
+            stderr.contains(&format!(
+                "calendar `{id}` is missing: {} does not exist, so its events are not listed; create it (or reconnect its drive), or correct `path` in [calendars.{id}]",
+                folder.display()
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("calendar `home`: ")
+            && stderr.contains("does not exist yet, so it has no events"),
+        "{stderr}"
+    );
+
+    // A default calendar that is not a calendar at all: an error, not "No events.".
+    let home = hearth.home.path().join("home.ics");
+    std::fs::write(&home, "this is not a calendar\n").unwrap();
+    let error = hearth.fails(&[&["calendar", "events", "--calendar", "home"][..], &range].concat());
+    assert!(error.contains("is not a calendar"), "{error}");
+    std::fs::create_dir_all(&unmounted).unwrap();
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(unmounted.join("work.ics"), "").unwrap();
+    let output = hearth.run(&[&["calendar", "events"][..], &range].concat());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("calendar `home` could not be read, so its events are not listed: ")
+            && stderr.contains("fix the file or correct `path` in [calendars.home]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn calendar_events_fails_when_no_calendar_can_be_read() {
+    let hearth = super::support::Hearth::new();
+    let home = hearth.home.path().join("home.ics");
+    std::fs::write(&home, "not a calendar\n").unwrap();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[defaults]\ntime_zone = \"UTC\"\n\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\n",
+            home.display().to_string()
+        ),
+    );
+    let error = hearth.fails(&["calendar", "events", "--from", "2030-03-01"]);
+    assert!(
+        error.contains("no calendar could be read, so there are no events to list:")
+            && error.contains("calendar `home` could not be read"),
+        "{error}"
+    );
+}
