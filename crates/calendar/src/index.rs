@@ -372,8 +372,14 @@ impl EventIndex {
             series.zone
         };
         // The reach catches earlier starts that still overlap (or move into the window).
-        let local_from = window.start - series.reach_before - window.margin;
-        let local_to = window.end + series.reach_after + window.margin;
+        let local_from = window
+            .start
+            .checked_sub_signed(series.reach_before + window.margin)
+            .unwrap_or(NaiveDateTime::MIN);
+        let local_to = window
+            .end
+            .checked_add_signed(series.reach_after + window.margin)
+            .unwrap_or(NaiveDateTime::MAX);
         let (from, to) = range;
         buffer.clear();
         if series.rules.is_empty()
@@ -430,7 +436,9 @@ impl EventIndex {
                 let date = local.date();
                 let shown_date = shown.date();
                 let start = Zone::Floating.to_utc(shown_date.and_time(NaiveTime::MIN), floating);
-                let end_date = shown_date + Duration::days(length_days);
+                let end_date = shown_date
+                    .checked_add_signed(Duration::days(length_days))
+                    .unwrap_or(shown_date);
                 let end = Zone::Floating.to_utc(end_date.and_time(NaiveTime::MIN), floating);
                 (start, end, day_number(date), EventTime::Date(date))
             } else {
@@ -440,7 +448,9 @@ impl EventIndex {
                 } else {
                     original
                 };
-                let end = start + Duration::seconds(length_seconds);
+                let end = start
+                    .checked_add_signed(Duration::seconds(length_seconds))
+                    .unwrap_or(start);
                 (
                     start,
                     end,
@@ -640,7 +650,11 @@ fn build_series(
     let reach_before = Duration::seconds(longest) + latest_shift;
     let reach_after = -earliest_shift;
     let first_local = rdates.first().map_or(dtstart, |r| (*r).min(dtstart));
-    let first_start = to_instant(first_local + earliest_shift);
+    let first_start = to_instant(
+        first_local
+            .checked_add_signed(earliest_shift)
+            .unwrap_or(first_local),
+    );
     let length = reach_before.num_seconds() + 86_400;
     let bounded: Option<Vec<NaiveDateTime>> = rules.iter().map(Expander::until).collect();
     let last_end = match bounded {

@@ -374,10 +374,18 @@ impl Calendars {
             .ok_or_else(|| CalendarError::UnknownEvent { id: id.to_string() })?;
         let zone = self.time_zone();
         let now = Utc::now();
-        let mut upcoming =
-            loaded
-                .index
-                .occurrences_of(&id.calendar, &id.uid, now, now + Duration::days(3660));
+        // The next five, looking a day ahead first: a rule repeating every second has
+        // its five within the day, and its ten years are never expanded.
+        let mut upcoming = Vec::new();
+        for days in [1, 31, 366, 3660] {
+            upcoming =
+                loaded
+                    .index
+                    .occurrences_of(&id.calendar, &id.uid, now, now + Duration::days(days));
+            if upcoming.len() >= 5 {
+                break;
+            }
+        }
         upcoming.truncate(5);
         let recurrence = event.recurrence.as_ref();
         Ok(EventDetails {

@@ -379,3 +379,29 @@ fn moving_a_series_first_event_off_its_pattern_keeps_its_last_one() {
         ["2026-03-04", "2026-03-09", "2026-03-16", "2026-03-23"]
     );
 }
+
+#[tokio::test]
+async fn the_details_of_a_runaway_series_list_its_next_occurrences_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runaway.ics");
+    std::fs::write(
+        &path,
+        calendar(&["UID:r
+            DTSTART:20200101T000000Z
+            RRULE:FREQ=SECONDLY
+            SUMMARY:Tick"]),
+    )
+    .unwrap();
+    let calendars = ics_calendar("runaway", &path, chrono_tz::UTC);
+    let details = calendars
+        .event(&"runaway/r".parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(details.upcoming.len(), 5);
+    let gaps: Vec<i64> = details
+        .upcoming
+        .windows(2)
+        .map(|pair| (pair[1].start_utc - pair[0].start_utc).num_seconds())
+        .collect();
+    assert_eq!(gaps, [1, 1, 1, 1]);
+}
