@@ -11,10 +11,16 @@
 //!   calendar whose folder is missing is reported ([`StorageState`]) and refused, never
 //!   created — Hearth makes folders only inside its data directory;
 //! - reading with per-item warnings: a bad line, rule, zone or note skips that item,
-//!   never the calendar ([`LoadWarning`]);
-//! - the event index: range queries with recurrence expanded (RRULE, RDATE, EXDATE,
-//!   RECURRENCE-ID overrides), all-day and timed events, zones and floating times
-//!   ([`EventIndex`]); text search and category filters ([`EventQuery`]);
+//!   never the calendar ([`LoadWarning`]); what major producers write beyond RFC 5545
+//!   (`X-WR-TIMEZONE`, `COUNT=-1`, a date start with a timed end, a misspelled `END`) is
+//!   read as other calendar apps read it, with a warning quoting the line; of several
+//!   copies of one event the current revision (`SEQUENCE`, then `DTSTAMP`, then
+//!   `LAST-MODIFIED`) is the event;
+//! - the event index: range queries with recurrence expanded (RRULE, RDATE and
+//!   `RDATE;VALUE=PERIOD`, EXDATE, RECURRENCE-ID overrides and `RANGE=THISANDFUTURE`),
+//!   all-day and timed events, zones and floating times ([`EventIndex`]), its work
+//!   proportional to the range and bounded when indexing (a runaway rule is cut off and
+//!   flagged, [`EventIndex::limited`]); text search and category filters ([`EventQuery`]);
 //! - the `Category - SubCategory - Title` taxonomy ([`Taxonomy`], [`count_categories`]);
 //! - staging changes (validated; described as fields before/after and as the exact
 //!   unified diff of each file; each touched event fingerprinted) and applying them
