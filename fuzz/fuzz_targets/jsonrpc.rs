@@ -101,6 +101,8 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProjectAddSource => request::<ProjectAddSource>(params),
         ClientMethod::ProjectRemoveSource => request::<ProjectRemoveSource>(params),
         ClientMethod::ProjectRelink => request::<ProjectRelink>(params),
+        ClientMethod::CalendarList => request::<CalendarList>(params),
+        ClientMethod::CalendarEvents => request::<CalendarEvents>(params),
     }
 }
 

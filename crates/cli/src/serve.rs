@@ -176,6 +176,7 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
         toolbox: Some(Arc::new(tools.registry)),
         approvals: Some(Arc::new(approvals)),
         projects: Some(projects),
+        calendars: Some(crate::toolbox::build_calendars(app)?),
     })
 }
 

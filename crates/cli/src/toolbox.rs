@@ -119,7 +119,8 @@ pub(crate) fn fetch_policy(app: &App) -> FetchPolicy {
 
 /// The configured calendars (`[calendars.*]`), with a default local calendar under
 /// `<data dir>/calendars` created on first write when none is a writable default.
-fn build_calendars(app: &App) -> anyhow::Result<Calendars> {
+/// Problems with the configuration are not reported here (the tools' build does).
+pub(crate) fn build_calendars(app: &App) -> anyhow::Result<Calendars> {
     let public = Arc::new(Fetcher::new(fetch_policy(app))?);
     let private = Arc::new(Fetcher::new(
         fetch_policy(app).with_private_networks(PrivateNetworks::Allow),

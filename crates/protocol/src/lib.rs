@@ -18,6 +18,7 @@
 //! job, not this crate's. No I/O, no runtime.
 
 mod approvals;
+mod calendar;
 mod chat_methods;
 mod convert;
 mod convert_state;
@@ -40,6 +41,10 @@ pub use approvals::{
     Proposal, ProposalApproveParams, ProposalDecisionResponse, ProposalListParams,
     ProposalListResponse, ProposalRejectParams, ProposalStatus,
 };
+pub use calendar::{
+    CalendarEntry, CalendarEvent, CalendarEventsParams, CalendarEventsResponse, CalendarKind,
+    CalendarListParams, CalendarListResponse, ProposedAction, ProposedEvent,
+};
 pub use chat_methods::{
     ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
     ChatDisposeResponse, ChatParams, ChatResolveParams, ChatResolveResponse, ChatSeed,
@@ -54,13 +59,13 @@ pub use jsonrpc::{
     notification_text, request_text, response_text,
 };
 pub use methods::{
-    AuditList, AuditVerify, ChatAbort, ChatCreate, ChatDispose, ChatResolve, ChatSend,
-    ChatSetDraft, ChatSetModel, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart,
-    Initialize, Method, NotificationMethod, PermissionList, PermissionRespond, ProjectAddSource,
-    ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource,
-    ProjectRename, ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest,
-    Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename, Subscribe,
-    SubscriptionEnded, Unsubscribe,
+    AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate, ChatDispose,
+    ChatResolve, ChatSend, ChatSetDraft, ChatSetModel, ChatTurns, ClientMethod, EnvelopeNotified,
+    HarnessStart, Initialize, Method, NotificationMethod, PermissionList, PermissionRespond,
+    ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
+    ProjectRemoveSource, ProjectRename, ProposalApprove, ProposalList, ProposalReject,
+    ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose, SessionFork, SessionList,
+    SessionRename, Subscribe, SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,

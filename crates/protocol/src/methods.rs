@@ -10,6 +10,9 @@ use crate::approvals::{
     ProposalApproveParams, ProposalDecisionResponse, ProposalListParams, ProposalListResponse,
     ProposalRejectParams,
 };
+use crate::calendar::{
+    CalendarEventsParams, CalendarEventsResponse, CalendarListParams, CalendarListResponse,
+};
 use crate::chat_methods::{
     ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
     ChatResolveResponse, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
@@ -174,6 +177,10 @@ methods! {
     ProjectRemoveSource = "project/removeSource" (ProjectRemoveSourceParams) -> ProjectResponse;
     /// `project/relink`: points a project whose folder moved at its new folder.
     ProjectRelink = "project/relink" (ProjectRelinkParams) -> ProjectResponse;
+    /// `calendar/list`: the calendars, the zone times are shown in and the clock.
+    CalendarList = "calendar/list" (CalendarListParams) -> CalendarListResponse;
+    /// `calendar/events`: a window's events, repeats expanded, and pending changes.
+    CalendarEvents = "calendar/events" (CalendarEventsParams) -> CalendarEventsResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

@@ -26,6 +26,9 @@ pub struct Backend {
     pub approvals: Option<Arc<dyn Approvals>>,
     /// The projects; `None` makes `project/*` answer that they are not available.
     pub projects: Option<hearth_projects::Projects>,
+    /// The calendars (`calendar/list`, `calendar/events`); `None` makes them answer that
+    /// they are not available.
+    pub calendars: Option<hearth_calendar::Calendars>,
 }
 
 impl Backend {
@@ -38,6 +41,7 @@ impl Backend {
             toolbox: None,
             approvals: None,
             projects: None,
+            calendars: None,
         }
     }
 }

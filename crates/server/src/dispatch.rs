@@ -514,6 +514,23 @@ pub(crate) async fn call(
             })
             .await
         }
+        ClientMethod::CalendarList => {
+            respond::<wire::CalendarList, _, _>(id, params, |_| async move {
+                Ok(crate::calendar::list(calendars(shared)?, &shared.backend.config).await)
+            })
+            .await
+        }
+        ClientMethod::CalendarEvents => {
+            respond::<wire::CalendarEvents, _, _>(id, params, |params| async move {
+                crate::calendar::events(
+                    calendars(shared)?,
+                    shared.backend.approvals.as_deref(),
+                    params,
+                )
+                .await
+            })
+            .await
+        }
         ClientMethod::Subscribe | ClientMethod::Unsubscribe => error_text(
             Some(id),
             RpcError::new(
@@ -533,6 +550,12 @@ fn approvals(shared: &Shared) -> Result<&dyn crate::approvals::Approvals, RpcErr
         unavailable(
             "proposals and the audit log are not available in this server (the tool registry is not running)",
         )
+    })
+}
+
+fn calendars(shared: &Shared) -> Result<&hearth_calendar::Calendars, RpcError> {
+    shared.backend.calendars.as_ref().ok_or_else(|| {
+        unavailable("the calendars are not available in this server (it was started without them)")
     })
 }
 

@@ -16,6 +16,8 @@
 
 mod approvals;
 mod backend;
+mod calendar;
+mod calendar_proposals;
 mod client;
 mod connection;
 mod discovery;

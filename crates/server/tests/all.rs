@@ -6,6 +6,7 @@
 
 mod suite {
     mod audit;
+    mod calendar;
     mod fanout;
     mod mcp;
     mod methods;

@@ -14,6 +14,9 @@ pub struct TestServer {
     pub token: Secret,
     pub fake: Arc<FakeAgent>,
     pub host: TestHost,
+    /// The tool registry behind `approvals` (with the calendar tools when `calendars`
+    /// was set), for staging proposals as an agent would.
+    pub tools: Option<hearth_tools::ToolRegistry>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -23,6 +26,9 @@ pub struct Setup {
     pub config: hearth_config::Config,
     /// Proposals and the audit log (the approval gate over the host's store).
     pub approvals: bool,
+    /// The calendars, with their tools in the registry behind the approvals (set
+    /// together with `approvals`).
+    pub calendars: Option<hearth_calendar::Calendars>,
 }
 
 impl Default for Setup {
@@ -32,6 +38,7 @@ impl Default for Setup {
             toolbox: None,
             config: hearth_config::Config::default(),
             approvals: false,
+            calendars: None,
         }
     }
 }
@@ -44,18 +51,28 @@ impl TestServer {
     pub async fn start_with(setup: Setup) -> Self {
         let fake = FakeAgent::new("fake");
         let host = TestHost::start(vec![fake.clone()]).await;
-        let approvals = setup.approvals.then(|| {
+        let tools = setup.approvals.then(|| {
             let audit = hearth_tools::AuditLog::new(host.store.clone());
-            let registry =
-                hearth_tools::ToolRegistry::builder(host.store.clone(), audit.clone()).build();
-            Arc::new(hearth_server::GateApprovals::new(registry.gate(), audit))
-                as Arc<dyn hearth_server::Approvals>
+            let mut builder = hearth_tools::ToolRegistry::builder(host.store.clone(), audit);
+            if let Some(calendars) = &setup.calendars {
+                builder
+                    .register_all(hearth_calendar::calendar_tools(calendars.clone()))
+                    .unwrap();
+            }
+            builder.build()
+        });
+        let approvals = tools.as_ref().map(|registry| {
+            Arc::new(hearth_server::GateApprovals::new(
+                registry.gate(),
+                registry.audit().clone(),
+            )) as Arc<dyn hearth_server::Approvals>
         });
         let backend = Backend {
             default_provider: Some(ProviderId::parse("fake").unwrap()),
             toolbox: setup.toolbox,
             config: setup.config,
             approvals,
+            calendars: setup.calendars,
             ..Backend::new(host.host.clone())
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
@@ -72,6 +89,7 @@ impl TestServer {
             token,
             fake,
             host,
+            tools,
             stop: Some(stop),
         }
     }
