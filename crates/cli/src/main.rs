@@ -97,8 +97,10 @@ enum Command {
     /// The tools agents may call: list them, or try one (writes only stage proposals).
     #[command(subcommand)]
     Tools(toolbox::ToolsCommand),
-    /// Serve the JSON-RPC protocol (WebSocket /rpc) and the MCP endpoint (/mcp) on 127.0.0.1.
+    /// Serve Agent Home (/), the JSON-RPC protocol (WebSocket /rpc) and MCP (/mcp) on 127.0.0.1.
     Serve(serve::ServeArgs),
+    /// Print a one-time link that logs a browser into the running server's Agent Home.
+    Login,
     /// Speak the JSON-RPC protocol on stdin/stdout (JSON Lines), for editors.
     AppServer(serve::AppServerArgs),
     /// Lend Hearth's tools to an MCP client on stdin/stdout (writes only stage proposals).
@@ -197,6 +199,7 @@ fn main() -> ExitCode {
             Command::Calendar(command) => calendar::calendar(&app, command).await,
             Command::Tools(command) => toolbox::tools(&app, command).await,
             Command::Serve(args) => serve::serve(&app, args).await,
+            Command::Login => serve::login(&app).await,
             Command::AppServer(args) => serve::app_server(&app, args).await,
             Command::Mcp(args) => serve::mcp(&app, args).await,
         }

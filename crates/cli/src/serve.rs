@@ -245,6 +245,12 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
         "hearth: serving on {url} (WebSocket {url}/rpc, MCP {url}/mcp); clients authenticate with the token in {}",
         token_path.display()
     );
+    match server.login_url() {
+        Ok(login) => eprintln!(
+            "hearth: Agent Home: open {login}\n        (the link works once; `hearth login` prints another)"
+        ),
+        Err(error) => tracing::warn!(%error, "cannot make a login link"),
+    }
     let served = server.serve(shutdown_signal()).await;
     remove_record(&record_path);
     host.shutdown().await;
@@ -274,5 +280,24 @@ pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
     }
     let tools = Tools::open(app).await?;
     serve_mcp_stdio(Arc::new(tools.registry)).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth login`: a one-time link that logs a browser into the running server's Agent
+/// Home.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+pub async fn login(app: &App) -> anyhow::Result<ExitCode> {
+    let Some(record) = hearth_server::read_record(&server_file(&app.paths.home)) else {
+        bail!(
+            "no Hearth server is running for {}; start one with `hearth serve` (it prints a login link)",
+            app.paths.home.display()
+        );
+    };
+    let token = hearth_server::read_token(&app.paths.token())?;
+    let link = hearth_server::login_link(&record.url, &token)
+        .await
+        .context("asking the running server for a login link")?;
+    println!("{link}");
+    eprintln!("hearth: open it in a browser on this machine; it works once");
     Ok(ExitCode::SUCCESS)
 }

@@ -3,12 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod agent_home;
     mod agent_tools;
     mod agents;
     mod app_server;
     mod approval;
     mod audit_log;
     mod bad_input;
+    mod browser_support;
     mod calendars;
     mod chat;
     mod crash_loop;

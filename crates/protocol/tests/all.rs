@@ -5,4 +5,5 @@
 mod suite {
     mod conversions;
     mod schema;
+    mod web_types;
 }

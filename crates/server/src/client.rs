@@ -207,3 +207,46 @@ fn notification(method: String, params: Value) -> Notified {
     };
     parsed.unwrap_or(Notified::Other { method, params })
 }
+
+/// Asks a running server (at its base URL, `http://127.0.0.1:8421`) for a one-time login
+/// link for Agent Home, authenticated with the token.
+pub async fn login_link(base_url: &str, token: &Secret) -> Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = base_url
+        .trim_end_matches('/')
+        .strip_prefix("http://")
+        .ok_or_else(|| ServerError::Login(format!("`{base_url}` is not an http:// server URL")))?
+        .to_owned();
+    let mut stream = TcpStream::connect(&authority)
+        .await
+        .map_err(|error| ServerError::Login(format!("cannot reach {base_url}: {error}")))?;
+    let request = format!(
+        "POST /auth/code HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}",
+        token.expose()
+    );
+    let mut answer = Vec::new();
+    let exchange = async {
+        stream.write_all(request.as_bytes()).await?;
+        stream.read_to_end(&mut answer).await
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), exchange)
+        .await
+        .map_err(|_| ServerError::Login(format!("{base_url} did not answer in time")))?
+        .map_err(|error| ServerError::Login(format!("asking {base_url}: {error}")))?;
+    let answer = String::from_utf8_lossy(&answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    if !head.starts_with("HTTP/1.1 200") {
+        let status = head.lines().next().unwrap_or_default();
+        return Err(ServerError::Login(format!(
+            "{base_url} refused a login link ({status}): {}",
+            body.trim()
+        )));
+    }
+    let value: Value = serde_json::from_str(body.trim())
+        .map_err(|error| ServerError::Login(format!("{base_url} answered oddly: {error}")))?;
+    value["url"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| ServerError::Login(format!("{base_url} answered without a link")))
+}

@@ -115,6 +115,9 @@ pub enum ServerError {
     /// The MCP service failed.
     #[error("MCP: {0}")]
     Mcp(String),
+    /// A server did not give a login link.
+    #[error("{0}")]
+    Login(String),
 }
 
 impl ServerError {
@@ -135,7 +138,8 @@ impl ServerError {
             | Self::Discovery { .. }
             | Self::AlreadyServed { .. }
             | Self::Protocol(_)
-            | Self::Mcp(_) => false,
+            | Self::Mcp(_)
+            | Self::Login(_) => false,
         }
     }
 }

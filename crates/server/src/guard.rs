@@ -8,7 +8,9 @@
 //!    headers are ever sent, so no foreign page can read a response.
 //! 3. The caller is authenticated: `Authorization: Bearer <token>` compared in constant
 //!    time, or a browser-session cookie made by `/auth` (the only route that accepts
-//!    the token in its URL, exchanged once for the cookie).
+//!    the token, or a one-time login code, in its URL, exchanged once for the cookie).
+//!    Only Agent Home's static page and assets (`GET /`, `/assets/…`) are served
+//!    without it: they hold no data, and the page asks the user to log in.
 //! 4. A browser session's writes carry its CSRF token: the `X-Hearth-CSRF` header, or
 //!    the `csrf` query parameter on the WebSocket upgrade (browsers cannot set headers
 //!    there).
@@ -19,12 +21,16 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::error::ServerError;
 use crate::token::Secret;
 
 /// The cookie holding a browser session's id.
@@ -33,14 +39,10 @@ pub const SESSION_COOKIE: &str = "hearth_session";
 pub const CSRF_HEADER: &str = "x-hearth-csrf";
 /// The route that exchanges the token for a browser session.
 pub const AUTH_PATH: &str = "/auth";
-/// Browser sessions kept; the oldest goes first.
-const MAX_BROWSER_SESSIONS: usize = 32;
-
-/// A browser logged in through `/auth`.
-struct BrowserSession {
-    id: Secret,
-    csrf: Secret,
-}
+/// Where Agent Home's assets are served from (without authentication).
+pub const ASSETS_PATH: &str = "/assets/";
+/// One-time login codes waiting to be used; the oldest goes first.
+const MAX_LOGIN_CODES: usize = 8;
 
 /// Who a request was authenticated as.
 #[derive(Clone, Debug)]
@@ -55,20 +57,29 @@ pub(crate) enum Caller {
 }
 
 /// The server's checks and the state they need.
+///
+/// A browser session is not kept in memory: its cookie is a random nonce with an
+/// HMAC-SHA256 of it under the token, and its CSRF token another HMAC of the nonce. So a
+/// browser stays logged in across server restarts, and replacing the token file logs
+/// every browser out.
 pub(crate) struct Guard {
     hosts: Vec<String>,
     origins: Vec<String>,
     token: Secret,
-    browsers: Mutex<Vec<BrowserSession>>,
+    /// HMAC-SHA256 keyed with the token (HMAC takes keys of any length, so it is there).
+    sealer: Option<Hmac<Sha256>>,
+    login_codes: Mutex<Vec<Secret>>,
 }
 
 impl Guard {
     pub fn new(hosts: Vec<String>, origins: Vec<String>, token: Secret) -> Arc<Self> {
+        let sealer = Hmac::<Sha256>::new_from_slice(token.expose().as_bytes()).ok();
         Arc::new(Self {
             hosts,
             origins,
             token,
-            browsers: Mutex::new(Vec::new()),
+            sealer,
+            login_codes: Mutex::new(Vec::new()),
         })
     }
 
@@ -80,8 +91,8 @@ impl Guard {
         &self.origins
     }
 
-    fn browsers(&self) -> MutexGuard<'_, Vec<BrowserSession>> {
-        self.browsers
+    fn login_codes(&self) -> MutexGuard<'_, Vec<Secret>> {
+        self.login_codes
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -91,30 +102,67 @@ impl Guard {
         self.token.matches(candidate)
     }
 
-    /// Starts a browser session; returns its id and CSRF token.
-    pub fn open_browser_session(&self) -> crate::Result<(Secret, Secret)> {
-        let session = BrowserSession {
-            id: Secret::generate()?,
-            csrf: Secret::generate()?,
-        };
-        let handles = (session.id.clone(), session.csrf.clone());
-        let mut browsers = self.browsers();
-        if browsers.len() >= MAX_BROWSER_SESSIONS {
-            browsers.remove(0);
+    /// A new login code: `/auth?code=…` accepts it once.
+    pub fn issue_login_code(&self) -> crate::Result<Secret> {
+        let code = Secret::generate()?;
+        let mut codes = self.login_codes();
+        if codes.len() >= MAX_LOGIN_CODES {
+            codes.remove(0);
         }
-        browsers.push(session);
-        Ok(handles)
+        codes.push(code.clone());
+        Ok(code)
     }
 
-    fn browser_session(&self, id: &str) -> Option<Secret> {
-        // Every entry is compared, so the time taken does not say which one matched.
+    /// Whether `candidate` is a login code not used yet; it is used up.
+    pub fn redeem_login_code(&self, candidate: &str) -> bool {
+        let mut codes = self.login_codes();
+        // Every code is compared, so the time taken does not say which one matched.
         let mut found = None;
-        for session in self.browsers().iter() {
-            if session.id.matches(id) {
-                found = Some(session.csrf.clone());
+        for (index, code) in codes.iter().enumerate() {
+            if code.matches(candidate) {
+                found = Some(index);
             }
         }
-        found
+        found.map(|index| codes.remove(index)).is_some()
+    }
+
+    /// Starts a browser session; returns its cookie value and CSRF token.
+    pub fn open_browser_session(&self) -> crate::Result<(Secret, Secret)> {
+        let nonce = Secret::generate()?;
+        let (Some(seal), Some(csrf)) = (
+            self.seal("session", nonce.expose()),
+            self.seal("csrf", nonce.expose()),
+        ) else {
+            return Err(ServerError::Random(
+                "cannot key the session seal".to_owned(),
+            ));
+        };
+        let cookie = format!("{}.{seal}", nonce.expose());
+        Ok((Secret::from_trusted(cookie), Secret::from_trusted(csrf)))
+    }
+
+    /// The CSRF token of the browser session a cookie value names, if it is one.
+    fn browser_session(&self, cookie: &str) -> Option<Secret> {
+        let (nonce, seal) = cookie.split_once('.')?;
+        let expected = Secret::from_trusted(self.seal("session", nonce)?);
+        if !expected.matches(seal) {
+            return None;
+        }
+        self.seal("csrf", nonce).map(Secret::from_trusted)
+    }
+
+    /// HMAC-SHA256 under the token of `purpose:nonce`, hex-encoded.
+    fn seal(&self, purpose: &str, nonce: &str) -> Option<String> {
+        let mut mac = self.sealer.clone()?;
+        mac.update(purpose.as_bytes());
+        mac.update(b":");
+        mac.update(nonce.as_bytes());
+        let bytes = mac.finalize().into_bytes();
+        let mut text = String::with_capacity(bytes.len() * 2);
+        for byte in bytes {
+            text.push_str(&format!("{byte:02x}"));
+        }
+        Some(text)
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
@@ -283,6 +331,13 @@ fn check_json(request: &Request) -> Result<(), Refusal> {
     }
 }
 
+/// Agent Home's page and assets: static, holding no data, served to anyone who passes
+/// the Host and Origin checks (the page then asks the user to log in).
+fn is_public(method: &Method, path: &str) -> bool {
+    matches!(*method, Method::GET | Method::HEAD)
+        && (path == "/" || path == "/favicon.svg" || path.starts_with(ASSETS_PATH))
+}
+
 /// The middleware: every request passes these checks or is refused.
 pub(crate) async fn guard(
     State(guard): State<Arc<Guard>>,
@@ -297,6 +352,9 @@ pub(crate) async fn guard(
         .and_then(|()| {
             if path == AUTH_PATH {
                 // The exchange checks the token from its URL itself.
+                return Ok(None);
+            }
+            if is_public(&method, &path) {
                 return Ok(None);
             }
             let caller = guard.authenticate(request.headers())?;
@@ -319,5 +377,64 @@ pub(crate) async fn guard(
             tracing::info!(%method, %path, ?refusal, "refused a request");
             refusal.into_response()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(token: &Secret) -> Arc<Guard> {
+        Guard::new(Vec::new(), Vec::new(), token.clone())
+    }
+
+    #[test]
+    fn a_browser_session_outlives_the_server_but_not_its_token() {
+        let token = Secret::generate().unwrap();
+        let (cookie, csrf) = guard(&token).open_browser_session().unwrap();
+        // Another server on the same token (a restart) knows the session and its CSRF.
+        let restarted = guard(&token);
+        let found = restarted.browser_session(cookie.expose()).unwrap();
+        assert!(found.matches(csrf.expose()));
+        assert_ne!(cookie.expose(), csrf.expose());
+        // A new token logs every browser out.
+        let replaced = guard(&Secret::generate().unwrap());
+        assert!(replaced.browser_session(cookie.expose()).is_none());
+    }
+
+    #[test]
+    fn a_forged_or_altered_cookie_is_refused() {
+        let token = Secret::generate().unwrap();
+        let guard = guard(&token);
+        let (cookie, _) = guard.open_browser_session().unwrap();
+        let (nonce, seal) = cookie.expose().split_once('.').unwrap();
+        let mut altered = seal.to_owned();
+        let last = if altered.ends_with('0') { "1" } else { "0" };
+        altered.replace_range(altered.len() - 1.., last);
+        for forged in [
+            format!("{nonce}.{altered}"),
+            format!("{}.{seal}", "0".repeat(64)),
+            nonce.to_owned(),
+            String::new(),
+            format!("{nonce}."),
+            token.expose().to_owned(),
+        ] {
+            assert!(guard.browser_session(&forged).is_none(), "{forged}");
+        }
+    }
+
+    #[test]
+    fn a_login_code_works_once() {
+        let guard = guard(&Secret::generate().unwrap());
+        let code = guard.issue_login_code().unwrap();
+        assert!(!guard.redeem_login_code(&"0".repeat(64)));
+        assert!(guard.redeem_login_code(code.expose()));
+        assert!(!guard.redeem_login_code(code.expose()), "used up");
+        // Only the newest few stay valid.
+        let codes: Vec<_> = (0..=MAX_LOGIN_CODES)
+            .map(|_| guard.issue_login_code().unwrap())
+            .collect();
+        assert!(!guard.redeem_login_code(codes[0].expose()));
+        assert!(guard.redeem_login_code(codes[MAX_LOGIN_CODES].expose()));
     }
 }

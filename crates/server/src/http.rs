@@ -38,8 +38,9 @@ pub(crate) fn router(app: App, mcp: Option<Router>) -> Router {
         .route("/rpc", get(rpc_socket).post(rpc_post))
         .route(AUTH_PATH, get(exchange_token))
         .route("/auth/csrf", get(browser_csrf))
-        .route("/", get(home))
-        .with_state(app);
+        .route("/auth/code", axum::routing::post(login_code))
+        .with_state(app)
+        .merge(crate::web::pages());
     if let Some(mcp) = mcp {
         router = router.nest_service("/mcp", mcp);
     }
@@ -57,13 +58,6 @@ async fn health() -> Response {
         "protocolVersion": hearth_protocol::PROTOCOL_VERSION,
     }))
     .into_response()
-}
-
-async fn home() -> Html<&'static str> {
-    Html(
-        "<!doctype html><meta charset=utf-8><title>Hearth</title>\
-         <p>Hearth is running. Clients speak JSON-RPC at <code>/rpc</code>.</p>",
-    )
 }
 
 /// WebSocket upgrade of `/rpc`.
@@ -150,14 +144,20 @@ async fn rpc_post(State(app): State<App>, body: String) -> Response {
 #[derive(Deserialize)]
 struct Exchange {
     token: Option<String>,
+    code: Option<String>,
 }
 
-/// `GET /auth?token=…`: trades the token for an HttpOnly, SameSite=Strict session cookie
-/// and sends the browser on to `/`, so the token leaves the address bar.
+/// `GET /auth?token=…` or `GET /auth?code=…` (a one-time login code `hearth serve`
+/// prints): trades it for an HttpOnly, SameSite=Strict session cookie and sends the
+/// browser on to `/`, so the secret leaves the address bar.
 async fn exchange_token(State(app): State<App>, Query(exchange): Query<Exchange>) -> Response {
-    let presented = exchange.token.unwrap_or_default();
-    if !app.guard.is_token(&presented) {
-        return (StatusCode::UNAUTHORIZED, "missing or wrong token").into_response();
+    let accepted = match (exchange.token, exchange.code) {
+        (Some(token), _) => app.guard.is_token(&token),
+        (None, Some(code)) => app.guard.redeem_login_code(&code),
+        (None, None) => false,
+    };
+    if !accepted {
+        return (StatusCode::UNAUTHORIZED, Html(crate::web::LOGIN_REFUSED)).into_response();
     }
     let (session, _csrf) = match app.guard.open_browser_session() {
         Ok(handles) => handles,
@@ -204,4 +204,44 @@ async fn browser_csrf(caller: Option<Extension<Caller>>) -> Response {
         )
             .into_response(),
     }
+}
+
+/// `POST /auth/code`: a one-time login link for a browser, for a program holding the
+/// token (`hearth login`).
+async fn login_code(
+    State(app): State<App>,
+    caller: Option<Extension<Caller>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    if !matches!(caller, Some(Extension(Caller::Bearer))) {
+        return (
+            StatusCode::FORBIDDEN,
+            "only a program holding the token can ask for a login link",
+        )
+            .into_response();
+    }
+    let code = match app.guard.issue_login_code() {
+        Ok(code) => code,
+        Err(error) => {
+            tracing::error!(%error, "cannot make a login code");
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot make a login code",
+            )
+                .into_response();
+        }
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let mut response = axum::Json(json!({
+        "code": code.expose(),
+        "url": format!("http://{host}{AUTH_PATH}?code={}", code.expose()),
+    }))
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }

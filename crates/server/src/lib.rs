@@ -35,11 +35,12 @@ mod providers;
 mod server;
 mod stdio;
 mod token;
+mod web;
 mod writer;
 
 pub use approvals::Approvals;
 pub use backend::Backend;
-pub use client::{Client, Notifications, Notified, rpc_url};
+pub use client::{Client, Notifications, Notified, login_link, rpc_url};
 pub use discovery::{
     LOCK_FILE, SERVER_FILE, ServeLock, ServerRecord, lock_data_directory, read_record,
     remove_record, server_file, write_record,

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::serve::ListenerExt;
@@ -61,6 +62,7 @@ impl Listener {
         } = self;
         let (hosts, origins) = allowed_authorities(&options, address);
         let guard = Guard::new(hosts, origins, token);
+        let login = Arc::clone(&guard);
         let stop = CancellationToken::new();
         let mcp = backend.toolbox.clone().map(|toolbox| {
             mcp::http_service(
@@ -81,6 +83,7 @@ impl Listener {
             address,
             router: router(app, mcp),
             stop,
+            guard: login,
         }
     }
 }
@@ -91,6 +94,7 @@ pub struct Server {
     address: SocketAddr,
     router: Router,
     stop: CancellationToken,
+    guard: Arc<Guard>,
 }
 
 impl Server {
@@ -109,6 +113,12 @@ impl Server {
     /// address is reached through loopback).
     pub fn url(&self) -> String {
         loopback_url(self.address)
+    }
+
+    /// A one-time login link for Agent Home: opening it logs the browser in.
+    pub fn login_url(&self) -> Result<String> {
+        let code = self.guard.issue_login_code()?;
+        Ok(format!("{}/auth?code={}", self.url(), code.expose()))
     }
 
     /// Serves until `shutdown` completes.

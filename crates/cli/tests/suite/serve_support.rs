@@ -22,38 +22,57 @@ pub struct Served {
     pub url: String,
     pub port: u16,
     pub token: Secret,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: Option<std::path::PathBuf>,
 }
 
 impl Served {
     /// Starts `hearth serve --port 0` with extra arguments and environment.
     pub fn start(hearth: Hearth, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = hearth.command();
-        command
-            .args(["serve", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let child = command.spawn().unwrap();
-        let record_path = server_file(hearth.home.path());
-        let deadline = Instant::now() + WAIT;
-        let record = loop {
-            if let Some(record) = read_record(&record_path) {
-                break record;
-            }
-            assert!(Instant::now() < deadline, "hearth serve did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        Self::start_in(hearth, None, args, env)
+    }
+
+    /// Starts `hearth serve --port 0` in a working directory (where its sessions work).
+    pub fn start_in(
+        hearth: Hearth,
+        cwd: Option<&std::path::Path>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let cwd = cwd.map(std::path::Path::to_path_buf);
+        let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        let child = spawn(&hearth, cwd.as_deref(), 0, &args, &env);
+        let (url, port) = wait_for_record(&hearth);
         let token = read_token(&hearth.home.path().join("token")).unwrap();
         Self {
             hearth,
             child,
-            url: record.url,
-            port: record.port,
+            url,
+            port,
             token,
+            args,
+            env,
+            cwd,
         }
+    }
+
+    /// Starts the same server again, on the same port and data directory, after
+    /// [`Served::stop`].
+    pub fn restart(&mut self) {
+        self.child = spawn(
+            &self.hearth,
+            self.cwd.as_deref(),
+            self.port,
+            &self.args,
+            &self.env,
+        );
+        let (url, port) = wait_for_record(&self.hearth);
+        assert_eq!(port, self.port, "{url}");
     }
 
     /// A connected, initialized protocol client.
@@ -97,6 +116,40 @@ impl Drop for Served {
             self.child.kill().ok();
             self.child.wait().ok();
         }
+    }
+}
+
+fn spawn(
+    hearth: &Hearth,
+    cwd: Option<&std::path::Path>,
+    port: u16,
+    args: &[String],
+    env: &[(String, String)],
+) -> Child {
+    let mut command = hearth.command();
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    command
+        .args(["serve", "--port", &port.to_string()])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.spawn().unwrap()
+}
+
+fn wait_for_record(hearth: &Hearth) -> (String, u16) {
+    let record_path = server_file(hearth.home.path());
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(record) = read_record(&record_path) {
+            return (record.url, record.port);
+        }
+        assert!(Instant::now() < deadline, "hearth serve did not start");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -1,0 +1,752 @@
+// @ts-check
+// One open session: its chats, the conversation of the chat shown, and its composer.
+// A tab's element stays mounted while other tabs are shown, so nothing typed is lost;
+// the draft also lives on the server (`chat/setDraft`), so it survives reloads and is
+// the same in every window.
+
+import { el, replace, when, diffView, message } from './dom.js';
+import { renderMarkdown } from './markdown.js';
+import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf } from './state.js';
+
+/** @typedef {import('./rpc.js').Rpc} Rpc */
+/** @typedef {import('./rpc.js').Delivery} Delivery */
+/** @typedef {import('../../protocol').ChatState} ChatState */
+/** @typedef {import('../../protocol').SessionState} SessionState */
+/** @typedef {import('../../protocol').Turn} Turn */
+/** @typedef {import('../../protocol').ResponsePart} ResponsePart */
+/** @typedef {import('../../protocol').Proposal} Proposal */
+/** @typedef {import('../../protocol').HarnessInfo} HarnessInfo */
+
+/** Turns shown when a chat opens; older ones load as the user scrolls up. */
+const FIRST_PAGE = 40;
+/** How long after a keystroke the draft is saved. */
+const DRAFT_DELAY_MS = 400;
+
+/**
+ * @typedef {object} TabHost
+ * @property {Rpc} rpc
+ * @property {(uri: string) => HarnessInfo | undefined} harnessOf
+ * @property {() => HarnessInfo[]} harnesses
+ * @property {(tab: SessionTab) => void} changed   the tab's title or running state changed
+ * @property {(uri: string) => void} openSession   opens (or shows) a session's tab
+ * @property {(tab: SessionTab, provider: string) => Promise<void>} switchHarness
+ * @property {(text: string) => void} announce
+ */
+
+export class SessionTab {
+  /**
+   * @param {TabHost} host
+   * @param {string} uri
+   */
+  constructor(host, uri) {
+    this.host = host;
+    this.rpc = host.rpc;
+    this.uri = uri;
+    /** @type {SessionState | null} */
+    this.session = null;
+    /** @type {string | null} */
+    this.chatUri = null;
+    /** @type {ChatState | null} */
+    this.chat = null;
+    this.olderTurns = false;
+    /** whether turns before those loaded by scrolling up remain */
+    this.olderBeyond = false;
+    this.loadingOlder = false;
+    /** @type {string | null} the project a tab was opened in, until its session is read */
+    this.projectHint = null;
+    /** @type {Map<string, HTMLElement>} */
+    this.turnElements = new Map();
+    /** @type {Set<string>} */
+    this.dirtyTurns = new Set();
+    this.fullRender = true;
+    this.frame = 0;
+    this.visible = false;
+    /** @type {string[]} messages waiting for the running turn to end */
+    this.queue = [];
+    /** @type {Map<string, Proposal>} */
+    this.proposals = new Map();
+    this.lastLocalEdit = 0;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.draftTimer = undefined;
+    this.closed = false;
+    this.error = '';
+    this.chatsBar = el('nav', { class: 'chats-bar', 'aria-label': 'Chats of this session' });
+    this.older = el('button', { class: 'button subtle older', hidden: true, onclick: () => this.loadOlder() }, 'Show earlier messages');
+    this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-label': 'Conversation', tabindex: '0' });
+    this.scroller = el('div', { class: 'scroller' }, this.older, this.transcript);
+    this.textarea = el('textarea', {
+      class: 'composer-input',
+      rows: 2,
+      placeholder: 'Ask anything…  (Enter sends, Shift+Enter for a new line)',
+      'aria-label': 'Message',
+      oninput: () => this.edited(),
+      onkeydown: (/** @type {KeyboardEvent} */ event) => {
+        if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+          event.preventDefault();
+          this.submit();
+        }
+      },
+    });
+    this.sendButton = el('button', { class: 'button primary send', type: 'submit', 'aria-label': 'Send' }, 'Send');
+    this.stopButton = el('button', { class: 'button danger stop', type: 'button', hidden: true, onclick: () => this.stop() }, 'Stop');
+    this.harnessSelect = el('select', { class: 'select', 'aria-label': 'Agent', onchange: () => this.harnessChanged() });
+    this.modelSelect = el('select', { class: 'select', 'aria-label': 'Model', hidden: true, onchange: () => this.modelChanged() });
+    this.queueList = el('ul', { class: 'queue', 'aria-label': 'Queued messages' });
+    this.gateNote = el('p', { class: 'gate-note', hidden: true, role: 'status' }, 'Answer the request above to go on.');
+    this.composerError = el('p', { class: 'composer-error', role: 'alert', hidden: true });
+    this.form = el(
+      'form',
+      {
+        class: 'composer',
+        onsubmit: (/** @type {Event} */ event) => {
+          event.preventDefault();
+          this.submit();
+        },
+      },
+      this.queueList,
+      this.gateNote,
+      this.composerError,
+      this.textarea,
+      el('div', { class: 'composer-bar' }, this.harnessSelect, this.modelSelect, el('span', { class: 'spacer' }), this.stopButton, this.sendButton),
+    );
+    this.landingTitle = el('div', { class: 'landing-title' }, el('h1', null, 'What shall we work on?'), el('p', { class: 'landing-subtitle' }));
+    this.landingShelves = el('div', { class: 'landing-shelves' });
+    this.element = el(
+      'section',
+      { class: 'session-view landing', role: 'tabpanel', hidden: true, dataset: { session: this.uri } },
+      this.chatsBar,
+      this.landingTitle,
+      this.scroller,
+      this.form,
+      this.landingShelves,
+    );
+    this.scroller.addEventListener('scroll', () => {
+      if (this.scroller.scrollTop < 80 && this.olderTurns) this.loadOlder();
+    });
+    this.rpc.subscribe(uri, (delivery) => this.sessionDelivered(delivery));
+  }
+
+
+  /** The title shown on the tab. */
+  title() {
+    return this.session?.summary.title || 'New chat';
+  }
+
+  running() {
+    return Boolean(this.chat && isRunning(this.chat));
+  }
+
+  /** @param {boolean} visible */
+  setVisible(visible) {
+    this.visible = visible;
+    this.element.hidden = !visible;
+    if (visible) this.schedule();
+  }
+
+  /** @param {Delivery} delivery */
+  sessionDelivered(delivery) {
+    if (delivery.type === 'ended') {
+      this.error = `This session is gone: ${delivery.reason}`;
+      this.session = null;
+      this.host.changed(this);
+      this.renderAll();
+      return;
+    }
+    if (delivery.type === 'snapshot') {
+      const state = delivery.snapshot.state;
+      if (state.type !== 'session') return;
+      const { type: _type, ...session } = state;
+      this.session = session;
+    } else if (this.session) {
+      reduceSession(this.session, delivery.envelope.action);
+    }
+    if (!this.session) return;
+    const chats = this.session.chats;
+    if (!this.chatUri || !chats.some((chat) => chat.summary.uri === this.chatUri)) {
+      if (chats.length) this.showChat(chats[0].summary.uri);
+    }
+    this.renderChats();
+    this.renderHarness();
+    this.host.changed(this);
+  }
+
+  /** @param {string} chatUri */
+  showChat(chatUri) {
+    if (this.chatUri === chatUri) return;
+    if (this.chatUri) this.rpc.unsubscribe(this.chatUri);
+    this.chatUri = chatUri;
+    this.chat = null;
+    this.textarea.value = '';
+    this.lastLocalEdit = 0;
+    this.renderAll();
+    this.rpc.subscribe(chatUri, (delivery) => this.chatDelivered(chatUri, delivery), { turnLimit: FIRST_PAGE });
+  }
+
+  /**
+   * @param {string} chatUri
+   * @param {Delivery} delivery
+   */
+  chatDelivered(chatUri, delivery) {
+    if (chatUri !== this.chatUri) return;
+    if (delivery.type === 'ended') {
+      this.chat = null;
+      this.error = `This chat is gone: ${delivery.reason}`;
+      this.renderAll();
+      return;
+    }
+    if (delivery.type === 'snapshot') {
+      const state = delivery.snapshot.state;
+      if (state.type !== 'chat') return;
+      const { type: _type, ...chat } = state;
+      const keepOlder = this.chat && this.chat.summary.uri === chat.summary.uri ? this.olderLoaded() : [];
+      this.chat = chat;
+      this.olderTurns = Boolean(chat.olderTurns);
+      if (keepOlder.length && chat.turns.length) {
+        // Turns loaded by scrolling up stay when a fresh snapshot replaces the page.
+        const known = new Set(chat.turns.map((turn) => turn.id));
+        const before = keepOlder.filter((turn) => !known.has(turn.id));
+        if (before.length) {
+          chat.turns.unshift(...before);
+          this.olderTurns = this.olderBeyond;
+        }
+      }
+      this.syncDraft(chat.draft ?? '');
+      this.fullRender = true;
+      this.schedule();
+      this.host.changed(this);
+      this.refreshProposals();
+      return;
+    }
+    if (!this.chat) return;
+    const action = delivery.envelope.action;
+    const wasRunning = isRunning(this.chat);
+    const turnId = reduceChat(this.chat, action);
+    if (action.type === 'draftChanged') {
+      this.syncDraft(action.draft ?? '');
+      return;
+    }
+    if (turnId) this.dirtyTurns.add(turnId);
+    if (action.type === 'turnStarted') this.fullRender = true;
+    if (action.type === 'partAdded' && action.part.type === 'proposal') this.refreshProposals();
+    if (action.type === 'turnCompleted') {
+      this.host.announce(`${this.title()}: the answer is complete`);
+      if (wasRunning) setTimeout(() => this.flushQueue(), 0);
+    }
+    if (action.type === 'turnStarted' || action.type === 'turnCompleted') this.host.changed(this);
+    this.schedule();
+  }
+
+  /** Turns before the first page, loaded by scrolling up. */
+  olderLoaded() {
+    if (!this.chat) return [];
+    return this.chat.turns.slice(0, Math.max(0, this.chat.turns.length - FIRST_PAGE));
+  }
+
+  async loadOlder() {
+    if (!this.chat || !this.olderTurns || this.loadingOlder || !this.chatUri) return;
+    const first = this.chat.turns[0];
+    if (!first) return;
+    this.loadingOlder = true;
+    const chat = this.chat;
+    try {
+      const page = await this.rpc.call('chat/turns', { chat: this.chatUri, before: first.id, limit: 50 });
+      if (this.chat !== chat) return;
+      const height = this.scroller.scrollHeight;
+      chat.turns.unshift(...page.turns);
+      this.olderTurns = page.hasMore;
+      this.olderBeyond = page.hasMore;
+      this.fullRender = true;
+      this.render();
+      this.scroller.scrollTop += this.scroller.scrollHeight - height;
+    } catch (error) {
+      this.showError(`Could not load earlier messages: ${message(error)}`);
+    } finally {
+      this.loadingOlder = false;
+    }
+  }
+
+  /** @param {string} draft */
+  syncDraft(draft) {
+    // What this window typed in the last moments wins over an echo of an older draft.
+    if (Date.now() - this.lastLocalEdit < 1500) return;
+    if (this.textarea.value !== draft) this.textarea.value = draft;
+  }
+
+  edited() {
+    this.lastLocalEdit = Date.now();
+    clearTimeout(this.draftTimer);
+    this.draftTimer = setTimeout(() => this.saveDraft(), DRAFT_DELAY_MS);
+  }
+
+  async saveDraft() {
+    if (!this.chatUri || this.closed) return;
+    const text = this.textarea.value;
+    try {
+      await this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: text ? text : null });
+    } catch (error) {
+      this.showError(`The draft was not saved: ${message(error)}`);
+    }
+  }
+
+  /** Saves a pending draft now (before a tab closes or the page unloads). */
+  flushDraft() {
+    if (this.draftTimer !== undefined) {
+      clearTimeout(this.draftTimer);
+      this.draftTimer = undefined;
+      this.saveDraft();
+    }
+  }
+
+  async submit() {
+    const text = this.textarea.value.trim();
+    if (!text || !this.chatUri || !this.chat) return;
+    if (pendingPermission(this.chat)) return;
+    this.textarea.value = '';
+    this.lastLocalEdit = Date.now();
+    clearTimeout(this.draftTimer);
+    this.draftTimer = undefined;
+    if (this.running() || this.queue.length) {
+      this.queue.push(text);
+      this.renderQueue();
+      this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
+      return;
+    }
+    await this.send(text);
+  }
+
+  /** @param {string} text */
+  async send(text) {
+    if (!this.chatUri) return;
+    this.showError('');
+    try {
+      await this.rpc.call('chat/send', { chat: this.chatUri, message: { text } });
+      this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
+    } catch (error) {
+      // Nothing is lost: the message goes back into the composer.
+      if (!this.textarea.value) this.textarea.value = text;
+      this.showError(message(error));
+    }
+  }
+
+  flushQueue() {
+    if (!this.queue.length || this.running() || (this.chat && pendingPermission(this.chat))) return;
+    const next = /** @type {string} */ (this.queue.shift());
+    this.renderQueue();
+    this.send(next);
+  }
+
+  async stop() {
+    if (!this.chatUri) return;
+    try {
+      await this.rpc.call('chat/abort', { chat: this.chatUri });
+    } catch (error) {
+      this.showError(message(error));
+    }
+  }
+
+  /** @param {string} text */
+  showError(text) {
+    this.composerError.textContent = text;
+    this.composerError.hidden = !text;
+  }
+
+  harnessChanged() {
+    const provider = this.harnessSelect.value;
+    if (provider && this.session && provider !== this.session.summary.provider) {
+      this.host.switchHarness(this, provider).catch((error) => this.showError(message(error)));
+    }
+  }
+
+  async modelChanged() {
+    if (!this.chatUri) return;
+    try {
+      await this.rpc.call('chat/setModel', { chat: this.chatUri, model: this.modelSelect.value });
+    } catch (error) {
+      this.showError(message(error));
+    }
+  }
+
+  async refreshProposals() {
+    if (!this.chat) return;
+    const wanted = this.chat.turns.some((turn) => partsOf(turn).some((part) => part.type === 'proposal'));
+    if (!wanted) return;
+    try {
+      const page = await this.rpc.call('proposal/list', { session: this.uri, limit: 200 });
+      for (const proposal of page.proposals) this.proposals.set(proposal.id, proposal);
+      this.fullRender = true;
+      this.schedule();
+    } catch (error) {
+      this.showError(`Could not read the proposals: ${message(error)}`);
+    }
+  }
+
+  schedule() {
+    if (!this.visible || this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  renderAll() {
+    this.fullRender = true;
+    this.schedule();
+  }
+
+  render() {
+    const chat = this.chat;
+    const landing = !this.error && (!chat || (chat.turns.length === 0 && !this.olderTurns));
+    this.element.classList.toggle('landing', landing);
+    this.element.dataset.landing = String(landing);
+    this.older.hidden = !this.olderTurns;
+    const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
+    if (this.error) {
+      replace(this.transcript, el('div', { class: 'notice error', role: 'alert' }, this.error));
+    } else if (chat && this.fullRender) {
+      const seen = new Set();
+      const nodes = chat.turns.map((turn) => {
+        seen.add(turn.id);
+        const node = this.renderTurn(turn);
+        this.turnElements.set(turn.id, node);
+        return node;
+      });
+      for (const id of [...this.turnElements.keys()]) if (!seen.has(id)) this.turnElements.delete(id);
+      replace(this.transcript, ...nodes);
+    } else if (chat) {
+      for (const id of this.dirtyTurns) {
+        const turn = chat.turns.find((candidate) => candidate.id === id);
+        const old = this.turnElements.get(id);
+        if (!turn || !old) continue;
+        const node = this.renderTurn(turn);
+        old.replaceWith(node);
+        this.turnElements.set(id, node);
+      }
+    }
+    this.fullRender = false;
+    this.dirtyTurns.clear();
+    if (chat && !performance.getEntriesByName('hearth-ready').length) {
+      // The first conversation (or landing) drawn: what a visitor waits for.
+      performance.mark('hearth-ready');
+    }
+    if (nearBottom && !landing) this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.renderComposer();
+    if (landing) this.renderLanding();
+  }
+
+  renderComposer() {
+    const chat = this.chat;
+    const gate = chat ? pendingPermission(chat) : null;
+    const running = Boolean(chat && isRunning(chat));
+    this.form.inert = Boolean(gate) || !chat;
+    this.form.classList.toggle('inert', Boolean(gate));
+    this.gateNote.hidden = !gate;
+    this.stopButton.hidden = !running;
+    this.sendButton.textContent = running ? 'Queue' : 'Send';
+    this.sendButton.setAttribute('aria-label', running ? 'Queue the message' : 'Send');
+    this.renderModels();
+  }
+
+  renderQueue() {
+    replace(
+      this.queueList,
+      ...this.queue.map((text, index) =>
+        el('li', { class: 'queued' },
+          el('span', null, text),
+          el('button', {
+            class: 'button subtle small',
+            type: 'button',
+            'aria-label': `Remove queued message ${index + 1}`,
+            onclick: () => {
+              this.queue.splice(index, 1);
+              this.renderQueue();
+            },
+          }, '×'),
+        ),
+      ),
+    );
+  }
+
+  renderHarness() {
+    const harnesses = this.host.harnesses();
+    const current = this.session?.summary.provider;
+    const options = harnesses.map((harness) =>
+      el('option', { value: harness.id, selected: harness.id === current }, harness.demo && !harness.name.includes('demo') ? `${harness.name} (demo)` : harness.name),
+    );
+    if (current && !harnesses.some((harness) => harness.id === current)) {
+      options.push(el('option', { value: current, selected: true }, current));
+    }
+    replace(this.harnessSelect, ...options);
+    // The agent is fixed once the conversation starts.
+    this.harnessSelect.disabled = Boolean(this.chat && this.chat.turns.length);
+    const harness = current ? this.host.harnessOf(current) : undefined;
+    const subtitle = this.landingTitle.querySelector('.landing-subtitle');
+    if (subtitle) subtitle.textContent = harness ? `${harness.name}${harness.demo ? ' — a demo with scripted answers; add a provider in Setup' : ''}` : '';
+  }
+
+  renderModels() {
+    const models = this.chat?.agent?.models;
+    if (!models || !models.choices.length) {
+      this.modelSelect.hidden = true;
+      return;
+    }
+    this.modelSelect.hidden = false;
+    replace(
+      this.modelSelect,
+      ...models.choices.map((choice) => el('option', { value: choice.id, selected: choice.id === models.current }, choice.name)),
+    );
+  }
+
+  renderChats() {
+    const session = this.session;
+    if (!session || session.chats.length < 2) {
+      replace(this.chatsBar);
+      this.chatsBar.hidden = true;
+      return;
+    }
+    this.chatsBar.hidden = false;
+    replace(
+      this.chatsBar,
+      ...session.chats.map((listing, index) => {
+        const origin = listing.summary.origin;
+        const label = listing.summary.title || (index === 0 ? 'Main' : origin.type === 'fork' ? 'Fork' : origin.type === 'sideChat' ? 'Side chat' : `Chat ${index + 1}`);
+        return el('button', {
+          class: `chip${listing.summary.uri === this.chatUri ? ' active' : ''}`,
+          type: 'button',
+          'aria-pressed': String(listing.summary.uri === this.chatUri),
+          onclick: () => this.showChat(listing.summary.uri),
+        }, label, listing.running ? el('span', { class: 'dot running', 'aria-label': 'running' }) : null);
+      }),
+    );
+  }
+
+  renderLanding() {
+    replace(this.landingShelves);
+    this.landingShelves.dispatchEvent(new CustomEvent('landing', { bubbles: true, detail: this }));
+  }
+
+  /** @param {Turn} turn */
+  renderTurn(turn) {
+    const harness = this.session ? this.host.harnessOf(this.session.summary.provider) : undefined;
+    const chats = harness?.capabilities.multipleChats;
+    const actions = el('div', { class: 'turn-actions' },
+      el('button', { class: 'button subtle small', type: 'button', title: 'A new session that continues from here', onclick: () => this.fork(turn) }, 'Fork'),
+      chats?.sideChat
+        ? el('button', { class: 'button subtle small', type: 'button', title: 'Ask aside, with this context', onclick: () => this.sideChat(turn) }, 'Side chat')
+        : null,
+    );
+    const user = el('div', { class: 'message user' }, el('div', { class: 'bubble' }, turn.user.text), actions);
+    const response = el('div', { class: 'message assistant' });
+    for (const part of partsOf(turn)) response.append(this.renderPart(turn, part));
+    const footer = el('div', { class: 'turn-footer' });
+    if (!turn.stopReason) {
+      response.append(el('div', { class: 'typing', 'aria-label': 'answering' }, el('span'), el('span'), el('span')));
+    } else if (turn.stopReason !== 'endTurn') {
+      const reasons = {
+        aborted: 'Stopped — what streamed is kept.',
+        incomplete: 'Incomplete — Hearth stopped while this answer ran; what streamed is kept.',
+        maxTokens: 'The answer hit the model’s output limit.',
+        stepLimit: 'The agent hit its step limit.',
+        refusal: 'The model refused.',
+        error: 'The turn failed.',
+      };
+      footer.append(el('span', { class: `stop-reason ${turn.stopReason}` }, reasons[/** @type {keyof reasons} */ (turn.stopReason)] || String(turn.stopReason)));
+    }
+    if (turn.usage) {
+      footer.append(el('span', { class: 'usage', title: 'Tokens' }, `${turn.usage.inputTokens} in · ${turn.usage.outputTokens} out`));
+    }
+    if (turn.completedAt) footer.append(el('time', { dateTime: turn.completedAt }, when(turn.completedAt)));
+    return el('article', { class: 'turn', dataset: { turn: turn.id } }, user, response, footer);
+  }
+
+  /**
+   * @param {Turn} turn
+   * @param {ResponsePart} part
+   * @returns {Node}
+   */
+  renderPart(turn, part) {
+    switch (part.type) {
+      case 'text':
+        return el('div', { class: 'markdown' }, renderMarkdown(part.text));
+      case 'reasoning':
+        return el('details', { class: 'reasoning', open: !turn.stopReason }, el('summary', null, 'Reasoning'), el('div', { class: 'markdown' }, renderMarkdown(part.text)));
+      case 'toolCall': {
+        const args = JSON.stringify(part.arguments, null, 2);
+        return el('details', { class: `tool-call ${part.status}`, dataset: { call: part.callId } },
+          el('summary', null,
+            el('span', { class: 'tool-name' }, part.title || part.name),
+            el('span', { class: `badge ${part.status}` }, part.status),
+          ),
+          args && args !== '{}' && args !== 'null' ? el('pre', { class: 'arguments' }, args) : null,
+          ...(part.content || []).map((content) =>
+            content.type === 'text'
+              ? el('div', { class: 'markdown' }, renderMarkdown(content.text))
+              : content.type === 'diff'
+                ? el('div', null, el('div', { class: 'path' }, content.path), diffView(`-${(content.oldText || '').split('\n').join('\n-')}\n+${content.newText.split('\n').join('\n+')}`))
+                : el('div', { class: 'muted' }, `terminal ${content.terminalId}`),
+          ),
+          part.result ? el('pre', { class: `result${part.result.isError ? ' error' : ''}` }, part.result.content) : null,
+        );
+      }
+      case 'plan':
+        return el('div', { class: 'plan', role: 'list', 'aria-label': 'Plan' },
+          ...part.entries.map((entry) => el('div', { class: `plan-entry ${entry.status}`, role: 'listitem' },
+            el('span', { class: 'plan-mark', 'aria-hidden': 'true' }, entry.status === 'completed' ? '✓' : entry.status === 'inProgress' ? '◐' : '○'),
+            el('span', null, entry.content),
+            el('span', { class: 'visually-hidden' }, ` (${entry.status})`),
+          )),
+        );
+      case 'proposal':
+        return this.renderProposal(part.proposalId, part.summary);
+      case 'permissionRequest':
+        return this.renderPermission(turn, part);
+      case 'error':
+        return el('div', { class: 'notice error', role: 'alert' }, part.message);
+      default:
+        return document.createTextNode('');
+    }
+  }
+
+  /**
+   * @param {Turn} turn
+   * @param {Extract<ResponsePart, {type: 'permissionRequest'}>} part
+   */
+  renderPermission(turn, part) {
+    const card = el('div', { class: 'card permission', role: 'group', 'aria-label': `Permission: ${part.title}`, dataset: { request: part.requestId } },
+      el('div', { class: 'card-title' }, 'The agent asks: ', el('strong', null, part.title)),
+    );
+    if (part.outcome) {
+      const chosen = part.options.find((option) => option.id === part.outcome);
+      card.append(el('p', { class: 'muted' }, `Answered: ${chosen ? chosen.label : part.outcome}`));
+      return card;
+    }
+    const error = el('p', { class: 'card-error', role: 'alert', hidden: true });
+    const buttons = part.options.map((option) =>
+      el('button', {
+        type: 'button',
+        class: `button ${option.kind && option.kind.startsWith('reject') ? 'danger' : 'primary'}`,
+        onclick: async () => {
+          if (!this.chatUri) return;
+          for (const button of buttons) button.disabled = true;
+          try {
+            await this.rpc.call('permission/respond', { chat: this.chatUri, requestId: part.requestId, optionId: option.id });
+          } catch (failure) {
+            error.textContent = message(failure);
+            error.hidden = false;
+            for (const button of buttons) button.disabled = false;
+          }
+        },
+      }, option.label),
+    );
+    card.append(el('div', { class: 'card-actions' }, ...buttons), error);
+    return card;
+  }
+
+  /**
+   * @param {string} id
+   * @param {string} summary
+   */
+  renderProposal(id, summary) {
+    const proposal = this.proposals.get(id);
+    return proposalCard(this.rpc, id, summary, proposal, (updated) => {
+      this.proposals.set(updated.id, updated);
+      this.renderAll();
+    });
+  }
+
+  /** @param {Turn} turn */
+  async fork(turn) {
+    try {
+      const created = await this.rpc.call('session/fork', { session: this.uri, turnId: turn.id });
+      this.host.openSession(created.session.summary.uri);
+    } catch (error) {
+      this.showError(`Could not fork: ${message(error)}`);
+    }
+  }
+
+  /** @param {Turn} turn */
+  async sideChat(turn) {
+    if (!this.chatUri) return;
+    try {
+      const created = await this.rpc.call('chat/create', {
+        session: this.uri,
+        seed: { type: 'sideChat', sourceChat: this.chatUri, turnId: turn.id },
+      });
+      this.showChat(created.chat.uri);
+    } catch (error) {
+      this.showError(`Could not open a side chat: ${message(error)}`);
+    }
+  }
+
+  /** Stops listening; the draft is pruned when `prune`. */
+  close(prune) {
+    this.closed = true;
+    clearTimeout(this.draftTimer);
+    if (prune && this.chatUri) this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
+    if (this.chatUri) this.rpc.unsubscribe(this.chatUri);
+    this.rpc.unsubscribe(this.uri);
+    this.element.remove();
+  }
+}
+
+/**
+ * A proposal's card: what it changes, and approve/reject bound to the hash shown.
+ * @param {Rpc} rpc
+ * @param {string} id
+ * @param {string} summary
+ * @param {Proposal | undefined} proposal
+ * @param {(proposal: Proposal) => void} decided
+ */
+export function proposalCard(rpc, id, summary, proposal, decided) {
+  const card = el('div', { class: 'card proposal', role: 'group', 'aria-label': `Proposal: ${summary}`, dataset: { proposal: id } },
+    el('div', { class: 'card-title' }, 'Proposed change: ', el('strong', null, summary)),
+  );
+  if (!proposal) {
+    card.append(el('p', { class: 'muted' }, 'Loading the change…'));
+    return card;
+  }
+  card.dataset.hash = proposal.payloadHash;
+  card.append(diffView(proposal.diff));
+  card.append(el('p', { class: 'muted hash' }, `Change ${proposal.payloadHash.slice(0, 12)} · ${proposal.tool}`));
+  if (proposal.status !== 'pending') {
+    card.append(el('p', { class: `status ${proposal.status}` }, statusText(proposal)));
+    return card;
+  }
+  const error = el('p', { class: 'card-error', role: 'alert', hidden: true });
+  const shownHash = proposal.payloadHash;
+  /** @param {'approve' | 'reject'} decision */
+  const decide = async (decision) => {
+    approve.disabled = true;
+    reject.disabled = true;
+    try {
+      const answer = decision === 'approve'
+        ? await rpc.call('proposal/approve', { proposalId: id, payloadHash: shownHash })
+        : await rpc.call('proposal/reject', { proposalId: id });
+      decided(answer.proposal);
+    } catch (failure) {
+      error.textContent = message(failure);
+      error.hidden = false;
+      approve.disabled = false;
+      reject.disabled = false;
+    }
+  };
+  const approve = el('button', { type: 'button', class: 'button primary', onclick: () => decide('approve') }, 'Approve');
+  const reject = el('button', { type: 'button', class: 'button danger', onclick: () => decide('reject') }, 'Reject');
+  card.append(el('div', { class: 'card-actions' }, approve, reject), error);
+  return card;
+}
+
+/** @param {Proposal} proposal */
+export function statusText(proposal) {
+  switch (proposal.status) {
+    case 'applied':
+      return `Applied${proposal.decidedBy ? ` (approved by ${proposal.decidedBy})` : ''}.`;
+    case 'rejected':
+      return `Rejected${proposal.reason ? `: ${proposal.reason}` : ''}.`;
+    case 'failed':
+      return `Approved, but applying it failed: ${proposal.error || 'unknown error'}`;
+    case 'expired':
+      return 'Expired without a decision.';
+    default:
+      return String(proposal.status);
+  }
+}

@@ -1,0 +1,392 @@
+// @ts-check
+// The pages beside the conversations: proposals, the audit log, setup and projects.
+
+import { el, replace, when, message } from './dom.js';
+import { proposalCard } from './conversation.js';
+
+/** @typedef {import('./rpc.js').Rpc} Rpc */
+/** @typedef {{rpc: Rpc, app: any}} PageContext */
+/** @typedef {import('../../protocol').Proposal} Proposal */
+/** @typedef {import('../../protocol').AuditEntry} AuditEntry */
+
+export class ProposalsPage {
+  /**
+   * @param {PageContext} context
+   * @param {HTMLElement} host
+   */
+  constructor(context, host) {
+    this.rpc = context.rpc;
+    this.app = context.app;
+    this.host = host;
+    this.showAll = false;
+    this.list = el('div', { class: 'cards', 'aria-live': 'polite' });
+    this.timer = setInterval(() => this.load(), 5000);
+  }
+
+  render() {
+    const toggle = el('label', { class: 'toggle' },
+      el('input', { type: 'checkbox', checked: this.showAll, onchange: (/** @type {Event} */ event) => {
+        this.showAll = /** @type {HTMLInputElement} */ (event.target).checked;
+        this.load();
+      } }),
+      ' Show decided proposals too',
+    );
+    replace(this.host,
+      el('header', { class: 'page-header' }, el('h1', null, 'Proposals'), toggle),
+      el('p', { class: 'muted' }, 'Changes agents asked for. Nothing is written until you approve it; your approval binds to exactly the change shown.'),
+      this.list,
+    );
+    this.load();
+  }
+
+  async load() {
+    /** @type {import('../../protocol').ProposalListParams} */
+    const params = { limit: 100 };
+    if (!this.showAll) params.statuses = ['pending'];
+    let proposals;
+    try {
+      proposals = (await this.rpc.call('proposal/list', params)).proposals;
+    } catch (error) {
+      replace(this.list, el('div', { class: 'notice error', role: 'alert' }, `Could not read the proposals: ${message(error)}`));
+      return;
+    }
+    // A card being decided keeps its place (and its error message).
+    if (this.list.querySelector('button:disabled')) return;
+    if (!proposals.length) {
+      replace(this.list, el('p', { class: 'empty' }, this.showAll ? 'No proposals yet.' : 'Nothing waiting for you.'));
+      return;
+    }
+    const shown = new Map([...this.list.querySelectorAll('[data-proposal]')].map((card) => [/** @type {HTMLElement} */ (card).dataset.proposal, card]));
+    replace(this.list, ...proposals.map((proposal) => {
+      const existing = shown.get(proposal.id);
+      // A card with a message on it stays as it is until the user acts again.
+      if (existing && existing.querySelector('.card-error:not([hidden])')) return existing;
+      const card = proposalCard(this.rpc, proposal.id, proposal.summary, proposal, () => {
+        this.load();
+        this.app.countPending();
+      });
+      card.prepend(el('p', { class: 'muted' }, `${when(proposal.createdAt)} · `, el('a', { href: '#/', onclick: (/** @type {Event} */ event) => {
+        event.preventDefault();
+        this.app.openSession(proposal.session);
+      } }, 'open the conversation')));
+      return card;
+    }));
+  }
+
+  leave() {
+    clearInterval(this.timer);
+  }
+}
+
+export class AuditPage {
+  /**
+   * @param {PageContext} context
+   * @param {HTMLElement} host
+   */
+  constructor(context, host) {
+    this.rpc = context.rpc;
+    this.host = host;
+    /** @type {AuditEntry[]} */
+    this.entries = [];
+    /** @type {string | undefined} */
+    this.cursor = undefined;
+    this.actor = el('input', { class: 'input', type: 'search', placeholder: 'actor', 'aria-label': 'Filter by actor' });
+    this.tool = el('input', { class: 'input', type: 'search', placeholder: 'tool', 'aria-label': 'Filter by tool' });
+    this.table = el('tbody');
+    this.more = el('button', { class: 'button', type: 'button', hidden: true, onclick: () => this.load(false) }, 'Load more');
+    this.verdict = el('div', { class: 'verdict', role: 'status' });
+  }
+
+  render() {
+    const filter = el('form', { class: 'filters', onsubmit: (/** @type {Event} */ event) => {
+      event.preventDefault();
+      this.load(true);
+    } }, this.actor, this.tool, el('button', { class: 'button', type: 'submit' }, 'Filter'));
+    replace(this.host,
+      el('header', { class: 'page-header' }, el('h1', null, 'Audit log'),
+        el('div', { class: 'actions' },
+          el('button', { class: 'button', type: 'button', onclick: () => this.verify() }, 'Verify'),
+          el('button', { class: 'button', type: 'button', onclick: () => this.export() }, 'Export'),
+        ),
+      ),
+      el('p', { class: 'muted' }, 'Every tool call, decision and fetch, each sealed to the one before it.'),
+      this.verdict,
+      filter,
+      el('div', { class: 'table-wrap' }, el('table', { class: 'audit' },
+        el('thead', null, el('tr', null, ...['#', 'When', 'Actor', 'Kind', 'Tool', 'Decision', 'Outcome'].map((h) => el('th', { scope: 'col' }, h)))),
+        this.table,
+      )),
+      this.more,
+    );
+    this.load(true);
+  }
+
+  /** @param {AuditListFilter} [base] */
+  params(base) {
+    /** @type {import('../../protocol').AuditListParams} */
+    const params = { limit: 100, ...(base || {}) };
+    if (this.actor.value.trim()) params.actor = this.actor.value.trim();
+    if (this.tool.value.trim()) params.tool = this.tool.value.trim();
+    return params;
+  }
+
+  /** @param {boolean} fresh */
+  async load(fresh) {
+    if (fresh) {
+      this.entries = [];
+      this.cursor = undefined;
+    }
+    try {
+      const page = await this.rpc.call('audit/list', this.params(this.cursor ? { cursor: this.cursor } : {}));
+      this.entries.push(...page.entries);
+      this.cursor = page.nextCursor ?? undefined;
+    } catch (error) {
+      replace(this.table, el('tr', null, el('td', { colSpan: 7, class: 'notice error' }, `Could not read the audit log: ${message(error)}`)));
+      return;
+    }
+    this.more.hidden = !this.cursor;
+    if (!this.entries.length) {
+      replace(this.table, el('tr', null, el('td', { colSpan: 7, class: 'empty' }, 'No entries.')));
+      return;
+    }
+    replace(this.table, ...this.entries.map((entry) => el('tr', null,
+      el('td', null, String(entry.seq)),
+      el('td', null, when(entry.recordedAt)),
+      el('td', null, entry.actor),
+      el('td', null, entry.kind),
+      el('td', null, entry.tool || ''),
+      el('td', null, entry.decision),
+      el('td', null, entry.outcome),
+    )));
+  }
+
+  async verify() {
+    replace(this.verdict, el('p', { class: 'muted' }, 'Verifying…'));
+    try {
+      const answer = await this.rpc.call('audit/verify', {});
+      replace(this.verdict, answer.ok
+        ? el('p', { class: 'notice ok' }, `Intact: ${answer.entries} entries. Head ${answer.head || ''} — keep it somewhere safe to check against later.`)
+        : el('p', { class: 'notice error', role: 'alert' }, `Verification failed: ${answer.problem || 'unknown problem'}`));
+    } catch (error) {
+      replace(this.verdict, el('p', { class: 'notice error', role: 'alert' }, `Could not verify: ${message(error)}`));
+    }
+  }
+
+  async export() {
+    /** @type {AuditEntry[]} */
+    const all = [];
+    /** @type {string | undefined} */
+    let cursor;
+    try {
+      do {
+        const page = await this.rpc.call('audit/list', this.params(cursor ? { cursor, limit: 500 } : { limit: 500 }));
+        all.push(...page.entries);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+    } catch (error) {
+      replace(this.verdict, el('p', { class: 'notice error', role: 'alert' }, `Could not export: ${message(error)}`));
+      return;
+    }
+    const blob = new Blob([all.map((entry) => JSON.stringify(entry)).join('\n') + '\n'], { type: 'application/x-ndjson' });
+    const link = el('a', { href: URL.createObjectURL(blob), download: 'hearth-audit.jsonl' });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    replace(this.verdict, el('p', { class: 'notice ok' }, `Exported ${all.length} entries as JSON Lines.`));
+  }
+}
+
+/** @typedef {{cursor?: string, limit?: number}} AuditListFilter */
+
+export class SetupPage {
+  /**
+   * @param {PageContext} context
+   * @param {HTMLElement} host
+   */
+  constructor(context, host) {
+    this.rpc = context.rpc;
+    this.host = host;
+  }
+
+  render() {
+    const server = this.rpc.server;
+    const providers = el('div', { class: 'cards' }, el('p', { class: 'muted' }, 'Reading the providers…'));
+    const agents = el('div', { class: 'cards' });
+    replace(this.host,
+      el('header', { class: 'page-header' }, el('h1', null, 'Setup')),
+      el('section', { class: 'setup-section', 'aria-label': 'Server' },
+        el('h2', null, 'This server'),
+        el('dl', { class: 'facts' },
+          el('dt', null, 'Address'), el('dd', null, el('code', null, location.origin)),
+          el('dt', null, 'Version'), el('dd', null, server ? `${server.serverInfo.name} ${server.serverInfo.version}, protocol ${server.protocolVersion}` : '—'),
+          el('dt', null, 'Log in elsewhere'), el('dd', null, 'Run ', el('code', null, 'hearth login'), ' and open the one-time link it prints; programs send the token from the data directory as ', el('code', null, 'Authorization: Bearer'), '.'),
+        ),
+      ),
+      el('section', { class: 'setup-section', 'aria-label': 'Agents' },
+        el('h2', null, 'Agents'),
+        agents,
+      ),
+      el('section', { class: 'setup-section', 'aria-label': 'Model providers' },
+        el('h2', null, 'Model providers'),
+        el('p', { class: 'muted' }, 'Hearth’s own agent talks to these (configured in config.toml or found from environment variables).'),
+        providers,
+      ),
+    );
+    replace(agents, ...(server?.harnesses ?? []).map((harness) => {
+      const result = el('div', { class: 'check', role: 'status' });
+      return el('div', { class: 'card' },
+        el('div', { class: 'card-title' }, el('strong', null, harness.name), harness.demo ? el('span', { class: 'badge' }, 'demo') : null),
+        el('p', { class: 'muted' }, harness.description),
+        el('div', { class: 'card-actions' }, el('button', { class: 'button', type: 'button', onclick: () => this.checkAgent(harness.id, result) }, 'Check')),
+        result,
+      );
+    }));
+    this.loadProviders(providers);
+  }
+
+  /**
+   * @param {string} id
+   * @param {HTMLElement} result
+   */
+  async checkAgent(id, result) {
+    replace(result, el('p', { class: 'muted' }, 'Starting…'));
+    try {
+      const answer = await this.rpc.call('harness/start', { provider: id });
+      replace(result, el('p', { class: 'notice ok' }, `Ready: ${answer.harness.name}.`));
+    } catch (error) {
+      replace(result, el('p', { class: 'notice error', role: 'alert' }, message(error)));
+    }
+  }
+
+  /** @param {HTMLElement} target */
+  async loadProviders(target) {
+    try {
+      const answer = await this.rpc.call('provider/list', {});
+      const cards = answer.providers.map((provider) => {
+        const result = el('div', { class: 'check', role: 'status' });
+        const key = provider.key.type === 'found' ? `key from ${provider.key.from}` : provider.key.type === 'missing' ? `no key: set ${provider.key.expected}` : 'no key needed';
+        return el('div', { class: 'card', dataset: { provider: provider.id } },
+          el('div', { class: 'card-title' }, el('strong', null, provider.id), el('span', { class: 'muted' }, ` ${provider.protocol} · ${provider.baseUrl}`)),
+          el('p', { class: provider.key.type === 'missing' ? 'notice warn' : 'muted' }, key),
+          el('div', { class: 'card-actions' }, el('button', { class: 'button', type: 'button', onclick: () => this.test(provider.id, result) }, 'Test')),
+          result,
+        );
+      });
+      const problems = answer.problems.map((problem) => el('p', { class: 'notice warn' }, problem));
+      replace(target, ...problems, ...(cards.length ? cards : [el('p', { class: 'empty' }, 'No model provider is configured: Hearth answers with its demo. Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add [providers.NAME] to config.toml, then restart the server.')]));
+    } catch (error) {
+      replace(target, el('p', { class: 'notice error', role: 'alert' }, `Could not list the providers: ${message(error)}`));
+    }
+  }
+
+  /**
+   * @param {string} id
+   * @param {HTMLElement} result
+   */
+  async test(id, result) {
+    replace(result, el('p', { class: 'muted' }, 'Testing…'));
+    try {
+      const answer = await this.rpc.call('provider/test', { provider: id });
+      replace(result, ...answer.results.map((outcome) => outcome.outcome.type === 'ok'
+        ? el('p', { class: 'notice ok' }, `Works (${outcome.outcome.latencyMs} ms, ${outcome.outcome.method}).`, ...outcome.outcome.notes.map((note) => el('span', { class: 'note' }, ` ${note}`)))
+        : el('div', { class: 'notice error', role: 'alert' }, el('p', null, outcome.outcome.error), el('p', null, el('strong', null, 'Fix: '), outcome.outcome.fix))));
+    } catch (error) {
+      replace(result, el('p', { class: 'notice error', role: 'alert' }, message(error)));
+    }
+  }
+}
+
+export class ProjectsPage {
+  /**
+   * @param {PageContext} context
+   * @param {HTMLElement} host
+   * @param {string | null} projectId
+   */
+  constructor(context, host, projectId) {
+    this.rpc = context.rpc;
+    this.app = context.app;
+    this.host = host;
+    this.projectId = projectId;
+  }
+
+  render() {
+    if (this.projectId) this.renderOne(this.projectId);
+    else this.renderList();
+  }
+
+  async renderList() {
+    replace(this.host, el('header', { class: 'page-header' }, el('h1', null, 'Projects')), el('p', { class: 'muted' }, 'Reading…'));
+    let projects;
+    try {
+      projects = (await this.rpc.call('project/list', {})).projects;
+    } catch (error) {
+      replace(this.host, el('h1', null, 'Projects'), el('p', { class: 'notice error', role: 'alert' }, message(error)));
+      return;
+    }
+    replace(this.host,
+      el('header', { class: 'page-header' }, el('h1', null, 'Projects')),
+      el('p', { class: 'muted' }, 'A project is a folder with instructions and context sources; its chats work in that folder and see the sources.'),
+      projects.length
+        ? el('div', { class: 'cards' }, ...projects.map((project) => el('div', { class: 'card', dataset: { project: project.id } },
+            el('div', { class: 'card-title' }, el('strong', null, project.name), el('span', { class: `badge ${project.state}` }, project.state)),
+            el('p', { class: 'muted' }, project.description || project.folder),
+            project.problem ? el('p', { class: 'notice warn' }, project.problem) : null,
+            el('p', { class: 'muted' }, `${(project.sources ?? []).length} source${(project.sources ?? []).length === 1 ? '' : 's'}`),
+            el('div', { class: 'card-actions' },
+              el('button', { class: 'button primary', type: 'button', onclick: () => this.app.enterProject(project.id) }, 'Enter'),
+              el('a', { class: 'button', href: `#/project/${encodeURIComponent(project.id)}` }, 'Details'),
+            ),
+          )))
+        : el('p', { class: 'empty' }, 'No projects yet. Make one with `hearth projects new NAME --folder DIR --source FILE`.'),
+    );
+  }
+
+  /** @param {string} id */
+  async renderOne(id) {
+    let project;
+    try {
+      project = (await this.rpc.call('project/get', { project: id })).project;
+    } catch (error) {
+      replace(this.host, el('h1', null, 'Project'), el('p', { class: 'notice error', role: 'alert' }, message(error)), el('a', { href: '#/projects' }, 'All projects'));
+      return;
+    }
+    const sources = el('ul', { class: 'sources' }, ...(project.sources ?? []).map((source) => el('li', null,
+      el('span', { class: 'badge' }, source.kind), ' ', el('code', null, source.target),
+      el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Remove ${source.target}`, onclick: async () => {
+        try {
+          await this.rpc.call('project/removeSource', { project: id, source: source.target });
+          this.renderOne(id);
+        } catch (error) {
+          error_.textContent = message(error);
+        }
+      } }, 'Remove'),
+    )));
+    const error_ = el('p', { class: 'card-error', role: 'alert' });
+    const input = el('input', { class: 'input', type: 'text', placeholder: 'a file, folder or URL', 'aria-label': 'New source' });
+    const add = el('form', { class: 'filters', onsubmit: async (/** @type {Event} */ event) => {
+      event.preventDefault();
+      if (!input.value.trim()) return;
+      try {
+        await this.rpc.call('project/addSource', { project: id, source: input.value.trim() });
+        this.renderOne(id);
+      } catch (error) {
+        error_.textContent = message(error);
+      }
+    } }, input, el('button', { class: 'button', type: 'submit' }, 'Add source'));
+    replace(this.host,
+      el('header', { class: 'page-header' }, el('h1', null, project.name),
+        el('button', { class: 'button primary', type: 'button', onclick: () => this.app.enterProject(project.id) }, 'Enter project')),
+      el('dl', { class: 'facts' },
+        el('dt', null, 'Folder'), el('dd', null, el('code', null, project.folder)),
+        el('dt', null, 'State'), el('dd', null, project.state, project.problem ? ` — ${project.problem}` : ''),
+        el('dt', null, 'Agent'), el('dd', null, project.agent || project.provider || 'the default'),
+      ),
+      el('h2', null, 'Context sources'),
+      (project.sources ?? []).length ? sources : el('p', { class: 'muted' }, 'No sources.'),
+      add,
+      error_,
+      el('h2', null, 'Instructions'),
+      el('pre', { class: 'instructions' }, project.instructions || '(none)'),
+    );
+  }
+}
