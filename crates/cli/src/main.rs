@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod acp_agent;
 mod agents;
 mod app;
 mod audit;
@@ -105,6 +106,8 @@ enum Command {
     AppServer(serve::AppServerArgs),
     /// Lend Hearth's tools to an MCP client on stdin/stdout (writes only stage proposals).
     Mcp(serve::McpArgs),
+    /// Serve Hearth's agent to an editor over the Agent Client Protocol on stdin/stdout.
+    Acp(acp_agent::AcpArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -163,7 +166,7 @@ fn main() -> ExitCode {
     });
     // Servers use every core; one-shot commands need only one thread.
     let mut builder = match cli.command {
-        Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) => {
+        Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) | Command::Acp(_) => {
             tokio::runtime::Builder::new_multi_thread()
         }
         _ => tokio::runtime::Builder::new_current_thread(),
@@ -179,7 +182,7 @@ fn main() -> ExitCode {
         let mut app = app::App::load(cli.home.as_deref(), cli.config.as_deref())?;
         if matches!(
             cli.command,
-            Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_)
+            Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) | Command::Acp(_)
         ) {
             app.notices = app::Notices::Log;
         }
@@ -202,6 +205,7 @@ fn main() -> ExitCode {
             Command::Login => serve::login(&app).await,
             Command::AppServer(args) => serve::app_server(&app, args).await,
             Command::Mcp(args) => serve::mcp(&app, args).await,
+            Command::Acp(args) => acp_agent::acp(&app, args).await,
         }
     });
     match result {

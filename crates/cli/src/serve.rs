@@ -139,6 +139,16 @@ fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> 
 
 /// A host and everything around it, over one store.
 async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::Result<Backend> {
+    Ok(backend_and_gate(app, scenario, source).await?.0)
+}
+
+/// A backend, and the approval gate its approvals decide through (for a surface that
+/// records decisions under its own name, like `hearth acp`).
+pub(crate) async fn backend_and_gate(
+    app: &App,
+    scenario: Option<PathBuf>,
+    source: &str,
+) -> anyhow::Result<(Backend, hearth_tools::ApprovalGate)> {
     let store = app.open_store().await?;
     let tools = Tools::over(app, store.clone())?;
     let discovery = harnesses::discover(app, harnesses::ollama_may_matter(app, None)).await;
@@ -169,7 +179,8 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
         },
     );
     let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
-    Ok(Backend {
+    let gate = tools.gate.clone();
+    let backend = Backend {
         host,
         config: app.config.clone(),
         default_provider: Some(default_provider),
@@ -177,7 +188,8 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
         approvals: Some(Arc::new(approvals)),
         projects: Some(projects),
         calendars: Some(crate::toolbox::build_calendars(app)?),
-    })
+    };
+    Ok((backend, gate))
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

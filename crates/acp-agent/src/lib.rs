@@ -1,0 +1,24 @@
+//! Hearth's native agent served to editors over the Agent Client Protocol: the agent
+//! side of ACP on any transport (`hearth acp` uses stdin/stdout).
+//!
+//! It owns the translation between ACP and Hearth's host: each ACP session is a Hearth
+//! session in the same store (its ACP id is the Hearth session URI, so any Hearth session
+//! can be loaded and any ACP session resumed from another Hearth surface), each prompt a
+//! turn whose action envelopes stream as session updates, and each calendar change the
+//! agent stages a `session/request_permission` whose answer decides exactly that proposal
+//! (bound to its payload hash, audited as the user's decision through `acp`).
+//!
+//! It does not own the host, the harnesses, the tools or the store: the binary builds
+//! those and hands them in ([`Services`]). MCP servers a client passes in `session/new`
+//! are accepted and not yet connected (logged); the client's `fs/*` methods are not yet
+//! used for reads.
+
+mod agent;
+mod error;
+mod mapping;
+mod proposals;
+mod server;
+mod turn;
+
+pub use error::{AcpAgentError, Result};
+pub use server::{AGENT_NAME, Services, serve, stdio};

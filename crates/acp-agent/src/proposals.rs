@@ -1,0 +1,166 @@
+//! A staged calendar change, asked about through `session/request_permission`.
+//!
+//! The editor is shown the proposal's summary and diff and offers two choices. The
+//! answer decides exactly the proposal asked about, bound to the payload hash shown (a
+//! payload changed since is refused by the gate), and is audited as the user's decision
+//! through `acp`. An editor that cannot ask — it answers with an error, cancels, picks
+//! an option Hearth did not offer, or is gone — leaves the proposal pending for `hearth
+//! proposals` and every other Hearth surface.
+
+use std::sync::Arc;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, TextContent,
+    ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use hearth_core::ProposalId;
+use hearth_tools::{ApplyOutcome, ProposalStatus, ToolsError, UserActor};
+use serde_json::json;
+
+use crate::agent::HearthAgent;
+use crate::error::Result;
+
+/// The channel decisions made through the editor are audited as.
+pub(crate) const VIA: &str = "acp";
+
+/// The option that approves (and applies) the proposal.
+const APPROVE: &str = "approve";
+/// The option that rejects it.
+const REJECT: &str = "reject";
+
+/// What became of a proposal asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// Approved and applied (or applying elsewhere).
+    Applied,
+    /// Approved, but applying failed; the proposal says why.
+    ApplyFailed(String),
+    /// Rejected.
+    Rejected,
+    /// Nobody decided here; it stays pending.
+    LeftPending(String),
+    /// It was no longer pending when the editor would have been asked.
+    AlreadyDecided(ProposalStatus),
+}
+
+/// Asks the editor about proposal `id` and carries out its answer.
+pub(crate) async fn ask(
+    agent: Arc<HearthAgent>,
+    connection: ConnectionTo<Client>,
+    session: SessionId,
+    id: ProposalId,
+) -> Result<Asked> {
+    let proposal = agent.gate.get(&id).await?;
+    if proposal.status != ProposalStatus::Pending {
+        return Ok(Asked::AlreadyDecided(proposal.status));
+    }
+    let hash = proposal.payload_hash.clone();
+    let call_id = ToolCallId::new(proposal.call_id.clone());
+    let shown = format!(
+        "{}\n\nProposal {id} (payload sha256 {hash})\n\n```diff\n{}\n```",
+        proposal.summary,
+        proposal.diff.trim_end()
+    );
+    let fields = ToolCallUpdateFields::new()
+        .title(format!("Approve calendar change: {}", proposal.summary))
+        .kind(ToolKind::Edit)
+        .status(ToolCallStatus::Pending)
+        .content(vec![ToolCallContent::from(ContentBlock::Text(
+            TextContent::new(shown),
+        ))])
+        .raw_input(json!({
+            "proposalId": id.to_string(),
+            "payloadHash": hash,
+            "payload": proposal.payload,
+        }));
+    let options = vec![
+        PermissionOption::new(
+            APPROVE,
+            "Approve and apply",
+            PermissionOptionKind::AllowOnce,
+        ),
+        PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+    ];
+    let request = RequestPermissionRequest::new(
+        session.clone(),
+        ToolCallUpdate::new(call_id.clone(), fields),
+        options,
+    );
+    let answer = connection.send_request(request).block_task().await;
+    let chosen = match answer {
+        Err(error) => {
+            return Ok(Asked::LeftPending(format!(
+                "the editor could not ask: {}",
+                error.message
+            )));
+        }
+        Ok(response) => match response.outcome {
+            RequestPermissionOutcome::Selected(selected) => selected.option_id.0.to_string(),
+            RequestPermissionOutcome::Cancelled => {
+                return Ok(Asked::LeftPending(
+                    "the editor cancelled the question".into(),
+                ));
+            }
+            _ => return Ok(Asked::LeftPending("the editor's answer is unknown".into())),
+        },
+    };
+    let by = UserActor::new(VIA);
+    let asked = match chosen.as_str() {
+        APPROVE => match agent.gate.approve_and_apply(&id, &hash, &by).await {
+            Ok(ApplyOutcome::Applied { .. } | ApplyOutcome::AlreadyApplied { .. }) => {
+                Asked::Applied
+            }
+            Ok(ApplyOutcome::InProgress { .. }) => Asked::Applied,
+            Err(ToolsError::ApplyFailed { .. }) => {
+                let proposal = agent.gate.get(&id).await?;
+                Asked::ApplyFailed(proposal.error.unwrap_or_else(|| "unknown".into()))
+            }
+            Err(error) => return Err(error.into()),
+        },
+        REJECT => {
+            agent.gate.reject(&id, &by, None).await?;
+            Asked::Rejected
+        }
+        other => Asked::LeftPending(format!("the editor chose {other:?}, which was not offered")),
+    };
+    let (status, outcome) = match &asked {
+        Asked::Applied => (
+            ToolCallStatus::Completed,
+            "Approved and applied.".to_owned(),
+        ),
+        Asked::ApplyFailed(why) => (
+            ToolCallStatus::Failed,
+            format!("Approved, but applying failed: {why}"),
+        ),
+        Asked::Rejected => (
+            ToolCallStatus::Completed,
+            "Rejected; nothing was changed.".to_owned(),
+        ),
+        Asked::LeftPending(why) => (
+            ToolCallStatus::Completed,
+            format!("Left pending ({why}); decide it with `hearth proposals`."),
+        ),
+        Asked::AlreadyDecided(status) => (
+            ToolCallStatus::Completed,
+            format!("Already {}.", status.as_str()),
+        ),
+    };
+    let update = ToolCallUpdate::new(
+        call_id,
+        ToolCallUpdateFields::new()
+            .status(status)
+            .content(vec![ToolCallContent::from(ContentBlock::Text(
+                TextContent::new(format!("{}\n\n{outcome}", proposal.summary)),
+            ))]),
+    );
+    if let Err(error) = connection.send_notification(SessionNotification::new(
+        session,
+        SessionUpdate::ToolCallUpdate(update),
+    )) {
+        tracing::debug!(%error, "the editor left before the decision was shown");
+    }
+    Ok(asked)
+}

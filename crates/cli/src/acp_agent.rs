@@ -1,0 +1,46 @@
+//! `hearth acp`: Hearth's native agent for editors that speak the Agent Client Protocol,
+//! on stdin/stdout. The host is built as `hearth app-server --stdio` builds it (same
+//! store, tools and harnesses), with sessions recorded as made through `acp`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hearth_core::ProviderId;
+
+use crate::app::App;
+
+/// `hearth acp` arguments.
+#[derive(Debug, clap::Args)]
+pub struct AcpArgs {
+    /// The provider new sessions use (default: `[defaults] provider`, else the first
+    /// model provider found).
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Replay scenario file for the `replay` provider (default: the built-in demo).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+}
+
+/// Runs `hearth acp` until the editor closes stdin.
+pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
+    let (backend, gate) = crate::serve::backend_and_gate(app, args.scenario, "acp").await?;
+    let provider = match args.provider {
+        Some(name) => ProviderId::parse(&name)?,
+        None => backend
+            .default_provider
+            .clone()
+            .context("no provider to answer with: configure one (`hearth doctor` shows how)")?,
+    };
+    let host = backend.host.clone();
+    let services = hearth_acp_agent::Services {
+        host: host.clone(),
+        gate,
+        provider,
+    };
+    let served = hearth_acp_agent::serve(services, hearth_acp_agent::stdio()).await;
+    // Waits for every write of the sessions served, retried as needed.
+    host.shutdown().await;
+    served.map_err(|error| anyhow::anyhow!("serving ACP on stdin/stdout: {error}"))?;
+    Ok(ExitCode::SUCCESS)
+}
