@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod acp_agent;
     mod agent_home;
     mod agent_tools;
     mod agents;

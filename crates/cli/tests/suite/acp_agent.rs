@@ -1,0 +1,404 @@
+//! `hearth acp` driven by ACP clients written by others: the official Python SDK
+//! (`agent-client-protocol` on PyPI, from `target/python-venv`; skipped with the reason
+//! when missing, unless `HEARTH_REQUIRE_PYTHON=1`) and Hearth's own ACP client
+//! (`hearth run --agent hearth-self` with `hearth acp` configured as an agent), against
+//! the scripted mock model.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use hearth_test_support::{
+    BoundedCommand, MockModelServer, MockResponse, OpenAiStream, PROCESS_WAIT,
+};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::mock::{MODEL, configure, mock_config, server};
+use super::support::Hearth;
+use super::tool_support::{audit_rows, proposal};
+
+const CLIENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/suite/acp_agent_client.py"
+);
+
+/// The venv's Python with the ACP SDK, or `None` (and the reason printed) when missing.
+#[allow(clippy::print_stdout)]
+fn python() -> Option<PathBuf> {
+    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/python-venv")
+        });
+    let python = venv.join("bin/python");
+    let reason = if !python.exists() {
+        format!(
+            "{} does not exist; run .ci/install-python-packages",
+            python.display()
+        )
+    } else {
+        let probe = Command::new(&python)
+            .args(["-c", "import acp"])
+            .output_within(PROCESS_WAIT);
+        if probe.status.success() {
+            return Some(python);
+        }
+        format!(
+            "the ACP SDK is not installed in {}; run .ci/install-python-packages",
+            venv.display()
+        )
+    };
+    if std::env::var("HEARTH_REQUIRE_PYTHON").as_deref() == Ok("1") {
+        panic!("HEARTH_REQUIRE_PYTHON=1 but {reason}");
+    }
+    println!("skipped: {reason}");
+    None
+}
+
+/// Runs the Python client in `mode` against `hearth acp` of `hearth`; its JSON report.
+fn client(python: &Path, hearth: &Hearth, work: &Path, mode: &[&str]) -> Value {
+    let output = Command::new(python)
+        .arg(CLIENT)
+        .arg(mode[0])
+        .arg(work)
+        .args(&mode[1..])
+        .arg(env!("CARGO_BIN_EXE_hearth"))
+        .arg("--home")
+        .arg(hearth.home.path())
+        .arg("acp")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OLLAMA_HOST")
+        .output_within(PROCESS_WAIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "python client {mode:?} failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|error| panic!("{error}: {stdout}"))
+}
+
+/// The text of every update of `kind` (`agent_message_chunk`, …), joined.
+fn texts(updates: &Value, kind: &str) -> String {
+    updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|update| update["sessionUpdate"] == kind)
+        .map(|update| update["content"]["text"].as_str().unwrap_or_default())
+        .collect()
+}
+
+fn kinds(updates: &Value) -> Vec<String> {
+    let mut kinds: Vec<String> = updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|update| update["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect();
+    kinds.dedup();
+    kinds
+}
+
+fn work() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}
+
+fn event_call() -> OpenAiStream {
+    OpenAiStream::new(MODEL)
+        .role()
+        .tool_call(0, "call-1", "event_create")
+        .tool_arguments(0, r#"{"title": "Dentist", "start": "2030-03-04T09:00"}"#)
+        .finish("tool_calls")
+        .usage(10, 5)
+        .done()
+}
+
+fn with_calendar(server: &MockModelServer) -> (Hearth, PathBuf) {
+    let hearth = Hearth::new();
+    let calendar = hearth.home.path().join("home.ics");
+    configure(
+        &hearth,
+        &format!(
+            "{}\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\n",
+            mock_config(server),
+            calendar.display().to_string()
+        ),
+    );
+    (hearth, calendar)
+}
+
+#[test]
+fn python_client_streams_a_prompt_then_loads_and_lists_it_after_a_restart() {
+    let Some(python) = python() else { return };
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    server.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .reasoning_content("Thinking it over.")
+            .text("Hello ")
+            .text("from Hearth.")
+            .finish("stop")
+            .usage(12, 3)
+            .done(),
+    );
+    let (_dir, work) = work();
+    let report = client(&python, &hearth, &work, &["prompt"]);
+
+    let capabilities = &report["initialize"]["agentCapabilities"];
+    assert_eq!(capabilities["loadSession"], true);
+    assert_eq!(capabilities["promptCapabilities"]["image"], false);
+    assert_eq!(capabilities["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(capabilities["mcpCapabilities"]["http"], false);
+    assert!(capabilities["sessionCapabilities"]["list"].is_object());
+    assert!(capabilities["sessionCapabilities"]["resume"].is_object());
+    let session = report["session"]["sessionId"].as_str().unwrap().to_owned();
+    assert!(session.starts_with("hearth-session:mock/"), "{session}");
+    let model = &report["session"]["configOptions"][0];
+    assert_eq!(model["id"], "model");
+    assert_eq!(model["currentValue"], MODEL);
+
+    assert_eq!(report["prompt"]["stopReason"], "end_turn");
+    assert_eq!(
+        report["prompt"]["_meta"]["hearth"]["usage"]["inputTokens"],
+        12
+    );
+    let updates = &report["updates"];
+    assert_eq!(
+        kinds(updates),
+        ["agent_thought_chunk", "agent_message_chunk"]
+    );
+    assert_eq!(texts(updates, "agent_thought_chunk"), "Thinking it over.");
+    assert_eq!(texts(updates, "agent_message_chunk"), "Hello from Hearth.");
+    // The prompt reached the model.
+    let sent = server.requests().last().unwrap().json();
+    assert!(sent.to_string().contains("hello from python"), "{sent}");
+
+    // A Hearth session like any other, made through ACP.
+    let listed: Vec<Value> = hearth
+        .ok(&["sessions", "list", "--json"])
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let ours = listed
+        .iter()
+        .find(|summary| summary["uri"] == session.as_str())
+        .unwrap_or_else(|| panic!("{session} not in {listed:?}"));
+    assert_eq!(ours["source"], "acp");
+
+    // Another `hearth acp` (a restart) loads it with its history, and lists it.
+    let report = client(&python, &hearth, &work, &["load", &session]);
+    let replayed = &report["replayed"];
+    assert_eq!(
+        kinds(replayed),
+        [
+            "user_message_chunk",
+            "agent_thought_chunk",
+            "agent_message_chunk"
+        ]
+    );
+    assert_eq!(texts(replayed, "user_message_chunk"), "hello from python");
+    assert_eq!(texts(replayed, "agent_message_chunk"), "Hello from Hearth.");
+    let sessions = report["list"]["sessions"].as_array().unwrap();
+    let listed = sessions
+        .iter()
+        .find(|info| info["sessionId"] == session.as_str())
+        .unwrap_or_else(|| panic!("{session} not listed: {sessions:?}"));
+    assert_eq!(listed["cwd"], work.display().to_string());
+}
+
+#[test]
+fn python_client_cancels_a_streaming_prompt() {
+    let Some(python) = python() else { return };
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    let pieces: Vec<String> = (0..40).map(|n| format!("word{n} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.enqueue(
+        MockResponse::from(OpenAiStream::text_answer(MODEL, &pieces, 1, 1))
+            .paced(Duration::from_millis(250)),
+    );
+    let (_dir, work) = work();
+    let report = client(&python, &hearth, &work, &["cancel"]);
+    assert_eq!(report["prompt"]["stopReason"], "cancelled");
+    let said = texts(&report["updates"], "agent_message_chunk");
+    assert!(said.starts_with("word0 "), "{said}");
+    assert!(
+        !said.contains("word39"),
+        "the answer was not cut short: {said}"
+    );
+}
+
+/// Stages a calendar event through `hearth acp`, the editor answering `answer`; returns
+/// the report, the proposal and the data directory.
+fn staged_through_acp(python: &Path, answer: &str) -> (Value, Value, Hearth, PathBuf) {
+    let server = server();
+    let (hearth, calendar) = with_calendar(&server);
+    server.enqueue(event_call());
+    server.enqueue(OpenAiStream::text_answer(
+        MODEL,
+        &["It awaits your approval."],
+        1,
+        1,
+    ));
+    let (_dir, work) = work();
+    let report = client(python, &hearth, &work, &["permission", answer]);
+    let listed = hearth.ok(&["proposals", "list", "--json"]);
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    let id = serde_json::from_str::<Value>(listed.trim()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let question = &report["questions"][0];
+    let shown = question["toolCall"].to_string();
+    assert!(
+        shown.contains(&id),
+        "the question names the proposal: {shown}"
+    );
+    assert!(
+        shown.contains("Dentist"),
+        "the question shows the diff: {shown}"
+    );
+    let options: Vec<&str> = question["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|option| option["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["approve", "reject"]);
+    let proposal = proposal(&hearth, &id);
+    assert!(
+        shown.contains(proposal["payload_hash"].as_str().unwrap()),
+        "the question shows the hash it binds to: {shown}"
+    );
+    (report, proposal, hearth, calendar)
+}
+
+/// The user's decisions on proposals in the audit log: (decision, via).
+fn user_decisions(hearth: &Hearth) -> Vec<(String, String)> {
+    audit_rows(hearth)
+        .iter()
+        .filter(|row| row["actor"] == "user")
+        .map(|row| {
+            (
+                row["decision"].as_str().unwrap().to_owned(),
+                row["detail"]["via"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_editor_approving_a_staged_event_applies_it_as_the_user_via_acp() {
+    let Some(python) = python() else { return };
+    let (report, proposal, hearth, calendar) = staged_through_acp(&python, "approve");
+    assert_eq!(report["prompt"]["stopReason"], "end_turn");
+    assert_eq!(proposal["status"], "applied");
+    assert_eq!(proposal["decided_by"], "user");
+    assert!(
+        std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("SUMMARY:Dentist")
+    );
+    assert_eq!(
+        user_decisions(&hearth),
+        [
+            ("approved".to_owned(), "acp".to_owned()),
+            ("applied".to_owned(), "acp".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn an_editor_rejecting_a_staged_event_changes_nothing() {
+    let Some(python) = python() else { return };
+    let (report, proposal, hearth, calendar) = staged_through_acp(&python, "reject");
+    assert_eq!(report["prompt"]["stopReason"], "end_turn");
+    assert_eq!(proposal["status"], "rejected");
+    assert!(!calendar.exists());
+    assert_eq!(
+        user_decisions(&hearth),
+        [("rejected".to_owned(), "acp".to_owned())]
+    );
+}
+
+#[test]
+fn an_editor_that_leaves_instead_of_answering_leaves_the_proposal_pending() {
+    let Some(python) = python() else { return };
+    let (_, proposal, hearth, calendar) = staged_through_acp(&python, "disconnect");
+    assert_eq!(proposal["status"], "pending");
+    assert!(!calendar.exists());
+    assert_eq!(user_decisions(&hearth), []);
+    // Still the user's to decide, from any Hearth surface.
+    let id = proposal["id"].as_str().unwrap();
+    hearth.ok(&["proposals", "approve", id, "--yes"]);
+    assert!(
+        std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("SUMMARY:Dentist")
+    );
+}
+
+#[test]
+fn hearths_own_acp_client_drives_hearth_acp() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!(
+            "{}\n[agents.hearth-self]\ncommand = {:?}\nargs = [\"--home\", {:?}, \"acp\"]\n",
+            mock_config(&server),
+            env!("CARGO_BIN_EXE_hearth"),
+            hearth.home.path().display().to_string()
+        ),
+    );
+    server.enqueue(OpenAiStream::text_answer(
+        MODEL,
+        &["Hello ", "through ", "ACP."],
+        1,
+        1,
+    ));
+    let (_dir, work) = work();
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OLLAMA_HOST")
+        .args(["run", "--agent", "hearth-self", "say hello"])
+        .output_within(PROCESS_WAIT);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Hello through ACP.\n"
+    );
+    // Two sessions in one store: Hearth's client's, and the one `hearth acp` made.
+    let listed: Vec<Value> = hearth
+        .ok(&["sessions", "list", "--json"])
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut providers: Vec<(String, String)> = listed
+        .iter()
+        .map(|summary| {
+            (
+                summary["provider"].as_str().unwrap().to_owned(),
+                summary["source"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    providers.sort();
+    assert_eq!(providers[0], ("hearth-self".to_owned(), "cli".to_owned()));
+    assert_eq!(providers[1], ("mock".to_owned(), "acp".to_owned()));
+    assert_eq!(providers.len(), 2, "{listed:?}");
+}

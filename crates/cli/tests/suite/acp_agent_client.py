@@ -1,0 +1,121 @@
+"""Drives `hearth acp` with the official Python ACP SDK (PyPI `agent-client-protocol`).
+
+Usage: python acp_agent_client.py MODE WORKDIR HEARTH [ARGS...]
+
+MODE is one of:
+  prompt               initialize, session/new, one prompt; prints what streamed
+  cancel               a prompt cancelled after its first chunk
+  load SESSION         session/load of SESSION, then session/list
+  permission ANSWER    a prompt whose staged proposal is answered with ANSWER
+                       (approve | reject | disconnect)
+
+Prints one JSON object on stdout: what the agent said, for the Rust test to assert on.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    Implementation,
+    RequestPermissionResponse,
+)
+
+
+def dump(value):
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return value
+
+
+class Recorder:
+    """An editor that writes down every update and answers permission questions."""
+
+    def __init__(self, answer=None):
+        self.updates = []
+        self.questions = []
+        self.answer = answer
+        self.first_chunk = asyncio.Event()
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(dump(update))
+        if dump(update).get("sessionUpdate") == "agent_message_chunk":
+            self.first_chunk.set()
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.questions.append(
+            {"toolCall": dump(tool_call), "options": [dump(o) for o in options]}
+        )
+        if self.answer == "disconnect":
+            # An editor that goes away instead of answering.
+            print(json.dumps({"questions": self.questions}), flush=True)
+            os._exit(0)
+        option = "approve" if self.answer == "approve" else "reject"
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=option)
+        )
+
+    async def read_text_file(self, session_id, path, **kwargs):
+        raise RuntimeError("not offered")
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        raise RuntimeError("not offered")
+
+
+async def start(conn):
+    return await conn.initialize(
+        protocol_version=PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
+            terminal=False,
+        ),
+        client_info=Implementation(name="hearth-python-test", version="0"),
+    )
+
+
+async def main():
+    mode, workdir, command = sys.argv[1], sys.argv[2], sys.argv[3:]
+    argument = None
+    if mode in ("load", "permission"):
+        argument, command = command[0], command[1:]
+    recorder = Recorder(answer=argument if mode == "permission" else None)
+    result = {}
+    async with spawn_agent_process(
+        lambda _agent: recorder, command[0], *command[1:], cwd=workdir
+    ) as (conn, _process):
+        init = await asyncio.wait_for(start(conn), 30)
+        result["initialize"] = dump(init)
+        if mode == "load":
+            loaded = await asyncio.wait_for(
+                conn.load_session(cwd=workdir, session_id=argument), 30
+            )
+            result["load"] = dump(loaded)
+            result["replayed"] = list(recorder.updates)
+            listed = await asyncio.wait_for(conn.list_sessions(), 30)
+            result["list"] = dump(listed)
+        else:
+            session = await asyncio.wait_for(conn.new_session(cwd=workdir), 30)
+            result["session"] = dump(session)
+            prompt = asyncio.ensure_future(
+                conn.prompt(
+                    session_id=session.session_id,
+                    prompt=[text_block("hello from python")],
+                )
+            )
+            if mode == "cancel":
+                await asyncio.wait_for(recorder.first_chunk.wait(), 30)
+                await conn.cancel(session_id=session.session_id)
+            response = await asyncio.wait_for(prompt, 60)
+            result["prompt"] = dump(response)
+            result["updates"] = recorder.updates
+            result["questions"] = recorder.questions
+    print(json.dumps(result), flush=True)
+
+
+asyncio.run(main())
