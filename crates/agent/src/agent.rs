@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backing::{Backing, Role, TurnRecord};
 use crate::context::ListedTool;
 use crate::error::{Error, Result};
+use crate::permissions::PendingPermissions;
 use crate::settings::AgentSettings;
 use crate::task::{TASK_TOOL, task_tool};
 
@@ -49,6 +50,8 @@ pub(crate) struct Inner {
     pub sink: SinkCell,
     /// The live chats.
     pub chats: ChatTable<Backing>,
+    /// Permission requests waiting for the user.
+    pub permissions: PendingPermissions,
 }
 
 /// Hearth's own agent loop for one model provider: an [`Agent`](hearth_core::Agent) whose
@@ -109,6 +112,7 @@ impl NativeAgent {
                 settings,
                 sink: SinkCell::new(),
                 chats: ChatTable::new(),
+                permissions: PendingPermissions::default(),
             }),
         }
     }

@@ -6,8 +6,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     Agent, AgentDescriptor, AgentError, AgentResult, ChatBacking, ChatContext, ChatMetadata,
-    ChatSeed, CreateChatRequest, EventSink, ProviderData, Signal, StopReason, Turn, TurnId,
-    TurnOutcome, UserMessage,
+    ChatSeed, CreateChatRequest, EventSink, PermissionAnswer, ProviderData, Signal, StopReason,
+    Turn, TurnId, TurnOutcome, UserMessage,
 };
 use hearth_harness::TableError;
 use tokio_util::sync::CancellationToken;
@@ -279,5 +279,26 @@ impl Agent for NativeAgent {
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
         self.inner.chats.forget(&context.chat);
         ready(Ok(()))
+    }
+
+    fn respond_permission<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        request_id: &'a str,
+        answer: &'a PermissionAnswer,
+    ) -> BoxFuture<'a, AgentResult<()>> {
+        let delivered = self
+            .inner
+            .permissions
+            .answer(&context.chat, request_id, answer);
+        let result = if delivered {
+            Ok(())
+        } else {
+            Err(AgentError::not_found(format!(
+                "no permission request `{request_id}` with option `{}` is pending in {}",
+                answer.option_id, context.chat
+            )))
+        };
+        async move { result }.boxed()
     }
 }

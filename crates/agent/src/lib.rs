@@ -40,6 +40,7 @@ mod context;
 mod error;
 mod harness;
 mod outcome;
+mod permissions;
 mod settings;
 mod task;
 mod title;

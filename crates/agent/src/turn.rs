@@ -1,6 +1,7 @@
 //! The loop of one turn: model → tool calls → tool results → model, until a final
 //! answer, the step limit, a failure or an abort — every delta streamed as a signal.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -13,6 +14,7 @@ use hearth_llm::{
     CompletedToolCall, FinishReason, LlmError, Message, ModelRequest, StreamEvent, ToolCall,
     ToolSpec, parse_tool_arguments, repair_json,
 };
+use hearth_tools::with_permission_asker;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +22,7 @@ use crate::agent::{Inner, OfferedTools};
 use crate::backing::{Role, TurnRecord};
 use crate::context::{DynamicContext, system_prompt};
 use crate::outcome::Outcome;
+use crate::permissions::TurnAsker;
 use crate::task::TASK_TOOL;
 
 /// How a loop ended, with the usage of its model calls.
@@ -380,8 +383,17 @@ impl TurnLoop<'_> {
             scope: self.chat_context.scope.clone(),
             working_directories: self.chat_context.working_directories.clone(),
         };
+        let asker = Arc::new(TurnAsker {
+            pending: self.inner.permissions.clone(),
+            sink: self.sink.clone(),
+            turn_id: self.turn_id.clone(),
+        });
+        let called = with_permission_asker(
+            asker,
+            self.inner.toolbox.call(&context, &call.name, arguments),
+        );
         tokio::select! {
-            outcome = self.inner.toolbox.call(&context, &call.name, arguments) => {
+            outcome = called => {
                 Outcome::from_toolbox(outcome)
             }
             () = self.cancel.cancelled() => {

@@ -1,6 +1,6 @@
 //! `hearth doctor`: finds every model provider and checks that each one answers, printing
 //! the latency, or the exact error and what to fix; reports each calendar as ok or
-//! missing (with its path and what to do); then starts every installed external agent
+//! missing (with its path and what to do), and each MCP server with its tools; then starts every installed external agent
 //! and reports what it says about itself. Exits non-zero when any fails.
 
 use std::io::Write;
@@ -38,7 +38,9 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             let (mut text, calendars_ok) = calendar::doctor_section(app)?;
             let (projects, projects_ok) = crate::projects::doctor_section(app).await?;
             text.push_str(&projects);
-            (text, calendars_ok && projects_ok)
+            let (mcp, mcp_ok) = crate::mcp_servers::doctor_section(app).await;
+            text.push_str(&mcp);
+            (text, calendars_ok && projects_ok && mcp_ok)
         }
     };
     if discovery.is_empty() && discovery.problems.is_empty() && installed_agents.is_empty() {

@@ -17,6 +17,7 @@ mod context;
 mod doctor;
 mod harnesses;
 mod interrupts;
+mod mcp_servers;
 mod names;
 mod permissions;
 mod projects;

@@ -108,10 +108,14 @@ pub struct AppServerArgs {
 
 /// `hearth mcp` arguments.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
-    /// Speak MCP on stdin/stdout (required).
-    #[arg(long, required = true)]
+    /// Speak MCP on stdin/stdout.
+    #[arg(long)]
     stdio: bool,
+    /// The MCP servers Hearth's agent uses.
+    #[command(subcommand)]
+    command: Option<crate::mcp_servers::McpCommand>,
 }
 
 fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> {
@@ -287,8 +291,13 @@ pub async fn app_server(app: &App, args: AppServerArgs) -> anyhow::Result<ExitCo
 
 /// Runs `hearth mcp --stdio` until the client leaves.
 pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
+    if let Some(command) = args.command {
+        return crate::mcp_servers::run(app, command).await;
+    }
     if !args.stdio {
-        bail!("`hearth mcp` speaks only over stdio here; `hearth serve` offers MCP at /mcp");
+        bail!(
+            "`hearth mcp` speaks only over stdio here (pass --stdio; `hearth serve` offers MCP at /mcp), or use `hearth mcp list`"
+        );
     }
     let tools = Tools::open(app).await?;
     serve_mcp_stdio(Arc::new(tools.registry)).await?;

@@ -24,6 +24,7 @@ use hearth_fetch::{
     ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
     PrivateNetworks, WEB_FETCH_TOOL, WebFetchTool,
 };
+use hearth_mcp_client::McpTools;
 use hearth_server::{DEFAULT_PORT, read_record, server_file};
 use hearth_store::SqliteStore;
 use hearth_tools::{
@@ -240,11 +241,15 @@ struct LazyToolbox {
     app: App,
     descriptions: Vec<ToolDescription>,
     registry: OnceCell<ToolRegistry>,
+    /// The `[mcp_servers]` tools (their servers start on the first listing).
+    mcp: McpTools,
 }
 
 impl Toolbox for LazyToolbox {
     fn tools(&self) -> Vec<ToolDescription> {
-        self.descriptions.clone()
+        let mut tools = self.descriptions.clone();
+        tools.extend(self.mcp.descriptions());
+        tools
     }
 
     fn call<'a>(
@@ -261,6 +266,11 @@ impl Toolbox for LazyToolbox {
                 })
                 .await;
             match registry {
+                Ok(registry) if self.mcp.owns(name) => {
+                    self.mcp
+                        .call(call, name, arguments, Some(registry.audit()))
+                        .await
+                }
                 Ok(registry) => registry.call(call, name, arguments).await,
                 Err(error) => ToolCallOutcome {
                     content: format!(
@@ -275,7 +285,7 @@ impl Toolbox for LazyToolbox {
 }
 
 /// The toolbox Hearth's own agents get: every tool behind the approval gate, recorded
-/// in the audit log. The database opens on the first call.
+/// in the audit log, and the `[mcp_servers]` tools. The database opens on the first call.
 pub fn agent_toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
     let descriptions = handlers(app, None)?
         .iter()
@@ -286,6 +296,7 @@ pub fn agent_toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
         app: app.clone(),
         descriptions,
         registry: OnceCell::new(),
+        mcp: crate::mcp_servers::mcp_tools(app),
     }))
 }
 

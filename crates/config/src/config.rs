@@ -303,6 +303,30 @@ pub struct McpServerConfig {
     pub env: BTreeMap<String, String>,
     /// Streamable HTTP URL (instead of a command).
     pub url: Option<String>,
+    /// Environment variable holding a bearer token sent to the HTTP server.
+    pub bearer_token_env: Option<String>,
+    /// The user's mark that the HTTP server is on their own machine or network: its URL
+    /// skips the guarded fetcher's refusal of loopback and private addresses.
+    #[serde(default)]
+    pub local: bool,
+    /// Tools of this server that run without asking the user (names as the server
+    /// lists them, without the `<server>__` prefix).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Whether Hearth's agent uses the server (default true).
+    pub enabled: Option<bool>,
+    /// Seconds a tool call may take before it fails and the server is restarted on the
+    /// next use (default 60).
+    pub timeout_seconds: Option<u64>,
+    /// Seconds starting the server and listing its tools may take (default 20).
+    pub startup_timeout_seconds: Option<u64>,
+}
+
+impl McpServerConfig {
+    /// Whether Hearth's agent uses the server.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
 }
 
 /// `hearth serve` settings.

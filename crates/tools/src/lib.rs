@@ -18,7 +18,9 @@
 //!   kept outside the database and each head appended to a separate file
 //!   ([`AuditFiles`]); [`AuditLog::verify`] checks the chain, the key, the head file,
 //!   heads the user kept and that every applied proposal has its entry, and names the
-//!   first failed check; JSON Lines export of the newest rows.
+//!   first failed check; JSON Lines export of the newest rows;
+//! - the seam through which a toolbox asks the user before a call runs
+//!   ([`PermissionAsker`], put in scope by the agent whose turn waits).
 //!
 //! It does not own any concrete tool (calendar, fetch and others implement
 //! [`ToolHandler`](hearth_core::ToolHandler) in their crates), storage (hearth-store),
@@ -29,6 +31,7 @@ mod audit;
 mod canonical;
 mod error;
 mod gate;
+mod permission;
 mod proposal;
 mod redact;
 mod registry;
@@ -43,6 +46,10 @@ pub use canonical::{canonical_json, sha256_hex, value_hash};
 pub use error::{Result, ToolsError};
 pub use gate::ApprovalGate;
 pub use hearth_store::{AuditQuery, ProposalQuery, ProposalStatus};
+pub use permission::{
+    PermissionAsker, PermissionQuestion, PermissionReply, permission_asker, tool_call_options,
+    with_permission_asker,
+};
 pub use proposal::{ApplyOutcome, Decided, Proposal, ProposalList};
 pub use redact::{REDACTED, is_secret_name, redact_text, redact_value};
 pub use registry::{

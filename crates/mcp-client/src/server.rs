@@ -1,0 +1,369 @@
+//! One MCP server: its connection (started on first use, restarted after a failure),
+//! its tools, and calls with a time limit.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use hearth_fetch::FetchPolicy;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{Peer, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+
+use crate::error::{McpError, Result};
+use crate::schema::schema_problem;
+use crate::spec::{ServerSpec, Transport};
+
+/// A failed start is not retried for a listing before this long (calls retry at once).
+const LISTING_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// Where a server stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Turned off in the configuration.
+    Disabled,
+    /// Not started yet (servers start on first use).
+    NotStarted,
+    /// Connected.
+    Running,
+    /// The last start or call failed; the next use starts it again.
+    Failed(String),
+}
+
+impl ServerStatus {
+    /// One word or phrase for listings.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Disabled => "disabled".to_owned(),
+            Self::NotStarted => "not started".to_owned(),
+            Self::Running => "running".to_owned(),
+            Self::Failed(message) => format!("failed: {message}"),
+        }
+    }
+}
+
+/// One tool of a server, as offered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolReport {
+    /// The server's name for it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its input schema.
+    pub schema: Value,
+    /// Whether the server annotated it `readOnlyHint: true`.
+    pub read_only: bool,
+    /// Whether the server's `allow` list names it.
+    pub allowed: bool,
+    /// Why it is not offered, when it is not.
+    pub unavailable: Option<String>,
+}
+
+/// A server and its tools, for `hearth mcp list` and `hearth doctor`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerReport {
+    /// Its name.
+    pub name: String,
+    /// Its command line or URL.
+    pub location: String,
+    /// Its status.
+    pub status: ServerStatus,
+    /// Its tools, as last listed.
+    pub tools: Vec<ToolReport>,
+}
+
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, ()>,
+    peer: Peer<RoleClient>,
+}
+
+#[derive(Default)]
+struct State {
+    connection: Option<Arc<Connection>>,
+    /// Bumped on every new connection, so a failure only drops the one it happened on.
+    generation: u64,
+    tools: Vec<ToolReport>,
+    failure: Option<(String, Instant)>,
+    started_once: bool,
+}
+
+/// One configured server.
+pub(crate) struct Server {
+    pub spec: ServerSpec,
+    policy: FetchPolicy,
+    state: Mutex<State>,
+    /// One start at a time.
+    starting: tokio::sync::Mutex<()>,
+}
+
+impl Server {
+    pub fn new(spec: ServerSpec, policy: FetchPolicy) -> Self {
+        Self {
+            spec,
+            policy,
+            state: Mutex::new(State::default()),
+            starting: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn report(&self) -> ServerReport {
+        let state = self.lock();
+        let status = if !self.spec.enabled {
+            ServerStatus::Disabled
+        } else if let Some((message, _)) = &state.failure {
+            ServerStatus::Failed(message.clone())
+        } else if state.connection.is_some() {
+            ServerStatus::Running
+        } else {
+            ServerStatus::NotStarted
+        };
+        ServerReport {
+            name: self.spec.name.clone(),
+            location: self.spec.location(),
+            status,
+            tools: state.tools.clone(),
+        }
+    }
+
+    pub fn tools(&self) -> Vec<ToolReport> {
+        self.lock().tools.clone()
+    }
+
+    /// Whether a listing should start the server now.
+    pub fn wants_start_for_listing(&self) -> bool {
+        let state = self.lock();
+        self.spec.enabled
+            && state.connection.is_none()
+            && state
+                .failure
+                .as_ref()
+                .is_none_or(|(_, at)| at.elapsed() >= LISTING_RETRY_AFTER || !state.started_once)
+    }
+
+    /// The live connection, starting the server when there is none. Runs on the MCP
+    /// runtime.
+    pub async fn connection(self: &Arc<Self>) -> Result<(Arc<Connection>, u64)> {
+        if let Some(connection) = self.live() {
+            return Ok(connection);
+        }
+        let _one = self.starting.lock().await;
+        if let Some(connection) = self.live() {
+            return Ok(connection);
+        }
+        let started = tokio::time::timeout(self.spec.startup_timeout, self.start()).await;
+        let result = match started {
+            Ok(result) => result,
+            Err(_) => Err(McpError::Start {
+                server: self.spec.name.clone(),
+                message: format!(
+                    "no answer within {} s (startup_timeout_seconds)",
+                    self.spec.startup_timeout.as_secs()
+                ),
+            }),
+        };
+        let mut state = self.lock();
+        state.started_once = true;
+        match result {
+            Ok((connection, tools)) => {
+                let connection = Arc::new(connection);
+                state.generation += 1;
+                state.connection = Some(Arc::clone(&connection));
+                state.tools = tools;
+                state.failure = None;
+                Ok((connection, state.generation))
+            }
+            Err(error) => {
+                state.failure = Some((error.to_string(), Instant::now()));
+                Err(error)
+            }
+        }
+    }
+
+    fn live(&self) -> Option<(Arc<Connection>, u64)> {
+        let state = self.lock();
+        let connection = state.connection.as_ref()?;
+        (!connection.service.is_closed()).then(|| (Arc::clone(connection), state.generation))
+    }
+
+    /// Drops a connection that failed, so the next use starts the server again.
+    fn drop_connection(&self, generation: u64, why: &str) {
+        let dropped = {
+            let mut state = self.lock();
+            if state.generation != generation {
+                return;
+            }
+            state.failure = Some((why.to_owned(), Instant::now()));
+            state.connection.take()
+        };
+        if let Some(connection) = dropped {
+            // Cancelling the service closes the transport, which ends a stdio server.
+            connection.service.cancellation_token().cancel();
+        }
+    }
+
+    async fn start(&self) -> Result<(Connection, Vec<ToolReport>)> {
+        let failed = |message: String| McpError::Start {
+            server: self.spec.name.clone(),
+            message,
+        };
+        let service = match &self.spec.transport {
+            Transport::Stdio { command, args, env } => {
+                let mut child = tokio::process::Command::new(command);
+                child
+                    .args(args)
+                    .envs(env)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::null())
+                    .kill_on_drop(true);
+                let transport = rmcp::transport::TokioChildProcess::new(child)
+                    .map_err(|error| failed(format!("cannot run `{command}`: {error}")))?;
+                ().serve(transport)
+                    .await
+                    .map_err(|error| failed(format!("the MCP handshake failed: {error}")))?
+            }
+            Transport::Http {
+                url,
+                bearer_token_env,
+                local,
+            } => {
+                if !local {
+                    self.check_url(url).await.map_err(failed)?;
+                }
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(variable) = bearer_token_env {
+                    let token = std::env::var(variable).map_err(|_| {
+                        failed(format!(
+                            "the environment variable `{variable}` (bearer_token_env) is not set"
+                        ))
+                    })?;
+                    config = config.auth_header(token);
+                }
+                ().serve(StreamableHttpClientTransport::from_config(config))
+                    .await
+                    .map_err(|error| failed(format!("the MCP handshake failed: {error}")))?
+            }
+        };
+        let peer = service.peer().clone();
+        let listed = peer
+            .list_all_tools()
+            .await
+            .map_err(|error| failed(format!("listing its tools failed: {error}")))?;
+        let tools = listed.iter().map(|tool| self.tool_report(tool)).collect();
+        Ok((Connection { service, peer }, tools))
+    }
+
+    /// The guarded fetcher's rules for the URL and every address its host resolves to.
+    async fn check_url(&self, url: &str) -> std::result::Result<(), String> {
+        let parsed = self.policy.check_url(url).map_err(|error| {
+            format!("{error} (mark the server `local = true` if it is your own)")
+        })?;
+        let host = parsed.host_str().unwrap_or_default().to_owned();
+        let port = parsed.port_or_known_default().unwrap_or(443);
+        if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+            return Ok(());
+        }
+        let addresses = tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|error| format!("cannot resolve `{host}`: {error}"))?;
+        for address in addresses {
+            if let Err(rule) = self.policy.check_address(address.ip()) {
+                return Err(format!(
+                    "`{host}` resolves to {}: {rule} (mark the server `local = true` if it is your own)",
+                    address.ip()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_report(&self, tool: &Tool) -> ToolReport {
+        let name = tool.name.to_string();
+        let schema = Value::Object((*tool.input_schema).clone());
+        let qualified = format!("{}{}{name}", self.spec.name, crate::toolbox::SEPARATOR);
+        let unavailable = if !valid_tool_name(&qualified) {
+            Some(format!(
+                "`{qualified}` is not a name models accept (1 to 64 letters, digits, `-` or `_`)"
+            ))
+        } else {
+            schema_problem(&schema).map(|problem| format!("invalid input schema: {problem}"))
+        };
+        ToolReport {
+            allowed: self.spec.allow.iter().any(|allowed| allowed == &name),
+            read_only: tool
+                .annotations
+                .as_ref()
+                .and_then(|annotations| annotations.read_only_hint)
+                == Some(true),
+            description: tool
+                .description
+                .as_deref()
+                .or(tool.title.as_deref())
+                .unwrap_or("")
+                .to_owned(),
+            name,
+            schema,
+            unavailable,
+        }
+    }
+
+    /// Calls `tool` with a time limit. A timeout or a broken connection drops the
+    /// connection, so the next use restarts the server. Runs on the MCP runtime.
+    pub async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResult> {
+        let (connection, generation) = self.connection().await?;
+        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let limit = self.spec.call_timeout;
+        match tokio::time::timeout(limit, connection.peer.call_tool(request)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::McpError(error))) => Err(McpError::Refused {
+                server: self.spec.name.clone(),
+                message: error.message.to_string(),
+            }),
+            Ok(Err(error)) => {
+                let message = error.to_string();
+                self.drop_connection(generation, &message);
+                Err(McpError::Connection {
+                    server: self.spec.name.clone(),
+                    message,
+                })
+            }
+            Err(_) => {
+                self.drop_connection(
+                    generation,
+                    &format!("a call took longer than {} s", limit.as_secs_f64()),
+                );
+                Err(McpError::Timeout {
+                    server: self.spec.name.clone(),
+                    limit,
+                })
+            }
+        }
+    }
+
+    /// Ends the connection (and a stdio server's process).
+    pub async fn shutdown(&self) {
+        let connection = self.lock().connection.take();
+        if let Some(connection) = connection {
+            connection.service.cancellation_token().cancel();
+        }
+    }
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+}

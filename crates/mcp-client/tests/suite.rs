@@ -1,0 +1,3 @@
+//! Integration tests of hearth-mcp-client.
+
+mod servers;
