@@ -19,15 +19,19 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::performance::{EnableParams, GetMetricsParams};
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
-use futures::StreamExt;
 use hearth_protocol::{
     Action, ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, SessionList,
     SessionListParams, Subscribe, SubscribeParams, UserMessage,
 };
 use hearth_server::{Client, Notified, read_record, read_token, server_file};
+
+/// The browser the end-to-end tests drive, shared with them.
+#[allow(dead_code, clippy::print_stderr)]
+#[path = "../tests/suite/browser_support.rs"]
+mod browser_support;
+
+use browser_support::{Chromium, eval, wait_for};
 
 const LONG_CHAT: usize = 10_000;
 const STREAMS: usize = 50;
@@ -182,46 +186,14 @@ fn asset_bytes(port: u16, path: &str) -> (usize, usize) {
     (body.len(), usize::from(gzipped))
 }
 
-async fn eval<T: serde::de::DeserializeOwned>(page: &chromiumoxide::Page, expression: &str) -> T {
-    let params = EvaluateParams::builder()
-        .expression(format!("(async () => {{ return ({expression}); }})()"))
-        .await_promise(true)
-        .return_by_value(true)
-        .build()
-        .unwrap();
-    page.evaluate_expression(params)
-        .await
-        .unwrap()
-        .into_value()
-        .unwrap()
-}
-
-async fn until(page: &chromiumoxide::Page, condition: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !eval::<bool>(page, &format!("Boolean({condition})")).await {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {condition}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
 }
 
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("chromium"))
-        .find(|candidate| candidate.is_file())
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let Some(executable) = chromium() else {
+    let Some(chromium) = Chromium::launch().await else {
         println!(
             "agent_home: no chromium on this machine (apt-get install chromium); nothing measured"
         );
@@ -273,30 +245,16 @@ async fn main() {
     );
 
     // The browser, logged in.
-    let profile = tempfile::tempdir().unwrap();
-    let config = BrowserConfig::builder()
-        .chrome_executable(executable)
-        .user_data_dir(profile.path())
-        .new_headless_mode()
-        .no_sandbox()
-        .window_size(1280, 860)
-        .viewport(None)
-        .arg("--disable-gpu")
-        .arg("--disable-dev-shm-usage")
-        .build()
-        .unwrap();
-    let (mut browser, mut handler) = Browser::launch(config).await.unwrap();
-    let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
     let login = hearth_server::login_link(&url, &token).await.unwrap();
-    let page = browser.new_page(login.as_str()).await.unwrap();
-    until(&page, "document.body.dataset.connection === 'open'").await;
+    let page = chromium.open(&login).await;
+    wait_for(&page, "document.body.dataset.connection === 'open'").await;
 
     // First meaningful paint, on reloads (the cookie set, the assets revalidated).
     let mut paints = Vec::new();
     let mut ready = Vec::new();
     for _ in 0..10 {
         page.reload().await.unwrap();
-        until(
+        wait_for(
             &page,
             "performance.getEntriesByName('hearth-ready').length > 0",
         )
@@ -381,7 +339,7 @@ async fn main() {
         })()",
     )
     .await;
-    until(
+    wait_for(
         &page,
         "[...window.hearth.tabs.values()].filter(t => t.chat && t.chat.turns.length === 1).every(t => t.chat.turns[0].stopReason)",
     )
@@ -404,9 +362,7 @@ async fn main() {
         })()",
     )
     .await;
-    browser.close().await.ok();
-    browser.wait().await.ok();
-    handler.abort();
+    chromium.close().await;
     let _ = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status();

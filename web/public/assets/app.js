@@ -33,6 +33,7 @@ class App {
     this.search = '';
     /** @type {{render: () => void, leave?: () => void} | null} */
     this.page = null;
+    this.followingSystem = false;
     this.banner = el('div', { class: 'banner', role: 'status', 'aria-live': 'polite', hidden: true });
     this.announcer = el('div', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
     this.searchInput = el('input', {
@@ -550,16 +551,26 @@ class App {
     this.page.render();
   }
 
-  /** @param {string | null} theme */
+  /**
+   * The theme chosen with the switch, else the system's (followed as it changes).
+   * @param {string | null} theme
+   */
   applyTheme(theme) {
+    const system = matchMedia('(prefers-color-scheme: dark)');
+    const pick = () => {
+      const chosen = localStorage.getItem(THEME_KEY);
+      document.documentElement.dataset.theme = chosen === 'light' || chosen === 'dark' ? chosen : system.matches ? 'dark' : 'light';
+    };
+    if (!this.followingSystem) {
+      this.followingSystem = true;
+      system.addEventListener('change', pick);
+    }
     if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
-    else delete document.documentElement.dataset.theme;
+    else pick();
   }
 
   toggleTheme() {
-    const dark = document.documentElement.dataset.theme
-      ? document.documentElement.dataset.theme === 'dark'
-      : matchMedia('(prefers-color-scheme: dark)').matches;
+    const dark = document.documentElement.dataset.theme === 'dark';
     const next = dark ? 'light' : 'dark';
     localStorage.setItem(THEME_KEY, next);
     this.applyTheme(next);
