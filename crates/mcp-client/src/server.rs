@@ -217,14 +217,11 @@ impl Server {
         let service = match &self.spec.transport {
             Transport::Stdio { command, args, env } => {
                 let mut child = tokio::process::Command::new(command);
-                child
-                    .args(args)
-                    .envs(env)
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::piped())
+                child.args(args).envs(env).kill_on_drop(true);
+                // The server's own log would interleave with Hearth's output.
+                let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(child)
                     .stderr(std::process::Stdio::null())
-                    .kill_on_drop(true);
-                let transport = rmcp::transport::TokioChildProcess::new(child)
+                    .spawn()
                     .map_err(|error| failed(format!("cannot run `{command}`: {error}")))?;
                 ().serve(transport)
                     .await

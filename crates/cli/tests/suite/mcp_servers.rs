@@ -1,0 +1,187 @@
+//! MCP servers as tools of Hearth's agent, through the real `hearth` binary: a scripted
+//! model calls `<server>__<tool>` on a FastMCP server (the official Python MCP SDK); a
+//! read-only tool runs, a mutating one is put to the user (refused by `hearth run`
+//! where nobody can answer, with how to allow it), an allow-listed one runs; every call
+//! is in the audit log; `hearth mcp list` shows the server and its tools.
+
+use std::path::PathBuf;
+
+use hearth_test_support::OpenAiStream;
+
+use super::mock::{MODEL, completions, configure, mock_config, ok, run, server};
+use super::support::Hearth;
+use super::tool_support::audit_rows;
+
+/// The venv's python with the MCP SDK, or `None` (skipped with the reason) unless
+/// `HEARTH_REQUIRE_PYTHON=1`.
+#[allow(clippy::print_stderr)] // a skipped test says why
+fn python() -> Option<PathBuf> {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
+        .map_or_else(|| repo.join("target/python-venv"), PathBuf::from);
+    let python = venv.join("bin/python");
+    let works = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if works {
+        return Some(python);
+    }
+    let reason = format!(
+        "skipped: no python with the `mcp` package at {}; run .ci/install-python-packages",
+        python.display()
+    );
+    assert!(
+        std::env::var("HEARTH_REQUIRE_PYTHON").as_deref() != Ok("1"),
+        "{reason}"
+    );
+    eprintln!("{reason}");
+    None
+}
+
+fn server_config(python: &std::path::Path, allow: &str) -> String {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp-client/tests/servers/server.py");
+    format!(
+        "\n[mcp_servers.notes]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nallow = [{allow}]\n",
+        python.display().to_string(),
+        script.display().to_string()
+    )
+}
+
+fn tool_call(id: &str, name: &str, arguments: &str) -> OpenAiStream {
+    OpenAiStream::new(MODEL)
+        .role()
+        .tool_call(0, id, name)
+        .tool_arguments(0, arguments)
+        .finish("tool_calls")
+        .usage(10, 5)
+        .done()
+}
+
+/// The tool results the model got back in request `index`, in order.
+fn tool_results(server: &hearth_test_support::MockModelServer, index: usize) -> Vec<String> {
+    let request = &completions(server)[index];
+    request.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn offered_tools(server: &hearth_test_support::MockModelServer) -> Vec<String> {
+    completions(server)[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_agent_calls_mcp_tools_and_a_mutating_one_needs_the_user() {
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!("{}{}", mock_config(&model), server_config(&python, "")),
+    );
+    model.enqueue(tool_call("call-1", "notes__lookup", r#"{"key": "k"}"#));
+    model.enqueue(tool_call(
+        "call-2",
+        "notes__write_note",
+        r#"{"text": "hi"}"#,
+    ));
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["Done."], 1, 1));
+    let output = run(&hearth, &["run", "look it up and write a note"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stdout.contains("Done."), "{stdout}\n{stderr}");
+
+    let offered = offered_tools(&model);
+    for name in ["notes__lookup", "notes__write_note"] {
+        assert!(offered.iter().any(|tool| tool == name), "{offered:?}");
+    }
+    assert!(
+        !offered.iter().any(|tool| tool == "notes__broken"),
+        "a tool with an invalid schema is not offered: {offered:?}"
+    );
+    assert_eq!(tool_results(&model, 1), ["value of k"]);
+    let refused = &tool_results(&model, 2)[1];
+    assert!(refused.contains("refused"), "{refused}");
+    assert!(!refused.contains("wrote note"), "{refused}");
+    // `hearth run` without a terminal says how to allow it.
+    assert!(stderr.contains("notes__write_note"), "{stderr}");
+
+    let rows = audit_rows(&hearth);
+    let mcp_calls: Vec<(String, String)> = rows
+        .iter()
+        .filter(|row| {
+            row["tool"]
+                .as_str()
+                .is_some_and(|tool| tool.starts_with("notes__"))
+        })
+        .map(|row| {
+            (
+                row["kind"].as_str().unwrap_or_default().to_owned(),
+                row["decision"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        mcp_calls.contains(&("tool_call".to_owned(), "ran".to_owned())),
+        "{mcp_calls:?}"
+    );
+    assert!(
+        mcp_calls.contains(&("permission".to_owned(), "answered".to_owned())),
+        "{mcp_calls:?}"
+    );
+    assert!(
+        mcp_calls.contains(&("tool_call".to_owned(), "denied".to_owned())),
+        "{mcp_calls:?}"
+    );
+}
+
+#[test]
+fn an_allow_listed_tool_runs_without_asking() {
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!(
+            "{}{}",
+            mock_config(&model),
+            server_config(&python, "\"write_note\"")
+        ),
+    );
+    model.enqueue(tool_call(
+        "call-1",
+        "notes__write_note",
+        r#"{"text": "hi"}"#,
+    ));
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["Written."], 1, 1));
+    let (stdout, _) = ok(&hearth, &["run", "write a note"]);
+    assert!(stdout.contains("Written."), "{stdout}");
+    assert_eq!(tool_results(&model, 1), ["wrote note 1: hi"]);
+}
+
+#[test]
+fn mcp_list_shows_servers_status_and_tools() {
+    let Some(python) = python() else { return };
+    let hearth = Hearth::new();
+    configure(&hearth, &server_config(&python, "\"write_note\""));
+    let listed = hearth.ok(&["mcp", "list"]);
+    let first = listed.lines().next().unwrap_or_default();
+    assert!(first.starts_with("notes  running  ("), "{listed}");
+    for line in [
+        "  notes__lookup  read-only",
+        "  notes__write_note  allowed without asking",
+        "  notes__broken  unavailable: invalid input schema",
+    ] {
+        assert!(listed.contains(line), "{line:?} missing from:\n{listed}");
+    }
+}
