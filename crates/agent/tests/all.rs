@@ -9,6 +9,7 @@ mod suite {
     mod anthropic;
     mod chats;
     mod conformance;
+    mod permissions;
     mod proposals;
     mod subagents;
     mod support;
