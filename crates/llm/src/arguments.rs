@@ -7,7 +7,7 @@ use crate::diagnostics::truncate;
 use crate::error::ToolArgumentsError;
 use crate::repair::repair_json;
 use crate::request::ToolSpec;
-use crate::schema::validate;
+use hearth_schema::validate;
 
 /// Longest schema quoted back to the model in an error.
 const MAX_QUOTED_SCHEMA: usize = 4000;

@@ -30,7 +30,6 @@ mod providers;
 mod repair;
 mod request;
 mod retry;
-mod schema;
 mod secret;
 mod sse;
 mod transport;
@@ -48,6 +47,7 @@ pub use event::{
     CompletedToolCall, EventStream, FinishReason, ModelResponse, ResponseAssembler, StreamEvent,
     collect_response,
 };
+pub use hearth_schema::{SchemaViolation, validate as validate_schema};
 pub use openai::OpenAiClient;
 pub use providers::{
     Discovery, DiscoveryOptions, Environment, KeyStatus, OLLAMA_DEFAULT_ADDRESS, ProviderSource,
@@ -56,7 +56,6 @@ pub use providers::{
 pub use repair::{Repaired, extract_json, repair_json};
 pub use request::{Message, ModelRequest, ToolCall, ToolSpec};
 pub use retry::RetryPolicy;
-pub use schema::{SchemaViolation, validate as validate_schema};
 pub use secret::ApiKey;
 pub use sse::{SseEvent, SseParser};
 pub use tokio_util::sync::CancellationToken;

@@ -24,14 +24,12 @@
 mod error;
 mod render;
 mod runtime;
-mod schema;
 mod server;
 mod spec;
 mod toolbox;
 
 pub use error::{McpError, Result};
 pub use render::render_result;
-pub use schema::schema_problem;
 pub use server::{ServerReport, ServerStatus, ToolReport};
 pub use spec::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerSpec, Transport};
 pub use toolbox::{McpToolbox, McpTools, SEPARATOR};

@@ -13,8 +13,8 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::error::{McpError, Result};
-use crate::schema::schema_problem;
 use crate::spec::{ServerSpec, Transport};
+use hearth_schema::schema_problem;
 
 /// A failed start is not retried for a listing before this long (calls retry at once).
 const LISTING_RETRY_AFTER: Duration = Duration::from_secs(30);

@@ -347,7 +347,7 @@ impl McpTools {
                 "invalid arguments for `{name}`: they must be a JSON object"
             ));
         };
-        let violations = hearth_llm::validate_schema(&tool.schema, arguments);
+        let violations = hearth_schema::validate(&tool.schema, arguments);
         if !violations.is_empty() {
             let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
             return Err(format!(

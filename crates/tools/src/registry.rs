@@ -206,7 +206,7 @@ impl ToolRegistry {
                 .await;
             return error_outcome(message);
         };
-        let violations = hearth_llm::validate_schema(&tool.parameters(), &arguments);
+        let violations = hearth_schema::validate(&tool.parameters(), &arguments);
         if !violations.is_empty() {
             let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
             let message = format!(
