@@ -6,7 +6,9 @@
 //! can be loaded and any ACP session resumed from another Hearth surface), each prompt a
 //! turn whose action envelopes stream as session updates, and each calendar change the
 //! agent stages a `session/request_permission` whose answer decides exactly that proposal
-//! (bound to its payload hash, audited as the user's decision through `acp`).
+//! (bound to its payload hash, audited as the user's decision through `acp`); a
+//! permission request the agent raises (a tool that must not run unasked) is put to the
+//! editor the same way and answered as the user through `acp`.
 //!
 //! It does not own the host, the harnesses, the tools or the store: the binary builds
 //! those and hands them in ([`Services`]). MCP servers a client passes in `session/new`
@@ -16,6 +18,7 @@
 mod agent;
 mod error;
 mod mapping;
+mod permissions;
 mod proposals;
 mod server;
 mod turn;

@@ -18,6 +18,7 @@ use tokio::task::JoinSet;
 
 use crate::agent::{HearthAgent, session_uri};
 use crate::mapping;
+use crate::permissions;
 use crate::proposals;
 
 /// Starts the turn for `request` in a task of its own; the task answers `responder`.
@@ -53,6 +54,7 @@ async fn run(
         .await
         .map_err(crate::AcpAgentError::from)?;
     let mut questions = JoinSet::new();
+    let mut permission_questions = JoinSet::new();
     let mut failure = None;
     let (stop, usage) = loop {
         let envelope = match subscription.receiver.recv().await {
@@ -81,6 +83,31 @@ async fn run(
             }
             Action::PartAdded {
                 turn_id: id,
+                part:
+                    ResponsePart::PermissionRequest {
+                        request_id,
+                        title,
+                        options,
+                        tool_call_id,
+                        outcome: None,
+                    },
+            } if id == turn_id => {
+                let question = permissions::Question {
+                    chat: chat.clone(),
+                    request_id,
+                    title,
+                    options,
+                    tool_call_id,
+                };
+                permission_questions.spawn(permissions::ask(
+                    agent.clone(),
+                    connection.clone(),
+                    request.session_id.clone(),
+                    question,
+                ));
+            }
+            Action::PartAdded {
+                turn_id: id,
                 part: ResponsePart::Error { message },
             } if id == turn_id => failure = Some(message),
             Action::TurnCompleted {
@@ -101,6 +128,13 @@ async fn run(
             Err(error) => {
                 tracing::warn!(%error, "asking about a proposal stopped; it stays pending")
             }
+        }
+    }
+    while let Some(settled) = permission_questions.join_next().await {
+        match settled {
+            Ok(Ok(option)) => tracing::debug!(option, "permission answered"),
+            Ok(Err(error)) => tracing::warn!(%error, "answering a permission request failed"),
+            Err(error) => tracing::warn!(%error, "asking for permission stopped"),
         }
     }
     match mapping::stop_reason(&stop) {

@@ -402,3 +402,61 @@ fn hearths_own_acp_client_drives_hearth_acp() {
     assert_eq!(providers[1], ("mock".to_owned(), "acp".to_owned()));
     assert_eq!(providers.len(), 2, "{listed:?}");
 }
+
+#[test]
+fn a_tool_that_must_not_run_unasked_is_put_to_the_editor() {
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp-client/tests/servers/server.py");
+    configure(
+        &hearth,
+        &format!(
+            "{}\n[mcp_servers.notes]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n",
+            mock_config(&model),
+            python.display().to_string(),
+            script.display().to_string()
+        ),
+    );
+    model.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .tool_call(0, "call-1", "notes__write_note")
+            .tool_arguments(0, r#"{"text": "hi"}"#)
+            .finish("tool_calls")
+            .usage(10, 5)
+            .done(),
+    );
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["Done."], 1, 1));
+    let (_dir, work) = work();
+    let report = client(&python, &hearth, &work, &["permission", "approve"]);
+    assert_eq!(report["prompt"]["stopReason"], "end_turn");
+    assert_eq!(report["questions"].as_array().unwrap().len(), 1);
+    let question = &report["questions"][0];
+    assert_eq!(question["toolCall"]["toolCallId"], "call-1");
+    assert!(
+        question["toolCall"]
+            .to_string()
+            .contains("notes__write_note"),
+        "{question}"
+    );
+    // The editor's yes let the call run: its result went back to the model.
+    let sent = model
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .nth(1)
+        .unwrap()
+        .json();
+    let result = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "tool")
+        .unwrap()
+        .to_string();
+    assert!(result.contains("wrote note"), "{result}");
+    assert_eq!(texts(&report["updates"], "agent_message_chunk"), "Done.");
+}

@@ -56,9 +56,11 @@ class Recorder:
             # An editor that goes away instead of answering.
             print(json.dumps({"questions": self.questions}), flush=True)
             os._exit(0)
-        option = "approve" if self.answer == "approve" else "reject"
+        # The first option of the kind asked for: allow_* to approve, reject_* to reject.
+        wanted = "allow" if self.answer == "approve" else "reject"
+        option = next(o for o in options if dump(o)["kind"].startswith(wanted))
         return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option)
+            outcome=AllowedOutcome(outcome="selected", option_id=dump(option)["optionId"])
         )
 
     async def read_text_file(self, session_id, path, **kwargs):
