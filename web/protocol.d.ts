@@ -111,6 +111,10 @@ export type Action = ({
     /** The draft; absent clears it. */
     draft?: string | null;
     type: 'draftChanged';
+  } | {
+    /** The whole queue, in sending order. */
+    queued?: Array<string>;
+    type: 'queueChanged';
   });
 
 /** What an agent reports about a chat besides its turns. */
@@ -363,6 +367,22 @@ export type ChatParams = {
   chat: string;
 };
 
+/** `chat/queue`: sends a message now when the chat is idle, or queues it behind the
+ * running turn; queued messages are kept with the chat and sent one per turn, in order,
+ * as each turn ends by itself (after Stop or a failure the queue waits). */
+export type ChatQueueParams = {
+  /** The chat. */
+  chat: string;
+  /** The message. */
+  message: UserMessage;
+};
+
+/** What `chat/queue` returns. */
+export type ChatQueueResponse = {
+  /** The turn it started, when the chat was idle; absent when it was queued. */
+  turnId?: string | null;
+};
+
 /** What `chat/resolve` returns. */
 export type ChatResolveResponse = {
   /** The chat with its turns. */
@@ -423,6 +443,17 @@ export type ChatSetModelParams = {
 /** What `chat/setModel` returns. */
 export type ChatSetModelResponse = { [key: string]: unknown };
 
+/** `chat/setQueue`: replaces a chat's queue (a message removed or reordered). */
+export type ChatSetQueueParams = {
+  /** The chat. */
+  chat: string;
+  /** The whole queue, in sending order. */
+  queued: Array<string>;
+};
+
+/** What `chat/setQueue` returns. */
+export type ChatSetQueueResponse = { [key: string]: unknown };
+
 /** A chat with its turns. */
 export type ChatState = {
   /** What the agent offers in the chat (commands, modes, models), once it said. */
@@ -432,6 +463,8 @@ export type ChatState = {
   /** The chat has turns before the first of `turns` (a snapshot asked for with
    * `turnLimit`): read them with `chat/turns`. */
   olderTurns?: boolean;
+  /** Messages waiting for the running turn, sent one per turn in order (`chat/queue`). */
+  queued?: Array<string>;
   /** The chat. */
   summary: ChatSummary;
   /** Its turns, oldest first. */
@@ -1392,10 +1425,12 @@ export interface Methods {
   'chat/abort': { params: ChatParams; result: ChatAbortResponse };
   'chat/create': { params: ChatCreateParams; result: ChatCreateResponse };
   'chat/dispose': { params: ChatParams; result: ChatDisposeResponse };
+  'chat/queue': { params: ChatQueueParams; result: ChatQueueResponse };
   'chat/resolve': { params: ChatParams; result: ChatResolveResponse };
   'chat/send': { params: ChatSendParams; result: ChatSendResponse };
   'chat/setDraft': { params: ChatSetDraftParams; result: ChatSetDraftResponse };
   'chat/setModel': { params: ChatSetModelParams; result: ChatSetModelResponse };
+  'chat/setQueue': { params: ChatSetQueueParams; result: ChatSetQueueResponse };
   'chat/turns': { params: ChatTurnsParams; result: ChatTurnsResponse };
   'harness/start': { params: HarnessStartParams; result: HarnessStartResponse };
   'initialize': { params: InitializeParams; result: InitializeResponse };

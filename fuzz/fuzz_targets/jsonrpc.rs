@@ -79,6 +79,8 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ChatAbort => request::<ChatAbort>(params),
         ClientMethod::ChatSetModel => request::<ChatSetModel>(params),
         ClientMethod::ChatSetDraft => request::<ChatSetDraft>(params),
+        ClientMethod::ChatQueue => request::<ChatQueue>(params),
+        ClientMethod::ChatSetQueue => request::<ChatSetQueue>(params),
         ClientMethod::ChatResolve => request::<ChatResolve>(params),
         ClientMethod::ChatTurns => request::<ChatTurns>(params),
         ClientMethod::Subscribe => request::<Subscribe>(params),

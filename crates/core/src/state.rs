@@ -118,6 +118,9 @@ pub struct ChatState {
     /// The unsent draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
+    /// Messages waiting for the running turn to end, sent one per turn in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queued: Vec<String>,
     /// What the agent offers in the chat (commands, modes, models), once it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentChatState>,
@@ -266,6 +269,12 @@ pub enum Action {
         /// The draft; `None` clears it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         draft: Option<String>,
+    },
+    /// The chat's queue of messages waiting for the running turn changed.
+    QueueChanged {
+        /// The whole queue, in sending order.
+        #[serde(default)]
+        queued: Vec<String>,
     },
 }
 
@@ -441,6 +450,7 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
             }
         }
         Action::DraftChanged { draft } => state.draft.clone_from(draft),
+        Action::QueueChanged { queued } => state.queued.clone_from(queued),
         _ => {}
     }
 }
@@ -519,6 +529,7 @@ mod tests {
             },
             turns: Vec::new(),
             draft: None,
+            queued: Vec::new(),
             agent: None,
         }
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use hearth_core::{
     Action, ChatContext, ChatId, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri,
-    CreateChatRequest, ResourceUri, SessionUri, Turn, TurnId, now,
+    CreateChatRequest, ResourceUri, SessionUri, Turn, TurnId, UserMessage, now,
 };
 use hearth_store::ChatRecord;
 
@@ -158,6 +158,7 @@ impl Host {
             provider_data: Some(backing.provider_data),
             backing: backing.backing,
             draft: None,
+            queued: Vec::new(),
         };
         if let Err(error) = self.add_chat(record, initial).await {
             if let Err(dispose) = agent.dispose_chat(&context).await {
@@ -410,6 +411,112 @@ impl Host {
         publish_chat_summary(&mut state, &summary);
         self.inner.queue(WriteJob::UpdateChat(summary));
         Ok(())
+    }
+
+    /// Sends a message now when the chat is idle (returns its turn), or queues it behind
+    /// the running turn and any message queued before (returns `None`). Queued messages
+    /// are kept with the chat and sent one per turn, in order, as each turn ends.
+    pub async fn queue_message(
+        &self,
+        chat: &ChatUri,
+        message: UserMessage,
+    ) -> HostResult<Option<TurnId>> {
+        self.inner.config.limits.check(&message)?;
+        self.resolve_chat(chat).await?;
+        let queued = {
+            let mut state = self.inner.lock();
+            let entry = state
+                .chats
+                .get_mut(chat)
+                .ok_or_else(|| HostError::NotFound {
+                    what: "chat",
+                    key: chat.to_string(),
+                })?;
+            if entry.running.is_none() && entry.state.queued.is_empty() {
+                None
+            } else {
+                let mut queued = entry.state.queued.clone();
+                queued.push(message.text.clone());
+                Some(self.publish_queue(&mut state, chat, queued))
+            }
+        };
+        if queued.is_none() {
+            return self.send(chat, message).await.map(Some);
+        }
+        self.inner.writer.flush().await;
+        // The turn may have ended while the message was queued: start the queue then.
+        self.drain_queue(chat).await;
+        Ok(None)
+    }
+
+    /// Replaces a chat's queue (a message removed or reordered by the user).
+    pub async fn set_queue(&self, chat: &ChatUri, queued: Vec<String>) -> HostResult<()> {
+        for text in &queued {
+            self.inner
+                .config
+                .limits
+                .check(&UserMessage::text(text.clone()))?;
+        }
+        self.resolve_chat(chat).await?;
+        {
+            let mut state = self.inner.lock();
+            if !state.chats.contains_key(chat) {
+                return Err(HostError::NotFound {
+                    what: "chat",
+                    key: chat.to_string(),
+                });
+            }
+            self.publish_queue(&mut state, chat, queued);
+        }
+        self.inner.writer.flush().await;
+        Ok(())
+    }
+
+    /// Sets a chat's queue in memory, tells its subscribers and queues the write.
+    pub(crate) fn publish_queue(
+        &self,
+        state: &mut HostState,
+        chat: &ChatUri,
+        queued: Vec<String>,
+    ) -> Vec<String> {
+        state.publish(
+            ResourceUri::Chat(chat.clone()),
+            Action::QueueChanged {
+                queued: queued.clone(),
+            },
+        );
+        self.inner.queue(WriteJob::SetQueue {
+            chat: chat.clone(),
+            queued: queued.clone(),
+        });
+        queued
+    }
+
+    /// Sends the first queued message of an idle chat, if any. A send that fails puts
+    /// the message back at the front, and the failure is logged.
+    pub(crate) async fn drain_queue(&self, chat: &ChatUri) {
+        let next = {
+            let mut state = self.inner.lock();
+            let Some(entry) = state.chats.get(chat) else {
+                return;
+            };
+            if entry.running.is_some() || entry.state.queued.is_empty() {
+                return;
+            }
+            let mut queued = entry.state.queued.clone();
+            let next = queued.remove(0);
+            self.publish_queue(&mut state, chat, queued);
+            next
+        };
+        if let Err(error) = self.send(chat, UserMessage::text(next.clone())).await {
+            tracing::warn!(%chat, %error, "a queued message could not be sent; it stays first in the queue");
+            let mut state = self.inner.lock();
+            if let Some(entry) = state.chats.get(chat) {
+                let mut queued = entry.state.queued.clone();
+                queued.insert(0, next);
+                self.publish_queue(&mut state, chat, queued);
+            }
+        }
     }
 
     /// Saves a chat's unsent draft (durably), or clears it.

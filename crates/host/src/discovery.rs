@@ -132,6 +132,7 @@ impl Host {
             provider_data: Some(discovered.provider_data),
             backing: Some(discovered.backing.clone()),
             draft: None,
+            queued: Vec::new(),
         };
         let registration = store
             .register_discovered(&NewSession {

@@ -58,6 +58,7 @@ impl Host {
                     provider_data: Some(backing.provider_data),
                     backing: backing.backing,
                     draft: None,
+                    queued: Vec::new(),
                 };
                 if let Err(error) = self.add_chat(record, InitialTurns::Empty).await {
                     tracing::error!(%chat, %error, "could not add a spawned chat to its session");

@@ -75,6 +75,7 @@ fn loaded_window(state: &mut HostState, chat: &ChatUri, limit: u32) -> Option<Su
         summary: entry.state.summary.clone(),
         turns: turns[start..].to_vec(),
         draft: entry.state.draft.clone(),
+        queued: entry.state.queued.clone(),
         agent: entry.state.agent.clone(),
     };
     Some(window_subscription(state, chat, chat_state, start > 0))
@@ -182,6 +183,7 @@ impl Host {
                 summary: entry.state.summary.clone(),
                 turns: page.turns,
                 draft: entry.state.draft.clone(),
+                queued: entry.state.queued.clone(),
                 agent: entry.state.agent.clone(),
             };
             return Ok(window_subscription(

@@ -78,6 +78,9 @@ pub(crate) fn chat_entry(
             summary,
             turns: turns.unwrap_or_default(),
             draft: record.and_then(|record| record.draft.clone()),
+            queued: record
+                .map(|record| record.queued.clone())
+                .unwrap_or_default(),
             agent: None,
         },
         provider_data: record.and_then(|record| record.provider_data.clone()),
@@ -95,6 +98,7 @@ fn chat_record(summary: ChatSummary, backing: ChatBacking) -> ChatRecord {
         provider_data: Some(backing.provider_data),
         backing: backing.backing,
         draft: None,
+        queued: Vec::new(),
     }
 }
 

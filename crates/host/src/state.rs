@@ -285,6 +285,7 @@ mod tests {
                 },
                 turns: Vec::new(),
                 draft: None,
+                queued: Vec::new(),
                 agent: None,
             },
             provider_data: None,

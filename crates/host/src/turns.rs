@@ -342,6 +342,7 @@ impl Host {
         usage: Option<Usage>,
         error: Option<String>,
     ) {
+        let stop_reason_kind = stop_reason.clone();
         let mut state = self.inner.lock();
         let Some(entry) = state.chats.get_mut(chat) else {
             return;
@@ -418,6 +419,25 @@ impl Host {
         }
         // After the turn's writes, which the queue stores first.
         self.release_chat_lease(&mut state, chat);
+        // The next queued message goes once the turn ended by itself; after a stop, a
+        // failure or a crash the queue waits for the user.
+        let waiting = state
+            .chats
+            .get(chat)
+            .is_some_and(|entry| !entry.state.queued.is_empty());
+        let ended_well = !matches!(
+            stop_reason_kind,
+            StopReason::Aborted | StopReason::Error | StopReason::Incomplete
+        );
+        drop(state);
+        if waiting
+            && ended_well
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let host = self.clone();
+            let chat = chat.clone();
+            runtime.spawn(async move { host.drain_queue(&chat).await });
+        }
     }
 
     /// Gives a chat a title; the default chat's title is the session's too.

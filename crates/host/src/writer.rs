@@ -46,6 +46,8 @@ pub(crate) enum WriteJob {
     },
     /// A chat's title or model changed.
     UpdateChat(ChatSummary),
+    /// A chat's queue of waiting messages changed (the whole queue, in order).
+    SetQueue { chat: ChatUri, queued: Vec<String> },
     /// A session's title, model or activity time changed.
     UpdateSession(SessionSummary),
     /// Take a chat's lease for a turn and answer with the grant.
@@ -144,6 +146,13 @@ impl WriterContext {
                 })
                 .await;
                 log_routine("chat", updated);
+            }
+            WriteJob::SetQueue { chat, queued } => {
+                let updated = with_retries(Persistence::Routine, "a chat's queue", || {
+                    store.set_queue(&chat, &queued)
+                })
+                .await;
+                log_routine("chat queue", updated);
             }
             WriteJob::UpdateSession(summary) => {
                 let updated = with_retries(Persistence::Routine, "a session", || {

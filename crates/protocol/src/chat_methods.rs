@@ -130,6 +130,42 @@ pub struct ChatSetDraftParams {
 #[serde(rename_all = "camelCase")]
 pub struct ChatSetDraftResponse {}
 
+/// `chat/queue`: sends a message now when the chat is idle, or queues it behind the
+/// running turn; queued messages are kept with the chat and sent one per turn, in order,
+/// as each turn ends by itself (after Stop or a failure the queue waits).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatQueueParams {
+    /// The chat.
+    pub chat: String,
+    /// The message.
+    pub message: UserMessage,
+}
+
+/// What `chat/queue` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatQueueResponse {
+    /// The turn it started, when the chat was idle; absent when it was queued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+/// `chat/setQueue`: replaces a chat's queue (a message removed or reordered).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetQueueParams {
+    /// The chat.
+    pub chat: String,
+    /// The whole queue, in sending order.
+    pub queued: Vec<String>,
+}
+
+/// What `chat/setQueue` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetQueueResponse {}
+
 /// `chat/resolve`: loads a chat's turns (restoring its backing if needed) and returns
 /// them.
 pub type ChatResolveParams = ChatParams;

@@ -94,6 +94,7 @@ impl From<core::Action> for Action {
                 state: state.into(),
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
+            A::QueueChanged { queued } => Self::QueueChanged { queued },
         }
     }
 }
@@ -192,6 +193,7 @@ impl TryFrom<Action> for core::Action {
                 state: state.into(),
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
+            A::QueueChanged { queued } => Self::QueueChanged { queued },
         })
     }
 }

@@ -47,9 +47,10 @@ pub use calendar::{
 };
 pub use chat_methods::{
     ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
-    ChatDisposeResponse, ChatParams, ChatResolveParams, ChatResolveResponse, ChatSeed,
-    ChatSendParams, ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams,
-    ChatSetModelResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
+    ChatDisposeResponse, ChatParams, ChatQueueParams, ChatQueueResponse, ChatResolveParams,
+    ChatResolveResponse, ChatSeed, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
+    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams,
+    ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
     HarnessStartResponse, PendingPermission, PermissionListParams, PermissionListResponse,
     PermissionRespondParams, PermissionRespondResponse,
 };
@@ -60,12 +61,12 @@ pub use jsonrpc::{
 };
 pub use methods::{
     AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate, ChatDispose,
-    ChatResolve, ChatSend, ChatSetDraft, ChatSetModel, ChatTurns, ClientMethod, EnvelopeNotified,
-    HarnessStart, Initialize, Method, NotificationMethod, PermissionList, PermissionRespond,
-    ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
-    ProjectRemoveSource, ProjectRename, ProposalApprove, ProposalList, ProposalReject,
-    ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose, SessionFork, SessionList,
-    SessionRename, Subscribe, SubscriptionEnded, Unsubscribe,
+    ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetModel, ChatSetQueue, ChatTurns,
+    ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method, NotificationMethod,
+    PermissionList, PermissionRespond, ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet,
+    ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename, ProposalApprove, ProposalList,
+    ProposalReject, ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose,
+    SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,

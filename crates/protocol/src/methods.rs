@@ -15,10 +15,11 @@ use crate::calendar::{
 };
 use crate::chat_methods::{
     ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
-    ChatResolveResponse, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
-    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, ChatTurnsParams,
-    ChatTurnsResponse, HarnessStartParams, HarnessStartResponse, PermissionListParams,
-    PermissionListResponse, PermissionRespondParams, PermissionRespondResponse,
+    ChatQueueParams, ChatQueueResponse, ChatResolveResponse, ChatSendParams, ChatSendResponse,
+    ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse,
+    ChatSetQueueParams, ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse,
+    HarnessStartParams, HarnessStartResponse, PermissionListParams, PermissionListResponse,
+    PermissionRespondParams, PermissionRespondResponse,
 };
 use crate::projects::{
     ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
@@ -133,6 +134,10 @@ methods! {
     ChatSetModel = "chat/setModel" (ChatSetModelParams) -> ChatSetModelResponse;
     /// `chat/setDraft`: the unsent draft.
     ChatSetDraft = "chat/setDraft" (ChatSetDraftParams) -> ChatSetDraftResponse;
+    /// `chat/queue`: sends now, or queues behind the running turn.
+    ChatQueue = "chat/queue" (ChatQueueParams) -> ChatQueueResponse;
+    /// `chat/setQueue`: replaces the queue of waiting messages.
+    ChatSetQueue = "chat/setQueue" (ChatSetQueueParams) -> ChatSetQueueResponse;
     /// `chat/resolve`: a chat with its turns.
     ChatResolve = "chat/resolve" (ChatParams) -> ChatResolveResponse;
     /// `chat/turns`: a page of a chat's turns, newest page first.

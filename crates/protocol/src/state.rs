@@ -152,6 +152,12 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         draft: Option<String>,
     },
+    /// The chat's queue of messages waiting for the running turn changed (chat).
+    QueueChanged {
+        /// The whole queue, in sending order.
+        #[serde(default)]
+        queued: Vec<String>,
+    },
 }
 
 /// An action addressed to a resource, numbered per resource: the params of the

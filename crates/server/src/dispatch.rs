@@ -10,8 +10,9 @@ use hearth_core::{
 use hearth_host::{NewSessionRequest, PageEnd};
 use hearth_protocol::{
     self as wire, AuditList, ChatAbort, ChatAbortResponse, ChatCreate, ChatCreateResponse,
-    ChatDispose, ChatDisposeResponse, ChatResolve, ChatResolveResponse, ChatSend, ChatSendResponse,
-    ChatSetDraft, ChatSetDraftResponse, ChatSetModel, ChatSetModelResponse, ClientMethod,
+    ChatDispose, ChatDisposeResponse, ChatQueue, ChatQueueResponse, ChatResolve,
+    ChatResolveResponse, ChatSend, ChatSendResponse, ChatSetDraft, ChatSetDraftResponse,
+    ChatSetModel, ChatSetModelResponse, ChatSetQueue, ChatSetQueueResponse, ClientMethod,
     ErrorKind, HarnessStart, HarnessStartResponse, Initialize, InitializeResponse, Method,
     PROTOCOL_VERSION, PermissionList, PermissionListResponse, PermissionRespond,
     PermissionRespondResponse, ProposalApprove, ProposalList, ProposalReject, ProviderList,
@@ -259,6 +260,29 @@ pub(crate) async fn call(
                 Ok(ChatSendResponse {
                     turn_id: turn_id.to_string(),
                 })
+            })
+            .await
+        }
+        ClientMethod::ChatQueue => {
+            respond::<ChatQueue, _, _>(id, params, |params| async move {
+                let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
+                let turn_id = host
+                    .queue_message(&chat, params.message.into())
+                    .await
+                    .map_err(|e| host_error(&e))?;
+                Ok(ChatQueueResponse {
+                    turn_id: turn_id.map(|id| id.to_string()),
+                })
+            })
+            .await
+        }
+        ClientMethod::ChatSetQueue => {
+            respond::<ChatSetQueue, _, _>(id, params, |params| async move {
+                let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
+                host.set_queue(&chat, params.queued)
+                    .await
+                    .map_err(|e| host_error(&e))?;
+                Ok(ChatSetQueueResponse {})
             })
             .await
         }

@@ -35,6 +35,10 @@ pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
             .map(|text| parse_id("backing id", &text, BackingId::parse))
             .transpose()?,
         draft: row.try_get("draft").map_err(get)?,
+        queued: match row.try_get::<Option<String>, _>("queued").map_err(get)? {
+            Some(text) => from_json::<Vec<String>>("chat queue", &text)?,
+            None => Vec::new(),
+        },
     })
 }
 
@@ -69,7 +73,7 @@ impl SqliteStore {
 
     pub(crate) async fn chats_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatRecord>> {
         let rows = sqlx::query(
-            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.created_at, c.updated_at
+            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.queued, c.created_at, c.updated_at
              FROM chats c JOIN sessions s ON s.id = c.session_id
              WHERE s.uri = ? AND s.deleted_at IS NULL
              ORDER BY c.position",
@@ -178,6 +182,33 @@ impl SqliteStore {
             "UPDATE chats SET draft = ?, updated_at = MAX(updated_at, ?) WHERE uri = ?",
         )
         .bind(draft)
+        .bind(to_millis(&now()))
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        self.expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn set_queue_impl(
+        &self,
+        chat: &ChatUri,
+        queued: &[String],
+    ) -> StoreResult<()> {
+        let text = if queued.is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::to_string(queued).map_err(|error| StoreError::Decode {
+                    what: "chat queue",
+                    detail: error.to_string(),
+                })?,
+            )
+        };
+        let result = sqlx::query(
+            "UPDATE chats SET queued = ?, updated_at = MAX(updated_at, ?) WHERE uri = ?",
+        )
+        .bind(text)
         .bind(to_millis(&now()))
         .bind(chat.to_string())
         .execute(&self.pool)

@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0006_chat_leases.sql"),
     include_str!("../migrations/sqlite/0007_erase_on_delete.sql"),
     include_str!("../migrations/sqlite/0008_projects.sql"),
+    include_str!("../migrations/sqlite/0009_chat_queue.sql"),
 ];
 
 /// The schema version this binary writes.

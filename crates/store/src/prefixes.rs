@@ -82,7 +82,7 @@ impl SqliteStore {
             return Ok(Vec::new());
         }
         let rows = sqlx::query(
-            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.created_at, c.updated_at
+            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.queued, c.created_at, c.updated_at
              FROM chats c JOIN sessions s ON s.id = c.session_id
              WHERE c.uri GLOB ? AND c.uri NOT GLOB ? AND s.deleted_at IS NULL
              ORDER BY c.updated_at DESC LIMIT ?",

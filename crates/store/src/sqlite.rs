@@ -214,6 +214,14 @@ impl Store for SqliteStore {
         Box::pin(self.set_draft_impl(chat, draft))
     }
 
+    fn set_queue<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        queued: &'a [String],
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.set_queue_impl(chat, queued))
+    }
+
     fn mark_backing<'a>(
         &'a self,
         provider: &'a ProviderId,

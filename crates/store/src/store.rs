@@ -22,6 +22,8 @@ pub struct ChatRecord {
     pub backing: Option<BackingId>,
     /// The unsent draft.
     pub draft: Option<String>,
+    /// Messages waiting for the running turn, in sending order.
+    pub queued: Vec<String>,
 }
 
 /// A session to register with its default chat.
@@ -180,6 +182,13 @@ pub trait Store: Send + Sync + 'static {
         &'a self,
         chat: &'a ChatUri,
         draft: Option<&'a str>,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Replaces a chat's queue of waiting messages (durable when it returns).
+    fn set_queue<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        queued: &'a [String],
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Records that a provider conversation backs a chat.

@@ -61,8 +61,6 @@ export class SessionTab {
     this.fullRender = true;
     this.frame = 0;
     this.visible = false;
-    /** @type {string[]} messages waiting for the running turn to end */
-    this.queue = [];
     /** @type {Map<string, Proposal>} */
     this.proposals = new Map();
     this.lastLocalEdit = 0;
@@ -219,10 +217,13 @@ export class SessionTab {
     }
     if (!this.chat) return;
     const action = delivery.envelope.action;
-    const wasRunning = isRunning(this.chat);
     const turnId = reduceChat(this.chat, action);
     if (action.type === 'draftChanged') {
       this.syncDraft(action.draft ?? '');
+      return;
+    }
+    if (action.type === 'queueChanged') {
+      this.renderQueue();
       return;
     }
     if (turnId) this.dirtyTurns.add(turnId);
@@ -230,7 +231,6 @@ export class SessionTab {
     if (action.type === 'partAdded' && action.part.type === 'proposal') this.refreshProposals();
     if (action.type === 'turnCompleted') {
       this.host.announce(`${this.title()}: the answer is complete`);
-      if (wasRunning) setTimeout(() => this.flushQueue(), 0);
     }
     if (action.type === 'turnStarted' || action.type === 'turnCompleted') this.host.changed(this);
     this.schedule();
@@ -305,21 +305,19 @@ export class SessionTab {
     this.lastLocalEdit = Date.now();
     clearTimeout(this.draftTimer);
     this.draftTimer = undefined;
-    if (this.running() || this.queue.length) {
-      this.queue.push(text);
-      this.renderQueue();
-      this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
-      return;
-    }
     await this.send(text);
   }
 
-  /** @param {string} text */
+  /**
+   * Sends now, or queues behind the running turn: the server keeps the queue with the
+   * chat and sends one message per turn, in order.
+   * @param {string} text
+   */
   async send(text) {
     if (!this.chatUri) return;
     this.showError('');
     try {
-      await this.rpc.call('chat/send', { chat: this.chatUri, message: { text } });
+      await this.rpc.call('chat/queue', { chat: this.chatUri, message: { text } });
       this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
     } catch (error) {
       // Nothing is lost: the message goes back into the composer.
@@ -328,11 +326,16 @@ export class SessionTab {
     }
   }
 
-  flushQueue() {
-    if (!this.queue.length || this.running() || (this.chat && pendingPermission(this.chat))) return;
-    const next = /** @type {string} */ (this.queue.shift());
-    this.renderQueue();
-    this.send(next);
+  /** @param {number} index */
+  async unqueue(index) {
+    if (!this.chatUri || !this.chat) return;
+    const queued = [...(this.chat.queued ?? [])];
+    queued.splice(index, 1);
+    try {
+      await this.rpc.call('chat/setQueue', { chat: this.chatUri, queued });
+    } catch (error) {
+      this.showError(message(error));
+    }
   }
 
   async stop() {
@@ -444,22 +447,21 @@ export class SessionTab {
     this.sendButton.textContent = running ? 'Queue' : 'Send';
     this.sendButton.setAttribute('aria-label', running ? 'Queue the message' : 'Send');
     this.renderModels();
+    this.renderQueue();
   }
 
   renderQueue() {
+    const queued = this.chat?.queued ?? [];
     replace(
       this.queueList,
-      ...this.queue.map((text, index) =>
+      ...queued.map((text, index) =>
         el('li', { class: 'queued' },
           el('span', null, text),
           el('button', {
             class: 'button subtle small',
             type: 'button',
             'aria-label': `Remove queued message ${index + 1}`,
-            onclick: () => {
-              this.queue.splice(index, 1);
-              this.renderQueue();
-            },
+            onclick: () => this.unqueue(index),
           }, '×'),
         ),
       ),

@@ -172,6 +172,9 @@ export function reduceChat(state, action) {
     case 'draftChanged':
       state.draft = action.draft ?? null;
       return null;
+    case 'queueChanged':
+      state.queued = action.queued ?? [];
+      return null;
     default:
       return null;
   }

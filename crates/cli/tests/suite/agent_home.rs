@@ -23,6 +23,11 @@ turns:
       - text: "Here is **the table** you asked for, see https://example.org/docs for more:\n\n| name | value |\n|---|---|\n| one | 1 |\n| two | 2 |\n\n```rust\nfn main() {}\n```\n"
         stream: words
         delay_ms: 25
+  - when: slowly
+    steps:
+      - text: "Taking my time over this one, word by word."
+        stream: words
+        delay_ms: 250
   - steps:
       - text: "You said: {{prompt}}"
         stream: words
@@ -210,6 +215,54 @@ async fn first_run_landing_send_streams_the_answer_and_drafts_survive_tabs_and_r
     wait_for(
         &other,
         &format!("document.querySelector('{VISIBLE} textarea').value === ''"),
+    )
+    .await;
+
+    // A message sent while a turn runs waits in the chat's queue, on the server: a
+    // reload shows it, and it goes when the turn ends. (The first window is brought to
+    // the front: a browser draws a background tab only when it is shown again.)
+    other.close().await.unwrap();
+    page.bring_to_front().await.unwrap();
+    type_into(&page, &input, "answer slowly").await;
+    press_enter(&page, &input).await;
+    wait_for(
+        &page,
+        &format!("document.querySelector('{VISIBLE} .stop:not([hidden])')"),
+    )
+    .await;
+    type_into(&page, &input, "then this").await;
+    press_enter(&page, &input).await;
+    wait_for(
+        &page,
+        &format!(
+            "{}.includes('then this')",
+            text_of(&format!("{VISIBLE} .queue"))
+        ),
+    )
+    .await;
+    screenshot(&page, "queue").await;
+    page.reload().await.unwrap();
+    wait_for(&page, "document.body.dataset.connection === 'open'").await;
+    click(&page, ".tab:first-child .tab-button").await;
+    wait_for(
+        &page,
+        &format!(
+            "{}.includes('then this')",
+            text_of(&format!("{VISIBLE} .queue"))
+        ),
+    )
+    .await;
+    wait_for(
+        &page,
+        &format!(
+            "{}.includes('You said: then this')",
+            text_of(&format!("{VISIBLE} .turn:last-child .message.assistant"))
+        ),
+    )
+    .await;
+    wait_for(
+        &page,
+        &format!("document.querySelectorAll('{VISIBLE} .queue li').length === 0"),
     )
     .await;
 

@@ -176,6 +176,13 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<()>> {
         self.inner.set_draft(chat, draft)
     }
+    fn set_queue<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        queued: &'a [String],
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        self.inner.set_queue(chat, queued)
+    }
     fn mark_backing<'a>(
         &'a self,
         provider: &'a ProviderId,

@@ -315,3 +315,67 @@ async fn drafts_and_models_are_kept() {
         Some("big-model")
     );
 }
+
+#[tokio::test]
+async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    let text = |text: &str| hearth_core::UserMessage::text(text.to_owned());
+
+    // Idle: the message is sent at once.
+    let first = test.host.queue_message(&chat, text("one")).await.unwrap();
+    let running = fake.wait_for_send(&chat).await;
+    assert_eq!(first.as_ref(), Some(&running));
+    // Busy: the next two wait, kept with the chat.
+    assert_eq!(
+        test.host.queue_message(&chat, text("two")).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        test.host.queue_message(&chat, text("three")).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        test.host.chat(&chat).await.unwrap().queued,
+        ["two", "three"]
+    );
+    assert_eq!(
+        test.store.chats(&session).await.unwrap()[0].queued,
+        ["two", "three"]
+    );
+
+    // The turn ends by itself: the first queued message goes.
+    fake.finish_ok(&chat);
+    let second = fake.wait_for_send(&chat).await;
+    assert_ne!(second, running);
+    let state = test.host.chat(&chat).await.unwrap();
+    assert_eq!(state.queued, ["three"]);
+    assert_eq!(state.turns.last().unwrap().user.text, "two");
+
+    // Stopped: the queue waits for the user, and can be changed.
+    test.host.abort(&chat).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let state = test.host.chat(&chat).await.unwrap();
+    assert_eq!(state.queued, ["three"]);
+    assert_eq!(state.turns.len(), 2, "nothing was sent after the stop");
+    test.host
+        .set_queue(&chat, vec!["three, reworded".to_owned()])
+        .await
+        .unwrap();
+    test.host.flush().await;
+    assert_eq!(
+        test.store.chats(&session).await.unwrap()[0].queued,
+        ["three, reworded"]
+    );
+    // A message queued into an idle chat with a waiting queue sends the queue's first.
+    assert_eq!(
+        test.host.queue_message(&chat, text("four")).await.unwrap(),
+        None
+    );
+    fake.wait_for_send(&chat).await;
+    let state = test.host.chat(&chat).await.unwrap();
+    assert_eq!(state.turns.last().unwrap().user.text, "three, reworded");
+    assert_eq!(state.queued, ["four"]);
+}

@@ -236,6 +236,7 @@ fn snapshots_fold_envelopes_like_the_host() {
         summary: chat_summary(&chat),
         turns: Vec::new(),
         draft: None,
+        queued: Vec::new(),
         agent: None,
     };
     let snapshot = core::Snapshot {

@@ -22,6 +22,7 @@ pub fn chat_record(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> ChatRecor
         provider_data: Some(ProviderData::from_bytes(b"{\"k\": 1}".to_vec())),
         backing: None,
         draft: None,
+        queued: Vec::new(),
     }
 }
 
