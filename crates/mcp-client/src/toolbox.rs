@@ -156,8 +156,11 @@ impl McpTools {
         let started = runtime
             .run(async move {
                 join_all(wanted.iter().map(|server| async move {
-                    if let Err(error) = server.connection().await {
-                        tracing::warn!("{error}");
+                    match server.connection().await {
+                        // Listings for the agent have nobody to show the status to.
+                        Err(error) if !retry_failed => tracing::warn!("{error}"),
+                        Err(error) => tracing::debug!("{error}"),
+                        Ok(_) => {}
                     }
                 }))
                 .await;
