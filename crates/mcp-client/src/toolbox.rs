@@ -438,7 +438,8 @@ fn describe(server: &str, tool: &ToolReport) -> ToolDescription {
         name: format!("{server}{SEPARATOR}{}", tool.name),
         description: format!("[MCP server `{server}`] {}{note}", tool.description),
         parameters: tool.schema.clone(),
-        mutates: !tool.read_only,
+        // `mutates` means "only stages a proposal"; an MCP tool runs once allowed.
+        mutates: false,
     }
 }
 

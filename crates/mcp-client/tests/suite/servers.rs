@@ -117,11 +117,23 @@ fn answering(option_id: &'static str) -> Arc<Answering> {
 async fn tools_are_listed_with_the_server_prefix_and_an_invalid_schema_is_left_out() {
     let Some(python) = python() else { return };
     let tools = stdio(&python, |_| {});
-    let mut names: Vec<String> = tools
-        .descriptions()
-        .into_iter()
-        .map(|tool| tool.name)
-        .collect();
+    let descriptions = tools.descriptions();
+    // None claims to stage a proposal; those that are not read-only say they ask first.
+    assert!(descriptions.iter().all(|tool| !tool.mutates));
+    let write = descriptions
+        .iter()
+        .find(|tool| tool.name == "test__write_note")
+        .unwrap();
+    assert!(
+        write.description.contains("asks the user before it runs"),
+        "{write:?}"
+    );
+    let lookup = descriptions
+        .iter()
+        .find(|tool| tool.name == "test__lookup")
+        .unwrap();
+    assert!(!lookup.description.contains("asks the user"), "{lookup:?}");
+    let mut names: Vec<String> = descriptions.into_iter().map(|tool| tool.name).collect();
     names.sort();
     assert_eq!(
         names,
@@ -344,4 +356,47 @@ async fn streamable_http_servers_need_local_for_loopback_and_then_work() {
         ("wrote note 1: n", false)
     );
     local.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_bearer_token_variable_is_named_and_a_bad_command_is_a_clear_failure() {
+    let missing_token = McpServerConfig {
+        url: Some("http://127.0.0.1:9/mcp".to_owned()),
+        local: true,
+        bearer_token_env: Some("HEARTH_TEST_TOKEN_THAT_IS_NOT_SET".to_owned()),
+        ..McpServerConfig::default()
+    };
+    let bad_command = McpServerConfig {
+        command: Some("/nonexistent/hearth-test-mcp-server".to_owned()),
+        ..McpServerConfig::default()
+    };
+    let tools = McpTools::from_config(
+        &BTreeMap::from([
+            ("token".to_owned(), missing_token),
+            ("gone".to_owned(), bad_command),
+        ]),
+        FetchPolicy::default(),
+    );
+    let statuses: Vec<(String, ServerStatus)> = tools
+        .reports()
+        .await
+        .into_iter()
+        .map(|report| (report.name, report.status))
+        .collect();
+    assert!(
+        matches!(&statuses[0], (name, ServerStatus::Failed(why)) if name == "gone" && why.contains("cannot run `/nonexistent/hearth-test-mcp-server`")),
+        "{statuses:?}"
+    );
+    assert!(
+        matches!(&statuses[1], (name, ServerStatus::Failed(why)) if name == "token" && why.contains("`HEARTH_TEST_TOKEN_THAT_IS_NOT_SET` (bearer_token_env) is not set")),
+        "{statuses:?}"
+    );
+    assert!(tools.descriptions().is_empty());
+    let outcome = tools
+        .call(&context(), "gone__anything", json!({}), None)
+        .await;
+    assert!(
+        outcome.is_error && outcome.content.contains("could not be started"),
+        "{outcome:?}"
+    );
 }
