@@ -185,3 +185,82 @@ fn mcp_list_shows_servers_status_and_tools() {
         assert!(listed.contains(line), "{line:?} missing from:\n{listed}");
     }
 }
+
+/// In `hearth serve`, a call the user must answer waits as a host-held permission
+/// request (with the exact arguments); `hearth permissions allow` lets it run.
+#[tokio::test]
+async fn in_the_server_the_user_allows_a_call_with_hearth_permissions() {
+    use hearth_protocol::{
+        ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, UserMessage,
+    };
+    use std::time::{Duration, Instant};
+
+    use super::serve_support::{Served, WAIT};
+
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!("{}{}", mock_config(&model), server_config(&python, "")),
+    );
+    model.enqueue(tool_call(
+        "call-1",
+        "notes__write_note",
+        r#"{"text": "hi"}"#,
+    ));
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["Written."], 1, 1));
+    let served = Served::start(hearth, &[], &[]);
+    let (client, _notifications) = served.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: Some("mock".into()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let chat = session.session.chats[0].summary.uri.clone();
+    client
+        .call::<ChatSend>(&ChatSendParams {
+            chat,
+            message: UserMessage {
+                text: "write hi".into(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    let listed = loop {
+        let listed = served.hearth.ok(&["permissions", "list", "--json"]);
+        if !listed.trim().is_empty() {
+            break listed;
+        }
+        assert!(Instant::now() < deadline, "no permission request appeared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let request: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    let title = request["title"].as_str().unwrap();
+    assert!(
+        title.contains("notes__write_note") && title.contains(r#"{"text":"hi"}"#),
+        "{request}"
+    );
+    let id = request["requestId"].as_str().unwrap().to_owned();
+    // Nothing ran before the answer: the model has had one request only.
+    assert_eq!(completions(&model).len(), 1);
+    let answered = served.hearth.ok(&["permissions", "allow", &id]);
+    assert!(answered.starts_with(&format!("allowed {id}")), "{answered}");
+    let deadline = Instant::now() + WAIT;
+    while completions(&model).len() < 2 {
+        assert!(Instant::now() < deadline, "the turn did not go on");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(tool_results(&model, 1), ["wrote note 1: hi"]);
+    let rows = audit_rows(&served.hearth);
+    assert!(
+        rows.iter().any(|row| row["kind"] == "permission"
+            && row["decision"] == "answered"
+            && row["tool"] == "notes__write_note"),
+        "{rows:?}"
+    );
+}
