@@ -264,3 +264,28 @@ async fn in_the_server_the_user_allows_a_call_with_hearth_permissions() {
         "{rows:?}"
     );
 }
+
+#[test]
+fn doctor_reports_each_mcp_server_and_fails_on_one_that_cannot_start() {
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!(
+            "{}{}\n[mcp_servers.gone]\ncommand = \"/nonexistent/hearth-test-mcp\"\n",
+            mock_config(&model),
+            server_config(&python, "")
+        ),
+    );
+    let output = run(&hearth, &["doctor"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(!output.status.success(), "{stdout}");
+    assert!(stdout.contains("\nMCP servers:\n"), "{stdout}");
+    assert!(
+        stdout.contains("gone  failed: MCP server `gone` could not be started: cannot run `/nonexistent/hearth-test-mcp`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("notes  running  ("), "{stdout}");
+    assert!(stdout.contains("  notes__lookup  read-only\n"), "{stdout}");
+}
