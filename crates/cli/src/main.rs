@@ -165,9 +165,10 @@ fn main() -> ExitCode {
         (None, true) => remote::ServerChoice::Local,
         (None, false) => remote::ServerChoice::Auto,
     });
-    // Servers use every core; one-shot commands need only one thread.
+    // Servers use every core; one-shot commands need only one thread, and so does
+    // `hearth acp`, which serves one editor.
     let mut builder = match cli.command {
-        Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) | Command::Acp(_) => {
+        Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) => {
             tokio::runtime::Builder::new_multi_thread()
         }
         _ => tokio::runtime::Builder::new_current_thread(),
