@@ -204,6 +204,30 @@ pub fn choice(options: &[PermissionOption], answer: &str) -> Option<String> {
     })
 }
 
+/// How to stop being asked: an MCP tool is allowed under its server, an external
+/// agent's kind of request under the agent.
+fn allow_for_good(question: &Question) -> String {
+    let mcp_tool = question
+        .title
+        .starts_with("Run MCP tool `")
+        .then(|| question.call.as_ref()?.name.split_once("__"))
+        .flatten();
+    match mcp_tool {
+        Some((server, tool)) => format!(
+            "allow this tool for good with `allow = [\"{tool}\"]` under [mcp_servers.{server}] in config.toml"
+        ),
+        None => format!(
+            "allow this kind of request for good with `allow = [\"{}\"]` under [agents.{}] in config.toml",
+            question
+                .call
+                .as_ref()
+                .and_then(|call| call.kind)
+                .map_or("edit", ToolKind::as_str),
+            question.agent
+        ),
+    }
+}
+
 /// The option that refuses, preferring "once".
 fn refusal(options: &[PermissionOption]) -> Option<String> {
     choice(options, "no")
@@ -220,15 +244,10 @@ pub async fn ask(
         return Ok(Reply::Refused {
             option_id: refusal(&question.options),
             notice: format!(
-                "hearth: {} asked: {}\nhearth: refused: nobody can answer here (not a terminal). Answer it from a terminal (`hearth run` or `hearth chat`), with `hearth permissions allow` while `hearth serve` runs it, or allow this kind of request for good with `allow = [\"{}\"]` under [agents.{}] in config.toml",
+                "hearth: {} asked: {}\nhearth: refused: nobody can answer here (not a terminal). Answer it from a terminal (`hearth run` or `hearth chat`), with `hearth permissions allow` while `hearth serve` runs it, or {}",
                 question.agent,
                 question.title,
-                question
-                    .call
-                    .as_ref()
-                    .and_then(|call| call.kind)
-                    .map_or("edit", ToolKind::as_str),
-                question.agent
+                allow_for_good(question)
             ),
         });
     };

@@ -113,8 +113,12 @@ fn the_agent_calls_mcp_tools_and_a_mutating_one_needs_the_user() {
     let refused = &tool_results(&model, 2)[1];
     assert!(refused.contains("refused"), "{refused}");
     assert!(!refused.contains("wrote note"), "{refused}");
-    // `hearth run` without a terminal says how to allow it.
+    // `hearth run` without a terminal says how to allow it: under the server.
     assert!(stderr.contains("notes__write_note"), "{stderr}");
+    assert!(
+        stderr.contains("`allow = [\"write_note\"]` under [mcp_servers.notes]"),
+        "{stderr}"
+    );
 
     let rows = audit_rows(&hearth);
     let mcp_calls: Vec<(String, String)> = rows
