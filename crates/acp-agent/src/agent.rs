@@ -35,6 +35,7 @@ pub(crate) struct HearthAgent {
     pub(crate) host: Host,
     pub(crate) gate: ApprovalGate,
     provider: ProviderId,
+    models: Vec<String>,
     client: Mutex<ClientCapabilities>,
 }
 
@@ -57,11 +58,17 @@ pub(crate) fn session_id(session: &SessionUri) -> SessionId {
 
 impl HearthAgent {
     /// An agent over `host`, starting sessions with `provider`.
-    pub(crate) fn new(host: Host, gate: ApprovalGate, provider: ProviderId) -> Self {
+    pub(crate) fn new(
+        host: Host,
+        gate: ApprovalGate,
+        provider: ProviderId,
+        models: Vec<String>,
+    ) -> Self {
         Self {
             host,
             gate,
             provider,
+            models,
             client: Mutex::new(ClientCapabilities::default()),
         }
     }
@@ -240,7 +247,17 @@ impl HearthAgent {
                     .map(|choice| (choice.id, choice.name))
                     .collect()
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| {
+                // The configured models, for sessions of the provider they belong to.
+                if chat.provider() == &self.provider {
+                    self.models
+                        .iter()
+                        .map(|model| (model.clone(), model.clone()))
+                        .collect()
+                } else {
+                    Vec::new()
+                }
+            });
         Ok((current, choices))
     }
 

@@ -34,6 +34,9 @@ pub struct Services {
     pub gate: ApprovalGate,
     /// The harness new sessions use (Hearth's native agent).
     pub provider: ProviderId,
+    /// The models the model option offers when the harness does not list its own
+    /// (the provider's configured models).
+    pub models: Vec<String>,
 }
 
 impl std::fmt::Debug for Services {
@@ -62,6 +65,7 @@ pub async fn serve(
         services.host,
         services.gate,
         services.provider,
+        services.models,
     ));
     Agent
         .v1()

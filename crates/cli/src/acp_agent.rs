@@ -32,11 +32,22 @@ pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
             .clone()
             .context("no provider to answer with: configure one (`hearth doctor` shows how)")?,
     };
+    // The provider's configured models, the default first.
+    let mut models = Vec::new();
+    if let Some(configured) = app.config.providers.get(provider.as_str()) {
+        models.extend(configured.default_model.iter().cloned());
+        for model in &configured.models {
+            if !models.contains(model) {
+                models.push(model.clone());
+            }
+        }
+    }
     let host = backend.host.clone();
     let services = hearth_acp_agent::Services {
         host: host.clone(),
         gate,
         provider,
+        models,
     };
     let served = hearth_acp_agent::serve(services, hearth_acp_agent::stdio()).await;
     // Waits for every write of the sessions served, retried as needed.

@@ -137,7 +137,13 @@ fn python_client_streams_a_prompt_then_loads_and_lists_it_after_a_restart() {
     let Some(python) = python() else { return };
     let server = server();
     let hearth = Hearth::new();
-    configure(&hearth, &mock_config(&server));
+    configure(
+        &hearth,
+        &format!(
+            "{}models = [\"{MODEL}\", \"other-model\"]\n",
+            mock_config(&server)
+        ),
+    );
     server.enqueue(
         OpenAiStream::new(MODEL)
             .role()
@@ -170,15 +176,33 @@ fn python_client_streams_a_prompt_then_loads_and_lists_it_after_a_restart() {
         12
     );
     let updates = &report["updates"];
+    // The turn's updates, then the one `session/set_config_option` (below) announces.
     assert_eq!(
         kinds(updates),
-        ["agent_thought_chunk", "agent_message_chunk"]
+        [
+            "agent_thought_chunk",
+            "agent_message_chunk",
+            "config_option_update"
+        ]
     );
     assert_eq!(texts(updates, "agent_thought_chunk"), "Thinking it over.");
     assert_eq!(texts(updates, "agent_message_chunk"), "Hello from Hearth.");
     // The prompt reached the model.
     let sent = server.requests().last().unwrap().json();
     assert!(sent.to_string().contains("hello from python"), "{sent}");
+
+    // The model is a config option: one of the provider's models, and nothing else.
+    let model = &report["setModel"]["configOptions"][0];
+    assert_eq!(model["currentValue"], "other-model");
+    let choices: Vec<&str> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|choice| choice["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(choices, [MODEL, "other-model"]);
+    let refused = report["setUnknown"].as_str().unwrap();
+    assert!(refused.contains("unknown config option"), "{refused}");
 
     // A Hearth session like any other, made through ACP.
     let listed: Vec<Value> = hearth
@@ -205,6 +229,10 @@ fn python_client_streams_a_prompt_then_loads_and_lists_it_after_a_restart() {
     );
     assert_eq!(texts(replayed, "user_message_chunk"), "hello from python");
     assert_eq!(texts(replayed, "agent_message_chunk"), "Hello from Hearth.");
+    assert_eq!(
+        report["load"]["configOptions"][0]["currentValue"],
+        "other-model"
+    );
     let sessions = report["list"]["sessions"].as_array().unwrap();
     let listed = sessions
         .iter()

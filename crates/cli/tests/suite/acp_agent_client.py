@@ -117,6 +117,21 @@ async def main():
             result["prompt"] = dump(response)
             result["updates"] = recorder.updates
             result["questions"] = recorder.questions
+            if mode == "prompt":
+                chosen = await asyncio.wait_for(
+                    conn.set_config_option(
+                        config_id="model", session_id=session.session_id, value="other-model"
+                    ),
+                    30,
+                )
+                result["setModel"] = dump(chosen)
+                try:
+                    await conn.set_config_option(
+                        config_id="mood", session_id=session.session_id, value="happy"
+                    )
+                    result["setUnknown"] = "accepted"
+                except Exception as error:
+                    result["setUnknown"] = str(error)
     print(json.dumps(result), flush=True)
 
 
