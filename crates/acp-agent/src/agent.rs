@@ -1,6 +1,7 @@
 //! The agent's state and its answers to every request except `session/prompt` (see
 //! [`crate::turn`]).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -14,8 +15,10 @@ use agent_client_protocol::v1::schema::{
     SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
     SetSessionConfigOptionRequest,
 };
+use hearth_config::McpServerConfig;
 use hearth_core::{ChatUri, ProviderId, Scope, SessionUri};
 use hearth_host::{Host, NewSessionRequest as HostNewSession};
+use hearth_mcp_client::SessionMcpServers;
 use hearth_store::SessionQuery;
 use hearth_tools::ApprovalGate;
 
@@ -36,6 +39,8 @@ pub(crate) struct HearthAgent {
     pub(crate) gate: ApprovalGate,
     provider: ProviderId,
     models: Vec<String>,
+    /// The MCP servers the client passed, per session.
+    pub(crate) mcp: SessionMcpServers,
     client: Mutex<ClientCapabilities>,
 }
 
@@ -63,12 +68,14 @@ impl HearthAgent {
         gate: ApprovalGate,
         provider: ProviderId,
         models: Vec<String>,
+        mcp: SessionMcpServers,
     ) -> Self {
         Self {
             host,
             gate,
             provider,
             models,
+            mcp,
             client: Mutex::new(ClientCapabilities::default()),
         }
     }
@@ -82,7 +89,8 @@ impl HearthAgent {
     /// `initialize`: records the client's capabilities and advertises what Hearth
     /// serves: loading, listing and resuming sessions; text and embedded text
     /// resources in prompts (no images or audio); MCP servers over stdio only (the
-    /// baseline every agent accepts; none over HTTP or SSE).
+    /// baseline every agent accepts; none over HTTP or SSE), whose tools the session's
+    /// turns get.
     pub(crate) fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         tracing::debug!(client = ?request.client_info, "initialize");
         *lock(&self.client) = request.client_capabilities;
@@ -110,7 +118,6 @@ impl HearthAgent {
         &self,
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse> {
-        note_mcp_servers(&request.mcp_servers);
         let mut directories = vec![request.cwd];
         directories.extend(request.additional_directories);
         let session = self
@@ -123,6 +130,8 @@ impl HearthAgent {
                 working_directories: directories,
             })
             .await?;
+        self.connect_mcp_servers(&session, &request.mcp_servers)
+            .await;
         let options = self.config_options(&ChatUri::default_for(&session)).await?;
         Ok(NewSessionResponse::new(session_id(&session)).config_options(options))
     }
@@ -132,9 +141,11 @@ impl HearthAgent {
         &self,
         request: &LoadSessionRequest,
     ) -> Result<(Vec<SessionUpdate>, LoadSessionResponse)> {
-        note_mcp_servers(&request.mcp_servers);
-        let chat = ChatUri::default_for(&session_uri(&request.session_id)?);
+        let session = session_uri(&request.session_id)?;
+        let chat = ChatUri::default_for(&session);
         let state = self.host.chat(&chat).await?;
+        self.connect_mcp_servers(&session, &request.mcp_servers)
+            .await;
         let updates = state.turns.iter().flat_map(mapping::replay).collect();
         let options = self.config_options(&chat).await?;
         Ok((updates, LoadSessionResponse::new().config_options(options)))
@@ -145,9 +156,11 @@ impl HearthAgent {
         &self,
         request: &ResumeSessionRequest,
     ) -> Result<ResumeSessionResponse> {
-        note_mcp_servers(&request.mcp_servers);
-        let chat = ChatUri::default_for(&session_uri(&request.session_id)?);
+        let session = session_uri(&request.session_id)?;
+        let chat = ChatUri::default_for(&session);
         self.host.chat(&chat).await?;
+        self.connect_mcp_servers(&session, &request.mcp_servers)
+            .await;
         let options = self.config_options(&chat).await?;
         Ok(ResumeSessionResponse::new().config_options(options))
     }
@@ -282,13 +295,53 @@ impl HearthAgent {
     }
 }
 
-/// MCP servers a client passes are accepted but not connected yet: said in the log, so
-/// a user who wonders why their tools are missing finds out.
-fn note_mcp_servers(servers: &[McpServer]) {
-    if !servers.is_empty() {
-        tracing::info!(
-            count = servers.len(),
-            "the client passed MCP servers; Hearth's ACP agent does not connect them yet, so their tools are not offered"
-        );
+/// The stdio servers a client passed, as `[mcp_servers]` would configure them (allowed
+/// nothing: a tool that is not read-only asks the user); others are left out, logged.
+fn server_configs(servers: &[McpServer]) -> BTreeMap<String, McpServerConfig> {
+    let mut configs = BTreeMap::new();
+    for server in servers {
+        match server {
+            McpServer::Stdio(stdio) => {
+                let config = McpServerConfig {
+                    command: Some(stdio.command.display().to_string()),
+                    args: stdio.args.clone(),
+                    env: stdio
+                        .env
+                        .iter()
+                        .map(|variable| (variable.name.clone(), variable.value.clone()))
+                        .collect(),
+                    ..McpServerConfig::default()
+                };
+                if configs.insert(stdio.name.clone(), config).is_some() {
+                    tracing::warn!(
+                        server = %stdio.name,
+                        "the client passed two MCP servers of one name; the last is used"
+                    );
+                }
+            }
+            other => {
+                let name = match other {
+                    McpServer::Http(http) => http.name.as_str(),
+                    McpServer::Sse(sse) => sse.name.as_str(),
+                    _ => "(unnamed)",
+                };
+                tracing::warn!(
+                    server = name,
+                    "the client passed an MCP server over a transport Hearth's ACP agent does not speak (stdio only); its tools are not offered"
+                );
+            }
+        }
+    }
+    configs
+}
+
+impl HearthAgent {
+    /// Gives `session` the MCP servers the client passed (in place of those it passed
+    /// before): their tools are offered in that session's turns only.
+    async fn connect_mcp_servers(&self, session: &SessionUri, servers: &[McpServer]) {
+        let problems = self.mcp.set(session, &server_configs(servers)).await;
+        for problem in problems {
+            tracing::warn!(%session, "an MCP server the client passed cannot be used: {problem}");
+        }
     }
 }

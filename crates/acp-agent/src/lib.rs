@@ -11,9 +11,10 @@
 //! editor the same way and answered as the user through `acp`.
 //!
 //! It does not own the host, the harnesses, the tools or the store: the binary builds
-//! those and hands them in ([`Services`]). MCP servers a client passes in `session/new`
-//! are accepted and not yet connected (logged); the client's `fs/*` methods are not yet
-//! used for reads.
+//! those and hands them in ([`Services`]). The stdio MCP servers a client passes in
+//! `session/new` (or `session/load`/`resume`) are handed to the native agent's toolbox
+//! for that session alone ([`hearth_mcp_client::SessionMcpServers`]); the client's
+//! `fs/*` methods are not yet used for reads.
 
 mod agent;
 mod error;

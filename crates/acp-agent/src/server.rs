@@ -16,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, ByteStreams, ConnectTo, Error};
 use hearth_core::ProviderId;
 use hearth_host::Host;
+use hearth_mcp_client::SessionMcpServers;
 use hearth_tools::ApprovalGate;
 
 use crate::agent::HearthAgent;
@@ -37,6 +38,10 @@ pub struct Services {
     /// The models the model option offers when the harness does not list its own
     /// (the provider's configured models).
     pub models: Vec<String>,
+    /// Where the MCP servers a client passes with a session are kept for the native
+    /// agent's toolbox, which offers them in that session only. Emptied (and the servers
+    /// stopped) when the client leaves.
+    pub mcp: SessionMcpServers,
 }
 
 impl std::fmt::Debug for Services {
@@ -66,8 +71,9 @@ pub async fn serve(
         services.gate,
         services.provider,
         services.models,
+        services.mcp.clone(),
     ));
-    Agent
+    let served = Agent
         .v1()
         .name(AGENT_NAME)
         .on_receive_request(
@@ -171,5 +177,7 @@ pub async fn serve(
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_to(transport)
-        .await
+        .await;
+    services.mcp.shutdown().await;
+    served
 }

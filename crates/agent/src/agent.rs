@@ -186,7 +186,7 @@ impl Inner {
             .unwrap_or_default();
         let allowed = |name: &str| enabled.is_empty() || enabled.iter().any(|tool| tool == name);
         let mut descriptions: Vec<ToolDescription> = Vec::new();
-        for tool in self.toolbox.tools() {
+        for tool in self.toolbox.tools_in(&context.session) {
             if tool.name == TASK_TOOL {
                 tracing::warn!(
                     "a toolbox tool is named `{TASK_TOOL}`, which Hearth's agent uses for subagents; it is not offered"

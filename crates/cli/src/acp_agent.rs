@@ -24,7 +24,10 @@ pub struct AcpArgs {
 
 /// Runs `hearth acp` until the editor closes stdin.
 pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
-    let (backend, gate) = crate::serve::backend_and_gate(app, args.scenario, "acp").await?;
+    // The MCP servers the editor passes with each session, offered in that session only.
+    let mcp = hearth_mcp_client::SessionMcpServers::new(crate::toolbox::fetch_policy(app));
+    let (backend, gate) =
+        crate::serve::backend_and_gate(app, args.scenario, "acp", Some(mcp.clone())).await?;
     let provider = match args.provider {
         Some(name) => ProviderId::parse(&name)?,
         None => backend
@@ -48,6 +51,7 @@ pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
         gate,
         provider,
         models,
+        mcp,
     };
     let served = hearth_acp_agent::serve(services, hearth_acp_agent::stdio()).await;
     // Waits for every write of the sessions served, retried as needed.

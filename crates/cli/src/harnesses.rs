@@ -43,6 +43,9 @@ pub struct HarnessOptions {
     /// The store external agents record their permission requests, file writes and
     /// commands in (its audit log); `None` records nothing.
     pub store: Option<Arc<hearth_store::SqliteStore>>,
+    /// The MCP servers of single sessions the native agent offers in those sessions
+    /// (`hearth acp`'s editor-passed servers); `None` when the surface has none.
+    pub session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
 }
 
 /// Hearth's MCP server, as lent to external agents: this binary's `mcp --stdio` over the
@@ -103,8 +106,11 @@ pub fn acp_harness(
 }
 
 /// The tools Hearth's own agents may call, with the approval gate behind them.
-fn toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
-    crate::toolbox::agent_toolbox(app)
+fn toolbox(
+    app: &App,
+    session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
+) -> anyhow::Result<Arc<dyn Toolbox>> {
+    crate::toolbox::agent_toolbox(app, session_mcp)
 }
 
 /// Builds every available harness: the replay harness and one native agent per model
@@ -136,7 +142,7 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
         .iter()
         .map(|agent| agent.descriptor().id.to_string())
         .collect();
-    let toolbox = toolbox(app)?;
+    let toolbox = toolbox(app, options.session_mcp.clone())?;
     let settings =
         AgentSettings::from_config(&app.config).with_titles(options.titles == Titles::Generate);
     for provider in &discovery.providers {

@@ -195,6 +195,7 @@ pub(crate) async fn start(
             discovery: Some(discovery),
             titles,
             store: Some(store.clone()),
+            session_mcp: None,
         },
     )?;
     let host = app.start_host(store, agents, "cli");

@@ -24,7 +24,7 @@ use hearth_fetch::{
     ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
     PrivateNetworks, WEB_FETCH_TOOL, WebFetchTool,
 };
-use hearth_mcp_client::McpTools;
+use hearth_mcp_client::{McpTools, SessionMcpServers};
 use hearth_server::{DEFAULT_PORT, read_record, server_file};
 use hearth_store::SqliteStore;
 use hearth_tools::{
@@ -243,12 +243,38 @@ struct LazyToolbox {
     registry: OnceCell<ToolRegistry>,
     /// The `[mcp_servers]` tools (their servers start on the first listing).
     mcp: McpTools,
+    /// The MCP servers of single sessions (`hearth acp`'s editor-passed servers).
+    session_mcp: Option<SessionMcpServers>,
+}
+
+impl LazyToolbox {
+    /// The MCP servers of the session `call` is made in that own the tool `name`.
+    fn session_mcp(&self, call: &ToolCallContext, name: &str) -> Option<McpTools> {
+        self.session_mcp
+            .as_ref()
+            .and_then(|sessions| sessions.get(&call.session))
+            .filter(|tools| tools.owns(name))
+    }
 }
 
 impl Toolbox for LazyToolbox {
     fn tools(&self) -> Vec<ToolDescription> {
         let mut tools = self.descriptions.clone();
         tools.extend(self.mcp.descriptions());
+        tools
+    }
+
+    /// The tools, then the session's own MCP servers' (a name already taken by a
+    /// configured server's tool stays that tool's).
+    fn tools_in(&self, session: &SessionUri) -> Vec<ToolDescription> {
+        let mut tools = self.tools();
+        if let Some(own) = self
+            .session_mcp
+            .as_ref()
+            .and_then(|sessions| sessions.get(session))
+        {
+            tools.extend(own.descriptions());
+        }
         tools
     }
 
@@ -271,7 +297,13 @@ impl Toolbox for LazyToolbox {
                         .call(call, name, arguments, Some(registry.audit()))
                         .await
                 }
-                Ok(registry) => registry.call(call, name, arguments).await,
+                Ok(registry) => match self.session_mcp(call, name) {
+                    Some(own) => {
+                        own.call(call, name, arguments, Some(registry.audit()))
+                            .await
+                    }
+                    None => registry.call(call, name, arguments).await,
+                },
                 Err(error) => ToolCallOutcome {
                     content: format!(
                         "tools are unavailable: {error:#}; nothing was run — tell the user"
@@ -285,8 +317,12 @@ impl Toolbox for LazyToolbox {
 }
 
 /// The toolbox Hearth's own agents get: every tool behind the approval gate, recorded
-/// in the audit log, and the `[mcp_servers]` tools. The database opens on the first call.
-pub fn agent_toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
+/// in the audit log, the `[mcp_servers]` tools, and in a session with MCP servers of its
+/// own (`session_mcp`), theirs. The database opens on the first call.
+pub fn agent_toolbox(
+    app: &App,
+    session_mcp: Option<SessionMcpServers>,
+) -> anyhow::Result<Arc<dyn Toolbox>> {
     let descriptions = handlers(app, None)?
         .iter()
         .map(|tool| ToolDescription::of(tool.as_ref()))
@@ -297,6 +333,7 @@ pub fn agent_toolbox(app: &App) -> anyhow::Result<Arc<dyn Toolbox>> {
         descriptions,
         registry: OnceCell::new(),
         mcp: crate::mcp_servers::mcp_tools(app),
+        session_mcp,
     }))
 }
 

@@ -163,6 +163,13 @@ pub trait Toolbox: Send + Sync + 'static {
     /// The tools on offer.
     fn tools(&self) -> Vec<ToolDescription>;
 
+    /// The tools on offer in `session`: [`Toolbox::tools`] plus any that belong to that
+    /// session alone (the MCP servers an editor passed with an ACP session). Agents list
+    /// a chat's tools through this.
+    fn tools_in(&self, _session: &SessionUri) -> Vec<ToolDescription> {
+        self.tools()
+    }
+
     /// Calls a tool by name. Never fails: unknown tools, invalid arguments and tool
     /// failures come back as an error outcome the model can act on.
     fn call<'a>(

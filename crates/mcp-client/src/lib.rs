@@ -16,7 +16,9 @@
 //!   their hash (through the [`PermissionAsker`](hearth_tools::PermissionAsker) of the
 //!   running turn) and runs only if the user allows it; results (text, images,
 //!   resources, structured content) become the text the model reads, `isError`
-//!   honoured; every call and answer goes to the audit log.
+//!   honoured; every call and answer goes to the audit log;
+//! - servers that belong to one session ([`SessionMcpServers`]: those an editor passes
+//!   with an ACP session), offered only in that session's turns, under the same rules.
 //!
 //! It does not own the tool registry (hearth-tools), the agent loop (hearth-agent) or the
 //! command line (`hearth mcp list`, `hearth doctor` live in hearth-cli).
@@ -25,11 +27,13 @@ mod error;
 mod render;
 mod runtime;
 mod server;
+mod session;
 mod spec;
 mod toolbox;
 
 pub use error::{McpError, Result};
 pub use render::render_result;
 pub use server::{ServerReport, ServerStatus, ToolReport};
+pub use session::SessionMcpServers;
 pub use spec::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerSpec, Transport};
 pub use toolbox::{McpToolbox, McpTools, SEPARATOR};

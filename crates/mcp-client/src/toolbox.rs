@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures::future::{BoxFuture, join_all};
 use hearth_config::McpServerConfig;
-use hearth_core::{ToolCallContext, ToolCallOutcome, ToolDescription, Toolbox};
+use hearth_core::{SessionUri, ToolCallContext, ToolCallOutcome, ToolDescription, Toolbox};
 use hearth_fetch::FetchPolicy;
 use hearth_tools::{
     Actor, AuditEntry, AuditKind, AuditLog, AuditOutcome, Decision, PermissionQuestion, UserActor,
@@ -520,6 +520,12 @@ impl McpToolbox {
 impl Toolbox for McpToolbox {
     fn tools(&self) -> Vec<ToolDescription> {
         let mut tools = self.inner.tools();
+        tools.extend(self.mcp.descriptions());
+        tools
+    }
+
+    fn tools_in(&self, session: &SessionUri) -> Vec<ToolDescription> {
+        let mut tools = self.inner.tools_in(session);
         tools.extend(self.mcp.descriptions());
         tools
     }

@@ -14,7 +14,7 @@ use hearth_test_support::{
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::mock::{MODEL, configure, mock_config, server};
+use super::mock::{MODEL, completions, configure, mock_config, server};
 use super::support::Hearth;
 use super::tool_support::{audit_rows, proposal};
 
@@ -487,4 +487,98 @@ fn a_tool_that_must_not_run_unasked_is_put_to_the_editor() {
         .to_string();
     assert!(result.contains("wrote note"), "{result}");
     assert_eq!(texts(&report["updates"], "agent_message_chunk"), "Done.");
+}
+
+/// The agent's requests to the model, in order (a chat's title is asked for without
+/// tools, at a moment of its own, and is left out).
+fn turn_requests(model: &MockModelServer) -> Vec<Value> {
+    completions(model)
+        .iter()
+        .map(|request| request.json())
+        .filter(|request| request.get("tools").is_some())
+        .collect()
+}
+
+/// The names of the tools offered in a request to the model.
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_mcp_server_an_editor_passes_in_session_new_serves_that_session_only() {
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    // No [mcp_servers]: the editor brings the server.
+    configure(&hearth, &mock_config(&model));
+    model.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .tool_call(0, "call-1", "notes__lookup")
+            .tool_arguments(0, r#"{"key": "k"}"#)
+            .finish("tool_calls")
+            .usage(10, 5)
+            .done(),
+    );
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["Found it."], 1, 1));
+    // The second session's answer and the chats' titles, in whichever order they come.
+    for _ in 0..3 {
+        model.enqueue(OpenAiStream::text_answer(MODEL, &["Done."], 1, 1));
+    }
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp-client/tests/servers/server.py");
+    let (_dir, work) = work();
+    let report = client(
+        &python,
+        &hearth,
+        &work,
+        &[
+            "mcp",
+            &python.display().to_string(),
+            &script.display().to_string(),
+        ],
+    );
+    let requests = turn_requests(&model);
+    assert_eq!(requests.len(), 3, "{requests:?}");
+
+    // The session given the server: its tools are offered, the read-only one runs
+    // without asking, and its answer reaches the model.
+    let with = &report["withServer"];
+    assert_eq!(with["prompt"]["stopReason"], "end_turn");
+    let tools = offered(&requests[0]);
+    for name in ["notes__lookup", "notes__write_note"] {
+        assert!(tools.iter().any(|tool| tool == name), "{tools:?}");
+    }
+    assert_eq!(with["questions"], serde_json::json!([]));
+    let results: Vec<&str> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["value of k"]);
+    assert_eq!(texts(&with["updates"], "agent_message_chunk"), "Found it.");
+
+    // A second session of the same editor, without the server, is not offered its tools.
+    let without = &report["withoutServer"];
+    assert_eq!(without["prompt"]["stopReason"], "end_turn");
+    assert_ne!(
+        without["session"]["sessionId"],
+        with["session"]["sessionId"]
+    );
+    let tools = offered(&requests[2]);
+    assert!(
+        tools.iter().any(|tool| tool == "web_fetch"),
+        "Hearth's own tools are still offered: {tools:?}"
+    );
+    assert!(
+        !tools.iter().any(|tool| tool.starts_with("notes__")),
+        "{tools:?}"
+    );
 }

@@ -8,6 +8,8 @@ MODE is one of:
   load SESSION         session/load of SESSION, then session/list
   permission ANSWER    a prompt whose staged proposal is answered with ANSWER
                        (approve | reject | disconnect)
+  mcp PYTHON SCRIPT    a session given the stdio MCP server `notes` (PYTHON SCRIPT
+                       stdio) and one prompt, then a session without it and one prompt
 
 Prints one JSON object on stdout: what the agent said, for the Rust test to assert on.
 """
@@ -24,6 +26,7 @@ from acp.schema import (
     DeniedOutcome,
     FileSystemCapabilities,
     Implementation,
+    McpServerStdio,
     RequestPermissionResponse,
 )
 
@@ -86,6 +89,8 @@ async def main():
     argument = None
     if mode in ("load", "permission"):
         argument, command = command[0], command[1:]
+    if mode == "mcp":
+        argument, command = command[:2], command[2:]
     recorder = Recorder(answer=argument if mode == "permission" else None)
     result = {}
     async with spawn_agent_process(
@@ -101,6 +106,28 @@ async def main():
             result["replayed"] = list(recorder.updates)
             listed = await asyncio.wait_for(conn.list_sessions(), 30)
             result["list"] = dump(listed)
+        elif mode == "mcp":
+            notes = McpServerStdio(
+                name="notes", command=argument[0], args=[argument[1], "stdio"], env=[]
+            )
+            for key, servers in (("withServer", [notes]), ("withoutServer", [])):
+                session = await asyncio.wait_for(
+                    conn.new_session(cwd=workdir, mcp_servers=servers), 30
+                )
+                response = await asyncio.wait_for(
+                    conn.prompt(
+                        session_id=session.session_id,
+                        prompt=[text_block("look it up")],
+                    ),
+                    60,
+                )
+                result[key] = {
+                    "session": dump(session),
+                    "prompt": dump(response),
+                    "updates": list(recorder.updates),
+                    "questions": list(recorder.questions),
+                }
+                recorder.updates.clear()
         else:
             session = await asyncio.wait_for(conn.new_session(cwd=workdir), 30)
             result["session"] = dump(session)
