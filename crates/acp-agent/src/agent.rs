@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -19,10 +22,12 @@ use hearth_config::McpServerConfig;
 use hearth_core::{ChatUri, ProviderId, Scope, SessionUri};
 use hearth_host::{Host, NewSessionRequest as HostNewSession};
 use hearth_mcp_client::SessionMcpServers;
+use hearth_projects::ClientFiles;
 use hearth_store::SessionQuery;
 use hearth_tools::ApprovalGate;
 
 use crate::error::{AcpAgentError, Result};
+use crate::files::EditorFiles;
 use crate::mapping;
 use crate::server::AGENT_NAME;
 
@@ -41,6 +46,8 @@ pub(crate) struct HearthAgent {
     models: Vec<String>,
     /// The MCP servers the client passed, per session.
     pub(crate) mcp: SessionMcpServers,
+    /// The sessions whose files `file_read` reads through the client.
+    files: ClientFiles,
     client: Mutex<ClientCapabilities>,
 }
 
@@ -69,6 +76,7 @@ impl HearthAgent {
         provider: ProviderId,
         models: Vec<String>,
         mcp: SessionMcpServers,
+        files: ClientFiles,
     ) -> Self {
         Self {
             host,
@@ -76,6 +84,7 @@ impl HearthAgent {
             provider,
             models,
             mcp,
+            files,
             client: Mutex::new(ClientCapabilities::default()),
         }
     }
@@ -117,6 +126,7 @@ impl HearthAgent {
     pub(crate) async fn new_session(
         &self,
         request: NewSessionRequest,
+        connection: &ConnectionTo<Client>,
     ) -> Result<NewSessionResponse> {
         let mut directories = vec![request.cwd];
         directories.extend(request.additional_directories);
@@ -132,6 +142,7 @@ impl HearthAgent {
             .await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)
             .await;
+        self.read_files_through(&session, connection);
         let options = self.config_options(&ChatUri::default_for(&session)).await?;
         Ok(NewSessionResponse::new(session_id(&session)).config_options(options))
     }
@@ -140,12 +151,14 @@ impl HearthAgent {
     pub(crate) async fn load_session(
         &self,
         request: &LoadSessionRequest,
+        connection: &ConnectionTo<Client>,
     ) -> Result<(Vec<SessionUpdate>, LoadSessionResponse)> {
         let session = session_uri(&request.session_id)?;
         let chat = ChatUri::default_for(&session);
         let state = self.host.chat(&chat).await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)
             .await;
+        self.read_files_through(&session, connection);
         let updates = state.turns.iter().flat_map(mapping::replay).collect();
         let options = self.config_options(&chat).await?;
         Ok((updates, LoadSessionResponse::new().config_options(options)))
@@ -155,12 +168,14 @@ impl HearthAgent {
     pub(crate) async fn resume_session(
         &self,
         request: &ResumeSessionRequest,
+        connection: &ConnectionTo<Client>,
     ) -> Result<ResumeSessionResponse> {
         let session = session_uri(&request.session_id)?;
         let chat = ChatUri::default_for(&session);
         self.host.chat(&chat).await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)
             .await;
+        self.read_files_through(&session, connection);
         let options = self.config_options(&chat).await?;
         Ok(ResumeSessionResponse::new().config_options(options))
     }
@@ -342,6 +357,20 @@ impl HearthAgent {
         let problems = self.mcp.set(session, &server_configs(servers)).await;
         for problem in problems {
             tracing::warn!(%session, "an MCP server the client passed cannot be used: {problem}");
+        }
+    }
+
+    /// When the client declared `fs.readTextFile`, the native agent's `file_read` reads
+    /// `session`'s files through it (the editor's buffers, unsaved edits included).
+    fn read_files_through(&self, session: &SessionUri, connection: &ConnectionTo<Client>) {
+        if lock(&self.client).fs.read_text_file {
+            self.files.set(
+                session,
+                Arc::new(EditorFiles {
+                    connection: connection.clone(),
+                    session: session_id(session),
+                }),
+            );
         }
     }
 }

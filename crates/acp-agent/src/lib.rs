@@ -13,11 +13,13 @@
 //! It does not own the host, the harnesses, the tools or the store: the binary builds
 //! those and hands them in ([`Services`]). The stdio MCP servers a client passes in
 //! `session/new` (or `session/load`/`resume`) are handed to the native agent's toolbox
-//! for that session alone ([`hearth_mcp_client::SessionMcpServers`]); the client's
-//! `fs/*` methods are not yet used for reads.
+//! for that session alone ([`hearth_mcp_client::SessionMcpServers`]). A client that
+//! declares `fs.readTextFile` serves the native agent's `file_read` in its sessions
+//! ([`hearth_projects::ClientFiles`]), so the agent reads the editor's buffers.
 
 mod agent;
 mod error;
+mod files;
 mod mapping;
 mod permissions;
 mod proposals;

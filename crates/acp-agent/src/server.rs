@@ -17,6 +17,7 @@ use agent_client_protocol::{Agent, ByteStreams, ConnectTo, Error};
 use hearth_core::ProviderId;
 use hearth_host::Host;
 use hearth_mcp_client::SessionMcpServers;
+use hearth_projects::ClientFiles;
 use hearth_tools::ApprovalGate;
 
 use crate::agent::HearthAgent;
@@ -42,6 +43,9 @@ pub struct Services {
     /// agent's toolbox, which offers them in that session only. Emptied (and the servers
     /// stopped) when the client leaves.
     pub mcp: SessionMcpServers,
+    /// Where the sessions of a client that declared `fs.readTextFile` get their reader
+    /// for the native agent's `file_read`. Emptied when the client leaves.
+    pub files: ClientFiles,
 }
 
 impl std::fmt::Debug for Services {
@@ -72,6 +76,7 @@ pub async fn serve(
         services.provider,
         services.models,
         services.mcp.clone(),
+        services.files.clone(),
     ));
     let served = Agent
         .v1()
@@ -88,9 +93,13 @@ pub async fn serve(
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |request: NewSessionRequest, responder, _connection| {
-                    responder
-                        .respond_with_result(agent.new_session(request).await.map_err(Error::from))
+                async move |request: NewSessionRequest, responder, connection| {
+                    responder.respond_with_result(
+                        agent
+                            .new_session(request, &connection)
+                            .await
+                            .map_err(Error::from),
+                    )
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -99,7 +108,7 @@ pub async fn serve(
             {
                 let agent = agent.clone();
                 async move |request: LoadSessionRequest, responder, connection| match agent
-                    .load_session(&request)
+                    .load_session(&request, &connection)
                     .await
                 {
                     Ok((updates, response)) => {
@@ -119,9 +128,12 @@ pub async fn serve(
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |request: ResumeSessionRequest, responder, _connection| {
+                async move |request: ResumeSessionRequest, responder, connection| {
                     responder.respond_with_result(
-                        agent.resume_session(&request).await.map_err(Error::from),
+                        agent
+                            .resume_session(&request, &connection)
+                            .await
+                            .map_err(Error::from),
                     )
                 }
             },
@@ -179,5 +191,6 @@ pub async fn serve(
         .connect_to(transport)
         .await;
     services.mcp.shutdown().await;
+    services.files.clear();
     served
 }

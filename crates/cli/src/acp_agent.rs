@@ -26,8 +26,16 @@ pub struct AcpArgs {
 pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
     // The MCP servers the editor passes with each session, offered in that session only.
     let mcp = hearth_mcp_client::SessionMcpServers::new(crate::toolbox::fetch_policy(app));
-    let (backend, gate) =
-        crate::serve::backend_and_gate(app, args.scenario, "acp", Some(mcp.clone())).await?;
+    // The sessions whose files the native agent reads through the editor (its buffers).
+    let files = hearth_projects::ClientFiles::new();
+    let (backend, gate) = crate::serve::backend_and_gate(
+        app,
+        args.scenario,
+        "acp",
+        Some(mcp.clone()),
+        Some(files.clone()),
+    )
+    .await?;
     let provider = match args.provider {
         Some(name) => ProviderId::parse(&name)?,
         None => backend
@@ -52,6 +60,7 @@ pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
         provider,
         models,
         mcp,
+        files,
     };
     let served = hearth_acp_agent::serve(services, hearth_acp_agent::stdio()).await;
     // Waits for every write of the sessions served, retried as needed.

@@ -46,6 +46,9 @@ pub struct HarnessOptions {
     /// The MCP servers of single sessions the native agent offers in those sessions
     /// (`hearth acp`'s editor-passed servers); `None` when the surface has none.
     pub session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
+    /// The sessions whose files the native agent's `file_read` reads through their
+    /// client (`hearth acp`'s editor buffers); `None` when the surface has none.
+    pub client_files: Option<hearth_projects::ClientFiles>,
 }
 
 /// Hearth's MCP server, as lent to external agents: this binary's `mcp --stdio` over the
@@ -109,8 +112,9 @@ pub fn acp_harness(
 fn toolbox(
     app: &App,
     session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
+    client_files: Option<hearth_projects::ClientFiles>,
 ) -> anyhow::Result<Arc<dyn Toolbox>> {
-    crate::toolbox::agent_toolbox(app, session_mcp)
+    crate::toolbox::agent_toolbox(app, session_mcp, client_files)
 }
 
 /// Builds every available harness: the replay harness and one native agent per model
@@ -142,7 +146,11 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
         .iter()
         .map(|agent| agent.descriptor().id.to_string())
         .collect();
-    let toolbox = toolbox(app, options.session_mcp.clone())?;
+    let toolbox = toolbox(
+        app,
+        options.session_mcp.clone(),
+        options.client_files.clone(),
+    )?;
     let settings =
         AgentSettings::from_config(&app.config).with_titles(options.titles == Titles::Generate);
     for provider in &discovery.providers {

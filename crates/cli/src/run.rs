@@ -196,6 +196,7 @@ pub(crate) async fn start(
             titles,
             store: Some(store.clone()),
             session_mcp: None,
+            client_files: None,
         },
     )?;
     let host = app.start_host(store, agents, "cli");

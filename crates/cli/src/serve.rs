@@ -143,17 +143,19 @@ fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> 
 
 /// A host and everything around it, over one store.
 async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::Result<Backend> {
-    Ok(backend_and_gate(app, scenario, source, None).await?.0)
+    Ok(backend_and_gate(app, scenario, source, None, None).await?.0)
 }
 
 /// A backend, and the approval gate its approvals decide through (for a surface that
 /// records decisions under its own name, like `hearth acp`); the native agent offers
-/// the MCP servers of `session_mcp` in their sessions.
+/// the MCP servers of `session_mcp` in their sessions, and reads the files of the
+/// sessions in `client_files` through their client.
 pub(crate) async fn backend_and_gate(
     app: &App,
     scenario: Option<PathBuf>,
     source: &str,
     session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
+    client_files: Option<hearth_projects::ClientFiles>,
 ) -> anyhow::Result<(Backend, hearth_tools::ApprovalGate)> {
     let store = app.open_store().await?;
     let tools = Tools::over(app, store.clone())?;
@@ -169,6 +171,7 @@ pub(crate) async fn backend_and_gate(
             discovery: Some(discovery),
             store: Some(store.clone()),
             session_mcp,
+            client_files,
             ..HarnessOptions::default()
         },
     )?;

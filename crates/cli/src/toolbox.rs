@@ -25,6 +25,7 @@ use hearth_fetch::{
     PrivateNetworks, WEB_FETCH_TOOL, WebFetchTool,
 };
 use hearth_mcp_client::{McpTools, SessionMcpServers};
+use hearth_projects::ClientFiles;
 use hearth_server::{DEFAULT_PORT, read_record, server_file};
 use hearth_store::SqliteStore;
 use hearth_tools::{
@@ -188,13 +189,24 @@ fn fetch_observer(audit: AuditLog) -> impl FetchObserver {
 /// Every tool: `web_fetch` (deny-private policy; fetches recorded in `audit` when given)
 /// and the calendar tools.
 fn handlers(app: &App, audit: Option<&AuditLog>) -> anyhow::Result<Vec<Arc<dyn ToolHandler>>> {
+    handlers_reading(app, audit, ClientFiles::default())
+}
+
+/// [`handlers`], with `file_read` reading the files of the sessions in `client_files`
+/// through their client.
+fn handlers_reading(
+    app: &App,
+    audit: Option<&AuditLog>,
+    client_files: ClientFiles,
+) -> anyhow::Result<Vec<Arc<dyn ToolHandler>>> {
     let fetcher = Arc::new(Fetcher::new(fetch_policy(app))?);
     let mut web = WebFetchTool::new(fetcher)?;
     if let Some(audit) = audit {
         web = web.with_observer(Arc::new(fetch_observer(audit.clone())));
     }
     let files =
-        hearth_projects::FileReadTool::new(app.paths.home.clone(), app.paths.context_cache());
+        hearth_projects::FileReadTool::new(app.paths.home.clone(), app.paths.context_cache())
+            .with_client_files(client_files);
     let mut tools: Vec<Arc<dyn ToolHandler>> = vec![Arc::new(web), Arc::new(files)];
     // Problems with the calendar configuration are reported once, by the registry's build.
     let calendars = if audit.is_some() {
@@ -217,9 +229,19 @@ pub struct Tools {
 impl Tools {
     /// Builds the tools over `store`.
     pub fn over(app: &App, store: Arc<SqliteStore>) -> anyhow::Result<Self> {
+        Self::over_reading(app, store, ClientFiles::default())
+    }
+
+    /// [`Tools::over`], with `file_read` reading the files of the sessions in
+    /// `client_files` through their client.
+    fn over_reading(
+        app: &App,
+        store: Arc<SqliteStore>,
+        client_files: ClientFiles,
+    ) -> anyhow::Result<Self> {
         let audit = AuditLog::new(store.clone());
         let mut builder = ToolRegistry::builder(store, audit.clone());
-        builder.register_all(handlers(app, Some(&audit))?)?;
+        builder.register_all(handlers_reading(app, Some(&audit), client_files)?)?;
         builder.proposal_expiry(proposal_expiry(app)?);
         let registry = builder.build();
         Ok(Self {
@@ -245,6 +267,8 @@ struct LazyToolbox {
     mcp: McpTools,
     /// The MCP servers of single sessions (`hearth acp`'s editor-passed servers).
     session_mcp: Option<SessionMcpServers>,
+    /// The sessions whose files `file_read` reads through their client.
+    client_files: ClientFiles,
 }
 
 impl LazyToolbox {
@@ -288,7 +312,9 @@ impl Toolbox for LazyToolbox {
             let registry = self
                 .registry
                 .get_or_try_init(|| async {
-                    Tools::open(&self.app).await.map(|tools| tools.registry)
+                    let store = self.app.open_store().await?;
+                    Tools::over_reading(&self.app, store, self.client_files.clone())
+                        .map(|tools| tools.registry)
                 })
                 .await;
             match registry {
@@ -318,10 +344,12 @@ impl Toolbox for LazyToolbox {
 
 /// The toolbox Hearth's own agents get: every tool behind the approval gate, recorded
 /// in the audit log, the `[mcp_servers]` tools, and in a session with MCP servers of its
-/// own (`session_mcp`), theirs. The database opens on the first call.
+/// own (`session_mcp`), theirs; `file_read` reads the files of the sessions in
+/// `client_files` through their client. The database opens on the first call.
 pub fn agent_toolbox(
     app: &App,
     session_mcp: Option<SessionMcpServers>,
+    client_files: Option<ClientFiles>,
 ) -> anyhow::Result<Arc<dyn Toolbox>> {
     let descriptions = handlers(app, None)?
         .iter()
@@ -334,6 +362,7 @@ pub fn agent_toolbox(
         registry: OnceCell::new(),
         mcp: crate::mcp_servers::mcp_tools(app),
         session_mcp,
+        client_files: client_files.unwrap_or_default(),
     }))
 }
 

@@ -2,7 +2,10 @@
 //! it — files in the session's working directories (the project's folder and the folders
 //! it lists) and the Markdown snapshots its `<project_context>` block names. Paths are
 //! confined by the kernel (`hearth-confine`): nothing outside those directories, nothing
-//! else of Hearth's data directory, no symlink or `..` escape.
+//! else of Hearth's data directory, no symlink or `..` escape. In a session whose client
+//! reads files for it ([`ClientFiles`]: an editor over the Agent Client Protocol), a file
+//! of the working directories that passes those checks is read through the client, so
+//! the agent sees the editor's unsaved buffer; a client error is the call's error.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +14,8 @@ use hearth_confine::Roots;
 use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput};
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use crate::client_files::ClientFiles;
 
 /// The most a call reads of a file.
 const READ_LIMIT: u64 = 4 * 1024 * 1024;
@@ -25,6 +30,8 @@ pub struct FileReadTool {
     data_directory: PathBuf,
     /// The context cache inside it: readable.
     snapshots: PathBuf,
+    /// The sessions whose files are read through their client.
+    client_files: ClientFiles,
 }
 
 impl FileReadTool {
@@ -33,7 +40,24 @@ impl FileReadTool {
         Self {
             data_directory,
             snapshots,
+            client_files: ClientFiles::default(),
         }
+    }
+
+    /// The tool, reading the files of the sessions in `client_files` through their
+    /// client (context snapshots still from disk).
+    pub fn with_client_files(mut self, client_files: ClientFiles) -> Self {
+        self.client_files = client_files;
+        self
+    }
+
+    /// Whether `path` is in the context cache.
+    fn is_snapshot(&self, path: &Path) -> bool {
+        let snapshots = self
+            .snapshots
+            .canonicalize()
+            .unwrap_or_else(|_| self.snapshots.clone());
+        path.starts_with(&snapshots) || path.starts_with(&self.snapshots)
     }
 
     fn roots_for(&self, call: &ToolCallContext, path: &Path) -> Result<Roots, ToolError> {
@@ -42,7 +66,7 @@ impl FileReadTool {
             .canonicalize()
             .unwrap_or_else(|_| self.snapshots.clone());
         let refused = |error: hearth_confine::Error| ToolError::Refused(error.to_string());
-        if path.starts_with(&snapshots) || path.starts_with(&self.snapshots) {
+        if self.is_snapshot(path) {
             return Roots::new(std::slice::from_ref(&snapshots), &[]).map_err(refused);
         }
         let data = self
@@ -158,21 +182,36 @@ impl ToolHandler for FileReadTool {
                 }
             };
             let roots = self.roots_for(call, &path)?;
+            let client = if self.is_snapshot(&path) {
+                None
+            } else {
+                self.client_files.get(&call.session)
+            };
             let target = path.clone();
+            // The confined read is also the check a client's read must pass first.
             let read = tokio::task::spawn_blocking(move || roots.read(&target, READ_LIMIT))
                 .await
                 .map_err(|error| ToolError::Failed(format!("reading failed: {error}")))?;
             let bytes = match read {
-                Ok(Some(bytes)) => bytes,
-                Ok(None) => {
+                Ok(bytes) => bytes,
+                Err(error) => return Err(ToolError::Refused(error.to_string())),
+            };
+            let text = match (client, bytes) {
+                // The editor may hold a buffer not yet saved to disk.
+                (Some(client), _) => client.read(&path).await.map_err(|error| {
+                    ToolError::Failed(format!(
+                        "the editor could not read {}: {error}",
+                        path.display()
+                    ))
+                })?,
+                (None, Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+                (None, None) => {
                     return Err(ToolError::Failed(format!(
                         "{} does not exist",
                         path.display()
                     )));
                 }
-                Err(error) => return Err(ToolError::Refused(error.to_string())),
             };
-            let text = String::from_utf8_lossy(&bytes);
             let answer = excerpt(
                 &text,
                 arguments.offset.unwrap_or(1),
@@ -183,5 +222,98 @@ impl ToolHandler for FileReadTool {
                 data: None,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use hearth_core::{ChatUri, ProviderId, Scope, SessionId, SessionUri, TurnId};
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::client_files::ClientFileReader;
+
+    /// A client that answers every read with one text, or fails.
+    struct Editor(Result<String, String>);
+
+    impl ClientFileReader for Editor {
+        fn read<'a>(&'a self, _path: &'a Path) -> BoxFuture<'a, Result<String, String>> {
+            Box::pin(async move { self.0.clone() })
+        }
+    }
+
+    fn call(directory: &Path) -> ToolCallContext {
+        let session = SessionUri::new(ProviderId::parse("mock").unwrap(), SessionId::generate());
+        ToolCallContext {
+            chat: ChatUri::default_for(&session),
+            session,
+            turn_id: TurnId::generate(),
+            call_id: "call".into(),
+            scope: Scope::Global,
+            working_directories: vec![directory.to_path_buf()],
+        }
+    }
+
+    async fn read(
+        tool: &FileReadTool,
+        call: &ToolCallContext,
+        path: &Path,
+    ) -> Result<String, ToolError> {
+        let arguments = json!({"path": path.display().to_string(), "offset": 2, "limit": 1});
+        match tool.execute(call, arguments).await? {
+            ToolOutput::Content { text, .. } => Ok(text),
+            other => panic!("unexpected output {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_session_with_a_client_reads_its_files_through_it_after_the_confinement_check() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let snapshots = home.path().join("context");
+        std::fs::create_dir_all(&snapshots).unwrap();
+        std::fs::write(work.path().join("a.txt"), "disk 1\ndisk 2\n").unwrap();
+        std::fs::write(outside.path().join("b.txt"), "secret\n").unwrap();
+        std::fs::write(snapshots.join("s.md"), "snap 1\nsnap 2\n").unwrap();
+        let files = ClientFiles::new();
+        let tool = FileReadTool::new(home.path().to_path_buf(), snapshots.clone())
+            .with_client_files(files.clone());
+        let ours = call(work.path());
+        let other = call(work.path());
+        files.set(
+            &ours.session,
+            Arc::new(Editor(Ok("buffer 1\nbuffer 2\nbuffer 3".into()))),
+        );
+        let file = work.path().join("a.txt");
+
+        assert_eq!(
+            read(&tool, &ours, &file).await.unwrap(),
+            "buffer 2\n[lines 2-2 of 3; read on with offset 3]"
+        );
+        assert_eq!(read(&tool, &other, &file).await.unwrap(), "disk 2");
+        assert_eq!(
+            read(&tool, &ours, &snapshots.join("s.md")).await.unwrap(),
+            "snap 2"
+        );
+        assert!(matches!(
+            read(&tool, &ours, &outside.path().join("b.txt")).await,
+            Err(ToolError::Refused(_))
+        ));
+
+        files.set(
+            &ours.session,
+            Arc::new(Editor(Err("no such buffer".into()))),
+        );
+        let error = read(&tool, &ours, &file).await.unwrap_err();
+        assert!(
+            matches!(&error, ToolError::Failed(message) if message.contains("no such buffer")),
+            "{error:?}"
+        );
+
+        files.clear();
+        assert_eq!(read(&tool, &ours, &file).await.unwrap(), "disk 2");
     }
 }

@@ -13,6 +13,7 @@
 //!
 //! It does not own sessions (the host does) or the registry's table (the store does).
 
+mod client_files;
 pub mod context;
 pub mod convert;
 mod error;
@@ -24,6 +25,7 @@ mod registry;
 mod scopes;
 mod view;
 
+pub use client_files::{ClientFileReader, ClientFiles};
 pub use error::{ProjectError, ProjectResult};
 pub use file_read::FileReadTool;
 pub use mirror::{

@@ -582,3 +582,63 @@ fn an_mcp_server_an_editor_passes_in_session_new_serves_that_session_only() {
         "{tools:?}"
     );
 }
+
+/// The tool results in a request to the model.
+fn tool_results(request: &Value) -> Vec<&str> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap())
+        .collect()
+}
+
+/// A prompt whose turn calls `file_read` on `notes.txt` of the session's directory,
+/// which says "disk text" on disk; `declared` is whether the client declares
+/// `fs.readTextFile` (and answers every read with "editor buffer text"). The client's
+/// report and the agent's requests to the model.
+fn file_read_through(python: &Path, declared: &str) -> (Value, Vec<Value>, PathBuf) {
+    let model = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&model));
+    model.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .tool_call(0, "call-1", "file_read")
+            .tool_arguments(0, r#"{"path": "notes.txt"}"#)
+            .finish("tool_calls")
+            .usage(10, 5)
+            .done(),
+    );
+    // The answer after the tool result and the chat's title, in whichever order.
+    for _ in 0..2 {
+        model.enqueue(OpenAiStream::text_answer(MODEL, &["Read it."], 1, 1));
+    }
+    let (dir, work) = work();
+    std::fs::write(work.join("notes.txt"), "disk text\n").unwrap();
+    let report = client(python, &hearth, &work, &["files", declared]);
+    drop(dir);
+    (report, turn_requests(&model), work)
+}
+
+#[test]
+fn file_read_reads_the_editors_buffer_when_the_client_declares_fs_read_text_file() {
+    let Some(python) = python() else { return };
+
+    let (report, requests, work) = file_read_through(&python, "yes");
+    assert_eq!(report["prompt"]["stopReason"], "end_turn");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(tool_results(&requests[1]), ["editor buffer text"]);
+    assert_eq!(
+        report["reads"],
+        serde_json::json!([work.join("notes.txt").display().to_string()])
+    );
+
+    // A client that does not declare it: the file on disk.
+    let (report, requests, _) = file_read_through(&python, "no");
+    assert_eq!(report["prompt"]["stopReason"], "end_turn");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(tool_results(&requests[1]), ["disk text"]);
+    assert_eq!(report["reads"], serde_json::json!([]));
+}

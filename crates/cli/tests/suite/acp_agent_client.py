@@ -10,6 +10,8 @@ MODE is one of:
                        (approve | reject | disconnect)
   mcp PYTHON SCRIPT    a session given the stdio MCP server `notes` (PYTHON SCRIPT
                        stdio) and one prompt, then a session without it and one prompt
+  files DECLARED       one prompt; with DECLARED `yes` the client declares fs.readTextFile
+                       and answers every read with the buffer "editor buffer text"
 
 Prints one JSON object on stdout: what the agent said, for the Rust test to assert on.
 """
@@ -27,6 +29,7 @@ from acp.schema import (
     FileSystemCapabilities,
     Implementation,
     McpServerStdio,
+    ReadTextFileResponse,
     RequestPermissionResponse,
 )
 
@@ -45,6 +48,9 @@ class Recorder:
         self.questions = []
         self.answer = answer
         self.first_chunk = asyncio.Event()
+        # The buffer every fs/read_text_file gets, when the client offers reads.
+        self.buffer = None
+        self.reads = []
 
     async def session_update(self, session_id, update, **kwargs):
         self.updates.append(dump(update))
@@ -67,17 +73,20 @@ class Recorder:
         )
 
     async def read_text_file(self, session_id, path, **kwargs):
-        raise RuntimeError("not offered")
+        if self.buffer is None:
+            raise RuntimeError("not offered")
+        self.reads.append(path)
+        return ReadTextFileResponse(content=self.buffer)
 
     async def write_text_file(self, session_id, path, content, **kwargs):
         raise RuntimeError("not offered")
 
 
-async def start(conn):
+async def start(conn, reads=False):
     return await conn.initialize(
         protocol_version=PROTOCOL_VERSION,
         client_capabilities=ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
+            fs=FileSystemCapabilities(read_text_file=reads, write_text_file=False),
             terminal=False,
         ),
         client_info=Implementation(name="hearth-python-test", version="0"),
@@ -87,16 +96,19 @@ async def start(conn):
 async def main():
     mode, workdir, command = sys.argv[1], sys.argv[2], sys.argv[3:]
     argument = None
-    if mode in ("load", "permission"):
+    if mode in ("load", "permission", "files"):
         argument, command = command[0], command[1:]
     if mode == "mcp":
         argument, command = command[:2], command[2:]
     recorder = Recorder(answer=argument if mode == "permission" else None)
+    reads = mode == "files" and argument == "yes"
+    if reads:
+        recorder.buffer = "editor buffer text"
     result = {}
     async with spawn_agent_process(
         lambda _agent: recorder, command[0], *command[1:], cwd=workdir
     ) as (conn, _process):
-        init = await asyncio.wait_for(start(conn), 30)
+        init = await asyncio.wait_for(start(conn, reads), 30)
         result["initialize"] = dump(init)
         if mode == "load":
             loaded = await asyncio.wait_for(
@@ -144,6 +156,7 @@ async def main():
             result["prompt"] = dump(response)
             result["updates"] = recorder.updates
             result["questions"] = recorder.questions
+            result["reads"] = recorder.reads
             if mode == "prompt":
                 chosen = await asyncio.wait_for(
                     conn.set_config_option(
