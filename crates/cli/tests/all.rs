@@ -23,6 +23,8 @@ mod suite {
     mod mock;
     mod native;
     mod projects;
+    mod radicale_smoke;
+    mod radicale_support;
     mod run;
     mod run_durability;
     mod security;
