@@ -233,6 +233,9 @@ export type CalendarEntry = {
   name: string;
   /** Whether agents may not stage changes to it. */
   readOnly: boolean;
+  /** When a CalDAV calendar last synced with its server (RFC 3339): its events are
+   * as of then. */
+  syncedAt?: string | null;
   /** Problems with single items or the configuration; the rest of it is read. */
   warnings: Array<string>;
 };
@@ -283,7 +286,7 @@ export type CalendarEventsResponse = {
 };
 
 /** The storage behind a calendar. */
-export type CalendarKind = ('ics' | 'notes' | 'subscription');
+export type CalendarKind = ('ics' | 'notes' | 'subscription' | 'caldav');
 
 /** `calendar/list` params. */
 export type CalendarListParams = { [key: string]: unknown };

@@ -128,6 +128,28 @@ enum Target {
         folder: PathBuf,
         notes: Vec<NoteTarget>,
     },
+    /// A CalDAV collection: each event is a resource of its own.
+    #[serde(rename = "caldav")]
+    CalDav {
+        collection: String,
+        resources: Vec<ResourceGuard>,
+    },
+}
+
+/// A CalDAV resource a change writes, as it was when the change was staged: applying
+/// renders the change against this text again and sends it with `If-Match` on this
+/// ETag (`If-None-Match: *` for a new resource), so the server refuses it (412) when
+/// the event changed there since.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct ResourceGuard {
+    href: String,
+    uid: String,
+    title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    etag: Option<String>,
+    /// The resource's text when staged; `None` for one to create.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
 }
 
 /// An event a change touches, as it was when the change was staged.

@@ -144,6 +144,29 @@ pub enum CalendarError {
         /// Why.
         message: String,
     },
+    /// A CalDAV server could not be reached, refused a request, or answered wrongly.
+    #[error("CalDAV calendar `{id}` ({url}): {message}")]
+    Server {
+        /// The calendar.
+        id: String,
+        /// Its URL.
+        url: String,
+        /// What failed and what to do.
+        message: String,
+    },
+    /// A CalDAV server refused a write because the event changed there since staging
+    /// (`412 Precondition Failed`): the server's copy was kept.
+    #[error(
+        "event '{title}' ({event}) changed on the server since this change was staged (HTTP 412 Precondition Failed); the server's copy was kept{written}. Stage the change again against the calendar as it is now"
+    )]
+    ServerConflict {
+        /// Its title.
+        title: String,
+        /// The event's id (`<calendar>/<uid>`).
+        event: String,
+        /// What of the change was written before the conflict, if any.
+        written: String,
+    },
     /// A batch of writes failed part-way and undoing its first writes failed too, so
     /// some of them stayed.
     #[error(
@@ -204,7 +227,11 @@ impl CalendarError {
     /// Whether retrying the same operation unchanged may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Read { .. } | Self::Write { .. } | Self::Fetch { .. } | Self::Task(_) => true,
+            Self::Read { .. }
+            | Self::Write { .. }
+            | Self::Fetch { .. }
+            | Self::Server { .. }
+            | Self::Task(_) => true,
             Self::TooLarge { .. }
             | Self::NotACalendar { .. }
             | Self::UnknownCalendar { .. }
@@ -217,6 +244,7 @@ impl CalendarError {
             | Self::Missing { .. }
             | Self::EventConflict { .. }
             | Self::Conflict { .. }
+            | Self::ServerConflict { .. }
             | Self::PartlyWritten { .. }
             | Self::InvalidPayload(_) => false,
         }
@@ -233,9 +261,9 @@ impl From<CalendarError> for ToolError {
             | CalendarError::InvalidRule { .. }
             | CalendarError::UnknownTimeZone { .. } => ToolError::InvalidArguments(message),
             CalendarError::ReadOnly { .. } => ToolError::Refused(message),
-            CalendarError::Conflict { .. } | CalendarError::EventConflict { .. } => {
-                ToolError::Conflict(message)
-            }
+            CalendarError::Conflict { .. }
+            | CalendarError::EventConflict { .. }
+            | CalendarError::ServerConflict { .. } => ToolError::Conflict(message),
             CalendarError::Missing { .. } => ToolError::Refused(message),
             CalendarError::InvalidPayload(_) => ToolError::InvalidArguments(message),
             CalendarError::Read { .. }
@@ -244,6 +272,7 @@ impl From<CalendarError> for ToolError {
             | CalendarError::NotACalendar { .. }
             | CalendarError::Misconfigured { .. }
             | CalendarError::Fetch { .. }
+            | CalendarError::Server { .. }
             | CalendarError::PartlyWritten { .. }
             | CalendarError::Task(_) => ToolError::Failed(message),
         }

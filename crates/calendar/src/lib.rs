@@ -35,6 +35,7 @@
 //! source they are given). It touches nothing but calendar storage.
 
 mod atomic;
+mod caldav;
 mod change;
 mod component;
 mod contentline;
@@ -67,6 +68,10 @@ mod tools;
 mod transfer;
 mod yaml_edit;
 
+pub use caldav::{
+    CalDavAccount, DavRequest, DavResponse, DavTransport, DiscoveredCalendar, NoNetwork,
+    PasswordSource, SyncMethod, SyncReport, discover,
+};
 pub use change::{AppliedChange, ChangeRequest, MAX_BATCH, StagedChange};
 pub use error::{CalendarError, ConflictKind, LoadWarning, Result};
 pub use event::{Event, EventId, EventSource, OverrideRange, Period, Recurrence};

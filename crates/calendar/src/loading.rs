@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::atomic::read_optional;
+use crate::caldav::SyncCache;
 use crate::component::parse_tree;
 use crate::error::{CalendarError, LoadWarning, Result};
 use crate::event::EventSource;
@@ -49,7 +50,7 @@ pub(crate) fn stamp(storage: &Storage) -> Result<Stamp> {
             list_notes(folder, Path::new(""), 0, &mut notes, &mut warnings)?;
             Ok(Stamp::Folder(notes))
         }
-        Storage::Subscription(_) => Ok(Stamp::Missing),
+        Storage::Subscription(_) | Storage::CalDav(_) => Ok(Stamp::Missing),
     }
 }
 
@@ -135,8 +136,8 @@ pub(crate) fn load_local(info: CalendarInfo, max_bytes: u64) -> Result<LoadedCal
     match info.storage.clone() {
         Storage::File(path) => load_file(info, &path, max_bytes),
         Storage::Folder(folder) => load_folder(info, &folder, max_bytes),
-        Storage::Subscription(_) => Err(CalendarError::Task(
-            "a subscription is not local".to_owned(),
+        Storage::Subscription(_) | Storage::CalDav(_) => Err(CalendarError::Task(
+            "a subscription or CalDAV calendar is not local".to_owned(),
         )),
     }
 }
@@ -215,6 +216,7 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
             index,
             warnings,
             content,
+            synced_at: None,
         });
     };
     if bytes.len() as u64 > max_bytes {
@@ -233,6 +235,7 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
         info,
         index,
         warnings,
+        synced_at: None,
         content: Content::Ics {
             text,
             fingerprint,
@@ -292,6 +295,7 @@ fn load_folder(info: CalendarInfo, folder: &Path, max_bytes: u64) -> Result<Load
         info,
         index,
         warnings,
+        synced_at: None,
         content: Content::Notes { fingerprints },
     })
 }
@@ -315,8 +319,50 @@ pub(crate) fn load_subscription(info: CalendarInfo, bytes: &[u8]) -> Result<Load
         info,
         index,
         warnings,
+        synced_at: None,
         content: Content::Subscription { text },
     })
+}
+
+/// Indexes a CalDAV calendar's last sync: every resource's events, each resource read
+/// like a small iCalendar file (its warnings name the resource).
+pub(crate) fn load_caldav(
+    info: CalendarInfo,
+    cache: SyncCache,
+    mut warnings: Vec<LoadWarning>,
+) -> LoadedCalendar {
+    let mut events = Vec::new();
+    let mut by_uid = HashMap::new();
+    for (href, resource) in &cache.resources {
+        let tree = parse_tree(&resource.text);
+        match read_tree(&info.id, href, &resource.text, &tree) {
+            Ok(parsed) => {
+                warnings.extend(parsed.warnings);
+                for event in parsed.events {
+                    by_uid
+                        .entry(event.uid.clone())
+                        .or_insert_with(|| href.clone());
+                    events.push(event);
+                }
+            }
+            Err(error) => warnings.push(LoadWarning::new(
+                href.clone(),
+                format!("{error}; this resource is skipped"),
+            )),
+        }
+    }
+    let index = EventIndex::new(events, info.zone);
+    warnings.extend(limit_warnings(&index, &info.location));
+    LoadedCalendar {
+        info,
+        index,
+        warnings,
+        synced_at: cache.synced_at,
+        content: Content::CalDav {
+            resources: cache.resources,
+            by_uid,
+        },
+    }
 }
 
 /// A warning for each series the index cut off at its work budget.

@@ -35,7 +35,7 @@ pub(crate) enum Origin {
 
 impl CalendarInfo {
     /// The folder the calendar lives in: its note folder, or the folder of its iCalendar
-    /// file; `None` for a subscription.
+    /// file; `None` for a subscription or a CalDAV calendar.
     pub fn folder(&self) -> Option<&Path> {
         match &self.storage {
             Storage::File(path) => Some(match path.parent() {
@@ -43,7 +43,7 @@ impl CalendarInfo {
                 _ => Path::new("."),
             }),
             Storage::Folder(folder) => Some(folder),
-            Storage::Subscription(_) => None,
+            Storage::Subscription(_) | Storage::CalDav(_) => None,
         }
     }
 
@@ -63,7 +63,7 @@ impl CalendarInfo {
                 StorageState::NotCreated
             }
             (Storage::Folder(folder), _) if folder.is_dir() => StorageState::Present,
-            (Storage::Subscription(_), _) => StorageState::Present,
+            (Storage::Subscription(_) | Storage::CalDav(_), _) => StorageState::Present,
             _ => StorageState::Missing,
         }
     }

@@ -44,6 +44,9 @@ pub struct CalendarSummary {
     pub error: Option<String>,
     /// Its categories.
     pub categories: Vec<CategoryCount>,
+    /// When a CalDAV calendar last synced with its server (its events are as of then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synced_at: Option<DateTime<Utc>>,
 }
 
 /// Which events to list.
@@ -248,6 +251,7 @@ impl Calendars {
                 storage: info.storage_state(),
                 error: None,
                 categories: Vec::new(),
+                synced_at: None,
             };
             if summary.storage == StorageState::Missing {
                 summary.info.writable = false;
@@ -268,6 +272,7 @@ impl Calendars {
                     summary.events = Some(count);
                     summary.recurring = Some(recurring);
                     summary.warnings = loaded.warnings.clone();
+                    summary.synced_at = loaded.synced_at;
                     summary.categories = count_categories(
                         loaded
                             .index

@@ -1,16 +1,22 @@
 //! The configured calendars ([`Calendars`]): which exist, which is the default, and
 //! loading each into an [`EventIndex`] — cached, and reloaded when its file or folder
-//! changes (or, for a subscription, when its refresh interval has passed).
+//! changes (or, for a subscription or a CalDAV calendar, when its refresh interval has
+//! passed; a CalDAV calendar that cannot sync is read from its last sync).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use hearth_config::{CalendarConfig, CalendarKind};
 use serde::Serialize;
 
+use crate::caldav::{
+    CachedResource, CalDavAccount, CalDavSource, DavTransport, NoNetwork, PasswordSource,
+    SyncCache, SyncReport,
+};
 use crate::error::{CalendarError, LoadWarning, Result};
 use crate::index::EventIndex;
 use crate::presence::{Origin, StorageState};
@@ -22,6 +28,10 @@ pub const DEFAULT_MAX_CALENDAR_BYTES: u64 = 128 * 1024 * 1024;
 
 /// How often a subscription is fetched again when its configuration does not say.
 const DEFAULT_REFRESH: Duration = Duration::from_secs(60 * 60);
+/// How often a CalDAV calendar is synced again when its configuration does not say.
+const DEFAULT_CALDAV_REFRESH: Duration = Duration::from_secs(5 * 60);
+/// How soon a CalDAV calendar that could not sync is tried again.
+const OFFLINE_RETRY: Duration = Duration::from_secs(60);
 
 /// The kind of storage behind a calendar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -33,6 +43,8 @@ pub enum StorageKind {
     Notes,
     /// A read-only iCalendar subscription.
     Subscription,
+    /// A calendar on a CalDAV server.
+    Caldav,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +52,7 @@ pub(crate) enum Storage {
     File(PathBuf),
     Folder(PathBuf),
     Subscription(Subscription),
+    CalDav(CalDavSource),
 }
 
 /// One calendar as configured.
@@ -62,6 +75,9 @@ pub struct CalendarInfo {
     pub default: bool,
     /// The zone its floating times and all-day events are placed in.
     pub time_zone: String,
+    /// Its display colour, when configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
     #[serde(skip)]
     pub(crate) storage: Storage,
     #[serde(skip)]
@@ -92,17 +108,30 @@ pub struct CalendarOptions {
     pub max_calendar_bytes: u64,
     /// Where subscriptions are fetched from.
     pub subscription_source: Arc<dyn SubscriptionSource>,
+    /// How CalDAV servers are reached.
+    pub dav_transport: Arc<dyn DavTransport>,
+    /// The folder CalDAV calendars are cached in (one file each).
+    pub caldav_cache_dir: PathBuf,
 }
 
 impl CalendarOptions {
     /// Options with the default size limit and local subscriptions.
     pub fn new(default_dir: impl Into<PathBuf>, time_zone: Tz) -> Self {
+        let default_dir = default_dir.into();
         Self {
-            default_dir: default_dir.into(),
+            caldav_cache_dir: default_dir.join("caldav"),
+            default_dir,
             time_zone,
             max_calendar_bytes: DEFAULT_MAX_CALENDAR_BYTES,
             subscription_source: Arc::new(LocalSource),
+            dav_transport: Arc::new(NoNetwork),
         }
+    }
+
+    /// Reaches CalDAV servers through `transport` (Hearth's guarded fetcher).
+    pub fn with_dav_transport(mut self, transport: Arc<dyn DavTransport>) -> Self {
+        self.dav_transport = transport;
+        self
     }
 
     /// Fetches subscriptions through `source` (Hearth's guarded fetcher).
@@ -123,6 +152,8 @@ pub(crate) enum Stamp {
     },
     Folder(Vec<(PathBuf, u64, Option<SystemTime>)>),
     Fetched(Instant),
+    /// A CalDAV sync (or a failed one, read from the cache), good for the duration.
+    Synced(Instant, Duration),
 }
 
 /// The current content of a calendar's storage, for staging changes.
@@ -141,6 +172,12 @@ pub(crate) enum Content {
     },
     /// A subscription's text.
     Subscription { text: String },
+    /// A CalDAV calendar's resources as last synced, by href, and the href of each
+    /// event's uid.
+    CalDav {
+        resources: BTreeMap<String, CachedResource>,
+        by_uid: HashMap<String, String>,
+    },
 }
 
 /// A calendar loaded and indexed.
@@ -152,6 +189,8 @@ pub struct LoadedCalendar {
     pub index: EventIndex,
     /// What could not be read.
     pub warnings: Vec<LoadWarning>,
+    /// When a CalDAV calendar was last synced with its server.
+    pub synced_at: Option<DateTime<Utc>>,
     pub(crate) content: Content,
 }
 
@@ -201,6 +240,12 @@ fn configure(
         problem(format!(
             "the calendar id `{id}` must be non-empty without `/` or spaces; rename the [calendars.{id}] section"
         ));
+        return None;
+    }
+    if config.password.is_some() {
+        problem(
+            "a password is never kept in config.toml; remove `password`, put it in an environment variable named by `password_env`, or name a command printing it (a keyring) in `password_command`".to_owned(),
+        );
         return None;
     }
     let zone = match config.time_zone.as_deref().map(parse_time_zone) {
@@ -256,6 +301,50 @@ fn configure(
                 location,
             )
         }
+        CalendarKind::Caldav => {
+            let Some(url) = config
+                .url
+                .clone()
+                .filter(|url| url.starts_with("https://") || url.starts_with("http://"))
+            else {
+                problem("set `url` to the calendar's http(s) address (find it with `hearth calendar add --caldav <server>`)".to_owned());
+                return None;
+            };
+            let password = match (&config.password_env, &config.password_command) {
+                (Some(_), Some(_)) => {
+                    problem("set `password_env` or `password_command`, not both".to_owned());
+                    return None;
+                }
+                (Some(name), None) => PasswordSource::Env(name.clone()),
+                (None, Some(command)) => PasswordSource::Command(command.clone()),
+                (None, None) => PasswordSource::None,
+            };
+            if config.username.is_some() && password == PasswordSource::None {
+                problem("set `password_env` (an environment variable holding the password) or `password_command` for the user name".to_owned());
+                return None;
+            }
+            let source = CalDavSource {
+                account: CalDavAccount {
+                    label: id.to_owned(),
+                    url: if url.ends_with('/') {
+                        url.clone()
+                    } else {
+                        format!("{url}/")
+                    },
+                    username: config.username.clone(),
+                    password,
+                    allow_private_network: config.allow_private_network,
+                },
+                refresh: config
+                    .refresh_minutes
+                    .map_or(DEFAULT_CALDAV_REFRESH, |minutes| {
+                        Duration::from_secs(minutes.max(1) * 60)
+                    }),
+                cache: options.caldav_cache_dir.join(format!("{id}.json")),
+                max_bytes: options.max_calendar_bytes,
+            };
+            (StorageKind::Caldav, Storage::CalDav(source), url)
+        }
     };
     let (writable, reason) = match (kind, config.writable) {
         (StorageKind::Subscription, Some(true)) => {
@@ -275,6 +364,7 @@ fn configure(
         read_only_reason: reason,
         default: config.default && writable,
         time_zone: zone.name().to_owned(),
+        color: config.color.clone(),
         storage,
         zone,
         origin: Origin::Configured,
@@ -342,6 +432,7 @@ impl Calendars {
                     read_only_reason: None,
                     default: true,
                     time_zone: options.time_zone.name().to_owned(),
+                    color: None,
                     storage: Storage::File(path),
                     zone: options.time_zone,
                     origin: Origin::HearthDefault,
@@ -411,6 +502,7 @@ impl Calendars {
                 self.load_subscription(info.clone(), subscription.clone())
                     .await
             }
+            Storage::CalDav(source) => self.load_caldav(info.clone(), source.clone()).await,
             Storage::File(_) | Storage::Folder(_) => {
                 let inner = Arc::clone(&self.inner);
                 tokio::task::spawn_blocking(move || inner.load_local(info))
@@ -464,6 +556,83 @@ impl Calendars {
         })
         .await
         .map_err(|error| CalendarError::Task(error.to_string()))?
+    }
+
+    /// A CalDAV calendar: the last sync while it is fresh; else syncs, and when that
+    /// fails reads the last sync from the cache with a warning saying when it was made.
+    async fn load_caldav(
+        &self,
+        info: CalendarInfo,
+        source: CalDavSource,
+    ) -> Result<Arc<LoadedCalendar>> {
+        if let Some(cached) = self.inner.cached(&info.id)
+            && let Stamp::Synced(at, valid) = cached.stamp
+            && at.elapsed() < valid
+        {
+            return Ok(cached.loaded);
+        }
+        let transport = Arc::clone(&self.inner.options.dav_transport);
+        let (cache, warnings, valid) = match crate::caldav::sync(&*transport, &source).await {
+            Ok((cache, _)) => (cache, Vec::new(), source.refresh),
+            Err(error) => {
+                let path = source.cache.clone();
+                let account = source.account.clone();
+                let last = tokio::task::spawn_blocking(move || SyncCache::read(&path, &account))
+                    .await
+                    .map_err(|error| CalendarError::Task(error.to_string()))??;
+                let Some(last) = last else {
+                    return Err(error);
+                };
+                let when = last.synced_at.map_or_else(
+                    || "an unknown time".to_owned(),
+                    |at| at.format("%Y-%m-%d %H:%M UTC").to_string(),
+                );
+                let message = format!("cannot sync ({error}); showing the copy synced at {when}");
+                tracing::warn!("calendar `{}`: {message}", info.id);
+                let warning = LoadWarning::new(info.location.clone(), message);
+                (last, vec![warning], OFFLINE_RETRY.min(source.refresh))
+            }
+        };
+        self.remember_caldav(info, cache, warnings, valid).await
+    }
+
+    async fn remember_caldav(
+        &self,
+        info: CalendarInfo,
+        cache: SyncCache,
+        warnings: Vec<LoadWarning>,
+        valid: Duration,
+    ) -> Result<Arc<LoadedCalendar>> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let id = info.id.clone();
+            let loaded = Arc::new(crate::loading::load_caldav(info, cache, warnings));
+            inner.remember(
+                &id,
+                Stamp::Synced(Instant::now(), valid),
+                Arc::clone(&loaded),
+            );
+            loaded
+        })
+        .await
+        .map_err(|error| CalendarError::Task(error.to_string()))
+    }
+
+    /// Syncs a CalDAV calendar with its server now; a failure leaves the last sync as it
+    /// was and is returned.
+    pub async fn sync(&self, id: &str) -> Result<SyncReport> {
+        let info = self.calendar(id)?.clone();
+        let Storage::CalDav(source) = &info.storage else {
+            return Err(CalendarError::InvalidInput(format!(
+                "calendar `{id}` is not a CalDAV calendar; only those sync"
+            )));
+        };
+        let source = source.clone();
+        let transport = Arc::clone(&self.inner.options.dav_transport);
+        let (cache, report) = crate::caldav::sync(&*transport, &source).await?;
+        self.remember_caldav(info, cache, Vec::new(), source.refresh)
+            .await?;
+        Ok(report)
     }
 
     /// Drops a calendar's cached events (after Hearth wrote to it).

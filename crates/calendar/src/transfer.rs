@@ -234,6 +234,15 @@ impl Calendars {
                 info.ensure_folder()?;
                 write_all(writes)?;
             }
+            Storage::CalDav(source) => {
+                self.import_caldav(&info, source, text, &tree, &parsed.events, &mut report)
+                    .await?;
+                self.forget(&info.id);
+                if let Err(error) = self.sync(&info.id).await {
+                    tracing::warn!(calendar = %info.id, %error, "sync after a CalDAV import failed");
+                }
+                return Ok(report);
+            }
             Storage::Subscription(_) => {
                 return Err(CalendarError::ReadOnly {
                     id: info.id.clone(),
@@ -253,6 +262,10 @@ impl Calendars {
         match &loaded.content {
             Content::Ics { text, .. } if text.trim().is_empty() => Ok(empty_calendar()),
             Content::Ics { text, .. } | Content::Subscription { text } => Ok(text.clone()),
+            Content::CalDav { resources, .. } => {
+                let texts: Vec<&str> = resources.values().map(|r| r.text.as_str()).collect();
+                merge_calendars(&texts)
+            }
             Content::Notes { .. } => {
                 let stamp = Utc::now();
                 let floating = loaded.index.floating_zone();
@@ -272,6 +285,157 @@ impl Calendars {
                 Ok(text)
             }
         }
+    }
+}
+
+/// One iCalendar text holding the components of every text in `texts` (CalDAV
+/// resources), each time zone once.
+fn merge_calendars(texts: &[&str]) -> Result<String> {
+    let mut components = String::new();
+    let mut timezones = String::new();
+    let mut zones: HashSet<String> = HashSet::new();
+    for text in texts {
+        let tree = parse_tree(text);
+        for calendar in tree.components.iter().filter(|c| c.name == "VCALENDAR") {
+            for child in &calendar.children {
+                let body = normalise_endings(&text[child.span.clone()], "\r\n");
+                if child.name == "VTIMEZONE" {
+                    let tzid = child.value("TZID").map(|t| t.trim().to_owned());
+                    if tzid.is_none_or(|tzid| zones.insert(tzid)) {
+                        timezones.push_str(&body);
+                    }
+                } else {
+                    components.push_str(&body);
+                }
+            }
+        }
+    }
+    append_components(&empty_calendar(), &components, &timezones)
+}
+
+impl Calendars {
+    /// Imports into a CalDAV calendar: each UID's events (a series with its changed
+    /// occurrences) become one new resource with the time zones they use, created with
+    /// `If-None-Match: *` so nothing on the server is overwritten.
+    async fn import_caldav(
+        &self,
+        info: &crate::store::CalendarInfo,
+        source: &crate::caldav::CalDavSource,
+        text: &str,
+        tree: &crate::component::Tree<'_>,
+        events: &[crate::event::Event],
+        report: &mut ImportReport,
+    ) -> Result<()> {
+        let loaded = self.load(&info.id).await?;
+        let Content::CalDav { by_uid, .. } = &loaded.content else {
+            return Err(CalendarError::Task(
+                "calendar content does not match its kind".to_owned(),
+            ));
+        };
+        let loaded_lines: HashSet<usize> = events
+            .iter()
+            .filter_map(|e| match e.source {
+                EventSource::Ics { line } => Some(line),
+                EventSource::Note { .. } => None,
+            })
+            .collect();
+        let calendars: Vec<&crate::component::Component<'_>> = tree
+            .components
+            .iter()
+            .filter(|c| c.name == "VCALENDAR")
+            .collect();
+        // Each new UID's components and the zones they name, in file order.
+        let mut groups: Vec<(String, String, Vec<String>, usize)> = Vec::new();
+        let mut skipped: HashSet<String> = HashSet::new();
+        for child in calendars.iter().flat_map(|c| c.children.iter()) {
+            if child.name != "VEVENT" || !loaded_lines.contains(&child.line) {
+                continue;
+            }
+            let uid = component_uid(child, text);
+            if by_uid.contains_key(&uid) {
+                if skipped.insert(uid.clone()) {
+                    report
+                        .skipped
+                        .push(format!("`{uid}`: the calendar already has it"));
+                }
+                continue;
+            }
+            let index = match groups.iter().position(|(u, ..)| *u == uid) {
+                Some(index) => index,
+                None => {
+                    groups.push((uid.clone(), String::new(), Vec::new(), 0));
+                    groups.len() - 1
+                }
+            };
+            let group = &mut groups[index];
+            group
+                .1
+                .push_str(&normalise_endings(&text[child.span.clone()], "\r\n"));
+            group.3 += usize::from(child.property("RECURRENCE-ID").is_none());
+            for property in &child.properties {
+                if let Some(tzid) = property.content.param("TZID")
+                    && !group.2.iter().any(|n| n == tzid.trim())
+                {
+                    group.2.push(tzid.trim().to_owned());
+                }
+            }
+        }
+        let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
+        let client = crate::caldav::DavClient::new(&*transport, &source.account, source.max_bytes)?;
+        for (uid, components, zones, masters) in &groups {
+            let mut timezones = String::new();
+            for tzid in zones {
+                let definition = calendars.iter().flat_map(|c| c.children.iter()).find(|c| {
+                    c.name == "VTIMEZONE" && c.value("TZID").is_some_and(|t| t.trim() == tzid)
+                });
+                if let Some(definition) = definition {
+                    timezones.push_str(&normalise_endings(&text[definition.span.clone()], "\r\n"));
+                }
+            }
+            let body = append_components(&empty_calendar(), components, &timezones)?;
+            let href = crate::caldav::new_resource_href(&source.account.url, uid)?;
+            let url = crate::caldav::resolve(&source.account.url, &href)?;
+            let response = client
+                .send(
+                    "PUT",
+                    &url,
+                    vec![
+                        ("Content-Type", "text/calendar; charset=utf-8".to_owned()),
+                        ("If-None-Match", "*".to_owned()),
+                    ],
+                    Some(body),
+                )
+                .await
+                .map_err(|error| partial(error, report.imported))?;
+            match response.status {
+                200..=299 => report.imported += masters,
+                412 => report
+                    .skipped
+                    .push(format!("`{uid}`: the server already has a resource {href}")),
+                status => {
+                    return Err(partial(
+                        source.account.error(format!(
+                            "PUT {url} answered HTTP {status} for event `{uid}`"
+                        )),
+                        report.imported,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An import error saying how many events were imported before it.
+fn partial(error: CalendarError, imported: usize) -> CalendarError {
+    match (imported, error) {
+        (0, error) => error,
+        (n, CalendarError::Server { id, url, message }) => CalendarError::Server {
+            id,
+            url,
+            message: format!("{message}; the {n} events before it were imported"),
+        },
+        (_, error) => error,
     }
 }
 

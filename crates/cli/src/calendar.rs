@@ -1,4 +1,4 @@
-//! `hearth calendar list|events|add|import|export`: the user's own calendar actions.
+//! `hearth calendar list|events|add|import|export|sync`: the user's own calendar actions.
 //! They write at once (the user is acting, not an agent); agents reach calendars only
 //! through the tools, whose writes wait for approval.
 
@@ -8,13 +8,13 @@ use std::process::ExitCode;
 use chrono::{Days, Utc};
 use clap::{Args, Subcommand};
 use hearth_calendar::{
-    CalendarInfo, Calendars, EventInput, EventQuery, OccurrenceInfo, StorageKind, StorageState,
-    UnavailableCalendar, parse_time_bound,
+    CalDavAccount, CalendarInfo, Calendars, EventInput, EventQuery, OccurrenceInfo, PasswordSource,
+    StorageKind, StorageState, SyncMethod, UnavailableCalendar, discover, parse_time_bound,
 };
 
 use crate::app::App;
 use crate::audit::write_atomically;
-use crate::toolbox::{calendars, json_line, write_out};
+use crate::toolbox::{calendars, dav_transport, json_line, write_out};
 
 /// `hearth calendar …`.
 #[derive(Debug, Subcommand)]
@@ -27,8 +27,17 @@ pub enum CalendarCommand {
     },
     /// List events in a range, repeating events expanded.
     Events(EventsArgs),
-    /// Add an event to a calendar (the default one unless `--calendar`).
-    Add(AddArgs),
+    /// Add an event to a calendar (the default one unless `--calendar`); with
+    /// `--caldav URL`, find the calendars of a CalDAV account instead.
+    Add(Box<AddArgs>),
+    /// Sync CalDAV calendars with their servers now (all of them, or one).
+    Sync {
+        /// The calendar (default: every CalDAV calendar).
+        calendar: Option<String>,
+        /// One JSON object per calendar per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Add the events of an iCalendar file (events whose UID exists are skipped).
     Import {
         /// The .ics file.
@@ -81,10 +90,11 @@ pub struct EventsArgs {
 #[derive(Debug, Args)]
 pub struct AddArgs {
     /// Title (may be `Category - SubCategory - Title`).
-    title: String,
+    #[arg(required_unless_present = "caldav")]
+    title: Option<String>,
     /// Start: `2026-03-03` (all-day) or `2026-03-03T09:00` (local time), or RFC 3339.
-    #[arg(long)]
-    start: String,
+    #[arg(long, required_unless_present = "caldav")]
+    start: Option<String>,
     /// End: a later time, or the last day of an all-day event.
     #[arg(long)]
     end: Option<String>,
@@ -112,6 +122,34 @@ pub struct AddArgs {
     /// Print what was written as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    caldav: CalDavArgs,
+}
+
+/// `hearth calendar add --caldav URL`: the account whose calendars to find.
+#[derive(Debug, Args)]
+pub struct CalDavArgs {
+    /// A CalDAV server (`https://caldav.fastmail.com/`, `https://cloud.example.com/remote.php/dav/`),
+    /// principal, calendar home or calendar: its calendars are found and listed as
+    /// `[calendars.<id>]` sections for config.toml.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["title", "start", "end", "category", "sub_category", "location", "description", "repeat", "time_zone"])]
+    caldav: Option<String>,
+    /// The account's user name.
+    #[arg(long, requires = "caldav")]
+    username: Option<String>,
+    /// The environment variable holding the password (an app password).
+    #[arg(long, requires = "caldav", conflicts_with = "password_command")]
+    password_env: Option<String>,
+    /// A command printing the password (a system keyring), e.g.
+    /// `secret-tool lookup service caldav user me`; split on spaces.
+    #[arg(long, requires = "caldav")]
+    password_command: Option<String>,
+    /// The server is on the user's own network (loopback or private addresses).
+    #[arg(long, requires = "caldav")]
+    allow_private_network: bool,
+    /// Append the sections to config.toml instead of only printing them.
+    #[arg(long, requires = "caldav")]
+    save: bool,
 }
 
 fn kind_name(kind: StorageKind) -> &'static str {
@@ -119,6 +157,7 @@ fn kind_name(kind: StorageKind) -> &'static str {
         StorageKind::Ics => "ics",
         StorageKind::Notes => "notes",
         StorageKind::Subscription => "subscription",
+        StorageKind::Caldav => "caldav",
     }
 }
 
@@ -210,6 +249,14 @@ async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
                 summary.recurring.unwrap_or(0)
             )),
             (None, None, _) => {}
+        }
+        if let Some(synced) = summary.synced_at {
+            line.push_str(&format!(
+                "    synced with the server at {}\n",
+                synced
+                    .with_timezone(&calendars.time_zone())
+                    .format("%Y-%m-%d %H:%M %Z")
+            ));
         }
         for warning in &summary.warnings {
             line.push_str(&format!(
@@ -332,18 +379,226 @@ fn unavailable_line(
     }
 }
 
+/// `hearth calendar sync`: each CalDAV calendar synced, or why it could not be.
+async fn sync(calendars: &Calendars, only: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let ids: Vec<String> = match only {
+        Some(id) => vec![calendars.calendar(id)?.id.clone()],
+        None => calendars
+            .calendars()
+            .iter()
+            .filter(|info| info.kind == StorageKind::Caldav)
+            .map(|info| info.id.clone())
+            .collect(),
+    };
+    if ids.is_empty() {
+        write_out(
+            "No CalDAV calendars are configured; find yours with `hearth calendar add --caldav <server URL>`.\n",
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut failed = false;
+    for id in ids {
+        let started = std::time::Instant::now();
+        match calendars.sync(&id).await {
+            Ok(report) if json => json_line(&report)?,
+            Ok(report) => write_out(&format!(
+                "{id}: {} resources ({} added, {} changed, {} removed; {}) in {} ms\n",
+                report.resources,
+                report.added,
+                report.changed,
+                report.removed,
+                match report.method {
+                    SyncMethod::SyncCollection => "sync-collection",
+                    SyncMethod::EtagComparison => "ETag comparison",
+                    SyncMethod::Unchanged => "unchanged",
+                },
+                started.elapsed().as_millis()
+            ))?,
+            Err(error) => {
+                failed = true;
+                if json {
+                    json_line(&serde_json::json!({ "calendar": id, "error": error.to_string() }))?;
+                } else {
+                    tracing::error!("{id}: {error}; the last sync is kept for reading");
+                }
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// An id for a discovered calendar: its name in lower case, letters, digits and `-`,
+/// not one of `taken`.
+fn calendar_id(name: &str, taken: &[String]) -> String {
+    let mut base: String = name
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .collect();
+    while base.contains("--") {
+        base = base.replace("--", "-");
+    }
+    let base = base.trim_matches('-');
+    let base = if base.is_empty() { "caldav" } else { base };
+    let mut id = base.to_owned();
+    let mut n = 2;
+    while taken.contains(&id) {
+        id = format!("{base}-{n}");
+        n += 1;
+    }
+    id
+}
+
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
+/// `hearth calendar add --caldav URL`: finds the account's calendars and prints (or
+/// saves) a `[calendars.<id>]` section for each calendar that holds events.
+async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Result<()> {
+    let Some(url) = args.caldav else {
+        return Ok(());
+    };
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        anyhow::bail!("`{url}` is not an http(s) URL; give the CalDAV server's address");
+    }
+    let password = match (&args.password_env, &args.password_command) {
+        (Some(name), _) => PasswordSource::Env(name.clone()),
+        (None, Some(command)) => {
+            PasswordSource::Command(command.split_whitespace().map(str::to_owned).collect())
+        }
+        (None, None) if args.username.is_some() => anyhow::bail!(
+            "give --password-env VAR (an environment variable holding the password) or --password-command; a password is never passed on the command line"
+        ),
+        (None, None) => PasswordSource::None,
+    };
+    let account = CalDavAccount {
+        label: url.clone(),
+        url: url.clone(),
+        username: args.username.clone(),
+        password: password.clone(),
+        allow_private_network: args.allow_private_network,
+    };
+    let transport = dav_transport(app)?;
+    let found = discover(&transport, &account).await?;
+    let mut taken: Vec<String> = app.config.calendars.keys().cloned().collect();
+    let mut sections = String::new();
+    let mut listed = Vec::new();
+    for calendar in found.iter().filter(|c| c.holds_events()) {
+        let name = calendar.name.clone().unwrap_or_else(|| {
+            calendar
+                .url
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("caldav")
+                .to_owned()
+        });
+        let id = calendar_id(&name, &taken);
+        taken.push(id.clone());
+        let mut section = format!(
+            "\n[calendars.{id}]\nkind = \"caldav\"\nname = {}\nurl = {}\n",
+            toml_string(&name),
+            toml_string(&calendar.url)
+        );
+        if let Some(user) = &args.username {
+            section.push_str(&format!("username = {}\n", toml_string(user)));
+        }
+        match &password {
+            PasswordSource::Env(name) => {
+                section.push_str(&format!("password_env = {}\n", toml_string(name)));
+            }
+            PasswordSource::Command(command) => {
+                let parts: Vec<String> = command.iter().map(|p| toml_string(p)).collect();
+                section.push_str(&format!("password_command = [{}]\n", parts.join(", ")));
+            }
+            PasswordSource::None => {}
+        }
+        if let Some(color) = &calendar.color {
+            section.push_str(&format!("color = {}\n", toml_string(color)));
+        }
+        if args.allow_private_network {
+            section.push_str("allow_private_network = true\n");
+        }
+        listed.push((id, name, calendar.clone()));
+        sections.push_str(&section);
+    }
+    if json {
+        for (id, name, calendar) in &listed {
+            json_line(&serde_json::json!({
+                "id": id,
+                "name": name,
+                "url": calendar.url,
+                "color": calendar.color,
+                "components": calendar.components,
+            }))?;
+        }
+    }
+    if listed.is_empty() {
+        anyhow::bail!(
+            "{url} has no calendars that hold events ({} other collections found)",
+            found.len()
+        );
+    }
+    let config = &app.paths.config_file;
+    if args.save {
+        let mut text = match std::fs::read_to_string(config) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(error) => anyhow::bail!("cannot read {}: {error}", config.display()),
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&sections);
+        // The result must still be a configuration Hearth reads.
+        hearth_config::Config::parse(&text, config)?;
+        write_atomically(config, &text)?;
+        if !json {
+            write_out(&format!(
+                "Added {} calendars to {}:\n{sections}\nThey sync on first use; `hearth calendar sync` syncs now.\n",
+                listed.len(),
+                config.display()
+            ))?;
+        }
+    } else if !json {
+        write_out(&format!(
+            "Found {} calendars. Add these sections to {} (or run this again with --save):\n{sections}",
+            listed.len(),
+            config.display()
+        ))?;
+    }
+    Ok(())
+}
+
 /// Runs `hearth calendar …`.
 pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<ExitCode> {
     let calendars = calendars(app)?;
     match command {
         CalendarCommand::List { json } => list(&calendars, json).await?,
         CalendarCommand::Events(args) => events(app, &calendars, args).await?,
+        CalendarCommand::Add(args) if args.caldav.caldav.is_some() => {
+            let AddArgs { caldav, json, .. } = *args;
+            discover_caldav(app, caldav, json).await?;
+        }
+        CalendarCommand::Sync { calendar, json } => {
+            return sync(&calendars, calendar.as_deref(), json).await;
+        }
         CalendarCommand::Add(args) => {
+            let args = *args;
+            let (Some(title), Some(start)) = (args.title, args.start) else {
+                anyhow::bail!("give the event's title and --start");
+            };
             let event = EventInput {
-                title: args.title,
+                title,
                 category: args.category,
                 sub_category: args.sub_category,
-                start: args.start,
+                start,
                 end: args.end,
                 all_day: None,
                 time_zone: args.time_zone,

@@ -13,8 +13,8 @@ use clap::Subcommand;
 use futures::future::BoxFuture;
 use hearth_agent::UserTimeZone;
 use hearth_calendar::{
-    CalendarError, CalendarOptions, Calendars, LocalSource, Subscription, SubscriptionSource,
-    calendar_tools, parse_time_zone,
+    CalendarError, CalendarOptions, Calendars, DavRequest, DavResponse, DavTransport, LocalSource,
+    Subscription, SubscriptionSource, calendar_tools, parse_time_zone,
 };
 use hearth_core::{
     ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, ToolCallOutcome,
@@ -109,6 +109,65 @@ impl SubscriptionSource for GuardedSource {
     }
 }
 
+/// Reaches CalDAV servers through the guarded fetcher: private networks only for a
+/// calendar that allows them (cloud metadata and link-local addresses never), every
+/// redirect re-checked, the password sent to the configured origin only.
+pub(crate) struct GuardedDav {
+    pub(crate) public: Arc<Fetcher>,
+    pub(crate) private: Arc<Fetcher>,
+}
+
+impl DavTransport for GuardedDav {
+    fn send(&self, request: DavRequest) -> BoxFuture<'_, Result<DavResponse, String>> {
+        Box::pin(async move {
+            let fetcher = if request.allow_private_network {
+                &self.private
+            } else {
+                &self.public
+            };
+            let mut fetch = FetchRequest::new(request.url.clone(), ContentTypes::any())
+                .with_max_bytes(request.max_bytes)
+                .with_method(request.method, request.body.unwrap_or_default())
+                .with_any_status();
+            for (name, value) in request.headers {
+                fetch = fetch.with_header(name, value);
+            }
+            if let Some(authorization) = request.authorization {
+                fetch = fetch.with_credential("Authorization", authorization);
+            }
+            let response = fetcher.fetch(&fetch).await.map_err(|error| {
+                let mut message = error.to_string();
+                if error.rule().is_some() && !request.allow_private_network {
+                    message.push_str(
+                        " (if the server is on your own network, set `allow_private_network = true` for this calendar)",
+                    );
+                }
+                message
+            })?;
+            Ok(DavResponse {
+                status: response.status,
+                etag: response.etag,
+                body: response.body.to_vec(),
+            })
+        })
+    }
+}
+
+/// The guarded fetchers calendars use: public only, and private networks allowed.
+fn calendar_fetchers(app: &App) -> anyhow::Result<(Arc<Fetcher>, Arc<Fetcher>)> {
+    let public = Arc::new(Fetcher::new(fetch_policy(app))?);
+    let private = Arc::new(Fetcher::new(
+        fetch_policy(app).with_private_networks(PrivateNetworks::Allow),
+    )?);
+    Ok((public, private))
+}
+
+/// The CalDAV transport of this app.
+pub(crate) fn dav_transport(app: &App) -> anyhow::Result<GuardedDav> {
+    let (public, private) = calendar_fetchers(app)?;
+    Ok(GuardedDav { public, private })
+}
+
 /// The fetch policy: Hearth's own ports denied — the configured one, the one this
 /// process serves on, and the one a running server recorded in the data directory.
 pub(crate) fn fetch_policy(app: &App) -> FetchPolicy {
@@ -123,12 +182,13 @@ pub(crate) fn fetch_policy(app: &App) -> FetchPolicy {
 /// `<data dir>/calendars` created on first write when none is a writable default.
 /// Problems with the configuration are not reported here (the tools' build does).
 pub(crate) fn build_calendars(app: &App) -> anyhow::Result<Calendars> {
-    let public = Arc::new(Fetcher::new(fetch_policy(app))?);
-    let private = Arc::new(Fetcher::new(
-        fetch_policy(app).with_private_networks(PrivateNetworks::Allow),
-    )?);
+    let (public, private) = calendar_fetchers(app)?;
     let options = CalendarOptions::new(app.paths.calendars(), user_zone(app))
-        .with_subscription_source(Arc::new(GuardedSource { public, private }));
+        .with_subscription_source(Arc::new(GuardedSource {
+            public: Arc::clone(&public),
+            private: Arc::clone(&private),
+        }))
+        .with_dav_transport(Arc::new(GuardedDav { public, private }));
     Ok(Calendars::from_config(&app.config.calendars, options))
 }
 

@@ -12,6 +12,7 @@ mod suite {
     mod audit_log;
     mod bad_input;
     mod browser_support;
+    mod caldav;
     mod calendars;
     mod chat;
     mod crash_loop;

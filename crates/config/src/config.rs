@@ -26,6 +26,12 @@
 //! kind = "ics"
 //! path = "~/calendars/personal.ics"
 //! default = true
+//!
+//! [calendars.work]
+//! kind = "caldav"
+//! url = "https://caldav.fastmail.com/dav/calendars/user/me@example.com/work/"
+//! username = "me@example.com"
+//! password_env = "FASTMAIL_APP_PASSWORD"   # or password_command = ["secret-tool", …]
 //! ```
 
 use std::collections::BTreeMap;
@@ -261,6 +267,9 @@ pub enum CalendarKind {
     Notes,
     /// A read-only iCalendar URL subscription.
     Subscription,
+    /// A calendar on a CalDAV server (iCloud, Fastmail, Nextcloud, Radicale), synced
+    /// into a local cache; writes go to the server.
+    Caldav,
 }
 
 /// One calendar.
@@ -273,8 +282,21 @@ pub struct CalendarConfig {
     pub name: Option<String>,
     /// File (ics) or folder (notes).
     pub path: Option<PathBuf>,
-    /// Subscription URL.
+    /// Subscription URL, or the CalDAV calendar collection's URL.
     pub url: Option<String>,
+    /// CalDAV: the user name.
+    pub username: Option<String>,
+    /// A password written in clear: refused (the calendar is not used) with a message
+    /// saying where it goes instead; its value is never kept.
+    #[serde(default)]
+    pub password: Option<ClearPassword>,
+    /// CalDAV: the environment variable holding the password (an app password).
+    pub password_env: Option<String>,
+    /// CalDAV: a program and its arguments printing the password, for a system keyring
+    /// (`["secret-tool", "lookup", "service", "caldav"]`).
+    pub password_command: Option<Vec<String>>,
+    /// Display colour (`#rrggbb`), as the server reported it.
+    pub color: Option<String>,
     /// Whether agents may stage writes to it (default: true for ics/notes).
     pub writable: Option<bool>,
     /// The calendar new events go to.
@@ -282,11 +304,22 @@ pub struct CalendarConfig {
     pub default: bool,
     /// Time zone for floating times and all-day events.
     pub time_zone: Option<String>,
-    /// Subscription only: allow a private-network host (cloud metadata stays denied).
+    /// Subscription and CalDAV: allow a private-network host (cloud metadata stays
+    /// denied).
     #[serde(default)]
     pub allow_private_network: bool,
-    /// Subscription only: minutes between refreshes.
+    /// Subscription and CalDAV: minutes between refreshes.
     pub refresh_minutes: Option<u64>,
+}
+
+/// The mark of a `password = "…"` key: its value is dropped while the file is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClearPassword;
+
+impl<'de> Deserialize<'de> for ClearPassword {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| ClearPassword)
+    }
 }
 
 /// One MCP server.

@@ -11,9 +11,9 @@ mod paths;
 mod private;
 
 pub use config::{
-    AgentConfig, CalendarConfig, CalendarKind, ClockFormat, Config, ConfigError, Defaults,
-    ExternalAgentConfig, LimitsConfig, McpServerConfig, PermissionsSetting, ProviderConfig,
-    ProviderKind, ServerConfig,
+    AgentConfig, CalendarConfig, CalendarKind, ClearPassword, ClockFormat, Config, ConfigError,
+    Defaults, ExternalAgentConfig, LimitsConfig, McpServerConfig, PermissionsSetting,
+    ProviderConfig, ProviderKind, ServerConfig,
 };
 pub use paths::{ConfigOrigin, Paths, PathsError};
 pub use private::{

@@ -1,10 +1,11 @@
-//! The guarded fetcher: one GET, its redirects followed by hand, each hop checked.
+//! The guarded fetcher: one request (a GET, or the method a protocol such as WebDAV
+//! needs), its redirects followed by hand, each hop checked.
 
 use std::error::Error as _;
 use std::sync::{Arc, OnceLock};
 
 use bytes::{Bytes, BytesMut};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, ETAG, LOCATION};
 use reqwest::{Client, StatusCode};
 use url::{Host, Url};
 
@@ -15,11 +16,35 @@ use crate::policy::FetchPolicy;
 use crate::resolve::{GuardRefusal, GuardedResolver, LookupFailure, Resolver, SystemResolver};
 
 /// One fetch: a URL and what the caller accepts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct FetchRequest {
     url: String,
     accept: ContentTypes,
     max_bytes: Option<u64>,
+    method: Option<String>,
+    headers: Vec<(String, String)>,
+    credentials: Vec<(String, String)>,
+    body: Option<String>,
+    any_status: bool,
+}
+
+impl std::fmt::Debug for FetchRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let credentials: Vec<(&str, &str)> = self
+            .credentials
+            .iter()
+            .map(|(name, _)| (name.as_str(), "<redacted>"))
+            .collect();
+        f.debug_struct("FetchRequest")
+            .field("url", &self.url)
+            .field("accept", &self.accept)
+            .field("max_bytes", &self.max_bytes)
+            .field("method", &self.method)
+            .field("headers", &self.headers)
+            .field("credentials", &credentials)
+            .field("any_status", &self.any_status)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FetchRequest {
@@ -29,7 +54,42 @@ impl FetchRequest {
             url: url.into(),
             accept,
             max_bytes: None,
+            method: None,
+            headers: Vec::new(),
+            credentials: Vec::new(),
+            body: None,
+            any_status: false,
         }
+    }
+
+    /// Uses another method than GET (WebDAV's `PROPFIND`, `REPORT`), with `body`.
+    pub fn with_method(mut self, method: impl Into<String>, body: impl Into<String>) -> Self {
+        self.method = Some(method.into());
+        self.body = Some(body.into());
+        self
+    }
+
+    /// Adds a request header (for example WebDAV's `Depth`, or `If-Match`).
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Adds a header carrying a secret (`Authorization`): it is sent to the requested
+    /// URL's origin only, never to another origin a redirect leads to, and never appears
+    /// in errors or logs.
+    pub fn with_credential(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.credentials.push((name.into(), value.into()));
+        self
+    }
+
+    /// Returns every final status as a response (its body read under the same cap)
+    /// instead of failing on a non-success one: for protocols whose errors are answers
+    /// (`207 Multi-Status`, `412 Precondition Failed`, `404`). Redirects are still
+    /// followed and checked.
+    pub fn with_any_status(mut self) -> Self {
+        self.any_status = true;
+        self
     }
 
     /// Lowers the body size cap for this fetch (the policy's cap still applies).
@@ -53,10 +113,12 @@ pub struct FetchResponse {
     pub final_url: Url,
     /// Every URL that redirected, in order.
     pub redirects: Vec<Url>,
-    /// The HTTP status (a success).
+    /// The HTTP status (a success, unless the request took any status).
     pub status: u16,
     /// The declared media type.
     pub media_type: MediaType,
+    /// The `ETag` header, if any.
+    pub etag: Option<String>,
     /// The body, at most the size cap.
     pub body: Bytes,
 }
@@ -130,8 +192,9 @@ impl Fetcher {
         &self.policy
     }
 
-    /// GETs the request's URL, following up to the policy's number of redirects, each
-    /// hop checked in full; fails on a non-success status without reading its body.
+    /// Sends the request (a GET unless it names another method), following up to the
+    /// policy's number of redirects, each hop checked in full; fails on a non-success
+    /// status without reading its body, unless the request takes any status.
     pub async fn fetch(&self, request: &FetchRequest) -> Result<FetchResponse> {
         let requested_url = parse_url(&request.url)?;
         let limit = self.policy.total_timeout();
@@ -149,10 +212,40 @@ impl Fetcher {
         let mut redirects = Vec::new();
         loop {
             check_url(&self.policy, &url).map_err(|rule| refusal(&url, rule))?;
-            let response = self
+            let method = match request.method.as_deref() {
+                Some(method) => reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                    FetchError::Client {
+                        message: format!("`{method}` is not an HTTP method"),
+                    }
+                })?,
+                None => reqwest::Method::GET,
+            };
+            let mut builder = self
                 .client()?
-                .get(url.clone())
-                .header(ACCEPT, request.accept.accept_header())
+                .request(method, url.clone())
+                .header(ACCEPT, request.accept.accept_header());
+            for (name, value) in &request.headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            // Secrets go to the origin the caller named, never where a redirect leads.
+            if url.origin() == requested_url.origin() {
+                for (name, value) in &request.credentials {
+                    let mut value =
+                        reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                            FetchError::Client {
+                                message: format!(
+                                    "the `{name}` header holds characters HTTP does not allow"
+                                ),
+                            }
+                        })?;
+                    value.set_sensitive(true);
+                    builder = builder.header(name.as_str(), value);
+                }
+            }
+            if let Some(body) = &request.body {
+                builder = builder.body(body.clone());
+            }
+            let response = builder
                 .send()
                 .await
                 .map_err(|error| send_error(&url, &error, &self.policy))?;
@@ -179,7 +272,7 @@ impl Fetcher {
                 redirects.push(std::mem::replace(&mut url, next));
                 continue;
             }
-            if !status.is_success() {
+            if !status.is_success() && !request.any_status {
                 return Err(FetchError::Status {
                     url: redacted(&url),
                     status: status.as_u16(),
@@ -191,7 +284,7 @@ impl Fetcher {
                     .get(CONTENT_TYPE)
                     .and_then(|value| value.to_str().ok()),
             );
-            if !request.accept.accepts(&media_type.essence) {
+            if status.is_success() && !request.accept.accepts(&media_type.essence) {
                 return Err(FetchError::UnsupportedContentType {
                     url: redacted(&url),
                     content_type: media_type.essence,
@@ -203,6 +296,11 @@ impl Fetcher {
                 .map_or(self.policy.max_response_bytes(), |bytes| {
                     bytes.min(self.policy.max_response_bytes())
                 });
+            let etag = response
+                .headers()
+                .get(ETAG)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
             let body = read_capped(response, &url, cap, &self.policy).await?;
             return Ok(FetchResponse {
                 requested_url,
@@ -210,6 +308,7 @@ impl Fetcher {
                 redirects,
                 status: status.as_u16(),
                 media_type,
+                etag,
                 body,
             });
         }

@@ -8,6 +8,7 @@
 
 mod suite {
     mod hostile;
+    mod methods;
     mod proxy;
     mod rebinding;
     mod served;

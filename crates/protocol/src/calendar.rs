@@ -33,6 +33,8 @@ pub enum CalendarKind {
     Notes,
     /// A read-only iCalendar subscription.
     Subscription,
+    /// A calendar on a CalDAV server, read from its last sync.
+    Caldav,
 }
 
 /// One calendar.
@@ -57,6 +59,10 @@ pub struct CalendarEntry {
     /// Why it cannot be read at all (a missing or unreadable file), and what to do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When a CalDAV calendar last synced with its server (RFC 3339): its events are
+    /// as of then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synced_at: Option<String>,
 }
 
 /// `calendar/events`: the events of a window, repeating events expanded, and the pending

@@ -28,6 +28,7 @@ fn kind(kind: StorageKind) -> wire::CalendarKind {
         StorageKind::Ics => wire::CalendarKind::Ics,
         StorageKind::Notes => wire::CalendarKind::Notes,
         StorageKind::Subscription => wire::CalendarKind::Subscription,
+        StorageKind::Caldav => wire::CalendarKind::Caldav,
     }
 }
 
@@ -36,6 +37,7 @@ fn config_kind(kind: ConfigKind) -> wire::CalendarKind {
         ConfigKind::Ics => wire::CalendarKind::Ics,
         ConfigKind::Notes => wire::CalendarKind::Notes,
         ConfigKind::Subscription => wire::CalendarKind::Subscription,
+        ConfigKind::Caldav => wire::CalendarKind::Caldav,
     }
 }
 
@@ -88,6 +90,10 @@ fn entry(summary: CalendarSummary, calendars: &Calendars) -> wire::CalendarEntry
     );
     let error = match (summary.storage, summary.error.as_deref()) {
         (StorageState::Missing, _) => Some(missing(info)),
+        (_, Some(error)) if info.kind == StorageKind::Caldav => Some(format!(
+            "cannot be read: {error}; check `url`, `username` and the password in [calendars.{}] of {CONFIG_FILE}",
+            info.id
+        )),
         (_, Some(error)) => Some(unreadable(&info.id, error)),
         (_, None) => None,
     };
@@ -97,9 +103,12 @@ fn entry(summary: CalendarSummary, calendars: &Calendars) -> wire::CalendarEntry
         kind: kind(info.kind),
         read_only: !info.writable,
         default: info.default,
-        color: None,
+        color: info.color.clone(),
         warnings,
         error,
+        synced_at: summary
+            .synced_at
+            .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true)),
     }
 }
 
@@ -127,12 +136,13 @@ pub(crate) async fn list(calendars: &Calendars, config: &Config) -> wire::Calend
             }),
             read_only: true,
             default: false,
-            color: None,
+            color: configured.and_then(|calendar| calendar.color.clone()),
             warnings: Vec::new(),
             error: Some(format!(
                 "not used: {}; fix [calendars.{}] in {CONFIG_FILE}",
                 problem.message, problem.calendar
             )),
+            synced_at: None,
         });
     }
     wire::CalendarListResponse {

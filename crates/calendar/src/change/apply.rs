@@ -13,6 +13,7 @@ use super::{
     WHOLE_FILE_FORMAT, Writes, note_path, read_text,
 };
 use crate::atomic::write_all;
+use crate::caldav::{CalDavSource, DavClient, resolve};
 use crate::error::{CalendarError, ConflictKind, Result};
 use crate::fingerprint::ABSENT;
 use crate::ics_write::event_fingerprints;
@@ -106,6 +107,25 @@ fn first_event(target: &Target, calendar: &str) -> (String, String, PathBuf) {
                 )
             },
         ),
+        Target::CalDav {
+            collection,
+            resources,
+        } => resources.first().map_or_else(
+            || {
+                (
+                    String::new(),
+                    calendar.to_owned(),
+                    PathBuf::from(collection),
+                )
+            },
+            |r| {
+                (
+                    r.title.clone(),
+                    format!("{calendar}/{}", r.uid),
+                    PathBuf::from(&r.href),
+                )
+            },
+        ),
         Target::Notes { folder, notes } => notes.first().map_or_else(
             || (String::new(), calendar.to_owned(), folder.clone()),
             |n| {
@@ -133,6 +153,11 @@ fn write(info: &CalendarInfo, payload: &Payload) -> Result<()> {
             vec![(path.clone(), text)]
         }
         Target::Notes { folder, notes } => check_notes(folder, &info.id, notes)?,
+        Target::CalDav { .. } => {
+            return Err(CalendarError::Task(
+                "a CalDAV change is applied on the server".to_owned(),
+            ));
+        }
     };
     let planned = plan(info, &payload.operation, &texts, payload.staged_at)?;
     if let Some(staged) = &payload.writes
@@ -156,6 +181,8 @@ fn parse(payload: &Value) -> Result<Payload> {
     let complete = match (payload.format, &payload.target, &payload.writes) {
         (WHOLE_FILE_FORMAT, Target::IcsFile { fingerprint, .. }, _) => fingerprint.is_some(),
         (WHOLE_FILE_FORMAT, Target::Notes { .. }, _) => true,
+        (WHOLE_FILE_FORMAT, Target::CalDav { .. }, _) => false,
+        (PAYLOAD_FORMAT, Target::CalDav { .. }, Some(_)) => true,
         (PAYLOAD_FORMAT, Target::IcsFile { fingerprint, .. }, Some(Writes { .. })) => {
             fingerprint.is_none()
         }
@@ -191,6 +218,9 @@ impl Calendars {
         let matches = match (&payload.target, &info.storage) {
             (Target::IcsFile { path, .. }, Storage::File(configured)) => path == configured,
             (Target::Notes { folder, .. }, Storage::Folder(configured)) => folder == configured,
+            (Target::CalDav { collection, .. }, Storage::CalDav(source)) => {
+                *collection == source.account.url
+            }
             _ => false,
         };
         if !matches {
@@ -206,6 +236,20 @@ impl Calendars {
             .map(|uid| format!("{}/{uid}", info.id))
             .collect();
         let _guard = self.inner.write_lock.lock().await;
+        if let Storage::CalDav(source) = &info.storage {
+            let result = self.apply_caldav(&info, source, &payload).await;
+            self.forget(&info.id);
+            result?;
+            // The cache learns the server's new ETags now; if that fails, the next read
+            // syncs.
+            if let Err(error) = self.sync(&info.id).await {
+                tracing::warn!(calendar = %info.id, %error, "sync after a CalDAV write failed");
+            }
+            return Ok(AppliedChange {
+                summary: payload.summary,
+                events,
+            });
+        }
         let job_info = info.clone();
         let summary = payload.summary.clone();
         let result = tokio::task::spawn_blocking(move || write(&job_info, &payload))
@@ -214,6 +258,119 @@ impl Calendars {
         self.forget(&info.id);
         result?;
         Ok(AppliedChange { summary, events })
+    }
+
+    /// Sends a CalDAV change: each resource `PUT` with `If-Match` on the ETag staged
+    /// (`If-None-Match: *` to create), or `DELETE`d with `If-Match`. A 412 is a conflict:
+    /// nothing is overwritten, and resources a batch created before it are removed again.
+    async fn apply_caldav(
+        &self,
+        info: &CalendarInfo,
+        source: &CalDavSource,
+        payload: &Payload,
+    ) -> Result<()> {
+        let Target::CalDav {
+            collection,
+            resources,
+        } = &payload.target
+        else {
+            return Err(CalendarError::InvalidPayload(
+                "not a CalDAV change".to_owned(),
+            ));
+        };
+        let texts: Vec<(PathBuf, Option<String>)> = resources
+            .iter()
+            .map(|r| (PathBuf::from(&r.href), r.text.clone()))
+            .collect();
+        let planned = plan(info, &payload.operation, &texts, payload.staged_at)?;
+        if let Some(staged) = &payload.writes
+            && !staged.admits(&planned.writes)
+        {
+            let (title, event, path) = first_event(&payload.target, &info.id);
+            return Err(CalendarError::EventConflict {
+                title,
+                event,
+                path,
+                kind: ConflictKind::WouldDiffer,
+            });
+        }
+        let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
+        let client = DavClient::new(&*transport, &source.account, source.max_bytes)?;
+        // Resources this change created, to remove again if a later one fails.
+        let mut created: Vec<(String, Option<String>)> = Vec::new();
+        for (file, guard) in planned.files.iter().zip(resources) {
+            let url = resolve(collection, &guard.href)?;
+            let precondition = match (&guard.etag, &guard.text) {
+                (Some(etag), _) => ("If-Match", etag.clone()),
+                (None, None) => ("If-None-Match", "*".to_owned()),
+                (None, Some(_)) => {
+                    return Err(source.account.error(format!(
+                        "the server gave no ETag for event '{}', so Hearth cannot change it without risking another client's edit; nothing was written",
+                        guard.title
+                    )));
+                }
+            };
+            let response = match &file.after {
+                Some(after) => {
+                    client
+                        .send(
+                            "PUT",
+                            &url,
+                            vec![
+                                ("Content-Type", "text/calendar; charset=utf-8".to_owned()),
+                                precondition,
+                            ],
+                            Some(after.clone()),
+                        )
+                        .await
+                }
+                None => client.send("DELETE", &url, vec![precondition], None).await,
+            };
+            let failure = match response {
+                Ok(response) if (200..300).contains(&response.status) => {
+                    if guard.text.is_none() {
+                        created.push((url, response.etag));
+                    }
+                    continue;
+                }
+                Ok(response) if response.status == 412 || response.status == 404 => {
+                    CalendarError::ServerConflict {
+                        title: guard.title.clone(),
+                        event: format!("{}/{}", info.id, guard.uid),
+                        written: String::new(),
+                    }
+                }
+                Ok(response) => source.account.error(format!(
+                    "{} {url} answered HTTP {}; nothing of this change stays on the server",
+                    if file.after.is_some() {
+                        "PUT"
+                    } else {
+                        "DELETE"
+                    },
+                    response.status
+                )),
+                Err(error) => error,
+            };
+            let undone = undo_created(&client, &created).await;
+            return Err(match (failure, undone) {
+                (failure, Ok(())) => failure,
+                (CalendarError::ServerConflict { title, event, .. }, Err(left)) => {
+                    CalendarError::ServerConflict {
+                        title,
+                        event,
+                        written: format!(
+                            "; {} events of this change were created and could not be removed again: {left}",
+                            created.len()
+                        ),
+                    }
+                }
+                (failure, Err(left)) => source.account.error(format!(
+                    "{failure}; {} events of this change were created and could not be removed again: {left}",
+                    created.len()
+                )),
+            });
+        }
+        Ok(())
     }
 
     /// Creates an event at once (a user action, as `hearth calendar add`): stages and
@@ -230,6 +387,27 @@ impl Calendars {
             })
             .await?;
         self.apply(&staged.payload).await
+    }
+}
+
+/// Removes the resources a failed batch created.
+async fn undo_created(
+    client: &DavClient<'_>,
+    created: &[(String, Option<String>)],
+) -> std::result::Result<(), String> {
+    let mut left = Vec::new();
+    for (url, etag) in created {
+        let headers = etag.iter().map(|etag| ("If-Match", etag.clone())).collect();
+        match client.send("DELETE", url, headers, None).await {
+            Ok(response) if (200..300).contains(&response.status) || response.status == 404 => {}
+            Ok(response) => left.push(format!("{url} (HTTP {})", response.status)),
+            Err(error) => left.push(format!("{url} ({error})")),
+        }
+    }
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(left.join(", "))
     }
 }
 

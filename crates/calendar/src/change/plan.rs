@@ -83,6 +83,7 @@ pub(super) fn plan(
     match &info.storage {
         Storage::File(path) => plan_ics(path, operation, text_of(texts, path), stamp),
         Storage::Folder(folder) => plan_notes(info, folder, operation, texts),
+        Storage::CalDav(_) => plan_caldav(info, operation, texts, stamp),
         Storage::Subscription(_) => Err(CalendarError::ReadOnly {
             id: info.id.clone(),
             reason: "a subscription".to_owned(),
@@ -132,6 +133,97 @@ fn plan_ics(
             after: Some(rewrite.text),
         }],
         writes,
+    })
+}
+
+/// A CalDAV change: each event is a resource of its own, `texts` in the order of the
+/// events the operation touches.
+fn plan_caldav(
+    info: &CalendarInfo,
+    operation: &Operation,
+    texts: &Texts,
+    stamp: DateTime<Utc>,
+) -> Result<Plan> {
+    let mut files = Vec::new();
+    let mut parts: Vec<Vec<u8>> = vec![b"caldav".to_vec()];
+    let mut time_zones = Vec::new();
+    let mut push = |path: &Path, before: Option<&str>, after: Option<Rewrite>| {
+        parts.push(path.as_os_str().as_encoded_bytes().to_vec());
+        match &after {
+            Some(rewrite) => {
+                for (replaced, written) in &rewrite.edits {
+                    parts.push(replaced.as_bytes().to_vec());
+                    parts.push(written.as_bytes().to_vec());
+                }
+                time_zones.extend(rewrite.time_zones.iter().cloned());
+            }
+            None => parts.push(b"removed".to_vec()),
+        }
+        files.push(PlannedFile {
+            path: path.to_path_buf(),
+            before: before.map(str::to_owned),
+            after: after.map(|rewrite| rewrite.text),
+        });
+    };
+    let current = |uid: &str| -> Result<(&Path, &str)> {
+        match texts.first() {
+            Some((path, Some(text))) => Ok((path.as_path(), text.as_str())),
+            _ => Err(CalendarError::UnknownEvent {
+                id: format!("{}/{uid}", info.id),
+            }),
+        }
+    };
+    match operation {
+        Operation::Create { events } => {
+            if events.len() != texts.len() {
+                return Err(CalendarError::InvalidPayload(
+                    "a CalDAV change names one resource per event".to_owned(),
+                ));
+            }
+            for (spec, (path, before)) in events.iter().zip(texts) {
+                if before.is_some() {
+                    return Err(CalendarError::InvalidInput(format!(
+                        "the resource {} of the new event '{}' exists on the server",
+                        path.display(),
+                        spec.title
+                    )));
+                }
+                let rewrite = ics_write::create("", std::slice::from_ref(spec), stamp)?;
+                push(path, None, Some(rewrite));
+            }
+        }
+        Operation::Update { event, occurrence } => {
+            let (path, text) = current(&event.uid)?;
+            let rewrite = match occurrence {
+                None => ics_write::update(text, event, stamp)?,
+                Some(occurrence) => {
+                    ics_write::update_occurrence(text, &occurrence.to_event_time()?, event, stamp)?
+                }
+            };
+            push(path, Some(text), Some(rewrite));
+        }
+        Operation::Delete { uid, occurrence } => {
+            let (path, text) = current(uid)?;
+            match occurrence {
+                None => push(path, Some(text), None),
+                Some(occurrence) => {
+                    let rewrite = ics_write::delete_occurrence(
+                        text,
+                        uid,
+                        &occurrence.to_event_time()?,
+                        stamp,
+                    )?;
+                    push(path, Some(text), Some(rewrite));
+                }
+            }
+        }
+    }
+    Ok(Plan {
+        files,
+        writes: Writes {
+            digest: digest(parts.iter().map(Vec::as_slice)),
+            time_zones,
+        },
     })
 }
 

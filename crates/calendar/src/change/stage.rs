@@ -2,6 +2,7 @@
 //! describe it — the fields as a person reads them, then the exact change to each file.
 //! Writes nothing.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -9,7 +10,7 @@ use chrono::{DateTime, Utc};
 use super::plan::plan;
 use super::{
     ChangeRequest, EventGuard, MAX_BATCH, NoteTarget, Operation, PAYLOAD_FORMAT, Payload,
-    StagedChange, Target, describe_occurrence, ensure_writable, header, note_path,
+    ResourceGuard, StagedChange, Target, describe_occurrence, ensure_writable, header, note_path,
     notes_occurrence_error, read_text, unique_note_name,
 };
 use crate::diff::{Fields, render, when};
@@ -341,6 +342,35 @@ fn finish(draft: Draft, staged_at: DateTime<Utc>) -> Result<StagedChange> {
                 Target::Notes {
                     folder: folder.clone(),
                     notes,
+                },
+                texts,
+            )
+        }
+        (Storage::CalDav(source), Content::CalDav { resources, by_uid }) => {
+            let mut guards = Vec::new();
+            let mut texts = Vec::new();
+            for event in &touched {
+                let (href, resource) = match by_uid.get(&event.uid) {
+                    Some(href) => (href.clone(), resources.get(href)),
+                    None => (
+                        crate::caldav::new_resource_href(&source.account.url, &event.uid)?,
+                        None,
+                    ),
+                };
+                let text = resource.map(|r| r.text.clone());
+                guards.push(ResourceGuard {
+                    href: href.clone(),
+                    uid: event.uid.clone(),
+                    title: event.title.clone(),
+                    etag: resource.and_then(|r| r.etag.clone()),
+                    text: text.clone(),
+                });
+                texts.push((PathBuf::from(href), text));
+            }
+            (
+                Target::CalDav {
+                    collection: source.account.url.clone(),
+                    resources: guards,
                 },
                 texts,
             )

@@ -177,6 +177,7 @@ async fn calendars_are_listed_with_the_zone_and_clock() {
                     color: None,
                     warnings: Vec::new(),
                     error: None,
+                    synced_at: None,
                 },
                 CalendarEntry {
                     id: "work".into(),
@@ -187,6 +188,7 @@ async fn calendars_are_listed_with_the_zone_and_clock() {
                     color: None,
                     warnings: Vec::new(),
                     error: None,
+                    synced_at: None,
                 },
             ],
             timezone: "Europe/Berlin".into(),
