@@ -1,6 +1,7 @@
 //! Integration tests of hearth-calendar.
 
 mod bad_input;
+mod caldav;
 mod composing;
 mod differential;
 mod honest_edits;
