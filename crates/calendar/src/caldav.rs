@@ -206,6 +206,12 @@ impl CalDavAccount {
     }
 }
 
+/// Whether a status says the server is busy or failing for now (asked again), rather
+/// than that it does not support the request (`501`, `505`: answered to the caller).
+fn busy(status: u16) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+}
+
 /// Talks to one account's server.
 pub(crate) struct DavClient<'a> {
     transport: &'a dyn DavTransport,
@@ -253,7 +259,7 @@ impl<'a> DavClient<'a> {
             // A busy or failing server is asked again; one that cannot be reached (or
             // timed out, having already been waited for) is not.
             let retry = match &answer {
-                Ok(response) => response.status == 429 || response.status >= 500,
+                Ok(response) => busy(response.status),
                 Err(_) => false,
             };
             if !retry || attempt >= ATTEMPTS {
@@ -281,7 +287,7 @@ impl<'a> DavClient<'a> {
                     PasswordSource::None => " (none is configured: set `password_env`)".to_owned(),
                 }
             ))),
-            status if status == 429 || status >= 500 => Err(self.account.error(format!(
+            status if busy(status) => Err(self.account.error(format!(
                 "{method} {url} answered HTTP {status} (tried {ATTEMPTS} times); the server is busy or failing, try again later"
             ))),
             _ => Ok(response),
@@ -307,6 +313,11 @@ impl<'a> DavClient<'a> {
                 Some(body),
             )
             .await?;
+        if response.status == 200 {
+            return Err(self.account.error(format!(
+                "{method} {url} answered HTTP 200 with something other than WebDAV (a login page or a proxy?); check the URL"
+            )));
+        }
         if response.status != 207 {
             return Err(self.status_error(method, url, &response));
         }

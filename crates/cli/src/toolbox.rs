@@ -162,10 +162,22 @@ fn calendar_fetchers(app: &App) -> anyhow::Result<(Arc<Fetcher>, Arc<Fetcher>)> 
     Ok((public, private))
 }
 
+/// How long one CalDAV request may take: a first sync of a large calendar is one long
+/// listing (a server such as Radicale indexes thousands of events for it).
+const CALDAV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// The CalDAV transport of this app.
 pub(crate) fn dav_transport(app: &App) -> anyhow::Result<GuardedDav> {
-    let (public, private) = calendar_fetchers(app)?;
-    Ok(GuardedDav { public, private })
+    // Each request carries the calendar size limit as its own cap.
+    let policy = fetch_policy(app)
+        .with_total_timeout(CALDAV_TIMEOUT)
+        .with_max_response_bytes(hearth_calendar::DEFAULT_MAX_CALENDAR_BYTES);
+    Ok(GuardedDav {
+        public: Arc::new(Fetcher::new(policy.clone())?),
+        private: Arc::new(Fetcher::new(
+            policy.with_private_networks(PrivateNetworks::Allow),
+        )?),
+    })
 }
 
 /// The fetch policy: Hearth's own ports denied — the configured one, the one this
@@ -188,7 +200,7 @@ pub(crate) fn build_calendars(app: &App) -> anyhow::Result<Calendars> {
             public: Arc::clone(&public),
             private: Arc::clone(&private),
         }))
-        .with_dav_transport(Arc::new(GuardedDav { public, private }));
+        .with_dav_transport(Arc::new(dav_transport(app)?));
     Ok(Calendars::from_config(&app.config.calendars, options))
 }
 

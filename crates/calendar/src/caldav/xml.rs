@@ -215,8 +215,10 @@ impl State {
             if current.is(DAV, "getetag") {
                 props.etag = value;
             } else if current.is(CALDAV, "calendar-data") {
-                // Kept as sent: the bytes of the event are the server's copy.
-                props.calendar_data = Some(text);
+                // XML turns the CRLF line breaks iCalendar requires into LF (unless the
+                // server wrote `&#13;`); they are restored, so what Hearth writes back
+                // keeps them.
+                props.calendar_data = Some(text.replace("\r\n", "\n").replace('\n', "\r\n"));
             } else if current.is(DAV, "displayname") {
                 props.display_name = value;
             } else if current.is(APPLE, "calendar-color") {

@@ -533,6 +533,14 @@ fn a_server_on_a_private_network_needs_the_users_consent() {
     let error = setup.fails(&["calendar", "sync"]);
     assert!(error.contains("allow_private_network = true"), "{error}");
 
+    // Allowing the private network never opens cloud metadata addresses.
+    let metadata = config.replace(&setup.calendar, "http://169.254.169.254/alice/work/")
+        + "allow_private_network = true\n";
+    setup.hearth.write("config.toml", &metadata);
+    let error = setup.fails(&["calendar", "sync"]);
+    assert!(error.contains("169.254.169.254"), "{error}");
+    assert!(!error.contains("allow_private_network = true"), "{error}");
+
     // A password in clear in config.toml is refused, and says where it goes.
     let config = format!("{config}password = \"{PASSWORD}\"\n");
     setup.hearth.write("config.toml", &config);
