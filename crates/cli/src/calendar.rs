@@ -185,14 +185,31 @@ fn occurrence_line(occurrence: &OccurrenceInfo) -> String {
 }
 
 /// `hearth doctor`'s calendar section: each calendar ok or missing, with its path and
-/// what to do; `false` when one is missing or its configuration is unusable.
-pub fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
+/// what to do (a CalDAV calendar is synced to test it); `false` when one is missing,
+/// cannot sync, or its configuration is unusable.
+pub async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
     let calendars = calendars(app)?;
     let config = app.paths.config_file.display();
     let mut out = String::from("\ncalendars:\n");
     let mut healthy = true;
     for info in calendars.calendars() {
         let name = format!("{} ({}, {})", info.id, kind_name(info.kind), info.location);
+        if info.kind == StorageKind::Caldav {
+            match calendars.sync(&info.id).await {
+                Ok(report) => out.push_str(&format!(
+                    "ok      {name}: synced, {} resources\n",
+                    report.resources
+                )),
+                Err(error) => {
+                    healthy = false;
+                    out.push_str(&format!(
+                        "FAIL    {name}: {error}\n        fix: check `url`, `username` and the password source in [calendars.{}] of {config}; reads use the last sync meanwhile\n",
+                        info.id
+                    ));
+                }
+            }
+            continue;
+        }
         match info.storage_state() {
             StorageState::Present => out.push_str(&format!("ok      {name}\n")),
             StorageState::NotCreated => out.push_str(&format!(

@@ -35,7 +35,7 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let (calendars, calendars_ok) = match args.provider {
         Some(_) => (String::new(), true),
         None => {
-            let (mut text, calendars_ok) = calendar::doctor_section(app)?;
+            let (mut text, calendars_ok) = calendar::doctor_section(app).await?;
             let (projects, projects_ok) = crate::projects::doctor_section(app).await?;
             text.push_str(&projects);
             let (mcp, mcp_ok) = crate::mcp_servers::doctor_section(app).await;

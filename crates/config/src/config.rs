@@ -295,7 +295,7 @@ pub struct CalendarConfig {
     /// CalDAV: a program and its arguments printing the password, for a system keyring
     /// (`["secret-tool", "lookup", "service", "caldav"]`).
     pub password_command: Option<Vec<String>>,
-    /// Display colour (`#rrggbb`), as the server reported it.
+    /// Display colour (`#rrggbb`), as a CalDAV server reports it or the user picks.
     pub color: Option<String>,
     /// Whether agents may stage writes to it (default: true for ics/notes).
     pub writable: Option<bool>,

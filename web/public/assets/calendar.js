@@ -138,12 +138,15 @@ export class CalendarPage {
     if (this.start !== start) return;
     // A card being decided keeps its place.
     if (this.grid.querySelector('.ghost button:disabled')) return;
+    const synced = this.calendars.filter((calendar) => calendar.syncedAt).map((calendar) =>
+      `${calendar.name} synced with its server ${new Date(calendar.syncedAt || '').toLocaleString([], { timeZone: this.zone, dateStyle: 'medium', timeStyle: 'short', hour12: this.hour12 })}.`);
     const problems = this.calendars.flatMap((calendar) => [
       ...(calendar.error ? [`${calendar.name}: ${calendar.error}`] : []),
       ...calendar.warnings.map((warning) => `${calendar.name}: ${warning}`),
     ]);
     replace(this.notes,
       el('p', { class: 'muted' }, `Times in ${this.zone}. `, this.calendars.length ? `${this.calendars.length} calendar${this.calendars.length === 1 ? '' : 's'}.` : 'No calendar is configured: add one with `hearth calendar add`.'),
+      ...synced.map((text) => el('p', { class: 'muted' }, text)),
       ...[...problems, ...answer.warnings].map((text) => el('p', { class: 'notice warn' }, text)),
     );
     this.title.textContent = `Week of ${start.toLocaleDateString([], { timeZone: 'UTC', month: 'long', day: 'numeric', year: 'numeric' })}`;
@@ -197,13 +200,22 @@ export class CalendarPage {
       }
     };
 
+    // Each calendar's own colour (as its server or the configuration names it).
+    const colours = new Map(this.calendars
+      .filter((calendar) => calendar.color && /^#[0-9a-fA-F]{3,8}$/.test(calendar.color))
+      .map((calendar) => [calendar.id, calendar.color || '']));
     for (const event of events) {
-      place(event, () => el('div', {
-        class: 'event',
-        tabindex: '0',
-        dataset: { uid: event.uid, calendar: event.calendar },
-        title: `${event.title}${event.location ? ` — ${event.location}` : ''}`,
-      }, el('span', { class: 'event-time' }, event.allDay ? '' : `${clock(wall(event.start).minutes, this.hour12)} `), el('span', { class: 'event-title' }, event.title)));
+      place(event, () => {
+        const node = el('div', {
+          class: 'event',
+          tabindex: '0',
+          dataset: { uid: event.uid, calendar: event.calendar },
+          title: `${event.title}${event.location ? ` — ${event.location}` : ''}`,
+        }, el('span', { class: 'event-time' }, event.allDay ? '' : `${clock(wall(event.start).minutes, this.hour12)} `), el('span', { class: 'event-title' }, event.title));
+        const colour = colours.get(event.calendar);
+        if (colour) node.style.setProperty('--calendar', colour);
+        return node;
+      });
     }
     for (const ghost of proposed) {
       place(ghost, () => this.ghost(ghost));

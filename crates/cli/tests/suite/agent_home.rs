@@ -551,7 +551,7 @@ async fn the_calendar_week_shows_events_and_a_ghost_proposal_to_approve() {
     hearth.write(
         "config.toml",
         &format!(
-            "[defaults]\ntime_zone = \"UTC\"\n\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\n",
+            "[defaults]\ntime_zone = \"UTC\"\n\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\ncolor = \"#CC3300\"\n",
             calendar.display().to_string()
         ),
     );
@@ -590,6 +590,13 @@ async fn the_calendar_week_shows_events_and_a_ghost_proposal_to_approve() {
         event_top > 0.0 && (event_top - hour_top).abs() < 2.0,
         "event at {event_top}px, 09:00 at {hour_top}px"
     );
+    // In its calendar's colour (a ghost keeps the proposal's look).
+    let colour: String = eval(
+        &page,
+        "getComputedStyle(document.querySelector('.week .event[data-uid]')).borderLeftColor",
+    )
+    .await;
+    assert_eq!(colour, "rgb(204, 51, 0)");
     screenshot(&page, "calendar").await;
 
     click(

@@ -469,6 +469,17 @@ fn a_wrong_password_is_named_and_nothing_is_cached() {
     let error = String::from_utf8_lossy(&output.stderr);
     assert!(error.contains("HTTP 401"), "{error}");
 
+    // `hearth doctor` syncs it to test it, and names the failure.
+    let output = setup.run_with("not-the-password", &["doctor"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{stdout}");
+    assert!(stdout.contains("FAIL    work (caldav,"), "{stdout}");
+    assert!(stdout.contains("HTTP 401"), "{stdout}");
+    let doctor = setup.run_with(PASSWORD, &["doctor"]);
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert!(stdout.contains("ok      work (caldav,"), "{stdout}");
+    assert!(stdout.contains("synced, 0 resources"), "{stdout}");
+
     // Without the variable at all, the message says to set it.
     let output = setup
         .hearth
