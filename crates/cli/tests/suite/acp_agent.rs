@@ -15,7 +15,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use super::mock::{MODEL, completions, configure, mock_config, server};
-use super::support::Hearth;
+use super::support::{Hearth, venv_python};
 use super::tool_support::{audit_rows, proposal};
 
 const CLIENT: &str = concat!(
@@ -23,37 +23,8 @@ const CLIENT: &str = concat!(
     "/tests/suite/acp_agent_client.py"
 );
 
-/// The venv's Python with the ACP SDK, or `None` (and the reason printed) when missing.
-#[allow(clippy::print_stdout)]
 fn python() -> Option<PathBuf> {
-    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/python-venv")
-        });
-    let python = venv.join("bin/python");
-    let reason = if !python.exists() {
-        format!(
-            "{} does not exist; run .ci/install-python-packages",
-            python.display()
-        )
-    } else {
-        let probe = Command::new(&python)
-            .args(["-c", "import acp"])
-            .output_within(PROCESS_WAIT);
-        if probe.status.success() {
-            return Some(python);
-        }
-        format!(
-            "the ACP SDK is not installed in {}; run .ci/install-python-packages",
-            venv.display()
-        )
-    };
-    if std::env::var("HEARTH_REQUIRE_PYTHON").as_deref() == Ok("1") {
-        panic!("HEARTH_REQUIRE_PYTHON=1 but {reason}");
-    }
-    println!("skipped: {reason}");
-    None
+    venv_python("acp")
 }
 
 /// Runs the Python client in `mode` against `hearth acp` of `hearth`; its JSON report.

@@ -9,34 +9,11 @@ use std::path::PathBuf;
 use hearth_test_support::OpenAiStream;
 
 use super::mock::{MODEL, completions, configure, mock_config, ok, run, server};
-use super::support::Hearth;
+use super::support::{Hearth, venv_python};
 use super::tool_support::audit_rows;
 
-/// The venv's python with the MCP SDK, or `None` (skipped with the reason) unless
-/// `HEARTH_REQUIRE_PYTHON=1`.
-#[allow(clippy::print_stderr)] // a skipped test says why
 fn python() -> Option<PathBuf> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
-        .map_or_else(|| repo.join("target/python-venv"), PathBuf::from);
-    let python = venv.join("bin/python");
-    let works = std::process::Command::new(&python)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if works {
-        return Some(python);
-    }
-    let reason = format!(
-        "skipped: no python with the `mcp` package at {}; run .ci/install-python-packages",
-        python.display()
-    );
-    assert!(
-        std::env::var("HEARTH_REQUIRE_PYTHON").as_deref() != Ok("1"),
-        "{reason}"
-    );
-    eprintln!("{reason}");
-    None
+    venv_python("mcp")
 }
 
 fn server_config(python: &std::path::Path, allow: &str) -> String {

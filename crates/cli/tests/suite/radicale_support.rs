@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 
 use super::serve_support::{raw_http, request};
+use super::support::venv_python;
 
 /// How long Radicale may take to answer after it is started.
 const START_WAIT: Duration = Duration::from_secs(15);
@@ -27,31 +28,8 @@ pub struct Radicale {
     dir: tempfile::TempDir,
 }
 
-/// The venv's python with Radicale, or `None` (skipped with the reason) unless
-/// `HEARTH_REQUIRE_PYTHON=1`.
-#[allow(clippy::print_stderr)] // a skipped test says why
 fn python() -> Option<PathBuf> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
-        .map_or_else(|| repo.join("target/python-venv"), PathBuf::from);
-    let python = venv.join("bin/python");
-    let works = Command::new(&python)
-        .args(["-c", "import radicale"])
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if works {
-        return Some(python);
-    }
-    let reason = format!(
-        "no python with the `radicale` package at {}; run .ci/install-python-packages",
-        python.display()
-    );
-    assert!(
-        std::env::var("HEARTH_REQUIRE_PYTHON").as_deref() != Ok("1"),
-        "HEARTH_REQUIRE_PYTHON=1 but {reason}"
-    );
-    eprintln!("skipped: {reason}");
-    None
+    venv_python("radicale")
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.
