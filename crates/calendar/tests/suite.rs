@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod caldav;
+mod caldav_server;
 mod composing;
 mod differential;
 mod honest_edits;
