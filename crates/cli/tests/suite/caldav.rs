@@ -562,3 +562,52 @@ fn a_server_on_a_private_network_needs_the_users_consent() {
     );
     assert!(!list.contains(PASSWORD), "{list}");
 }
+
+#[test]
+fn importing_into_a_caldav_calendar_puts_each_event_as_its_own_resource() {
+    let Some(setup) = Setup::new() else {
+        return;
+    };
+    setup.put(
+        "lunch.ics",
+        &event("lunch@other", "Lunch", "20300305T120000Z", ""),
+    );
+    // A file with a series and its override, a single event, and one the server has.
+    let file = setup.hearth.write(
+        "import.ics",
+        &SERIES.replace(
+            "END:VCALENDAR\r\n",
+            "BEGIN:VEVENT\r\nUID:talk@import\r\nDTSTAMP:20300101T000000Z\r\nDTSTART:20300307T150000Z\r\nDURATION:PT1H\r\nSUMMARY:Talk\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:lunch@other\r\nDTSTAMP:20300101T000000Z\r\nDTSTART:20300305T120000Z\r\nDURATION:PT1H\r\nSUMMARY:Lunch again\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        ),
+    );
+    let report = setup.ok(&["calendar", "import", file.to_str().unwrap(), "--json"]);
+    let report: Value = serde_json::from_str(report.trim()).unwrap();
+    assert_eq!(report["imported"], 2, "{report}");
+    assert!(
+        report["skipped"][0]
+            .as_str()
+            .unwrap()
+            .contains("lunch@other"),
+        "{report}"
+    );
+    // The series and its override share one resource; the talk has its own.
+    let (status, series) = setup.server_copy("weekly@other.ics");
+    assert_eq!(status, 200, "{series}");
+    assert_eq!(series.matches("BEGIN:VEVENT").count(), 2, "{series}");
+    assert_eq!(setup.server_copy("talk@import.ics").0, 200);
+    assert_eq!(
+        setup.titles(),
+        [
+            "2030-03-04T09:00 Weekly review",
+            "2030-03-05T12:00 Lunch",
+            "2030-03-07T15:00 Talk",
+            "2030-03-11T10:00 Weekly review (moved)",
+            "2030-03-18T09:00 Weekly review",
+        ]
+    );
+    // Export gives one calendar of every resource.
+    let exported = setup.ok(&["calendar", "export"]);
+    assert_eq!(exported.matches("BEGIN:VCALENDAR").count(), 1, "{exported}");
+    assert_eq!(exported.matches("BEGIN:VEVENT").count(), 4, "{exported}");
+}
