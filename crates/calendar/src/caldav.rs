@@ -377,6 +377,18 @@ pub(crate) fn new_resource_href(collection: &str, uid: &str) -> Result<String> {
     Ok(format!("{folder}{name}.ics"))
 }
 
+/// Whether `href` (as a server reported it) stays on the collection's origin: a member
+/// elsewhere is never fetched or written.
+pub(crate) fn same_origin(collection: &str, href: &str) -> bool {
+    match (
+        Url::parse(collection),
+        resolve(collection, href).map(|u| Url::parse(&u)),
+    ) {
+        (Ok(base), Ok(Ok(url))) => base.origin() == url.origin(),
+        _ => false,
+    }
+}
+
 /// Whether `href` names the collection at `collection` itself.
 fn is_collection(collection: &str, href: &str) -> bool {
     let (Ok(base), Ok(resolved)) = (Url::parse(collection), resolve(collection, href)) else {
@@ -546,7 +558,9 @@ pub(crate) async fn sync(
             full = !incremental;
             new_token = multistatus.sync_token.clone();
             for response in multistatus.responses {
-                if is_collection(collection, &response.href) {
+                if is_collection(collection, &response.href)
+                    || !same_origin(collection, &response.href)
+                {
                     continue;
                 }
                 if response.status == Some(404) {
@@ -586,6 +600,7 @@ pub(crate) async fn sync(
                     .await?;
                 for response in listing.responses {
                     if is_collection(collection, &response.href)
+                        || !same_origin(collection, &response.href)
                         || response
                             .props
                             .resource_types
@@ -867,6 +882,22 @@ mod tests {
             "http://127.0.0.1:5232/alice/work/"
         ));
         assert!(!is_collection(collection, "/alice/work/a.ics"));
+    }
+
+    #[test]
+    fn a_member_on_another_origin_is_not_the_collections() {
+        let collection = "http://127.0.0.1:5232/alice/work/";
+        assert!(same_origin(collection, "/alice/work/a.ics"));
+        assert!(same_origin(
+            collection,
+            "http://127.0.0.1:5232/alice/work/a.ics"
+        ));
+        assert!(!same_origin(collection, "http://169.254.169.254/latest/"));
+        assert!(!same_origin(
+            collection,
+            "https://127.0.0.1:5232/alice/work/a.ics"
+        ));
+        assert!(!same_origin(collection, "//evil.test/a.ics"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::{
     WHOLE_FILE_FORMAT, Writes, note_path, read_text,
 };
 use crate::atomic::write_all;
-use crate::caldav::{CalDavSource, DavClient, resolve};
+use crate::caldav::{CalDavSource, DavClient, resolve, same_origin};
 use crate::error::{CalendarError, ConflictKind, Result};
 use crate::fingerprint::ABSENT;
 use crate::ics_write::event_fingerprints;
@@ -298,6 +298,12 @@ impl Calendars {
         let client = DavClient::new(&*transport, &source.account, source.max_bytes)?;
         // Resources this change created, to remove again if a later one fails.
         let mut created: Vec<(String, Option<String>)> = Vec::new();
+        if let Some(elsewhere) = resources.iter().find(|r| !same_origin(collection, &r.href)) {
+            return Err(CalendarError::InvalidPayload(format!(
+                "the resource {} is not on the calendar's server",
+                elsewhere.href
+            )));
+        }
         for (file, guard) in planned.files.iter().zip(resources) {
             let url = resolve(collection, &guard.href)?;
             let precondition = match (&guard.etag, &guard.text) {
