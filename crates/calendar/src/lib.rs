@@ -79,8 +79,8 @@ pub use ics_read::{ParsedCalendar, read_ics};
 pub use index::{EventIndex, LimitedSeries, Occurrence};
 pub use presence::StorageState;
 pub use query::{
-    CalendarSummary, EventDetails, EventListing, EventQuery, OccurrenceInfo, UnavailableCalendar,
-    parse_time_bound,
+    CalendarSummary, EventDetails, EventListing, EventQuery, OccurrenceInfo, OfflineCalendar,
+    UnavailableCalendar, parse_time_bound,
 };
 pub use rrule::{Frequency, RecurrenceRule, Until, WeekdayNum};
 pub use source::{LocalSource, Subscription, SubscriptionSource};

@@ -217,6 +217,7 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
             warnings,
             content,
             synced_at: None,
+            offline: None,
         });
     };
     if bytes.len() as u64 > max_bytes {
@@ -236,6 +237,7 @@ fn load_file(info: CalendarInfo, path: &Path, max_bytes: u64) -> Result<LoadedCa
         index,
         warnings,
         synced_at: None,
+        offline: None,
         content: Content::Ics {
             text,
             fingerprint,
@@ -296,6 +298,7 @@ fn load_folder(info: CalendarInfo, folder: &Path, max_bytes: u64) -> Result<Load
         index,
         warnings,
         synced_at: None,
+        offline: None,
         content: Content::Notes { fingerprints },
     })
 }
@@ -320,6 +323,7 @@ pub(crate) fn load_subscription(info: CalendarInfo, bytes: &[u8]) -> Result<Load
         index,
         warnings,
         synced_at: None,
+        offline: None,
         content: Content::Subscription { text },
     })
 }
@@ -358,6 +362,7 @@ pub(crate) fn load_caldav(
         index,
         warnings,
         synced_at: cache.synced_at,
+        offline: None,
         content: Content::CalDav {
             resources: cache.resources,
             by_uid,

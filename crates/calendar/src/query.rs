@@ -110,6 +110,21 @@ pub struct EventListing {
     pub total: usize,
     /// Calendars that could not be read, and why; their events are not listed.
     pub unavailable: Vec<UnavailableCalendar>,
+    /// CalDAV calendars that could not sync: their events are listed as of their last
+    /// sync.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offline: Vec<OfflineCalendar>,
+}
+
+/// A CalDAV calendar read from its last sync because it could not sync now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OfflineCalendar {
+    /// Its id.
+    pub calendar: String,
+    /// When it last synced.
+    pub synced_at: Option<DateTime<Utc>>,
+    /// Why it could not sync now.
+    pub error: String,
 }
 
 /// A calendar a listing could not read.
@@ -363,10 +378,21 @@ impl Calendars {
         sort_occurrences(&mut found);
         found.truncate(limit);
         let zone = self.time_zone();
+        let offline = loaded
+            .iter()
+            .filter_map(|calendar| {
+                calendar.offline.as_ref().map(|error| OfflineCalendar {
+                    calendar: calendar.info.id.clone(),
+                    synced_at: calendar.synced_at,
+                    error: error.clone(),
+                })
+            })
+            .collect();
         Ok(EventListing {
             occurrences: found.iter().map(|o| occurrence_info(o, zone)).collect(),
             total,
             unavailable,
+            offline,
         })
     }
 

@@ -191,6 +191,8 @@ pub struct LoadedCalendar {
     pub warnings: Vec<LoadWarning>,
     /// When a CalDAV calendar was last synced with its server.
     pub synced_at: Option<DateTime<Utc>>,
+    /// Why a CalDAV calendar is read from its last sync rather than synced now, if it is.
+    pub offline: Option<String>,
     pub(crate) content: Content,
 }
 
@@ -572,8 +574,10 @@ impl Calendars {
             return Ok(cached.loaded);
         }
         let transport = Arc::clone(&self.inner.options.dav_transport);
-        let (cache, warnings, valid) = match crate::caldav::sync(&*transport, &source).await {
-            Ok((cache, _)) => (cache, Vec::new(), source.refresh),
+        let (cache, warnings, valid, offline) = match crate::caldav::sync(&*transport, &source)
+            .await
+        {
+            Ok((cache, _)) => (cache, Vec::new(), source.refresh, None),
             Err(error) => {
                 let path = source.cache.clone();
                 let account = source.account.clone();
@@ -590,10 +594,17 @@ impl Calendars {
                 let message = format!("cannot sync ({error}); showing the copy synced at {when}");
                 tracing::warn!("calendar `{}`: {message}", info.id);
                 let warning = LoadWarning::new(info.location.clone(), message);
-                (last, vec![warning], OFFLINE_RETRY.min(source.refresh))
+                let offline = Some(error.to_string());
+                (
+                    last,
+                    vec![warning],
+                    OFFLINE_RETRY.min(source.refresh),
+                    offline,
+                )
             }
         };
-        self.remember_caldav(info, cache, warnings, valid).await
+        self.remember_caldav(info, cache, warnings, valid, offline)
+            .await
     }
 
     async fn remember_caldav(
@@ -602,11 +613,14 @@ impl Calendars {
         cache: SyncCache,
         warnings: Vec<LoadWarning>,
         valid: Duration,
+        offline: Option<String>,
     ) -> Result<Arc<LoadedCalendar>> {
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
             let id = info.id.clone();
-            let loaded = Arc::new(crate::loading::load_caldav(info, cache, warnings));
+            let mut loaded = crate::loading::load_caldav(info, cache, warnings);
+            loaded.offline = offline;
+            let loaded = Arc::new(loaded);
             inner.remember(
                 &id,
                 Stamp::Synced(Instant::now(), valid),
@@ -630,7 +644,7 @@ impl Calendars {
         let source = source.clone();
         let transport = Arc::clone(&self.inner.options.dav_transport);
         let (cache, report) = crate::caldav::sync(&*transport, &source).await?;
-        self.remember_caldav(info, cache, Vec::new(), source.refresh)
+        self.remember_caldav(info, cache, Vec::new(), source.refresh, None)
             .await?;
         Ok(report)
     }

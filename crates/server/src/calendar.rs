@@ -317,6 +317,17 @@ pub(crate) async fn events(
                         .iter()
                         .map(|unavailable| unavailable_warning(info, unavailable)),
                 );
+                warnings.extend(listing.offline.iter().map(|offline| {
+                    format!(
+                        "calendar `{}` could not sync with its server ({}); its events are as of its last sync{}",
+                        offline.calendar,
+                        offline.error,
+                        offline
+                            .synced_at
+                            .map(|at| format!(" at {}", at.with_timezone(&calendars.time_zone()).format("%Y-%m-%d %H:%M")))
+                            .unwrap_or_default()
+                    )
+                }));
                 found.extend(listing.occurrences);
             }
             Err(error) => {

@@ -106,6 +106,13 @@ impl ToolHandler for CalendarListTool {
                     )),
                     (None, None) => {}
                 }
+                if let Some(at) = summary.synced_at {
+                    line.push_str(&format!(
+                        ", synced with its server at {}",
+                        at.with_timezone(&self.calendars.time_zone())
+                            .format("%Y-%m-%d %H:%M")
+                    ));
+                }
                 lines.push(line);
                 if !summary.categories.is_empty() {
                     let categories: Vec<String> = summary
@@ -298,6 +305,17 @@ impl ToolHandler for EventsListTool {
                     listing.total
                 ));
             }
+            for offline in &listing.offline {
+                lines.push(format!(
+                    "Calendar `{}` could not sync with its server ({}); its events are as of its last sync{} and may be out of date.",
+                    offline.calendar,
+                    offline.error,
+                    offline
+                        .synced_at
+                        .map(|at| format!(" at {}", local(at)))
+                        .unwrap_or_default()
+                ));
+            }
             for unavailable in &listing.unavailable {
                 let calendar = &unavailable.calendar;
                 lines.push(match unavailable.storage {
@@ -321,6 +339,7 @@ impl ToolHandler for EventsListTool {
                 "total": listing.total,
                 "truncated": listing.total > listing.occurrences.len(),
                 "unavailable": listing.unavailable,
+                "offline": listing.offline,
             });
             Ok(ToolOutput::Content {
                 text: lines.join("\n"),

@@ -215,6 +215,11 @@ fn discovery_from_the_server_root_finds_each_calendar_with_its_name_and_colour()
     ]);
     assert!(direct.starts_with("Found 1 calendars"), "{direct}");
 
+    let described = setup.ok(&["tools", "call", "calendar_list", "{}", "--json"]);
+    assert!(
+        described.contains("synced with its server at"),
+        "{described}"
+    );
     let list = setup.ok(&["calendar", "list"]);
     assert!(list.contains("work *  Work (caldav,"), "{list}");
     assert!(list.contains("synced with the server at"), "{list}");
@@ -519,6 +524,16 @@ fn with_the_server_down_reads_come_from_the_last_sync_and_writes_are_refused() {
     assert!(list.contains("showing the copy synced at"), "{list}");
     let error = setup.fails(&["calendar", "sync"]);
     assert!(error.contains("the last sync is kept"), "{error}");
+    // The agent is told too: its listing is as of the last sync.
+    let arguments = serde_json::json!({"from": "2030-03-01", "to": "2030-04-01"}).to_string();
+    let listed = setup.ok(&["tools", "call", "events_list", &arguments, "--json"]);
+    let outcome: Value = serde_json::from_str(listed.trim()).unwrap();
+    let content = outcome["content"].as_str().unwrap();
+    assert!(content.contains("Review"), "{content}");
+    assert!(
+        content.contains("Calendar `work` could not sync with its server"),
+        "{content}"
+    );
 
     let error = setup.fails(&["proposals", "approve", &rename, "--yes"]);
     assert!(error.contains("PUT"), "{error}");
