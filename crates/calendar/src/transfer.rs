@@ -161,30 +161,10 @@ impl Calendars {
                         }
                         events.push_str(&normalise_endings(&text[child.span.clone()], ending));
                         report.imported += usize::from(child.property("RECURRENCE-ID").is_none());
-                        for property in &child.properties {
-                            if let Some(tzid) = property.content.param("TZID")
-                                && !zones.contains(tzid.trim())
-                                && !needed.iter().any(|n| n == tzid.trim())
-                            {
-                                needed.push(tzid.trim().to_owned());
-                            }
-                        }
+                        note_zones(child, &mut needed, &zones);
                     }
                 }
-                let mut timezones = String::new();
-                for tzid in &needed {
-                    let definition = calendars(&tree)
-                        .into_iter()
-                        .flat_map(|i| tree.components[i].children.iter())
-                        .find(|c| {
-                            c.name == "VTIMEZONE"
-                                && c.value("TZID").is_some_and(|t| t.trim() == tzid)
-                        });
-                    if let Some(definition) = definition {
-                        timezones
-                            .push_str(&normalise_endings(&text[definition.span.clone()], ending));
-                    }
-                }
+                let timezones = zone_definitions(&tree, text, &needed, ending);
                 if report.imported == 0 && events.is_empty() {
                     return Ok(report);
                 }
@@ -288,6 +268,46 @@ impl Calendars {
     }
 }
 
+/// Adds the zones `event` names (`TZID` parameters) to `needed`, once each, leaving out
+/// those in `present`.
+fn note_zones(
+    event: &crate::component::Component<'_>,
+    needed: &mut Vec<String>,
+    present: &HashSet<String>,
+) {
+    for property in &event.properties {
+        if let Some(tzid) = property.content.param("TZID")
+            && !present.contains(tzid.trim())
+            && !needed.iter().any(|n| n == tzid.trim())
+        {
+            needed.push(tzid.trim().to_owned());
+        }
+    }
+}
+
+/// The VTIMEZONE definitions `tree` (of `text`) holds for `zones`, in that order, with
+/// `ending` line breaks.
+fn zone_definitions(
+    tree: &crate::component::Tree<'_>,
+    text: &str,
+    zones: &[String],
+    ending: &str,
+) -> String {
+    let mut definitions = String::new();
+    for tzid in zones {
+        let definition = tree
+            .components
+            .iter()
+            .filter(|c| c.name == "VCALENDAR")
+            .flat_map(|c| c.children.iter())
+            .find(|c| c.name == "VTIMEZONE" && c.value("TZID").is_some_and(|t| t.trim() == tzid));
+        if let Some(definition) = definition {
+            definitions.push_str(&normalise_endings(&text[definition.span.clone()], ending));
+        }
+    }
+    definitions
+}
+
 /// One iCalendar text holding the components of every text in `texts` (CalDAV
 /// resources), each time zone once.
 fn merge_calendars(texts: &[&str]) -> Result<String> {
@@ -372,26 +392,12 @@ impl Calendars {
                 .1
                 .push_str(&normalise_endings(&text[child.span.clone()], "\r\n"));
             group.3 += usize::from(child.property("RECURRENCE-ID").is_none());
-            for property in &child.properties {
-                if let Some(tzid) = property.content.param("TZID")
-                    && !group.2.iter().any(|n| n == tzid.trim())
-                {
-                    group.2.push(tzid.trim().to_owned());
-                }
-            }
+            note_zones(child, &mut group.2, &HashSet::new());
         }
         let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
         let client = crate::caldav::DavClient::new(&*transport, &source.account, source.max_bytes)?;
         for (uid, components, zones, masters) in &groups {
-            let mut timezones = String::new();
-            for tzid in zones {
-                let definition = calendars.iter().flat_map(|c| c.children.iter()).find(|c| {
-                    c.name == "VTIMEZONE" && c.value("TZID").is_some_and(|t| t.trim() == tzid)
-                });
-                if let Some(definition) = definition {
-                    timezones.push_str(&normalise_endings(&text[definition.span.clone()], "\r\n"));
-                }
-            }
+            let timezones = zone_definitions(tree, text, zones, "\r\n");
             let body = append_components(&empty_calendar(), components, &timezones)?;
             let href = crate::caldav::new_resource_href(&source.account.url, uid)?;
             let url = crate::caldav::resolve(&source.account.url, &href)?;

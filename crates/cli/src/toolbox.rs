@@ -153,11 +153,12 @@ impl DavTransport for GuardedDav {
     }
 }
 
-/// The guarded fetchers calendars use: public only, and private networks allowed.
-fn calendar_fetchers(app: &App) -> anyhow::Result<(Arc<Fetcher>, Arc<Fetcher>)> {
-    let public = Arc::new(Fetcher::new(fetch_policy(app))?);
+/// Two guarded fetchers under `policy`: public addresses only, and private networks
+/// allowed too (for sources the user marked as theirs).
+fn public_and_private(policy: FetchPolicy) -> anyhow::Result<(Arc<Fetcher>, Arc<Fetcher>)> {
+    let public = Arc::new(Fetcher::new(policy.clone())?);
     let private = Arc::new(Fetcher::new(
-        fetch_policy(app).with_private_networks(PrivateNetworks::Allow),
+        policy.with_private_networks(PrivateNetworks::Allow),
     )?);
     Ok((public, private))
 }
@@ -169,15 +170,12 @@ const CALDAV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
 /// The CalDAV transport of this app.
 pub(crate) fn dav_transport(app: &App) -> anyhow::Result<GuardedDav> {
     // Each request carries the calendar size limit as its own cap.
-    let policy = fetch_policy(app)
-        .with_total_timeout(CALDAV_TIMEOUT)
-        .with_max_response_bytes(hearth_calendar::DEFAULT_MAX_CALENDAR_BYTES);
-    Ok(GuardedDav {
-        public: Arc::new(Fetcher::new(policy.clone())?),
-        private: Arc::new(Fetcher::new(
-            policy.with_private_networks(PrivateNetworks::Allow),
-        )?),
-    })
+    let (public, private) = public_and_private(
+        fetch_policy(app)
+            .with_total_timeout(CALDAV_TIMEOUT)
+            .with_max_response_bytes(hearth_calendar::DEFAULT_MAX_CALENDAR_BYTES),
+    )?;
+    Ok(GuardedDav { public, private })
 }
 
 /// The fetch policy: Hearth's own ports denied — the configured one, the one this
@@ -194,12 +192,9 @@ pub(crate) fn fetch_policy(app: &App) -> FetchPolicy {
 /// `<data dir>/calendars` created on first write when none is a writable default.
 /// Problems with the configuration are not reported here (the tools' build does).
 pub(crate) fn build_calendars(app: &App) -> anyhow::Result<Calendars> {
-    let (public, private) = calendar_fetchers(app)?;
+    let (public, private) = public_and_private(fetch_policy(app))?;
     let options = CalendarOptions::new(app.paths.calendars(), user_zone(app))
-        .with_subscription_source(Arc::new(GuardedSource {
-            public: Arc::clone(&public),
-            private: Arc::clone(&private),
-        }))
+        .with_subscription_source(Arc::new(GuardedSource { public, private }))
         .with_dav_transport(Arc::new(dav_transport(app)?));
     Ok(Calendars::from_config(&app.config.calendars, options))
 }

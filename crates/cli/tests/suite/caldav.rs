@@ -149,6 +149,20 @@ impl Setup {
         outcome["proposal"]["id"].as_str().unwrap().to_owned()
     }
 
+    /// Another client's event "Review" (review.ics), synced, and a rename of it staged as
+    /// an agent would; returns the proposal id.
+    fn rename_synced_review(&self, title: &str) -> String {
+        self.put(
+            "review.ics",
+            &event("review@other", "Review", "20300305T140000Z", ""),
+        );
+        self.sync();
+        self.stage(
+            "event_update",
+            serde_json::json!({"id": "work/review@other", "title": title}),
+        )
+    }
+
     fn config(&self) -> String {
         std::fs::read_to_string(self.hearth.home.path().join("config.toml")).unwrap()
     }
@@ -414,15 +428,7 @@ fn a_change_made_on_the_server_after_staging_is_a_conflict_that_keeps_the_server
     let Some(setup) = Setup::new() else {
         return;
     };
-    setup.put(
-        "review.ics",
-        &event("review@other", "Review", "20300305T140000Z", ""),
-    );
-    setup.sync();
-    let rename = setup.stage(
-        "event_update",
-        serde_json::json!({"id": "work/review@other", "title": "Renamed by the agent"}),
-    );
+    let rename = setup.rename_synced_review("Renamed by the agent");
     // Another client edits the event before the user approves.
     let theirs = event(
         "review@other",
@@ -507,15 +513,7 @@ fn with_the_server_down_reads_come_from_the_last_sync_and_writes_are_refused() {
     let Some(mut setup) = Setup::new() else {
         return;
     };
-    setup.put(
-        "review.ics",
-        &event("review@other", "Review", "20300305T140000Z", ""),
-    );
-    setup.sync();
-    let rename = setup.stage(
-        "event_update",
-        serde_json::json!({"id": "work/review@other", "title": "Renamed"}),
-    );
+    let rename = setup.rename_synced_review("Renamed");
     setup.radicale.stop();
 
     assert_eq!(setup.titles(), ["2030-03-05T14:00 Review"]);
