@@ -952,6 +952,9 @@ export type Provenance = ('hearth' | 'external');
 export type ProviderInfo = {
   /** API base URL. */
   baseUrl: string;
+  /** Why this base URL: `base_url in config.toml`, `from OPENAI_BASE_URL`, `official
+   * endpoint: …`, `detected`. */
+  baseUrlSource?: string;
   /** The model used when none is chosen. */
   defaultModel?: string | null;
   /** Provider id. */

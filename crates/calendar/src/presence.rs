@@ -83,10 +83,13 @@ impl CalendarInfo {
             StorageState::Missing => Err(self.missing()),
             StorageState::Present => Ok(()),
             StorageState::NotCreated => match (self.origin, self.folder()) {
+                // Inside Hearth's data directory: private, like everything there.
                 (Origin::HearthDefault, Some(folder)) if !folder.is_dir() => {
-                    std::fs::create_dir_all(folder).map_err(|source| CalendarError::Write {
-                        path: folder.to_path_buf(),
-                        source,
+                    hearth_config::create_private_dir(folder).map_err(|source| {
+                        CalendarError::Write {
+                            path: folder.to_path_buf(),
+                            source,
+                        }
                     })
                 }
                 _ => Ok(()),

@@ -47,13 +47,15 @@ impl App {
         })
     }
 
-    /// Makes an existing data directory private — 0700, everything in it readable by its
-    /// owner only — for installs made before Hearth kept it so, or changed since; says
-    /// so once when it changed (or could not change) anything.
-    pub fn make_home_private(&self) {
-        if let Some(notice) = self.paths.make_private().notice(&self.paths.home) {
+    /// Makes the data directory ready: created private (0700) on a new machine, and an
+    /// existing one narrowed to its owner — 0700, everything in it readable by its owner
+    /// only — for installs made before Hearth kept it so, or changed since; says so once
+    /// when it changed (or could not change) anything.
+    pub fn prepare_home(&self) -> anyhow::Result<()> {
+        if let Some(notice) = self.paths.prepare()?.notice(&self.paths.home) {
             self.note(&notice);
         }
+        Ok(())
     }
 
     #[allow(clippy::print_stderr)]

@@ -22,6 +22,7 @@ mod names;
 mod permissions;
 mod projects;
 mod proposals;
+mod providers;
 mod remote;
 mod render;
 mod run;
@@ -84,6 +85,9 @@ enum Command {
     /// Review the changes agents proposed: list, show (with the diff), approve, reject.
     #[command(subcommand)]
     Proposals(proposals::ProposalsCommand),
+    /// The model providers found: base URL (and why), default model, key.
+    #[command(subcommand)]
+    Providers(providers::ProvidersCommand),
     /// External agents (Claude, Codex, Gemini CLI, OpenCode, …): installed, version, abilities.
     #[command(subcommand)]
     Agents(agents::AgentsCommand),
@@ -188,7 +192,7 @@ fn main() -> ExitCode {
         ) {
             app.notices = app::Notices::Log;
         }
-        app.make_home_private();
+        app.prepare_home()?;
         match cli.command {
             Command::Run(args) => run::run(&app, args).await,
             Command::Chat(args) => chat::chat(&app, args).await,
@@ -198,6 +202,7 @@ fn main() -> ExitCode {
             Command::Projects(command) => projects::projects(&app, command).await,
             Command::Context(command) => context::context(&app, command).await,
             Command::Proposals(command) => proposals::proposals(&app, command).await,
+            Command::Providers(command) => providers::providers(&app, command).await,
             Command::Agents(command) => agents::agents(&app, command).await,
             Command::Permissions(command) => permissions::permissions(&app, command).await,
             Command::Audit(command) => audit::audit(&app, command).await,

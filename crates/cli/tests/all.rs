@@ -26,6 +26,7 @@ mod suite {
     mod projects;
     mod radicale_smoke;
     mod radicale_support;
+    mod readme;
     mod run;
     mod run_durability;
     mod security;

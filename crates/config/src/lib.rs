@@ -15,7 +15,7 @@ pub use config::{
     Defaults, ExternalAgentConfig, LimitsConfig, McpServerConfig, PermissionsSetting,
     ProviderConfig, ProviderKind, ServerConfig,
 };
-pub use paths::{ConfigOrigin, Paths, PathsError};
+pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};
 pub use private::{
     PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE, Tightened, Tightening, create_private_dir,
     make_private, private_file_options, tighten,

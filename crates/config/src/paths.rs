@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::private::{Tightening, tighten};
+use crate::private::{Tightening, create_private_dir, tighten};
 
 /// Environment variable that selects the data directory.
 pub const HOME_ENV: &str = "HEARTH_HOME";
@@ -44,11 +44,17 @@ impl Paths {
     /// data directory; the configuration file from `--config`, then `HEARTH_CONFIG`, then
     /// `config.toml` in an explicitly chosen home, then the platform config directory.
     pub fn resolve(home: Option<&Path>, config: Option<&Path>) -> Result<Self, PathsError> {
-        let explicit_home = home.map(Path::to_path_buf).or_else(|| {
-            env::var_os(HOME_ENV)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        });
+        // A relative `--home ../h` is made absolute here, once: agents, their terminals
+        // and converters run in other working directories, where it would name another
+        // place.
+        let explicit_home = home
+            .map(Path::to_path_buf)
+            .or_else(|| {
+                env::var_os(HOME_ENV)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .map(|home| absolute(&home));
         let dirs = directories::ProjectDirs::from("", "", "hearth");
         let home = match &explicit_home {
             Some(home) => home.clone(),
@@ -62,7 +68,7 @@ impl Paths {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         }) {
-            Some(file) => (file, ConfigOrigin::Given),
+            Some(file) => (absolute(&file), ConfigOrigin::Given),
             None => (
                 match (&explicit_home, &dirs) {
                     (Some(home), _) => home.join("config.toml"),
@@ -130,12 +136,37 @@ impl Paths {
         self.home.join("audit.head")
     }
 
-    /// Makes an existing data directory private: the directory 0700 and everything in
-    /// it readable by its owner only (see [`tighten`]). A data directory that does not
-    /// exist yet is nothing to do: the store creates it private.
-    pub fn make_private(&self) -> Tightening {
-        tighten(&self.home)
+    /// Makes the data directory ready for use: created private (0700) when it does not
+    /// exist yet — on a new machine every command starts here, `serve` included — and an
+    /// existing one narrowed to its owner, the directory 0700 and everything in it
+    /// readable by its owner only (see [`tighten`]).
+    pub fn prepare(&self) -> Result<Tightening, HomeError> {
+        create_private_dir(&self.home).map_err(|source| HomeError {
+            home: self.home.clone(),
+            source,
+        })?;
+        Ok(tighten(&self.home))
     }
+}
+
+/// The data directory could not be created.
+#[derive(Debug, Error)]
+#[error(
+    "cannot create Hearth's data directory {}: {source}; choose another with --home DIR or HEARTH_HOME",
+    home.display()
+)]
+pub struct HomeError {
+    /// The directory.
+    pub home: PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// `path` made absolute against the current directory (without resolving symbolic
+/// links); left as it is when the current directory is unknown.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]
@@ -155,5 +186,34 @@ mod tests {
             Paths::resolve(Some(Path::new("/tmp/h")), Some(Path::new("/etc/x.toml"))).unwrap();
         assert_eq!(paths.config_file, PathBuf::from("/etc/x.toml"));
         assert_eq!(paths.config_origin, ConfigOrigin::Given);
+    }
+
+    #[test]
+    fn a_relative_home_is_made_absolute() {
+        let paths = Paths::resolve(Some(Path::new("../h")), Some(Path::new("c.toml"))).unwrap();
+        let here = env::current_dir().unwrap();
+        assert_eq!(paths.home, here.join("../h"));
+        assert_eq!(paths.config_file, here.join("c.toml"));
+        assert!(paths.home.is_absolute());
+    }
+
+    #[test]
+    fn prepare_creates_a_missing_home_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("a/new/home");
+        let paths = Paths::in_dir(&home);
+        let tightening = paths.prepare().unwrap();
+        assert!(tightening.is_empty());
+        let mode = std::fs::metadata(&home).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        // A second time finds it there and leaves it.
+        assert!(paths.prepare().unwrap().is_empty());
+        // Where it cannot be made, the error names it and what to do.
+        let blocked = Paths::in_dir(&root.path().join("file/home"));
+        std::fs::write(root.path().join("file"), "").unwrap();
+        let error = blocked.prepare().unwrap_err().to_string();
+        assert!(error.contains("file/home"), "{error}");
+        assert!(error.contains("--home DIR"), "{error}");
     }
 }

@@ -60,6 +60,15 @@ impl Protocol {
         }
     }
 
+    /// The standard environment variable holding this protocol's base URL (OpenAI's and
+    /// Anthropic's own SDKs read it as the default endpoint).
+    pub fn base_url_variable(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "OPENAI_BASE_URL",
+            Self::AnthropicMessages => "ANTHROPIC_BASE_URL",
+        }
+    }
+
     /// The official base URL.
     pub fn default_base_url(self) -> &'static str {
         match self {

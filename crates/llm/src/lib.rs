@@ -50,8 +50,8 @@ pub use event::{
 pub use hearth_schema::{SchemaViolation, validate as validate_schema};
 pub use openai::OpenAiClient;
 pub use providers::{
-    Discovery, DiscoveryOptions, Environment, KeyStatus, OLLAMA_DEFAULT_ADDRESS, ProviderSource,
-    ResolvedProvider, discover_providers,
+    BaseUrlSource, Discovery, DiscoveryOptions, Environment, KeyStatus, OLLAMA_DEFAULT_ADDRESS,
+    ProviderSource, ResolvedProvider, discover_providers,
 };
 pub use repair::{Repaired, extract_json, repair_json};
 pub use request::{Message, ModelRequest, ToolCall, ToolSpec};

@@ -48,6 +48,39 @@ impl fmt::Display for ProviderSource {
     }
 }
 
+/// Where a provider's base URL came from: what `doctor` and the provider listings say
+/// beside the URL, so a user sees which host their requests go to and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaseUrlSource {
+    /// `base_url` in its `config.toml` section.
+    ConfigFile,
+    /// The protocol's standard variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`).
+    Environment {
+        /// The variable.
+        variable: String,
+    },
+    /// The official endpoint: no `base_url`, and the standard variable is not set.
+    Official {
+        /// The standard variable that would have changed it.
+        unset: String,
+    },
+    /// The address a local server was detected at.
+    Detected,
+}
+
+impl fmt::Display for BaseUrlSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ConfigFile => f.write_str("base_url in config.toml"),
+            Self::Environment { variable } => write!(f, "from {variable}"),
+            Self::Official { unset } => {
+                write!(f, "official endpoint: no base_url and {unset} not set")
+            }
+            Self::Detected => f.write_str("detected"),
+        }
+    }
+}
+
 /// Whether a provider has its key (never the key itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KeyStatus {
@@ -88,6 +121,8 @@ pub struct ResolvedProvider {
     pub models: Vec<String>,
     /// Where it came from.
     pub source: ProviderSource,
+    /// Where its base URL came from.
+    pub base_url_source: BaseUrlSource,
     /// Whether its key was found.
     pub key: KeyStatus,
     /// Client settings (base URL, key, retries, timeouts).
@@ -119,13 +154,15 @@ impl ResolvedProvider {
         })
     }
 
-    /// One line: `openai  openai  https://api.openai.com/v1  gpt-4.1-mini  environment (...)`.
+    /// One line: `openai  openai  https://api.openai.com/v1 (official endpoint: …)  model
+    /// gpt-4.1-mini  from environment (...)  key from OPENAI_API_KEY`.
     pub fn summary(&self) -> String {
         format!(
-            "{}  {}  {}  model {}  from {}  {}",
+            "{}  {}  {} ({})  model {}  from {}  {}",
             self.id,
             self.protocol,
             self.base_url(),
+            self.base_url_source,
             self.default_model.as_deref().unwrap_or("(none)"),
             self.source,
             self.key

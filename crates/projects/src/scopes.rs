@@ -120,7 +120,8 @@ impl Scopes for ProjectScopes {
                 && !file.sources.is_empty()
             {
                 let cache = materializer.cache().root();
-                match std::fs::create_dir_all(cache) {
+                // In Hearth's data directory: private, like everything there.
+                match hearth_config::create_private_dir(cache) {
                     Ok(()) => {
                         folders.push(cache.canonicalize().unwrap_or_else(|_| cache.to_path_buf()))
                     }

@@ -36,6 +36,10 @@ pub struct ProviderInfo {
     pub protocol: String,
     /// API base URL.
     pub base_url: String,
+    /// Why this base URL: `base_url in config.toml`, `from OPENAI_BASE_URL`, `official
+    /// endpoint: …`, `detected`.
+    #[serde(default)]
+    pub base_url_source: String,
     /// The model used when none is chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<String>,

@@ -159,10 +159,13 @@ pub(crate) fn http_service(
 /// Serves MCP on this process's stdin and stdout until the client leaves.
 pub async fn serve_mcp_stdio(toolbox: Arc<dyn Toolbox>) -> Result<()> {
     let tools = McpTools::new(toolbox)?;
-    let running = tools
-        .serve(rmcp::transport::io::stdio())
-        .await
-        .map_err(|error| ServerError::Mcp(error.to_string()))?;
+    let running = match tools.serve(rmcp::transport::io::stdio()).await {
+        Ok(running) => running,
+        // The client closed stdin before it asked anything: nothing to serve, nothing
+        // failed (`hearth mcp --stdio < /dev/null`).
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(ServerError::Mcp(error.to_string())),
+    };
     running
         .waiting()
         .await

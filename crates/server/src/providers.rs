@@ -26,6 +26,7 @@ pub(crate) async fn list_providers(config: &Config) -> ProviderListResponse {
                 id: provider.id.clone(),
                 protocol: provider.protocol.to_string(),
                 base_url: provider.base_url().to_owned(),
+                base_url_source: provider.base_url_source.to_string(),
                 default_model: provider.default_model.clone(),
                 models: provider.models.clone(),
                 source: provider.source.to_string(),

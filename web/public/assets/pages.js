@@ -267,6 +267,7 @@ export class SetupPage {
         const key = provider.key.type === 'found' ? `key from ${provider.key.from}` : provider.key.type === 'missing' ? `no key: set ${provider.key.expected}` : 'no key needed';
         return el('div', { class: 'card', dataset: { provider: provider.id } },
           el('div', { class: 'card-title' }, el('strong', null, provider.id), el('span', { class: 'muted' }, ` ${provider.protocol} · ${provider.baseUrl}`)),
+          el('p', { class: 'muted' }, `Base URL: ${provider.baseUrlSource}`),
           el('p', { class: provider.key.type === 'missing' ? 'notice warn' : 'muted' }, key),
           el('div', { class: 'card-actions' }, el('button', { class: 'button', type: 'button', onclick: () => this.test(provider.id, result) }, 'Test')),
           result,

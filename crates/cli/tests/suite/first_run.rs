@@ -176,3 +176,58 @@ fn a_server_offering_several_models_and_none_chosen_lists_them() {
     let (stdout, _) = run_ok(with_key(&hearth, &server).args(["run", "--model", "beta", "hi"]));
     assert_eq!(stdout, "fine\n");
 }
+
+/// The configuration names the OpenAI provider and its default model but no base URL;
+/// `OPENAI_BASE_URL` points at a local server. Every request goes to that server (as
+/// OpenAI's SDKs and Codex do), and `providers list` and `doctor` say so and why.
+#[test]
+fn a_configured_openai_provider_without_base_url_follows_openai_base_url() {
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        "[providers.openai]\nkind = \"openai\"\ndefault_model = \"local-llama\"\nmax_retries = 0\n",
+    );
+    let server = server();
+    lists(&server, &["local-llama"]);
+    server.set_fallback(OpenAiStream::text_answer("local-llama", &["pong"], 1, 1));
+
+    let (stdout, _) = run_ok(with_key(&hearth, &server).args(["providers", "list"]));
+    let base = server.url_with("/v1");
+    assert!(
+        stdout.contains(&format!("* openai  openai  {base} (from OPENAI_BASE_URL)")),
+        "{stdout}"
+    );
+    let (stdout, _) = run_ok(with_key(&hearth, &server).args(["providers", "list", "--json"]));
+    let listed: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(listed["baseUrl"], base);
+    assert_eq!(listed["baseUrlSource"], "from OPENAI_BASE_URL");
+    assert_eq!(listed["key"], "key from OPENAI_API_KEY");
+
+    let (stdout, _) = run_ok(with_key(&hearth, &server).args(["run", "say ping"]));
+    assert_eq!(stdout, "pong\n");
+    let asked = turns(&server);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].json()["model"], "local-llama");
+    assert_eq!(
+        asked[0].header("authorization"),
+        Some("Bearer sk-first-run")
+    );
+
+    let (stdout, _) = run_ok(with_key(&hearth, &server).arg("doctor"));
+    assert!(stdout.contains("(from OPENAI_BASE_URL)"), "{stdout}");
+
+    // Without the variable, the same section names the official endpoint, and says why.
+    let output = hearth_test_support::BoundedCommand::output_within(
+        with_key(&hearth, &server)
+            .env_remove("OPENAI_BASE_URL")
+            .args(["providers", "list"]),
+        PROCESS_WAIT,
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "https://api.openai.com/v1 (official endpoint: no base_url and OPENAI_BASE_URL not set)"
+        ),
+        "{stdout}"
+    );
+}

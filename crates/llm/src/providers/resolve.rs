@@ -5,7 +5,8 @@ use std::time::Duration;
 use hearth_config::{Config, ProviderConfig, ProviderKind};
 
 use super::{
-    Discovery, DiscoveryOptions, Environment, KeyStatus, ProviderSource, ResolvedProvider, ollama,
+    BaseUrlSource, Discovery, DiscoveryOptions, Environment, KeyStatus, ProviderSource,
+    ResolvedProvider, ollama,
 };
 use crate::client::{ClientOptions, Protocol, endpoint};
 use crate::secret::ApiKey;
@@ -25,25 +26,47 @@ pub(super) fn from_config(
             ));
         }
     };
-    let official = config.base_url.is_none();
-    let base_url = config
-        .base_url
-        .as_deref()
-        .unwrap_or(protocol.default_base_url());
-    let mut options = ClientOptions::new(id, base_url)
-        .map_err(|error| format!("{error}; fix [providers.{id}] in config.toml"))?;
+    // A section without `base_url` takes the protocol's standard variable when it is set
+    // (as OpenAI's and Anthropic's SDKs do), else the official endpoint: adding a default
+    // model to the configuration never moves the traffic to another host.
+    let url_variable = protocol.base_url_variable();
+    let (base_url, base_url_source) = match (&config.base_url, env.get(url_variable)) {
+        (Some(url), _) => (url.clone(), BaseUrlSource::ConfigFile),
+        (None, Some(url)) => (
+            url,
+            BaseUrlSource::Environment {
+                variable: url_variable.to_owned(),
+            },
+        ),
+        (None, None) => (
+            protocol.default_base_url().to_owned(),
+            BaseUrlSource::Official {
+                unset: url_variable.to_owned(),
+            },
+        ),
+    };
+    let official = matches!(base_url_source, BaseUrlSource::Official { .. });
+    let mut options =
+        ClientOptions::new(id, &base_url).map_err(|error| match &base_url_source {
+            BaseUrlSource::Environment { variable } => {
+                format!("{error}; fix {variable} (provider `{id}` in config.toml has no base_url)")
+            }
+            _ => format!("{error}; fix [providers.{id}] in config.toml"),
+        })?;
     let key = if let Some(inline) = config.api_key.as_deref().and_then(ApiKey::new) {
         options.api_key = Some(inline);
         KeyStatus::Found {
             from: "config.toml api_key".to_owned(),
         }
     } else {
-        // Only the official endpoint falls back to the standard variable: a key is never
-        // sent to another server unless the configuration names it for that server.
+        // The standard key variable goes only where the standard variables point (the
+        // official endpoint, or the environment's own base URL): a key is never sent to
+        // another server unless the configuration names it for that server.
+        let paired = !matches!(base_url_source, BaseUrlSource::ConfigFile);
         let variable = config
             .api_key_env
             .clone()
-            .or_else(|| official.then(|| protocol.api_key_variable().to_owned()));
+            .or_else(|| paired.then(|| protocol.api_key_variable().to_owned()));
         let required = official || config.api_key_env.is_some();
         key_from(&mut options, variable.as_deref(), env, required)
     };
@@ -69,6 +92,7 @@ pub(super) fn from_config(
         default_model,
         models: config.models.clone(),
         source: ProviderSource::ConfigFile,
+        base_url_source,
         key,
         options,
     }))
@@ -78,10 +102,8 @@ pub(super) fn from_environment(
     protocol: Protocol,
     env: &Environment,
 ) -> Result<Option<ResolvedProvider>, String> {
-    let (key_variable, url_variable) = match protocol {
-        Protocol::OpenAiChat => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-        Protocol::AnthropicMessages => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    };
+    let key_variable = protocol.api_key_variable();
+    let url_variable = protocol.base_url_variable();
     let base = env.get(url_variable);
     let has_key = env.get(key_variable).is_some();
     if base.is_none() && !has_key {
@@ -104,6 +126,15 @@ pub(super) fn from_environment(
         default_model: official.then(|| builtin_model(protocol).to_owned()),
         models: Vec::new(),
         source: ProviderSource::Environment { variables },
+        base_url_source: if official {
+            BaseUrlSource::Official {
+                unset: url_variable.to_owned(),
+            }
+        } else {
+            BaseUrlSource::Environment {
+                variable: url_variable.to_owned(),
+            }
+        },
         key,
         options,
     }))
@@ -176,6 +207,7 @@ pub(super) async fn detect_ollama(
         default_model: models.first().cloned(),
         models,
         source,
+        base_url_source: BaseUrlSource::Detected,
         key: KeyStatus::NotNeeded,
         options,
     }))

@@ -192,3 +192,112 @@ async fn configuration_problems_are_reported_not_fatal() {
     );
     assert_eq!(discovery.default_provider.as_deref(), Some("anthropic"));
 }
+
+/// A section without `base_url` takes the standard variable when it is set, else the
+/// official endpoint; `base_url` in the section always wins. (A user who adds a default
+/// model to their config must not see their traffic move to another host.)
+#[tokio::test]
+async fn a_section_without_base_url_takes_the_standard_variable() {
+    let sections = config(
+        r#"
+        [providers.openai]
+        kind = "openai"
+        default_model = "local-model"
+
+        [providers.anthropic]
+        kind = "anthropic"
+        default_model = "claude-local"
+
+        [providers.pinned]
+        kind = "openai"
+        base_url = "http://127.0.0.1:7/v1"
+        "#,
+    );
+    let row = |discovery: &Discovery, id: &str| {
+        let provider = discovery.get(id).unwrap();
+        (
+            provider.base_url().to_owned(),
+            provider.base_url_source.to_string(),
+            provider.key.clone(),
+            provider.default_model.clone(),
+        )
+    };
+    // Both variables set: each section goes where its variable points, with the key the
+    // environment pairs with it.
+    let env = Environment::from_pairs([
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("OPENAI_API_KEY", "sk-local"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8"),
+    ]);
+    let discovery = discover_providers(&sections, &env, &no_detection()).await;
+    assert_eq!(
+        row(&discovery, "openai"),
+        (
+            "http://127.0.0.1:9/v1".into(),
+            "from OPENAI_BASE_URL".into(),
+            KeyStatus::Found {
+                from: "OPENAI_API_KEY".into()
+            },
+            Some("local-model".into()),
+        )
+    );
+    assert_eq!(
+        row(&discovery, "anthropic"),
+        (
+            "http://127.0.0.1:8/".into(),
+            "from ANTHROPIC_BASE_URL".into(),
+            // A local server may need no key: none is demanded.
+            KeyStatus::NotNeeded,
+            Some("claude-local".into()),
+        )
+    );
+    assert_eq!(
+        row(&discovery, "pinned"),
+        (
+            "http://127.0.0.1:7/v1".into(),
+            "base_url in config.toml".into(),
+            KeyStatus::NotNeeded,
+            None,
+        )
+    );
+    // The key paired with the standard base URL never goes to a base_url the
+    // configuration names for another server.
+    assert!(discovery.get("pinned").unwrap().options.api_key.is_none());
+    assert!(
+        discovery
+            .render()
+            .contains("http://127.0.0.1:9/v1 (from OPENAI_BASE_URL)")
+    );
+
+    // Neither set: the official endpoints, and their keys are needed.
+    let env = Environment::from_pairs::<&str, &str>([]);
+    let discovery = discover_providers(&sections, &env, &no_detection()).await;
+    assert_eq!(
+        row(&discovery, "openai"),
+        (
+            "https://api.openai.com/v1".into(),
+            "official endpoint: no base_url and OPENAI_BASE_URL not set".into(),
+            KeyStatus::Missing {
+                expected: "OPENAI_API_KEY".into()
+            },
+            Some("local-model".into()),
+        )
+    );
+    assert_eq!(
+        row(&discovery, "anthropic").0,
+        "https://api.anthropic.com/".to_owned()
+    );
+    // A variable that is not a URL is named in the problem, with the section.
+    let env = Environment::from_pairs([("OPENAI_BASE_URL", "localhost:1234")]);
+    let discovery = discover_providers(&sections, &env, &no_detection()).await;
+    assert!(discovery.get("openai").is_none());
+    assert!(
+        discovery
+            .problems
+            .iter()
+            .any(|problem| problem.contains("fix OPENAI_BASE_URL")
+                && problem.contains("provider `openai`")),
+        "{:?}",
+        discovery.problems
+    );
+}
