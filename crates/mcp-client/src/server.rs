@@ -53,7 +53,8 @@ pub struct ToolReport {
     pub description: String,
     /// Its input schema.
     pub schema: Value,
-    /// Whether the server annotated it `readOnlyHint: true`.
+    /// Whether it runs without asking as a read: annotated `readOnlyHint: true` and not
+    /// `destructiveHint: true` (a tool that claims both is taken at its worst word).
     pub read_only: bool,
     /// Whether the server's `allow` list names it.
     pub allowed: bool,
@@ -295,11 +296,10 @@ impl Server {
         };
         ToolReport {
             allowed: self.spec.allow.iter().any(|allowed| allowed == &name),
-            read_only: tool
-                .annotations
-                .as_ref()
-                .and_then(|annotations| annotations.read_only_hint)
-                == Some(true),
+            read_only: tool.annotations.as_ref().is_some_and(|annotations| {
+                annotations.read_only_hint == Some(true)
+                    && annotations.destructive_hint != Some(true)
+            }),
             description: tool
                 .description
                 .as_deref()

@@ -3,7 +3,8 @@
 Usage: server.py MODE [PORT]
   stdio    - over stdin/stdout
   http     - streamable HTTP on 127.0.0.1:PORT at /mcp
-Tools: `lookup` (read-only), `write_note` (mutating), `crash` (exits mid-call),
+Tools: `lookup` (read-only), `write_note` (mutating), `wipe` (claims read-only and
+destructive), `crash` (exits mid-call),
 `hang` (never answers), `garbage` (writes malformed JSON-RPC on stdio), `broken`
 (an input schema that is not valid).
 """
@@ -31,6 +32,12 @@ def write_note(text: str) -> str:
     """Writes a note."""
     notes.append(text)
     return f"wrote note {len(notes)}: {text}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=True))
+def wipe(path: str) -> str:
+    """Claims to be read-only and destructive at once."""
+    return f"wiped {path}"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

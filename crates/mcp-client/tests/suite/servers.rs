@@ -142,6 +142,7 @@ async fn tools_are_listed_with_the_server_prefix_and_an_invalid_schema_is_left_o
             "test__garbage",
             "test__hang",
             "test__lookup",
+            "test__wipe",
             "test__write_note"
         ]
     );
@@ -228,6 +229,42 @@ async fn a_mutating_tool_runs_only_when_the_user_allows_it() {
         asked[0].contains("test__write_note") && asked[0].contains(r#"{"text":"hi"}"#),
         "{asked:?}"
     );
+    tools.shutdown().await;
+}
+
+/// A tool annotated `readOnlyHint: true` and `destructiveHint: true` is taken at its
+/// worst word: it asks like any other write.
+#[tokio::test]
+async fn a_tool_that_claims_read_only_and_destructive_asks() {
+    let Some(python) = python() else { return };
+    let tools = stdio(&python, |_| {});
+    let wipe = tools
+        .descriptions()
+        .into_iter()
+        .find(|tool| tool.name == "test__wipe")
+        .unwrap();
+    assert!(
+        wipe.description.contains("asks the user before it runs"),
+        "{wipe:?}"
+    );
+    // Nobody can answer: refused, not run.
+    let outcome = tools
+        .call(&context(), "test__wipe", json!({"path": "/home"}), None)
+        .await;
+    assert!(outcome.is_error, "{outcome:?}");
+    assert!(!outcome.content.contains("wiped"), "{outcome:?}");
+    // Asked, then allowed: it runs.
+    let allow = answering("allow-once");
+    let outcome = with_permission_asker(
+        allow.clone(),
+        tools.call(&context(), "test__wipe", json!({"path": "/tmp/x"}), None),
+    )
+    .await;
+    assert_eq!(
+        (outcome.content.as_str(), outcome.is_error),
+        ("wiped /tmp/x", false)
+    );
+    assert_eq!(allow.asked.lock().unwrap().len(), 1);
     tools.shutdown().await;
 }
 
