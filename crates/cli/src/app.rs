@@ -113,6 +113,20 @@ impl App {
         ScopeSeam(Some(Arc::new(ProjectScopes::new(projects, materializer))))
     }
 
+    /// Where untrusted documents and web pages are converted: children of this binary
+    /// (`__isolated-job`), limited to `[limits] converter_memory_bytes` of address space.
+    pub fn isolator(&self) -> anyhow::Result<(hearth_process::Isolator, u64)> {
+        let isolator = hearth_process::Isolator::current_exe().map_err(|error| {
+            anyhow::anyhow!("cannot find Hearth's own program to convert documents with: {error}")
+        })?;
+        let memory = self
+            .config
+            .limits
+            .converter_memory_bytes
+            .unwrap_or(hearth_process::DEFAULT_JOB_MEMORY_BYTES);
+        Ok((isolator, memory))
+    }
+
     /// The largest message accepted, from `[limits]`.
     pub fn limits(&self) -> MessageLimits {
         let defaults = MessageLimits::default();

@@ -38,10 +38,17 @@ pub enum ContextCommand {
 /// The materializer of this data directory: its cache, through the guarded fetcher.
 pub(crate) fn materializer(app: &App) -> anyhow::Result<Materializer> {
     let fetcher = Arc::new(Fetcher::new(crate::toolbox::fetch_policy(app))?);
+    let (isolator, memory_bytes) = app.isolator()?;
     Ok(Materializer::new(
         ContextCache::new(app.paths.context_cache()),
         fetcher,
-        hearth_projects::convert::ConvertLimits::default(),
+        hearth_projects::convert::ConvertLimits {
+            isolation: hearth_projects::convert::Isolation::Child {
+                isolator,
+                memory_bytes,
+            },
+            ..hearth_projects::convert::ConvertLimits::default()
+        },
     ))
 }
 

@@ -156,11 +156,27 @@ fn supervise(arguments: Vec<std::ffi::OsString>) -> ExitCode {
     }
 }
 
+/// The work Hearth runs in a child of its own binary under limits
+/// (`hearth __isolated-job <job> …`, started by Hearth itself): converting an untrusted
+/// document or web page.
+const ISOLATED_JOBS: &[(&str, hearth_process::JobFn)] = &[
+    (
+        hearth_projects::convert::DOCUMENT_JOB,
+        hearth_projects::convert::document_job,
+    ),
+    (hearth_fetch::PAGE_JOB, hearth_fetch::page_job),
+];
+
 fn main() -> ExitCode {
     let mut arguments = std::env::args_os();
-    if arguments.nth(1).as_deref() == Some(std::ffi::OsStr::new(hearth_acp::supervise::SUBCOMMAND))
-    {
-        return supervise(arguments.collect());
+    match arguments.nth(1) {
+        Some(first) if first == hearth_acp::supervise::SUBCOMMAND => {
+            return supervise(arguments.collect());
+        }
+        Some(first) if first == hearth_process::ISOLATED_JOB_SUBCOMMAND => {
+            return hearth_process::job_main(arguments.collect(), ISOLATED_JOBS);
+        }
+        _ => {}
     }
     let cli = Cli::parse();
     init_logging(cli.verbose);

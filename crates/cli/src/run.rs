@@ -412,12 +412,13 @@ pub(crate) async fn settle_locally(
     interrupts: &mut Interrupts,
 ) -> anyhow::Result<bool> {
     let reply = crate::permissions::ask(question, answers, interrupts).await?;
-    let option = match reply {
-        crate::permissions::Reply::Chosen(option) => option,
+    let (option, via) = match reply {
+        crate::permissions::Reply::Chosen(option) => (option, "cli"),
         crate::permissions::Reply::Refused { option_id, notice } => {
             eprintln!("{notice}");
             match option_id {
-                Some(option) => option,
+                // Nobody was asked: the refusal is the policy's, not the user's.
+                Some(option) => (option, hearth_core::PERMISSION_BY_POLICY),
                 None => {
                     host.abort(chat).await?;
                     return Ok(true);
@@ -432,7 +433,7 @@ pub(crate) async fn settle_locally(
     };
     let answer = hearth_core::PermissionAnswer {
         option_id: option,
-        via: "cli".to_owned(),
+        via: via.to_owned(),
     };
     if let Err(error) = host
         .respond_permission(chat, &question.request_id, &answer)

@@ -194,7 +194,7 @@ pub(crate) async fn backend_and_gate(
         host,
         config: app.config.clone(),
         default_provider: Some(default_provider),
-        toolbox: Some(Arc::new(tools.registry)),
+        toolbox: Some(crate::toolbox::lent_toolbox(app, &tools)),
         approvals: Some(Arc::new(approvals)),
         projects: Some(projects),
         calendars: Some(crate::toolbox::build_calendars(app)?),
@@ -306,7 +306,7 @@ pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let tools = Tools::open(app).await?;
-    serve_mcp_stdio(Arc::new(tools.registry)).await?;
+    serve_mcp_stdio(crate::toolbox::lent_toolbox(app, &tools)).await?;
     Ok(ExitCode::SUCCESS)
 }
 

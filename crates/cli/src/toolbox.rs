@@ -18,7 +18,7 @@ use hearth_calendar::{
 };
 use hearth_core::{
     ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, ToolCallOutcome,
-    ToolDescription, ToolHandler, Toolbox, TurnId, new_id,
+    ToolDescription, ToolHandler, ToolReach, Toolbox, TurnId, new_id,
 };
 use hearth_fetch::{
     ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
@@ -29,8 +29,9 @@ use hearth_projects::ClientFiles;
 use hearth_server::{DEFAULT_PORT, read_record, server_file};
 use hearth_store::SqliteStore;
 use hearth_tools::{
-    Actor, ApprovalGate, AuditEntry, AuditKind, AuditLog, AuditOutcome,
-    DEFAULT_PROPOSAL_EXPIRY_DAYS, Decision, ToolRegistry, UserActor,
+    Actor, ApprovalGate, AuditEntry, AuditKind, AuditLog, AuditOutcome, ChatHistory,
+    DEFAULT_PROPOSAL_EXPIRY_DAYS, DataFlowGuard, Decision, FlowFacts, Taint, ToolRegistry, Trusted,
+    UserActor,
 };
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -267,7 +268,14 @@ fn handlers_reading(
     client_files: ClientFiles,
 ) -> anyhow::Result<Vec<Arc<dyn ToolHandler>>> {
     let fetcher = Arc::new(Fetcher::new(fetch_policy(app))?);
-    let mut web = WebFetchTool::new(fetcher)?;
+    let (isolator, memory_bytes) = app.isolator()?;
+    let mut web = WebFetchTool::new(fetcher)?.with_isolation(
+        isolator,
+        hearth_process::JobLimits {
+            memory_bytes,
+            ..hearth_process::JobLimits::default()
+        },
+    );
     if let Some(audit) = audit {
         web = web.with_observer(Arc::new(fetch_observer(audit.clone())));
     }
@@ -291,6 +299,8 @@ pub struct Tools {
     pub registry: ToolRegistry,
     /// The user's side of proposals.
     pub gate: ApprovalGate,
+    /// The store they work on.
+    pub store: Arc<SqliteStore>,
 }
 
 impl Tools {
@@ -307,13 +317,14 @@ impl Tools {
         client_files: ClientFiles,
     ) -> anyhow::Result<Self> {
         let audit = AuditLog::new(store.clone());
-        let mut builder = ToolRegistry::builder(store, audit.clone());
+        let mut builder = ToolRegistry::builder(store.clone(), audit.clone());
         builder.register_all(handlers_reading(app, Some(&audit), client_files)?)?;
         builder.proposal_expiry(proposal_expiry(app)?);
         let registry = builder.build();
         Ok(Self {
             gate: registry.gate(),
             registry,
+            store,
         })
     }
 
@@ -327,15 +338,59 @@ impl Tools {
 /// A toolbox that opens the database on the first call, so harnesses can be built
 /// without waiting for it. Lists its tools at once.
 struct LazyToolbox {
-    app: App,
     descriptions: Vec<ToolDescription>,
-    registry: OnceCell<ToolRegistry>,
+    /// Where each of the registry's tools reaches.
+    reaches: std::collections::HashMap<String, ToolReach>,
+    /// The registry, built on the first call (shared with the data-flow guard).
+    registry: Arc<LazyRegistry>,
     /// The `[mcp_servers]` tools (their servers start on the first listing).
     mcp: McpTools,
     /// The MCP servers of single sessions (`hearth acp`'s editor-passed servers).
     session_mcp: Option<SessionMcpServers>,
+}
+
+/// The store and the registry over it, made on first use.
+struct LazyRegistry {
+    app: App,
     /// The sessions whose files `file_read` reads through their client.
     client_files: ClientFiles,
+    store: OnceCell<Arc<SqliteStore>>,
+    registry: OnceCell<ToolRegistry>,
+}
+
+impl LazyRegistry {
+    fn new(app: &App, client_files: ClientFiles) -> Self {
+        Self {
+            app: app.clone(),
+            client_files,
+            store: OnceCell::new(),
+            registry: OnceCell::new(),
+        }
+    }
+
+    /// A registry over an open store.
+    fn over(app: &App, tools: &Tools) -> Self {
+        Self {
+            app: app.clone(),
+            client_files: ClientFiles::default(),
+            store: OnceCell::new_with(Some(tools.store.clone())),
+            registry: OnceCell::new_with(Some(tools.registry.clone())),
+        }
+    }
+
+    async fn store(&self) -> anyhow::Result<&Arc<SqliteStore>> {
+        self.store.get_or_try_init(|| self.app.open_store()).await
+    }
+
+    async fn registry(&self) -> anyhow::Result<&ToolRegistry> {
+        self.registry
+            .get_or_try_init(|| async {
+                let store = self.store().await?.clone();
+                Tools::over_reading(&self.app, store, self.client_files.clone())
+                    .map(|tools| tools.registry)
+            })
+            .await
+    }
 }
 
 impl LazyToolbox {
@@ -369,6 +424,19 @@ impl Toolbox for LazyToolbox {
         tools
     }
 
+    /// What an MCP server answers is private; the registry's tools say for themselves.
+    fn reach(&self, name: &str) -> ToolReach {
+        if self.mcp.owns(name)
+            || self
+                .session_mcp
+                .as_ref()
+                .is_some_and(|sessions| sessions.any_owns(name))
+        {
+            return ToolReach::Private;
+        }
+        self.reaches.get(name).copied().unwrap_or_default()
+    }
+
     fn call<'a>(
         &'a self,
         call: &'a ToolCallContext,
@@ -376,14 +444,7 @@ impl Toolbox for LazyToolbox {
         arguments: Value,
     ) -> BoxFuture<'a, ToolCallOutcome> {
         Box::pin(async move {
-            let registry = self
-                .registry
-                .get_or_try_init(|| async {
-                    let store = self.app.open_store().await?;
-                    Tools::over_reading(&self.app, store, self.client_files.clone())
-                        .map(|tools| tools.registry)
-                })
-                .await;
+            let registry = self.registry.registry().await;
             match registry {
                 Ok(registry) if self.mcp.owns(name) => {
                     self.mcp
@@ -412,25 +473,133 @@ impl Toolbox for LazyToolbox {
 /// The toolbox Hearth's own agents get: every tool behind the approval gate, recorded
 /// in the audit log, the `[mcp_servers]` tools, and in a session with MCP servers of its
 /// own (`session_mcp`), theirs; `file_read` reads the files of the sessions in
-/// `client_files` through their client. The database opens on the first call.
+/// `client_files` through their client; all of it behind the data-flow guard. The
+/// database opens on the first call.
 pub fn agent_toolbox(
     app: &App,
     session_mcp: Option<SessionMcpServers>,
     client_files: Option<ClientFiles>,
 ) -> anyhow::Result<Arc<dyn Toolbox>> {
-    let descriptions = handlers(app, None)?
+    let handlers = handlers(app, None)?;
+    let descriptions = handlers
         .iter()
         .map(|tool| ToolDescription::of(tool.as_ref()))
         .collect();
+    let reaches = handlers
+        .iter()
+        .map(|tool| (tool.name().to_owned(), tool.reach()))
+        .collect();
     proposal_expiry(app)?;
-    Ok(Arc::new(LazyToolbox {
-        app: app.clone(),
+    let registry = Arc::new(LazyRegistry::new(app, client_files.unwrap_or_default()));
+    let inner = Arc::new(LazyToolbox {
         descriptions,
-        registry: OnceCell::new(),
+        reaches,
+        registry: Arc::clone(&registry),
         mcp: crate::mcp_servers::mcp_tools(app),
         session_mcp,
-        client_files: client_files.unwrap_or_default(),
-    }))
+    });
+    let facts = Arc::new(StoredFlowFacts { registry });
+    Ok(Arc::new(DataFlowGuard::new(inner, facts, Taint::Tracked)))
+}
+
+/// A toolbox lent to another agent or MCP client (`hearth mcp --stdio`, `/mcp`): the
+/// registry behind the data-flow guard, every chat taken to hold private data (such
+/// an agent reads files on its own, where Hearth cannot see), so its requests go only
+/// to the sites `[fetch] allow` names.
+pub fn lent_toolbox(app: &App, tools: &Tools) -> Arc<dyn Toolbox> {
+    let facts = Arc::new(StoredFlowFacts {
+        registry: Arc::new(LazyRegistry::over(app, tools)),
+    });
+    Arc::new(DataFlowGuard::new(
+        Arc::new(tools.registry.clone()),
+        facts,
+        Taint::Assumed,
+    ))
+}
+
+/// What the data-flow guard learns from the store (a chat's prompts and tool calls, a
+/// project's sources) and the configuration (`[fetch] allow`).
+struct StoredFlowFacts {
+    registry: Arc<LazyRegistry>,
+}
+
+impl StoredFlowFacts {
+    async fn store(&self) -> Option<&Arc<SqliteStore>> {
+        match self.registry.store().await {
+            Ok(store) => Some(store),
+            Err(error) => {
+                tracing::warn!(%error, "the data-flow guard cannot read the store");
+                None
+            }
+        }
+    }
+}
+
+impl FlowFacts for StoredFlowFacts {
+    fn history<'a>(&'a self, call: &'a ToolCallContext) -> BoxFuture<'a, ChatHistory> {
+        Box::pin(async move {
+            let Some(store) = self.store().await else {
+                return ChatHistory::default();
+            };
+            let turns = match hearth_store::Store::turns(store.as_ref(), &call.chat).await {
+                Ok(turns) => turns,
+                Err(error) => {
+                    tracing::warn!(%error, chat = %call.chat, "the data-flow guard cannot read the chat");
+                    return ChatHistory::default();
+                }
+            };
+            let mut history = ChatHistory::default();
+            for turn in turns {
+                history.prompts.push(turn.user.text);
+                history
+                    .tool_calls
+                    .extend(turn.parts.into_iter().filter_map(|part| match part {
+                        hearth_core::ResponsePart::ToolCall(call) => {
+                            Some((call.name, call.arguments))
+                        }
+                        _ => None,
+                    }));
+            }
+            history
+        })
+    }
+
+    fn named_elsewhere<'a>(&'a self, call: &'a ToolCallContext) -> BoxFuture<'a, Trusted> {
+        Box::pin(async move {
+            let mut trusted = Trusted::default();
+            for entry in &self.registry.app.config.fetch.allow {
+                trusted.add_entry(entry);
+            }
+            if let Some(project) = call.scope.project_id()
+                && let Some(store) = self.store().await
+                && let Ok(project) = hearth_projects::Projects::new(store.clone())
+                    .get(project)
+                    .await
+                && let Ok(file) = project.file
+            {
+                for source in &file.sources {
+                    if let hearth_projects::context::ContextSource::Web { url }
+                    | hearth_projects::context::ContextSource::Youtube { url } = source
+                    {
+                        trusted.add_entry(url);
+                    }
+                }
+            }
+            trusted
+        })
+    }
+
+    fn audit(&self) -> BoxFuture<'_, Option<AuditLog>> {
+        Box::pin(async move {
+            match self.registry.registry().await {
+                Ok(registry) => Some(registry.audit().clone()),
+                Err(error) => {
+                    tracing::warn!(%error, "the data-flow guard cannot record its decisions");
+                    None
+                }
+            }
+        })
+    }
 }
 
 /// `hearth tools …`.

@@ -16,9 +16,11 @@ mod suite {
     mod calendars;
     mod chat;
     mod crash_loop;
+    mod exfiltration;
     mod first_run;
     mod first_run_names;
     mod first_run_output;
+    mod hostile_documents;
     mod limits;
     mod mcp_servers;
     mod mock;

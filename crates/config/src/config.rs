@@ -104,6 +104,20 @@ pub struct Config {
     /// How large a message may be.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Where agents' requests may go.
+    #[serde(default)]
+    pub fetch: FetchConfig,
+}
+
+/// Where agents' requests may go.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Sites a request may go to without asking even after the conversation read private
+    /// data: origins (`https://api.example.org`) or hosts (`example.org`, subdomains
+    /// included).
+    #[serde(default)]
+    pub allow: Vec<String>,
 }
 
 /// How large a message may be.
@@ -114,6 +128,9 @@ pub struct LimitsConfig {
     pub prompt_bytes: Option<usize>,
     /// Largest attached file, in bytes (default 32 MiB).
     pub attachment_bytes: Option<u64>,
+    /// Address space of the child process that converts one document or web page, in
+    /// bytes (default 1 GiB): a document that needs more fails alone.
+    pub converter_memory_bytes: Option<u64>,
 }
 
 impl Config {

@@ -12,7 +12,7 @@ mod private;
 
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClearPassword, ClockFormat, Config, ConfigError,
-    Defaults, ExternalAgentConfig, LimitsConfig, McpServerConfig, PermissionsSetting,
+    Defaults, ExternalAgentConfig, FetchConfig, LimitsConfig, McpServerConfig, PermissionsSetting,
     ProviderConfig, ProviderKind, ServerConfig,
 };
 pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};

@@ -36,11 +36,11 @@ pub use state::{
 };
 pub use tool::{
     ApplyOutput, ProposalDraft, StagedProposal, ToolCallContext, ToolCallOutcome, ToolDescription,
-    ToolHandler, ToolOutput, Toolbox,
+    ToolHandler, ToolOutput, ToolReach, Toolbox,
 };
 pub use tool_call::{ToolCallContent, ToolCallPatch, ToolKind, ToolLocation};
 pub use turn::{
-    Attachment, ContextReference, PERMISSION_CANCELLED, PERMISSION_EXPIRED, PermissionOption,
-    PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason, Timestamp, ToolCallPart,
-    ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
+    Attachment, ContextReference, PERMISSION_BY_POLICY, PERMISSION_CANCELLED, PERMISSION_EXPIRED,
+    PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason,
+    Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
 };

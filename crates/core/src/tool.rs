@@ -76,6 +76,25 @@ pub struct ApplyOutput {
     pub summary: String,
 }
 
+/// Where a tool's call reaches, for the data-flow guard: once a chat has read the
+/// user's private data, a call that sends a request to the network goes only where the
+/// user named, or asks first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolReach {
+    /// Neither reads the user's private data nor sends anything out (the calendar's
+    /// staging tools: what they do waits for the user's approval anyway).
+    #[default]
+    Local,
+    /// Reads the user's private data into the conversation: files, calendars, what an
+    /// MCP server answers.
+    Private,
+    /// Sends a request to the URL in the named argument.
+    Network {
+        /// The argument holding the URL.
+        url_argument: &'static str,
+    },
+}
+
 /// A tool an agent can call.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Unique name (`snake_case`), as the model sees it.
@@ -90,6 +109,11 @@ pub trait ToolHandler: Send + Sync + 'static {
     /// Whether calling the tool changes anything outside Hearth. Mutating tools only
     /// stage proposals.
     fn mutates(&self) -> bool;
+
+    /// Where its calls reach (see [`ToolReach`]).
+    fn reach(&self) -> ToolReach {
+        ToolReach::Local
+    }
 
     /// Runs a read tool, or stages a mutating tool's change (returning
     /// [`ToolOutput::Staged`]). Must not write anything for a mutating tool.
@@ -168,6 +192,11 @@ pub trait Toolbox: Send + Sync + 'static {
     /// a chat's tools through this.
     fn tools_in(&self, _session: &SessionUri) -> Vec<ToolDescription> {
         self.tools()
+    }
+
+    /// Where the tool called `name` reaches (see [`ToolReach`]).
+    fn reach(&self, _name: &str) -> ToolReach {
+        ToolReach::Local
     }
 
     /// Calls a tool by name. Never fails: unknown tools, invalid arguments and tool

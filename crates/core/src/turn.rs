@@ -264,6 +264,9 @@ pub const PERMISSION_CANCELLED: &str = "cancelled";
 /// The outcome recorded for a permission request whose agent went away unanswered (the
 /// process running it stopped).
 pub const PERMISSION_EXPIRED: &str = "expired";
+/// The `via` of an answer nobody gave: the configured policy (or the lack of anyone who
+/// could be asked) answered. It is never reported, or audited, as the user's.
+pub const PERMISSION_BY_POLICY: &str = "policy";
 
 /// One ordered piece of a response.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,6 +4,8 @@
 use dom_smoothie::{Config, Readability};
 use htmd::HtmlToMarkdown;
 
+use crate::nesting::{MAX_NESTING, nesting_depth, plain_text};
+
 /// Elements whose content is never text for a reader.
 const SKIPPED_ELEMENTS: &[&str] = &[
     "script", "style", "noscript", "template", "svg", "math", "canvas", "iframe", "object",
@@ -27,9 +29,21 @@ pub struct Document {
 /// Extracts the main content of an HTML page and converts it to Markdown.
 ///
 /// `base_url` (the page's final URL) makes relative links absolute. If readability
-/// finds no main content, the whole body is converted, page chrome removed. CPU-bound:
-/// call it from a blocking thread for large pages.
+/// finds no main content, the whole body is converted, page chrome removed. A page
+/// nested deeper than [`MAX_NESTING`] (which the recursive parsers would overflow their
+/// stack on) is read as plain text, with a note saying so. CPU-bound: call it from a
+/// blocking thread for large pages.
 pub fn convert_html(html: &str, base_url: Option<&str>) -> Document {
+    let depth = nesting_depth(html);
+    if depth > MAX_NESTING {
+        return Document {
+            title: fallback_title(html),
+            markdown: format!(
+                "[This page nests its elements {depth} deep, more than the {MAX_NESTING} Hearth reads as structure; its text follows without formatting.]\n\n{}",
+                plain_text(html)
+            ),
+        };
+    }
     let base_url = base_url.filter(|url| url::Url::parse(url).is_ok());
     let article = Readability::new(html, base_url, Some(Config::default()))
         .and_then(|mut readability| readability.parse());
@@ -113,7 +127,7 @@ fn fallback_title(html: &str) -> String {
     collapse_whitespace(&decode_basic_entities(&html[start..end]))
 }
 
-fn decode_basic_entities(text: &str) -> String {
+pub(crate) fn decode_basic_entities(text: &str) -> String {
     text.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")

@@ -42,7 +42,9 @@ mod error;
 mod fetcher;
 mod guard;
 mod html;
+mod nesting;
 mod observer;
+mod page_job;
 mod pdf;
 mod policy;
 mod ranges;
@@ -54,7 +56,9 @@ pub use content::{ContentTypes, MediaType, decode_text};
 pub use error::{FetchError, Result, Rule};
 pub use fetcher::{FetchRequest, FetchResponse, Fetcher};
 pub use html::{Document, convert_html};
+pub use nesting::{MAX_NESTING, nesting_depth, plain_text};
 pub use observer::{FetchObserver, FetchOutcome, FetchRecord};
+pub use page_job::{PAGE_JOB, page_job};
 pub use pdf::{DEFAULT_PDF_TIME_LIMIT, pdf_to_text, tidy as tidy_text};
 pub use policy::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_REDIRECTS, DEFAULT_MAX_RESPONSE_BYTES,

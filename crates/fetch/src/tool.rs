@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput};
+use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput, ToolReach};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -14,6 +14,7 @@ use crate::error::FetchError;
 use crate::fetcher::{FetchRequest, FetchResponse, Fetcher};
 use crate::html::convert_html;
 use crate::observer::{FetchObserver, FetchRecord};
+use crate::page_job::{PageIsolation, PageKind, read_isolated};
 use crate::pdf::{DEFAULT_PDF_TIME_LIMIT, pdf_to_text};
 use crate::policy::PrivateNetworks;
 
@@ -67,7 +68,11 @@ pub struct WebFetchTool {
     observer: Option<Arc<dyn FetchObserver>>,
     max_characters: usize,
     pdf_time_limit: Duration,
+    isolation: Option<PageIsolation>,
 }
+
+/// Time allowed to read one HTML page.
+const HTML_TIME_LIMIT: Duration = Duration::from_secs(30);
 
 impl std::fmt::Debug for WebFetchTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -75,6 +80,7 @@ impl std::fmt::Debug for WebFetchTool {
             .field("fetcher", &self.fetcher)
             .field("observed", &self.observer.is_some())
             .field("max_characters", &self.max_characters)
+            .field("isolated", &self.isolation.is_some())
             .finish()
     }
 }
@@ -95,7 +101,21 @@ impl WebFetchTool {
             observer: None,
             max_characters: MAX_OUTPUT_CHARACTERS,
             pdf_time_limit: DEFAULT_PDF_TIME_LIMIT,
+            isolation: None,
         })
+    }
+
+    /// Reads HTML and PDF pages in children of `isolator` under `limits` (memory,
+    /// output; the time is the tool's own), so a page built to crash its parser fails
+    /// that fetch and nothing else. Without it they are read on a thread of this
+    /// process, which a hostile page can abort: Hearth's commands always isolate.
+    pub fn with_isolation(
+        mut self,
+        isolator: hearth_process::Isolator,
+        limits: hearth_process::JobLimits,
+    ) -> Self {
+        self.isolation = Some(PageIsolation { isolator, limits });
+        self
     }
 
     /// Reports every fetch to `observer` (Hearth's audit log).
@@ -148,6 +168,27 @@ impl WebFetchTool {
 
     async fn read(&self, response: &FetchResponse) -> Result<Page, FetchError> {
         let media_type = &response.media_type;
+        let kind = if media_type.is_html() {
+            Some(PageKind::Html)
+        } else if media_type.essence == "application/pdf" {
+            Some(PageKind::Pdf)
+        } else {
+            None
+        };
+        if let (Some(kind), Some(isolation)) = (kind, &self.isolation) {
+            let time_limit = match kind {
+                PageKind::Html => HTML_TIME_LIMIT,
+                PageKind::Pdf => self.pdf_time_limit,
+            };
+            let base = response.final_url.to_string();
+            // HTML goes decoded from its charset (the child reads UTF-8); a PDF as it came.
+            let body = match kind {
+                PageKind::Html => bytes::Bytes::from(response.text()),
+                PageKind::Pdf => response.body.clone(),
+            };
+            let (title, content) = read_isolated(isolation, kind, body, &base, time_limit).await?;
+            return Ok(Page { title, content });
+        }
         if media_type.is_html() {
             let html = response.text();
             let base = response.final_url.to_string();
@@ -262,6 +303,12 @@ impl ToolHandler for WebFetchTool {
 
     fn mutates(&self) -> bool {
         false
+    }
+
+    fn reach(&self) -> ToolReach {
+        ToolReach::Network {
+            url_argument: "url",
+        }
     }
 
     fn execute<'a>(

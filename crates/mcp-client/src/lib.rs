@@ -36,4 +36,4 @@ pub use render::render_result;
 pub use server::{ServerReport, ServerStatus, ToolReport};
 pub use session::SessionMcpServers;
 pub use spec::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerSpec, Transport};
-pub use toolbox::{McpToolbox, McpTools, SEPARATOR};
+pub use toolbox::{McpTools, SEPARATOR};

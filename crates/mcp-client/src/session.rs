@@ -66,6 +66,11 @@ impl SessionMcpServers {
         self.lock().get(session).cloned()
     }
 
+    /// Whether a server of any session offers the tool `name`.
+    pub fn any_owns(&self, name: &str) -> bool {
+        self.lock().values().any(|tools| tools.owns(name))
+    }
+
     /// Forgets every session's servers and stops them.
     pub async fn shutdown(&self) {
         let sessions: Vec<McpTools> = self.lock().drain().map(|(_, tools)| tools).collect();

@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use futures::future::{BoxFuture, join_all};
+use futures::future::join_all;
 use hearth_config::McpServerConfig;
-use hearth_core::{SessionUri, ToolCallContext, ToolCallOutcome, ToolDescription, Toolbox};
+use hearth_core::{ToolCallContext, ToolCallOutcome, ToolDescription};
 use hearth_fetch::FetchPolicy;
 use hearth_tools::{
-    Actor, AuditEntry, AuditKind, AuditLog, AuditOutcome, Decision, PermissionQuestion, UserActor,
-    canonical_json, permission_asker, sha256_hex, tool_call_options,
+    Actor, AuditEntry, AuditKind, AuditLog, AuditOutcome, Decision, PermissionQuestion,
+    PermissionReply, canonical_json, permission_asker, sha256_hex, tool_call_options,
 };
 use serde_json::{Map, Value, json};
 
@@ -392,11 +392,15 @@ impl McpTools {
         let unchanged = sha256_hex(canonical_json(recorder.arguments).as_bytes()) == hash;
         match reply {
             Some(reply) => {
-                recorder
-                    .permission(&reply.via, &reply.option_id, &hash)
-                    .await;
+                recorder.permission(&reply, &hash).await;
                 if reply.allows() && unchanged {
                     Ok(Approval::User)
+                } else if reply.by_policy() {
+                    Err(format!(
+                        "`{name}` was not run: it may change things, so it needs the user's permission, and nobody could be asked (no terminal, nobody answering). \
+                         The user can allow it without asking by adding \"{tool}\" to `allow` in [mcp_servers.{server}] of Hearth's config.toml",
+                        tool = tool.name
+                    ))
                 } else {
                     Err(format!(
                         "The user refused to run `{name}` with these arguments; nothing was run. Do not call it again with the same arguments unless the user asks."
@@ -485,12 +489,17 @@ impl Recorder<'_> {
         self.append(entry).await;
     }
 
-    async fn permission(&self, via: &str, option_id: &str, hash: &str) {
+    async fn permission(&self, reply: &PermissionReply, hash: &str) {
+        let via = reply.via.as_str();
         let entry = AuditEntry::new(
-            Actor::User(UserActor::new(via)),
+            reply.actor(),
             AuditKind::Permission,
-            Decision::Answered,
-            AuditOutcome::ok_with(option_id),
+            if reply.by_policy() {
+                Decision::Policy
+            } else {
+                Decision::Answered
+            },
+            AuditOutcome::ok_with(&reply.option_id),
         )
         .tool(self.name)
         .argument_hash(hash)
@@ -500,46 +509,5 @@ impl Recorder<'_> {
             "via": via,
         }));
         self.append(entry).await;
-    }
-}
-
-/// Another toolbox with the MCP servers' tools beside its own.
-pub struct McpToolbox {
-    inner: Arc<dyn Toolbox>,
-    mcp: McpTools,
-    audit: Option<AuditLog>,
-}
-
-impl McpToolbox {
-    /// `inner`'s tools plus `mcp`'s, calls recorded in `audit`.
-    pub fn new(inner: Arc<dyn Toolbox>, mcp: McpTools, audit: Option<AuditLog>) -> Self {
-        Self { inner, mcp, audit }
-    }
-}
-
-impl Toolbox for McpToolbox {
-    fn tools(&self) -> Vec<ToolDescription> {
-        let mut tools = self.inner.tools();
-        tools.extend(self.mcp.descriptions());
-        tools
-    }
-
-    fn tools_in(&self, session: &SessionUri) -> Vec<ToolDescription> {
-        let mut tools = self.inner.tools_in(session);
-        tools.extend(self.mcp.descriptions());
-        tools
-    }
-
-    fn call<'a>(
-        &'a self,
-        call: &'a ToolCallContext,
-        name: &'a str,
-        arguments: Value,
-    ) -> BoxFuture<'a, ToolCallOutcome> {
-        if self.mcp.owns(name) {
-            Box::pin(self.mcp.call(call, name, arguments, self.audit.as_ref()))
-        } else {
-            self.inner.call(call, name, arguments)
-        }
     }
 }

@@ -7,7 +7,11 @@
 //! extension lies about a PDF or a zip-based document), and converts on a blocking
 //! thread, under `catch_unwind`, within [`ConvertLimits::time_limit`]: a hostile or
 //! damaged document yields a [`ConvertError`] naming its format, never a panic.
-//! [`convert_bytes`] does the same for bytes already in memory (a download).
+//! [`convert_bytes`] does the same for bytes already in memory (a download). With
+//! [`Isolation::Child`] (how Hearth's commands and server run it) the recognising and
+//! converting happen in a child process under limits on memory, CPU time and output
+//! instead, so a document built to overflow a stack or exhaust memory fails alone
+//! ([`ConvertError::Crashed`]) and the process that asked carries on.
 //!
 //! Output longer than [`ConvertLimits::max_output_bytes`] is cut on a character
 //! boundary, ends with a note saying so, and is marked [`Converted::truncated`].
@@ -15,6 +19,7 @@
 //! It does not cache, fetch, or decide what to convert: that is the context cache's job.
 
 mod blocks;
+mod child;
 mod docx;
 mod epub;
 mod error;
@@ -36,11 +41,12 @@ use std::path::Path;
 use bytes::Bytes;
 use tokio::io::AsyncReadExt;
 
+pub use child::{DOCUMENT_JOB, document_job};
 pub use error::{ConvertError, Result};
 pub use format::SourceFormat;
 pub use image::ImageInfo;
 pub use limits::{
-    ConvertLimits, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIME_LIMIT,
+    ConvertLimits, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIME_LIMIT, Isolation,
 };
 
 /// A document converted into Markdown.
@@ -131,6 +137,13 @@ async fn convert(
     name: Option<String>,
     limits: &ConvertLimits,
 ) -> Result<Converted> {
+    if let Isolation::Child {
+        isolator,
+        memory_bytes,
+    } = &limits.isolation
+    {
+        return child::convert(bytes, named, name, limits, isolator, *memory_bytes).await;
+    }
     let sniffed = bytes.clone();
     let format = isolate::run(named, limits.time_limit, move || {
         Ok(sniff::actual_format(&sniffed, named))

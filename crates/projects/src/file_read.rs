@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use hearth_confine::Roots;
-use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput};
+use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput, ToolReach};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -158,6 +158,10 @@ impl ToolHandler for FileReadTool {
 
     fn mutates(&self) -> bool {
         false
+    }
+
+    fn reach(&self) -> ToolReach {
+        ToolReach::Private
     }
 
     fn execute<'a>(

@@ -6,7 +6,9 @@
 
 pub mod conformance;
 mod fake_agent;
+pub mod hostile;
 pub mod model_server;
+mod outside;
 mod process;
 pub mod real_agents;
 mod test_agent;
@@ -17,6 +19,7 @@ pub use model_server::{
     AnthropicStream, Gate, GeminiStream, MockModelServer, MockResponse, OpenAiStream,
     RecordedRequest, Responder, ResponsesStream,
 };
+pub use outside::{OUTSIDE_PORT, OutsideHost};
 pub use process::{BoundedChild, BoundedCommand, PROCESS_WAIT};
 pub use real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
 pub use test_agent::acp_test_agent;

@@ -19,6 +19,8 @@
 //!   ([`AuditFiles`]); [`AuditLog::verify`] checks the chain, the key, the head file,
 //!   heads the user kept and that every applied proposal has its entry, and names the
 //!   first failed check; JSON Lines export of the newest rows;
+//! - the data-flow guard ([`DataFlowGuard`]): once a chat read the user's private data,
+//!   a request to a site the user did not name waits for the user's permission;
 //! - the seam through which a toolbox asks the user before a call runs
 //!   ([`PermissionAsker`], put in scope by the agent whose turn waits).
 //!
@@ -30,6 +32,7 @@ mod actor;
 mod audit;
 mod canonical;
 mod error;
+mod flow;
 mod gate;
 mod permission;
 mod proposal;
@@ -44,6 +47,7 @@ pub use audit::{
 };
 pub use canonical::{canonical_json, sha256_hex, value_hash};
 pub use error::{Result, ToolsError};
+pub use flow::{ChatHistory, DataFlowGuard, FlowFacts, Taint, Trusted};
 pub use gate::ApprovalGate;
 pub use hearth_store::{AuditQuery, ProposalQuery, ProposalStatus};
 pub use permission::{

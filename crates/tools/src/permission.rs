@@ -37,6 +37,20 @@ impl PermissionReply {
     pub fn allows(&self) -> bool {
         self.kind.is_some_and(PermissionOptionKind::allows)
     }
+
+    /// Whether the policy answered because nobody could be asked (not the user).
+    pub fn by_policy(&self) -> bool {
+        self.via == hearth_core::PERMISSION_BY_POLICY
+    }
+
+    /// Who answered, for the audit log: the user through `via`, or Hearth's policy.
+    pub fn actor(&self) -> crate::Actor {
+        if self.by_policy() {
+            crate::Actor::Hearth
+        } else {
+            crate::Actor::User(crate::UserActor::new(&self.via))
+        }
+    }
 }
 
 /// Puts a question to the user on behalf of a running turn and waits for the answer.

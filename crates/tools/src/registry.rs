@@ -10,7 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     ProposalDraft, ProposalId, StagedProposal, Timestamp, ToolCallContext, ToolCallOutcome,
-    ToolDescription, ToolError, ToolHandler, ToolOutput, Toolbox,
+    ToolDescription, ToolError, ToolHandler, ToolOutput, ToolReach, Toolbox,
 };
 use hearth_store::{ProposalRecord, ProposalStatus, ProposalStore};
 use serde_json::{Value, json};
@@ -401,6 +401,14 @@ impl Toolbox for ToolRegistry {
             .iter()
             .map(|tool| ToolDescription::of(tool.as_ref()))
             .collect()
+    }
+
+    fn reach(&self, name: &str) -> ToolReach {
+        self.shared
+            .tools
+            .iter()
+            .find(|tool| tool.name() == name)
+            .map_or(ToolReach::Local, |tool| tool.reach())
     }
 
     fn call<'a>(

@@ -2,7 +2,7 @@
 
 use chrono::{Duration, NaiveTime, Utc};
 use futures::future::BoxFuture;
-use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput};
+use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput, ToolReach};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -55,6 +55,10 @@ impl ToolHandler for CalendarListTool {
 
     fn mutates(&self) -> bool {
         false
+    }
+
+    fn reach(&self) -> ToolReach {
+        ToolReach::Private
     }
 
     fn execute<'a>(
@@ -246,6 +250,10 @@ impl ToolHandler for EventsListTool {
         false
     }
 
+    fn reach(&self) -> ToolReach {
+        ToolReach::Private
+    }
+
     fn execute<'a>(
         &'a self,
         _call: &'a ToolCallContext,
@@ -384,6 +392,10 @@ impl ToolHandler for EventGetTool {
 
     fn mutates(&self) -> bool {
         false
+    }
+
+    fn reach(&self) -> ToolReach {
+        ToolReach::Private
     }
 
     fn execute<'a>(

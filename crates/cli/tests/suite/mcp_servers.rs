@@ -88,7 +88,9 @@ fn the_agent_calls_mcp_tools_and_a_mutating_one_needs_the_user() {
     );
     assert_eq!(tool_results(&model, 1), ["value of k"]);
     let refused = &tool_results(&model, 2)[1];
-    assert!(refused.contains("refused"), "{refused}");
+    // Nobody was asked: the model is told so, not that the user refused.
+    assert!(refused.contains("nobody could be asked"), "{refused}");
+    assert!(!refused.contains("The user refused"), "{refused}");
     assert!(!refused.contains("wrote note"), "{refused}");
     // `hearth run` without a terminal says how to allow it: under the server.
     assert!(stderr.contains("notes__write_note"), "{stderr}");
@@ -116,10 +118,20 @@ fn the_agent_calls_mcp_tools_and_a_mutating_one_needs_the_user() {
         mcp_calls.contains(&("tool_call".to_owned(), "ran".to_owned())),
         "{mcp_calls:?}"
     );
+    // The automatic refusal is recorded as the policy's (by Hearth), never as the user's.
     assert!(
-        mcp_calls.contains(&("permission".to_owned(), "answered".to_owned())),
+        mcp_calls.contains(&("permission".to_owned(), "policy".to_owned())),
         "{mcp_calls:?}"
     );
+    assert!(
+        !mcp_calls.contains(&("permission".to_owned(), "answered".to_owned())),
+        "{mcp_calls:?}"
+    );
+    let refusal = rows
+        .iter()
+        .find(|row| row["kind"] == "permission" && row["tool"] == "notes__write_note")
+        .unwrap();
+    assert_eq!(refusal["actor"], "hearth", "{refusal}");
     assert!(
         mcp_calls.contains(&("tool_call".to_owned(), "denied".to_owned())),
         "{mcp_calls:?}"

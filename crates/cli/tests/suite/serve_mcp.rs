@@ -130,6 +130,14 @@ async fn hearth_mcp_stdio_lends_the_tools() {
 #[tokio::test]
 async fn web_fetch_refuses_the_port_the_server_really_listens_on() {
     let (hearth, _calendar) = with_calendar();
+    // Lent tools reach only allowed sites (the data-flow guard); allowing loopback here
+    // lets the request through to the fetcher, whose own rule is what is tested.
+    let config = hearth.home.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    hearth.write(
+        "config.toml",
+        &format!("{text}\n[fetch]\nallow = [\"127.0.0.1\"]\n"),
+    );
     let served = Served::start(hearth, &[], &[]);
     // `--port 0` picked a port no configuration names: the tools must still deny it,
     // before asking whether the address is loopback.

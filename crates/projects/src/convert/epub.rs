@@ -47,10 +47,21 @@ pub(super) fn convert(bytes: &[u8]) -> Result<Draft> {
             tracing::warn!(%chapter, "EPUB spine names a chapter the archive lacks; skipped");
             continue;
         };
-        let markdown = converter
-            .convert(body(&xhtml))
-            .map_err(|error| malformed(FORMAT, format!("cannot convert {chapter}: {error}")))?;
-        let markdown = tidy(&markdown);
+        let chapter_body = body(&xhtml);
+        // The converter recurses per level: a chapter nested too deep is read as text.
+        let depth = hearth_fetch::nesting_depth(chapter_body);
+        let markdown = if depth > hearth_fetch::MAX_NESTING {
+            format!(
+                "[{chapter} nests its elements {depth} deep, more than the {} Hearth reads as structure; its text follows without formatting.]\n\n{}",
+                hearth_fetch::MAX_NESTING,
+                hearth_fetch::plain_text(chapter_body)
+            )
+        } else {
+            let markdown = converter
+                .convert(chapter_body)
+                .map_err(|error| malformed(FORMAT, format!("cannot convert {chapter}: {error}")))?;
+            tidy(&markdown)
+        };
         if !markdown.is_empty() {
             chapters.push(markdown);
         }

@@ -53,6 +53,18 @@ pub enum ConvertError {
         /// The time limit that ran out.
         limit: Duration,
     },
+    /// The document ended its isolated converter: a parser crashed, overflowed its
+    /// stack, or asked for more memory or CPU time than it may have. Nothing else was
+    /// harmed.
+    #[error(
+        "the {format} document could not be converted: its converter {how}; the file is damaged or built to harm, and was skipped"
+    )]
+    Crashed {
+        /// The format being converted.
+        format: SourceFormat,
+        /// How the converter died, in words.
+        how: String,
+    },
     /// The file could not be read.
     #[error("could not read {}: {source}", .path.display())]
     Io {

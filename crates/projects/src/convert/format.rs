@@ -29,6 +29,20 @@ pub enum SourceFormat {
     Image,
 }
 
+/// Every format.
+const ALL: [SourceFormat; 10] = [
+    SourceFormat::Pdf,
+    SourceFormat::Docx,
+    SourceFormat::Pptx,
+    SourceFormat::Xlsx,
+    SourceFormat::Odt,
+    SourceFormat::Epub,
+    SourceFormat::Html,
+    SourceFormat::Markdown,
+    SourceFormat::Text,
+    SourceFormat::Image,
+];
+
 /// Extensions (lower case) and the format each names.
 const EXTENSIONS: &[(&str, SourceFormat)] = &[
     ("pdf", SourceFormat::Pdf),
@@ -66,6 +80,27 @@ impl SourceFormat {
             .iter()
             .find(|(known, _)| *known == extension)
             .map(|(_, format)| *format)
+    }
+
+    /// A stable one-word token (`pdf`, `docx`, …), as passed to an isolated converter.
+    pub fn token(&self) -> &'static str {
+        match self {
+            Self::Pdf => "pdf",
+            Self::Docx => "docx",
+            Self::Pptx => "pptx",
+            Self::Xlsx => "xlsx",
+            Self::Odt => "odt",
+            Self::Epub => "epub",
+            Self::Html => "html",
+            Self::Markdown => "markdown",
+            Self::Text => "text",
+            Self::Image => "image",
+        }
+    }
+
+    /// The format a [`token`](Self::token) names.
+    pub fn from_token(token: &str) -> Option<Self> {
+        ALL.iter().copied().find(|format| format.token() == token)
     }
 
     /// A short human name: "PDF", "DOCX", "text", ….

@@ -1,6 +1,38 @@
-//! Bounds on one conversion, and the output cap.
+//! Bounds on one conversion, the output cap, and where conversion runs.
 
 use std::time::Duration;
+
+use hearth_process::Isolator;
+
+/// Where conversions run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// On a blocking thread of this process, under `catch_unwind` and the time limit.
+    /// A stack overflow or a failed allocation in a parser ends the whole process, so
+    /// this is for tests and benchmarks of the converters only: Hearth's commands and
+    /// server convert in a child process.
+    #[default]
+    InProcess,
+    /// In a child of Hearth's binary, limited in address space, CPU and wall time and
+    /// output: whatever a hostile document does ends that child, and the conversion
+    /// fails saying how.
+    Child {
+        /// Starts the children.
+        isolator: Isolator,
+        /// The child's address space, in bytes.
+        memory_bytes: u64,
+    },
+}
+
+impl Isolation {
+    /// Conversions in children of `isolator` with the default memory limit (1 GiB).
+    pub fn child(isolator: Isolator) -> Self {
+        Self::Child {
+            isolator,
+            memory_bytes: hearth_process::DEFAULT_JOB_MEMORY_BYTES,
+        }
+    }
+}
 
 /// Bounds on one conversion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,6 +43,8 @@ pub struct ConvertLimits {
     pub max_output_bytes: usize,
     /// Time allowed for one conversion.
     pub time_limit: Duration,
+    /// Where it runs.
+    pub isolation: Isolation,
 }
 
 /// Default [`ConvertLimits::max_input_bytes`]: 100 MiB.
@@ -26,6 +60,7 @@ impl Default for ConvertLimits {
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             time_limit: DEFAULT_TIME_LIMIT,
+            isolation: Isolation::InProcess,
         }
     }
 }
