@@ -49,7 +49,8 @@ pub(crate) fn materializer(app: &App) -> anyhow::Result<Materializer> {
             },
             ..hearth_projects::convert::ConvertLimits::default()
         },
-    ))
+    )
+    .protecting(vec![app.paths.home.clone()]))
 }
 
 fn write_out(text: &str) -> anyhow::Result<()> {

@@ -45,6 +45,10 @@
 //! are refused even when they point back into it, because the kernel cannot resolve
 //! them beneath the root.
 //!
+//! [`read_outside`] reads a file the user named anywhere (a project's source), refusing
+//! it when it really lies in one of Hearth's denied directories, whatever symlink or
+//! hard link leads there.
+//!
 //! This crate does not decide which directories a session gets, ask the user for
 //! approval, record the audit log, or confine what a terminal's commands do once
 //! started: it confines the paths Hearth itself opens on an agent's behalf.
@@ -53,10 +57,12 @@ mod digest;
 mod error;
 mod kernel;
 mod lexical;
+mod outside;
 mod read;
 mod roots;
 mod write;
 
 pub use error::{Error, FileKind, Result, Rule};
+pub use outside::read_outside;
 pub use roots::Roots;
 pub use write::Written;

@@ -9,6 +9,7 @@
 
 mod suite {
     mod directory;
+    mod outside;
     mod race;
     mod read;
     mod roots;

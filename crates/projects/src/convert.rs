@@ -107,6 +107,53 @@ pub async fn convert_file(path: &Path, limits: &ConvertLimits) -> Result<Convert
     convert(Bytes::from(contents), named, name, limits).await
 }
 
+/// Converts the file at `path` like [`convert_file`], but reads it through
+/// [`hearth_confine::read_outside`]: a file that really lies in one of `protected`
+/// (Hearth's data directory), through any symlink or hard link, is refused.
+pub async fn convert_source(
+    path: &Path,
+    protected: &[std::path::PathBuf],
+    limits: &ConvertLimits,
+) -> Result<Converted> {
+    let named = SourceFormat::from_path(path).ok_or_else(|| ConvertError::Unsupported {
+        extension: path
+            .extension()
+            .map(|extension| extension.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    })?;
+    let (owned, denied, max) = (
+        path.to_path_buf(),
+        protected.to_vec(),
+        limits.max_input_bytes,
+    );
+    let read =
+        tokio::task::spawn_blocking(move || hearth_confine::read_outside(&owned, &denied, max))
+            .await
+            .map_err(|error| ConvertError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(error.to_string()),
+            })?;
+    let contents = read.map_err(|error| match error {
+        hearth_confine::Error::TooLarge { size, limit, .. } => {
+            ConvertError::TooLarge { bytes: size, limit }
+        }
+        hearth_confine::Error::Denied { .. } | hearth_confine::Error::HardLinked { .. } => {
+            ConvertError::Protected {
+                path: path.to_path_buf(),
+                reason: error.to_string(),
+            }
+        }
+        other => ConvertError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned());
+    convert(Bytes::from(contents), named, name, limits).await
+}
+
 /// Converts a document already in memory (for example a PDF served over HTTP).
 ///
 /// `format` is trusted except where the bytes plainly say otherwise (a PDF header, or

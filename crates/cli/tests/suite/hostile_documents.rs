@@ -88,3 +88,87 @@ fn serve_survives_a_hundred_hostile_documents_in_a_row() {
     let stderr = served.stop();
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A source that is a symlink (absolute or relative) or a hard link to Hearth's own
+/// token or audit key is refused, so the secret never reaches the context cache, and
+/// the agent's `file_read` of the snapshots finds no copy of it.
+#[test]
+fn a_source_leading_into_the_data_directory_is_refused() {
+    let hearth = Hearth::new();
+    // A command makes the token and the audit key.
+    let served = Served::start(hearth, &[], &[]);
+    let home = served.hearth.home.path().to_path_buf();
+    let token = std::fs::read_to_string(home.join("token")).unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(home.join("token"), folder.path().join("tok.txt")).unwrap();
+    std::os::unix::fs::symlink(home.join("audit.key"), folder.path().join("key.txt")).unwrap();
+    let relative = pathdiff(folder.path(), &home.join("token"));
+    std::os::unix::fs::symlink(&relative, folder.path().join("relative.txt")).unwrap();
+    std::fs::write(folder.path().join("fine.md"), "# Fine\n").unwrap();
+    let folder_arg = folder.path().display().to_string();
+    served.hearth.ok(&[
+        "projects",
+        "new",
+        "Leaky",
+        "--folder",
+        &folder_arg,
+        "--source",
+        "tok.txt",
+        "--source",
+        "key.txt",
+        "--source",
+        "relative.txt",
+        "--source",
+        "fine.md",
+    ]);
+    let output = served.hearth.run(&["context", "retry", "Leaky"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in ["tok.txt", "key.txt", "relative.txt"] {
+        let line = stdout
+            .lines()
+            .find(|line| line.contains(name))
+            .unwrap_or_else(|| panic!("{name} in {stdout}"));
+        assert!(line.contains("failed"), "{line}");
+    }
+    assert!(stdout.contains("fine.md  ready"), "{stdout}");
+    let status = served.hearth.ok(&["context", "status", "Leaky"]);
+    assert!(
+        status.contains("never include Hearth's own data directory"),
+        "{status}"
+    );
+    // No snapshot anywhere in the cache holds the token.
+    for entry in walk(&home.join("context-cache")) {
+        let text = std::fs::read_to_string(&entry).unwrap_or_default();
+        assert!(
+            !text.contains(token.trim()),
+            "{} holds the token",
+            entry.display()
+        );
+    }
+}
+
+/// `target` relative to `from` (both absolute), through `..`.
+fn pathdiff(from: &Path, target: &Path) -> std::path::PathBuf {
+    let ups = from.components().count() - 1;
+    let mut relative = std::path::PathBuf::new();
+    for _ in 0..ups {
+        relative.push("..");
+    }
+    relative.join(target.strip_prefix("/").unwrap())
+}
+
+fn walk(directory: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

@@ -35,7 +35,7 @@ use super::plan::{Plan, Step, Work, plan};
 use super::remote::{Snapshot, convert_web};
 use super::source::{ContextSource, signature};
 use super::youtube::{DEFAULT_YOUTUBE_BASE, convert_youtube};
-use crate::convert::{ConvertLimits, convert_file};
+use crate::convert::{ConvertLimits, convert_source};
 
 /// Sources converted at the same time, by default.
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -83,6 +83,8 @@ pub struct Materializer {
     limits: ConvertLimits,
     youtube_base: String,
     concurrency: usize,
+    /// Directories no file source may really lie in (Hearth's data directory).
+    protected: Arc<Vec<PathBuf>>,
 }
 
 /// The fingerprint of a source and its snapshot, if any.
@@ -101,7 +103,16 @@ impl Materializer {
             limits,
             youtube_base: DEFAULT_YOUTUBE_BASE.to_owned(),
             concurrency: DEFAULT_CONCURRENCY,
+            protected: Arc::new(Vec::new()),
         }
+    }
+
+    /// Refuses file sources that really lie in one of `directories` (Hearth's data
+    /// directory), whatever symlink or hard link leads there: a source is never a way
+    /// to copy Hearth's own secrets into the context an agent reads.
+    pub fn protecting(mut self, directories: Vec<PathBuf>) -> Self {
+        self.protected = Arc::new(directories);
+        self
     }
 
     /// Fetches YouTube watch pages from `base` instead of `https://www.youtube.com`
@@ -387,7 +398,7 @@ impl Materializer {
             Work::Web { url } => convert_web(&self.fetcher, url, &self.limits).await,
             Work::Youtube { url } => convert_youtube(&self.fetcher, &self.youtube_base, url).await,
             Work::File { path } => {
-                let converted = convert_file(path, &self.limits).await?;
+                let converted = convert_source(path, &self.protected, &self.limits).await?;
                 Ok(Snapshot {
                     title: converted.title,
                     markdown: converted.markdown,

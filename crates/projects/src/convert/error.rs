@@ -65,6 +65,18 @@ pub enum ConvertError {
         /// How the converter died, in words.
         how: String,
     },
+    /// The file really lies in Hearth's own data directory (through a symlink or a hard
+    /// link): it is never a source.
+    #[error(
+        "{} is not used as a source: {reason}; a project's sources never include Hearth's own data directory",
+        path.display()
+    )]
+    Protected {
+        /// The source as given.
+        path: PathBuf,
+        /// The refusal.
+        reason: String,
+    },
     /// The file could not be read.
     #[error("could not read {}: {source}", .path.display())]
     Io {
