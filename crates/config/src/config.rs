@@ -370,6 +370,8 @@ pub struct ServerConfig {
     pub port: Option<u16>,
     /// Address to bind (loopback unless `--allow-remote`).
     pub bind: Option<String>,
+    /// Days a browser stays logged in to Agent Home (default 30).
+    pub login_days: Option<u32>,
 }
 
 /// Hearth's own agent loop.

@@ -1,6 +1,9 @@
-//! How `hearth serve` listens: address, port, remote opt-in, request limits, queue sizes.
+//! How `hearth serve` listens: address, port, remote opt-in, request limits, queue sizes,
+//! and how long a browser stays logged in.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::{Result, ServerError};
 
@@ -29,6 +32,12 @@ pub struct ServerOptions {
     pub max_request_bytes: usize,
     /// Frames queued per connection before it is resynced.
     pub queue_capacity: usize,
+    /// The login key's file (browser sessions; `hearth serve` uses `login.key` in the data
+    /// directory). Without one the key lives in memory: browsers are logged out when the
+    /// server stops.
+    pub login_key_file: Option<PathBuf>,
+    /// How long a browser stays logged in.
+    pub login_lifetime: Duration,
 }
 
 impl Default for ServerOptions {
@@ -40,6 +49,8 @@ impl Default for ServerOptions {
             extra_origins: Vec::new(),
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            login_key_file: None,
+            login_lifetime: crate::login::DEFAULT_LOGIN_LIFETIME,
         }
     }
 }

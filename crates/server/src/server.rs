@@ -14,6 +14,7 @@ use crate::backend::{Backend, Shared};
 use crate::error::{Result, ServerError};
 use crate::guard::Guard;
 use crate::http::{App, router};
+use crate::login::Logins;
 use crate::mcp;
 use crate::options::{ServerOptions, allowed_authorities, loopback_url};
 use crate::token::Secret;
@@ -53,15 +54,20 @@ impl Listener {
         self.address
     }
 
-    /// Builds the routes around the backend.
-    pub fn into_server(self, backend: Backend, token: Secret) -> Server {
+    /// Builds the routes around the backend (and reads or makes the login key file).
+    pub fn into_server(self, backend: Backend, token: Secret) -> Result<Server> {
         let Self {
             listener,
             address,
             options,
         } = self;
         let (hosts, origins) = allowed_authorities(&options, address);
-        let guard = Guard::new(hosts, origins, token);
+        let logins = Logins::open(
+            token.clone(),
+            options.login_key_file.clone(),
+            options.login_lifetime,
+        )?;
+        let guard = Guard::new(hosts, origins, token, logins);
         let login = Arc::clone(&guard);
         let stop = CancellationToken::new();
         let mcp = backend.toolbox.clone().map(|toolbox| {
@@ -78,13 +84,13 @@ impl Listener {
             guard,
             max_request_bytes: options.max_request_bytes,
         };
-        Server {
+        Ok(Server {
             listener,
             address,
             router: router(app, mcp),
             stop,
             guard: login,
-        }
+        })
     }
 }
 
@@ -101,7 +107,7 @@ impl Server {
     /// Checks the address (a non-loopback one needs `allow_remote`), binds it, and
     /// builds the routes around the backend.
     pub async fn bind(backend: Backend, options: ServerOptions, token: Secret) -> Result<Self> {
-        Ok(Listener::bind(options).await?.into_server(backend, token))
+        Listener::bind(options).await?.into_server(backend, token)
     }
 
     /// The address it listens on (with the real port when port 0 was asked for).
@@ -117,7 +123,7 @@ impl Server {
 
     /// A one-time login link for Agent Home: opening it logs the browser in.
     pub fn login_url(&self) -> Result<String> {
-        let code = self.guard.issue_login_code()?;
+        let code = self.guard.logins().issue_code()?;
         Ok(format!("{}/auth?code={}", self.url(), code.expose()))
     }
 

@@ -8,6 +8,7 @@ mod suite {
     mod audit;
     mod calendar;
     mod fanout;
+    mod login;
     mod mcp;
     mod methods;
     mod pages;
