@@ -137,6 +137,20 @@ fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> 
         let days = at_least_one("login_days", u64::from(days))?;
         options.login_lifetime = Duration::from_secs(days.saturating_mul(24 * 60 * 60));
     }
+    if let Some(seconds) = server.header_read_timeout_seconds {
+        let seconds = at_least_one("header_read_timeout_seconds", seconds)?;
+        options.header_read_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(seconds) = server.idle_timeout_seconds {
+        let seconds = at_least_one("idle_timeout_seconds", seconds)?;
+        options.idle_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(connections) = server.max_connections {
+        if connections == 0 {
+            bail!("[server] max_connections in the config file must be at least 1");
+        }
+        options.max_connections = connections;
+    }
     options.login_key_file = Some(login_key_file(&app.paths.home));
     options.allow_remote = args.allow_remote;
     options.extra_origins.clone_from(&args.allow_origins);

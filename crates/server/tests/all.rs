@@ -7,6 +7,7 @@
 mod suite {
     mod audit;
     mod calendar;
+    mod connections;
     mod fanout;
     mod login;
     mod mcp;

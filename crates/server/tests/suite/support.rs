@@ -31,6 +31,12 @@ pub struct Setup {
     pub calendars: Option<hearth_calendar::Calendars>,
     /// How long a browser stays logged in.
     pub login_lifetime: Duration,
+    /// How long a new connection may take to send a request's head.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait between requests.
+    pub idle_timeout: Duration,
+    /// Connections held at once.
+    pub max_connections: usize,
 }
 
 impl Default for Setup {
@@ -42,6 +48,9 @@ impl Default for Setup {
             approvals: false,
             calendars: None,
             login_lifetime: hearth_server::DEFAULT_LOGIN_LIFETIME,
+            header_read_timeout: hearth_server::DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: hearth_server::DEFAULT_IDLE_TIMEOUT,
+            max_connections: hearth_server::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -81,6 +90,9 @@ impl TestServer {
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
         options.queue_capacity = setup.queue_capacity;
         options.login_lifetime = setup.login_lifetime;
+        options.header_read_timeout = setup.header_read_timeout;
+        options.idle_timeout = setup.idle_timeout;
+        options.max_connections = setup.max_connections;
         let token = Secret::generate().unwrap();
         let server = Server::bind(backend, options, token.clone()).await.unwrap();
         let url = server.url();
