@@ -249,7 +249,7 @@ async fn main() {
     let page = chromium.open(&login).await;
     wait_for(&page, "document.body.dataset.connection === 'open'").await;
 
-    // First meaningful paint, on reloads (the cookie set, the assets revalidated).
+    // First meaningful paint, on reloads (logged in, the assets revalidated).
     let mut paints = Vec::new();
     let mut ready = Vec::new();
     for _ in 0..10 {

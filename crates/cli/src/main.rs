@@ -105,8 +105,9 @@ enum Command {
     Tools(toolbox::ToolsCommand),
     /// Serve Agent Home (/), the JSON-RPC protocol (WebSocket /rpc) and MCP (/mcp) on 127.0.0.1.
     Serve(serve::ServeArgs),
-    /// Print a one-time link that logs a browser into the running server's Agent Home.
-    Login,
+    /// Print a one-time link that logs a browser into the running server's Agent Home
+    /// (--revoke: log every browser out).
+    Login(serve::LoginArgs),
     /// Speak the JSON-RPC protocol on stdin/stdout (JSON Lines), for editors.
     AppServer(serve::AppServerArgs),
     /// Lend Hearth's tools to an MCP client on stdin/stdout (writes only stage proposals).
@@ -225,7 +226,7 @@ fn main() -> ExitCode {
             Command::Calendar(command) => calendar::calendar(&app, command).await,
             Command::Tools(command) => toolbox::tools(&app, command).await,
             Command::Serve(args) => serve::serve(&app, args).await,
-            Command::Login => serve::login(&app).await,
+            Command::Login(args) => serve::login(&app, args).await,
             Command::AppServer(args) => serve::app_server(&app, args).await,
             Command::Mcp(args) => serve::mcp(&app, args).await,
             Command::Acp(args) => acp_agent::acp(&app, args).await,

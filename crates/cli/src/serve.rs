@@ -11,8 +11,8 @@ use anyhow::{Context, bail};
 use hearth_host::{Host, HostConfig};
 use hearth_server::{
     Backend, DEFAULT_PORT, GateApprovals, Listener, ServerOptions, ServerRecord,
-    load_or_create_token, lock_data_directory, remove_record, serve_mcp_stdio, serve_stdio,
-    server_file, write_record,
+    load_or_create_token, lock_data_directory, login_key_file, remove_record, serve_mcp_stdio,
+    serve_stdio, server_file, write_record,
 };
 
 use crate::app::App;
@@ -126,6 +126,32 @@ fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> 
         .unwrap_or_else(|| "127.0.0.1".to_owned());
     let port = args.port.or(app.config.server.port).unwrap_or(DEFAULT_PORT);
     let mut options = ServerOptions::at(&bind, port)?;
+    let server = &app.config.server;
+    let at_least_one = |key: &str, value: u64| {
+        if value == 0 {
+            bail!("[server] {key} in the config file must be at least 1");
+        }
+        Ok(value)
+    };
+    if let Some(days) = server.login_days {
+        let days = at_least_one("login_days", u64::from(days))?;
+        options.login_lifetime = Duration::from_secs(days.saturating_mul(24 * 60 * 60));
+    }
+    if let Some(seconds) = server.header_read_timeout_seconds {
+        let seconds = at_least_one("header_read_timeout_seconds", seconds)?;
+        options.header_read_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(seconds) = server.idle_timeout_seconds {
+        let seconds = at_least_one("idle_timeout_seconds", seconds)?;
+        options.idle_timeout = Duration::from_secs(seconds);
+    }
+    if let Some(connections) = server.max_connections {
+        if connections == 0 {
+            bail!("[server] max_connections in the config file must be at least 1");
+        }
+        options.max_connections = connections;
+    }
+    options.login_key_file = Some(login_key_file(&app.paths.home));
     options.allow_remote = args.allow_remote;
     options.extra_origins.clone_from(&args.allow_origins);
     options.extra_hosts.clone_from(&args.allow_hosts);
@@ -251,7 +277,7 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::debug!(%error, "could not note the sessions there are");
     }
     pick_up_outside_answers(&host);
-    let server = listener.into_server(backend, token);
+    let server = listener.into_server(backend, token)?;
     let url = server.url();
     let record_path = server_file(&app.paths.home);
     write_record(
@@ -310,11 +336,24 @@ pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `hearth login` arguments.
+#[derive(Debug, clap::Args)]
+pub struct LoginArgs {
+    /// Log every browser out instead: the login key is replaced, and a running server
+    /// ends the sessions at once.
+    #[arg(long)]
+    revoke: bool,
+}
+
 /// `hearth login`: a one-time link that logs a browser into the running server's Agent
-/// Home.
+/// Home; `--revoke` logs every browser out.
 #[allow(clippy::print_stdout, clippy::print_stderr)]
-pub async fn login(app: &App) -> anyhow::Result<ExitCode> {
-    let Some(record) = hearth_server::read_record(&server_file(&app.paths.home)) else {
+pub async fn login(app: &App, args: LoginArgs) -> anyhow::Result<ExitCode> {
+    let record = hearth_server::read_record(&server_file(&app.paths.home));
+    if args.revoke {
+        return revoke_logins(app, record).await;
+    }
+    let Some(record) = record else {
         bail!(
             "no Hearth server is running for {}; start one with `hearth serve` (it prints a login link)",
             app.paths.home.display()
@@ -326,5 +365,38 @@ pub async fn login(app: &App) -> anyhow::Result<ExitCode> {
         .context("asking the running server for a login link")?;
     println!("{link}");
     eprintln!("hearth: open it in a browser on this machine; it works once");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth login --revoke`: the running server replaces the login key (and closes the
+/// sessions' sockets); without one, the key file is replaced here.
+#[allow(clippy::print_stderr)]
+async fn revoke_logins(
+    app: &App,
+    record: Option<hearth_server::ServerRecord>,
+) -> anyhow::Result<ExitCode> {
+    let key_file = login_key_file(&app.paths.home);
+    let Some(record) = record else {
+        hearth_server::rotate_login_key(&key_file)?;
+        eprintln!(
+            "hearth: every browser is logged out (a new login key is in {}); `hearth login` logs one in again",
+            key_file.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let token = hearth_server::read_token(&app.paths.token())?;
+    if let Err(error) = hearth_server::revoke_browser_sessions(&record.url, &token).await {
+        // The key file is replaced anyway, so the sessions end when that server restarts.
+        hearth_server::rotate_login_key(&key_file)?;
+        bail!(
+            "the server at {} did not end the browser sessions ({error}); a new login key is in {}, so they end when it restarts: stop it and start it again",
+            record.url,
+            key_file.display()
+        );
+    }
+    eprintln!(
+        "hearth: every browser is logged out (the server at {} ended their sessions); `hearth login` logs one in again",
+        record.url
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -387,6 +387,14 @@ pub struct ServerConfig {
     pub port: Option<u16>,
     /// Address to bind (loopback unless `--allow-remote`).
     pub bind: Option<String>,
+    /// Days a browser stays logged in to Agent Home (default 30).
+    pub login_days: Option<u32>,
+    /// Seconds a new connection may take to send its first request's head (default 10).
+    pub header_read_timeout_seconds: Option<u64>,
+    /// Seconds a kept-alive connection may wait for its next request (default 60).
+    pub idle_timeout_seconds: Option<u64>,
+    /// HTTP connections held at once (default 4096, within the open-file limit).
+    pub max_connections: Option<usize>,
 }
 
 /// Hearth's own agent loop.

@@ -211,6 +211,35 @@ fn notification(method: String, params: Value) -> Notified {
 /// Asks a running server (at its base URL, `http://127.0.0.1:8421`) for a one-time login
 /// link for Agent Home, authenticated with the token.
 pub async fn login_link(base_url: &str, token: &Secret) -> Result<String> {
+    let value = post_with_token(base_url, token, "/auth/code", "a login link").await?;
+    value["url"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| ServerError::Login(format!("{base_url} answered without a link")))
+}
+
+/// Asks a running server to end every browser session at once (it replaces the login
+/// key), authenticated with the token.
+pub async fn revoke_browser_sessions(base_url: &str, token: &Secret) -> Result<()> {
+    let value = post_with_token(
+        base_url,
+        token,
+        "/auth/revoke",
+        "to end the browser sessions",
+    )
+    .await?;
+    if value["revoked"] == Value::Bool(true) {
+        Ok(())
+    } else {
+        Err(ServerError::Login(format!(
+            "{base_url} answered oddly to ending the browser sessions: {value}"
+        )))
+    }
+}
+
+/// `POST`s `{}` to `path` with the token and reads the JSON answer (plain HTTP/1.1: the
+/// server is on this machine).
+async fn post_with_token(base_url: &str, token: &Secret, path: &str, what: &str) -> Result<Value> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let authority = base_url
         .trim_end_matches('/')
@@ -221,7 +250,7 @@ pub async fn login_link(base_url: &str, token: &Secret) -> Result<String> {
         .await
         .map_err(|error| ServerError::Login(format!("cannot reach {base_url}: {error}")))?;
     let request = format!(
-        "POST /auth/code HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {}\r\n\
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {}\r\n\
          Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}",
         token.expose()
     );
@@ -239,14 +268,10 @@ pub async fn login_link(base_url: &str, token: &Secret) -> Result<String> {
     if !head.starts_with("HTTP/1.1 200") {
         let status = head.lines().next().unwrap_or_default();
         return Err(ServerError::Login(format!(
-            "{base_url} refused a login link ({status}): {}",
+            "{base_url} refused {what} ({status}): {}",
             body.trim()
         )));
     }
-    let value: Value = serde_json::from_str(body.trim())
-        .map_err(|error| ServerError::Login(format!("{base_url} answered oddly: {error}")))?;
-    value["url"]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| ServerError::Login(format!("{base_url} answered without a link")))
+    serde_json::from_str(body.trim())
+        .map_err(|error| ServerError::Login(format!("{base_url} answered oddly: {error}")))
 }

@@ -49,6 +49,14 @@ pub enum ServerError {
         /// Why.
         source: io::Error,
     },
+    /// The login key file (browser sessions) cannot be read or written.
+    #[error("cannot use the login key file {}: {source}", path.display())]
+    LoginKeyIo {
+        /// The file (or its folder).
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// A non-loopback address without `--allow-remote`.
     #[error(
         "refusing to listen on {address}: it is not a loopback address, so other machines could reach Hearth; pass --allow-remote if that is what you want"
@@ -131,6 +139,7 @@ impl ServerError {
             | Self::TokenInvalid { .. }
             | Self::TokenExposed { .. }
             | Self::TokenIo { .. }
+            | Self::LoginKeyIo { .. }
             | Self::RemoteBind { .. }
             | Self::HostWithoutRemote(_)
             | Self::BadAddress(_)

@@ -7,22 +7,31 @@
 //!    (`null` and foreign origins are refused; programs that send none pass). No CORS
 //!    headers are ever sent, so no foreign page can read a response.
 //! 3. The caller is authenticated: `Authorization: Bearer <token>` compared in constant
-//!    time, or a browser-session cookie made by `/auth` (the only route that accepts
-//!    the token, or a one-time login code, in its URL, exchanged once for the cookie).
-//!    Only Agent Home's static page and assets (`GET /`, `/assets/…`) are served
-//!    without it: they hold no data, and the page asks the user to log in.
-//! 4. A browser session's writes carry its CSRF token: the `X-Hearth-CSRF` header, or
-//!    the `csrf` query parameter on the WebSocket upgrade (browsers cannot set headers
-//!    there).
+//!    time, or a browser session that Agent Home's page sends itself: the
+//!    `X-Hearth-Session` header, or on the WebSocket upgrade (where browsers cannot set
+//!    headers) a `hearth.session.<credential>` entry of its `Sec-WebSocket-Protocol`
+//!    offer. Never a cookie (a browser hands a host's cookies to every port of it, so
+//!    another local web service the browser visits would receive them) and never a URL:
+//!    the page keeps its session in `localStorage`, which only its exact origin can read.
+//!    Only Agent Home's static page and assets (`GET /`, `/assets/…`) are served without
+//!    it (they hold no data, and the page asks the user to log in), and the login itself:
+//!    `GET /auth` (the one-time link) and `POST /auth/session` (the page trading the
+//!    link's code for a session), which check their code themselves.
+//! 4. A browser session is current: sealed under the present login key (derived from
+//!    the token and `login.key`; `hearth login --revoke` replaces the key and tells the
+//!    running server, which also closes the session's open sockets) and before the expiry
+//!    sealed into it (`[server] login_days`, 30 by default).
 //! 5. A `POST` body is JSON (a cross-site form can only send `text/plain`,
 //!    `multipart/form-data` or `application/x-www-form-urlencoded`).
 //!
-//! Tokens, cookies and query strings never reach the logs.
+//! Tokens, sessions, login codes and query strings never reach the logs.
+//!
+//! Each check has one end-to-end test against the real binary, named after its number
+//! (`check_1_…` to `check_5_…` in `crates/cli/tests/suite/security.rs`); the server
+//! crate's `suite::login` follows a browser session through its life (expiry included),
+//! and Agent Home's browser tests show another local web service getting nothing.
 
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -30,56 +39,50 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ServerError;
-use crate::token::Secret;
+use crate::login::{BrowserSession, Logins};
 
-/// The cookie holding a browser session's id.
-pub const SESSION_COOKIE: &str = "hearth_session";
-/// The header carrying a browser session's CSRF token on writes.
-pub const CSRF_HEADER: &str = "x-hearth-csrf";
-/// The route that exchanges the token for a browser session.
+/// The header carrying a browser session on fetches.
+pub const SESSION_HEADER: &str = "x-hearth-session";
+/// The WebSocket subprotocol Agent Home's page asks for (and the server selects).
+pub const RPC_PROTOCOL: &str = "hearth.rpc";
+/// The prefix of the WebSocket protocol offer entry that carries a browser session.
+pub const SESSION_PROTOCOL_PREFIX: &str = "hearth.session.";
+/// The one-time login link's route: `GET /auth?code=…`.
 pub const AUTH_PATH: &str = "/auth";
+/// `POST`: a login code traded for a browser session; `GET`: the session's expiry.
+pub const AUTH_SESSION_PATH: &str = "/auth/session";
 /// Where Agent Home's assets are served from (without authentication).
 pub const ASSETS_PATH: &str = "/assets/";
-/// One-time login codes waiting to be used; the oldest goes first.
-const MAX_LOGIN_CODES: usize = 8;
 
 /// Who a request was authenticated as.
 #[derive(Clone, Debug)]
 pub(crate) enum Caller {
     /// A program holding the token.
     Bearer,
-    /// A browser session; its CSRF token guards writes.
-    Browser {
-        /// The session's CSRF token.
-        csrf: Secret,
-    },
+    /// A browser session.
+    Browser(BrowserSession),
 }
 
 /// The server's checks and the state they need.
-///
-/// A browser session is not kept in memory: its cookie is a random nonce with an
-/// HMAC-SHA256 of it under the token, and its CSRF token another HMAC of the nonce. So a
-/// browser stays logged in across server restarts, and replacing the token file logs
-/// every browser out.
 pub(crate) struct Guard {
     hosts: Vec<String>,
     origins: Vec<String>,
-    token: Secret,
-    /// HMAC-SHA256 keyed with the token (HMAC takes keys of any length, so it is there).
-    sealer: Option<Hmac<Sha256>>,
-    login_codes: Mutex<Vec<Secret>>,
+    token: crate::token::Secret,
+    logins: Logins,
 }
 
 impl Guard {
-    pub fn new(hosts: Vec<String>, origins: Vec<String>, token: Secret) -> Arc<Self> {
-        let sealer = Hmac::<Sha256>::new_from_slice(token.expose().as_bytes()).ok();
+    pub fn new(
+        hosts: Vec<String>,
+        origins: Vec<String>,
+        token: crate::token::Secret,
+        logins: Logins,
+    ) -> Arc<Self> {
         Arc::new(Self {
             hosts,
             origins,
             token,
-            sealer,
-            login_codes: Mutex::new(Vec::new()),
+            logins,
         })
     }
 
@@ -91,78 +94,14 @@ impl Guard {
         &self.origins
     }
 
-    fn login_codes(&self) -> MutexGuard<'_, Vec<Secret>> {
-        self.login_codes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Login codes and browser sessions.
+    pub fn logins(&self) -> &Logins {
+        &self.logins
     }
 
     /// Whether `candidate` is the token.
     pub fn is_token(&self, candidate: &str) -> bool {
         self.token.matches(candidate)
-    }
-
-    /// A new login code: `/auth?code=…` accepts it once.
-    pub fn issue_login_code(&self) -> crate::Result<Secret> {
-        let code = Secret::generate()?;
-        let mut codes = self.login_codes();
-        if codes.len() >= MAX_LOGIN_CODES {
-            codes.remove(0);
-        }
-        codes.push(code.clone());
-        Ok(code)
-    }
-
-    /// Whether `candidate` is a login code not used yet; it is used up.
-    pub fn redeem_login_code(&self, candidate: &str) -> bool {
-        let mut codes = self.login_codes();
-        // Every code is compared, so the time taken does not say which one matched.
-        let mut found = None;
-        for (index, code) in codes.iter().enumerate() {
-            if code.matches(candidate) {
-                found = Some(index);
-            }
-        }
-        found.map(|index| codes.remove(index)).is_some()
-    }
-
-    /// Starts a browser session; returns its cookie value and CSRF token.
-    pub fn open_browser_session(&self) -> crate::Result<(Secret, Secret)> {
-        let nonce = Secret::generate()?;
-        let (Some(seal), Some(csrf)) = (
-            self.seal("session", nonce.expose()),
-            self.seal("csrf", nonce.expose()),
-        ) else {
-            return Err(ServerError::Random(
-                "cannot key the session seal".to_owned(),
-            ));
-        };
-        let cookie = format!("{}.{seal}", nonce.expose());
-        Ok((Secret::from_trusted(cookie), Secret::from_trusted(csrf)))
-    }
-
-    /// The CSRF token of the browser session a cookie value names, if it is one.
-    fn browser_session(&self, cookie: &str) -> Option<Secret> {
-        let (nonce, seal) = cookie.split_once('.')?;
-        let expected = Secret::from_trusted(self.seal("session", nonce)?);
-        if !expected.matches(seal) {
-            return None;
-        }
-        self.seal("csrf", nonce).map(Secret::from_trusted)
-    }
-
-    /// HMAC-SHA256 under the token of `purpose:nonce`, hex-encoded.
-    fn seal(&self, purpose: &str, nonce: &str) -> Option<String> {
-        let mut mac = self.sealer.clone()?;
-        mac.update(purpose.as_bytes());
-        mac.update(b":");
-        mac.update(nonce.as_bytes());
-        let bytes = mac.finalize().into_bytes();
-        let mut text = String::with_capacity(bytes.len() * 2);
-        for byte in bytes {
-            text.push_str(&format!("{byte:02x}"));
-        }
-        Some(text)
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
@@ -203,7 +142,9 @@ impl Guard {
         }
     }
 
-    fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+    /// Check 3: who the caller is (a browser session's credential is checked in 4).
+    fn authenticate<'a>(&self, request: &'a Request) -> Result<Presented<'a>, Refusal> {
+        let headers = request.headers();
         if let Some(value) = headers.get(header::AUTHORIZATION) {
             let presented = value
                 .to_str()
@@ -212,26 +153,55 @@ impl Guard {
                 .map(str::trim)
                 .unwrap_or_default();
             return if self.is_token(presented) {
-                Ok(Caller::Bearer)
+                Ok(Presented::Bearer)
             } else {
                 Err(Refusal::Unauthenticated)
             };
         }
-        for value in headers.get_all(header::COOKIE) {
-            let Ok(cookies) = value.to_str() else {
-                continue;
-            };
-            for cookie in cookies.split(';') {
-                if let Some((name, id)) = cookie.trim().split_once('=')
-                    && name == SESSION_COOKIE
-                    && let Some(csrf) = self.browser_session(id.trim())
-                {
-                    return Ok(Caller::Browser { csrf });
-                }
-            }
+        if let Some(value) = headers.get(SESSION_HEADER) {
+            return value
+                .to_str()
+                .map(|value| Presented::Browser(value.trim()))
+                .map_err(|_| Refusal::Unauthenticated);
+        }
+        if is_websocket_upgrade(request)
+            && let Some(credential) = offered_session(headers)
+        {
+            return Ok(Presented::Browser(credential));
         }
         Err(Refusal::Unauthenticated)
     }
+
+    /// Check 4: a browser session's credential is sealed under the present key and has
+    /// not expired.
+    fn check_session(&self, presented: Presented<'_>) -> Result<Caller, Refusal> {
+        match presented {
+            Presented::Bearer => Ok(Caller::Bearer),
+            Presented::Browser(credential) => self
+                .logins
+                .session(credential)
+                .map(Caller::Browser)
+                .ok_or(Refusal::SessionEnded),
+        }
+    }
+}
+
+/// What a request presented to authenticate.
+enum Presented<'a> {
+    /// The token (already compared).
+    Bearer,
+    /// A browser session's credential, to check.
+    Browser(&'a str),
+}
+
+/// The browser session in a WebSocket upgrade's protocol offer, if any.
+fn offered_session(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .find_map(|protocol| protocol.trim().strip_prefix(SESSION_PROTOCOL_PREFIX))
 }
 
 /// Why a request was refused.
@@ -240,7 +210,7 @@ enum Refusal {
     Host(&'static str),
     Origin,
     Unauthenticated,
-    Csrf,
+    SessionEnded,
     NotJson,
 }
 
@@ -256,9 +226,9 @@ impl IntoResponse for Refusal {
                 StatusCode::UNAUTHORIZED,
                 "missing or wrong token: send `Authorization: Bearer <token>` with the token from Hearth's data directory",
             ),
-            Self::Csrf => (
-                StatusCode::FORBIDDEN,
-                "missing or wrong CSRF token (X-Hearth-CSRF)",
+            Self::SessionEnded => (
+                StatusCode::UNAUTHORIZED,
+                "this browser session has expired or was ended: run `hearth login` for a new login link",
             ),
             Self::NotJson => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -282,36 +252,6 @@ fn is_websocket_upgrade(request: &Request) -> bool {
         .get(header::UPGRADE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.eq_ignore_ascii_case("websocket"))
-}
-
-fn query_parameter<'a>(request: &'a Request, name: &str) -> Option<&'a str> {
-    request.uri().query()?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=')?;
-        (key == name).then_some(value)
-    })
-}
-
-fn check_csrf(request: &Request, csrf: &Secret) -> Result<(), Refusal> {
-    let read_only = matches!(*request.method(), Method::GET | Method::HEAD);
-    if is_websocket_upgrade(request) {
-        return match query_parameter(request, "csrf") {
-            Some(presented) if csrf.matches(presented) => Ok(()),
-            _ => Err(Refusal::Csrf),
-        };
-    }
-    if read_only {
-        return Ok(());
-    }
-    let presented = request
-        .headers()
-        .get(CSRF_HEADER)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
-    if csrf.matches(presented) {
-        Ok(())
-    } else {
-        Err(Refusal::Csrf)
-    }
 }
 
 fn check_json(request: &Request) -> Result<(), Refusal> {
@@ -338,6 +278,12 @@ fn is_public(method: &Method, path: &str) -> bool {
         && (path == "/" || path == "/favicon.svg" || path.starts_with(ASSETS_PATH))
 }
 
+/// The login routes, which take a one-time code instead of a session.
+fn is_login(method: &Method, path: &str) -> bool {
+    (*method == Method::GET && path == AUTH_PATH)
+        || (*method == Method::POST && path == AUTH_SESSION_PATH)
+}
+
 /// The middleware: every request passes these checks or is refused.
 pub(crate) async fn guard(
     State(guard): State<Arc<Guard>>,
@@ -350,19 +296,17 @@ pub(crate) async fn guard(
         .check_host(request.headers())
         .and_then(|()| guard.check_origin(request.headers()))
         .and_then(|()| {
-            if path == AUTH_PATH {
-                // The exchange checks the token from its URL itself.
-                return Ok(None);
-            }
             if is_public(&method, &path) {
                 return Ok(None);
             }
-            let caller = guard.authenticate(request.headers())?;
-            if let Caller::Browser { csrf } = &caller {
-                check_csrf(&request, csrf)?;
-            }
+            let caller = if is_login(&method, &path) {
+                None
+            } else {
+                let presented = guard.authenticate(&request)?;
+                Some(guard.check_session(presented)?)
+            };
             check_json(&request)?;
-            Ok(Some(caller))
+            Ok(caller)
         });
     match checked {
         Ok(caller) => {
@@ -384,57 +328,29 @@ pub(crate) async fn guard(
 mod tests {
     use super::*;
 
-    fn guard(token: &Secret) -> Arc<Guard> {
-        Guard::new(Vec::new(), Vec::new(), token.clone())
-    }
-
-    #[test]
-    fn a_browser_session_outlives_the_server_but_not_its_token() {
-        let token = Secret::generate().unwrap();
-        let (cookie, csrf) = guard(&token).open_browser_session().unwrap();
-        // Another server on the same token (a restart) knows the session and its CSRF.
-        let restarted = guard(&token);
-        let found = restarted.browser_session(cookie.expose()).unwrap();
-        assert!(found.matches(csrf.expose()));
-        assert_ne!(cookie.expose(), csrf.expose());
-        // A new token logs every browser out.
-        let replaced = guard(&Secret::generate().unwrap());
-        assert!(replaced.browser_session(cookie.expose()).is_none());
-    }
-
-    #[test]
-    fn a_forged_or_altered_cookie_is_refused() {
-        let token = Secret::generate().unwrap();
-        let guard = guard(&token);
-        let (cookie, _) = guard.open_browser_session().unwrap();
-        let (nonce, seal) = cookie.expose().split_once('.').unwrap();
-        let mut altered = seal.to_owned();
-        let last = if altered.ends_with('0') { "1" } else { "0" };
-        altered.replace_range(altered.len() - 1.., last);
-        for forged in [
-            format!("{nonce}.{altered}"),
-            format!("{}.{seal}", "0".repeat(64)),
-            nonce.to_owned(),
-            String::new(),
-            format!("{nonce}."),
-            token.expose().to_owned(),
-        ] {
-            assert!(guard.browser_session(&forged).is_none(), "{forged}");
+    fn offer(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(
+                header::SEC_WEBSOCKET_PROTOCOL,
+                HeaderValue::from_str(value).unwrap(),
+            );
         }
+        headers
     }
 
     #[test]
-    fn a_login_code_works_once() {
-        let guard = guard(&Secret::generate().unwrap());
-        let code = guard.issue_login_code().unwrap();
-        assert!(!guard.redeem_login_code(&"0".repeat(64)));
-        assert!(guard.redeem_login_code(code.expose()));
-        assert!(!guard.redeem_login_code(code.expose()), "used up");
-        // Only the newest few stay valid.
-        let codes: Vec<_> = (0..=MAX_LOGIN_CODES)
-            .map(|_| guard.issue_login_code().unwrap())
-            .collect();
-        assert!(!guard.redeem_login_code(codes[0].expose()));
-        assert!(guard.redeem_login_code(codes[MAX_LOGIN_CODES].expose()));
+    fn a_session_is_found_in_a_websocket_protocol_offer() {
+        assert_eq!(
+            offered_session(&offer(&["hearth.rpc, hearth.session.1.ab.cd"])),
+            Some("1.ab.cd")
+        );
+        assert_eq!(
+            offered_session(&offer(&["hearth.rpc", "hearth.session.9.x.y"])),
+            Some("9.x.y")
+        );
+        assert_eq!(offered_session(&offer(&["hearth.rpc"])), None);
+        assert_eq!(offered_session(&offer(&["session.1.a.b"])), None);
+        assert_eq!(offered_session(&offer(&[])), None);
     }
 }

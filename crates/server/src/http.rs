@@ -1,5 +1,11 @@
-//! The HTTP surface: `/rpc` (WebSocket, or one request per `POST`), `/health`, the
-//! browser's token exchange at `/auth`, and `/mcp`. Every route sits behind the guard.
+//! The HTTP surface: `/rpc` (WebSocket, or one request per `POST`), `/health`, browser
+//! logins under `/auth`, and `/mcp`. Every route sits behind the guard.
+//!
+//! A browser logs in in two steps, so its session never travels where another origin
+//! could see it: the one-time link `GET /auth?code=…` sends it on to `/#login=<code>`
+//! (a fragment, which no request carries), and the page trades that code with
+//! `POST /auth/session` for a session credential that only its own origin can read (no
+//! CORS header is ever sent) and keeps in its `localStorage`.
 
 use std::sync::Arc;
 
@@ -18,7 +24,8 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::backend::Shared;
 use crate::connection::Connection;
 use crate::dispatch;
-use crate::guard::{AUTH_PATH, Caller, Guard, SESSION_COOKIE, guard};
+use crate::guard::{AUTH_PATH, AUTH_SESSION_PATH, Caller, Guard, RPC_PROTOCOL, guard};
+use crate::login::BrowserSession;
 use crate::writer::Outgoing;
 
 /// What the routes share.
@@ -36,9 +43,13 @@ pub(crate) fn router(app: App, mcp: Option<Router>) -> Router {
     let mut router = Router::new()
         .route("/health", get(health))
         .route("/rpc", get(rpc_socket).post(rpc_post))
-        .route(AUTH_PATH, get(exchange_token))
-        .route("/auth/csrf", get(browser_csrf))
+        .route(AUTH_PATH, get(login_link))
+        .route(
+            AUTH_SESSION_PATH,
+            get(browser_session).post(start_browser_session),
+        )
         .route("/auth/code", axum::routing::post(login_code))
+        .route("/auth/revoke", axum::routing::post(revoke_browser_sessions))
         .with_state(app)
         .merge(crate::web::pages());
     if let Some(mcp) = mcp {
@@ -60,14 +71,36 @@ async fn health() -> Response {
     .into_response()
 }
 
-/// WebSocket upgrade of `/rpc`.
-async fn rpc_socket(State(app): State<App>, upgrade: WebSocketUpgrade) -> Response {
+/// WebSocket upgrade of `/rpc`. A browser's offer carries its session besides
+/// [`RPC_PROTOCOL`]; only [`RPC_PROTOCOL`] is ever answered.
+async fn rpc_socket(
+    State(app): State<App>,
+    caller: Option<Extension<Caller>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
     let limit = app.max_request_bytes;
+    let browser = match caller {
+        Some(Extension(Caller::Browser(session))) => Some(session),
+        _ => None,
+    };
     upgrade
+        .protocols([RPC_PROTOCOL])
         .read_buffer_size(8 * 1024)
         .max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| serve_socket(app.shared, socket))
+        .on_upgrade(move |socket| serve_socket(app.shared, socket, browser))
+}
+
+/// Resolves when a browser's session ends (revoked, or expired); never for a program.
+async fn session_end(browser: Option<BrowserSession>) {
+    let Some(session) = browser else {
+        return std::future::pending().await;
+    };
+    let left = session.expires_at.saturating_sub(crate::login::unix_now());
+    tokio::select! {
+        () = session.revoked.cancelled() => {}
+        () = tokio::time::sleep(std::time::Duration::from_secs(left)) => {}
+    }
 }
 
 struct SocketOut(futures::stream::SplitSink<WebSocket, Message>);
@@ -85,10 +118,22 @@ impl Outgoing for SocketOut {
     }
 }
 
-async fn serve_socket(shared: Arc<Shared>, socket: WebSocket) {
+async fn serve_socket(shared: Arc<Shared>, socket: WebSocket, browser: Option<BrowserSession>) {
     let (sink, mut stream) = socket.split();
     let (connection, writer) = Connection::start(shared, SocketOut(sink));
-    while let Some(message) = stream.next().await {
+    let ended = session_end(browser);
+    tokio::pin!(ended);
+    loop {
+        let message = tokio::select! {
+            message = stream.next() => message,
+            () = &mut ended => {
+                tracing::debug!("a browser session ended; closing its socket");
+                break;
+            }
+        };
+        let Some(message) = message else {
+            break;
+        };
         match message {
             Ok(Message::Text(text)) => connection.receive(text.as_str()).await,
             Ok(Message::Binary(_)) => {
@@ -142,67 +187,118 @@ async fn rpc_post(State(app): State<App>, body: String) -> Response {
 }
 
 #[derive(Deserialize)]
-struct Exchange {
+struct LoginLink {
     token: Option<String>,
     code: Option<String>,
 }
 
-/// `GET /auth?token=…` or `GET /auth?code=…` (a one-time login code `hearth serve`
-/// prints): trades it for an HttpOnly, SameSite=Strict session cookie and sends the
-/// browser on to `/`, so the secret leaves the address bar.
-async fn exchange_token(State(app): State<App>, Query(exchange): Query<Exchange>) -> Response {
-    let accepted = match (exchange.token, exchange.code) {
-        (Some(token), _) => app.guard.is_token(&token),
-        (None, Some(code)) => app.guard.redeem_login_code(&code),
-        (None, None) => false,
+/// A response no cache keeps.
+fn no_store(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn server_error(what: &'static str, error: &crate::ServerError) -> Response {
+    tracing::error!(%error, "{what}");
+    (StatusCode::INTERNAL_SERVER_ERROR, what).into_response()
+}
+
+/// `GET /auth?code=…` (the one-time link `hearth serve` and `hearth login` print), or
+/// `GET /auth?token=…`: sends the browser on to `/#login=<code>`, where the page trades
+/// the code for a session. The code is not used up here (a link preview cannot spend
+/// it); the token is never handed to the page, only a fresh code.
+async fn login_link(State(app): State<App>, Query(link): Query<LoginLink>) -> Response {
+    let logins = app.guard.logins();
+    let code = match (link.token, link.code) {
+        (Some(token), _) if app.guard.is_token(&token) => match logins.issue_code() {
+            Ok(code) => code.expose().to_owned(),
+            Err(error) => return server_error("cannot make a login code", &error),
+        },
+        (None, Some(code)) if logins.code_is_live(&code) => code,
+        _ => return (StatusCode::UNAUTHORIZED, Html(crate::web::LOGIN_REFUSED)).into_response(),
     };
-    if !accepted {
+    let Ok(location) = HeaderValue::from_str(&format!("/#login={code}")) else {
         return (StatusCode::UNAUTHORIZED, Html(crate::web::LOGIN_REFUSED)).into_response();
-    }
-    let (session, _csrf) = match app.guard.open_browser_session() {
-        Ok(handles) => handles,
-        Err(error) => {
-            tracing::error!(%error, "cannot start a browser session");
-            return (StatusCode::INTERNAL_SERVER_ERROR, "cannot start a session").into_response();
-        }
     };
-    let cookie = format!(
-        "{SESSION_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-        session.expose()
-    );
-    let mut response = (StatusCode::SEE_OTHER, "").into_response();
+    let mut response = no_store((StatusCode::SEE_OTHER, "").into_response());
     let headers = response.headers_mut();
-    headers.insert(header::LOCATION, HeaderValue::from_static("/"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::LOCATION, location);
     headers.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
-    match HeaderValue::from_str(&cookie) {
-        Ok(value) => {
-            headers.insert(header::SET_COOKIE, value);
-            response
-        }
-        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "cannot set the cookie").into_response(),
+    response
+}
+
+#[derive(Deserialize)]
+struct SessionRequest {
+    code: String,
+}
+
+fn expires_at_text(expires_at: u64) -> String {
+    i64::try_from(expires_at)
+        .ok()
+        .and_then(|seconds| chrono::DateTime::<chrono::Utc>::from_timestamp(seconds, 0))
+        .map(|time| time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+/// `POST /auth/session` `{"code": …}`: uses up a login code and answers a new browser
+/// session's credential, for the page to keep in its origin's storage.
+async fn start_browser_session(State(app): State<App>, body: String) -> Response {
+    let redeemed = serde_json::from_str::<SessionRequest>(&body)
+        .is_ok_and(|request| app.guard.logins().redeem_code(&request.code));
+    if !redeemed {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "this login code does not work (a link works once): run `hearth login` for a new one",
+        )
+            .into_response();
+    }
+    match app.guard.logins().start_session() {
+        Ok((session, expires_at)) => no_store(
+            axum::Json(json!({
+                "session": session.expose(),
+                "expiresAt": expires_at_text(expires_at),
+            }))
+            .into_response(),
+        ),
+        Err(error) => server_error("cannot start a browser session", &error),
     }
 }
 
-/// `GET /auth/csrf`: a browser session's CSRF token, for its page's scripts (same origin
-/// only: no CORS header lets another origin read it).
-async fn browser_csrf(caller: Option<Extension<Caller>>) -> Response {
+/// `GET /auth/session`: whether the browser session sent is current, and when it ends.
+async fn browser_session(caller: Option<Extension<Caller>>) -> Response {
     match caller {
-        Some(Extension(Caller::Browser { csrf })) => {
-            let mut response = axum::Json(json!({ "csrf": csrf.expose() })).into_response();
-            response
-                .headers_mut()
-                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            response
-        }
+        Some(Extension(Caller::Browser(session))) => no_store(
+            axum::Json(json!({ "expiresAt": expires_at_text(session.expires_at) })).into_response(),
+        ),
         _ => (
             StatusCode::BAD_REQUEST,
-            "only a browser session has a CSRF token",
+            "only a browser session has an expiry; programs use the token",
         )
             .into_response(),
+    }
+}
+
+/// `POST /auth/revoke`: ends every browser session at once, for a program holding the
+/// token (`hearth login --revoke`).
+async fn revoke_browser_sessions(
+    State(app): State<App>,
+    caller: Option<Extension<Caller>>,
+) -> Response {
+    if !matches!(caller, Some(Extension(Caller::Bearer))) {
+        return (
+            StatusCode::FORBIDDEN,
+            "only a program holding the token can end browser sessions",
+        )
+            .into_response();
+    }
+    match app.guard.logins().revoke() {
+        Ok(()) => no_store(axum::Json(json!({ "revoked": true })).into_response()),
+        Err(error) => server_error("cannot replace the login key", &error),
     }
 }
 
@@ -220,28 +316,19 @@ async fn login_code(
         )
             .into_response();
     }
-    let code = match app.guard.issue_login_code() {
+    let code = match app.guard.logins().issue_code() {
         Ok(code) => code,
-        Err(error) => {
-            tracing::error!(%error, "cannot make a login code");
-            return (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "cannot make a login code",
-            )
-                .into_response();
-        }
+        Err(error) => return server_error("cannot make a login code", &error),
     };
     let host = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
-    let mut response = axum::Json(json!({
-        "code": code.expose(),
-        "url": format!("http://{host}{AUTH_PATH}?code={}", code.expose()),
-    }))
-    .into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    no_store(
+        axum::Json(json!({
+            "code": code.expose(),
+            "url": format!("http://{host}{AUTH_PATH}?code={}", code.expose()),
+        }))
+        .into_response(),
+    )
 }

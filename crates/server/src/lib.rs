@@ -3,11 +3,15 @@
 //! action envelopes to subscribers, and the MCP endpoint (`/mcp`, `hearth mcp
 //! --stdio`) that lends Hearth's tools to other agents.
 //!
-//! Owns: binding (loopback unless `allow_remote`), the per-install token and its file,
-//! the request guard (Host, Origin, token or browser session, CSRF, JSON bodies, size
-//! limits), dispatch of every method to the host, mapping host failures to JSON-RPC
-//! errors, per-connection bounded queues with resync for slow readers, reconnect with
-//! the last seq, the discovery file, and a client for all of it.
+//! Owns: binding (loopback unless `allow_remote`) and serving connections (header and
+//! idle timeouts, a connection cap that closes the oldest connections that sent nothing
+//! first), the per-install token and its file, browser logins (one-time codes traded for
+//! sessions the page keeps in its origin's storage and sends in a header; they expire,
+//! and replacing `login.key` ends them all), the request guard (Host, Origin, token or
+//! browser session, JSON bodies, size limits), dispatch of every method to the host,
+//! mapping host failures to JSON-RPC errors, per-connection bounded queues with resync
+//! for slow readers, reconnect with the last seq, the discovery file, and a client for
+//! all of it.
 //!
 //! Does not own: the wire types (`hearth-protocol`), the orchestration (`hearth-host`),
 //! the tools themselves (handed in as a [`hearth_core::Toolbox`]; the approval gate
@@ -20,6 +24,7 @@ mod calendar;
 mod calendar_proposals;
 mod client;
 mod connection;
+mod connections;
 mod discovery;
 mod dispatch;
 mod edge;
@@ -28,6 +33,7 @@ mod fanout;
 mod gate;
 mod guard;
 mod http;
+mod login;
 mod mcp;
 mod options;
 mod projects;
@@ -40,16 +46,21 @@ mod writer;
 
 pub use approvals::Approvals;
 pub use backend::Backend;
-pub use client::{Client, Notifications, Notified, login_link, rpc_url};
+pub use client::{Client, Notifications, Notified, login_link, revoke_browser_sessions, rpc_url};
+pub use connections::raise_open_file_limit;
 pub use discovery::{
     LOCK_FILE, SERVER_FILE, ServeLock, ServerRecord, lock_data_directory, read_record,
     remove_record, server_file, write_record,
 };
 pub use error::{Result, ServerError};
 pub use gate::GateApprovals;
-pub use guard::{CSRF_HEADER, SESSION_COOKIE};
+pub use guard::{RPC_PROTOCOL, SESSION_HEADER, SESSION_PROTOCOL_PREFIX};
+pub use login::{DEFAULT_LOGIN_LIFETIME, LOGIN_KEY_FILE, login_key_file, rotate_login_key};
 pub use mcp::{MCP_PROVIDER, McpTools, serve_mcp_stdio};
-pub use options::{DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions};
+pub use options::{
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions,
+};
 pub use server::{Listener, Server};
 pub use stdio::{serve_lines, serve_stdio};
 pub use token::{Secret, load_or_create_token, read_token};

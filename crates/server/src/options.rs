@@ -1,6 +1,9 @@
-//! How `hearth serve` listens: address, port, remote opt-in, request limits, queue sizes.
+//! How `hearth serve` listens: address, port, remote opt-in, request limits, queue sizes,
+//! connection timeouts and cap, and how long a browser stays logged in.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::{Result, ServerError};
 
@@ -12,6 +15,17 @@ pub const DEFAULT_MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 
 /// Frames queued per connection before its subscriptions count as fallen behind.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
+
+/// How long a new connection may take to send its first request's head.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a kept-alive connection may wait between requests.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// HTTP connections held at once (never more than the open-file limit allows). At the cap
+/// a new connection closes the oldest one that has not sent a whole request yet (else the
+/// oldest idle one), so clients that send requests are served while others only connect.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 /// How the server listens and what it accepts.
 #[derive(Clone, Debug)]
@@ -29,6 +43,18 @@ pub struct ServerOptions {
     pub max_request_bytes: usize,
     /// Frames queued per connection before it is resynced.
     pub queue_capacity: usize,
+    /// How long a new connection may take to send its first request's head.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// HTTP connections held at once (lowered to what the open-file limit allows).
+    pub max_connections: usize,
+    /// The login key's file (browser sessions; `hearth serve` uses `login.key` in the data
+    /// directory). Without one the key lives in memory: browsers are logged out when the
+    /// server stops.
+    pub login_key_file: Option<PathBuf>,
+    /// How long a browser stays logged in.
+    pub login_lifetime: Duration,
 }
 
 impl Default for ServerOptions {
@@ -40,6 +66,11 @@ impl Default for ServerOptions {
             extra_origins: Vec::new(),
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             queue_capacity: DEFAULT_QUEUE_CAPACITY,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            login_key_file: None,
+            login_lifetime: crate::login::DEFAULT_LOGIN_LIFETIME,
         }
     }
 }

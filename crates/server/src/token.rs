@@ -36,12 +36,12 @@ impl Secret {
         self.0.as_bytes().ct_eq(candidate.as_bytes()).into()
     }
 
-    /// A secret made by the server itself (a seal, a cookie value).
+    /// A secret made by the server itself (a seal, a browser session).
     pub(crate) fn from_trusted(text: String) -> Self {
         Self(text)
     }
 
-    /// The secret's text, for the one place that must send it (a header, a cookie).
+    /// The secret's text, for the one place that must send it (a header, a response).
     pub fn expose(&self) -> &str {
         &self.0
     }

@@ -7,7 +7,9 @@
 mod suite {
     mod audit;
     mod calendar;
+    mod connections;
     mod fanout;
+    mod login;
     mod mcp;
     mod methods;
     mod pages;

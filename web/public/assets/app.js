@@ -78,7 +78,7 @@ class App {
       el('h1', null, 'Log in to Hearth'),
       el('p', null, 'This browser is not logged in. Run this beside the running server and open the link it prints:'),
       el('pre', null, 'hearth login'),
-      el('p', { class: 'muted' }, 'The link works once and leaves this browser logged in, also after the server restarts. `hearth serve` prints one when it starts.'),
+      el('p', { class: 'muted' }, 'The link works once and keeps this browser logged in across server and browser restarts, for 30 days unless `[server] login_days` says otherwise, or until `hearth login --revoke`. `hearth serve` prints one when it starts.'),
     );
     this.main = el('main', { class: 'main', id: 'main' }, this.banner, this.login, this.home, this.pageHost, this.announcer);
     const skip = el('a', { class: 'skip', href: '#main', onclick: (/** @type {Event} */ event) => { event.preventDefault(); this.main.focus(); } }, 'Skip to content');

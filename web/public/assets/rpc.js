@@ -18,6 +18,26 @@
 
 /** @typedef {'connecting' | 'open' | 'offline' | 'login' | 'restarted'} Status */
 
+// The browser session: kept in this origin's storage (no other port or site can read it)
+// and sent by the page itself, as a header on fetches and in the WebSocket's protocol
+// offer; never a cookie, which a browser would hand to every port of this host.
+const SESSION_KEY = 'hearth.session';
+const SESSION_HEADER = 'X-Hearth-Session';
+const RPC_PROTOCOL = 'hearth.rpc';
+const SESSION_PROTOCOL_PREFIX = 'hearth.session.';
+
+/**
+ * Takes the one-time login code a login link leaves in the address (`#login=…`), and
+ * removes it from there (and from the history) before anything else reads the address.
+ * @returns {string | null}
+ */
+function takeLoginCode() {
+  const match = /^#login=([0-9a-f]+)$/.exec(location.hash);
+  if (!match) return null;
+  history.replaceState(null, '', location.pathname + location.search);
+  return match[1];
+}
+
 /** An error the server answered with. */
 export class RpcError extends Error {
   /**
@@ -58,34 +78,79 @@ export class Rpc {
     this.serverStarted = null;
     /** @type {import('../../protocol').InitializeResponse | null} */
     this.server = null;
-    this.csrf = '';
     this.everOpened = false;
+    /** @type {string | null} a login link's code, to trade for a session */
+    this.loginCode = takeLoginCode();
+    this.needsLogin = false;
+    // Logging in in another tab of this origin logs this one in too.
+    window.addEventListener('storage', (event) => {
+      if (event.key === SESSION_KEY && event.newValue && this.needsLogin) this.connect();
+    });
   }
 
   /** Connects (again). */
   async connect() {
+    this.needsLogin = false;
     this.onStatus(this.everOpened ? 'offline' : 'connecting');
-    let csrf;
+    let session;
     try {
-      const response = await fetch('/auth/csrf', { credentials: 'same-origin', cache: 'no-store' });
-      if (response.status === 401 || response.status === 400) {
-        this.onStatus('login');
-        return;
-      }
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      csrf = (await response.json()).csrf;
+      session = await this.session();
     } catch {
       this.retry();
       return;
     }
-    this.csrf = csrf;
+    if (!session) {
+      this.needsLogin = true;
+      this.onStatus('login');
+      return;
+    }
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    const socket = new WebSocket(`${scheme}://${location.host}/rpc?csrf=${encodeURIComponent(csrf)}`);
+    const socket = new WebSocket(`${scheme}://${location.host}/rpc`, [RPC_PROTOCOL, SESSION_PROTOCOL_PREFIX + session]);
     this.socket = socket;
     socket.onopen = () => this.opened();
     socket.onmessage = (event) => this.received(String(event.data));
     socket.onclose = () => this.closed(socket);
     socket.onerror = () => {};
+  }
+
+  /**
+   * The browser session: a login link's code traded for a new one, or the one kept if
+   * the server still accepts it; `null` when this browser must log in. Throws when the
+   * server cannot be reached.
+   * @returns {Promise<string | null>}
+   */
+  async session() {
+    const code = this.loginCode;
+    if (code) {
+      const response = await fetch('/auth/session', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ code }),
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+      // Answered: the code is spent either way.
+      this.loginCode = null;
+      if (response.ok) {
+        const session = String((await response.json()).session);
+        localStorage.setItem(SESSION_KEY, session);
+        return session;
+      }
+    }
+    const kept = localStorage.getItem(SESSION_KEY);
+    if (!kept) return null;
+    const response = await fetch('/auth/session', {
+      headers: { [SESSION_HEADER]: kept },
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+    if (response.status === 401) {
+      // Expired or ended (`hearth login --revoke`), unless another tab logged in since.
+      if (localStorage.getItem(SESSION_KEY) === kept) localStorage.removeItem(SESSION_KEY);
+      return null;
+    }
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return kept;
   }
 
   async opened() {

@@ -3,6 +3,7 @@
 //! screenshots of what it saw in the test output folder (`agent-home-screenshots`).
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_test_support::{OpenAiStream, acp_test_agent};
@@ -11,7 +12,7 @@ use super::browser_support::{
     Chromium, VISIBLE, click, eval, press_enter, screenshot, type_into, wait_for,
 };
 use super::mock::{MODEL, mock_config, server};
-use super::serve_support::Served;
+use super::serve_support::{Served, request};
 use super::support::Hearth;
 use super::tool_support::stage_event;
 
@@ -673,9 +674,9 @@ fetch(`${target}/rpc`, {method: 'POST', credentials: 'include', headers: {'Conte
 fetch(`${target}/rpc`, {method: 'POST', credentials: 'include', mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body})
   .then(r => { window.results.form = `sent (${r.type})`; })
   .catch(e => { window.results.form = `failed: ${e}`; });
-fetch(`${target}/auth/csrf`, {credentials: 'include'})
-  .then(r => r.text().then(t => { window.results.csrf = `read ${r.status}: ${t}`; }))
-  .catch(e => { window.results.csrf = `failed: ${e}`; });
+fetch(`${target}/auth/session`, {credentials: 'include'})
+  .then(r => r.text().then(t => { window.results.session = `read ${r.status}: ${t}`; }))
+  .catch(e => { window.results.session = `failed: ${e}`; });
 const socket = new WebSocket(`${target.replace('http', 'ws')}/rpc`);
 socket.onopen = () => { window.results.socket = 'open'; socket.send(body); };
 socket.onerror = () => { window.results.socket = window.results.socket || 'refused'; };
@@ -706,12 +707,11 @@ async fn serve_page(html: &'static str) -> u16 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nothing_works_without_the_cookie_and_the_csrf_token() {
+async fn nothing_works_without_the_session_the_page_keeps() {
     let Some(chromium) = Chromium::launch().await else {
         return;
     };
     let served = served_with_scenario();
-    let before = served.hearth.session_uris().len();
 
     // Not logged in: the page asks to log in, and the protocol refuses.
     let stranger = chromium.open(&served.url).await;
@@ -731,20 +731,39 @@ async fn nothing_works_without_the_cookie_and_the_csrf_token() {
     .await;
     assert_eq!(used, "401 false", "a made-up login code is refused");
 
-    // Logged in, a write without the CSRF header is refused even from the page itself.
+    // Logged in, a request without the session the page keeps is refused even from the
+    // page itself: no cookie stands in for it.
     let page = logged_in(&chromium, &served).await;
-    let status: u16 = eval(
-        &page,
-        "fetch('/rpc', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({jsonrpc: '2.0', id: 1, method: 'session/create', params: {}})}).then(r => r.status)",
+    // The tab that asked to log in is logged in too (same origin, same storage).
+    wait_for(&stranger, "document.body.dataset.connection === 'open'").await;
+    wait_for(
+        &stranger,
+        &format!("document.querySelector('{VISIBLE} form:not([inert])')"),
     )
     .await;
-    assert_eq!(status, 403);
-    // A login link works once.
+    let before = served.hearth.session_uris().len();
+    let status: u16 = eval(
+        &page,
+        "fetch('/rpc', {method: 'POST', credentials: 'include', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({jsonrpc: '2.0', id: 1, method: 'session/create', params: {}})}).then(r => r.status)",
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(eval::<String>(&page, "document.cookie").await, "");
+    // A login link works once: following it does not use it, trading its code does.
     let link = served.hearth.ok(&["login"]);
-    let first: u16 = eval(&page, &format!("fetch({:?}, {{redirect: 'manual'}}).then(r => r.type === 'opaqueredirect' ? 303 : r.status)", link.trim())).await;
-    assert_eq!(first, 303);
-    let again: u16 = eval(&page, &format!("fetch({:?}, {{redirect: 'manual'}}).then(r => r.type === 'opaqueredirect' ? 303 : r.status)", link.trim())).await;
-    assert_eq!(again, 401);
+    let link = link.trim();
+    let (_, code) = link.split_once("?code=").unwrap();
+    let follow = format!(
+        "fetch({link:?}, {{redirect: 'manual'}}).then(r => r.type === 'opaqueredirect' ? 303 : r.status)"
+    );
+    let trade = format!(
+        "fetch('/auth/session', {{method: 'POST', headers: {{'Content-Type': 'application/json'}}, body: JSON.stringify({{code: {code:?}}})}}).then(r => r.status)"
+    );
+    assert_eq!(eval::<u16>(&page, &follow).await, 303);
+    assert_eq!(eval::<u16>(&page, &follow).await, 303);
+    assert_eq!(eval::<u16>(&page, &trade).await, 200);
+    assert_eq!(eval::<u16>(&page, &trade).await, 401);
+    assert_eq!(eval::<u16>(&page, &follow).await, 401);
 
     // Another origin, in the same logged-in browser, gets nothing.
     let elsewhere = serve_page(HOSTILE).await;
@@ -754,23 +773,202 @@ async fn nothing_works_without_the_cookie_and_the_csrf_token() {
             served.url
         ))
         .await;
-    wait_for(&hostile, "window.results && window.results.post && window.results.csrf && window.results.socket && window.results.form").await;
+    wait_for(&hostile, "window.results && window.results.post && window.results.session && window.results.socket && window.results.form").await;
     let results: serde_json::Value = eval(&hostile, "window.results").await;
     assert!(
         results["post"].as_str().unwrap().starts_with("failed"),
         "{results}"
     );
     assert!(
-        results["csrf"].as_str().unwrap().starts_with("failed"),
+        results["session"].as_str().unwrap().starts_with("failed"),
         "{results}"
     );
     assert_eq!(results["socket"], "refused", "{results}");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         served.hearth.session_uris().len(),
-        before + 1,
-        "only the logged-in page's own session was made: {results}"
+        before,
+        "nothing was made: {results}"
     );
+    chromium.close().await;
+}
+
+/// The page another local web service shows: it looks for Hearth's session in its own
+/// origin's storage.
+const ELSEWHERE: &str = r#"<!doctype html><title>another service</title><script>
+window.storage = localStorage.getItem('hearth.session');
+</script>"#;
+
+/// A web service on another loopback port, as any local program could run: it keeps the
+/// head of every request the browser sends it, and answers with `html`.
+async fn recording_service(html: &'static str) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&heads);
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let kept = Arc::clone(&kept);
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => head.extend_from_slice(&buffer[..read]),
+                    }
+                }
+                kept.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&head).into_owned());
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                    html.len()
+                );
+                stream.write_all(response.as_bytes()).await.ok();
+            });
+        }
+    });
+    (port, heads)
+}
+
+/// The headers of a recorded request head that another service could send on to Hearth
+/// itself (its own `Host`, and no `Origin`: it asks from its server, not a page).
+fn replayable(head: &str) -> Vec<String> {
+    head.lines()
+        .skip(1)
+        .filter(|line| !line.is_empty())
+        .filter(|line| {
+            let name = line
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            !matches!(
+                name.as_str(),
+                "host" | "origin" | "connection" | "content-length" | "upgrade"
+            )
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_local_service_receives_nothing_that_logs_in() {
+    let Some(chromium) = Chromium::launch().await else {
+        return;
+    };
+    let served = served_with_scenario();
+    let page = logged_in(&chromium, &served).await;
+    let before = served.hearth.session_uris().len();
+    let session: String = eval(&page, "localStorage.getItem('hearth.session') || ''").await;
+    assert!(
+        session.split('.').count() == 3,
+        "the page keeps its session: {session:?}"
+    );
+    // The control: a cookie of Hearth's origin reaches every port of the host, so a
+    // login cookie would reach the other service too.
+    let cookie: String = eval(
+        &page,
+        "(document.cookie = 'probe=sent-to-every-port; path=/', document.cookie)",
+    )
+    .await;
+    assert_eq!(cookie, "probe=sent-to-every-port");
+
+    // The browser visits another local web service.
+    let (port, heads) = recording_service(ELSEWHERE).await;
+    let elsewhere = chromium.open(&format!("http://127.0.0.1:{port}/")).await;
+    wait_for(&elsewhere, "window.storage !== undefined").await;
+    let found: String = eval(&elsewhere, "String(window.storage)").await;
+    assert_eq!(
+        found, "null",
+        "another origin cannot read the page's storage"
+    );
+    let heads = heads.lock().unwrap().clone();
+    assert!(
+        heads
+            .iter()
+            .any(|head| head.contains("probe=sent-to-every-port")),
+        "the control failed: the other service got no cookie of the host: {heads:?}"
+    );
+    for head in &heads {
+        for part in session.split('.').filter(|part| part.len() > 16) {
+            assert!(
+                !head.contains(part),
+                "the session reached another port: {head}"
+            );
+        }
+    }
+
+    // Whatever it received, sent on to Hearth, is refused.
+    let json = "Content-Type: application/json".to_owned();
+    let create =
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/create","params":{"provider":"replay"}}"#;
+    for head in &heads {
+        let mut headers = vec![format!("Host: 127.0.0.1:{}", served.port)];
+        headers.extend(replayable(head));
+        for path in ["/auth/csrf", "/auth/session", "/health"] {
+            let (status, response) =
+                served.http(&request(&format!("GET {path} HTTP/1.1"), &headers, ""));
+            assert_eq!(status, 401, "GET {path} with {headers:?}: {response}");
+        }
+        let mut posting = headers.clone();
+        posting.push(json.clone());
+        let (status, response) = served.http(&request("POST /rpc HTTP/1.1", &posting, create));
+        assert_eq!(status, 401, "POST /rpc with {headers:?}: {response}");
+        let mut upgrading = headers.clone();
+        upgrading.extend([
+            "Upgrade: websocket".to_owned(),
+            "Sec-WebSocket-Version: 13".to_owned(),
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==".to_owned(),
+        ]);
+        let mut text = "GET /rpc HTTP/1.1\r\n".to_owned();
+        for header in &upgrading {
+            text.push_str(header);
+            text.push_str("\r\n");
+        }
+        text.push_str("Connection: Upgrade\r\n\r\n");
+        let (status, response) = served.http(&text);
+        assert_eq!(status, 401, "a WebSocket with {headers:?}: {response}");
+    }
+    assert_eq!(
+        served.hearth.session_uris().len(),
+        before,
+        "nothing was made"
+    );
+    chromium.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_login_survives_a_browser_restart_and_ends_with_login_revoke() {
+    let Some(chromium) = Chromium::launch().await else {
+        return;
+    };
+    let served = served_with_scenario();
+    logged_in(&chromium, &served).await;
+
+    // A new browser process on the same profile is still logged in.
+    let chromium = chromium.restart().await;
+    let page = chromium.open(&served.url).await;
+    wait_for(&page, "document.body.dataset.connection === 'open'").await;
+
+    // `hearth login --revoke` logs it out at once.
+    let output = served.hearth.run(&["login", "--revoke"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    wait_for(&page, "document.body.dataset.connection === 'login'").await;
+    wait_for(&page, "!document.querySelector('.login').hidden").await;
+    let kept: String = eval(&page, "String(localStorage.getItem('hearth.session'))").await;
+    assert_eq!(kept, "null", "the ended session is forgotten");
+    // A new link logs it in again.
+    logged_in(&chromium, &served).await;
     chromium.close().await;
 }
 

@@ -41,7 +41,7 @@ impl Chromium {
     /// machine has none and CI did not ask for it.
     #[allow(clippy::print_stderr)]
     pub async fn launch() -> Option<Self> {
-        let Some(path) = executable() else {
+        if executable().is_none() {
             let required = std::env::var("HEARTH_REQUIRE_BROWSER").is_ok_and(|value| value == "1");
             assert!(
                 !required,
@@ -49,10 +49,27 @@ impl Chromium {
             );
             eprintln!("skipped: no chromium on this machine (apt-get install chromium)");
             return None;
-        };
-        let profile = tempfile::tempdir().unwrap();
+        }
+        Some(Self::launch_with(tempfile::tempdir().unwrap()).await)
+    }
+
+    /// Quits the browser and starts a new one on the same profile (what survives is what
+    /// a browser keeps on disk).
+    pub async fn restart(self) -> Self {
+        let Self {
+            mut browser,
+            handler,
+            _profile: profile,
+        } = self;
+        browser.close().await.unwrap();
+        browser.wait().await.unwrap();
+        handler.abort();
+        Self::launch_with(profile).await
+    }
+
+    async fn launch_with(profile: tempfile::TempDir) -> Self {
         let config = BrowserConfig::builder()
-            .chrome_executable(path)
+            .chrome_executable(executable().unwrap())
             .user_data_dir(profile.path())
             .new_headless_mode()
             .no_sandbox()
@@ -68,11 +85,11 @@ impl Chromium {
             .unwrap();
         let (browser, mut handler) = Browser::launch(config).await.unwrap();
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-        Some(Self {
+        Self {
             browser,
             handler,
             _profile: profile,
-        })
+        }
     }
 
     /// A new tab at `url`.

@@ -1,5 +1,7 @@
 //! `hearth serve` end to end: the real binary, real WebSocket clients.
 
+use std::time::{Duration, Instant};
+
 use hearth_core::{self as core, Mirror};
 use hearth_protocol::{
     self as wire, ChatAbort, ChatParams, ChatResolve, ChatSend, ChatSendParams, SessionCreate,
@@ -432,4 +434,149 @@ async fn a_session_made_beside_the_server_is_announced_to_root_subscribers() {
         }
     };
     assert_eq!(announced.uri, made);
+}
+
+/// How many files a process has open.
+fn open_files(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// Whether the server closed `stream` (it must be non-blocking): read to its end.
+fn closed_by_server(stream: &mut std::net::TcpStream) -> bool {
+    use std::io::Read;
+    let mut buffer = [0u8; 512];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Twenty thousand connections (as many as this process may open, if fewer) that send
+/// half a request and then nothing: the server's open files stay within its connection
+/// cap, an authenticated client is served meanwhile (a `POST /rpc` and a WebSocket), and
+/// every one of them is closed after the header read timeout.
+#[test]
+#[allow(clippy::print_stderr)]
+fn an_authenticated_client_is_served_while_twenty_thousand_half_sent_requests_are_held() {
+    use std::io::Write;
+
+    const WANTED: usize = 20_000;
+    let limit = hearth_server::raise_open_file_limit().unwrap_or(u64::MAX);
+    let count = usize::try_from(limit.saturating_sub(100)).map_or(WANTED, |room| room.min(WANTED));
+    if count < WANTED {
+        eprintln!("holding {count} connections: this process may open {limit} files");
+    }
+    let hearth = Hearth::new();
+    hearth.write("config.toml", "[server]\nheader_read_timeout_seconds = 5\n");
+    let served = Served::start(hearth, &[], &[]);
+    let pid = served.child.id();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let authenticated = || {
+        let (status, response) = served.http(&super::serve_support::request(
+            "POST /rpc HTTP/1.1",
+            &[
+                format!("Host: 127.0.0.1:{}", served.port),
+                format!("Authorization: Bearer {}", served.token.expose()),
+                "Content-Type: application/json".to_owned(),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/list"}"#,
+        ));
+        assert_eq!(status, 200, "{response}");
+        runtime.block_on(async {
+            let (client, _notifications) = served.client().await;
+            client
+                .call::<hearth_protocol::SessionList>(
+                    &hearth_protocol::SessionListParams::default(),
+                )
+                .await
+                .unwrap();
+            client.close().await;
+        });
+    };
+    // Once before, so what the first requests open (the database's connections) is
+    // counted in `before`.
+    authenticated();
+    let before = open_files(pid);
+    let cap = hearth_server::DEFAULT_MAX_CONNECTIONS;
+
+    let half = format!(
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n",
+        served.port
+    );
+    let mut held = Vec::with_capacity(count);
+    let mut most = before;
+    for index in 0..count {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
+        // The server may have closed it already to make room for a newer one.
+        stream.write_all(half.as_bytes()).ok();
+        held.push(stream);
+        if index % 500 == 0 {
+            most = most.max(open_files(pid));
+        }
+    }
+    most = most.max(open_files(pid));
+
+    // Served while they are held: a request, and a WebSocket client.
+    authenticated();
+    assert!(
+        most >= before + cap / 2,
+        "the control failed: the server held at most {} of them",
+        most - before
+    );
+    assert!(
+        most <= before + cap + 64,
+        "the server's open files grew from {before} to {most} (cap {cap})"
+    );
+
+    // After the header timeout, the server has closed every one of them.
+    for stream in &held {
+        stream.set_nonblocking(true).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(5) + super::serve_support::WAIT;
+    loop {
+        held.retain_mut(|stream| !closed_by_server(stream));
+        if held.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} connections are still open",
+            held.len()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let after = open_files(pid);
+    assert!(
+        after <= before + 16,
+        "the server still has {after} files open ({before} before)"
+    );
+}
+
+#[test]
+fn a_zero_server_limit_in_the_config_is_refused_with_its_key() {
+    for key in [
+        "login_days",
+        "header_read_timeout_seconds",
+        "idle_timeout_seconds",
+        "max_connections",
+    ] {
+        let hearth = Hearth::new();
+        hearth.write("config.toml", &format!("[server]\n{key} = 0\n"));
+        let error = hearth.fails(&["serve", "--port", "0"]);
+        assert!(
+            error.contains(&format!(
+                "[server] {key} in the config file must be at least 1"
+            )),
+            "{key}: {error}"
+        );
+    }
 }

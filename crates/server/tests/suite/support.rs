@@ -29,6 +29,14 @@ pub struct Setup {
     /// The calendars, with their tools in the registry behind the approvals (set
     /// together with `approvals`).
     pub calendars: Option<hearth_calendar::Calendars>,
+    /// How long a browser stays logged in.
+    pub login_lifetime: Duration,
+    /// How long a new connection may take to send a request's head.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait between requests.
+    pub idle_timeout: Duration,
+    /// Connections held at once.
+    pub max_connections: usize,
 }
 
 impl Default for Setup {
@@ -39,6 +47,10 @@ impl Default for Setup {
             config: hearth_config::Config::default(),
             approvals: false,
             calendars: None,
+            login_lifetime: hearth_server::DEFAULT_LOGIN_LIFETIME,
+            header_read_timeout: hearth_server::DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: hearth_server::DEFAULT_IDLE_TIMEOUT,
+            max_connections: hearth_server::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -77,6 +89,10 @@ impl TestServer {
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
         options.queue_capacity = setup.queue_capacity;
+        options.login_lifetime = setup.login_lifetime;
+        options.header_read_timeout = setup.header_read_timeout;
+        options.idle_timeout = setup.idle_timeout;
+        options.max_connections = setup.max_connections;
         let token = Secret::generate().unwrap();
         let server = Server::bind(backend, options, token.clone()).await.unwrap();
         let url = server.url();
@@ -92,6 +108,44 @@ impl TestServer {
             tools,
             stop: Some(stop),
         }
+    }
+
+    /// The server's `host:port`.
+    pub fn authority(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
+    /// A raw HTTP/1.1 request (`line`, then `Host`, `headers` and `Connection: close`,
+    /// then `body`); returns the status and the whole response.
+    pub async fn http(&self, line: &str, headers: &[String], body: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut text = format!("{line}\r\nHost: {}\r\n", self.authority());
+        for header in headers {
+            text.push_str(header);
+            text.push_str("\r\n");
+        }
+        text.push_str("Connection: close\r\n");
+        if !body.is_empty() {
+            text.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        text.push_str("\r\n");
+        text.push_str(body);
+        let mut stream = tokio::net::TcpStream::connect(self.authority())
+            .await
+            .unwrap();
+        stream.write_all(text.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        tokio::time::timeout(WAIT, stream.read_to_end(&mut response))
+            .await
+            .expect("the server answered in time")
+            .unwrap();
+        let response = String::from_utf8_lossy(&response).into_owned();
+        let status = response
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {response:?}"));
+        (status, response)
     }
 
     /// A connected, initialized client.

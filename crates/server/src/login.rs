@@ -1,0 +1,461 @@
+//! Browser logins: one-time login codes, and the browser sessions they are traded for.
+//!
+//! A browser session is a credential the page keeps in its origin's `localStorage` and
+//! sends itself, in a header (or in its WebSocket's protocol offer): never a cookie, which
+//! a browser would hand to every other port of the same host. It is not kept in memory:
+//! it is `<expiry>.<nonce>.<seal>`, the seal an HMAC-SHA256 of the expiry and nonce under
+//! a key derived from the token and the login key (`login.key` in the data directory,
+//! 0600). So a session outlives a server restart; it ends at its expiry, when the login
+//! key is replaced (`hearth login --revoke`, which also tells the running server), or
+//! when the token file is replaced.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Result, ServerError};
+use crate::token::Secret;
+
+/// The login key's file name in the data directory.
+pub const LOGIN_KEY_FILE: &str = "login.key";
+
+/// How long a browser stays logged in unless told otherwise.
+pub const DEFAULT_LOGIN_LIFETIME: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// One-time login codes waiting to be used; the oldest goes first.
+const MAX_LOGIN_CODES: usize = 8;
+
+/// Where a data directory keeps its login key.
+pub fn login_key_file(home: &Path) -> PathBuf {
+    home.join(LOGIN_KEY_FILE)
+}
+
+/// Replaces the login key file with a new random key (written beside it and renamed
+/// over it, mode 0600): every browser session made under the old key ends. A running
+/// server must also be told (`POST /auth/revoke`); it reads the key only at start.
+pub fn rotate_login_key(path: &Path) -> Result<()> {
+    write_key(path, &Secret::generate()?)
+}
+
+/// A browser session the guard accepted.
+#[derive(Clone, Debug)]
+pub(crate) struct BrowserSession {
+    /// When it ends (seconds since the Unix epoch).
+    pub expires_at: u64,
+    /// Cancelled when the login key is replaced: open connections of the session close.
+    pub revoked: CancellationToken,
+}
+
+/// The current login key, as the sealing state derived from it.
+struct Keyed {
+    sealer: Hmac<Sha256>,
+    revoked: CancellationToken,
+}
+
+/// Login codes and browser sessions.
+pub(crate) struct Logins {
+    token: Secret,
+    key_file: Option<PathBuf>,
+    lifetime: Duration,
+    keyed: Mutex<Keyed>,
+    codes: Mutex<Vec<Secret>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+impl Logins {
+    /// Logins under `token` and the key in `key_file` (made when missing; replaced when
+    /// it is not a key or other users can read it). Without a file the key lives in
+    /// memory, and sessions end with the process.
+    pub fn open(token: Secret, key_file: Option<PathBuf>, lifetime: Duration) -> Result<Self> {
+        let key = match &key_file {
+            Some(path) => load_or_create_key(path)?,
+            None => Secret::generate()?,
+        };
+        let keyed = Mutex::new(keyed(&token, &key)?);
+        Ok(Self {
+            token,
+            key_file,
+            lifetime,
+            keyed,
+            codes: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A new login code: the code exchange accepts it once.
+    pub fn issue_code(&self) -> Result<Secret> {
+        let code = Secret::generate()?;
+        let mut codes = lock(&self.codes);
+        if codes.len() >= MAX_LOGIN_CODES {
+            codes.remove(0);
+        }
+        codes.push(code.clone());
+        Ok(code)
+    }
+
+    /// Where `candidate` is among the codes not used yet. Every code is compared, so the
+    /// time taken does not say which one matched.
+    fn find_code(codes: &[Secret], candidate: &str) -> Option<usize> {
+        let mut found = None;
+        for (index, code) in codes.iter().enumerate() {
+            if code.matches(candidate) {
+                found = Some(index);
+            }
+        }
+        found
+    }
+
+    /// Whether `candidate` is a login code not used yet (it stays usable).
+    pub fn code_is_live(&self, candidate: &str) -> bool {
+        Self::find_code(&lock(&self.codes), candidate).is_some()
+    }
+
+    /// Whether `candidate` is a login code not used yet; it is used up.
+    pub fn redeem_code(&self, candidate: &str) -> bool {
+        let mut codes = lock(&self.codes);
+        Self::find_code(&codes, candidate)
+            .map(|index| codes.remove(index))
+            .is_some()
+    }
+
+    /// Starts a browser session now; returns its credential and when it ends.
+    pub fn start_session(&self) -> Result<(Secret, u64)> {
+        self.start_session_at(unix_now())
+    }
+
+    fn start_session_at(&self, now: u64) -> Result<(Secret, u64)> {
+        let nonce = Secret::generate()?;
+        let expires_at = now.saturating_add(self.lifetime.as_secs());
+        let seal = self.seal(expires_at, nonce.expose());
+        let credential = format!("{expires_at}.{}.{seal}", nonce.expose());
+        Ok((Secret::from_trusted(credential), expires_at))
+    }
+
+    /// The session a credential names, if it is sealed under the current key and has not
+    /// expired.
+    pub fn session(&self, credential: &str) -> Option<BrowserSession> {
+        self.session_at(credential, unix_now())
+    }
+
+    fn session_at(&self, credential: &str, now: u64) -> Option<BrowserSession> {
+        let mut parts = credential.split('.');
+        let (Some(expires), Some(nonce), Some(seal), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        if expires.is_empty() || expires.len() > 20 || !expires.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let expires_at: u64 = expires.parse().ok()?;
+        let (expected, revoked) = {
+            let keyed = lock(&self.keyed);
+            (
+                Secret::from_trusted(seal_with(&keyed.sealer, expires_at, nonce)),
+                keyed.revoked.clone(),
+            )
+        };
+        if !expected.matches(seal) {
+            return None;
+        }
+        // Past its end, or (the lifetime was shortened since) beyond the lifetime now.
+        if now >= expires_at || expires_at > now.saturating_add(self.lifetime.as_secs()) {
+            return None;
+        }
+        Some(BrowserSession {
+            expires_at,
+            revoked,
+        })
+    }
+
+    /// Ends every browser session: a new login key (written to its file first, so a
+    /// restart keeps them ended), and the open connections of the old ones close.
+    pub fn revoke(&self) -> Result<()> {
+        let key = Secret::generate()?;
+        if let Some(path) = &self.key_file {
+            write_key(path, &key)?;
+        }
+        let fresh = keyed(&self.token, &key)?;
+        let old = std::mem::replace(&mut *lock(&self.keyed), fresh);
+        old.revoked.cancel();
+        tracing::info!("every browser session was ended");
+        Ok(())
+    }
+
+    fn seal(&self, expires_at: u64, nonce: &str) -> String {
+        seal_with(&lock(&self.keyed).sealer, expires_at, nonce)
+    }
+}
+
+/// The sealing state of a login key: HMAC-SHA256 keyed with HMAC-SHA256(token, key), so
+/// a new token or a new key each unseal every session.
+fn keyed(token: &Secret, key: &Secret) -> Result<Keyed> {
+    let unkeyable = || ServerError::Random("cannot key the browser-session seal".to_owned());
+    let mut derive =
+        Hmac::<Sha256>::new_from_slice(token.expose().as_bytes()).map_err(|_| unkeyable())?;
+    derive.update(b"hearth browser login key:");
+    derive.update(key.expose().as_bytes());
+    let derived = derive.finalize().into_bytes();
+    let sealer = Hmac::<Sha256>::new_from_slice(&derived).map_err(|_| unkeyable())?;
+    Ok(Keyed {
+        sealer,
+        revoked: CancellationToken::new(),
+    })
+}
+
+fn seal_with(sealer: &Hmac<Sha256>, expires_at: u64, nonce: &str) -> String {
+    let mut mac = sealer.clone();
+    mac.update(format!("session:{expires_at}:{nonce}").as_bytes());
+    let bytes = mac.finalize().into_bytes();
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
+}
+
+fn key_io(path: &Path, source: io::Error) -> ServerError {
+    ServerError::LoginKeyIo {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads the login key, making a new one when the file is missing, does not hold a key,
+/// or can be read by other users (a key others may know is replaced, which only logs
+/// browsers out).
+fn load_or_create_key(path: &Path) -> Result<Secret> {
+    match crate::token::read_token(path) {
+        Ok(key) => Ok(key),
+        Err(ServerError::TokenMissing { .. }) => {
+            let key = Secret::generate()?;
+            write_key(path, &key)?;
+            Ok(key)
+        }
+        Err(ServerError::TokenInvalid { .. } | ServerError::TokenExposed { .. }) => {
+            tracing::warn!(
+                path = %path.display(),
+                "the login key was not a private key file; replaced it (browsers log in again)"
+            );
+            let key = Secret::generate()?;
+            write_key(path, &key)?;
+            Ok(key)
+        }
+        Err(ServerError::TokenIo { source, .. }) => Err(key_io(path, source)),
+        Err(error) => Err(error),
+    }
+}
+
+/// Writes `key` to `path` atomically: a private file beside it, synced, renamed over it,
+/// and the directory synced.
+fn write_key(path: &Path, key: &Secret) -> Result<()> {
+    let parent = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    hearth_config::create_private_dir(parent).map_err(|source| key_io(parent, source))?;
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| LOGIN_KEY_FILE.to_owned());
+    let suffix = Secret::generate()?;
+    let temporary = parent.join(format!(".{name}.{}.tmp", &suffix.expose()[..16]));
+    let written = (|| {
+        let mut file = hearth_config::private_file_options()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        file.write_all(key.expose().as_bytes())?;
+        file.write_all(b"\n")?;
+        file.sync_all()?;
+        fs::rename(&temporary, path)?;
+        fs::File::open(parent)?.sync_all()
+    })();
+    if let Err(source) = written {
+        if let Err(error) = fs::remove_file(&temporary)
+            && error.kind() != io::ErrorKind::NotFound
+        {
+            tracing::debug!(%error, "cannot remove a half-written login key");
+        }
+        return Err(key_io(path, source));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: u64 = 24 * 60 * 60;
+
+    fn logins(token: &Secret, key_file: Option<PathBuf>) -> Logins {
+        Logins::open(token.clone(), key_file, Duration::from_secs(30 * DAY)).unwrap()
+    }
+
+    #[test]
+    fn a_session_outlives_the_server_but_not_its_key_or_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join(LOGIN_KEY_FILE);
+        let token = Secret::generate().unwrap();
+        let (credential, _) = logins(&token, Some(key_file.clone()))
+            .start_session()
+            .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&key_file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // Another server on the same token and key (a restart) knows the session.
+        let restarted = logins(&token, Some(key_file.clone()));
+        assert!(restarted.session(credential.expose()).is_some());
+        // A new token logs every browser out.
+        let replaced = logins(&Secret::generate().unwrap(), Some(key_file.clone()));
+        assert!(replaced.session(credential.expose()).is_none());
+        // So does a new key, also for a server started afterwards.
+        rotate_login_key(&key_file).unwrap();
+        assert!(
+            logins(&token, Some(key_file))
+                .session(credential.expose())
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn revoking_ends_sessions_at_once_and_closes_their_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join(LOGIN_KEY_FILE);
+        let token = Secret::generate().unwrap();
+        let logins = logins(&token, Some(key_file.clone()));
+        let before = fs::read_to_string(&key_file).unwrap();
+        let (credential, _) = logins.start_session().unwrap();
+        let session = logins.session(credential.expose()).unwrap();
+        assert!(!session.revoked.is_cancelled());
+        logins.revoke().unwrap();
+        assert!(session.revoked.is_cancelled());
+        assert!(logins.session(credential.expose()).is_none());
+        assert_ne!(fs::read_to_string(&key_file).unwrap(), before);
+        // A session started afterwards works, here and after a restart.
+        let (fresh, _) = logins.start_session().unwrap();
+        assert!(logins.session(fresh.expose()).is_some());
+        assert!(
+            self::logins(&token, Some(key_file))
+                .session(fresh.expose())
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_session_ends_at_its_expiry() {
+        let logins = logins(&Secret::generate().unwrap(), None);
+        let now = 1_900_000_000;
+        let (credential, expires_at) = logins.start_session_at(now).unwrap();
+        assert_eq!(expires_at, now + 30 * DAY);
+        assert!(logins.session_at(credential.expose(), now).is_some());
+        assert!(
+            logins
+                .session_at(credential.expose(), expires_at - 1)
+                .is_some()
+        );
+        assert!(logins.session_at(credential.expose(), expires_at).is_none());
+        assert!(
+            logins
+                .session_at(credential.expose(), expires_at + DAY)
+                .is_none()
+        );
+        // A session sealed to end beyond the lifetime (the lifetime was shortened) ends.
+        let shorter = Logins {
+            lifetime: Duration::from_secs(DAY),
+            ..logins
+        };
+        assert!(shorter.session_at(credential.expose(), now).is_none());
+        assert!(
+            shorter
+                .session_at(credential.expose(), expires_at - DAY + 1)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_forged_or_altered_credential_is_refused() {
+        let token = Secret::generate().unwrap();
+        let logins = logins(&token, None);
+        let (credential, _) = logins.start_session().unwrap();
+        assert!(logins.session(credential.expose()).is_some(), "control");
+        let (expires, rest) = credential.expose().split_once('.').unwrap();
+        let (nonce, seal) = rest.split_once('.').unwrap();
+        let mut altered = seal.to_owned();
+        let last = if altered.ends_with('0') { "1" } else { "0" };
+        altered.replace_range(altered.len() - 1.., last);
+        let later: u64 = expires.parse::<u64>().unwrap() + 1;
+        for forged in [
+            format!("{expires}.{nonce}.{altered}"),
+            format!("{later}.{nonce}.{seal}"),
+            format!("{expires}.{}.{seal}", "0".repeat(64)),
+            format!("{expires}.{nonce}.{seal}.x"),
+            format!("+{expires}.{nonce}.{seal}"),
+            format!("{nonce}.{seal}"),
+            String::new(),
+            "..".to_owned(),
+            token.expose().to_owned(),
+        ] {
+            assert!(logins.session(&forged).is_none(), "{forged}");
+        }
+    }
+
+    #[test]
+    fn a_login_code_works_once() {
+        let logins = logins(&Secret::generate().unwrap(), None);
+        let code = logins.issue_code().unwrap();
+        assert!(!logins.redeem_code(&"0".repeat(64)));
+        assert!(logins.code_is_live(code.expose()));
+        assert!(
+            logins.code_is_live(code.expose()),
+            "looking does not use it"
+        );
+        assert!(logins.redeem_code(code.expose()));
+        assert!(!logins.code_is_live(code.expose()));
+        assert!(!logins.redeem_code(code.expose()), "used up");
+        // Only the newest few stay valid.
+        let codes: Vec<_> = (0..=MAX_LOGIN_CODES)
+            .map(|_| logins.issue_code().unwrap())
+            .collect();
+        assert!(!logins.redeem_code(codes[0].expose()));
+        assert!(logins.redeem_code(codes[MAX_LOGIN_CODES].expose()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_others_can_read_is_replaced() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join(LOGIN_KEY_FILE);
+        let token = Secret::generate().unwrap();
+        let (credential, _) = logins(&token, Some(key_file.clone()))
+            .start_session()
+            .unwrap();
+        fs::set_permissions(&key_file, fs::Permissions::from_mode(0o644)).unwrap();
+        let reopened = logins(&token, Some(key_file.clone()));
+        assert!(reopened.session(credential.expose()).is_none());
+        let mode = fs::metadata(&key_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
