@@ -481,8 +481,17 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
     let Some(url) = args.caldav else {
         return Ok(());
     };
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        anyhow::bail!("`{url}` is not an http(s) URL; give the CalDAV server's address");
+    let shown = hearth_core::redact_userinfo(&url).into_owned();
+    let parsed = url::Url::parse(url.trim())
+        .ok()
+        .filter(|parsed| matches!(parsed.scheme(), "http" | "https"));
+    let Some(parsed) = parsed else {
+        anyhow::bail!("`{shown}` is not an http(s) URL; give the CalDAV server's address");
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        anyhow::bail!(
+            "`{shown}` carries a user name or password, which Hearth never keeps in a URL: give the address without them, the user with --username, and the password with --password-env VAR (an environment variable holding it) or --password-command"
+        );
     }
     let password = match (&args.password_env, &args.password_command) {
         (Some(name), _) => PasswordSource::Env(name.clone()),
@@ -495,7 +504,7 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
         (None, None) => PasswordSource::None,
     };
     let account = CalDavAccount {
-        label: url.clone(),
+        label: shown.clone(),
         url: url.clone(),
         username: args.username.clone(),
         password: password.clone(),
@@ -558,7 +567,7 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
     }
     if listed.is_empty() {
         anyhow::bail!(
-            "{url} has no calendars that hold events ({} other collections found)",
+            "{shown} has no calendars that hold events ({} other collections found)",
             found.len()
         );
     }

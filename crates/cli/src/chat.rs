@@ -522,7 +522,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             Input::Unknown(name) if conversation.agent_offers(name).await => line.trim(),
             command => {
                 if let Err(error) = conversation.command(command).await {
-                    eprintln!("hearth: error: {error:#}");
+                    eprintln!("hearth: error: {}", crate::shown::error(&error));
                 }
                 continue;
             }
@@ -533,7 +533,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             Ok(TurnEnd::Answered) => {}
             Ok(TurnEnd::Stopped) => interrupted = true,
             Ok(TurnEnd::Leave) => break Leaving::Interrupted,
-            Err(error) => eprintln!("hearth: error: {error:#}"),
+            Err(error) => eprintln!("hearth: error: {}", crate::shown::error(&error)),
         }
     };
     if leaving == Leaving::Interrupted {

@@ -37,4 +37,5 @@ mod suite {
     mod snapshots;
     mod support;
     mod tool_support;
+    mod url_credentials;
 }
