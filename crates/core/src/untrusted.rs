@@ -4,9 +4,10 @@
 //! a password.
 //!
 //! - [`escape_controls`] shows the characters a terminal would act on as escapes
-//!   (`\x1b`, `\x07`, `\u{9b}`, `\u{202e}`): C0 controls except line feed and tab,
-//!   DEL, the C1 controls U+0080–U+009F, and the bidirectional overrides and isolates
-//!   U+202A–U+202E and U+2066–U+2069 (which reorder what is shown around them).
+//!   (`\x1b`, `\x07`, `\u{9b}`, `\u{202e}`): C0 controls except line feed, tab and
+//!   the carriage return of a `\r\n` line end, DEL, the C1 controls U+0080–U+009F, and
+//!   the bidirectional overrides and isolates U+202A–U+202E and U+2066–U+2069 (which
+//!   reorder what is shown around them).
 //!   [`escape_controls_inline`] also escapes line feeds and tabs, for text that must
 //!   stay on its line (a title, a label, a path).
 //! - [`redact_userinfo`] replaces the user name and password of every URL in a message
@@ -41,14 +42,26 @@ fn is_control(c: char, lines: Lines) -> bool {
     }
 }
 
+/// Whether the character at `index` of `text` must be escaped: a control, except a
+/// carriage return that ends a line (`\r\n`) where lines are kept — harmless, and how
+/// iCalendar and Windows files end their lines.
+fn must_escape(text: &str, index: usize, c: char, lines: Lines) -> bool {
+    is_control(c, lines)
+        && !(c == '\r' && lines == Lines::Kept && text[index + 1..].starts_with('\n'))
+}
+
 fn escape(text: &str, lines: Lines) -> Cow<'_, str> {
-    let Some(first) = text.find(|c| is_control(c, lines)) else {
+    let Some(first) = text
+        .char_indices()
+        .find(|&(index, c)| must_escape(text, index, c, lines))
+        .map(|(index, _)| index)
+    else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 8);
     out.push_str(&text[..first]);
-    for c in text[first..].chars() {
-        if !is_control(c, lines) {
+    for (index, c) in text[first..].char_indices() {
+        if !must_escape(text, first + index, c, lines) {
             out.push(c);
             continue;
         }
@@ -64,8 +77,8 @@ fn escape(text: &str, lines: Lines) -> Cow<'_, str> {
 }
 
 /// `text` with every character a terminal would act on shown escaped (`\x1b`, `\x07`,
-/// `\r`, `\u{9b}`, `\u{202e}`); line feeds and tabs are kept. Borrowed when there is
-/// nothing to escape.
+/// a lone `\r`, `\u{9b}`, `\u{202e}`); line feeds, tabs and `\r\n` line ends are
+/// kept. Borrowed when there is nothing to escape.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
     escape(text, Lines::Kept)
 }
@@ -122,10 +135,16 @@ mod tests {
     /// Characters no escaped text may hold: ESC, BEL and every other C0 control but
     /// line feed and tab, DEL, C1, and the bidirectional overrides and isolates.
     fn forbidden(c: char) -> bool {
-        (c < ' ' && c != '\n' && c != '\t')
+        (c < ' ' && c != '\n' && c != '\t' && c != '\r')
             || ('\u{7f}'..='\u{9f}').contains(&c)
             || ('\u{202a}'..='\u{202e}').contains(&c)
             || ('\u{2066}'..='\u{2069}').contains(&c)
+    }
+
+    /// Whether `text` holds something a terminal acts on: a [`forbidden`] character, or a
+    /// carriage return that does not end a line.
+    fn acts_on_a_terminal(text: &str) -> bool {
+        text.chars().any(forbidden) || text.replace("\r\n", "\n").contains('\r')
     }
 
     #[test]
@@ -142,6 +161,8 @@ mod tests {
             ("\x1b]0;owned\x07", "\\x1b]0;owned\\x07"),
             ("\x1b[2J\x1b[H", "\\x1b[2J\\x1b[H"),
             ("over\rwrite", "over\\rwrite"),
+            ("crlf\r\nlines\r\n", "crlf\r\nlines\r\n"),
+            ("lone\r\r\n", "lone\\r\r\n"),
             ("\u{9b}31m red", "\\u{9b}31m red"),
             ("abc\u{202e}fdp.exe", "abc\\u{202e}fdp.exe"),
             ("\u{2066}isolated\u{2069}", "\\u{2066}isolated\\u{2069}"),
@@ -233,10 +254,10 @@ mod tests {
         #[test]
         fn escaped_text_holds_no_control(text in hostile_text()) {
             let escaped = escape_controls(&text);
-            prop_assert!(!escaped.chars().any(forbidden), "{escaped:?}");
+            prop_assert!(!acts_on_a_terminal(&escaped), "{escaped:?}");
             let inline = escape_controls_inline(&text);
             prop_assert!(
-                !inline.chars().any(|c| forbidden(c) || c == '\n' || c == '\t'),
+                !inline.chars().any(|c| forbidden(c) || c == '\n' || c == '\t' || c == '\r'),
                 "{inline:?}"
             );
             // Escaping what is escaped changes nothing.
@@ -246,7 +267,7 @@ mod tests {
         #[test]
         fn text_without_controls_passes_unchanged(
             text in "[^\\x00-\\x1f\\x7f-\\x9f\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}]*",
-            lines in "[ a-z\\n\\t]*",
+            lines in "([ a-z\\t]|\\n|\\r\\n)*",
         ) {
             prop_assert!(matches!(escape_controls(&text), Cow::Borrowed(shown) if shown == text));
             prop_assert!(matches!(escape_controls_inline(&text), Cow::Borrowed(shown) if shown == text));
