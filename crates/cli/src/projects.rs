@@ -358,7 +358,8 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
                     }
                 }
             }
-            write_out(&text)?;
+            // A project.md may come from anywhere (a cloned folder): shown escaped.
+            write_out(&crate::shown::message(&text))?;
         }
         ProjectsCommand::Rename { project, name } => {
             let record = projects.rename(&project, &name).await?;

@@ -2,11 +2,17 @@
 //! (errors, warnings, log lines) lose the credentials of the URLs they name, and
 //! anything a terminal would act on is shown escaped (see [`hearth_core::escape_controls`]).
 //! Hearth's own words and colours are added after, so they stay as they are.
+//!
+//! JSON output stays JSON: serde escapes ESC, BEL and the other C0 controls in strings
+//! (`\u001b`); [`json`] escapes DEL, the C1 controls and the bidirectional overrides
+//! too (`\u009b`, `\u202e`), which JSON allows raw but a terminal may act on. Parsed
+//! back, the value is the same.
 
 use std::borrow::Cow;
 use std::io::Write;
 
 use hearth_core::{escape_controls, redact_userinfo};
+use serde::Serialize;
 
 /// A message for the terminal (an error or a warning, which may quote an agent, a server
 /// or a URL): credentials redacted, controls escaped.
@@ -20,6 +26,42 @@ pub fn message(text: &str) -> Cow<'_, str> {
 /// An error with its causes (`{error:#}`), as [`message`] shows it.
 pub fn error(error: &anyhow::Error) -> String {
     message(&format!("{error:#}")).into_owned()
+}
+
+/// Writes JSON strings with DEL, C1 controls and bidirectional overrides escaped
+/// (serde already escapes the C0 controls).
+struct TerminalSafe;
+
+impl serde_json::ser::Formatter for TerminalSafe {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (index, c) in fragment.char_indices() {
+            if matches!(
+                c,
+                '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            ) {
+                writer.write_all(&fragment.as_bytes()[start..index])?;
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = index + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+/// `value` as one line of JSON no terminal acts on (see the module's notes).
+pub fn json(value: &impl Serialize) -> serde_json::Result<String> {
+    let mut bytes = Vec::new();
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut bytes,
+        TerminalSafe,
+    ))?;
+    // Only whole strings and ASCII escapes were written.
+    String::from_utf8(bytes).map_err(|error| serde::ser::Error::custom(error.to_string()))
 }
 
 /// Hearth's log on stderr, every line's URL credentials redacted. (The log formatter
@@ -57,6 +99,21 @@ impl Write for LogLine {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn json_stays_json_and_escapes_what_a_terminal_would_act_on() {
+        let value = serde_json::json!({
+            "text": "a\x1b[2J b\x07 c\u{9b}31m d\u{202e}e\x7f f\n é ✓",
+            "nested": ["\u{2066}x\u{2069}"],
+        });
+        let line = json(&value).unwrap();
+        assert_eq!(
+            line,
+            r#"{"text":"a\u001b[2J b\u0007 c\u009b31m d\u202ee\u007f f\n é ✓","nested":["\u2066x\u2069"]}"#
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(parsed, value);
+    }
 
     #[test]
     fn a_message_loses_passwords_and_controls() {

@@ -19,6 +19,7 @@ mod suite {
     mod first_run;
     mod first_run_names;
     mod first_run_output;
+    mod hostile_agent;
     mod limits;
     mod mcp_servers;
     mod mock;
