@@ -150,21 +150,27 @@ pub(crate) async fn run(
             Ok(StopReason::EndTurn)
         }
         Command::Title { title } => {
-            let now = chrono::Utc::now();
-            turn.session
-                .update(&turn.agent.store, |record| {
-                    record.title = Some(title.clone());
-                    record.updated_at = now;
-                })
-                .map_err(|error| internal(&error))?;
-            let updated_at = turn.session.record().updated_at_text();
-            turn.update(SessionUpdate::SessionInfoUpdate(
-                SessionInfoUpdate::new().title(title).updated_at(updated_at),
-            ))?;
+            set_title(turn, title)?;
             turn.say("ok")?;
             Ok(StopReason::EndTurn)
         }
+        Command::Hostile => crate::hostile::hostile(turn).await,
     }
+}
+
+/// Keeps `title` as the session's title and tells the client (`session_info_update`).
+pub(crate) fn set_title(turn: &mut Turn, title: String) -> Result<(), Error> {
+    let now = chrono::Utc::now();
+    turn.session
+        .update(&turn.agent.store, |record| {
+            record.title = Some(title.clone());
+            record.updated_at = now;
+        })
+        .map_err(|error| internal(&error))?;
+    let updated_at = turn.session.record().updated_at_text();
+    turn.update(SessionUpdate::SessionInfoUpdate(
+        SessionInfoUpdate::new().title(title).updated_at(updated_at),
+    ))
 }
 
 /// Plain text: `echo: `, the text, then one chunk per attachment and a count line.

@@ -19,6 +19,7 @@ mod client_calls;
 mod commands;
 mod config;
 mod content;
+mod hostile;
 mod mcp;
 mod output;
 mod prompt;

@@ -71,6 +71,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         "TEXT...",
         "Answer `ok`, then say TEXT 100 ms after the turn ended.",
     ),
+    spec(
+        "hostile",
+        "",
+        "Send a title, thought, plan, tool calls, permission options and answer full of terminal escape sequences.",
+    ),
 ];
 
 const fn spec(
@@ -161,6 +166,8 @@ pub(crate) enum Command {
     Title { title: String },
     /// `/later TEXT...`.
     Later { text: String },
+    /// `/hostile`.
+    Hostile,
 }
 
 impl Command {
@@ -267,6 +274,7 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         ("later", [_, ..]) => Command::Later {
             text: arguments.join(" "),
         },
+        ("hostile", []) => Command::Hostile,
         _ => return None,
     };
     Some(command)

@@ -20,6 +20,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
+use hearth_core::redact_userinfo;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -342,21 +343,26 @@ impl<'a> DavClient<'a> {
     }
 }
 
+/// `text` is not a URL (shown with its credentials redacted).
+fn not_a_url(text: &str, error: &url::ParseError) -> CalendarError {
+    CalendarError::InvalidInput(format!("`{}` is not a URL: {error}", redact_userinfo(text)))
+}
+
 /// The absolute URL of `href` (as a server reports it) against `base`.
 pub(crate) fn resolve(base: &str, href: &str) -> Result<String> {
-    let base = Url::parse(base)
-        .map_err(|error| CalendarError::InvalidInput(format!("`{base}` is not a URL: {error}")))?;
+    let base = Url::parse(base).map_err(|error| not_a_url(base, &error))?;
     base.join(href).map(String::from).map_err(|error| {
-        CalendarError::InvalidInput(format!("`{href}` is not a URL path: {error}"))
+        CalendarError::InvalidInput(format!(
+            "`{}` is not a URL path: {error}",
+            redact_userinfo(href)
+        ))
     })
 }
 
 /// The href of a new resource for `uid` in the collection at `collection`.
 pub(crate) fn new_resource_href(collection: &str, uid: &str) -> Result<String> {
     let path = Url::parse(collection)
-        .map_err(|error| {
-            CalendarError::InvalidInput(format!("`{collection}` is not a URL: {error}"))
-        })?
+        .map_err(|error| not_a_url(collection, &error))?
         .path()
         .to_owned();
     let name: String = uid

@@ -135,21 +135,30 @@ pub enum CalendarError {
         path: PathBuf,
     },
     /// A subscription could not be fetched.
-    #[error("cannot fetch subscription `{id}` ({url}): {message}")]
+    #[error(
+        "cannot fetch subscription `{id}` ({}): {}",
+        hearth_core::redact_userinfo(url),
+        hearth_core::redact_userinfo(message)
+    )]
     Fetch {
         /// The calendar.
         id: String,
-        /// Its URL.
+        /// Its URL (shown with its credentials redacted).
         url: String,
         /// Why.
         message: String,
     },
     /// A CalDAV server could not be reached, refused a request, or answered wrongly.
-    #[error("CalDAV calendar `{id}` ({url}): {message}")]
+    #[error(
+        "CalDAV calendar `{}` ({}): {}",
+        hearth_core::redact_userinfo(id),
+        hearth_core::redact_userinfo(url),
+        hearth_core::redact_userinfo(message)
+    )]
     Server {
         /// The calendar.
         id: String,
-        /// Its URL.
+        /// Its URL (shown with its credentials redacted).
         url: String,
         /// What failed and what to do.
         message: String,

@@ -282,11 +282,15 @@ fn configure(
                 );
                 return None;
             }
-            let location = config.url.clone().unwrap_or_else(|| {
-                path.as_deref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            });
+            // A location is shown (listings, messages, proposals): never a password.
+            let location = config.url.as_deref().map_or_else(
+                || {
+                    path.as_deref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                },
+                |url| hearth_core::redact_userinfo(url).into_owned(),
+            );
             let subscription = Subscription {
                 calendar: id.to_owned(),
                 url: config.url.clone(),
@@ -345,7 +349,8 @@ fn configure(
                 cache: options.caldav_cache_dir.join(format!("{id}.json")),
                 max_bytes: options.max_calendar_bytes,
             };
-            (StorageKind::Caldav, Storage::CalDav(source), url)
+            let location = hearth_core::redact_userinfo(&url).into_owned();
+            (StorageKind::Caldav, Storage::CalDav(source), location)
         }
     };
     let (writable, reason) = match (kind, config.writable) {

@@ -80,11 +80,17 @@ pub fn render(check: &AgentCheck, out: &mut String) {
     match (&check.agent.installed, &check.status) {
         (Err(missing), _) => out.push_str(&format!("  status    not installed: {missing}\n")),
         (Ok(()), None) => out.push_str("  status    installed (not started)\n"),
-        (Ok(()), Some(Err(error))) => out.push_str(&format!("  status    ✗ {error}\n")),
+        (Ok(()), Some(Err(error))) => out.push_str(&format!(
+            "  status    ✗ {}\n",
+            crate::shown::message(&error.to_string())
+        )),
         (Ok(()), Some(Ok((status, elapsed)))) => {
             out.push_str(&format!(
                 "  status    ok: {} (started in {:.1} s)\n",
-                status.version.as_deref().unwrap_or("no version given"),
+                // The agent's own words, escaped.
+                hearth_core::escape_controls_inline(
+                    status.version.as_deref().unwrap_or("no version given")
+                ),
                 elapsed.as_secs_f64()
             ));
             out.push_str(&format!(
@@ -106,7 +112,7 @@ pub fn render(check: &AgentCheck, out: &mut String) {
                 } else {
                     format!(
                         "{}{}",
-                        status.auth_methods.join(", "),
+                        hearth_core::escape_controls_inline(&status.auth_methods.join(", ")),
                         spec.auth_method
                             .as_deref()
                             .map(|method| format!(" (uses `{method}`)"))

@@ -74,7 +74,8 @@ fn render(row: &AuditRow) -> String {
         line.push_str(&format!(" [{proposal}]"));
     }
     line.push_str(&format!("  {}  by {}\n", row.outcome, row.actor));
-    line
+    // Tool names and outcomes may quote an agent or a server: escaped.
+    crate::shown::message(&line).into_owned()
 }
 
 /// Writes `text` to `path` atomically: a temporary file beside it, synced, renamed over

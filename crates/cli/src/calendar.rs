@@ -11,6 +11,7 @@ use hearth_calendar::{
     CalDavAccount, CalendarInfo, Calendars, EventInput, EventQuery, OccurrenceInfo, PasswordSource,
     StorageKind, StorageState, SyncMethod, UnavailableCalendar, discover, parse_time_bound,
 };
+use hearth_core::escape_controls_inline;
 
 use crate::app::App;
 use crate::audit::write_atomically;
@@ -173,9 +174,10 @@ fn occurrence_line(occurrence: &OccurrenceInfo) -> String {
     } else {
         format!("{start} – {end}")
     };
-    let mut line = format!("{when}  {}", occurrence.title);
+    // Titles and places come from calendar files and servers: escaped.
+    let mut line = format!("{when}  {}", escape_controls_inline(&occurrence.title));
     if let Some(location) = &occurrence.location {
-        line.push_str(&format!(" @ {location}"));
+        line.push_str(&format!(" @ {}", escape_controls_inline(location)));
     }
     if occurrence.recurring {
         line.push_str(" ↻");
@@ -193,7 +195,12 @@ pub async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
     let mut out = String::from("\ncalendars:\n");
     let mut healthy = true;
     for info in calendars.calendars() {
-        let name = format!("{} ({}, {})", info.id, kind_name(info.kind), info.location);
+        let name = format!(
+            "{} ({}, {})",
+            info.id,
+            kind_name(info.kind),
+            escape_controls_inline(&info.location)
+        );
         if info.kind == StorageKind::Caldav {
             match calendars.sync(&info.id).await {
                 Ok(report) => out.push_str(&format!(
@@ -203,7 +210,8 @@ pub async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
                 Err(error) => {
                     healthy = false;
                     out.push_str(&format!(
-                        "FAIL    {name}: {error}\n        fix: check `url`, `username` and the password source in [calendars.{}] of {config}; reads use the last sync meanwhile\n",
+                        "FAIL    {name}: {}\n        fix: check `url`, `username` and the password source in [calendars.{}] of {config}; reads use the last sync meanwhile\n",
+                        crate::shown::message(&error.to_string()),
                         info.id
                     ));
                 }
@@ -246,9 +254,9 @@ async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
             "{}{}  {} ({}, {}){}\n",
             info.id,
             if info.default { " *" } else { "" },
-            info.name,
+            escape_controls_inline(&info.name),
             kind_name(info.kind),
-            info.location,
+            escape_controls_inline(&info.location),
             if info.writable { "" } else { " read-only" },
         );
         match (&summary.error, summary.events, summary.storage) {
@@ -257,7 +265,10 @@ async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
                 info.folder().map(|f| f.display().to_string()).unwrap_or_default(),
                 info.id
             )),
-            (Some(error), _, _) => line.push_str(&format!("    cannot be read: {error}\n")),
+            (Some(error), _, _) => line.push_str(&format!(
+                "    cannot be read: {}\n",
+                crate::shown::message(error)
+            )),
             (None, Some(0), StorageState::NotCreated) => {
                 line.push_str("    0 events; the file is created on the first write\n")
             }
@@ -278,7 +289,8 @@ async fn list(calendars: &Calendars, json: bool) -> anyhow::Result<()> {
         for warning in &summary.warnings {
             line.push_str(&format!(
                 "    warning: {}: {}\n",
-                warning.location, warning.message
+                escape_controls_inline(&warning.location),
+                crate::shown::message(&warning.message)
             ));
         }
         write_out(&line)?;
@@ -481,8 +493,17 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
     let Some(url) = args.caldav else {
         return Ok(());
     };
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        anyhow::bail!("`{url}` is not an http(s) URL; give the CalDAV server's address");
+    let shown = hearth_core::redact_userinfo(&url).into_owned();
+    let parsed = url::Url::parse(url.trim())
+        .ok()
+        .filter(|parsed| matches!(parsed.scheme(), "http" | "https"));
+    let Some(parsed) = parsed else {
+        anyhow::bail!("`{shown}` is not an http(s) URL; give the CalDAV server's address");
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        anyhow::bail!(
+            "`{shown}` carries a user name or password, which Hearth never keeps in a URL: give the address without them, the user with --username, and the password with --password-env VAR (an environment variable holding it) or --password-command"
+        );
     }
     let password = match (&args.password_env, &args.password_command) {
         (Some(name), _) => PasswordSource::Env(name.clone()),
@@ -495,7 +516,7 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
         (None, None) => PasswordSource::None,
     };
     let account = CalDavAccount {
-        label: url.clone(),
+        label: shown.clone(),
         url: url.clone(),
         username: args.username.clone(),
         password: password.clone(),
@@ -558,7 +579,7 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
     }
     if listed.is_empty() {
         anyhow::bail!(
-            "{url} has no calendars that hold events ({} other collections found)",
+            "{shown} has no calendars that hold events ({} other collections found)",
             found.len()
         );
     }
@@ -627,7 +648,7 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
             if args.json {
                 json_line(&applied)?;
             } else {
-                write_out(&format!("{}\n", applied.summary))?;
+                write_out(&format!("{}\n", escape_controls_inline(&applied.summary)))?;
             }
         }
         CalendarCommand::Import {
@@ -653,15 +674,16 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
                     report.imported, report.calendar
                 );
                 for skipped in &report.skipped {
-                    out.push_str(&format!("  skipped: {skipped}\n"));
+                    out.push_str(&format!("  skipped: {}\n", crate::shown::message(skipped)));
                 }
                 for adapted in &report.adapted {
-                    out.push_str(&format!("  adapted: {adapted}\n"));
+                    out.push_str(&format!("  adapted: {}\n", crate::shown::message(adapted)));
                 }
                 for warning in &report.warnings {
                     out.push_str(&format!(
                         "  warning: {}: {}\n",
-                        warning.location, warning.message
+                        escape_controls_inline(&warning.location),
+                        crate::shown::message(&warning.message)
                     ));
                 }
                 write_out(&out)?;

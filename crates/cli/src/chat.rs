@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use hearth_core::{Action, ChatSeed, ChatUri, ProviderId, StopReason, UserMessage};
+use hearth_core::{
+    Action, ChatSeed, ChatUri, ProviderId, StopReason, UserMessage, escape_controls_inline,
+};
 use hearth_host::Host;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
@@ -185,7 +187,11 @@ impl Conversation {
             }
             Err(failure) => {
                 if self.view.fail_open(pending) == OpenEnd::RolledBack {
-                    eprintln!("hearth: {failure}; {}", self.still_in());
+                    eprintln!(
+                        "hearth: {}; {}",
+                        crate::shown::message(&failure),
+                        self.still_in()
+                    );
                 }
                 false
             }
@@ -200,14 +206,22 @@ impl Conversation {
             Ok(hearth_core::ResourceUri::Session(session)) => ChatUri::default_for(&session),
             Ok(hearth_core::ResourceUri::Chat(chat)) => chat,
             _ => {
-                eprintln!("hearth: `{uri}` is not a session or chat URI");
+                eprintln!(
+                    "hearth: `{}` is not a session or chat URI",
+                    escape_controls_inline(uri)
+                );
                 return;
             }
         };
         let scope = match self.host.session(&chat.session()).await {
             Ok(state) => state.summary.scope,
             Err(error) => {
-                eprintln!("hearth: cannot open {uri}: {error}; {}", self.still_in());
+                eprintln!(
+                    "hearth: cannot open {}: {}; {}",
+                    escape_controls_inline(uri),
+                    crate::shown::message(&error.to_string()),
+                    self.still_in()
+                );
                 return;
             }
         };
@@ -237,7 +251,7 @@ impl Conversation {
                     project_id: record.id,
                 },
                 Err(error) => {
-                    eprintln!("hearth: {error}");
+                    eprintln!("hearth: {}", crate::shown::message(&error.to_string()));
                     return;
                 }
             }
@@ -286,7 +300,7 @@ impl Conversation {
             Input::Model(Some(model)) => {
                 self.host.set_model(&self.chat, model.to_owned()).await?;
                 self.model = Some(model.to_owned());
-                eprintln!("hearth: model {model}");
+                eprintln!("hearth: model {}", escape_controls_inline(model));
             }
             Input::Model(None) => {
                 let state = self.host.chat(&self.chat).await?;
@@ -295,7 +309,10 @@ impl Conversation {
                     .model
                     .as_deref()
                     .unwrap_or("the provider's default");
-                eprintln!("hearth: model {model} (switch with /model NAME)");
+                eprintln!(
+                    "hearth: model {} (switch with /model NAME)",
+                    escape_controls_inline(model)
+                );
                 if let Some(models) = state.agent.and_then(|agent| agent.models) {
                     for choice in models.choices {
                         let mark = if choice.id == models.current {
@@ -306,9 +323,9 @@ impl Conversation {
                         let name = if choice.name.is_empty() || choice.name == choice.id {
                             String::new()
                         } else {
-                            format!(" — {}", choice.name)
+                            format!(" — {}", escape_controls_inline(&choice.name))
                         };
-                        eprintln!("  {mark} {}{name}", choice.id);
+                        eprintln!("  {mark} {}{name}", escape_controls_inline(&choice.id));
                     }
                 }
             }
@@ -333,7 +350,10 @@ impl Conversation {
             Input::Project(None) => eprintln!("hearth: in {}", scope_name(self.view.scope())),
             Input::Project(Some(key)) => self.enter(key).await,
             Input::Help => eprintln!("hearth: {HELP}"),
-            Input::Unknown(name) => eprintln!("hearth: unknown command /{name}; {HELP}"),
+            Input::Unknown(name) => eprintln!(
+                "hearth: unknown command /{}; {HELP}",
+                escape_controls_inline(name)
+            ),
             Input::Prompt(_) | Input::Quit | Input::Nothing => {}
         }
         Ok(())
@@ -354,7 +374,8 @@ impl Conversation {
         }
         for item in &unsaved {
             eprintln!(
-                "hearth: {item}; Hearth keeps it in memory and tries again with the next message (it is lost if you leave first)"
+                "hearth: {}; Hearth keeps it in memory and tries again with the next message (it is lost if you leave first)",
+                crate::shown::message(&item.to_string())
             );
         }
         self.unsaved = Unreported::Told;
@@ -522,7 +543,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             Input::Unknown(name) if conversation.agent_offers(name).await => line.trim(),
             command => {
                 if let Err(error) = conversation.command(command).await {
-                    eprintln!("hearth: error: {error:#}");
+                    eprintln!("hearth: error: {}", crate::shown::error(&error));
                 }
                 continue;
             }
@@ -533,7 +554,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             Ok(TurnEnd::Answered) => {}
             Ok(TurnEnd::Stopped) => interrupted = true,
             Ok(TurnEnd::Leave) => break Leaving::Interrupted,
-            Err(error) => eprintln!("hearth: error: {error:#}"),
+            Err(error) => eprintln!("hearth: error: {}", crate::shown::error(&error)),
         }
     };
     if leaving == Leaving::Interrupted {

@@ -53,9 +53,11 @@ pub(crate) fn materializer(app: &App) -> anyhow::Result<Materializer> {
     .protecting(vec![app.paths.home.clone()]))
 }
 
+/// Writes text about sources (file names, URLs, errors quoting servers and documents),
+/// shown escaped and without credentials.
 fn write_out(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(crate::shown::message(text).as_bytes())?;
     Ok(stdout.flush()?)
 }
 
@@ -82,7 +84,8 @@ impl Bars {
 
 impl Progress for Bars {
     fn started(&self, source: &ContextSource) {
-        self.bar.set_message(source.to_string());
+        self.bar
+            .set_message(crate::shown::message(&source.to_string()).into_owned());
     }
 
     fn finished(&self, _source: &ContextSource, _status: &SourceStatus) {

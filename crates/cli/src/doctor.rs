@@ -132,9 +132,11 @@ async fn doctor_agents(app: &App, only: Option<&str>, mut out: String) -> anyhow
     })
 }
 
+/// Writes the report: what servers, agents and files said is in it, so it is shown
+/// escaped and without the credentials of any URL.
 fn write_out(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(crate::shown::message(text).as_bytes())?;
     stdout.flush()?;
     Ok(())
 }

@@ -28,6 +28,7 @@ mod render;
 mod run;
 mod serve;
 mod sessions;
+mod shown;
 mod toolbox;
 
 /// Hearth: a local-first agent host.
@@ -126,7 +127,7 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(shown::LogWriter)
         .with_target(false)
         .with_ansi(colour_on_stderr())
         .init();
@@ -253,7 +254,7 @@ fn reader_gone(error: &anyhow::Error) -> bool {
     })
 }
 
-/// Prints an error as one line.
+/// Prints an error as one line (credentials of URLs redacted, controls escaped).
 #[allow(clippy::print_stderr)]
 fn report(error: &anyhow::Error) {
     let mut message = error.to_string();
@@ -264,5 +265,5 @@ fn report(error: &anyhow::Error) {
             message.push_str(&cause);
         }
     }
-    eprintln!("hearth: error: {message}");
+    eprintln!("hearth: error: {}", shown::message(&message));
 }

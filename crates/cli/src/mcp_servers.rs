@@ -83,18 +83,22 @@ pub fn render(app: &App, tools: &McpTools, reports: &[ServerReport]) -> String {
         return out;
     }
     for problem in tools.problems() {
-        out.push_str(&format!("! {problem}\n"));
+        out.push_str(&format!(
+            "! {}\n",
+            crate::shown::message(&problem.to_string())
+        ));
     }
     for report in reports {
         out.push_str(&format!(
             "{}  {}  ({})\n",
             report.name,
-            report.status.label(),
-            report.location
+            // A server's own words (its errors) and its URL: escaped, credentials redacted.
+            crate::shown::message(&report.status.label()),
+            crate::shown::message(&report.location)
         ));
         for tool in &report.tools {
             let how = match (&tool.unavailable, tool.read_only, tool.allowed) {
-                (Some(why), _, _) => format!("unavailable: {why}"),
+                (Some(why), _, _) => format!("unavailable: {}", crate::shown::message(why)),
                 (None, true, _) => "read-only".to_owned(),
                 (None, false, true) => "allowed without asking".to_owned(),
                 (None, false, false) => "asks first".to_owned(),
@@ -103,7 +107,7 @@ pub fn render(app: &App, tools: &McpTools, reports: &[ServerReport]) -> String {
                 "  {}{}{}  {how}\n",
                 report.name,
                 hearth_mcp_client::SEPARATOR,
-                tool.name
+                hearth_core::escape_controls_inline(&tool.name)
             ));
         }
     }

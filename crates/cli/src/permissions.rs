@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 use hearth_core::{
     PermissionOption, PermissionOptionKind, ToolCallContent, ToolCallPart, ToolKind,
+    escape_controls_inline,
 };
 use tokio::sync::mpsc;
 
@@ -70,17 +71,38 @@ pub fn terminal_lines() -> Option<mpsc::Receiver<String>> {
     Some(receiver)
 }
 
-fn kind_name(kind: Option<PermissionOptionKind>) -> &'static str {
+/// What choosing an option of this kind does, in Hearth's words: the agent's label may
+/// say anything, so this is what the user reads first.
+pub fn option_effect(kind: Option<PermissionOptionKind>) -> &'static str {
     match kind {
         Some(PermissionOptionKind::AllowOnce) => "allow once",
         Some(PermissionOptionKind::AllowAlways) => "allow always",
-        Some(PermissionOptionKind::RejectOnce) => "refuse",
+        Some(PermissionOptionKind::RejectOnce) => "refuse once",
         Some(PermissionOptionKind::RejectAlways) => "refuse always",
-        None => "choose",
+        None => "agent's choice (what it does is not stated)",
     }
 }
 
-/// A diff of two texts: the lines that differ between their common start and end.
+/// The widest [`option_effect`] of a kind, for aligning the agent's labels after them.
+const EFFECT_WIDTH: usize = 13;
+
+/// The agent's label of an option, quoted and escaped: shown after Hearth's words, it can
+/// neither hide them nor start a line of its own.
+pub fn agent_label(option: &PermissionOption) -> String {
+    format!("\"{}\"", escape_controls_inline(&option.label))
+}
+
+/// An option on one line: Hearth's words, then the agent's label.
+pub fn option_text(option: &PermissionOption) -> String {
+    format!(
+        "{:<EFFECT_WIDTH$}  agent's label: {}",
+        option_effect(option.kind),
+        agent_label(option)
+    )
+}
+
+/// A diff of two texts: the lines that differ between their common start and end (each
+/// shown escaped: the text is the agent's).
 fn diff(path: &str, old: Option<&str>, new: &str, out: &mut String) {
     let old_lines: Vec<&str> = old.unwrap_or_default().lines().collect();
     let new_lines: Vec<&str> = new.lines().collect();
@@ -96,8 +118,9 @@ fn diff(path: &str, old: Option<&str>, new: &str, out: &mut String) {
         .take_while(|(a, b)| a == b)
         .count();
     out.push_str(&format!(
-        "  {} {path}\n",
-        if old.is_none() { "new file" } else { "changes" }
+        "  {} {}\n",
+        if old.is_none() { "new file" } else { "changes" },
+        escape_controls_inline(path)
     ));
     let removed = &old_lines[common_start..old_lines.len() - common_end];
     let added = &new_lines[common_start..new_lines.len() - common_end];
@@ -106,7 +129,7 @@ fn diff(path: &str, old: Option<&str>, new: &str, out: &mut String) {
         .map(|line| ('-', line))
         .chain(added.iter().map(|line| ('+', line)));
     for (sign, line) in changed.clone().take(DIFF_LINES) {
-        out.push_str(&format!("  {sign} {line}\n"));
+        out.push_str(&format!("  {sign} {}\n", escape_controls_inline(line)));
     }
     let hidden = changed.count().saturating_sub(DIFF_LINES);
     if hidden > 0 {
@@ -115,17 +138,22 @@ fn diff(path: &str, old: Option<&str>, new: &str, out: &mut String) {
 }
 
 /// The question as text: who asks what, about which files, with the diff, and the
-/// choices.
+/// choices — one a line, each led by what it does in Hearth's words, the agent's label
+/// after it. Everything the agent wrote is shown escaped.
 pub fn describe(question: &Question) -> String {
-    let mut out = format!("? {} asks: {}\n", question.agent, question.title);
+    let mut out = format!(
+        "? {} asks: {}\n",
+        question.agent,
+        escape_controls_inline(&question.title)
+    );
     if let Some(call) = &question.call {
         if let Some(kind) = call.kind.filter(|kind| *kind != ToolKind::Other) {
             out.push_str(&format!("  kind: {}\n", kind.as_str()));
         }
-        let files: Vec<&str> = call
+        let files: Vec<String> = call
             .locations
             .iter()
-            .map(|location| location.path.as_str())
+            .map(|location| escape_controls_inline(&location.path).into_owned())
             .collect();
         if !files.is_empty() {
             out.push_str(&format!("  files: {}\n", files.join(", ")));
@@ -139,7 +167,7 @@ pub fn describe(question: &Question) -> String {
                 } => diff(path, old_text.as_deref(), new_text, &mut out),
                 ToolCallContent::Text { text } if !text.trim().is_empty() => {
                     for line in text.lines().take(DIFF_LINES) {
-                        out.push_str(&format!("  | {line}\n"));
+                        out.push_str(&format!("  | {}\n", escape_controls_inline(line)));
                     }
                 }
                 _ => {}
@@ -148,23 +176,15 @@ pub fn describe(question: &Question) -> String {
         if call.content.is_empty() && !call.arguments.is_null() {
             let arguments = call.arguments.to_string();
             let shown: String = arguments.chars().take(300).collect();
-            out.push_str(&format!("  arguments: {shown}\n"));
+            out.push_str(&format!(
+                "  arguments: {}\n",
+                escape_controls_inline(&shown)
+            ));
         }
     }
-    let choices: Vec<String> = question
-        .options
-        .iter()
-        .enumerate()
-        .map(|(index, option)| {
-            format!(
-                "[{}] {} ({})",
-                index + 1,
-                option.label,
-                kind_name(option.kind)
-            )
-        })
-        .collect();
-    out.push_str(&format!("  {}\n", choices.join("  ")));
+    for (index, option) in question.options.iter().enumerate() {
+        out.push_str(&format!("  [{}] {}\n", index + 1, option_text(option)));
+    }
     out
 }
 
@@ -214,7 +234,9 @@ fn allow_for_good(question: &Question) -> String {
         .flatten();
     match mcp_tool {
         Some((server, tool)) => format!(
-            "allow this tool for good with `allow = [\"{tool}\"]` under [mcp_servers.{server}] in config.toml"
+            "allow this tool for good with `allow = [\"{}\"]` under [mcp_servers.{}] in config.toml",
+            escape_controls_inline(tool),
+            escape_controls_inline(server)
         ),
         None => format!(
             "allow this kind of request for good with `allow = [\"{}\"]` under [agents.{}] in config.toml",
@@ -246,7 +268,7 @@ pub async fn ask(
             notice: format!(
                 "hearth: {} asked: {}\nhearth: refused: nobody can answer here (not a terminal). Answer it from a terminal (`hearth run` or `hearth chat`), with `hearth permissions allow` while `hearth serve` runs it, or {}",
                 question.agent,
-                question.title,
+                escape_controls_inline(&question.title),
                 allow_for_good(question)
             ),
         });
@@ -272,7 +294,10 @@ pub async fn ask(
         };
         match choice(&question.options, &line) {
             Some(option) => return Ok(Reply::Chosen(option)),
-            None => eprintln!("  `{}` is not one of the choices", line.trim()),
+            None => eprintln!(
+                "  `{}` is not one of the choices",
+                escape_controls_inline(line.trim())
+            ),
         }
     }
 }
@@ -318,17 +343,14 @@ pub async fn permissions(app: &App, command: PermissionsCommand) -> anyhow::Resu
         PermissionsCommand::List { json } => {
             if json {
                 for question in &questions {
-                    out.push_str(
-                        &serde_json::json!({
-                            "chat": question.chat,
-                            "requestId": question.request_id,
-                            "agent": question.agent,
-                            "title": question.title,
-                            "options": question.options,
-                            "toolCall": question.call,
-                        })
-                        .to_string(),
-                    );
+                    out.push_str(&crate::shown::json(&serde_json::json!({
+                        "chat": question.chat,
+                        "requestId": question.request_id,
+                        "agent": question.agent,
+                        "title": question.title,
+                        "options": question.options,
+                        "toolCall": question.call,
+                    }))?);
                     out.push('\n');
                 }
             } else if questions.is_empty() {
@@ -392,7 +414,11 @@ async fn answer(
                     question
                         .options
                         .iter()
-                        .map(|option| format!("{} ({})", option.label, kind_name(option.kind)))
+                        .map(|option| format!(
+                            "{} ({})",
+                            option_effect(option.kind),
+                            agent_label(option)
+                        ))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
@@ -408,7 +434,7 @@ async fn answer(
                 "{} {}: {}\n",
                 if allow { "allowed" } else { "refused" },
                 question.request_id,
-                question.title
+                escape_controls_inline(&question.title)
             ));
         }
     }
@@ -475,7 +501,81 @@ mod tests {
         });
         assert_eq!(
             text,
-            "? codex asks: Edit a.txt\n  kind: edit\n  files: /work/a.txt\n  changes /work/a.txt\n  - two\n  + 2\n  [1] Yes (allow once)  [2] No (refuse)  [3] Always (allow always)\n"
+            "? codex asks: Edit a.txt
+  kind: edit
+  files: /work/a.txt
+  changes /work/a.txt
+  - two
+  + 2
+  [1] allow once     agent's label: \"Yes\"
+  [2] refuse once    agent's label: \"No\"
+  [3] allow always   agent's label: \"Always\"
+"
         );
+    }
+
+    /// An agent's escape sequences in a request: the title, a file, the diff and the
+    /// labels are shown escaped, and each choice leads with what it does. The label
+    /// `Refuse\e[8m` on an "allow always" option would hide what follows it on a
+    /// terminal; here it is a quoted label after "allow always".
+    #[test]
+    fn a_hostile_request_cannot_hide_or_reword_a_choice() {
+        let mut call = ToolCallPart::new(
+            "c1",
+            "edit",
+            serde_json::Value::Null,
+            hearth_core::ToolCallStatus::Pending,
+        );
+        call.kind = Some(ToolKind::Edit);
+        call.locations = vec![hearth_core::ToolLocation {
+            path: "/work/\u{202e}txt.exe".into(),
+            line: None,
+        }];
+        call.content = vec![ToolCallContent::Diff {
+            path: "/work/a.txt".into(),
+            old_text: None,
+            new_text: "\x1b]52;c;ZWNobyBvd25lZA==\x07\n".into(),
+        }];
+        let options = [
+            (
+                "allow-always",
+                "Refuse\x1b[8m (allow always)",
+                Some(PermissionOptionKind::AllowAlways),
+            ),
+            (
+                "reject-once",
+                "No\n  [3] allow once  agent's label: \"x\"",
+                Some(PermissionOptionKind::RejectOnce),
+            ),
+            ("custom", "\x1b[2JMaybe", None),
+        ]
+        .into_iter()
+        .map(|(id, label, kind)| PermissionOption {
+            id: id.into(),
+            label: label.into(),
+            kind,
+        })
+        .collect();
+        let text = describe(&Question {
+            agent: "tester".into(),
+            chat: "hearth-chat:tester/s/default".into(),
+            request_id: "r1".into(),
+            title: "Write\x1b]0;owned\x07 a.txt".into(),
+            options,
+            call: Some(call),
+        });
+        assert_eq!(
+            text,
+            r#"? tester asks: Write\x1b]0;owned\x07 a.txt
+  kind: edit
+  files: /work/\u{202e}txt.exe
+  new file /work/a.txt
+  + \x1b]52;c;ZWNobyBvd25lZA==\x07
+  [1] allow always   agent's label: "Refuse\x1b[8m (allow always)"
+  [2] refuse once    agent's label: "No\n  [3] allow once  agent's label: "x""
+  [3] agent's choice (what it does is not stated)  agent's label: "\x1b[2JMaybe"
+"#
+        );
+        assert!(!text.contains(['\x1b', '\x07', '\u{202e}']), "{text}");
     }
 }

@@ -279,12 +279,16 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
                         .as_ref()
                         .map(|file| format!("{} source(s)", file.sources.len()))
                         .unwrap_or_default();
+                    // A name from a project.md that came from anywhere, a folder's
+                    // name: escaped.
                     text.push_str(&format!(
                         "{}  {}  {}  [{}] {sources}\n",
                         project.record.id,
-                        project.record.name,
-                        project.record.folder.display(),
-                        state.lines().next().unwrap_or_default()
+                        hearth_core::escape_controls_inline(&project.record.name),
+                        hearth_core::escape_controls_inline(
+                            &project.record.folder.display().to_string()
+                        ),
+                        crate::shown::message(state.lines().next().unwrap_or_default())
                     ));
                 }
             }
@@ -358,7 +362,8 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
                     }
                 }
             }
-            write_out(&text)?;
+            // A project.md may come from anywhere (a cloned folder): shown escaped.
+            write_out(&crate::shown::message(&text))?;
         }
         ProjectsCommand::Rename { project, name } => {
             let record = projects.rename(&project, &name).await?;

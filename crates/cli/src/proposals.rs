@@ -1,11 +1,12 @@
 //! `hearth proposals list|show|approve|reject|apply`: the user's side of the changes
-//! agents staged.
+//! agents staged. What an agent wrote into one (its summary, the event titles in its
+//! diff) is shown with control characters escaped.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
-use hearth_core::ProposalId;
+use hearth_core::{ProposalId, escape_controls, escape_controls_inline};
 use hearth_store::{Access, ProposalStore, SqliteStore};
 use hearth_tools::{
     ApplyOutcome, ApprovalGate, Proposal, ProposalList, ProposalQuery, ProposalStatus, UserActor,
@@ -135,12 +136,12 @@ fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
     out.push_str(&format!(
         "Summary:  {}
 ",
-        proposal.summary
+        escape_controls_inline(&proposal.summary)
     ));
     out.push_str(&format!(
         "Tool:     {}
 ",
-        proposal.tool
+        escape_controls_inline(&proposal.tool)
     ));
     out.push_str(&format!(
         "Payload:  sha256 {}
@@ -148,7 +149,7 @@ fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
 ",
         proposal.payload_hash
     ));
-    out.push_str(proposal.diff.trim_end());
+    out.push_str(&escape_controls(proposal.diff.trim_end()));
     out.push_str(
         "
 
@@ -174,15 +175,15 @@ fn status_line(proposal: &Proposal) -> String {
             local_time(&proposal.expires_at)
         ),
         ProposalStatus::Applied => match &proposal.outcome {
-            Some(outcome) => format!("applied: {outcome}"),
+            Some(outcome) => format!("applied: {}", escape_controls_inline(outcome)),
             None => "applied".to_owned(),
         },
         ProposalStatus::Failed => format!(
             "failed: {}",
-            proposal.error.as_deref().unwrap_or("no reason recorded")
+            crate::shown::message(proposal.error.as_deref().unwrap_or("no reason recorded"))
         ),
         ProposalStatus::Rejected => match &proposal.reason {
-            Some(reason) => format!("rejected: {reason}"),
+            Some(reason) => format!("rejected: {}", escape_controls_inline(reason)),
             None => "rejected".to_owned(),
         },
         ProposalStatus::Expired | ProposalStatus::Applying => proposal.status.to_string(),
@@ -191,9 +192,15 @@ fn status_line(proposal: &Proposal) -> String {
 
 fn render(proposal: &Proposal) -> String {
     let mut out = format!("Proposal {}\n", proposal.id);
-    out.push_str(&format!("Summary:  {}\n", proposal.summary));
+    out.push_str(&format!(
+        "Summary:  {}\n",
+        escape_controls_inline(&proposal.summary)
+    ));
     out.push_str(&format!("Status:   {}\n", status_line(proposal)));
-    out.push_str(&format!("Tool:     {}\n", proposal.tool));
+    out.push_str(&format!(
+        "Tool:     {}\n",
+        escape_controls_inline(&proposal.tool)
+    ));
     out.push_str(&format!(
         "Staged:   {} by {}\n",
         local_time(&proposal.created_at),
@@ -201,7 +208,7 @@ fn render(proposal: &Proposal) -> String {
     ));
     out.push_str(&format!("Payload:  sha256 {}\n", proposal.payload_hash));
     out.push('\n');
-    out.push_str(proposal.diff.trim_end());
+    out.push_str(&escape_controls(proposal.diff.trim_end()));
     out.push('\n');
     if proposal.status == ProposalStatus::Pending {
         out.push_str(&format!(
@@ -244,7 +251,11 @@ fn approved_hash(proposal: &Proposal, given: Option<&str>) -> anyhow::Result<Str
 fn report_outcome(outcome: &ApplyOutcome) -> anyhow::Result<()> {
     let text = match outcome {
         ApplyOutcome::Applied { proposal, summary } => {
-            format!("Applied proposal {}: {summary}\n", proposal.id)
+            format!(
+                "Applied proposal {}: {}\n",
+                proposal.id,
+                escape_controls_inline(summary)
+            )
         }
         ApplyOutcome::AlreadyApplied { proposal } => format!(
             "Proposal {} was already applied; nothing was done.\n",
@@ -357,7 +368,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
                     proposal.id,
                     proposal.status.as_str(),
                     local_time(&proposal.created_at),
-                    proposal.summary
+                    escape_controls_inline(&proposal.summary)
                 ))?;
             }
             if let Some(cursor) = &page.next_cursor {
@@ -411,7 +422,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
                 let text = if decided.changed {
                     format!(
                         "Approved proposal {id}: {}\nApply it with: hearth proposals apply {id}\n",
-                        proposal.summary
+                        escape_controls_inline(&proposal.summary)
                     )
                 } else {
                     format!("Proposal {id} was already approved; nothing was done.\n")
@@ -428,7 +439,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             let text = if decided.changed {
                 format!(
                     "Rejected proposal {id}: {}; nothing was changed.\n",
-                    decided.proposal.summary
+                    escape_controls_inline(&decided.proposal.summary)
                 )
             } else {
                 format!("Proposal {id} was already rejected; nothing was done.\n")

@@ -220,7 +220,7 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
             "turnId": turn_id,
         });
         let mut stdout = std::io::stdout().lock();
-        serde_json::to_writer(&mut stdout, &started)?;
+        stdout.write_all(crate::shown::json(&started)?.as_bytes())?;
         stdout.write_all(b"\n")?;
     }
     let abort = async || {
@@ -425,7 +425,7 @@ pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow:
                 |chat| json!({ "summary": chat.summary, "draft": chat.draft, "turns": chat.turns }),
             )
             .collect();
-        out = serde_json::to_string(&json!({ "session": state.summary, "chats": rendered }))?;
+        out = crate::shown::json(&json!({ "session": state.summary, "chats": rendered }))?;
         out.push('\n');
     } else {
         let demo = is_demo(&remote.info, state.summary.provider.as_str());
@@ -438,7 +438,10 @@ pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow:
                 render::turn(turn, &mut out);
             }
             if let Some(draft) = &chat.draft {
-                out.push_str(&format!("(draft) {draft}\n"));
+                out.push_str(&format!(
+                    "(draft) {}\n",
+                    hearth_core::escape_controls(draft)
+                ));
             }
         }
     }

@@ -1,10 +1,15 @@
-//! Plain-text rendering of sessions, chats and turns for the terminal.
+//! Plain-text rendering of sessions, chats and turns for the terminal. Everything an
+//! agent, a model or a tool wrote (answers, reasoning, titles, results, plans, errors,
+//! permission options) is shown with its control characters escaped
+//! ([`hearth_core::escape_controls`]); Hearth's own words are added around it.
 
 use chrono::Local;
 use hearth_core::{
     ChatOrigin, ChatSummary, PlanStatus, ResponsePart, Scope, SessionSummary, StopReason,
-    Timestamp, ToolCallPart, ToolCallStatus, Turn,
+    Timestamp, ToolCallPart, ToolCallStatus, Turn, escape_controls, escape_controls_inline,
 };
+
+use crate::permissions::{agent_label, option_effect};
 
 /// Appends a line.
 fn push_line(out: &mut String, text: &str) {
@@ -44,35 +49,49 @@ pub fn tool_call_line(call: &ToolCallPart) -> String {
     };
     let mut line = match &call.title {
         // External agents give their calls a title for people.
-        Some(title) => format!("⚙ {title} {status}"),
+        Some(title) => format!("⚙ {} {status}", escape_controls_inline(title)),
         None => {
             let mut arguments = call.arguments.to_string();
             if arguments.chars().count() > 80 {
                 arguments = arguments.chars().take(79).collect::<String>() + "…";
             }
-            format!("⚙ {}({arguments}) {status}", call.name)
+            format!(
+                "⚙ {}({}) {status}",
+                escape_controls_inline(&call.name),
+                escape_controls_inline(&arguments)
+            )
         }
     };
     if let Some(result) = &call.result {
-        let first = result.content.lines().next().unwrap_or_default();
-        let first: String = first.chars().take(100).collect();
-        line.push_str(&format!(" → {first}"));
+        line.push_str(&format!(" → {}", result_line(&result.content)));
     }
     line
+}
+
+/// The first line of a tool's result (at most 100 characters), escaped.
+pub fn result_line(content: &str) -> String {
+    let first: String = content
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(100)
+        .collect();
+    escape_controls_inline(&first).into_owned()
 }
 
 /// A response part as text lines.
 pub fn part(part: &ResponsePart, out: &mut String) {
     match part {
         ResponsePart::Text { text } => {
-            out.push_str(text);
+            out.push_str(&escape_controls(text));
             if !text.ends_with('\n') {
                 out.push('\n');
             }
         }
         ResponsePart::Reasoning { text } => {
             for line in text.lines() {
-                push_line(out, &format!("  ┆ {line}"));
+                push_line(out, &format!("  ┆ {}", escape_controls(line)));
             }
         }
         ResponsePart::ToolCall(call) => {
@@ -86,7 +105,10 @@ pub fn part(part: &ResponsePart, out: &mut String) {
                     PlanStatus::InProgress => "[~]",
                     PlanStatus::Completed => "[x]",
                 };
-                push_line(out, &format!("  {mark} {}", entry.content));
+                push_line(
+                    out,
+                    &format!("  {mark} {}", escape_controls_inline(&entry.content)),
+                );
             }
         }
         ResponsePart::Proposal {
@@ -95,7 +117,10 @@ pub fn part(part: &ResponsePart, out: &mut String) {
         } => {
             push_line(
                 out,
-                &format!("⏳ awaiting approval ({proposal_id}): {summary}"),
+                &format!(
+                    "⏳ awaiting approval ({proposal_id}): {}",
+                    escape_controls_inline(summary)
+                ),
             );
         }
         ResponsePart::PermissionRequest {
@@ -104,15 +129,31 @@ pub fn part(part: &ResponsePart, out: &mut String) {
             outcome,
             ..
         } => {
-            let choices: Vec<&str> = options.iter().map(|option| option.label.as_str()).collect();
-            let answer = outcome.as_deref().unwrap_or("unanswered");
+            // Each choice in Hearth's words first; the agent's label after it.
+            let choices: Vec<String> = options
+                .iter()
+                .map(|option| format!("{} {}", option_effect(option.kind), agent_label(option)))
+                .collect();
+            let answer = match outcome.as_deref() {
+                None => "unanswered".to_owned(),
+                Some(chosen) => match options.iter().find(|option| option.id == chosen) {
+                    Some(option) => {
+                        format!("{} {}", option_effect(option.kind), agent_label(option))
+                    }
+                    None => escape_controls_inline(chosen).into_owned(),
+                },
+            };
             push_line(
                 out,
-                &format!("? {title} [{}] → {answer}", choices.join(" / ")),
+                &format!(
+                    "? {} [{}] → {answer}",
+                    escape_controls_inline(title),
+                    choices.join(" / ")
+                ),
             );
         }
         ResponsePart::Error { message } => {
-            push_line(out, &format!("✗ {message}"));
+            push_line(out, &format!("✗ {}", crate::shown::message(message)));
         }
     }
 }
@@ -120,7 +161,7 @@ pub fn part(part: &ResponsePart, out: &mut String) {
 /// A whole turn: the prompt, the response, and how it ended.
 pub fn turn(turn: &Turn, out: &mut String) {
     for line in turn.user.text.lines() {
-        push_line(out, &format!("› {line}"));
+        push_line(out, &format!("› {}", escape_controls(line)));
     }
     for response in &turn.parts {
         part(response, out);
@@ -161,7 +202,7 @@ pub fn chat_heading(chat: &ChatSummary) -> String {
     let title = chat
         .title
         .as_deref()
-        .map(|title| format!(" — {title}"))
+        .map(|title| format!(" — {}", escape_controls_inline(title)))
         .unwrap_or_default();
     format!("── {kind}{title}  [{}]", chat.uri)
 }
@@ -177,7 +218,7 @@ pub fn session_header(session: &SessionSummary, demo: bool, out: &mut String) {
         out,
         &format!(
             "title     {}",
-            session.title.as_deref().unwrap_or("(untitled)")
+            escape_controls_inline(session.title.as_deref().unwrap_or("(untitled)"))
         ),
     );
     let demo = if demo { " (demo)" } else { "" };
@@ -195,4 +236,70 @@ pub fn session_header(session: &SessionSummary, demo: bool, out: &mut String) {
         out,
         &format!("updated   {}", local_time(&session.updated_at)),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_core::{PermissionOption, PermissionOptionKind, PlanEntry, ToolResult};
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn what_an_agent_wrote_is_shown_escaped() {
+        let mut call = ToolCallPart::new(
+            "c1",
+            "read",
+            serde_json::json!({"path": "\u{9b}x"}),
+            ToolCallStatus::Completed,
+        );
+        call.result = Some(ToolResult {
+            content: "found \x1b[2Jit\nsecond line".into(),
+            is_error: false,
+        });
+        assert_eq!(
+            tool_call_line(&call),
+            "⚙ read({\"path\":\"\\u{9b}x\"}) done → found \\x1b[2Jit"
+        );
+        call.title = Some("Read\x1b]52;c;b3duZWQ=\x07 a.txt".into());
+        assert_eq!(
+            tool_call_line(&call),
+            "⚙ Read\\x1b]52;c;b3duZWQ=\\x07 a.txt done → found \\x1b[2Jit"
+        );
+        let parts = [
+            ResponsePart::Text {
+                text: "hi\x1b]0;owned\x07\nthere".into(),
+            },
+            ResponsePart::Reasoning {
+                text: "think\rover\nmore".into(),
+            },
+            ResponsePart::Plan {
+                entries: vec![PlanEntry {
+                    content: "step\x1b[8m hidden".into(),
+                    status: PlanStatus::Pending,
+                }],
+            },
+            ResponsePart::PermissionRequest {
+                request_id: "r1".into(),
+                title: "Edit\u{202e} a.txt".into(),
+                options: vec![PermissionOption {
+                    id: "allow-always".into(),
+                    label: "Refuse\x1b[8m".into(),
+                    kind: Some(PermissionOptionKind::AllowAlways),
+                }],
+                tool_call_id: None,
+                outcome: Some("allow-always".into()),
+            },
+            ResponsePart::Error {
+                message: "agent said \x07 at http://u:pw@h/".into(),
+            },
+        ];
+        let mut out = String::new();
+        for response in &parts {
+            part(response, &mut out);
+        }
+        assert_eq!(
+            out,
+            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow always \"Refuse\\x1b[8m\"] → allow always \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\n"
+        );
+    }
 }

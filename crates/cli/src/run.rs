@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use hearth_core::{
     Action, ChatUri, Envelope, ProviderId, ResourceUri, ResponsePart, Scope, StopReason,
-    ToolCallStatus, UserMessage,
+    ToolCallStatus, UserMessage, escape_controls,
 };
 use hearth_host::{Host, HostError, NewSessionRequest, Unsaved};
 use hearth_llm::{Discovery, KeyStatus, LlmError, no_provider_help};
@@ -168,7 +168,10 @@ pub(crate) async fn start(
         harnesses::discover(app, harnesses::ollama_may_matter(app, named.as_deref())).await
     };
     for problem in &discovery.problems {
-        eprintln!("hearth: warning: {problem}");
+        eprintln!(
+            "hearth: warning: {}",
+            crate::shown::message(&problem.to_string())
+        );
     }
     let provider = match &named {
         Some(id) => ProviderId::parse(id)?,
@@ -439,7 +442,10 @@ pub(crate) async fn settle_locally(
         .respond_permission(chat, &question.request_id, &answer)
         .await
     {
-        eprintln!("hearth: the answer did not reach the agent: {error}");
+        eprintln!(
+            "hearth: the answer did not reach the agent: {}",
+            crate::shown::message(&error.to_string())
+        );
     }
     Ok(true)
 }
@@ -457,7 +463,7 @@ pub(crate) fn answering_elsewhere(error: &HostError) -> bool {
 #[allow(clippy::print_stderr)]
 pub(crate) fn report_unsaved(unsaved: &[Unsaved], json: bool) -> anyhow::Result<bool> {
     for item in unsaved {
-        eprintln!("hearth: {item}");
+        eprintln!("hearth: {}", crate::shown::message(&item.to_string()));
         if json {
             let line = serde_json::json!({
                 "type": "unsaved",
@@ -466,7 +472,7 @@ pub(crate) fn report_unsaved(unsaved: &[Unsaved], json: bool) -> anyhow::Result<
                 "reason": item.reason,
             });
             let mut stdout = std::io::stdout().lock();
-            serde_json::to_writer(&mut stdout, &line)?;
+            stdout.write_all(crate::shown::json(&line)?.as_bytes())?;
             stdout.write_all(b"\n")?;
             stdout.flush()?;
         }
@@ -513,32 +519,29 @@ impl Printer {
     pub(crate) fn envelope(&mut self, envelope: &Envelope) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
         if self.json {
-            serde_json::to_writer(&mut stdout, envelope)?;
+            stdout.write_all(crate::shown::json(envelope)?.as_bytes())?;
             stdout.write_all(b"\n")?;
             return Ok(stdout.flush()?);
         }
         match &envelope.action {
             Action::TextDelta { text, .. } => {
-                stdout.write_all(text.as_bytes())?;
+                // The agent's text, its escape sequences shown rather than sent; `printed`
+                // counts the text as the agent wrote it.
+                stdout.write_all(escape_controls(text).as_bytes())?;
                 stdout.flush()?;
                 self.printed += text.len();
                 self.ends_with_newline = text.ends_with('\n');
             }
-            Action::ReasoningDelta { text, .. } if self.show_reasoning => eprint!("{text}"),
+            Action::ReasoningDelta { text, .. } if self.show_reasoning => {
+                eprint!("{}", escape_controls(text));
+            }
             Action::ToolCallStarted { call, .. } => eprintln!("{}", render::tool_call_line(call)),
             Action::ToolCallUpdated {
                 status: ToolCallStatus::Completed | ToolCallStatus::Failed,
                 result: Some(result),
                 ..
             } => {
-                let first: String = result
-                    .content
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(100)
-                    .collect();
+                let first = render::result_line(&result.content);
                 if !first.trim().is_empty() {
                     eprintln!("  → {first}");
                 }
@@ -568,7 +571,7 @@ impl Printer {
         let text = turn.response_text();
         if let Some(missing) = text.get(self.printed..) {
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(missing.as_bytes())?;
+            stdout.write_all(escape_controls(missing).as_bytes())?;
             stdout.flush()?;
             self.printed = text.len();
             self.ends_with_newline = text.ends_with('\n');
@@ -631,7 +634,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
             Err(error) => {
                 host.shutdown().await;
                 if answering_elsewhere(&error) {
-                    eprintln!("hearth: {error}");
+                    eprintln!("hearth: {}", crate::shown::message(&error.to_string()));
                     return Ok(ExitCode::from(EXIT_ANSWERING_ELSEWHERE));
                 }
                 return Err(error.into());
@@ -646,7 +649,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
             "turnId": turn_id.to_string(),
         });
         let mut stdout = std::io::stdout().lock();
-        serde_json::to_writer(&mut stdout, &started)?;
+        stdout.write_all(crate::shown::json(&started)?.as_bytes())?;
         stdout.write_all(b"\n")?;
     }
     let mut interrupted = false;

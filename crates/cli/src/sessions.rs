@@ -101,7 +101,7 @@ fn write_out(text: &str) -> anyhow::Result<()> {
 }
 
 fn json_line(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let mut line = serde_json::to_string(value)?;
+    let mut line = crate::shown::json(value)?;
     line.push('\n');
     write_out(&line)
 }
@@ -192,7 +192,10 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                 Some(remote) => {
                     for provider in &asked {
                         if let Err(error) = crate::remote::start_harness(&remote, provider).await {
-                            eprintln_warning(&format!("{provider}: {error:#}"));
+                            eprintln_warning(&format!(
+                                "{provider}: {}",
+                                crate::shown::error(&error)
+                            ));
                         }
                     }
                     crate::remote::list_sessions(&remote, &query).await?
@@ -214,7 +217,10 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
                         .await;
                         for (provider, result) in asked.iter().zip(started) {
                             if let Err(error) = result {
-                                eprintln_warning(&format!("{provider}: {error}"));
+                                eprintln_warning(&format!(
+                                    "{provider}: {}",
+                                    crate::shown::message(&error.to_string())
+                                ));
                             }
                         }
                         host.shutdown().await;
@@ -241,8 +247,11 @@ pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<Exi
             );
             let demo = demo_providers(app);
             for session in &page.sessions {
-                let mut title: String =
-                    session.title.clone().unwrap_or_else(|| "(untitled)".into());
+                // A title an agent gave: escaped, then cut to its column.
+                let mut title: String = session.title.as_deref().map_or_else(
+                    || "(untitled)".to_owned(),
+                    |title| hearth_core::escape_controls_inline(title).into_owned(),
+                );
                 if title.chars().count() > 40 {
                     title = title.chars().take(39).collect::<String>() + "…";
                 }
@@ -371,7 +380,10 @@ async fn show_session(
             render::turn(&turn, &mut out);
         }
         if let Some(draft) = &chat.draft {
-            out.push_str(&format!("(draft) {draft}\n"));
+            out.push_str(&format!(
+                "(draft) {}\n",
+                hearth_core::escape_controls(draft)
+            ));
         }
     }
     write_out(&out)

@@ -18,7 +18,8 @@ use hearth_calendar::{
 };
 use hearth_core::{
     ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, ToolCallOutcome,
-    ToolDescription, ToolHandler, ToolReach, Toolbox, TurnId, new_id,
+    ToolDescription, ToolHandler, ToolReach, Toolbox, TurnId, escape_controls,
+    escape_controls_inline, new_id,
 };
 use hearth_fetch::{
     ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
@@ -48,9 +49,9 @@ pub fn write_out(text: &str) -> anyhow::Result<()> {
     Ok(stdout.flush()?)
 }
 
-/// Writes one JSON value as a line to stdout.
+/// Writes one JSON value as a line to stdout (strings escaped so no terminal acts on them).
 pub fn json_line(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let mut line = serde_json::to_string(value)?;
+    let mut line = crate::shown::json(value)?;
     line.push('\n');
     write_out(&line)
 }
@@ -694,9 +695,16 @@ pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode>
                     } else {
                         "read"
                     };
-                    let summary = wrap(first_sentence(&description.description), SUMMARY_WIDTH)
-                        .join(&format!("\n{:SUMMARY_INDENT$}", ""));
-                    write_out(&format!("{:<20} {kind:<16} {summary}\n", description.name))?;
+                    // A tool's description may come from an MCP server: escaped.
+                    let summary = wrap(
+                        &escape_controls_inline(first_sentence(&description.description)),
+                        SUMMARY_WIDTH,
+                    )
+                    .join(&format!("\n{:SUMMARY_INDENT$}", ""));
+                    write_out(&format!(
+                        "{:<20} {kind:<16} {summary}\n",
+                        escape_controls_inline(&description.name)
+                    ))?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -722,7 +730,8 @@ pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode>
                 if !text.ends_with('\n') {
                     text.push('\n');
                 }
-                write_out(&text)?;
+                // What the tool read (event titles, a page) is shown escaped.
+                write_out(&escape_controls(&text))?;
             }
             Ok(if outcome.is_error {
                 ExitCode::FAILURE

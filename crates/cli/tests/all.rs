@@ -20,6 +20,7 @@ mod suite {
     mod first_run;
     mod first_run_names;
     mod first_run_output;
+    mod hostile_agent;
     mod hostile_documents;
     mod limits;
     mod mcp_servers;
@@ -39,4 +40,5 @@ mod suite {
     mod snapshots;
     mod support;
     mod tool_support;
+    mod url_credentials;
 }

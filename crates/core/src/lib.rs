@@ -1,6 +1,9 @@
 //! Hearth's domain: identities, chats and sessions, the turn model, the state clients
 //! see (snapshots, actions, envelopes and the one reducer), and the two seams the rest
 //! of Hearth plugs into — the [`Agent`] harness trait and the [`ToolHandler`] tool trait.
+//! It also holds the one way every crate shows text it did not write: control
+//! characters escaped ([`escape_controls`]) and credentials in URLs redacted
+//! ([`redact_userinfo`]).
 //!
 //! This crate does no I/O: no files, no network, no database, no runtime.
 
@@ -14,6 +17,7 @@ mod state;
 mod tool;
 mod tool_call;
 mod turn;
+mod untrusted;
 
 pub use agent::{
     Agent, AgentDescriptor, AgentEvent, Capabilities, ChatBacking, ChatContext, ChatMetadata,
@@ -44,3 +48,4 @@ pub use turn::{
     PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason,
     Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
 };
+pub use untrusted::{REDACTED, escape_controls, escape_controls_inline, redact_userinfo};

@@ -1,12 +1,13 @@
 //! The crate's one error type, and the rules that refuse a URL.
 //!
-//! Messages name the URL (credentials removed) and the rule or failure; they never
-//! carry a response body.
+//! Messages name the URL (credentials redacted, where it is built and again where it is
+//! shown) and the rule or failure; they never carry a response body.
 
 use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
 
+use hearth_core::redact_userinfo;
 use ipnet::IpNet;
 use thiserror::Error;
 
@@ -149,7 +150,7 @@ impl fmt::Display for Rule {
 #[derive(Debug, Error)]
 pub enum FetchError {
     /// The guard refused the URL, an address it resolved to, or a redirect.
-    #[error("refused to fetch {url}: {rule}")]
+    #[error("refused to fetch {}: {rule}", redact_userinfo(url))]
     Refused {
         /// The refused URL, without credentials.
         url: String,
@@ -157,7 +158,11 @@ pub enum FetchError {
         rule: Rule,
     },
     /// The text is not a URL.
-    #[error("`{input}` is not a valid URL ({reason}); give an absolute http or https URL")]
+    #[error(
+        "`{}` is not a valid URL ({}); give an absolute http or https URL",
+        redact_userinfo(input),
+        redact_userinfo(reason)
+    )]
     InvalidUrl {
         /// The text given (shortened).
         input: String,
@@ -179,7 +184,10 @@ pub enum FetchError {
         message: String,
     },
     /// The fetch took longer than the policy allows.
-    #[error("fetching {url} took longer than {after:?}; try again later or another source")]
+    #[error(
+        "fetching {} took longer than {after:?}; try again later or another source",
+        redact_userinfo(url)
+    )]
     Timeout {
         /// The URL being fetched (the one asked for, when the total time ran out).
         url: String,
@@ -187,7 +195,7 @@ pub enum FetchError {
         after: Duration,
     },
     /// The server answered with a status other than success.
-    #[error("{url} answered HTTP {status}")]
+    #[error("{} answered HTTP {status}", redact_userinfo(url))]
     Status {
         /// The URL that answered.
         url: String,
@@ -195,13 +203,19 @@ pub enum FetchError {
         status: u16,
     },
     /// A redirect came without a usable `Location`.
-    #[error("{url} answered a redirect without a usable Location header")]
+    #[error(
+        "{} answered a redirect without a usable Location header",
+        redact_userinfo(url)
+    )]
     BadRedirect {
         /// The URL that redirected.
         url: String,
     },
     /// The body is larger than the size cap.
-    #[error("{url} sent more than {limit} bytes, the size cap for this fetch")]
+    #[error(
+        "{} sent more than {limit} bytes, the size cap for this fetch",
+        redact_userinfo(url)
+    )]
     TooLarge {
         /// The URL that answered.
         url: String,
@@ -209,7 +223,10 @@ pub enum FetchError {
         limit: u64,
     },
     /// The response's content type is not one the caller accepts.
-    #[error("unsupported content type `{content_type}` from {url}; accepted here: {accepted}")]
+    #[error(
+        "unsupported content type `{content_type}` from {}; accepted here: {accepted}",
+        redact_userinfo(url)
+    )]
     UnsupportedContentType {
         /// The URL that answered.
         url: String,
@@ -219,7 +236,11 @@ pub enum FetchError {
         accepted: String,
     },
     /// Connecting, sending or receiving failed.
-    #[error("could not fetch {url}: {message}")]
+    #[error(
+        "could not fetch {}: {}",
+        redact_userinfo(url),
+        redact_userinfo(message)
+    )]
     Transport {
         /// The URL being fetched.
         url: String,
@@ -313,5 +334,32 @@ mod tests {
         };
         assert!(busy.is_retryable());
         assert_eq!(busy.status(), Some(503));
+    }
+
+    #[test]
+    fn credentials_are_redacted_wherever_a_message_names_a_url() {
+        let errors = [
+            FetchError::InvalidUrl {
+                input: "http://alice:secretpw@host:99999/".into(),
+                reason: "invalid port number".into(),
+            },
+            FetchError::Transport {
+                url: "http://alice:secretpw@host/".into(),
+                message: "error sending request for url (http://alice:secretpw@host/)".into(),
+            },
+            FetchError::Status {
+                url: "https://alice:secretpw@host/feed".into(),
+                status: 500,
+            },
+        ];
+        let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "`http://[redacted]@host:99999/` is not a valid URL (invalid port number); give an absolute http or https URL",
+                "could not fetch http://[redacted]@host/: error sending request for url (http://[redacted]@host/)",
+                "https://[redacted]@host/feed answered HTTP 500",
+            ]
+        );
     }
 }

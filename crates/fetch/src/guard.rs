@@ -46,17 +46,9 @@ fn shorten(input: &str) -> String {
     }
 }
 
-/// The URL as shown in messages: without credentials.
+/// The URL as shown in messages: its credentials replaced by `[redacted]`.
 pub(crate) fn redacted(url: &Url) -> String {
-    if url.username().is_empty() && url.password().is_none() {
-        return url.to_string();
-    }
-    let mut shown = url.clone();
-    // Both only fail for URLs that cannot carry credentials, which then have none.
-    if shown.set_username("").is_err() || shown.set_password(None).is_err() {
-        return format!("{}://(credentials removed)", url.scheme());
-    }
-    shown.to_string()
+    hearth_core::redact_userinfo(url.as_str()).into_owned()
 }
 
 /// A refusal of `url` under `rule`.
@@ -184,7 +176,7 @@ mod tests {
     #[test]
     fn credentials_never_appear_in_messages() {
         let url = Url::parse("http://user:secret@example.com/path").unwrap();
-        assert_eq!(redacted(&url), "http://example.com/path");
+        assert_eq!(redacted(&url), "http://[redacted]@example.com/path");
         let error = FetchPolicy::default()
             .check_url("http://user:secret@example.com/")
             .unwrap_err();

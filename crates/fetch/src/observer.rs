@@ -33,7 +33,7 @@ pub enum FetchOutcome {
 /// What one fetch did, reported after it ends, refused and failed fetches included.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FetchRecord {
-    /// The URL asked for, as given (credentials removed when it parsed).
+    /// The URL asked for, as given, its credentials redacted.
     pub url: String,
     /// The URL that answered, after redirects, if one answered.
     pub final_url: Option<String>,
@@ -60,7 +60,12 @@ impl FetchRecord {
         let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let url = url::Url::parse(requested.trim())
             .map(|url| redacted(&url))
-            .unwrap_or_else(|_| requested.chars().take(200).collect());
+            .unwrap_or_else(|_| {
+                hearth_core::redact_userinfo(requested)
+                    .chars()
+                    .take(200)
+                    .collect()
+            });
         match result {
             Ok(response) => Self {
                 url,

@@ -180,7 +180,8 @@ impl fmt::Debug for ClientOptions {
 pub(crate) fn parse_base_url(provider: &str, text: &str) -> Result<Url> {
     let invalid = |why: &str| {
         LlmError::InvalidRequest(format!(
-            "base URL `{text}` of provider {provider} is not usable: {why}"
+            "base URL `{}` of provider {provider} is not usable: {why}",
+            hearth_core::redact_userinfo(text)
         ))
     };
     let url = Url::parse(text.trim()).map_err(|error| invalid(&error.to_string()))?;
@@ -242,7 +243,11 @@ mod tests {
     #[test]
     fn base_urls_without_scheme_or_with_credentials_are_refused() {
         assert!(parse_base_url("x", "localhost:11434").is_err());
-        assert!(parse_base_url("x", "https://user:pw@example.com").is_err());
+        let error = parse_base_url("x", "https://user:secretpw@example.com").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "base URL `https://[redacted]@example.com` of provider x is not usable: it must not contain credentials; put the key in an environment variable"
+        );
         assert!(parse_base_url("x", "ftp://example.com").is_err());
     }
 

@@ -153,7 +153,10 @@ pub enum LlmError {
         message: String,
     },
     /// The provider redirected the request; Hearth does not follow redirects of API calls.
-    #[error("{provider} redirected the request to {location}; set base_url to the final address")]
+    #[error(
+        "{provider} redirected the request to {}; set base_url to the final address",
+        hearth_core::redact_userinfo(location)
+    )]
     Redirect {
         /// The provider id.
         provider: String,

@@ -1,12 +1,15 @@
-//! What can go wrong with an MCP server.
+//! What can go wrong with an MCP server. Messages never show the credentials of a URL
+//! (a server's `url`, or one its transport's errors name).
 
 use std::time::Duration;
+
+use hearth_core::redact_userinfo;
 
 /// An MCP server problem, worded for the user or the model.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
     /// The configuration cannot be used.
-    #[error("[mcp_servers.{server}]: {message}")]
+    #[error("[mcp_servers.{server}]: {}", redact_userinfo(message))]
     Config {
         /// The server.
         server: String,
@@ -14,7 +17,10 @@ pub enum McpError {
         message: String,
     },
     /// The server could not be started or did not complete the handshake.
-    #[error("MCP server `{server}` could not be started: {message}")]
+    #[error(
+        "MCP server `{server}` could not be started: {}",
+        redact_userinfo(message)
+    )]
     Start {
         /// The server.
         server: String,
@@ -30,7 +36,10 @@ pub enum McpError {
         limit: Duration,
     },
     /// The connection broke (the server crashed or sent something that is not MCP).
-    #[error("MCP server `{server}` failed: {message}; it will be restarted on the next use")]
+    #[error(
+        "MCP server `{server}` failed: {}; it will be restarted on the next use",
+        redact_userinfo(message)
+    )]
     Connection {
         /// The server.
         server: String,
@@ -38,7 +47,7 @@ pub enum McpError {
         message: String,
     },
     /// The server answered the request with an error.
-    #[error("MCP server `{server}` refused the call: {message}")]
+    #[error("MCP server `{server}` refused the call: {}", redact_userinfo(message))]
     Refused {
         /// The server.
         server: String,

@@ -111,7 +111,8 @@ impl ServerSpec {
         })
     }
 
-    /// Where the server is, for people: the command line or the URL.
+    /// Where the server is, for people: the command line or the URL (its credentials
+    /// redacted).
     pub fn location(&self) -> String {
         match &self.transport {
             Transport::Stdio { command, args, .. } => {
@@ -122,7 +123,7 @@ impl ServerSpec {
                 }
                 line
             }
-            Transport::Http { url, .. } => url.clone(),
+            Transport::Http { url, .. } => hearth_core::redact_userinfo(url).into_owned(),
         }
     }
 }

@@ -9,10 +9,11 @@
 
 use std::sync::OnceLock;
 
+use hearth_core::redact_userinfo;
 use serde_json::Value;
 
-/// What a secret is replaced with.
-pub const REDACTED: &str = "[redacted]";
+/// What a secret is replaced with (the same word credentials in URLs get everywhere).
+pub const REDACTED: &str = hearth_core::REDACTED;
 
 /// Prefixes of well-known API tokens.
 const TOKEN_PREFIXES: &[&str] = &[
@@ -147,28 +148,6 @@ fn has_token_prefix(word: &str) -> bool {
     TOKEN_PREFIXES
         .iter()
         .any(|prefix| word.starts_with(prefix) && word.len() >= prefix.len() + MIN_TOKEN_TAIL)
-}
-
-/// `scheme://user:password@host` → `scheme://[redacted]@host`.
-fn redact_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(found) = rest.find("://") {
-        let authority_start = found + 3;
-        out.push_str(&rest[..authority_start]);
-        let authority = &rest[authority_start..];
-        let end = authority
-            .find(|c: char| "/?#@ \t\r\n\"'<>".contains(c))
-            .unwrap_or(authority.len());
-        if authority[end..].starts_with('@') && end > 0 {
-            out.push_str(REDACTED);
-            rest = &authority[end..];
-        } else {
-            rest = authority;
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Prefixed tokens, `Bearer …`, and values after secret-like names.

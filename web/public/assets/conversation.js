@@ -33,6 +33,33 @@ const DRAFT_DELAY_MS = 400;
  * @property {(text: string) => void} announce
  */
 
+/**
+ * What choosing a permission option does, in Hearth's words (the agent's label may say
+ * anything). The same words as the command line's prompt.
+ * @param {string | null | undefined} kind
+ */
+function optionEffect(kind) {
+  switch (kind) {
+    case 'allowOnce': return 'Allow once';
+    case 'allowAlways': return 'Allow always';
+    case 'rejectOnce': return 'Refuse once';
+    case 'rejectAlways': return 'Refuse always';
+    default: return 'Agent\'s choice (what it does is not stated)';
+  }
+}
+
+/**
+ * A permission option as shown: Hearth's words first, then the agent's label, isolated.
+ * @param {{ label: string, kind?: string | null }} option
+ * @returns {Node[]}
+ */
+function optionText(option) {
+  return [
+    el('span', { class: 'option-effect' }, optionEffect(option.kind)),
+    el('span', { class: 'option-label' }, 'agent: “', el('bdi', null, option.label), '”'),
+  ];
+}
+
 export class SessionTab {
   /**
    * @param {TabHost} host
@@ -613,19 +640,24 @@ export class SessionTab {
    * @param {Extract<ResponsePart, {type: 'permissionRequest'}>} part
    */
   renderPermission(turn, part) {
+    // The agent's words are isolated (<bdi>), so a direction override in them cannot
+    // reorder what Hearth writes around them.
     const card = el('div', { class: 'card permission', role: 'group', 'aria-label': `Permission: ${part.title}`, dataset: { request: part.requestId } },
-      el('div', { class: 'card-title' }, 'The agent asks: ', el('strong', null, part.title)),
+      el('div', { class: 'card-title' }, 'The agent asks: ', el('strong', null, el('bdi', null, part.title))),
     );
     if (part.outcome) {
       const chosen = part.options.find((option) => option.id === part.outcome);
-      card.append(el('p', { class: 'muted' }, `Answered: ${chosen ? chosen.label : part.outcome}`));
+      card.append(el('p', { class: 'muted' }, 'Answered: ', ...(chosen ? optionText(chosen) : [el('bdi', null, part.outcome)])));
       return card;
     }
     const error = el('p', { class: 'card-error', role: 'alert', hidden: true });
+    // Each button says what it does in Hearth's words (from the option's kind); the
+    // agent's label follows, smaller: it can neither hide nor reword the choice.
     const buttons = part.options.map((option) =>
       el('button', {
         type: 'button',
         class: `button ${option.kind && option.kind.startsWith('reject') ? 'danger' : 'primary'}`,
+        'aria-label': `${optionEffect(option.kind)} (the agent's label: ${option.label})`,
         onclick: async () => {
           if (!this.chatUri) return;
           for (const button of buttons) button.disabled = true;
@@ -637,7 +669,7 @@ export class SessionTab {
             for (const button of buttons) button.disabled = false;
           }
         },
-      }, option.label),
+      }, ...optionText(option)),
     );
     card.append(el('div', { class: 'card-actions' }, ...buttons), error);
     return card;

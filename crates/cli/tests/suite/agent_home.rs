@@ -339,12 +339,21 @@ async fn a_permission_card_makes_the_composer_inert_until_it_is_answered() {
     assert!(!target.exists(), "nothing is written before the answer");
 
     // The card still resolves; the answer goes to the agent, which writes.
+    // Each button leads with what it does in Hearth's words; the agent's label follows.
     let labels: Vec<String> = eval(
         &page,
         &format!("[...document.querySelectorAll('{VISIBLE} .card.permission button')].map(b => b.textContent)"),
     )
     .await;
-    assert!(labels.len() >= 2, "{labels:?}");
+    assert_eq!(
+        labels,
+        [
+            "Allow onceagent: “Allow once”",
+            "Allow alwaysagent: “Allow always”",
+            "Refuse onceagent: “Reject once”",
+            "Refuse alwaysagent: “Reject always”",
+        ]
+    );
     click(&page, &format!("{VISIBLE} .card.permission button.primary")).await;
     wait_for(
         &page,
@@ -357,11 +366,61 @@ async fn a_permission_card_makes_the_composer_inert_until_it_is_answered() {
     )
     .await;
     let answered: String = eval(&page, &text_of(&format!("{VISIBLE} .card.permission"))).await;
-    assert!(answered.contains("Answered"), "{answered}");
+    assert!(answered.contains("Answered: Allow once"), "{answered}");
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),
         "hello from the card"
     );
+
+    // A hostile agent labels its "allow always" option "Refuse", the rest concealed
+    // (`ESC[8m`), and its refusal "Allow": the buttons still say what they do first.
+    type_into(&page, &input, "/hostile").await;
+    press_enter(&page, &input).await;
+    let waiting = format!("{VISIBLE} .card.permission .card-actions button");
+    wait_for(&page, &format!("document.querySelector('{waiting}')")).await;
+    let buttons: Vec<(String, String, String)> = eval(
+        &page,
+        &format!(
+            "[...document.querySelectorAll('{waiting}')].map(b => [b.querySelector('.option-effect').textContent, b.querySelector('.option-label').textContent, b.className])"
+        ),
+    )
+    .await;
+    assert_eq!(
+        buttons,
+        [
+            (
+                "Allow always".to_owned(),
+                "agent: “Refuse\x1b[8m (allow always)”".to_owned(),
+                "button primary".to_owned()
+            ),
+            (
+                "Refuse once".to_owned(),
+                "agent: “Allow\x1b[2J”".to_owned(),
+                "button danger".to_owned()
+            ),
+        ]
+    );
+    let leads: bool = eval(
+        &page,
+        &format!(
+            "(b => b.textContent.startsWith('Allow always') && b.firstElementChild.className === 'option-effect')(document.querySelector('{waiting}'))"
+        ),
+    )
+    .await;
+    assert!(leads, "Hearth's words come first in the button");
+    screenshot(&page, "permission-hostile").await;
+    click(&page, &format!("{waiting}.danger")).await;
+    wait_for(
+        &page,
+        &format!("document.querySelectorAll('{VISIBLE} .turn-footer time').length === 2"),
+    )
+    .await;
+    let answered: String = eval(
+        &page,
+        &text_of(&format!("{VISIBLE} .turn:last-of-type .card.permission")),
+    )
+    .await;
+    assert!(answered.contains("Answered: Refuse once"), "{answered}");
     chromium.close().await;
 }
 

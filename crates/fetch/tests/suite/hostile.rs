@@ -481,7 +481,7 @@ async fn refusal_messages_name_the_rule_and_hide_credentials() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "refused to fetch http://10.0.0.1/: URLs with credentials (user@host) are refused"
+        "refused to fetch http://[redacted]@10.0.0.1/: URLs with credentials (user@host) are refused"
     );
     let error = fetcher
         .fetch(&get("http://[::ffff:192.168.0.1]/"))

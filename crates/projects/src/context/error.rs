@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use hearth_core::redact_userinfo;
 use hearth_fetch::FetchError;
 use thiserror::Error;
 
@@ -102,8 +103,9 @@ pub enum ContextError {
     Convert(#[from] ConvertError),
     /// A web page was served with a content type Hearth does not convert.
     #[error(
-        "{url} is served as {content_type}, which Hearth does not convert; link an HTML \
-         page or a document (PDF, DOCX, …) instead"
+        "{} is served as {content_type}, which Hearth does not convert; link an HTML \
+         page or a document (PDF, DOCX, …) instead",
+        redact_userinfo(url)
     )]
     UnsupportedContent {
         /// The URL.
@@ -113,7 +115,8 @@ pub enum ContextError {
     },
     /// A YouTube source names no video.
     #[error(
-        "{url} is not a YouTube video link; use https://www.youtube.com/watch?v=… or https://youtu.be/…"
+        "{} is not a YouTube video link; use https://www.youtube.com/watch?v=… or https://youtu.be/…",
+        redact_userinfo(url)
     )]
     NotAVideo {
         /// The URL.
@@ -121,7 +124,8 @@ pub enum ContextError {
     },
     /// A YouTube watch page carried no usable player data.
     #[error(
-        "the YouTube page of {url} has no video details ({reason}); check that the video is public"
+        "the YouTube page of {} has no video details ({reason}); check that the video is public",
+        redact_userinfo(url)
     )]
     NoVideoDetails {
         /// The URL.

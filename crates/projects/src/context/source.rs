@@ -186,7 +186,13 @@ impl ContextSource {
 
 impl fmt::Display for ContextSource {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{} {}", self.kind(), self.target())
+        // Shown to people and models: a URL's credentials never are.
+        write!(
+            formatter,
+            "{} {}",
+            self.kind(),
+            hearth_core::redact_userinfo(&self.target())
+        )
     }
 }
 
