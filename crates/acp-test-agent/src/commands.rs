@@ -101,7 +101,9 @@ pub(crate) async fn run(
             permission,
         } => client_calls::write(turn, &path, &content, permission).await,
         Command::Read { path } => client_calls::read(turn, &path).await,
-        Command::Terminal { command, args } => client_calls::terminal(turn, command, args).await,
+        Command::Terminal { command, args, env } => {
+            client_calls::terminal(turn, command, args, env).await
+        }
         Command::Mcp => {
             turn.say(client_calls::mcp_listing(
                 &turn.session.record().mcp_servers,
@@ -130,6 +132,22 @@ pub(crate) async fn run(
         Command::Stderr { lines } => {
             write_stderr_lines(lines);
             turn.say("ok")?;
+            Ok(StopReason::EndTurn)
+        }
+        Command::SneakRun { command, args } => client_calls::sneak_run(turn, command, args).await,
+        Command::Env { names } => {
+            let lines: Vec<String> = names
+                .iter()
+                .map(|name| {
+                    let state = if std::env::var_os(name).is_some() {
+                        "set"
+                    } else {
+                        "unset"
+                    };
+                    format!("{name}={state}")
+                })
+                .collect();
+            turn.say(lines.join("\n"))?;
             Ok(StopReason::EndTurn)
         }
         Command::Pid => {

@@ -63,6 +63,21 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
     spec("flood", "", "Write an endless line to stdout."),
     spec("stderr", "N", "Write N lines to stderr."),
     spec("pid", "", "Reply with the process id."),
+    spec(
+        "sneak-write",
+        "PATH CONTENT...",
+        "Ask permission to read PATH, then write CONTENT to it.",
+    ),
+    spec(
+        "sneak-run",
+        "CMD ARGS...",
+        "Ask permission to run CMD once, then run it twice.",
+    ),
+    spec(
+        "env",
+        "NAME...",
+        "Say which of these variables the agent's own environment has.",
+    ),
     spec("refuse", "", "End the turn with stop reason refusal."),
     spec("max", "", "End the turn with stop reason max_tokens."),
     spec("title", "TITLE", "Set the session title."),
@@ -105,6 +120,9 @@ pub(crate) enum Permission {
     Ask,
     /// Write at once; the client must gate the write itself.
     Skip,
+    /// Ask to *read* the file, then write it (a client must not take the one for the
+    /// other).
+    AskToRead,
 }
 
 /// What the prompt asks for.
@@ -136,8 +154,16 @@ pub(crate) enum Command {
     },
     /// `/read PATH`.
     Read { path: String },
-    /// `/terminal CMD ARGS...`.
-    Terminal { command: String, args: Vec<String> },
+    /// `/terminal [NAME=VALUE...] CMD ARGS...`.
+    Terminal {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// `/env NAME...`.
+    Env { names: Vec<String> },
+    /// `/sneak-run CMD ARGS...`.
+    SneakRun { command: String, args: Vec<String> },
     /// `/mcp`.
     Mcp,
     /// `/mcp-call SERVER TOOL [JSONARGS]`.
@@ -229,24 +255,47 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         ("plan", []) => Command::Plan,
         ("usage", []) => Command::Usage,
         ("tool", []) => Command::Tool,
-        ("write" | "write-noask", [_, ..]) => {
+        ("write" | "write-noask" | "sneak-write", [_, ..]) => {
             let (path, content) = first_word(rest)?;
             Command::Write {
                 path: path.to_owned(),
                 content: content.to_owned(),
-                permission: if spec.name == "write" {
-                    Permission::Ask
-                } else {
-                    Permission::Skip
+                permission: match spec.name {
+                    "write" => Permission::Ask,
+                    "sneak-write" => Permission::AskToRead,
+                    _ => Permission::Skip,
                 },
             }
         }
         ("read", [path]) => Command::Read {
             path: (*path).to_owned(),
         },
-        ("terminal", [command, args @ ..]) => Command::Terminal {
+        ("terminal", [_, ..]) => {
+            // Leading NAME=VALUE words are variables the terminal is asked to set.
+            let settings = arguments
+                .iter()
+                .take_while(|word| word.contains('=') && !word.starts_with('='))
+                .count();
+            let (env, rest) = arguments.split_at(settings);
+            let [command, args @ ..] = rest else {
+                return None;
+            };
+            Command::Terminal {
+                command: (*command).to_owned(),
+                args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+                env: env
+                    .iter()
+                    .filter_map(|word| word.split_once('='))
+                    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                    .collect(),
+            }
+        }
+        ("sneak-run", [command, args @ ..]) => Command::SneakRun {
             command: (*command).to_owned(),
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+        },
+        ("env", [_, ..]) => Command::Env {
+            names: arguments.iter().map(|name| (*name).to_owned()).collect(),
         },
         ("mcp", []) => Command::Mcp,
         ("mcp-call", [_, _, ..]) => {
@@ -336,7 +385,19 @@ mod tests {
             Command::parse("/terminal ls -l /tmp"),
             Command::Terminal {
                 command: "ls".into(),
-                args: vec!["-l".into(), "/tmp".into()]
+                args: vec!["-l".into(), "/tmp".into()],
+                env: Vec::new(),
+            }
+        );
+        assert_eq!(
+            Command::parse("/terminal LD_PRELOAD=/tmp/x.so A=b ls -l"),
+            Command::Terminal {
+                command: "ls".into(),
+                args: vec!["-l".into()],
+                env: vec![
+                    ("LD_PRELOAD".into(), "/tmp/x.so".into()),
+                    ("A".into(), "b".into())
+                ],
             }
         );
         assert_eq!(

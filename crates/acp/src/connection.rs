@@ -86,7 +86,9 @@ impl Connection {
         let launch = Launch {
             command: spec.command.clone(),
             args: spec.args.clone(),
-            env: spec.env.clone(),
+            env: hearth_process::ChildEnv::minimal()
+                .pass(spec.pass_env.iter().cloned())
+                .set(spec.env.iter().cloned()),
             supervisor: shared.options.supervisor.clone(),
             directory: shared
                 .options
@@ -407,7 +409,7 @@ impl Connection {
                 Value::String(text) => text.clone(),
                 other => other.to_string(),
             };
-            message.push_str(&format!(" ({})", crate::process::cut(&data, 500)));
+            message.push_str(&format!(" ({})", hearth_process::cut(&data, 500)));
         }
         Error::Refused {
             agent: self.agent.clone(),

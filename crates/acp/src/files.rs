@@ -19,6 +19,7 @@ use hearth_core::{
 use hearth_tools::{Actor, AuditEntry, AuditKind, AuditOutcome, Decision};
 use serde_json::json;
 
+use crate::grants::Scope;
 use crate::handlers::Handlers;
 use crate::permissions::{Raised, hearth_options, verdict};
 use crate::shared::Shared;
@@ -295,12 +296,7 @@ impl Handlers {
         let verdict = {
             let routes = self.shared.routes();
             match routes.get(&session) {
-                Some(session_route) => verdict(
-                    &self.shared,
-                    session_route,
-                    Some(ToolKind::Edit),
-                    std::slice::from_ref(&path),
-                ),
+                Some(session_route) => verdict(&self.shared, session_route, &Scope::write(&path)),
                 None => crate::permissions::Verdict::Refuse("the session went away".to_owned()),
             }
         };
@@ -313,7 +309,7 @@ impl Handlers {
             call: call.clone(),
             new_call: true,
             verdict,
-            paths: vec![path.clone()],
+            scope: Scope::write(&path),
         };
         let shared = std::sync::Arc::clone(&self.shared);
         let content = request.content;

@@ -26,6 +26,7 @@ mod chats;
 mod connection;
 mod error;
 mod files;
+mod grants;
 mod handlers;
 mod harness;
 mod lines;

@@ -128,7 +128,7 @@ impl Reader {
             }
             if !trimmed.starts_with('{') {
                 self.junk += 1;
-                tracing::debug!(agent = %self.agent, "skipping a line that is not JSON-RPC: {}", crate::process::cut(trimmed, 200));
+                tracing::debug!(agent = %self.agent, "skipping a line that is not JSON-RPC: {}", hearth_process::cut(trimmed, 200));
                 if self.junk > MAX_JUNK {
                     return Some(Err(self.refuse(format!(
                         "wrote more than {MAX_JUNK} lines that are not JSON-RPC on stdout"

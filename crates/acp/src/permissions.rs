@@ -14,12 +14,13 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
 use hearth_core::{
     ChatUri, PERMISSION_CANCELLED, PermissionOption, PermissionOptionKind, Signal, ToolCallContent,
-    ToolCallPart, ToolKind, TurnId,
+    ToolCallPart, TurnId,
 };
 use hearth_tools::{Actor, AuditEntry, AuditKind, AuditOutcome, Decision};
 use serde_json::json;
 use tokio::sync::oneshot;
 
+use crate::grants::{Grant, Scope, Target};
 use crate::handlers::Handlers;
 use crate::mapping;
 use crate::shared::{Allowed, Answer, Route, Shared, Waiting};
@@ -60,39 +61,38 @@ pub(crate) fn paths_of(call: &ToolCallPart, working_directory: Option<&Path>) ->
     paths
 }
 
-/// The verdict on a call of `kind` naming `paths` in a chat.
-pub(crate) fn verdict(
-    shared: &Shared,
-    route: &Route,
-    kind: Option<ToolKind>,
-    paths: &[PathBuf],
-) -> Verdict {
-    if let Some(outside) = paths.iter().find(|path| {
-        route
-            .roots
-            .as_ref()
-            .is_none_or(|roots| !roots.contains_lexically(path))
-    }) {
+/// The verdict on a call of `scope` in a chat.
+pub(crate) fn verdict(shared: &Shared, route: &Route, scope: &Scope) -> Verdict {
+    if let Target::Files(paths) = &scope.target
+        && let Some(outside) = paths.iter().find(|path| {
+            route
+                .roots
+                .as_ref()
+                .is_none_or(|roots| !roots.contains_lexically(path))
+        })
+    {
         return Verdict::Refuse(format!(
             "`{}` is outside the session's working directories",
             outside.display()
         ));
     }
-    if let Some(kind) = kind
-        && let Some(allowed) = route.remembered.get(&kind)
-    {
-        return if *allowed {
+    // The user's standing answer for exactly this call (rule 3 of `grants`).
+    if let Some(grant) = route.grants.iter().find(|grant| grant.scope.answers(scope)) {
+        return if grant.allowed {
             Verdict::Allow(format!(
-                "the user allowed {} calls for this chat",
-                kind.as_str()
+                "the user allowed {} for this chat (grant {})",
+                scope.describe(),
+                grant.id
             ))
         } else {
             Verdict::Refuse(format!(
-                "the user refused {} calls for this chat",
-                kind.as_str()
+                "the user refused {} for this chat (grant {})",
+                scope.describe(),
+                grant.id
             ))
         };
     }
+    let kind = scope.kind;
     let policy = &shared.spec.policy;
     if let Some(kind) = kind
         && policy.allow_kinds.contains(&kind)
@@ -228,7 +228,8 @@ pub(crate) struct Raised {
     /// Whether the call is new to the turn (it is announced first).
     pub new_call: bool,
     pub verdict: Verdict,
-    pub paths: Vec<PathBuf>,
+    /// What the call acts on, as shown: what an answer covers.
+    pub scope: Scope,
 }
 
 impl Raised {
@@ -376,7 +377,7 @@ impl Handlers {
     }
 
     /// Notes an allowed call in the running turn, so the writes and commands it covers
-    /// go through.
+    /// (exactly as shown) go through; a command allowed once covers one run.
     fn remember_allowed(&self, raised: &Raised) {
         let mut routes = self.shared.routes();
         if let Some(turn) = routes
@@ -385,30 +386,34 @@ impl Handlers {
             .and_then(|route| route.turn.as_mut())
             .filter(|turn| turn.turn_id == raised.turn_id)
         {
+            let uses_left = matches!(raised.scope.target, Target::Command(_)).then_some(1);
             turn.allowed.push(Allowed {
-                kind: raised.call.kind,
-                paths: raised.paths.clone(),
+                scope: raised.scope.clone(),
+                uses_left,
             });
         }
     }
 
-    /// Notes an "always" answer for the rest of the chat.
+    /// Notes an "always" answer as a grant of exactly this call for the rest of the chat.
     fn remember_always(&self, raised: &Raised, answer: PermissionOptionKind) {
-        let Some(kind) = raised.call.kind else {
-            return;
-        };
-        let remembered = match answer {
+        let allowed = match answer {
             PermissionOptionKind::AllowAlways => true,
             PermissionOptionKind::RejectAlways => false,
             PermissionOptionKind::AllowOnce | PermissionOptionKind::RejectOnce => return,
         };
+        let id = self.shared.fresh_id("grant");
         if let Some(route) = self
             .shared
             .routes()
             .values_mut()
             .find(|route| route.chat == raised.chat)
         {
-            route.remembered.insert(kind, remembered);
+            route.grants.retain(|grant| grant.scope != raised.scope);
+            route.grants.push(Grant {
+                id,
+                scope: raised.scope.clone(),
+                allowed,
+            });
         }
     }
 
@@ -450,11 +455,12 @@ impl Handlers {
                     }
                 };
                 let paths = paths_of(&call, working_directory.as_deref());
+                let scope = Scope::of_call(&call, &paths);
                 let title = call
                     .title
                     .clone()
                     .unwrap_or_else(|| format!("Allow {}?", call.name));
-                let verdict = verdict(&self.shared, route, call.kind, &paths);
+                let verdict = verdict(&self.shared, route, &scope);
                 let raised = Raised {
                     chat,
                     turn_id,
@@ -464,7 +470,7 @@ impl Handlers {
                     call,
                     new_call,
                     verdict,
-                    paths,
+                    scope,
                 };
                 Some((raised, update))
             })

@@ -24,7 +24,23 @@ pub struct Preset {
     pub package: &'static str,
     /// Whether it reads `AGENTS.md` in its working directory by itself.
     pub reads_agents_file: bool,
+    /// The variables of Hearth's environment it gets (its vendor's key and settings):
+    /// nothing else of Hearth's but the minimal environment, unless `pass_env` says.
+    pub pass_env: &'static [&'static str],
 }
+
+/// What both Claude adapters read (they run Claude Code underneath).
+const CLAUDE_ENV: &[&str] = &[
+    "ANTHROPIC_*",
+    "CLAUDE_*",
+    "AWS_*",
+    "CLOUD_ML_REGION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "DISABLE_TELEMETRY",
+    "DISABLE_ERROR_REPORTING",
+    "DISABLE_AUTOUPDATER",
+    "IS_SANDBOX",
+];
 
 /// Claude (through Zed's ACP adapter), Claude Code's older adapter, Codex, Gemini CLI and
 /// OpenCode.
@@ -36,6 +52,7 @@ pub const PRESETS: [Preset; 5] = [
         args: &[],
         package: "@zed-industries/claude-agent-acp",
         reads_agents_file: false,
+        pass_env: CLAUDE_ENV,
     },
     Preset {
         id: "claude-code",
@@ -44,6 +61,7 @@ pub const PRESETS: [Preset; 5] = [
         args: &[],
         package: "@zed-industries/claude-code-acp",
         reads_agents_file: false,
+        pass_env: CLAUDE_ENV,
     },
     Preset {
         id: "codex",
@@ -52,6 +70,7 @@ pub const PRESETS: [Preset; 5] = [
         args: &[],
         package: "@zed-industries/codex-acp",
         reads_agents_file: true,
+        pass_env: &["OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"],
     },
     Preset {
         id: "gemini",
@@ -60,6 +79,7 @@ pub const PRESETS: [Preset; 5] = [
         args: &["--acp"],
         package: "@google/gemini-cli",
         reads_agents_file: false,
+        pass_env: &["GEMINI_*", "GOOGLE_*"],
     },
     Preset {
         id: "opencode",
@@ -68,6 +88,14 @@ pub const PRESETS: [Preset; 5] = [
         args: &["acp"],
         package: "opencode-ai",
         reads_agents_file: true,
+        pass_env: &[
+            "OPENCODE*",
+            "OPENAI_*",
+            "ANTHROPIC_*",
+            "GEMINI_*",
+            "GOOGLE_*",
+            "OPENROUTER_*",
+        ],
     },
 ];
 
@@ -251,6 +279,16 @@ pub fn configured_agents(
                 command: found.unwrap_or_else(|| PathBuf::from(program)),
                 args,
                 env,
+                pass_env: preset
+                    .map(|preset| preset.pass_env.iter().map(|name| (*name).to_owned()))
+                    .into_iter()
+                    .flatten()
+                    .chain(
+                        section
+                            .map(|section| section.pass_env.clone())
+                            .unwrap_or_default(),
+                    )
+                    .collect(),
                 policy: policy(&id, section, &mut problems),
                 lent_tools,
                 auth_method: section.and_then(|section| section.auth_method.clone()),

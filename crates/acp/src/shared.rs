@@ -3,28 +3,30 @@
 //! waiting for the user.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use hearth_confine::Roots;
-use hearth_core::{AgentChatState, ChatUri, Signal, ToolCallPart, ToolKind, TurnId};
+use hearth_core::{AgentChatState, ChatUri, Signal, ToolCallPart, TurnId};
 use hearth_harness::{ChatTable, SinkCell};
 use tokio::sync::oneshot;
 
 use crate::backing::AcpBacking;
+use crate::grants::{Grant, Scope, ShownCommand};
 use crate::options::HarnessOptions;
 use crate::spec::AgentSpec;
 use crate::terminals::Terminals;
 
-/// A tool call the user (or the policy) allowed in the running turn, and the files it
-/// may write.
+/// A tool call the user (or the policy) allowed in the running turn: what it covers
+/// (see [`crate::grants`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Allowed {
-    /// The call's kind.
-    pub kind: Option<ToolKind>,
-    /// The files it names (locations and diffs); empty when it names none.
-    pub paths: Vec<PathBuf>,
+    /// The call as it was shown.
+    pub scope: Scope,
+    /// Runs it may still cover (a command allowed once covers one run); `None` when it
+    /// covers every use in the turn (the files an edit named).
+    pub uses_left: Option<u32>,
 }
 
 /// A turn running in an agent session.
@@ -50,20 +52,26 @@ impl TurnState {
         }
     }
 
-    /// Whether a write of `path` is covered by a call allowed in this turn: one that
-    /// names the file, or an allowed edit that names no file at all.
+    /// Whether a write of `path` is covered by a call allowed in this turn: one of a
+    /// writing kind that named the file.
     pub fn allows_write(&self, path: &Path) -> bool {
-        self.allowed.iter().any(|allowed| {
-            allowed.paths.iter().any(|allowed| allowed == path)
-                || (allowed.paths.is_empty() && matches!(allowed.kind, Some(ToolKind::Edit) | None))
-        })
-    }
-
-    /// Whether running a command is covered by an allowed call that runs commands.
-    pub fn allows_command(&self) -> bool {
         self.allowed
             .iter()
-            .any(|allowed| allowed.kind == Some(ToolKind::Execute))
+            .any(|allowed| allowed.scope.covers_write(path))
+    }
+
+    /// Whether running `command` is covered by a call allowed in this turn that showed
+    /// it; a run allowed once is used up.
+    pub fn take_command(&mut self, command: &ShownCommand, default_cwd: Option<&Path>) -> bool {
+        let Some(allowed) = self.allowed.iter_mut().find(|allowed| {
+            allowed.uses_left != Some(0) && allowed.scope.covers_command(command, default_cwd)
+        }) else {
+            return false;
+        };
+        if let Some(left) = &mut allowed.uses_left {
+            *left -= 1;
+        }
+        true
     }
 }
 
@@ -96,8 +104,8 @@ pub(crate) struct Route {
     pub agent_state: AgentChatState,
     /// The configuration option that holds the model, if the agent has one.
     pub model_option: Option<String>,
-    /// Tool kinds the user allowed (`true`) or refused (`false`) for the rest of the chat.
-    pub remembered: HashMap<ToolKind, bool>,
+    /// What the user allowed or refused for the rest of the chat, exactly as shown.
+    pub grants: Vec<Grant>,
     /// A turn the harness opened for what the agent said outside the user's turns.
     pub ambient: Option<TurnId>,
     /// When the agent last said something in that turn.
@@ -115,7 +123,7 @@ impl Route {
             turn: None,
             agent_state: AgentChatState::default(),
             model_option: None,
-            remembered: HashMap::new(),
+            grants: Vec::new(),
             ambient: None,
             ambient_touched: None,
         }

@@ -49,8 +49,12 @@ pub struct AgentSpec {
     pub command: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Environment added to Hearth's own.
+    /// Variables set for it. It gets no other of Hearth's environment than the minimal
+    /// one (`PATH`, `HOME`, the locale, …) and those in `pass_env`.
     pub env: Vec<(String, String)>,
+    /// Variables of Hearth's environment it gets by name (`NAME` or `PREFIX*`): its own
+    /// vendor's key and settings for a built-in agent, plus the configured `pass_env`.
+    pub pass_env: Vec<String>,
     /// Who answers its permission requests.
     pub policy: PermissionPolicy,
     /// Hearth's tools lent to it, or `None` when the user opted out.

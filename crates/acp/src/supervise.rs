@@ -11,6 +11,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+use hearth_process::group;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// The hidden subcommand of the `hearth` binary that runs the supervisor.
@@ -116,30 +117,14 @@ fn stop_group() -> ExitCode {
 fn stop_others_in_group() {
     let group = u32::try_from(rustix::process::getpgrp().as_raw_nonzero().get()).unwrap_or(0);
     let me = Some(std::process::id());
-    let others = crate::process::group_members(group, me);
+    let others = group::members(group, me);
     if others.is_empty() {
         return;
     }
-    signal_each(&others, rustix::process::Signal::TERM);
-    let deadline = std::time::Instant::now() + crate::process::STOP_GRACE;
-    while crate::process::group_runs(group, me) && std::time::Instant::now() < deadline {
-        std::thread::sleep(crate::process::STOP_POLL);
+    group::signal_each(&others, rustix::process::Signal::TERM);
+    let deadline = std::time::Instant::now() + hearth_process::STOP_GRACE;
+    while group::runs(group, me) && std::time::Instant::now() < deadline {
+        std::thread::sleep(hearth_process::STOP_POLL);
     }
-    signal_each(
-        &crate::process::group_members(group, me),
-        rustix::process::Signal::KILL,
-    );
-}
-
-fn signal_each(processes: &[u32], signal: rustix::process::Signal) {
-    for process in processes {
-        if let Some(pid) = i32::try_from(*process)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-            && let Err(error) = rustix::process::kill_process(pid, signal)
-            && error != rustix::io::Errno::SRCH
-        {
-            tracing::warn!(%error, "could not signal a process of the agent's group");
-        }
-    }
+    group::signal_each(&group::members(group, me), rustix::process::Signal::KILL);
 }

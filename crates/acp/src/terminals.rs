@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_client_protocol::v1::Responder;
@@ -18,10 +17,11 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
+use crate::grants::{Scope, ShownCommand};
 use crate::handlers::Handlers;
-use crate::permissions::{Raised, hearth_options, verdict};
-use crate::process::ExitReport;
+use crate::permissions::{Raised, Verdict, hearth_options, verdict};
 use crate::shared::Shared;
+use hearth_process::{ChildEnv, ExitReport, Launch, Leftovers, Process, Stderr, Stdin};
 
 /// The most output a terminal keeps, whatever the agent asks.
 const OUTPUT_CAP: u64 = 1024 * 1024;
@@ -49,9 +49,9 @@ impl Output {
 
 struct Terminal {
     chat: ChatUri,
-    group: u32,
     output: Arc<Mutex<Output>>,
-    exit: watch::Receiver<Option<ExitReport>>,
+    /// The command's process (its group is killed when the terminal is dropped).
+    process: Process,
 }
 
 /// The terminals of an agent, by id.
@@ -60,17 +60,6 @@ pub(crate) struct Terminals(Mutex<HashMap<String, Terminal>>);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn kill_group(group: u32) {
-    if let Some(pid) = i32::try_from(group)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-        && let Err(error) = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL)
-        && error != rustix::io::Errno::SRCH
-    {
-        tracing::warn!(group, %error, "could not stop a terminal's process group");
-    }
 }
 
 fn exit_status(report: ExitReport) -> acp::TerminalExitStatus {
@@ -86,7 +75,9 @@ fn exit_status(report: ExitReport) -> acp::TerminalExitStatus {
 }
 
 impl Terminals {
-    /// Starts a command.
+    /// Starts a command in a process group of its own, with a minimal environment and
+    /// the variables the agent asked for (shown to the user with the command): never
+    /// the agent's own environment or Hearth's.
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
@@ -98,26 +89,19 @@ impl Terminals {
         directory: PathBuf,
         limit: usize,
     ) -> std::io::Result<()> {
-        let mut child = tokio::process::Command::new(command)
-            .args(args)
-            .envs(env.iter().map(|(key, value)| (key, value)))
-            .current_dir(directory)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
-        let group = child.id().unwrap_or(0);
+        let launch = Launch::new(format!("terminal {id}"), command)
+            .args(args.iter().cloned())
+            .env(ChildEnv::minimal().set(env.iter().cloned()))
+            .directory(directory)
+            .stdin(Stdin::Null)
+            .stderr(Stderr::Piped)
+            .leftovers(Leftovers::Keep);
+        let (process, pipes) = Process::spawn(&launch)?;
         let output = Arc::new(Mutex::new(Output::default()));
         for pipe in [
-            child
-                .stdout
-                .take()
-                .map(|pipe| Box::new(pipe) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
-            child
+            Some(Box::new(pipes.stdout) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+            pipes
                 .stderr
-                .take()
                 .map(|pipe| Box::new(pipe) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
         ]
         .into_iter()
@@ -135,24 +119,12 @@ impl Terminals {
                 }
             });
         }
-        let (exited, exit) = watch::channel(None);
-        tokio::spawn(async move {
-            let report = match child.wait().await {
-                Ok(status) => ExitReport::from(status),
-                Err(_) => ExitReport {
-                    code: None,
-                    signal: None,
-                },
-            };
-            exited.send_replace(Some(report));
-        });
         lock(&self.0).insert(
             id,
             Terminal {
                 chat: chat.clone(),
-                group,
                 output,
-                exit,
+                process,
             },
         );
         Ok(())
@@ -166,20 +138,22 @@ impl Terminals {
             String::from_utf8_lossy(&output.bytes).into_owned(),
             output.truncated,
         );
-        Some(match *terminal.exit.borrow() {
+        Some(match terminal.process.exit_report() {
             Some(report) => response.exit_status(exit_status(report)),
             None => response,
         })
     }
 
     fn exit_of(&self, id: &str) -> Option<watch::Receiver<Option<ExitReport>>> {
-        lock(&self.0).get(id).map(|terminal| terminal.exit.clone())
+        lock(&self.0)
+            .get(id)
+            .map(|terminal| terminal.process.exit_watch())
     }
 
     fn kill(&self, id: &str) -> bool {
         match lock(&self.0).get(id) {
             Some(terminal) => {
-                kill_group(terminal.group);
+                terminal.process.kill();
                 true
             }
             None => false,
@@ -189,7 +163,7 @@ impl Terminals {
     fn release(&self, id: &str) -> bool {
         match lock(&self.0).remove(id) {
             Some(terminal) => {
-                kill_group(terminal.group);
+                terminal.process.kill();
                 true
             }
             None => false,
@@ -200,7 +174,7 @@ impl Terminals {
     pub fn release_chat(&self, chat: &ChatUri) {
         lock(&self.0).retain(|_, terminal| {
             if &terminal.chat == chat {
-                kill_group(terminal.group);
+                terminal.process.kill();
                 false
             } else {
                 true
@@ -211,7 +185,7 @@ impl Terminals {
     /// Kills and forgets every terminal.
     pub fn release_all(&self) {
         for (_, terminal) in lock(&self.0).drain() {
-            kill_group(terminal.group);
+            terminal.process.kill();
         }
     }
 }
@@ -275,21 +249,27 @@ impl Handlers {
             .chain(request.args.iter().cloned())
             .collect::<Vec<_>>()
             .join(" ");
+        let env: Vec<(String, String)> = request
+            .env
+            .iter()
+            .map(|variable| (variable.name.clone(), variable.value.clone()))
+            .collect();
         let found = {
             let routes = self.shared.routes();
             routes.get(&session).map(|route| {
+                let default_cwd = route
+                    .roots
+                    .as_ref()
+                    .and_then(|roots| roots.roots().first().cloned());
                 (
                     route.chat.clone(),
                     route.roots.clone(),
-                    route
-                        .turn
-                        .as_ref()
-                        .map(|turn| (turn.turn_id.clone(), turn.allows_command())),
-                    verdict(&self.shared, route, Some(ToolKind::Execute), &[]),
+                    route.turn.as_ref().map(|turn| turn.turn_id.clone()),
+                    default_cwd,
                 )
             })
         };
-        let (chat, roots, turn, verdict) = match found {
+        let (chat, roots, turn_id, default_cwd) = match found {
             Some(found) => found,
             None => {
                 respond(
@@ -303,21 +283,21 @@ impl Handlers {
                 return;
             }
         };
-        let prepared = match (roots, turn) {
+        let prepared = match (roots, turn_id) {
             (None, _) => Err("the session's working directories could not be opened".to_owned()),
             (_, None) => Err("Hearth runs commands only while the user's turn runs".to_owned()),
-            (Some(roots), Some(turn)) => {
+            (Some(roots), Some(turn_id)) => {
                 let wanted = request
                     .cwd
                     .clone()
                     .unwrap_or_else(|| roots.roots().first().cloned().unwrap_or_default());
                 match roots.directory(&wanted) {
-                    Ok(directory) => Ok((directory, turn)),
+                    Ok(directory) => Ok((directory, turn_id)),
                     Err(error) => Err(error.to_string()),
                 }
             }
         };
-        let (directory, (turn_id, covered)) = match prepared {
+        let (directory, turn_id) = match prepared {
             Ok(prepared) => prepared,
             Err(message) => {
                 self.shared.audit_command(
@@ -337,6 +317,26 @@ impl Handlers {
                 return;
             }
         };
+        // Exactly what runs: the command line, the variables it sets, where it runs.
+        let shown = ShownCommand {
+            line: command_line.clone(),
+            env: env.clone(),
+            cwd: Some(directory.clone()),
+        };
+        let scope = Scope::command(shown.clone());
+        let (covered, verdict) = {
+            let mut routes = self.shared.routes();
+            match routes.get_mut(&session) {
+                Some(route) => {
+                    let covered = route
+                        .turn
+                        .as_mut()
+                        .is_some_and(|turn| turn.take_command(&shown, default_cwd.as_deref()));
+                    (covered, verdict(&self.shared, route, &scope))
+                }
+                None => (false, Verdict::Refuse("the session went away".to_owned())),
+            }
+        };
         let limit = usize::try_from(
             request
                 .output_byte_limit
@@ -344,11 +344,6 @@ impl Handlers {
                 .min(OUTPUT_CAP),
         )
         .unwrap_or(usize::MAX);
-        let env: Vec<(String, String)> = request
-            .env
-            .iter()
-            .map(|variable| (variable.name.clone(), variable.value.clone()))
-            .collect();
         let id = self.shared.fresh_id("terminal");
         let shared = Arc::clone(&self.shared);
         let asking_chat = chat.clone();
@@ -399,10 +394,16 @@ impl Handlers {
             self.gate.release();
             return;
         }
+        // The question shows all of it: a variable like LD_PRELOAD changes what runs.
         let mut call = ToolCallPart::new(
             self.shared.fresh_id("command"),
             "terminal",
-            json!({"command": request.command, "args": request.args}),
+            json!({
+                "command": request.command,
+                "args": request.args,
+                "env": shown.env.iter().map(|(name, value)| json!({"name": name, "value": value})).collect::<Vec<_>>(),
+                "cwd": shown.cwd.as_ref().map(|cwd| cwd.display().to_string()),
+            }),
             ToolCallStatus::Pending,
         );
         call.title = Some(format!(
@@ -415,15 +416,20 @@ impl Handlers {
             turn_id: turn_id.clone(),
             request_id: self.shared.permission_id(),
             title: format!(
-                "Allow {} to run `{}`?",
+                "Allow {} to run {}?",
                 self.shared.agent(),
-                call_line(&request.command, &request.args)
+                Scope::command(ShownCommand {
+                    line: call_line(&request.command, &request.args),
+                    ..shown.clone()
+                })
+                .describe()
+                .trim_start_matches("execute of ")
             ),
             options: hearth_options(),
             call: call.clone(),
             new_call: true,
             verdict,
-            paths: Vec::new(),
+            scope,
         };
         let shared = Arc::clone(&self.shared);
         let chat = raised.chat.clone();

@@ -63,6 +63,7 @@ fn report_json(report: &ServerReport) -> serde_json::Value {
         "name": report.name,
         "location": report.location,
         "status": report.status.label(),
+        "stderr": report.stderr,
         "tools": report.tools.iter().map(|tool| json!({
             "name": format!("{}{}{}", report.name, hearth_mcp_client::SEPARATOR, tool.name),
             "readOnly": tool.read_only,

@@ -16,6 +16,7 @@ mod suite {
     mod calendars;
     mod chat;
     mod crash_loop;
+    mod exact_permissions;
     mod exfiltration;
     mod first_run;
     mod first_run_names;

@@ -348,9 +348,13 @@ pub struct McpServerConfig {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Extra environment.
+    /// Variables set for it (it gets no other of Hearth's environment than `PATH`,
+    /// `HOME`, the locale and the like, and `pass_env`).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of Hearth's environment it gets by name (`NAME` or `PREFIX*`).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     /// Streamable HTTP URL (instead of a command).
     pub url: Option<String>,
     /// Environment variable holding a bearer token sent to the HTTP server.
@@ -430,9 +434,13 @@ pub struct ExternalAgentConfig {
     pub command: Option<String>,
     /// Its arguments (default: the built-in agent's).
     pub args: Option<Vec<String>>,
-    /// Extra environment.
+    /// Variables set for it (it gets no other of Hearth's environment than `PATH`,
+    /// `HOME`, the locale and the like, its built-in vendor variables, and `pass_env`).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of Hearth's environment it gets by name (`NAME` or `PREFIX*`).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     /// Who answers permission requests not covered by `allow`.
     #[serde(default)]
     pub permissions: PermissionsSetting,

@@ -12,6 +12,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
+use hearth_process::{ChildEnv, Launch, Process, StderrTail, spawn_failure};
+
 use crate::error::{McpError, Result};
 use crate::spec::{ServerSpec, Transport};
 use hearth_schema::schema_problem;
@@ -73,16 +75,22 @@ pub struct ServerReport {
     pub status: ServerStatus,
     /// Its tools, as last listed.
     pub tools: Vec<ToolReport>,
+    /// The last lines a stdio server wrote to stderr (why it crashed, often).
+    pub stderr: Vec<String>,
 }
 
 pub(crate) struct Connection {
     service: RunningService<RoleClient, ()>,
     peer: Peer<RoleClient>,
+    /// A stdio server's process (its group is killed when the connection is dropped).
+    process: Option<Process>,
 }
 
 #[derive(Default)]
 struct State {
     connection: Option<Arc<Connection>>,
+    /// The last stderr lines of the stdio server's process (kept after it ended).
+    stderr: Option<StderrTail>,
     /// Bumped on every new connection, so a failure only drops the one it happened on.
     generation: u64,
     tools: Vec<ToolReport>,
@@ -131,6 +139,11 @@ impl Server {
             location: self.spec.location(),
             status,
             tools: state.tools.clone(),
+            stderr: state
+                .stderr
+                .as_ref()
+                .map(StderrTail::last_lines)
+                .unwrap_or_default(),
         }
     }
 
@@ -215,18 +228,49 @@ impl Server {
             server: self.spec.name.clone(),
             message,
         };
-        let service = match &self.spec.transport {
-            Transport::Stdio { command, args, env } => {
-                let mut child = tokio::process::Command::new(command);
-                child.args(args).envs(env).kill_on_drop(true);
-                // The server's own log would interleave with Hearth's output.
-                let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(child)
-                    .stderr(std::process::Stdio::null())
-                    .spawn()
-                    .map_err(|error| failed(format!("cannot run `{command}`: {error}")))?;
-                ().serve(transport)
-                    .await
-                    .map_err(|error| failed(format!("the MCP handshake failed: {error}")))?
+        let (service, process) = match &self.spec.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                pass_env,
+            } => {
+                // A process group of its own, a minimal environment, and its stderr kept
+                // (bounded): a server that crashes on start says why.
+                let launch = Launch::new(format!("mcp server {}", self.spec.name), command)
+                    .args(args.iter().cloned())
+                    .env(
+                        ChildEnv::minimal()
+                            .pass(pass_env.iter().cloned())
+                            .set(env.clone()),
+                    );
+                let (process, pipes) = Process::spawn(&launch).map_err(|error| {
+                    failed(format!("cannot run `{command}`: {}", spawn_failure(&error)))
+                })?;
+                self.lock().stderr = Some(process.stderr().clone());
+                let Some(stdin) = pipes.stdin else {
+                    return Err(failed("its stdin could not be opened".to_owned()));
+                };
+                let service = match ().serve((pipes.stdout, stdin)).await {
+                    Ok(service) => service,
+                    Err(error) => {
+                        // Let the process end and its last words arrive before quoting them.
+                        let ended = tokio::time::timeout(
+                            std::time::Duration::from_secs(2),
+                            process.exited(),
+                        )
+                        .await;
+                        if ended.is_err() {
+                            process.kill();
+                        }
+                        settle_stderr(process.stderr()).await;
+                        return Err(failed(format!(
+                            "the MCP handshake failed: {error}{}",
+                            process.stderr().quoted()
+                        )));
+                    }
+                };
+                (service, Some(process))
             }
             Transport::Http {
                 url,
@@ -245,9 +289,11 @@ impl Server {
                     })?;
                     config = config.auth_header(token);
                 }
-                ().serve(StreamableHttpClientTransport::from_config(config))
+                let service = ()
+                    .serve(StreamableHttpClientTransport::from_config(config))
                     .await
-                    .map_err(|error| failed(format!("the MCP handshake failed: {error}")))?
+                    .map_err(|error| failed(format!("the MCP handshake failed: {error}")))?;
+                (service, None)
             }
         };
         let peer = service.peer().clone();
@@ -256,7 +302,14 @@ impl Server {
             .await
             .map_err(|error| failed(format!("listing its tools failed: {error}")))?;
         let tools = listed.iter().map(|tool| self.tool_report(tool)).collect();
-        Ok((Connection { service, peer }, tools))
+        Ok((
+            Connection {
+                service,
+                peer,
+                process,
+            },
+            tools,
+        ))
     }
 
     /// The guarded fetcher's rules for the URL and every address its host resolves to.
@@ -329,7 +382,7 @@ impl Server {
                 message: error.message.to_string(),
             }),
             Ok(Err(error)) => {
-                let message = error.to_string();
+                let message = format!("{error}{}", connection.stderr_after_exit().await);
                 self.drop_connection(generation, &message);
                 Err(McpError::Connection {
                     server: self.spec.name.clone(),
@@ -356,6 +409,29 @@ impl Server {
             connection.service.cancellation_token().cancel();
         }
     }
+}
+
+impl Connection {
+    /// A stdio server's last stderr lines once its process ended (waited for briefly:
+    /// a broken connection usually means it crashed), for the error message.
+    async fn stderr_after_exit(&self) -> String {
+        let Some(process) = &self.process else {
+            return String::new();
+        };
+        if tokio::time::timeout(std::time::Duration::from_secs(2), process.exited())
+            .await
+            .is_ok()
+        {
+            settle_stderr(process.stderr()).await;
+        }
+        process.stderr().quoted()
+    }
+}
+
+/// Waits (briefly) until the process's stderr was read to its end, so its last lines
+/// are in the tail.
+async fn settle_stderr(tail: &StderrTail) {
+    tail.finished(std::time::Duration::from_secs(1)).await;
 }
 
 fn valid_tool_name(name: &str) -> bool {

@@ -21,8 +21,11 @@ pub enum Transport {
         command: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Extra environment.
+        /// Variables set for it.
         env: BTreeMap<String, String>,
+        /// Variables of Hearth's environment it gets by name (`NAME` or `PREFIX*`); it
+        /// gets no other but the minimal ones (`PATH`, `HOME`, the locale, …).
+        pass_env: Vec<String>,
     },
     /// Streamable HTTP.
     Http {
@@ -79,6 +82,7 @@ impl ServerSpec {
                 command: command.clone(),
                 args: config.args.clone(),
                 env: config.env.clone(),
+                pass_env: config.pass_env.clone(),
             },
             (None, Some(url)) if !url.trim().is_empty() => Transport::Http {
                 url: url.clone(),

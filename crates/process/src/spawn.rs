@@ -207,8 +207,21 @@ impl From<std::process::ExitStatus> for ExitReport {
 }
 
 /// The last lines a child wrote to stderr (at most 40, each cut at 1 KiB).
-#[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+#[derive(Clone)]
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// `true` once the pipe was read to its end.
+    ended: watch::Sender<bool>,
+}
+
+impl Default for StderrTail {
+    fn default() -> Self {
+        Self {
+            lines: Arc::default(),
+            ended: watch::Sender::new(false),
+        }
+    }
+}
 
 impl fmt::Debug for StderrTail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -221,7 +234,7 @@ impl fmt::Debug for StderrTail {
 impl StderrTail {
     /// Keeps one more line, dropping the oldest past the bound.
     pub fn push(&self, line: &str) {
-        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
         if lines.len() == STDERR_LINES {
             lines.pop_front();
         }
@@ -230,7 +243,7 @@ impl StderrTail {
 
     /// The lines kept, oldest first.
     pub fn lines(&self) -> Vec<String> {
-        self.0
+        self.lines
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
@@ -284,7 +297,17 @@ impl StderrTail {
                     }
                 }
             }
+            tail.ended.send_replace(true);
         });
+    }
+
+    /// Waits until the child's stderr was read to its end (it closed it, usually by
+    /// ending), at most `limit`; whether it was.
+    pub async fn finished(&self, limit: Duration) -> bool {
+        let mut ended = self.ended.subscribe();
+        tokio::time::timeout(limit, ended.wait_for(|ended| *ended))
+            .await
+            .is_ok_and(|waited| waited.is_ok())
     }
 }
 

@@ -57,6 +57,7 @@ impl Driven {
             command: program.command,
             args: program.args,
             env: program.env,
+            pass_env: Vec::new(),
             policy: PermissionPolicy::default(),
             lent_tools: None,
             auth_method: None,

@@ -178,6 +178,7 @@ impl Bench {
             command: self.launch.command.clone(),
             args: self.launch.args.clone(),
             env: self.launch.env.clone(),
+            pass_env: Vec::new(),
             policy: PermissionPolicy::default(),
             lent_tools: None,
             auth_method: None,

@@ -99,6 +99,7 @@ impl Setup {
             command: acp_test_agent(),
             args: Vec::new(),
             env: self.env.clone(),
+            pass_env: Vec::new(),
             policy: self.policy.clone(),
             lent_tools: None,
             auth_method: None,

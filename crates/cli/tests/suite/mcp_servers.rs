@@ -282,3 +282,48 @@ fn doctor_reports_each_mcp_server_and_fails_on_one_that_cannot_start() {
     assert!(stdout.contains("notes  running  ("), "{stdout}");
     assert!(stdout.contains("  notes__lookup  read-only\n"), "{stdout}");
 }
+
+/// A stdio server that fails on start says why (its last stderr lines reach `hearth mcp
+/// list`, `--json` and `doctor`), and it sees none of Hearth's keys: only the minimal
+/// environment, its `env` and what `pass_env` names.
+#[test]
+fn a_crashing_server_says_why_and_sees_none_of_hearths_keys() {
+    let hearth = Hearth::new();
+    let script = "echo \"keys: ${OPENAI_API_KEY:-none} ${FASTMAIL_APP_PASSWORD:-none} ${PASSED:-none} ${SET:-none}\" >&2; \
+                  echo 'ModuleNotFoundError: No module named notes_db' >&2; exit 1";
+    configure(
+        &hearth,
+        &format!(
+            "[mcp_servers.crashy]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\npass_env = [\"PASSED\"]\nenv = {{ SET = \"set\" }}\n"
+        ),
+    );
+    let with_secrets = |args: &[&str]| {
+        let output = hearth_test_support::BoundedCommand::output_within(
+            super::mock::command(&hearth)
+                .env("OPENAI_API_KEY", "sk-hearths-own")
+                .env("FASTMAIL_APP_PASSWORD", "calendar-password")
+                .env("PASSED", "passed")
+                .args(args),
+            hearth_test_support::PROCESS_WAIT,
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let listed = with_secrets(&["mcp", "list"]);
+    assert!(listed.contains("crashy  failed"), "{listed}");
+    assert!(
+        listed.contains("ModuleNotFoundError: No module named notes_db"),
+        "{listed}"
+    );
+    assert!(listed.contains("keys: none none passed set"), "{listed}");
+    let json = with_secrets(&["mcp", "list", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        report["stderr"].as_array().unwrap().last().unwrap(),
+        "ModuleNotFoundError: No module named notes_db"
+    );
+    let doctor = with_secrets(&["doctor"]);
+    assert!(
+        doctor.contains("ModuleNotFoundError: No module named notes_db"),
+        "{doctor}"
+    );
+}

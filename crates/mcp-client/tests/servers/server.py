@@ -42,7 +42,8 @@ def wipe(path: str) -> str:
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def crash() -> str:
-    """Exits in the middle of the call."""
+    """Exits in the middle of the call, saying why on stderr."""
+    print("crash: the notes database is locked", file=sys.stderr, flush=True)
     os._exit(3)
 
 

@@ -301,6 +301,15 @@ async fn a_crashed_hung_or_garbled_server_is_an_error_and_restarts_on_next_use()
         .unwrap();
         assert!(outcome.is_error, "{tool}: {outcome:?}");
         assert!(outcome.content.contains(expected), "{tool}: {outcome:?}");
+        if tool == "test__crash" {
+            // The server's last words on stderr are in the error.
+            assert!(
+                outcome
+                    .content
+                    .contains("crash: the notes database is locked"),
+                "{outcome:?}"
+            );
+        }
         // The next use starts it again.
         let outcome = tools
             .call(&context(), "test__lookup", json!({"key": "again"}), None)
