@@ -663,6 +663,27 @@ export type PendingPermission = {
   turnId: string;
 };
 
+/** A standing answer for the rest of a chat, covering exactly the call it was given for. */
+export type PermissionGrant = {
+  /** Allowed (`true`) or refused (`false`). */
+  allowed: boolean;
+  /** The chat it holds in. */
+  chat: string;
+  /** Its id (revoke it with `permission/revokeGrant`). */
+  id: string;
+  /** What it covers, in words (`edit of /work/a.md`, `` execute of `make test` ``). */
+  scope: string;
+};
+
+/** `permission/grants`: the standing answers ("allow for this chat") the harnesses hold. */
+export type PermissionGrantsParams = { [key: string]: unknown };
+
+/** What `permission/grants` returns. */
+export type PermissionGrantsResponse = {
+  /** The grants, by chat. */
+  grants: Array<PermissionGrant>;
+};
+
 /** `permission/list`: the permission requests nobody answered yet. */
 export type PermissionListParams = { [key: string]: unknown };
 
@@ -697,6 +718,18 @@ export type PermissionRespondParams = {
 
 /** What `permission/respond` returns. */
 export type PermissionRespondResponse = { [key: string]: unknown };
+
+/** `permission/revokeGrant`: ends a standing answer; the next such call asks again. */
+export type PermissionRevokeGrantParams = {
+  /** The grant's id. */
+  grant: string;
+};
+
+/** What `permission/revokeGrant` returns. */
+export type PermissionRevokeGrantResponse = {
+  /** Whether a grant of that id was held (and is now gone). */
+  revoked: boolean;
+};
 
 /** One item of a plan or todo list. */
 export type PlanEntry = {
@@ -1440,8 +1473,10 @@ export interface Methods {
   'chat/turns': { params: ChatTurnsParams; result: ChatTurnsResponse };
   'harness/start': { params: HarnessStartParams; result: HarnessStartResponse };
   'initialize': { params: InitializeParams; result: InitializeResponse };
+  'permission/grants': { params: PermissionGrantsParams; result: PermissionGrantsResponse };
   'permission/list': { params: PermissionListParams; result: PermissionListResponse };
   'permission/respond': { params: PermissionRespondParams; result: PermissionRespondResponse };
+  'permission/revokeGrant': { params: PermissionRevokeGrantParams; result: PermissionRevokeGrantResponse };
   'project/addSource': { params: ProjectAddSourceParams; result: ProjectResponse };
   'project/create': { params: ProjectCreateParams; result: ProjectResponse };
   'project/delete': { params: ProjectParams; result: ProjectDeleteResponse };

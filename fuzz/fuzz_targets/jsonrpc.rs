@@ -90,6 +90,8 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProposalReject => request::<ProposalReject>(params),
         ClientMethod::PermissionRespond => request::<PermissionRespond>(params),
         ClientMethod::PermissionList => request::<PermissionList>(params),
+        ClientMethod::PermissionGrants => request::<PermissionGrants>(params),
+        ClientMethod::PermissionRevokeGrant => request::<PermissionRevokeGrant>(params),
         ClientMethod::HarnessStart => request::<HarnessStart>(params),
         ClientMethod::ProviderList => request::<ProviderList>(params),
         ClientMethod::ProviderTest => request::<ProviderTest>(params),

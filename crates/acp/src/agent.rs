@@ -6,8 +6,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     Agent, AgentDescriptor, AgentError, AgentResult, BackingId, ChatBacking, ChatContext,
-    ChatMetadata, ChatSeed, CreateChatRequest, EventSink, PermissionAnswer, ProviderData, Signal,
-    StopReason, Turn, TurnId, TurnOutcome, UserMessage, now,
+    ChatMetadata, ChatSeed, CreateChatRequest, EventSink, PermissionAnswer, PermissionGrant,
+    ProviderData, Signal, StopReason, Turn, TurnId, TurnOutcome, UserMessage, now,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -612,5 +612,42 @@ impl Agent for AcpHarness {
         answer: &'a PermissionAnswer,
     ) -> BoxFuture<'a, AgentResult<()>> {
         ready(self.inner.respond_permission(context, request_id, answer))
+    }
+
+    fn permission_grants(&self) -> Vec<PermissionGrant> {
+        self.inner
+            .shared
+            .routes()
+            .values()
+            .flat_map(|route| {
+                route.grants.iter().map(|grant| PermissionGrant {
+                    id: grant.id.clone(),
+                    chat: route.chat.clone(),
+                    scope: grant.scope.describe(),
+                    allowed: grant.allowed,
+                })
+            })
+            .collect()
+    }
+
+    fn revoke_permission_grant(&self, grant: &str) -> bool {
+        let mut revoked = false;
+        for route in self.inner.shared.routes().values_mut() {
+            let before = route.grants.len();
+            route.grants.retain(|held| held.id != grant);
+            revoked |= route.grants.len() != before;
+        }
+        if revoked {
+            self.inner.shared.audit(
+                hearth_tools::AuditEntry::new(
+                    hearth_tools::Actor::User(hearth_tools::UserActor::new("server")),
+                    hearth_tools::AuditKind::Permission,
+                    hearth_tools::Decision::Answered,
+                    hearth_tools::AuditOutcome::ok_with(format!("revoked grant {grant}")),
+                )
+                .detail(json!({"agent": self.inner.shared.agent(), "grant": grant})),
+            );
+        }
+        revoked
     }
 }

@@ -305,25 +305,38 @@ pub async fn ask(
 /// `hearth permissions` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum PermissionsCommand {
-    /// The agents' permission requests waiting for an answer (in `hearth serve`).
+    /// The agents' permission requests waiting for an answer (in `hearth serve`), or
+    /// with --granted the standing answers given for the rest of a chat.
     List {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+        /// The standing answers ("allow for this chat") instead, each exactly the call
+        /// it was given for; revoke one with `hearth permissions revoke <id>`.
+        #[arg(long)]
+        granted: bool,
     },
-    /// Allow a waiting request (once, or with --always for the rest of its chat).
+    /// Revoke a standing answer: the next such call asks again.
+    Revoke {
+        /// The grant's id (a unique prefix is enough).
+        grant: String,
+    },
+    /// Allow a waiting request (once, or with --always: this exact call for the rest of
+    /// its chat).
     Allow {
         /// The request id (a unique prefix is enough).
         request: String,
-        /// Allow this kind of request for the rest of the chat.
+        /// Allow this exact call (its kind and files, or its command) for the rest of
+        /// the chat.
         #[arg(long)]
         always: bool,
     },
-    /// Refuse a waiting request (once, or with --always for the rest of its chat).
+    /// Refuse a waiting request (once, or with --always: this exact call for the rest of
+    /// its chat).
     Reject {
         /// The request id (a unique prefix is enough).
         request: String,
-        /// Refuse this kind of request for the rest of the chat.
+        /// Refuse this exact call for the rest of the chat.
         #[arg(long)]
         always: bool,
     },
@@ -337,10 +350,87 @@ pub async fn permissions(app: &App, command: PermissionsCommand) -> anyhow::Resu
             app.paths.home.display()
         );
     };
-    let questions = crate::remote::pending_permissions(&remote).await?;
     let mut out = String::new();
     match command {
-        PermissionsCommand::List { json } => {
+        PermissionsCommand::List {
+            json,
+            granted: true,
+        } => list_grants(&remote, json, &mut out).await?,
+        PermissionsCommand::Revoke { grant } => revoke(&remote, &grant, &mut out).await?,
+        command => answer_or_list(&remote, command, &mut out).await?,
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The standing answers the server's harnesses hold.
+async fn list_grants(
+    remote: &crate::remote::Remote,
+    json: bool,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let grants = crate::remote::permission_grants(remote).await?;
+    if json {
+        for grant in &grants {
+            out.push_str(&crate::shown::json(grant)?);
+            out.push('\n');
+        }
+    } else if grants.is_empty() {
+        out.push_str("no standing answers: every call asks (or goes by the configured policy)\n");
+    } else {
+        for grant in &grants {
+            out.push_str(&format!(
+                "{}  {} for the rest of chat {}: {}\n",
+                grant.id,
+                if grant.allowed { "allowed" } else { "refused" },
+                grant.chat,
+                crate::shown::message(&grant.scope)
+            ));
+        }
+        out.push_str("revoke one with `hearth permissions revoke <id>`\n");
+    }
+    Ok(())
+}
+
+/// Revokes one standing answer, named by a prefix of its id.
+async fn revoke(
+    remote: &crate::remote::Remote,
+    grant: &str,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let grants = crate::remote::permission_grants(remote).await?;
+    let matching: Vec<_> = grants
+        .iter()
+        .filter(|held| held.id.starts_with(grant))
+        .collect();
+    let held = match matching.as_slice() {
+        [held] => *held,
+        [] => bail!("no standing answer `{grant}` (see `hearth permissions list --granted`)"),
+        _ => bail!("`{grant}` names several standing answers; give more of the id"),
+    };
+    if crate::remote::revoke_permission_grant(remote, &held.id).await? {
+        out.push_str(&format!(
+            "revoked {}: {} asks again\n",
+            held.id,
+            crate::shown::message(&held.scope)
+        ));
+        Ok(())
+    } else {
+        bail!("the standing answer `{}` is gone already", held.id)
+    }
+}
+
+/// Lists the waiting requests, or answers one.
+async fn answer_or_list(
+    remote: &crate::remote::Remote,
+    command: PermissionsCommand,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let questions = crate::remote::pending_permissions(remote).await?;
+    match command {
+        PermissionsCommand::List { json, .. } => {
             if json {
                 for question in &questions {
                     out.push_str(&crate::shown::json(&serde_json::json!({
@@ -368,16 +458,14 @@ pub async fn permissions(app: &App, command: PermissionsCommand) -> anyhow::Resu
             }
         }
         PermissionsCommand::Allow { request, always } => {
-            answer(&remote, &questions, &request, true, always, &mut out).await?;
+            answer(remote, &questions, &request, true, always, out).await?;
         }
         PermissionsCommand::Reject { request, always } => {
-            answer(&remote, &questions, &request, false, always, &mut out).await?;
+            answer(remote, &questions, &request, false, always, out).await?;
         }
+        PermissionsCommand::Revoke { .. } => {}
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(out.as_bytes())?;
-    stdout.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Allows or refuses one waiting request, named by a prefix of its id.

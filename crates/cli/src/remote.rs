@@ -522,6 +522,26 @@ async fn pending_through(client: &Client) -> anyhow::Result<Vec<crate::permissio
         .collect()
 }
 
+/// The standing answers the server's harnesses hold.
+pub async fn permission_grants(remote: &Remote) -> anyhow::Result<Vec<wire::PermissionGrant>> {
+    Ok(remote
+        .client
+        .call::<wire::PermissionGrants>(&wire::PermissionGrantsParams {})
+        .await?
+        .grants)
+}
+
+/// Revokes a standing answer through the server; whether it was held.
+pub async fn revoke_permission_grant(remote: &Remote, grant: &str) -> anyhow::Result<bool> {
+    Ok(remote
+        .client
+        .call::<wire::PermissionRevokeGrant>(&wire::PermissionRevokeGrantParams {
+            grant: grant.to_owned(),
+        })
+        .await?
+        .revoked)
+}
+
 /// Answers a permission request through the server, as the user at the command line.
 pub async fn respond_permission(
     remote: &Remote,

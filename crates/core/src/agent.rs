@@ -396,6 +396,20 @@ pub struct PermissionAnswer {
     pub via: String,
 }
 
+/// A standing answer the user gave for the rest of a chat ("allow for this chat"),
+/// covering exactly the call it was given for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PermissionGrant {
+    /// Its id (unique in the process that holds it).
+    pub id: String,
+    /// The chat it holds in.
+    pub chat: ChatUri,
+    /// What it covers, in words (`edit of /work/a.md`, `` execute of `make test` ``).
+    pub scope: String,
+    /// Allowed (`true`) or refused (`false`).
+    pub allowed: bool,
+}
+
 /// A harness: something that runs chats (Hearth's own agent loop, an external ACP agent,
 /// the replay harness). It owns each chat's backing; the host owns URIs, membership and
 /// persistence. Every operation addresses exactly one chat and gets its facts in a
@@ -479,5 +493,17 @@ pub trait Agent: Send + Sync + 'static {
     ) -> BoxFuture<'a, AgentResult<()>> {
         let message = format!("no permission request `{request_id}` is pending");
         Box::pin(async move { Err(crate::error::AgentError::not_found(message)) })
+    }
+
+    /// The standing answers the user gave in this harness's chats. Harnesses that keep
+    /// none keep the default.
+    fn permission_grants(&self) -> Vec<PermissionGrant> {
+        Vec::new()
+    }
+
+    /// Revokes a standing answer: the next such call asks again. `false` when the
+    /// harness holds no grant of that id.
+    fn revoke_permission_grant(&self, _grant: &str) -> bool {
+        false
     }
 }

@@ -22,7 +22,7 @@ mod untrusted;
 pub use agent::{
     Agent, AgentDescriptor, AgentEvent, Capabilities, ChatBacking, ChatContext, ChatMetadata,
     ChatSeed, CreateChatRequest, Customizations, EventSink, MultipleChats,
-    MultipleWorkingDirectories, PermissionAnswer, Signal, TurnOutcome,
+    MultipleWorkingDirectories, PermissionAnswer, PermissionGrant, Signal, TurnOutcome,
 };
 pub use agent_state::{AgentChatState, AvailableCommand, Choice, ChoiceState};
 pub use chat::{

@@ -2,8 +2,8 @@
 //! answers, listed across every loaded chat.
 
 use hearth_core::{
-    Action, ChatUri, PermissionAnswer, PermissionOption, ResourceUri, ResponsePart, ToolCallPart,
-    TurnId,
+    Action, ChatUri, PermissionAnswer, PermissionGrant, PermissionOption, ResourceUri,
+    ResponsePart, ToolCallPart, TurnId,
 };
 
 use crate::error::{HostError, HostResult};
@@ -27,6 +27,26 @@ pub struct PendingPermission {
 }
 
 impl Host {
+    /// Every standing answer ("allow for this chat") the harnesses hold, by chat.
+    pub fn permission_grants(&self) -> Vec<PermissionGrant> {
+        let mut grants: Vec<PermissionGrant> = self
+            .inner
+            .agents
+            .values()
+            .flat_map(|agent| agent.permission_grants())
+            .collect();
+        grants.sort_by(|a, b| (a.chat.to_string(), &a.id).cmp(&(b.chat.to_string(), &b.id)));
+        grants
+    }
+
+    /// Revokes a standing answer; `false` when no harness holds it.
+    pub fn revoke_permission_grant(&self, grant: &str) -> bool {
+        self.inner
+            .agents
+            .values()
+            .any(|agent| agent.revoke_permission_grant(grant))
+    }
+
     /// Every unanswered permission request of the running turns, oldest chat first.
     pub fn pending_permissions(&self) -> Vec<PendingPermission> {
         let state = self.inner.lock();

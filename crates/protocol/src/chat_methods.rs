@@ -227,6 +227,49 @@ pub struct PermissionListResponse {
     pub permissions: Vec<PendingPermission>,
 }
 
+/// `permission/grants`: the standing answers ("allow for this chat") the harnesses hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionGrantsParams {}
+
+/// A standing answer for the rest of a chat, covering exactly the call it was given for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionGrant {
+    /// Its id (revoke it with `permission/revokeGrant`).
+    pub id: String,
+    /// The chat it holds in.
+    pub chat: String,
+    /// What it covers, in words (`edit of /work/a.md`, `` execute of `make test` ``).
+    pub scope: String,
+    /// Allowed (`true`) or refused (`false`).
+    pub allowed: bool,
+}
+
+/// What `permission/grants` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionGrantsResponse {
+    /// The grants, by chat.
+    pub grants: Vec<PermissionGrant>,
+}
+
+/// `permission/revokeGrant`: ends a standing answer; the next such call asks again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRevokeGrantParams {
+    /// The grant's id.
+    pub grant: String,
+}
+
+/// What `permission/revokeGrant` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRevokeGrantResponse {
+    /// Whether a grant of that id was held (and is now gone).
+    pub revoked: bool,
+}
+
 /// `harness/start`: starts a harness now (an external agent's process) so the
 /// conversations in its own catalog are listed as external sessions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -51,8 +51,10 @@ pub use chat_methods::{
     ChatResolveResponse, ChatSeed, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
     ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams,
     ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
-    HarnessStartResponse, PendingPermission, PermissionListParams, PermissionListResponse,
-    PermissionRespondParams, PermissionRespondResponse,
+    HarnessStartResponse, PendingPermission, PermissionGrant, PermissionGrantsParams,
+    PermissionGrantsResponse, PermissionListParams, PermissionListResponse,
+    PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
+    PermissionRevokeGrantResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
 pub use jsonrpc::{
@@ -63,10 +65,11 @@ pub use methods::{
     AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate, ChatDispose,
     ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetModel, ChatSetQueue, ChatTurns,
     ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method, NotificationMethod,
-    PermissionList, PermissionRespond, ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet,
-    ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename, ProposalApprove, ProposalList,
-    ProposalReject, ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose,
-    SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded, Unsubscribe,
+    PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant, ProjectAddSource,
+    ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource,
+    ProjectRename, ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest,
+    Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename, Subscribe,
+    SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,

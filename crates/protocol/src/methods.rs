@@ -18,8 +18,9 @@ use crate::chat_methods::{
     ChatQueueParams, ChatQueueResponse, ChatResolveResponse, ChatSendParams, ChatSendResponse,
     ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse,
     ChatSetQueueParams, ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse,
-    HarnessStartParams, HarnessStartResponse, PermissionListParams, PermissionListResponse,
-    PermissionRespondParams, PermissionRespondResponse,
+    HarnessStartParams, HarnessStartResponse, PermissionGrantsParams, PermissionGrantsResponse,
+    PermissionListParams, PermissionListResponse, PermissionRespondParams,
+    PermissionRespondResponse, PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
 };
 use crate::projects::{
     ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
@@ -156,6 +157,10 @@ methods! {
     PermissionRespond = "permission/respond" (PermissionRespondParams) -> PermissionRespondResponse;
     /// `permission/list`: the agents' permission requests nobody answered yet.
     PermissionList = "permission/list" (PermissionListParams) -> PermissionListResponse;
+    /// `permission/grants`: the standing answers the user gave for the rest of chats.
+    PermissionGrants = "permission/grants" (PermissionGrantsParams) -> PermissionGrantsResponse;
+    /// `permission/revokeGrant`: ends a standing answer.
+    PermissionRevokeGrant = "permission/revokeGrant" (PermissionRevokeGrantParams) -> PermissionRevokeGrantResponse;
     /// `harness/start`: starts a harness now and lists its external sessions.
     HarnessStart = "harness/start" (HarnessStartParams) -> HarnessStartResponse;
     /// `provider/list`: the model providers found.

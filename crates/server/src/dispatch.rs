@@ -14,8 +14,9 @@ use hearth_protocol::{
     ChatResolveResponse, ChatSend, ChatSendResponse, ChatSetDraft, ChatSetDraftResponse,
     ChatSetModel, ChatSetModelResponse, ChatSetQueue, ChatSetQueueResponse, ClientMethod,
     ErrorKind, HarnessStart, HarnessStartResponse, Initialize, InitializeResponse, Method,
-    PROTOCOL_VERSION, PermissionList, PermissionListResponse, PermissionRespond,
-    PermissionRespondResponse, ProposalApprove, ProposalList, ProposalReject, ProviderList,
+    PROTOCOL_VERSION, PermissionGrants, PermissionGrantsResponse, PermissionList,
+    PermissionListResponse, PermissionRespond, PermissionRespondResponse, PermissionRevokeGrant,
+    PermissionRevokeGrantResponse, ProposalApprove, ProposalList, ProposalReject, ProviderList,
     ProviderTest, RequestId, RpcError, ScopeFilter, ServerFeatures, ServerInfo, SessionCreate,
     SessionCreateResponse, SessionDispose, SessionDisposeResponse, SessionFork, SessionList,
     SessionListResponse, error_text, response_text,
@@ -373,6 +374,30 @@ pub(crate) async fn call(
                     })
                     .collect();
                 Ok(PermissionListResponse { permissions })
+            })
+            .await
+        }
+        ClientMethod::PermissionGrants => {
+            respond::<PermissionGrants, _, _>(id, params, |_| async move {
+                let grants = host
+                    .permission_grants()
+                    .into_iter()
+                    .map(|grant| wire::PermissionGrant {
+                        id: grant.id,
+                        chat: grant.chat.to_string(),
+                        scope: grant.scope,
+                        allowed: grant.allowed,
+                    })
+                    .collect();
+                Ok(PermissionGrantsResponse { grants })
+            })
+            .await
+        }
+        ClientMethod::PermissionRevokeGrant => {
+            respond::<PermissionRevokeGrant, _, _>(id, params, |params| async move {
+                Ok(PermissionRevokeGrantResponse {
+                    revoked: host.revoke_permission_grant(&params.grant),
+                })
             })
             .await
         }

@@ -212,6 +212,7 @@ export class SetupPage {
     const server = this.rpc.server;
     const providers = el('div', { class: 'cards' }, el('p', { class: 'muted' }, 'Reading the providers…'));
     const agents = el('div', { class: 'cards' });
+    const grants = el('div', { class: 'grants' }, el('p', { class: 'muted' }, 'Reading…'));
     replace(this.host,
       el('header', { class: 'page-header' }, el('h1', null, 'Setup')),
       el('section', { class: 'setup-section', 'aria-label': 'Server' },
@@ -225,6 +226,11 @@ export class SetupPage {
       el('section', { class: 'setup-section', 'aria-label': 'Agents' },
         el('h2', null, 'Agents'),
         agents,
+      ),
+      el('section', { class: 'setup-section', 'aria-label': 'Standing permissions' },
+        el('h2', null, 'Standing permissions'),
+        el('p', { class: 'muted' }, 'Answers you gave “for this chat”: each covers exactly the call it was given for. Revoke one and the next such call asks again.'),
+        grants,
       ),
       el('section', { class: 'setup-section', 'aria-label': 'Model providers' },
         el('h2', null, 'Model providers'),
@@ -242,6 +248,39 @@ export class SetupPage {
       );
     }));
     this.loadProviders(providers);
+    this.loadGrants(grants);
+  }
+
+  /** @param {HTMLElement} target */
+  async loadGrants(target) {
+    try {
+      const answer = await this.rpc.call('permission/grants', {});
+      if (!answer.grants.length) {
+        replace(target, el('p', { class: 'empty' }, 'None: every call asks, or goes by the policy in config.toml.'));
+        return;
+      }
+      replace(target, el('ul', { class: 'grant-list' }, ...answer.grants.map((grant) => el('li', { dataset: { grant: grant.id } },
+        el('span', { class: grant.allowed ? 'badge ok' : 'badge warn' }, grant.allowed ? 'Allowed' : 'Refused'),
+        ' ',
+        el('span', null, grant.scope),
+        ' ',
+        el('span', { class: 'muted' }, `in chat ${grant.chat}`),
+        ' ',
+        el('button', {
+          class: 'button', type: 'button', 'aria-label': `Revoke: ${grant.scope}`,
+          onclick: async () => {
+            try {
+              await this.rpc.call('permission/revokeGrant', { grant: grant.id });
+              this.loadGrants(target);
+            } catch (error) {
+              replace(target, el('p', { class: 'notice error', role: 'alert' }, message(error)));
+            }
+          },
+        }, 'Revoke'),
+      ))));
+    } catch (error) {
+      replace(target, el('p', { class: 'notice error', role: 'alert' }, `Could not list the standing permissions: ${message(error)}`));
+    }
   }
 
   /**

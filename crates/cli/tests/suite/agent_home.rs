@@ -1103,3 +1103,83 @@ const UNLABELLED: &str = r#"[...document.querySelectorAll('button, a[href], inpu
     return !name && !labelled && e.type !== 'checkbox';
   })
   .map(e => e.outerHTML.slice(0, 120))"#;
+
+/// Setup lists the standing answers ("allow for this chat") with what each covers, and
+/// revoking one there ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_lists_standing_permissions_and_revokes_them() {
+    use hearth_protocol::{
+        ChatSend, ChatSendParams, PermissionGrants, PermissionGrantsParams, SessionCreate,
+        SessionCreateParams, UserMessage,
+    };
+    let Some(chromium) = Chromium::launch().await else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let work_path = work.path().canonicalize().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let served = Served::start_in(hearth, Some(&work_path), &[], &[]);
+    // A grant, made as the command line makes one.
+    let (client, _notifications) = served.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: Some("tester".into()),
+            working_directories: vec![work_path.display().to_string()],
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let target = work_path.join("granted.txt");
+    client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: session.session.chats[0].summary.uri.clone(),
+            message: UserMessage {
+                text: format!("/write {} yes", target.display()),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let id = loop {
+        let listed = served.hearth.ok(&["permissions", "list", "--json"]);
+        if let Some(line) = listed.lines().next() {
+            let request: serde_json::Value = serde_json::from_str(line).unwrap();
+            break request["requestId"].as_str().unwrap().to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "no request appeared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    served.hearth.ok(&["permissions", "allow", &id, "--always"]);
+
+    let page = logged_in(&chromium, &served).await;
+    page.evaluate("location.hash = '#/setup'").await.unwrap();
+    wait_for(&page, "document.querySelector('[data-grant]')").await;
+    let shown: String = eval(&page, &text_of("[data-grant]")).await;
+    assert!(shown.starts_with("Allowed"), "{shown}");
+    assert!(
+        shown.contains(&format!("edit of {}", target.display())),
+        "{shown}"
+    );
+    screenshot(&page, "setup-standing-permissions").await;
+    click(&page, "[data-grant] button").await;
+    wait_for(
+        &page,
+        "!document.querySelector('[data-grant]') && document.querySelector('.grants .empty')",
+    )
+    .await;
+    let left = client
+        .call::<PermissionGrants>(&PermissionGrantsParams {})
+        .await
+        .unwrap();
+    assert!(left.grants.is_empty(), "{left:?}");
+}

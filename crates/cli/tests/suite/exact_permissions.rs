@@ -167,3 +167,116 @@ fn an_agent_and_its_terminals_see_none_of_hearths_keys() {
     assert!(terminal.contains("ASKED=here"), "{terminal}");
     assert!(terminal.contains("PATH="), "{terminal}");
 }
+
+/// "Allow for this chat" through `hearth serve` is a grant of exactly the call it was
+/// given for: the same write again runs, another file asks; the grant is listed
+/// (`permissions list --granted`) and, once revoked, the same write asks again.
+#[tokio::test]
+async fn a_grant_covers_the_same_call_is_listed_and_revocable() {
+    use std::time::{Duration, Instant};
+
+    use hearth_protocol::{
+        ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, UserMessage,
+    };
+
+    use super::serve_support::{Served, WAIT};
+
+    let state = tempfile::tempdir().unwrap();
+    let (_dir, work) = work();
+    let served = Served::start(hearth_with_agent(state.path(), ""), &[], &[]);
+    let (client, _notifications) = served.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            provider: Some("tester".into()),
+            working_directories: vec![work.display().to_string()],
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let chat = session.session.chats[0].summary.uri.clone();
+    let send = |text: String| {
+        let client = &client;
+        let chat = chat.clone();
+        async move {
+            client
+                .call::<ChatSend>(&ChatSendParams {
+                    chat,
+                    message: UserMessage {
+                        text,
+                        ..UserMessage::default()
+                    },
+                })
+                .await
+                .unwrap();
+        }
+    };
+    let waiting = || async {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let listed = served.hearth.ok(&["permissions", "list", "--json"]);
+            if let Some(line) = listed.lines().next() {
+                let request: serde_json::Value = serde_json::from_str(line).unwrap();
+                return request["requestId"].as_str().unwrap().to_owned();
+            }
+            assert!(Instant::now() < deadline, "no permission request appeared");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let holds = |path: &Path, content: &str| {
+        let (path, content) = (path.to_path_buf(), content.to_owned());
+        async move {
+            let deadline = Instant::now() + WAIT;
+            while std::fs::read_to_string(&path).ok().as_deref() != Some(content.as_str()) {
+                assert!(
+                    Instant::now() < deadline,
+                    "{} never held {content}",
+                    path.display()
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let a = work.join("a.txt");
+    let b = work.join("b.txt");
+
+    send(format!("/write {} one", a.display())).await;
+    let id = waiting().await;
+    served.hearth.ok(&["permissions", "allow", &id, "--always"]);
+    holds(&a, "one").await;
+
+    // The same call again: answered by the grant, nobody asked.
+    send(format!("/write {} two", a.display())).await;
+    holds(&a, "two").await;
+
+    // Another file: asked.
+    send(format!("/write {} other", b.display())).await;
+    let id = waiting().await;
+    served.hearth.ok(&["permissions", "reject", &id]);
+
+    let granted = served.hearth.ok(&["permissions", "list", "--granted"]);
+    let line = granted
+        .lines()
+        .find(|line| line.contains("allowed for the rest of chat"))
+        .unwrap_or_else(|| panic!("{granted}"));
+    assert!(line.contains(&format!("edit of {}", a.display())), "{line}");
+    assert!(!granted.contains("b.txt"), "{granted}");
+    let grant = line.split_whitespace().next().unwrap().to_owned();
+    let revoked = served.hearth.ok(&["permissions", "revoke", &grant]);
+    assert!(
+        revoked.starts_with(&format!("revoked {grant}")),
+        "{revoked}"
+    );
+    assert!(
+        served
+            .hearth
+            .ok(&["permissions", "list", "--granted"])
+            .starts_with("no standing answers")
+    );
+
+    // Revoked: the same write asks again.
+    send(format!("/write {} three", a.display())).await;
+    let id = waiting().await;
+    served.hearth.ok(&["permissions", "allow", &id]);
+    holds(&a, "three").await;
+    assert!(!b.exists());
+}
