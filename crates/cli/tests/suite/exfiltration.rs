@@ -45,16 +45,23 @@ fn script(server: &hearth_test_support::MockModelServer, steps: Vec<Step>) {
     }));
 }
 
-/// The content of every tool result in the last request the model got.
+/// The content of every tool result in the last request the model got that had any
+/// (a title request beside the turn has none).
 fn tool_results(server: &hearth_test_support::MockModelServer) -> Vec<String> {
-    let last = completions(server).last().unwrap().json();
-    last["messages"]
-        .as_array()
-        .unwrap()
+    completions(server)
         .iter()
-        .filter(|message| message["role"] == "tool")
-        .map(|message| message["content"].as_str().unwrap().to_owned())
-        .collect()
+        .rev()
+        .map(|request| {
+            request.json()["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|message| message["role"] == "tool")
+                .map(|message| message["content"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .find(|results| !results.is_empty())
+        .unwrap_or_default()
 }
 
 const KEY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0";
@@ -199,4 +206,112 @@ fn wait_for_requests(host: &OutsideHost, count: usize) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Through `hearth serve` the fetch after a private read is a host-held permission
+/// request showing the full URL: refused, nothing reaches the host; allowed, the one
+/// request goes.
+#[tokio::test]
+async fn in_the_server_the_user_is_asked_with_the_full_url() {
+    use hearth_protocol::{
+        ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, UserMessage,
+    };
+
+    use super::serve_support::{Served, WAIT};
+
+    let Some(host) = OutsideHost::start() else {
+        return;
+    };
+    let model = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&model));
+    let home = home_with_key();
+    let served = Served::start_in(hearth, Some(home.path()), &[], &[]);
+    let (client, _notifications) = served.client().await;
+    for allow in [false, true] {
+        script(&model, read_then_fetch(&host));
+        let session = client
+            .call::<SessionCreate>(&SessionCreateParams {
+                provider: Some("mock".into()),
+                working_directories: vec![home.path().display().to_string()],
+                ..SessionCreateParams::default()
+            })
+            .await
+            .unwrap();
+        client
+            .call::<ChatSend>(&ChatSendParams {
+                chat: session.session.chats[0].summary.uri.clone(),
+                message: UserMessage {
+                    text: "tidy up my notes".into(),
+                    ..UserMessage::default()
+                },
+            })
+            .await
+            .unwrap();
+        let deadline = Instant::now() + WAIT;
+        let request = loop {
+            let listed = served.hearth.ok(&["permissions", "list", "--json"]);
+            if let Some(line) = listed.lines().next() {
+                break serde_json::from_str::<Value>(line).unwrap();
+            }
+            assert!(Instant::now() < deadline, "no permission request appeared");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let title = request["title"].as_str().unwrap();
+        assert!(
+            title.contains(&host.url(&format!("/collect?d={KEY}"))),
+            "the whole URL is shown: {title}"
+        );
+        assert!(title.contains("file_read of .ssh/id_rsa"), "{title}");
+        let id = request["requestId"].as_str().unwrap();
+        let verb = if allow { "allow" } else { "reject" };
+        served.hearth.ok(&["permissions", verb, id]);
+        if allow {
+            wait_for_requests(&host, 1);
+        } else {
+            // Wait for the turn to end (the model's last answer) before looking.
+            let deadline = Instant::now() + WAIT;
+            while tool_results(&model).len() < 2 {
+                assert!(Instant::now() < deadline, "the turn did not go on");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert!(tool_results(&model)[1].starts_with("Refused: the user did not allow"));
+            assert_eq!(host.requests(), Vec::<String>::new());
+        }
+    }
+    assert_eq!(host.requests(), vec![format!("GET /collect?d={KEY}")]);
+}
+
+/// A page built to overflow a recursive parser (two megabytes of nested `<b>`), fetched
+/// by `web_fetch`, is read as text; Hearth carries on.
+#[test]
+fn a_page_nested_two_megabytes_deep_is_read_as_text() {
+    let Some(host) = OutsideHost::start() else {
+        return;
+    };
+    host.serve(
+        "deep.html",
+        hearth_test_support::hostile::nested("b", 300_000).as_bytes(),
+    );
+    let model = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&model));
+    let work = tempfile::tempdir().unwrap();
+    script(
+        &model,
+        vec![
+            Step::Call("web_fetch", json!({"url": host.url("/deep.html")})),
+            Step::Answer("read it"),
+        ],
+    );
+    let output = run_in(&hearth, work.path(), "what does the deep page say?");
+    assert!(output.status.success(), "{output:?}");
+    let result = &tool_results(&model)[0];
+    assert!(
+        result.contains("nests its elements 300000 deep"),
+        "{}",
+        &result[..result.len().min(500)]
+    );
+    assert!(result.contains("deep"), "{result}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "read it\n");
 }
