@@ -1,25 +1,10 @@
 //! Content fingerprints: what a staged change remembers of the events it touches (their
 //! text in an iCalendar file, or their note), and digests of what it writes.
 
-use std::fmt::Write as _;
-
 use sha2::{Digest, Sha256};
 
-fn hex(digest: &[u8]) -> String {
-    let mut out = String::with_capacity(2 * digest.len());
-    for byte in digest {
-        // Writing into a String cannot fail.
-        if write!(out, "{byte:02x}").is_err() {
-            break;
-        }
-    }
-    out
-}
-
-/// The SHA-256 of `bytes`, in lower-case hex.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
+use hearth_fs::hex;
+pub(crate) use hearth_fs::sha256_hex;
 
 /// The fingerprint of a file's content: `sha256:<hex>`.
 pub(crate) fn content_fingerprint(bytes: &[u8]) -> String {

@@ -1,6 +1,5 @@
 //! `hearth audit list|verify|export`: reading, checking and exporting the audit log.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -78,40 +77,16 @@ fn render(row: &AuditRow) -> String {
     crate::shown::message(&line).into_owned()
 }
 
-/// Writes `text` to `path` atomically: a temporary file beside it, synced, renamed over
-/// it, and the directory synced.
+/// Writes `text` to `path` atomically and durably (the user's export: its permissions
+/// kept when it is replaced).
 pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let directory = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .ok_or_else(|| anyhow::anyhow!("{} is not a file name", path.display()))?;
-    let temporary = directory.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)?;
-        // Not every platform can open a directory to sync it; the rename is done.
-        if let Ok(directory) = std::fs::File::open(directory)
-            && let Err(error) = directory.sync_all()
-        {
-            tracing::debug!("could not sync {}: {error}", path.display());
-        }
-        Ok(())
-    })();
-    if let Err(error) = written {
-        if let Err(cleanup) = std::fs::remove_file(&temporary)
-            && cleanup.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!("could not remove {}: {cleanup}", temporary.display());
-        }
-        anyhow::bail!("cannot write {}: {error}", path.display());
-    }
-    Ok(())
+    hearth_fs::write_atomic(
+        path,
+        text.as_bytes(),
+        hearth_fs::WriteMode::Replace,
+        hearth_fs::FilePermissions::KeepExisting,
+    )
+    .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))
 }
 
 /// What `hearth audit verify` prints for an intact log.

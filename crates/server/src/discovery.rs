@@ -7,7 +7,7 @@
 //! a second server refuses to start, naming the first.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -85,17 +85,13 @@ pub fn write_record(path: &Path, record: &ServerRecord) -> Result<()> {
         source,
     };
     let text = serde_json::to_vec_pretty(record).map_err(|e| error(io::Error::other(e)))?;
-    let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    let mut file = hearth_config::private_file_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temporary)
-        .map_err(error)?;
-    file.write_all(&text)
-        .and_then(|()| file.sync_all())
-        .map_err(error)?;
-    fs::rename(&temporary, path).map_err(error)
+    hearth_fs::write_atomic(
+        path,
+        &text,
+        hearth_fs::WriteMode::Replace,
+        hearth_fs::FilePermissions::Private,
+    )
+    .map_err(error)
 }
 
 /// Reads the record, if there is one that parses.

@@ -9,8 +9,7 @@
 //! key is replaced (`hearth login --revoke`, which also tells the running server), or
 //! when the token file is replaced.
 
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -224,12 +223,7 @@ fn keyed(token: &Secret, key: &Secret) -> Result<Keyed> {
 fn seal_with(sealer: &Hmac<Sha256>, expires_at: u64, nonce: &str) -> String {
     let mut mac = sealer.clone();
     mac.update(format!("session:{expires_at}:{nonce}").as_bytes());
-    let bytes = mac.finalize().into_bytes();
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push_str(&format!("{byte:02x}"));
-    }
-    text
+    hearth_fs::hex(&mac.finalize().into_bytes())
 }
 
 fn key_io(path: &Path, source: io::Error) -> ServerError {
@@ -272,37 +266,21 @@ fn write_key(path: &Path, key: &Secret) -> Result<()> {
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     hearth_config::create_private_dir(parent).map_err(|source| key_io(parent, source))?;
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| LOGIN_KEY_FILE.to_owned());
-    let suffix = Secret::generate()?;
-    let temporary = parent.join(format!(".{name}.{}.tmp", &suffix.expose()[..16]));
-    let written = (|| {
-        let mut file = hearth_config::private_file_options()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        file.write_all(key.expose().as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)?;
-        fs::File::open(parent)?.sync_all()
-    })();
-    if let Err(source) = written {
-        if let Err(error) = fs::remove_file(&temporary)
-            && error.kind() != io::ErrorKind::NotFound
-        {
-            tracing::debug!(%error, "cannot remove a half-written login key");
-        }
-        return Err(key_io(path, source));
-    }
-    Ok(())
+    let mut text = key.expose().as_bytes().to_vec();
+    text.push(b'\n');
+    hearth_fs::write_atomic(
+        path,
+        &text,
+        hearth_fs::WriteMode::Replace,
+        hearth_fs::FilePermissions::Private,
+    )
+    .map_err(|source| key_io(path, source))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const DAY: u64 = 24 * 60 * 60;
 

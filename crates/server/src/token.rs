@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use subtle::ConstantTimeEq;
@@ -102,20 +102,20 @@ fn create_token(path: &Path) -> Result<Secret> {
         hearth_config::create_private_dir(parent).map_err(|source| token_io(parent, source))?;
     }
     let token = Secret::generate()?;
-    let mut file = match hearth_config::private_file_options()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(file) => file,
+    let mut text = token.expose().as_bytes().to_vec();
+    text.push(b'\n');
+    // Written whole beside it and linked into place: a crash never leaves half a token.
+    match hearth_fs::write_atomic(
+        path,
+        &text,
+        hearth_fs::WriteMode::CreateNew,
+        hearth_fs::FilePermissions::Private,
+    ) {
+        Ok(()) => {}
         // Another process made it first: use theirs.
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return read_token(path),
         Err(source) => return Err(token_io(path, source)),
-    };
-    file.write_all(token.expose().as_bytes())
-        .and_then(|()| file.write_all(b"\n"))
-        .and_then(|()| file.sync_all())
-        .map_err(|source| token_io(path, source))?;
+    }
     tracing::info!(path = %path.display(), "created the server token");
     Ok(token)
 }

@@ -54,7 +54,7 @@ fn serve(path: &str, request: &HeaderMap) -> Response {
     let Some(file) = Assets::get(path) else {
         return (StatusCode::NOT_FOUND, "no such asset").into_response();
     };
-    let etag = format!("\"{}\"", hex(&file.metadata.sha256_hash()[..16]));
+    let etag = format!("\"{}\"", hearth_fs::hex(&file.metadata.sha256_hash()[..16]));
     let fresh = request
         .get(header::IF_NONE_MATCH)
         .and_then(|value| value.to_str().ok())
@@ -88,14 +88,6 @@ fn serve(path: &str, request: &HeaderMap) -> Response {
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     response
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push_str(&format!("{byte:02x}"));
-    }
-    text
 }
 
 #[cfg(test)]

@@ -5,10 +5,7 @@
 //! `serde_json` prints them. It does not depend on the order a map was built in, so the
 //! same payload always has the same hash.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The canonical JSON text of `value`.
 pub fn canonical_json(value: &Value) -> String {
@@ -49,18 +46,7 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// SHA-256 of `bytes`, lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest.iter() {
-        // Writing into a String cannot fail.
-        if write!(out, "{byte:02x}").is_err() {
-            break;
-        }
-    }
-    out
-}
+pub use hearth_fs::sha256_hex;
 
 /// The hash of a value: SHA-256 of its canonical JSON.
 pub fn value_hash(value: &Value) -> String {

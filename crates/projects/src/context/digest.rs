@@ -2,16 +2,7 @@
 
 use md5::{Digest, Md5};
 
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    text
-}
+pub(crate) use hearth_fs::hex;
 
 /// Hex MD5 of `bytes`: a file name derived from an identity, not a security check.
 pub(crate) fn md5_hex(bytes: &[u8]) -> String {

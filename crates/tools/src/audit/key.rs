@@ -5,7 +5,7 @@
 //! but not read the key cannot re-seal a row they changed.
 
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -25,9 +25,7 @@ const KEY_ID_LABEL: &[u8] = b"hearth-audit-key-id";
 /// Hex characters of the key id that are kept.
 const KEY_ID_CHARS: usize = 16;
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
+use hearth_fs::hex;
 
 /// A loaded key.
 #[derive(Clone)]
@@ -221,25 +219,16 @@ pub(crate) fn create(path: &Path) -> StoreResult<AuditKey> {
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     fs::create_dir_all(directory).map_err(|error| io_error(directory, &error))?;
-    let temporary = directory.join(format!(
-        ".audit-key.{}.{}.tmp",
-        std::process::id(),
-        &key.id()[..8]
-    ));
-    let written = (|| -> io::Result<()> {
-        let mut file = private_options().create_new(true).open(&temporary)?;
-        file.write_all(&bytes)?;
-        file.sync_all()
-    })();
-    let linked = written.and_then(|()| fs::hard_link(&temporary, path));
-    if let Err(error) = fs::remove_file(&temporary)
-        && error.kind() != io::ErrorKind::NotFound
-    {
-        tracing::warn!("could not remove {}: {error}", temporary.display());
-    }
+    // Written whole beside it and linked into place: no reader sees a partial key, and
+    // an existing key is never replaced.
+    let linked = hearth_fs::write_atomic(
+        path,
+        &bytes,
+        hearth_fs::WriteMode::CreateNew,
+        hearth_fs::FilePermissions::Private,
+    );
     match linked {
         Ok(()) => {
-            sync_directory(directory);
             tracing::info!("made a new audit key in {}", path.display());
             Ok(key)
         }
@@ -252,15 +241,6 @@ pub(crate) fn create(path: &Path) -> StoreResult<AuditKey> {
             })
         }
         Err(error) => Err(io_error(path, &error)),
-    }
-}
-
-fn sync_directory(directory: &Path) {
-    // Not every platform can open a directory to sync it; the link is made.
-    if let Ok(handle) = fs::File::open(directory)
-        && let Err(error) = handle.sync_all()
-    {
-        tracing::debug!("could not sync {}: {error}", directory.display());
     }
 }
 
