@@ -26,6 +26,7 @@ mod suite {
     mod mcp_servers;
     mod mock;
     mod native;
+    mod project_trust;
     mod projects;
     mod radicale_smoke;
     mod radicale_support;
