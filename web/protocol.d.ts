@@ -756,7 +756,7 @@ export type ProjectCreateParams = {
   /** A line about it. */
   description?: string | null;
   /** Its folder (absolute); created when missing. A folder that already holds a
-   * `project.md` is adopted. */
+   * `project.md` is adopted, once the user trusts it (`trust`). */
   folder: string;
   /** Its name. */
   name: string;

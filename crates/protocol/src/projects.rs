@@ -169,7 +169,7 @@ pub struct ProjectCreateParams {
     /// Its name.
     pub name: String,
     /// Its folder (absolute); created when missing. A folder that already holds a
-    /// `project.md` is adopted.
+    /// `project.md` is adopted, once the user trusts it (`trust`).
     pub folder: String,
     /// A line about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
