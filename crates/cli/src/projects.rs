@@ -307,6 +307,14 @@ pub(crate) async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> 
             project.record.folder.display()
         );
         match &project.file {
+            Ok(_) if project.review.is_some() => {
+                healthy = false;
+                let review = project
+                    .review
+                    .as_ref()
+                    .map(|review| ProjectError::NeedsTrust(Box::new(review.clone())).to_string());
+                out.push_str(&format!("TRUST   {name}: {}\n", review.unwrap_or_default()));
+            }
             Ok(_) => out.push_str(&format!("ok      {name}\n")),
             Err(error) => {
                 healthy = false;

@@ -253,6 +253,13 @@ fn a_project_md_changed_since_trusted_takes_no_new_turns_until_trusted_again() {
     assert!(shown.contains(&more.display().to_string()), "{shown}");
     let listed = hearth.ok(&["projects", "list"]);
     assert!(listed.contains("[needs trust]"), "{listed}");
+    let doctor = run(&hearth, &["doctor"]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("TRUST   Cloned tools"), "{report}");
+    assert!(
+        report.contains("hearth projects trust cloned-tools"),
+        "{report}"
+    );
 
     let refused = hearth.fails(&["projects", "trust", "cloned-tools"]);
     assert!(refused.contains("not trusting project"), "{refused}");
