@@ -764,6 +764,9 @@ export type Project = {
   problem?: string | null;
   /** The provider its new sessions use by default. */
   provider?: string | null;
+  /** What to show the user before it takes new turns, when its state is
+   * `needsTrust`. */
+  review?: (ProjectReview | null);
   /** Its context sources. */
   sources?: Array<ProjectSource>;
   /** Whether it can take new sessions. */
@@ -786,11 +789,31 @@ export type ProjectCreateParams = {
   /** A line about it. */
   description?: string | null;
   /** Its folder (absolute); created when missing. A folder that already holds a
-   * `project.md` is adopted. */
+   * `project.md` is adopted, once the user trusts it (`trust`). */
   folder: string;
   /** Its name. */
   name: string;
+  /** With `trust`: the `digest` of the review the user saw; the adoption fails with a
+   * `conflict` error if the file gives anything else now. */
+  reviewDigest?: string | null;
+  /** The user trusts the folder's existing `project.md` (what its review shows): adopt
+   * it. Without it, a folder holding a `project.md` answers `needsTrust`. A folder
+   * without one needs no trust. */
+  trust?: boolean;
 };
+
+/** `project/create` result. */
+export type ProjectCreateResponse = ({
+    /** Whether the folder's existing `project.md` was adopted. */
+    adopted: boolean;
+    /** The project now. */
+    project: Project;
+    type: 'created';
+  } | {
+    /** What the file gives its agents. */
+    review: ProjectReview;
+    type: 'needsTrust';
+  });
 
 /** `project/delete` result. */
 export type ProjectDeleteResponse = {
@@ -807,6 +830,17 @@ export type ProjectListParams = { [key: string]: unknown };
 export type ProjectListResponse = {
   /** Every project, by name. */
   projects: Array<Project>;
+};
+
+/** A source of a project's file that reaches outside its folder. */
+export type ProjectOutsideSource = {
+  /** `file`, `folder` or `glob`. */
+  kind: string;
+  /** Where it leads, links followed: the folder or file; for a pattern, the pattern
+   * when its folder is outside, else each matching file outside. */
+  reaches: Array<string>;
+  /** Its path or pattern, as the file gives it. */
+  target: string;
 };
 
 /** Params naming one project. */
@@ -845,6 +879,38 @@ export type ProjectResponse = {
   project: Project;
 };
 
+/** What a project's `project.md` gives the agents working in it, for the user to see
+ * before Hearth acts on it: its description and instructions become their
+ * instructions, folders outside become their working directories, files outside are
+ * converted into the context they read, and web sources are fetched (and agents may
+ * then fetch from those sites without asking). */
+export type ProjectReview = {
+  /** Its description. */
+  description?: string | null;
+  /** The digest of what is shown: sent back as `reviewDigest`, the trust holds only
+   * if the file still gives exactly this. */
+  digest: string;
+  /** Its folder (links followed). */
+  folder: string;
+  /** The project's id, from the file. */
+  id: string;
+  /** How many sources stay inside the folder. */
+  insideSources: number;
+  /** Its instructions (the body of `project.md`, trimmed). */
+  instructions: string;
+  /** Its name, from the file. */
+  name: string;
+  /** Every source reaching outside the folder. */
+  outsideSources: Array<ProjectOutsideSource>;
+  /** Why it is asked. */
+  reason: ProjectReviewReason;
+  /** Every web and YouTube source. */
+  webSources: Array<ProjectSource>;
+};
+
+/** Why a project's file is up for the user's review. */
+export type ProjectReviewReason = ('adopt' | 'changed' | 'unrecorded');
+
 /** One context source of a project. */
 export type ProjectSource = {
   /** `web`, `youtube`, `file`, `folder` or `glob`. */
@@ -854,7 +920,17 @@ export type ProjectSource = {
 };
 
 /** Whether a project can take new sessions. */
-export type ProjectState = ('ready' | 'missing' | 'unreadable');
+export type ProjectState = ('ready' | 'missing' | 'unreadable' | 'needsTrust');
+
+/** `project/trust` params: the user accepts what a project's changed (or never trusted)
+ * `project.md` gives its agents. */
+export type ProjectTrustParams = {
+  /** Its id, name, or the start of its id. */
+  project: string;
+  /** The `digest` of the review the user saw; fails with a `conflict` error if the
+   * file gives anything else now. Without it, the file is trusted as it is. */
+  reviewDigest?: string | null;
+};
 
 /** A change a mutating tool staged, awaiting (or past) the user's decision. */
 export type Proposal = {
@@ -1478,13 +1554,14 @@ export interface Methods {
   'permission/respond': { params: PermissionRespondParams; result: PermissionRespondResponse };
   'permission/revokeGrant': { params: PermissionRevokeGrantParams; result: PermissionRevokeGrantResponse };
   'project/addSource': { params: ProjectAddSourceParams; result: ProjectResponse };
-  'project/create': { params: ProjectCreateParams; result: ProjectResponse };
+  'project/create': { params: ProjectCreateParams; result: ProjectCreateResponse };
   'project/delete': { params: ProjectParams; result: ProjectDeleteResponse };
   'project/get': { params: ProjectParams; result: ProjectResponse };
   'project/list': { params: ProjectListParams; result: ProjectListResponse };
   'project/relink': { params: ProjectRelinkParams; result: ProjectResponse };
   'project/removeSource': { params: ProjectRemoveSourceParams; result: ProjectResponse };
   'project/rename': { params: ProjectRenameParams; result: ProjectResponse };
+  'project/trust': { params: ProjectTrustParams; result: ProjectResponse };
   'proposal/approve': { params: ProposalApproveParams; result: ProposalDecisionResponse };
   'proposal/list': { params: ProposalListParams; result: ProposalListResponse };
   'proposal/reject': { params: ProposalRejectParams; result: ProposalDecisionResponse };

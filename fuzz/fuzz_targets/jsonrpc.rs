@@ -105,6 +105,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProjectAddSource => request::<ProjectAddSource>(params),
         ClientMethod::ProjectRemoveSource => request::<ProjectRemoveSource>(params),
         ClientMethod::ProjectRelink => request::<ProjectRelink>(params),
+        ClientMethod::ProjectTrust => request::<ProjectTrust>(params),
         ClientMethod::CalendarList => request::<CalendarList>(params),
         ClientMethod::CalendarEvents => request::<CalendarEvents>(params),
     }

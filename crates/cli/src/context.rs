@@ -174,7 +174,8 @@ pub async fn context(app: &App, command: ContextCommand) -> anyhow::Result<ExitC
             write_out(&text)?;
         }
         ContextCommand::Retry { project } => {
-            let (record, file) = projects.open(&project).await?;
+            // Converting sources a project.md names is acting on it: only once trusted.
+            let (record, file) = projects.open_trusted(&project).await?;
             let materializer = materializer(app)?;
             let reference = ProjectRef {
                 id: record.id.to_string(),

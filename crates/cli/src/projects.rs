@@ -2,7 +2,7 @@
 //! their context sources. A project is a folder holding `project.md`; these commands keep
 //! that file, Hearth's registry and the `AGENTS.md` mirror in step.
 
-use std::io::Write;
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,7 +10,10 @@ use anyhow::Context;
 use clap::Subcommand;
 use hearth_core::{ProjectId, Scope};
 use hearth_projects::context::ContextSource;
-use hearth_projects::{MirrorOutcome, Project, ProjectFile, Projects, has_mirror};
+use hearth_projects::{
+    Consent, Created, MirrorOutcome, PROJECT_FILE, Project, ProjectError, ProjectFile, Projects,
+    Review, ReviewReason, has_mirror,
+};
 use hearth_store::{ProjectRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
@@ -32,6 +35,20 @@ pub enum ProjectsCommand {
         /// Context sources to add: URLs, YouTube links, files, folders or patterns.
         #[arg(long = "source", value_name = "SOURCE")]
         sources: Vec<String>,
+        /// Adopt the folder's existing project.md without asking: you trust where it came
+        /// from (its instructions and the sources it reaches outside the folder). Without
+        /// it, Hearth shows them and asks; without a terminal it refuses.
+        #[arg(long)]
+        trust: bool,
+    },
+    /// Look at a project whose project.md changed since you trusted it (or was never
+    /// trusted), and trust it; until then it takes no new turns.
+    Trust {
+        /// Its name, id or the start of its id.
+        project: String,
+        /// Trust it as it is without asking (for scripts that showed it already).
+        #[arg(long)]
+        yes: bool,
     },
     /// List projects, with where each is and whether it is there.
     List {
@@ -97,9 +114,10 @@ pub(crate) async fn registry(app: &App) -> anyhow::Result<Projects> {
     Ok(Projects::new(store))
 }
 
-/// The scope and file of `--project KEY`, which must be able to take new sessions.
+/// The scope and file of `--project KEY`, which must be able to take new sessions (its
+/// file readable and trusted as it is).
 pub(crate) async fn open_scope(app: &App, key: &str) -> anyhow::Result<(Scope, ProjectFile)> {
-    let (record, file) = registry(app).await?.open(key).await?;
+    let (record, file) = registry(app).await?.open_trusted(key).await?;
     Ok((
         Scope::Project {
             project_id: record.id,
@@ -141,6 +159,7 @@ fn parse_source(text: &str, folder: &std::path::Path) -> ContextSource {
 
 fn state_of(project: &Project) -> String {
     match &project.file {
+        Ok(_) if project.review.is_some() => "needs trust".into(),
         Ok(_) => "ready".into(),
         Err(hearth_projects::ProjectError::Missing { .. }) => "missing".into(),
         Err(error) => format!("unreadable: {error}"),
@@ -192,6 +211,85 @@ fn mirror_note(outcome: MirrorOutcome, folder: &std::path::Path) -> String {
     }
 }
 
+/// Whether there is someone at a terminal to answer a question.
+fn can_ask() -> bool {
+    std::io::stdin().is_terminal()
+}
+
+/// Shows a review on stderr (escaped: the file came from anywhere) and asks `question`.
+#[allow(clippy::print_stderr)]
+fn ask(lead: &str, review: &Review, question: &str) -> anyhow::Result<bool> {
+    eprint!(
+        "{lead}\n{}\n{question} [y/N] ",
+        crate::shown::message(&review.details())
+    );
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// `text` as one shell word, quoted when it needs to be.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// Why adopting needs the user: what the file gives every agent in the project.
+fn adoption_lead(review: &Review) -> String {
+    format!(
+        "{} already holds a {PROJECT_FILE} Hearth did not write (a cloned folder, say). Adopting it gives every agent working in the project its instructions, and the sources it reaches outside the folder become places they read and work in:",
+        review.folder.display()
+    )
+}
+
+/// Makes or adopts a project, asking before an adoption when nobody said `--trust`.
+/// `None` when the user declined.
+async fn create(
+    projects: &Projects,
+    folder: &std::path::Path,
+    name: &str,
+    description: Option<String>,
+    trust: bool,
+) -> anyhow::Result<Option<Created>> {
+    let consent = if trust { Consent::Given } else { Consent::Ask };
+    let review = match projects
+        .create(folder, name, description.clone(), consent)
+        .await
+    {
+        Ok(created) => return Ok(Some(created)),
+        Err(ProjectError::NeedsTrust(review)) => review,
+        Err(error) => return Err(error.into()),
+    };
+    if !can_ask() {
+        anyhow::bail!(
+            "not adopting {} unseen: there is no terminal to ask in. {}\n{}If you trust where it came from, adopt it as shown with: hearth projects new {} --folder {} --trust",
+            review.folder.join(PROJECT_FILE).display(),
+            adoption_lead(&review),
+            review.details(),
+            shell_word(name),
+            shell_word(&review.folder.display().to_string()),
+        );
+    }
+    if !ask(&adoption_lead(&review), &review, "Adopt it?")? {
+        return Ok(None);
+    }
+    let created = projects
+        .create(folder, name, description, Consent::Reviewed(review.digest))
+        .await?;
+    Ok(Some(created))
+}
+
 /// The projects section of `hearth doctor`: each project ready, missing or unreadable,
 /// with what to do; `false` when one is not ready.
 pub(crate) async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> {
@@ -209,6 +307,14 @@ pub(crate) async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> 
             project.record.folder.display()
         );
         match &project.file {
+            Ok(_) if project.review.is_some() => {
+                healthy = false;
+                let review = project
+                    .review
+                    .as_ref()
+                    .map(|review| ProjectError::NeedsTrust(Box::new(review.clone())).to_string());
+                out.push_str(&format!("TRUST   {name}: {}\n", review.unwrap_or_default()));
+            }
             Ok(_) => out.push_str(&format!("ok      {name}\n")),
             Err(error) => {
                 healthy = false;
@@ -234,12 +340,19 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             folder,
             description,
             sources,
+            trust,
         } => {
             let folder = match folder {
                 Some(folder) => folder,
                 None => std::env::current_dir().context("finding the current directory")?,
             };
-            let created = projects.create(&folder, &name, description).await?;
+            let Some(created) = create(&projects, &folder, &name, description, trust).await? else {
+                write_out(&format!(
+                    "not adopted: {} is not a project of Hearth's, and nothing was changed\n",
+                    folder.display()
+                ))?;
+                return Ok(ExitCode::FAILURE);
+            };
             let record = created.record;
             for text in &sources {
                 projects
@@ -309,16 +422,40 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
                     value["sources"] = serde_json::to_value(&file.sources)?;
                     value["instructions"] = json!(file.instructions);
                 }
+                if let Some(review) = &project.review {
+                    value["review"] = json!({
+                        "reason": review.reason.to_string(),
+                        "summary": review.summary(),
+                        "outsideSources": review.outside.iter().map(|outside| json!({
+                            "kind": outside.source.kind(),
+                            "target": outside.source.target(),
+                            "reaches": outside.reaches,
+                        })).collect::<Vec<_>>(),
+                        "digest": review.digest.as_str(),
+                    });
+                }
                 value["sessions"] = json!(sessions);
                 write_out(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
                 return Ok(ExitCode::SUCCESS);
             }
             let mut text = format!(
-                "{} ({})\nfolder: {}\nstate: {state}\nsessions: {sessions}\n",
+                "{} ({})\nfolder: {}\nstate: {state}\n",
                 record.name,
                 record.id,
                 record.folder.display()
             );
+            if let Some(review) = &project.review {
+                text.push_str(&format!(
+                    "  its project.md {} and gives its agents {}; look at it with `hearth projects trust {}`\n",
+                    match review.reason {
+                        ReviewReason::Changed => "changed since you trusted it",
+                        ReviewReason::Unrecorded | ReviewReason::Adopt => "was never trusted",
+                    },
+                    review.summary(),
+                    record.id
+                ));
+            }
+            text.push_str(&format!("sessions: {sessions}\n"));
             if let Ok(file) = &project.file {
                 if let Some(description) = &file.description {
                     text.push_str(&format!("description: {description}\n"));
@@ -363,6 +500,55 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
                 }
             }
             // A project.md may come from anywhere (a cloned folder): shown escaped.
+            write_out(&crate::shown::message(&text))?;
+        }
+        ProjectsCommand::Trust { project, yes } => {
+            let consent = if yes { Consent::Given } else { Consent::Ask };
+            let (record, trusted) = match projects.trust(&project, consent).await {
+                Ok(done) => done,
+                Err(ProjectError::NeedsTrust(review)) => {
+                    let lead = format!(
+                        "{} gives every agent working in project `{}` ({}) what follows; {}.",
+                        review.folder.join(PROJECT_FILE).display(),
+                        review.name,
+                        review.id,
+                        match review.reason {
+                            ReviewReason::Changed => "it changed since you trusted it",
+                            ReviewReason::Unrecorded | ReviewReason::Adopt =>
+                                "you have not trusted it yet",
+                        }
+                    );
+                    if !can_ask() {
+                        anyhow::bail!(
+                            "not trusting project `{}` unseen: there is no terminal to ask in. {lead}\n{}If you trust it, run: hearth projects trust {} --yes",
+                            review.name,
+                            review.details(),
+                            review.id
+                        );
+                    }
+                    if !ask(&lead, &review, "Trust it?")? {
+                        write_out(&format!(
+                            "not trusted: project `{}` takes no new turns until you trust it\n",
+                            review.name
+                        ))?;
+                        return Ok(ExitCode::FAILURE);
+                    }
+                    projects
+                        .trust(&project, Consent::Reviewed(review.digest.clone()))
+                        .await?
+                }
+                Err(error) => return Err(error.into()),
+            };
+            let text = match trusted {
+                Some(_) => format!(
+                    "trusted project `{}` ({}): its sessions take new turns with its project.md as it is now\n",
+                    record.name, record.id
+                ),
+                None => format!(
+                    "project `{}` ({}) needs nothing from you: its project.md is as you trusted it, or asks nothing\n",
+                    record.name, record.id
+                ),
+            };
             write_out(&crate::shown::message(&text))?;
         }
         ProjectsCommand::Rename { project, name } => {

@@ -576,6 +576,9 @@ impl FlowFacts for StoredFlowFacts {
                 && let Ok(project) = hearth_projects::Projects::new(store.clone())
                     .get(project)
                     .await
+                // Sites a project.md names count as the user's only while the user
+                // trusts that file as it is (one changed mid-turn names nothing).
+                && project.review.is_none()
                 && let Ok(file) = project.file
             {
                 for source in &file.sources {

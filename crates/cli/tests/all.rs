@@ -5,6 +5,7 @@
 mod suite {
     mod acp_agent;
     mod agent_home;
+    mod agent_home_projects;
     mod agent_tools;
     mod agents;
     mod app_server;
@@ -27,6 +28,7 @@ mod suite {
     mod mcp_servers;
     mod mock;
     mod native;
+    mod project_trust;
     mod projects;
     mod radicale_smoke;
     mod radicale_support;

@@ -63,3 +63,7 @@ pub use materialize::{
 pub use plan::GLOB_CAP;
 pub use source::{ContextSource, signature};
 pub use youtube::DEFAULT_YOUTUBE_BASE;
+
+pub(crate) use digest::hex;
+pub(crate) use glob::expand as expand_glob;
+pub(crate) use source::resolve_path;

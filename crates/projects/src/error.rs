@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::trust::{Review, needs_trust_message};
+
 /// A project operation's failure.
 #[derive(Debug, Error)]
 pub enum ProjectError {
@@ -62,6 +64,17 @@ pub enum ProjectError {
         /// The id found.
         found: String,
     },
+    /// The project's file asks something of the user's trust that they have not given
+    /// (adopting it, or it changed since): the review says what.
+    #[error("{}", needs_trust_message(.0))]
+    NeedsTrust(Box<Review>),
+    /// The user trusted the file as they saw it, and it changed since: the review says
+    /// what it gives now.
+    #[error(
+        "the project.md in {} changed since it was shown to you; look at it again before trusting it",
+        .0.folder.display()
+    )]
+    ChangedSinceShown(Box<Review>),
     /// The request makes no sense.
     #[error("{0}")]
     Invalid(String),

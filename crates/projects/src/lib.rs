@@ -4,7 +4,9 @@
 //! registry of projects in step with it ([`Projects`]), keeps the marker-gated
 //! `AGENTS.md` mirror beside it ([`sync_mirror`]), and serves projects to the host as
 //! scopes ([`ProjectScopes`]): a project session works in the project's folder, gets the
-//! project's instructions and, before its first prompt, its context.
+//! project's instructions and, before its first prompt, its context. A `project.md`
+//! Hearth did not write acts only once the user trusts what it asks ([`Review`],
+//! [`Consent`]).
 //!
 //! - [`convert`]: local conversion of documents (PDF, DOCX, PPTX, XLSX, ODT, EPUB,
 //!   HTML, Markdown, text, images) into Markdown.
@@ -23,6 +25,7 @@ mod policy;
 mod project_file;
 mod registry;
 mod scopes;
+mod trust;
 mod view;
 
 pub use client_files::{ClientFileReader, ClientFiles};
@@ -35,4 +38,5 @@ pub use policy::{PROJECT_POLICY, compose_instructions};
 pub use project_file::{PROJECT_FILE, ProjectFile};
 pub use registry::{Created, Project, Projects};
 pub use scopes::{ProjectScopes, session_folders};
+pub use trust::{Consent, OutsideSource, Review, ReviewReason, TrustDigest};
 pub use view::{OpenEnd, PendingOpen, ScopeView};

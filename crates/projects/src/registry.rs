@@ -14,6 +14,7 @@ use crate::error::{ProjectError, ProjectResult};
 use crate::mirror::{MirrorOutcome, remove_mirror, sync_mirror};
 use crate::policy::compose_instructions;
 use crate::project_file::{PROJECT_FILE, ProjectFile};
+use crate::trust::{Consent, Review, ReviewReason};
 
 /// A project as found: its registry entry and, when its folder is there, its file.
 #[derive(Debug)]
@@ -22,6 +23,10 @@ pub struct Project {
     pub record: ProjectRecord,
     /// Its `project.md`, or why it could not be read (e.g. [`ProjectError::Missing`]).
     pub file: ProjectResult<ProjectFile>,
+    /// What the user must look at before the project takes new turns: its file changed
+    /// since they trusted it, or was never trusted. `None` when it may act (or its file
+    /// cannot be read).
+    pub review: Option<Review>,
 }
 
 /// What making a project did.
@@ -48,12 +53,16 @@ impl Projects {
     }
 
     /// Makes `folder` a project called `name` (creating the folder if needed), or adopts
-    /// the project whose `project.md` the folder already holds.
+    /// the project whose `project.md` the folder already holds — only with the user's
+    /// `consent` to what that file asks ([`ProjectError::NeedsTrust`] carries the
+    /// [`Review`] to show when it is [`Consent::Ask`]). A new project needs no consent:
+    /// Hearth writes its file.
     pub async fn create(
         &self,
         folder: &Path,
         name: &str,
         description: Option<String>,
+        consent: Consent,
     ) -> ProjectResult<Created> {
         let folder = absolute(folder)?;
         let name = name.trim();
@@ -70,7 +79,7 @@ impl Projects {
             path: folder.clone(),
             source,
         })?;
-        let (file, adopted) = match ProjectFile::read(&folder) {
+        let (file, digest, adopted) = match ProjectFile::read(&folder) {
             Ok(found) => {
                 if let Some(known) = self.store.project(&found.id).await? {
                     return Err(ProjectError::Invalid(format!(
@@ -87,13 +96,22 @@ impl Projects {
                         found.id
                     )));
                 }
-                (found, true)
+                let review = Review::new(ReviewReason::Adopt, &folder, &found);
+                match consent {
+                    Consent::Ask => return Err(ProjectError::NeedsTrust(Box::new(review))),
+                    Consent::Reviewed(seen) if seen != review.digest => {
+                        return Err(ProjectError::ChangedSinceShown(Box::new(review)));
+                    }
+                    Consent::Given | Consent::Reviewed(_) => {}
+                }
+                (found, review.digest, true)
             }
             Err(ProjectError::NoProjectFile { .. }) => {
                 let mut file = ProjectFile::new(name);
                 file.description = description;
                 file.write(&folder)?;
-                (file, false)
+                let digest = Review::new(ReviewReason::Changed, &folder, &file).digest;
+                (file, digest, false)
             }
             Err(error) => return Err(error),
         };
@@ -104,6 +122,7 @@ impl Projects {
             name: file.name.clone(),
             created_at: at,
             updated_at: at,
+            trusted_digest: Some(digest.as_str().to_owned()),
         };
         self.store.insert_project(&record).await?;
         let mirror = sync_mirror(&folder, &compose_instructions(&file))?;
@@ -169,12 +188,58 @@ impl Projects {
         }
     }
 
-    /// A project by key, whose file must be readable.
+    /// A project by key, whose file must be readable (trusted or not: for reading it
+    /// and for the user's own changes).
     pub async fn open(&self, key: &str) -> ProjectResult<(ProjectRecord, ProjectFile)> {
         let record = self.find(key).await?;
         let project = load(record);
         let file = project.file?;
         Ok((project.record, file))
+    }
+
+    /// A project by key that may act: its file readable and trusted as it is
+    /// ([`ProjectError::NeedsTrust`] otherwise). For what starts sessions or converts
+    /// its sources.
+    pub async fn open_trusted(&self, key: &str) -> ProjectResult<(ProjectRecord, ProjectFile)> {
+        let record = self.find(key).await?;
+        let project = load(record);
+        if let Some(review) = project.review {
+            return Err(ProjectError::NeedsTrust(Box::new(review)));
+        }
+        let file = project.file?;
+        Ok((project.record, file))
+    }
+
+    /// Trusts a project's file as it is now ([`Consent::Given`]) or as the user saw it
+    /// ([`Consent::Reviewed`]); with [`Consent::Ask`], fails with the review when there
+    /// is something to trust. Returns the review trusted, `None` when the project needed
+    /// no trust.
+    pub async fn trust(
+        &self,
+        key: &str,
+        consent: Consent,
+    ) -> ProjectResult<(ProjectRecord, Option<Review>)> {
+        let Project {
+            mut record,
+            file,
+            review,
+        } = load(self.find(key).await?);
+        file?;
+        let Some(review) = review else {
+            return Ok((record, None));
+        };
+        match consent {
+            Consent::Ask => return Err(ProjectError::NeedsTrust(Box::new(review))),
+            Consent::Reviewed(seen) if seen != review.digest => {
+                return Err(ProjectError::ChangedSinceShown(Box::new(review)));
+            }
+            Consent::Given | Consent::Reviewed(_) => {}
+        }
+        self.store
+            .trust_project(&record.id, review.digest.as_str())
+            .await?;
+        record.trusted_digest = Some(review.digest.as_str().to_owned());
+        Ok((record, Some(review)))
     }
 
     /// Renames a project (its `project.md`, the registry and the mirror).
@@ -248,7 +313,9 @@ impl Projects {
         record.name = file.name.clone();
         record.updated_at = now();
         self.store.update_project(&record).await?;
-        sync_mirror(&record.folder, &compose_instructions(&file))?;
+        if pending_review(&record, &file).is_none() {
+            sync_mirror(&record.folder, &compose_instructions(&file))?;
+        }
         Ok(record)
     }
 
@@ -272,7 +339,13 @@ impl Projects {
         key: &str,
         change: impl FnOnce(&mut ProjectFile) -> ProjectResult<()>,
     ) -> ProjectResult<ProjectRecord> {
-        let (mut record, mut file) = self.open(key).await?;
+        let record = self.find(key).await?;
+        let project = load(record);
+        // The user's own change keeps a trusted project trusted; it does not vouch for
+        // a file that was waiting for their look.
+        let trusted = project.review.is_none();
+        let mut record = project.record;
+        let mut file = project.file?;
         change(&mut file)?;
         file.write(&record.folder)?;
         if record.name != file.name {
@@ -280,7 +353,18 @@ impl Projects {
             record.updated_at = now();
             self.store.update_project(&record).await?;
         }
-        sync_mirror(&record.folder, &compose_instructions(&file))?;
+        if trusted {
+            let digest = Review::new(ReviewReason::Changed, &record.folder, &file).digest;
+            if record.trusted_digest.as_deref() != Some(digest.as_str()) {
+                self.store
+                    .trust_project(&record.id, digest.as_str())
+                    .await?;
+                record.trusted_digest = Some(digest.as_str().to_owned());
+            }
+            // Instructions not yet trusted wait for the user's look before reaching
+            // the mirror.
+            sync_mirror(&record.folder, &compose_instructions(&file))?;
+        }
         Ok(record)
     }
 }
@@ -314,7 +398,27 @@ fn load(record: ProjectRecord) -> Project {
         }),
         other => other,
     };
-    Project { record, file }
+    let review = file
+        .as_ref()
+        .ok()
+        .and_then(|file| pending_review(&record, file));
+    Project {
+        record,
+        file,
+        review,
+    }
+}
+
+/// What the user must look at before `file` acts: `None` when it matches what they
+/// trusted, or asks nothing.
+fn pending_review(record: &ProjectRecord, file: &ProjectFile) -> Option<Review> {
+    let reason = match record.trusted_digest {
+        Some(_) => ReviewReason::Changed,
+        None => ReviewReason::Unrecorded,
+    };
+    let review = Review::new(reason, &record.folder, file);
+    let trusted = record.trusted_digest.as_deref() == Some(review.digest.as_str());
+    (!trusted && review.asks_anything()).then_some(review)
 }
 
 /// An absolute, normalized form of a folder path (without resolving symbolic links of a

@@ -1,7 +1,8 @@
 //! Projects as the host's scopes: a project session works in the project's folder (plus
 //! the folders it lists as sources), its turns carry the project's instructions, and its
-//! first prompt gets the `<project_context>` block. A project that was deleted or whose
-//! folder is gone takes no new sessions or turns; what was said stays readable.
+//! first prompt gets the `<project_context>` block. A project that was deleted, whose
+//! folder is gone, or whose `project.md` changed since the user trusted it takes no new
+//! sessions or turns; what was said stays readable.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -73,8 +74,16 @@ impl ProjectScopes {
         });
     }
 
+    /// The project's folder and file, when it may act: readable, and trusted as it is
+    /// (a file changed since the user trusted it gives no instructions, directories or
+    /// context until they look at it again).
     async fn open(&self, id: &ProjectId) -> Result<(PathBuf, ProjectFile), ScopeUnavailable> {
         let project = self.projects.get(id).await.map_err(unavailable)?;
+        if let Some(review) = project.review {
+            return Err(ScopeUnavailable(
+                ProjectError::NeedsTrust(Box::new(review)).to_string(),
+            ));
+        }
         let folder = project.record.folder.clone();
         let file = project.file.map_err(unavailable)?;
         Ok((folder, file))

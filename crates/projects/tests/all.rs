@@ -5,4 +5,5 @@
 mod suite {
     mod context;
     mod convert;
+    mod trust;
 }

@@ -67,9 +67,9 @@ pub use methods::{
     ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method, NotificationMethod,
     PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant, ProjectAddSource,
     ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource,
-    ProjectRename, ProposalApprove, ProposalList, ProposalReject, ProviderList, ProviderTest,
-    Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename, Subscribe,
-    SubscriptionEnded, Unsubscribe,
+    ProjectRename, ProjectTrust, ProposalApprove, ProposalList, ProposalReject, ProviderList,
+    ProviderTest, Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename,
+    Subscribe, SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -77,9 +77,11 @@ pub use model::{
     Provenance, Scope, SessionState, SessionSummary, Timestamp,
 };
 pub use projects::{
-    Project, ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
-    ProjectListResponse, ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams,
-    ProjectRenameParams, ProjectResponse, ProjectSource, ProjectState,
+    Project, ProjectAddSourceParams, ProjectCreateParams, ProjectCreateResponse,
+    ProjectDeleteResponse, ProjectListParams, ProjectListResponse, ProjectOutsideSource,
+    ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams, ProjectRenameParams,
+    ProjectResponse, ProjectReview, ProjectReviewReason, ProjectSource, ProjectState,
+    ProjectTrustParams,
 };
 pub use providers::{
     KeyState, ProviderInfo, ProviderListParams, ProviderListResponse, ProviderTestOutcome,

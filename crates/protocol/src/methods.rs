@@ -23,9 +23,9 @@ use crate::chat_methods::{
     PermissionRespondResponse, PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
 };
 use crate::projects::{
-    ProjectAddSourceParams, ProjectCreateParams, ProjectDeleteResponse, ProjectListParams,
-    ProjectListResponse, ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams,
-    ProjectRenameParams, ProjectResponse,
+    ProjectAddSourceParams, ProjectCreateParams, ProjectCreateResponse, ProjectDeleteResponse,
+    ProjectListParams, ProjectListResponse, ProjectParams, ProjectRelinkParams,
+    ProjectRemoveSourceParams, ProjectRenameParams, ProjectResponse, ProjectTrustParams,
 };
 use crate::providers::{
     ProviderListParams, ProviderListResponse, ProviderTestParams, ProviderTestResponse,
@@ -175,8 +175,12 @@ methods! {
     ProjectList = "project/list" (ProjectListParams) -> ProjectListResponse;
     /// `project/get`: one project, with its sources and instructions.
     ProjectGet = "project/get" (ProjectParams) -> ProjectResponse;
-    /// `project/create`: makes a folder a project, or adopts the project it holds.
-    ProjectCreate = "project/create" (ProjectCreateParams) -> ProjectResponse;
+    /// `project/create`: makes a folder a project, or adopts the project it holds once
+    /// the user trusts what its `project.md` gives its agents.
+    ProjectCreate = "project/create" (ProjectCreateParams) -> ProjectCreateResponse;
+    /// `project/trust`: the user accepts a project's changed (or never trusted)
+    /// `project.md`; until then it takes no new turns.
+    ProjectTrust = "project/trust" (ProjectTrustParams) -> ProjectResponse;
     /// `project/rename`: renames a project.
     ProjectRename = "project/rename" (ProjectRenameParams) -> ProjectResponse;
     /// `project/delete`: deletes a project from Hearth (its folder and sessions stay).

@@ -16,6 +16,68 @@ pub enum ProjectState {
     Missing,
     /// Its `project.md` cannot be read; `problem` says why.
     Unreadable,
+    /// Its `project.md` changed since the user trusted it, or was never trusted:
+    /// `review` says what it gives its agents now. It takes no new turns until the user
+    /// accepts it (`project/trust`).
+    NeedsTrust,
+}
+
+/// Why a project's file is up for the user's review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ProjectReviewReason {
+    /// The folder already holds a `project.md` Hearth did not write (a cloned folder,
+    /// say), about to be adopted.
+    Adopt,
+    /// The file changed since the user last trusted it.
+    Changed,
+    /// The project was registered before Hearth recorded trust.
+    Unrecorded,
+}
+
+/// A source of a project's file that reaches outside its folder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectOutsideSource {
+    /// `file`, `folder` or `glob`.
+    pub kind: String,
+    /// Its path or pattern, as the file gives it.
+    pub target: String,
+    /// Where it leads, links followed: the folder or file; for a pattern, the pattern
+    /// when its folder is outside, else each matching file outside.
+    pub reaches: Vec<String>,
+}
+
+/// What a project's `project.md` gives the agents working in it, for the user to see
+/// before Hearth acts on it: its description and instructions become their
+/// instructions, folders outside become their working directories, files outside are
+/// converted into the context they read, and web sources are fetched (and agents may
+/// then fetch from those sites without asking).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectReview {
+    /// Why it is asked.
+    pub reason: ProjectReviewReason,
+    /// The project's id, from the file.
+    pub id: String,
+    /// Its name, from the file.
+    pub name: String,
+    /// Its folder (links followed).
+    pub folder: String,
+    /// Its description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its instructions (the body of `project.md`, trimmed).
+    pub instructions: String,
+    /// Every source reaching outside the folder.
+    pub outside_sources: Vec<ProjectOutsideSource>,
+    /// Every web and YouTube source.
+    pub web_sources: Vec<ProjectSource>,
+    /// How many sources stay inside the folder.
+    pub inside_sources: u64,
+    /// The digest of what is shown: sent back as `reviewDigest`, the trust holds only
+    /// if the file still gives exactly this.
+    pub digest: String,
 }
 
 /// One context source of a project.
@@ -61,6 +123,10 @@ pub struct Project {
     /// Its instructions (the body of `project.md`).
     #[serde(default)]
     pub instructions: String,
+    /// What to show the user before it takes new turns, when its state is
+    /// `needsTrust`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ProjectReview>,
     /// When it was registered.
     pub created_at: Timestamp,
     /// When its folder or name last changed.
@@ -103,11 +169,57 @@ pub struct ProjectCreateParams {
     /// Its name.
     pub name: String,
     /// Its folder (absolute); created when missing. A folder that already holds a
-    /// `project.md` is adopted.
+    /// `project.md` is adopted, once the user trusts it (`trust`).
     pub folder: String,
     /// A line about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The user trusts the folder's existing `project.md` (what its review shows): adopt
+    /// it. Without it, a folder holding a `project.md` answers `needsTrust`. A folder
+    /// without one needs no trust.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trust: bool,
+    /// With `trust`: the `digest` of the review the user saw; the adoption fails with a
+    /// `conflict` error if the file gives anything else now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_digest: Option<String>,
+}
+
+/// `project/create` result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ProjectCreateResponse {
+    /// The project was made, or adopted with the user's trust.
+    Created {
+        /// The project now.
+        project: Box<Project>,
+        /// Whether the folder's existing `project.md` was adopted.
+        adopted: bool,
+    },
+    /// Nothing was done: the folder holds a `project.md` Hearth did not write. Show the
+    /// review; if the user accepts, send the request again with `trust: true` and
+    /// `reviewDigest` set to its `digest`.
+    NeedsTrust {
+        /// What the file gives its agents.
+        review: ProjectReview,
+    },
+}
+
+/// `project/trust` params: the user accepts what a project's changed (or never trusted)
+/// `project.md` gives its agents.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectTrustParams {
+    /// Its id, name, or the start of its id.
+    pub project: String,
+    /// The `digest` of the review the user saw; fails with a `conflict` error if the
+    /// file gives anything else now. Without it, the file is trusted as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_digest: Option<String>,
 }
 
 /// `project/rename` params.

@@ -480,13 +480,14 @@ pub(crate) async fn call(
         ClientMethod::ProjectCreate => {
             respond::<wire::ProjectCreate, _, _>(id, params, |params| async move {
                 let projects = registry(shared.backend.projects.as_ref())?;
-                let folder = crate::projects::folder(&params.folder)?;
-                let created = projects
-                    .create(folder, &params.name, params.description)
-                    .await
-                    .map_err(|e| project_error(&e))?;
-                let project = crate::projects::get(projects, created.record.id.as_str()).await?;
-                Ok(wire::ProjectResponse { project })
+                crate::projects::create(projects, params).await
+            })
+            .await
+        }
+        ClientMethod::ProjectTrust => {
+            respond::<wire::ProjectTrust, _, _>(id, params, |params| async move {
+                let projects = registry(shared.backend.projects.as_ref())?;
+                crate::projects::trust(projects, params).await
             })
             .await
         }

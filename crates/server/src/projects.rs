@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use hearth_projects::context::ContextSource;
-use hearth_projects::{Project, ProjectError, Projects};
+use hearth_projects::{
+    Consent, Project, ProjectError, Projects, Review, ReviewReason, TrustDigest,
+};
 use hearth_protocol::{self as wire, ErrorKind, RpcError};
 
 use crate::edge::unavailable;
@@ -19,6 +21,8 @@ pub(crate) fn project_error(error: &ProjectError) -> RpcError {
         | ProjectError::Ambiguous { .. }
         | ProjectError::OtherProject { .. }
         | ProjectError::Invalid(_) => ErrorKind::InvalidParams,
+        // The file asks for trust not given, or changed since it was shown: look again.
+        ProjectError::NeedsTrust(_) | ProjectError::ChangedSinceShown(_) => ErrorKind::Conflict,
         ProjectError::Io { .. } | ProjectError::Store(_) => ErrorKind::Internal,
     };
     RpcError::new(kind, error.to_string(), false)
@@ -40,6 +44,13 @@ fn source(source: &ContextSource) -> wire::ProjectSource {
 pub(crate) fn to_wire(project: &Project) -> wire::Project {
     let record = &project.record;
     let (state, problem) = match &project.file {
+        Ok(_) if project.review.is_some() => (
+            wire::ProjectState::NeedsTrust,
+            project
+                .review
+                .as_ref()
+                .map(|review| ProjectError::NeedsTrust(Box::new(review.clone())).to_string()),
+        ),
         Ok(_) => (wire::ProjectState::Ready, None),
         Err(error @ ProjectError::Missing { .. }) => {
             (wire::ProjectState::Missing, Some(error.to_string()))
@@ -63,6 +74,7 @@ pub(crate) fn to_wire(project: &Project) -> wire::Project {
         instructions: file
             .map(|file| file.instructions.clone())
             .unwrap_or_default(),
+        review: project.review.as_ref().map(review),
         created_at: record.created_at,
         updated_at: record.updated_at,
     }
@@ -90,4 +102,92 @@ pub(crate) fn folder(text: &str) -> Result<&Path, RpcError> {
             false,
         ))
     }
+}
+
+/// What a project's file gives its agents, on the wire.
+pub(crate) fn review(review: &Review) -> wire::ProjectReview {
+    wire::ProjectReview {
+        reason: match review.reason {
+            ReviewReason::Adopt => wire::ProjectReviewReason::Adopt,
+            ReviewReason::Changed => wire::ProjectReviewReason::Changed,
+            ReviewReason::Unrecorded => wire::ProjectReviewReason::Unrecorded,
+        },
+        id: review.id.to_string(),
+        name: review.name.clone(),
+        folder: review.folder.display().to_string(),
+        description: review.description.clone(),
+        instructions: review.instructions.clone(),
+        outside_sources: review
+            .outside
+            .iter()
+            .map(|outside| wire::ProjectOutsideSource {
+                kind: outside.source.kind().to_owned(),
+                target: outside.source.target(),
+                reaches: outside
+                    .reaches
+                    .iter()
+                    .map(|path| path.display().to_string())
+                    .collect(),
+            })
+            .collect(),
+        web_sources: review.web.iter().map(source).collect(),
+        inside_sources: review.inside as u64,
+        digest: review.digest.to_string(),
+    }
+}
+
+/// The user's consent from the wire: `trust`, bound to what they saw by
+/// `reviewDigest`.
+pub(crate) fn consent(trust: bool, review_digest: Option<String>) -> Result<Consent, RpcError> {
+    match (trust, review_digest) {
+        (false, None) => Ok(Consent::Ask),
+        (true, None) => Ok(Consent::Given),
+        (true, Some(digest)) => Ok(Consent::Reviewed(TrustDigest::new(digest))),
+        (false, Some(_)) => Err(RpcError::new(
+            ErrorKind::InvalidParams,
+            "`reviewDigest` binds the user's trust to what they saw; send it with `trust: true`",
+            false,
+        )),
+    }
+}
+
+/// `project/create`: a new project, an adoption the user trusts, or the review to
+/// show them.
+pub(crate) async fn create(
+    projects: &Projects,
+    params: wire::ProjectCreateParams,
+) -> Result<wire::ProjectCreateResponse, RpcError> {
+    let folder = folder(&params.folder)?;
+    let consent = consent(params.trust, params.review_digest)?;
+    let created = match projects
+        .create(folder, &params.name, params.description, consent)
+        .await
+    {
+        Ok(created) => created,
+        Err(ProjectError::NeedsTrust(found)) => {
+            return Ok(wire::ProjectCreateResponse::NeedsTrust {
+                review: review(&found),
+            });
+        }
+        Err(error) => return Err(project_error(&error)),
+    };
+    let project = get(projects, created.record.id.as_str()).await?;
+    Ok(wire::ProjectCreateResponse::Created {
+        project: Box::new(project),
+        adopted: created.adopted,
+    })
+}
+
+/// `project/trust`: the user accepts a project's file as they saw it (or as it is).
+pub(crate) async fn trust(
+    projects: &Projects,
+    params: wire::ProjectTrustParams,
+) -> Result<wire::ProjectResponse, RpcError> {
+    let consent = consent(true, params.review_digest)?;
+    let (record, _) = projects
+        .trust(&params.project, consent)
+        .await
+        .map_err(|e| project_error(&e))?;
+    let project = get(projects, record.id.as_str()).await?;
+    Ok(wire::ProjectResponse { project })
 }

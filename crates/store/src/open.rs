@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0007_erase_on_delete.sql"),
     include_str!("../migrations/sqlite/0008_projects.sql"),
     include_str!("../migrations/sqlite/0009_chat_queue.sql"),
+    include_str!("../migrations/sqlite/0010_project_trust.sql"),
 ];
 
 /// The schema version this binary writes.

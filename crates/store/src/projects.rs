@@ -27,6 +27,9 @@ pub struct ProjectRecord {
     pub created_at: Timestamp,
     /// When its folder or name last changed.
     pub updated_at: Timestamp,
+    /// The digest of what its `project.md` gives agents, as the user last trusted it
+    /// (hearth-projects computes it; opaque here). `None`: never recorded.
+    pub trusted_digest: Option<String>,
 }
 
 /// The project registry.
@@ -46,9 +49,18 @@ pub trait ProjectStore: Send + Sync {
     /// Every live project, by name.
     fn projects(&self) -> BoxFuture<'_, StoreResult<Vec<ProjectRecord>>>;
 
-    /// Records a project's new folder or name. Fails with `NotFound` for an unknown or
-    /// deleted project, with a conflict when another project has the folder.
+    /// Records a project's new folder or name (not its trusted digest: see
+    /// [`ProjectStore::trust_project`]). Fails with `NotFound` for an unknown or deleted
+    /// project, with a conflict when another project has the folder.
     fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Records the digest the user trusted of a live project's file. Fails with
+    /// `NotFound` for an unknown or deleted project.
+    fn trust_project<'a>(
+        &'a self,
+        id: &'a ProjectId,
+        digest: &'a str,
+    ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Deletes a project, keeping a tombstone. Returns whether it existed.
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>>;
@@ -68,6 +80,7 @@ fn decode(row: &SqliteRow) -> StoreResult<ProjectRecord> {
         name: name.unwrap_or_default(),
         created_at: from_millis(row.try_get("created_at").map_err(get)?)?,
         updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
+        trusted_digest: row.try_get("trusted_digest").map_err(get)?,
     })
 }
 
@@ -81,13 +94,14 @@ fn folder_text(folder: &Path) -> StoreResult<&str> {
 impl SqliteStore {
     async fn insert_project_impl(&self, project: &ProjectRecord) -> StoreResult<()> {
         sqlx::query(
-            "INSERT INTO projects (id, folder, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO projects (id, folder, name, created_at, updated_at, trusted_digest) VALUES (?, ?, ?, ?, ?, ?)",
         )
         .bind(project.id.as_str())
         .bind(folder_text(&project.folder)?)
         .bind(&project.name)
         .bind(to_millis(&project.created_at))
         .bind(to_millis(&project.updated_at))
+        .bind(project.trusted_digest.as_deref())
         .execute(self.pool())
         .await
         .map_err(|error| {
@@ -102,7 +116,7 @@ impl SqliteStore {
 
     async fn project_impl(&self, id: &ProjectId) -> StoreResult<Option<ProjectRecord>> {
         let row = sqlx::query(
-            "SELECT id, folder, name, created_at, updated_at FROM projects WHERE id = ? AND deleted_at IS NULL",
+            "SELECT id, folder, name, created_at, updated_at, trusted_digest FROM projects WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(id.as_str())
         .fetch_optional(self.pool())
@@ -122,7 +136,7 @@ impl SqliteStore {
 
     async fn projects_impl(&self) -> StoreResult<Vec<ProjectRecord>> {
         let rows = sqlx::query(
-            "SELECT id, folder, name, created_at, updated_at FROM projects WHERE deleted_at IS NULL ORDER BY name COLLATE NOCASE, id",
+            "SELECT id, folder, name, created_at, updated_at, trusted_digest FROM projects WHERE deleted_at IS NULL ORDER BY name COLLATE NOCASE, id",
         )
         .fetch_all(self.pool())
         .await
@@ -156,9 +170,27 @@ impl SqliteStore {
         Ok(())
     }
 
+    async fn trust_project_impl(&self, id: &ProjectId, digest: &str) -> StoreResult<()> {
+        let done = sqlx::query(
+            "UPDATE projects SET trusted_digest = ? WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(digest)
+        .bind(id.as_str())
+        .execute(self.pool())
+        .await
+        .map_err(|error| self.error(error))?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: "project",
+                key: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     async fn delete_project_impl(&self, id: &ProjectId) -> StoreResult<bool> {
         let done = sqlx::query(
-            "UPDATE projects SET deleted_at = ?, folder = NULL, name = NULL WHERE id = ? AND deleted_at IS NULL",
+            "UPDATE projects SET deleted_at = ?, folder = NULL, name = NULL, trusted_digest = NULL WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(to_millis(&hearth_core::now()))
         .bind(id.as_str())
@@ -191,6 +223,14 @@ impl ProjectStore for SqliteStore {
 
     fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(self.update_project_impl(project))
+    }
+
+    fn trust_project<'a>(
+        &'a self,
+        id: &'a ProjectId,
+        digest: &'a str,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.trust_project_impl(id, digest))
     }
 
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {

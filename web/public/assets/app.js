@@ -8,7 +8,7 @@ import { Rpc } from './rpc.js';
 import { el, replace, when, message, confirmDialog, promptDialog } from './dom.js';
 import { SessionTab } from './conversation.js';
 import { CalendarPage } from './calendar.js';
-import { ProposalsPage, AuditPage, SetupPage, ProjectsPage } from './pages.js';
+import { ProposalsPage, AuditPage, SetupPage, ProjectsPage, trustBeforeEntering } from './pages.js';
 
 /** @typedef {import('../../protocol').SessionSummary} SessionSummary */
 /** @typedef {import('../../protocol').HarnessInfo} HarnessInfo */
@@ -284,6 +284,16 @@ class App {
 
   /** @param {string | null} projectId */
   async enterProject(projectId) {
+    // A project.md changed since the user trusted it is shown before anything starts in it.
+    if (projectId) {
+      try {
+        if (!(await trustBeforeEntering(this.rpc, projectId))) return;
+      } catch (error) {
+        this.showBanner(`Could not enter the project: ${message(error)}`, 'warn');
+        return;
+      }
+      await this.loadProjects();
+    }
     this.scope = projectId;
     this.renderScope();
     this.renderTabs();

@@ -8,6 +8,8 @@ import { proposalCard } from './conversation.js';
 /** @typedef {{rpc: Rpc, app: any}} PageContext */
 /** @typedef {import('../../protocol').Proposal} Proposal */
 /** @typedef {import('../../protocol').AuditEntry} AuditEntry */
+/** @typedef {import('../../protocol').ProjectReview} ProjectReview */
+/** @typedef {import('../../protocol').Project} Project */
 
 export class ProposalsPage {
   /**
@@ -336,6 +338,84 @@ export class SetupPage {
   }
 }
 
+/** A project's state in words. @param {Project} project */
+function stateLabel(project) {
+  return project.state === 'needsTrust' ? 'needs trust' : project.state;
+}
+
+/**
+ * Shows what a project's `project.md` gives the agents working in it — its name,
+ * description, instructions, the sources reaching outside its folder and its web
+ * sources — and asks whether to adopt (or trust) it. Everything shown is text: the
+ * file may come from anywhere. Cancel has the focus, so a stray Enter adopts nothing.
+ * @param {ProjectReview} review
+ * @returns {Promise<boolean>}
+ */
+export function reviewDialog(review) {
+  const adopt = review.reason === 'adopt';
+  const title = adopt ? `Adopt “${review.name}”?` : `Trust “${review.name}” again?`;
+  const lead = adopt
+    ? `${review.folder}/project.md was not written by Hearth (a cloned folder, say). Adopting it gives every agent working in the project its description and instructions, makes the folders below their working directories and the files below part of the context they read. Adopt it only if you trust where it came from.`
+    : review.reason === 'changed'
+      ? `The project.md in ${review.folder} changed since you trusted it. The project takes no new turns until you trust what it gives its agents now:`
+      : `The project.md in ${review.folder} was never trusted. The project takes no new turns until you trust what it gives its agents:`;
+  /** @param {string} label @param {string} kind @param {string} target @param {string[]} [reaches] */
+  const source = (label, kind, target, reaches) => el('li', { 'aria-label': label },
+    el('span', { class: 'badge' }, kind), ' ', el('code', null, target),
+    reaches ? el('span', { class: 'reaches' }, ' → ', ...reaches.flatMap((path, index) => [index ? ', ' : '', el('code', null, path)])) : null);
+  const outside = review.outsideSources.length
+    ? el('ul', { class: 'sources outside' }, ...review.outsideSources.map((s) => source(`${s.kind} ${s.target}`, s.kind, s.target, s.reaches)))
+    : el('p', { class: 'muted' }, 'None.');
+  const cancel = el('button', { value: 'cancel', class: 'button', autofocus: true }, 'Cancel');
+  const dialog = el('dialog', { class: 'dialog review', 'aria-label': title },
+    el('h2', null, title),
+    el('p', { class: 'notice warn' }, lead),
+    el('dl', { class: 'facts' },
+      el('dt', null, 'Project'), el('dd', null, review.name, ' ', el('span', { class: 'muted' }, `(${review.id})`)),
+      el('dt', null, 'Folder'), el('dd', null, el('code', null, review.folder)),
+    ),
+    review.description ? el('h3', null, 'Description') : null,
+    review.description ? el('pre', { class: 'instructions description' }, review.description) : null,
+    el('h3', null, 'Instructions'),
+    el('pre', { class: 'instructions' }, review.instructions || '(none)'),
+    el('h3', null, 'Sources outside the folder'),
+    outside,
+    review.webSources.length ? el('h3', null, 'Web sources') : null,
+    review.webSources.length ? el('p', { class: 'muted' }, 'Fetched, and sites agents may then fetch from without asking.') : null,
+    review.webSources.length ? el('ul', { class: 'sources web' }, ...review.webSources.map((s) => source(`${s.kind} ${s.target}`, s.kind, s.target))) : null,
+    review.insideSources ? el('p', { class: 'muted' }, `And ${review.insideSources} source${review.insideSources === 1 ? '' : 's'} inside the folder.`) : null,
+    el('form', { method: 'dialog', class: 'dialog-actions' },
+      cancel,
+      el('button', { value: 'ok', class: 'button danger' }, adopt ? 'Adopt' : 'Trust'),
+    ),
+  );
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      resolve(dialog.returnValue === 'ok');
+      dialog.remove();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    cancel.focus();
+  });
+}
+
+/**
+ * Before a project is entered: if its `project.md` changed since the user trusted it
+ * (or was never trusted), shows what it gives its agents and trusts it on their word.
+ * Resolves whether the project may be entered.
+ * @param {Rpc} rpc
+ * @param {string} projectId
+ * @returns {Promise<boolean>}
+ */
+export async function trustBeforeEntering(rpc, projectId) {
+  const { project } = await rpc.call('project/get', { project: projectId });
+  if (project.state !== 'needsTrust' || !project.review) return true;
+  if (!(await reviewDialog(project.review))) return false;
+  await rpc.call('project/trust', { project: projectId, reviewDigest: project.review.digest });
+  return true;
+}
+
 export class ProjectsPage {
   /**
    * @param {PageContext} context
@@ -363,12 +443,21 @@ export class ProjectsPage {
       replace(this.host, el('h1', null, 'Projects'), el('p', { class: 'notice error', role: 'alert' }, message(error)));
       return;
     }
+    const name = el('input', { class: 'input', type: 'text', name: 'name', required: true, placeholder: 'Name', 'aria-label': 'Project name' });
+    const folder = el('input', { class: 'input', type: 'text', name: 'folder', required: true, placeholder: '/full/path/of/its/folder', 'aria-label': 'Project folder' });
+    const status = el('p', { class: 'card-error', role: 'alert' });
+    const form = el('form', { class: 'filters new-project', onsubmit: (/** @type {Event} */ event) => {
+      event.preventDefault();
+      this.create(name.value.trim(), folder.value.trim(), status);
+    } }, name, folder, el('button', { class: 'button primary', type: 'submit' }, 'New project'));
     replace(this.host,
       el('header', { class: 'page-header' }, el('h1', null, 'Projects')),
-      el('p', { class: 'muted' }, 'A project is a folder with instructions and context sources; its chats work in that folder and see the sources.'),
+      el('p', { class: 'muted' }, 'A project is a folder with instructions and context sources; its chats work in that folder and see the sources. A folder that already holds a project.md is adopted once you have seen what it gives its agents.'),
+      form,
+      status,
       projects.length
         ? el('div', { class: 'cards' }, ...projects.map((project) => el('div', { class: 'card', dataset: { project: project.id } },
-            el('div', { class: 'card-title' }, el('strong', null, project.name), el('span', { class: `badge ${project.state}` }, project.state)),
+            el('div', { class: 'card-title' }, el('strong', null, project.name), el('span', { class: `badge ${project.state}` }, stateLabel(project))),
             el('p', { class: 'muted' }, project.description || project.folder),
             project.problem ? el('p', { class: 'notice warn' }, project.problem) : null,
             el('p', { class: 'muted' }, `${(project.sources ?? []).length} source${(project.sources ?? []).length === 1 ? '' : 's'}`),
@@ -377,8 +466,34 @@ export class ProjectsPage {
               el('a', { class: 'button', href: `#/project/${encodeURIComponent(project.id)}` }, 'Details'),
             ),
           )))
-        : el('p', { class: 'empty' }, 'No projects yet. Make one with `hearth projects new NAME --folder DIR --source FILE`.'),
+        : el('p', { class: 'empty' }, 'No projects yet. Give one a name and its folder above, or run `hearth projects new NAME --folder DIR --source FILE`.'),
     );
+  }
+
+  /**
+   * Makes a project in `folder`, or adopts the project.md it holds once the user has
+   * seen what it gives its agents and said Adopt.
+   * @param {string} name
+   * @param {string} folder
+   * @param {HTMLElement} status
+   */
+  async create(name, folder, status) {
+    status.textContent = '';
+    try {
+      let answer = await this.rpc.call('project/create', { name, folder });
+      if (answer.type === 'needsTrust') {
+        if (!(await reviewDialog(answer.review))) {
+          status.textContent = `Not adopted: ${folder} is not a project of Hearth's, and nothing was changed.`;
+          return;
+        }
+        answer = await this.rpc.call('project/create', { name, folder, trust: true, reviewDigest: answer.review.digest });
+      }
+      if (answer.type !== 'created') return;
+      await this.app.loadProjects();
+      location.hash = `#/project/${encodeURIComponent(answer.project.id)}`;
+    } catch (error) {
+      status.textContent = message(error);
+    }
   }
 
   /** @param {string} id */
@@ -416,9 +531,24 @@ export class ProjectsPage {
     replace(this.host,
       el('header', { class: 'page-header' }, el('h1', null, project.name),
         el('button', { class: 'button primary', type: 'button', onclick: () => this.app.enterProject(project.id) }, 'Enter project')),
+      project.review ? el('div', { class: 'notice warn trust' },
+        el('p', null, project.review.reason === 'changed'
+          ? 'Its project.md changed since you trusted it: the project takes no new turns until you look at it again.'
+          : 'Its project.md was never trusted: the project takes no new turns until you look at it.'),
+        el('button', { class: 'button', type: 'button', onclick: async () => {
+          try {
+            if (project.review && (await reviewDialog(project.review))) {
+              await this.rpc.call('project/trust', { project: id, reviewDigest: project.review.digest });
+              await this.app.loadProjects();
+            }
+            this.renderOne(id);
+          } catch (error) {
+            error_.textContent = message(error);
+          }
+        } }, 'Review and trust')) : null,
       el('dl', { class: 'facts' },
         el('dt', null, 'Folder'), el('dd', null, el('code', null, project.folder)),
-        el('dt', null, 'State'), el('dd', null, project.state, project.problem ? ` — ${project.problem}` : ''),
+        el('dt', null, 'State'), el('dd', null, stateLabel(project), project.problem ? ` — ${project.problem}` : ''),
         el('dt', null, 'Agent'), el('dd', null, project.agent || project.provider || 'the default'),
       ),
       el('h2', null, 'Context sources'),

@@ -48,7 +48,7 @@ fn served_with_scenario() -> Served {
 }
 
 /// A browser logged in through the link `hearth login` prints, on Agent Home.
-async fn logged_in(chromium: &Chromium, served: &Served) -> chromiumoxide::Page {
+pub(super) async fn logged_in(chromium: &Chromium, served: &Served) -> chromiumoxide::Page {
     let link = served.hearth.ok(&["login"]);
     let link = link.trim();
     assert!(
@@ -65,7 +65,7 @@ async fn logged_in(chromium: &Chromium, served: &Served) -> chromiumoxide::Page 
     page
 }
 
-fn text_of(selector: &str) -> String {
+pub(super) fn text_of(selector: &str) -> String {
     format!(
         "(document.querySelector({}) || {{}}).textContent || ''",
         serde_json::to_string(selector).unwrap()

@@ -38,6 +38,9 @@ fn make_project(hearth: &Hearth, folder: &Path) -> String {
         format!("{text}Always answer in haiku.\n"),
     )
     .unwrap();
+    // Instructions written in an editor are trusted like any change on disk.
+    let trusted = hearth.ok(&["projects", "trust", "Herons", "--yes"]);
+    assert!(trusted.starts_with("trusted project `Herons`"), "{trusted}");
     text.lines()
         .find_map(|line| line.strip_prefix("id: "))
         .unwrap()
@@ -445,10 +448,18 @@ async fn projects_through_the_server_protocol() {
             name: "Owls".into(),
             folder: folder.display().to_string(),
             description: Some("Night birds".into()),
+            trust: false,
+            review_digest: None,
         })
         .await
-        .unwrap()
-        .project;
+        .unwrap();
+    let hearth_protocol::ProjectCreateResponse::Created {
+        project: created,
+        adopted: false,
+    } = created
+    else {
+        panic!("a new project needs no trust: {created:?}");
+    };
     assert_eq!(
         (
             created.name.as_str(),

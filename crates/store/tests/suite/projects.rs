@@ -15,6 +15,7 @@ fn record(id: &str, folder: &str, name: &str) -> ProjectRecord {
         name: name.into(),
         created_at: at,
         updated_at: at,
+        trusted_digest: None,
     }
 }
 
@@ -69,4 +70,41 @@ async fn projects_are_registered_listed_by_name_moved_and_deleted_with_a_tombsto
         .await
         .unwrap();
     assert_eq!(store.projects().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_projects_trusted_digest_is_kept_apart_from_moves_and_goes_with_deletion() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    let owls = ProjectRecord {
+        trusted_digest: Some("first".into()),
+        ..record("owls", "/work/owls", "Owls")
+    };
+    store.insert_project(&owls).await.unwrap();
+    let found = store.project(&owls.id).await.unwrap().unwrap();
+    assert_eq!(found.trusted_digest.as_deref(), Some("first"));
+
+    // A move or rename leaves what was trusted alone, even when the record carries
+    // another digest; only trust_project changes it.
+    let moved = ProjectRecord {
+        folder: PathBuf::from("/work/birds/owls"),
+        trusted_digest: Some("ignored".into()),
+        ..owls.clone()
+    };
+    store.update_project(&moved).await.unwrap();
+    let found = store.project(&owls.id).await.unwrap().unwrap();
+    assert_eq!(found.trusted_digest.as_deref(), Some("first"));
+    store.trust_project(&owls.id, "second").await.unwrap();
+    let listed = store.projects().await.unwrap();
+    assert_eq!(listed[0].trusted_digest.as_deref(), Some("second"));
+
+    store.delete_project(&owls.id).await.unwrap();
+    assert!(matches!(
+        store.trust_project(&owls.id, "third").await,
+        Err(StoreError::NotFound { .. })
+    ));
+    let unknown = ProjectId::parse("nobody").unwrap();
+    assert!(matches!(
+        store.trust_project(&unknown, "x").await,
+        Err(StoreError::NotFound { .. })
+    ));
 }
