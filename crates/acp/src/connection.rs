@@ -114,7 +114,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |notification: acp::SessionNotification, _cx| {
-                        handlers.update(notification).await;
+                        handlers.update(notification, handlers.gate.admit()).await;
                         Ok(())
                     }
                 },
@@ -124,7 +124,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::RequestPermissionRequest, responder, _cx| {
-                        handlers.permission(request, responder).await;
+                        handlers.permission(request, responder, handlers.gate.admit()).await;
                         Ok(())
                     }
                 },
@@ -134,7 +134,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::ReadTextFileRequest, responder, _cx| {
-                        handlers.read_file(request, responder).await;
+                        handlers.read_file(request, responder, handlers.gate.admit()).await;
                         Ok(())
                     }
                 },
@@ -144,7 +144,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::WriteTextFileRequest, responder, _cx| {
-                        handlers.write_file(request, responder).await;
+                        handlers.write_file(request, responder, handlers.gate.admit()).await;
                         Ok(())
                     }
                 },
@@ -154,7 +154,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::CreateTerminalRequest, responder, _cx| {
-                        handlers.terminal_create(request, responder).await;
+                        handlers.terminal_create(request, responder, handlers.gate.admit()).await;
                         Ok(())
                     }
                 },
@@ -164,7 +164,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::TerminalOutputRequest, responder, _cx| {
-                        handlers.terminal_output(request, responder);
+                        handlers.terminal_output(request, responder, handlers.gate.admit());
                         Ok(())
                     }
                 },
@@ -174,7 +174,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::WaitForTerminalExitRequest, responder, _cx| {
-                        handlers.terminal_wait(request, responder);
+                        handlers.terminal_wait(request, responder, handlers.gate.admit());
                         Ok(())
                     }
                 },
@@ -184,7 +184,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::KillTerminalRequest, responder, _cx| {
-                        handlers.terminal_kill(request, responder);
+                        handlers.terminal_kill(request, responder, handlers.gate.admit());
                         Ok(())
                     }
                 },
@@ -194,7 +194,7 @@ impl Connection {
                 {
                     let handlers = handlers.clone();
                     async move |request: acp::ReleaseTerminalRequest, responder, _cx| {
-                        handlers.terminal_release(request, responder);
+                        handlers.terminal_release(request, responder, handlers.gate.admit());
                         Ok(())
                     }
                 },
@@ -206,7 +206,7 @@ impl Connection {
                     async move |request: agent_client_protocol::UntypedMessage,
                                 responder: agent_client_protocol::v1::Responder<Value>,
                                 _cx| {
-                        handlers.gate.release();
+                        let _admission = handlers.gate.admit();
                         responder.respond_with_error(agent_client_protocol::Error::new(
                             ErrorCode::METHOD_NOT_FOUND,
                             format!("Hearth does not offer `{}`", request.method),
@@ -220,7 +220,7 @@ impl Connection {
                     let handlers = handlers.clone();
                     async move |notification: agent_client_protocol::UntypedMessage, _cx| {
                         tracing::debug!(method = %notification.method, "ignoring a notification Hearth does not know");
-                        handlers.gate.release();
+                        let _admission = handlers.gate.admit();
                         Ok(())
                     }
                 },

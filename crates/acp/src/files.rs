@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::grants::Scope;
 use crate::handlers::Handlers;
+use crate::lines::Admission;
 use crate::permissions::{Raised, hearth_options, verdict};
 use crate::shared::Shared;
 
@@ -105,13 +106,15 @@ impl Handlers {
         &self,
         request: acp::ReadTextFileRequest,
         responder: Responder<acp::ReadTextFileResponse>,
+
+        admission: Admission,
     ) {
         let roots = self
             .shared
             .routes()
             .get(&request.session_id.to_string())
             .map(|route| (route.roots.clone(), route.read_only.clone()));
-        self.gate.release();
+        drop(admission);
         let Some((roots, read_only)) = roots else {
             respond(
                 responder,
@@ -174,6 +177,8 @@ impl Handlers {
         &self,
         request: acp::WriteTextFileRequest,
         responder: Responder<acp::WriteTextFileResponse>,
+
+        admission: Admission,
     ) {
         let session = request.session_id.to_string();
         let path = request.path.clone();
@@ -221,7 +226,7 @@ impl Handlers {
             Ok(route) => route,
             Err(error) => {
                 respond(responder, Err(error));
-                self.gate.release();
+                drop(admission);
                 return;
             }
         };
@@ -253,11 +258,11 @@ impl Handlers {
                 )
                 .await;
             respond(responder, Err(refused(message)));
-            self.gate.release();
+            drop(admission);
             return;
         }
         if route.covered {
-            self.gate.release();
+            drop(admission);
             let shared = std::sync::Arc::clone(&self.shared);
             tokio::spawn(async move {
                 let result = write(&shared, &route.chat, route.roots, path, request.content).await;
@@ -360,7 +365,7 @@ impl Handlers {
             });
         })
         .await;
-        self.gate.release();
+        drop(admission);
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::schema as acp;
 use hearth_core::{ChatUri, Signal, TurnId, Usage, UserMessage};
 
+use crate::lines::Admission;
 use crate::lines::Gate;
 use crate::mapping;
 use crate::shared::{Replayed, Route, Shared};
@@ -28,7 +29,7 @@ impl Handlers {
     }
 
     /// A `session/update` notification.
-    pub async fn update(&self, notification: acp::SessionNotification) {
+    pub async fn update(&self, notification: acp::SessionNotification, admission: Admission) {
         let session = notification.session_id.to_string();
         let routed = {
             let mut routes = self.shared.routes();
@@ -62,7 +63,7 @@ impl Handlers {
                 close_when_quiet(Arc::clone(&self.shared), chat, turn_id);
             }
         }
-        self.gate.release();
+        drop(admission);
     }
 }
 

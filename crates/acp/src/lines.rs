@@ -6,13 +6,14 @@
 //! cannot grow Hearth's memory.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{Sink, Stream};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The longest line Hearth accepts from an agent.
 pub(crate) const MAX_LINE: usize = 32 * 1024 * 1024;
@@ -21,31 +22,60 @@ pub(crate) const MAX_JUNK: usize = 1000;
 /// Messages from the agent that may wait for Hearth at once.
 pub(crate) const IN_FLIGHT: usize = 256;
 
-/// Limits the messages from the agent that Hearth has not handled yet. Handlers call
-/// [`Gate::release`] once they are done with a message that took a permit.
+/// Limits the messages from the agent that Hearth has not handled yet. The reader takes
+/// a place (an owned permit) for each message a handler answers; the handler takes it
+/// over as an [`Admission`] and gives it back by dropping it — on every path, since
+/// dropping is the only way, so no path can keep a place for good.
 #[derive(Clone)]
-pub(crate) struct Gate(Arc<Semaphore>);
+pub(crate) struct Gate {
+    places: Arc<Semaphore>,
+    /// Places taken by messages read and not yet handed to a handler, oldest first.
+    taken: Arc<Mutex<VecDeque<OwnedSemaphorePermit>>>,
+}
+
+/// A handler's hold on its message's place; dropping it gives the place back.
+#[must_use = "the place is given back when the admission is dropped"]
+pub(crate) struct Admission(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
 
 impl Gate {
     pub fn new() -> Self {
-        Self(Arc::new(Semaphore::new(IN_FLIGHT)))
+        Self {
+            places: Arc::new(Semaphore::new(IN_FLIGHT)),
+            taken: Arc::default(),
+        }
     }
 
-    /// A handled message gives its place back.
-    pub fn release(&self) {
-        self.0.add_permits(1);
+    /// A handler takes over the place of a message read (permits are alike: which one
+    /// does not matter).
+    pub fn admit(&self) -> Admission {
+        Admission(
+            self.taken
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop_front(),
+        )
     }
 
     async fn enter(&self) {
-        match self.0.acquire().await {
-            Ok(permit) => permit.forget(),
+        match Arc::clone(&self.places).acquire_owned().await {
+            Ok(permit) => self
+                .taken
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push_back(permit),
             Err(_) => tracing::debug!("the gate is closed"),
         }
     }
 
     /// Stops waiting readers (the connection ended).
     pub fn close(&self) {
-        self.0.close();
+        self.places.close();
+    }
+
+    /// Places free now (tests).
+    #[cfg(test)]
+    pub fn free(&self) -> usize {
+        self.places.available_permits()
     }
 }
 
@@ -179,6 +209,27 @@ pub(crate) fn outgoing(stdin: ChildStdin) -> impl Sink<String, Error = io::Error
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn every_place_comes_back_when_its_admission_is_dropped() {
+        let gate = Gate::new();
+        for _ in 0..3 {
+            gate.enter().await;
+        }
+        assert_eq!(gate.free(), IN_FLIGHT - 3);
+        let first = gate.admit();
+        let second = gate.admit();
+        // A handler that returns early still drops its admission.
+        let early = || -> Result<(), ()> {
+            let _third = gate.admit();
+            Err(())
+        };
+        assert!(early().is_err());
+        assert_eq!(gate.free(), IN_FLIGHT - 2);
+        drop(first);
+        drop(second);
+        assert_eq!(gate.free(), IN_FLIGHT);
+    }
 
     #[test]
     fn only_requests_and_notifications_take_a_place() {

@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 
 use crate::grants::{Grant, Scope, Target};
 use crate::handlers::Handlers;
+use crate::lines::Admission;
 use crate::mapping;
 use crate::shared::{Allowed, Answer, Route, Shared, Waiting};
 use crate::spec::PermissionMode;
@@ -422,6 +423,8 @@ impl Handlers {
         &self,
         request: acp::RequestPermissionRequest,
         responder: Responder<acp::RequestPermissionResponse>,
+
+        admission: Admission,
     ) {
         let session = request.session_id.to_string();
         let raised = {
@@ -482,7 +485,7 @@ impl Handlers {
             )) {
                 tracing::debug!(%error, "could not answer a permission request");
             }
-            self.gate.release();
+            drop(admission);
             return;
         };
         if let Some(patch) = update {
@@ -511,7 +514,7 @@ impl Handlers {
             }
         })
         .await;
-        self.gate.release();
+        drop(admission);
     }
 }
 

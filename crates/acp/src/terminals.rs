@@ -19,6 +19,7 @@ use tokio::sync::watch;
 
 use crate::grants::{Scope, ShownCommand};
 use crate::handlers::Handlers;
+use crate::lines::Admission;
 use crate::permissions::{Raised, Verdict, hearth_options, verdict};
 use crate::shared::Shared;
 use hearth_process::{ChildEnv, ExitReport, Launch, Leftovers, Process, Stderr, Stdin};
@@ -243,6 +244,8 @@ impl Handlers {
         &self,
         request: acp::CreateTerminalRequest,
         responder: Responder<acp::CreateTerminalResponse>,
+
+        admission: Admission,
     ) {
         let session = request.session_id.to_string();
         let command_line = std::iter::once(request.command.clone())
@@ -279,7 +282,7 @@ impl Handlers {
                         format!("unknown session `{session}`"),
                     )),
                 );
-                self.gate.release();
+                drop(admission);
                 return;
             }
         };
@@ -313,7 +316,7 @@ impl Handlers {
                         format!("refused to run `{command_line}`: {message}"),
                     )),
                 );
-                self.gate.release();
+                drop(admission);
                 return;
             }
         };
@@ -391,7 +394,7 @@ impl Handlers {
         };
         if covered {
             respond(responder, run(true));
-            self.gate.release();
+            drop(admission);
             return;
         }
         // The question shows all of it: a variable like LD_PRELOAD changes what runs.
@@ -457,7 +460,7 @@ impl Handlers {
             respond(responder, result);
         })
         .await;
-        self.gate.release();
+        drop(admission);
     }
 
     /// `terminal/output`.
@@ -465,6 +468,8 @@ impl Handlers {
         &self,
         request: acp::TerminalOutputRequest,
         responder: Responder<acp::TerminalOutputResponse>,
+
+        admission: Admission,
     ) {
         let result = self
             .shared
@@ -472,7 +477,7 @@ impl Handlers {
             .output(&request.terminal_id.to_string())
             .ok_or_else(|| unknown(&request.terminal_id));
         respond(responder, result);
-        self.gate.release();
+        drop(admission);
     }
 
     /// `terminal/wait_for_exit`.
@@ -480,12 +485,14 @@ impl Handlers {
         &self,
         request: acp::WaitForTerminalExitRequest,
         responder: Responder<acp::WaitForTerminalExitResponse>,
+
+        admission: Admission,
     ) {
         let exit = self
             .shared
             .terminals
             .exit_of(&request.terminal_id.to_string());
-        self.gate.release();
+        drop(admission);
         let Some(mut exit) = exit else {
             respond(responder, Err(unknown(&request.terminal_id)));
             return;
@@ -513,6 +520,8 @@ impl Handlers {
         &self,
         request: acp::KillTerminalRequest,
         responder: Responder<acp::KillTerminalResponse>,
+
+        admission: Admission,
     ) {
         let result = if self.shared.terminals.kill(&request.terminal_id.to_string()) {
             Ok(acp::KillTerminalResponse::new())
@@ -520,7 +529,7 @@ impl Handlers {
             Err(unknown(&request.terminal_id))
         };
         respond(responder, result);
-        self.gate.release();
+        drop(admission);
     }
 
     /// `terminal/release`.
@@ -528,6 +537,8 @@ impl Handlers {
         &self,
         request: acp::ReleaseTerminalRequest,
         responder: Responder<acp::ReleaseTerminalResponse>,
+
+        admission: Admission,
     ) {
         let result = if self
             .shared
@@ -539,7 +550,7 @@ impl Handlers {
             Err(unknown(&request.terminal_id))
         };
         respond(responder, result);
-        self.gate.release();
+        drop(admission);
     }
 }
 

@@ -35,6 +35,9 @@ use crate::store::{CalendarInfo, Content, LoadedCalendar};
 mod apply;
 mod plan;
 mod stage;
+mod view;
+
+pub use view::{ProposedChange, ProposedEvent, ProposedRecurrence, read_proposal};
 
 /// Payloads staged before per-event fingerprints: the whole file's fingerprint guards
 /// them.

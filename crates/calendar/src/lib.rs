@@ -72,7 +72,10 @@ pub use caldav::{
     CalDavAccount, DavRequest, DavResponse, DavTransport, DiscoveredCalendar, NoNetwork,
     PasswordSource, SyncMethod, SyncReport, discover,
 };
-pub use change::{AppliedChange, ChangeRequest, MAX_BATCH, StagedChange};
+pub use change::{
+    AppliedChange, ChangeRequest, MAX_BATCH, ProposedChange, ProposedEvent, ProposedRecurrence,
+    StagedChange, read_proposal,
+};
 pub use error::{CalendarError, ConflictKind, LoadWarning, Result};
 pub use event::{Event, EventId, EventSource, OverrideRange, Period, Recurrence};
 pub use ics_read::{ParsedCalendar, read_ics};

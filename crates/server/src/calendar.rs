@@ -13,7 +13,11 @@ use hearth_config::{CalendarKind as ConfigKind, ClockFormat, Config};
 use hearth_protocol::{self as wire, ErrorKind, RpcError};
 
 use crate::approvals::Approvals;
+use crate::backend::Shared;
 use crate::calendar_proposals::proposed_events;
+use crate::dispatch::{MethodTable, route};
+use crate::edge::unavailable;
+use hearth_protocol::Method;
 
 /// The longest window `calendar/events` answers.
 pub(crate) const MAX_WINDOW_DAYS: i64 = 400;
@@ -363,5 +367,36 @@ pub(crate) async fn events(
         events,
         proposed,
         warnings,
+    })
+}
+
+/// The calendar methods.
+pub(crate) fn register(table: &mut MethodTable) {
+    route!(table, wire::CalendarList => calendar_list);
+    route!(table, wire::CalendarEvents => calendar_events);
+}
+
+async fn calendar_list(
+    shared: &Shared,
+    _params: <wire::CalendarList as Method>::Params,
+) -> Result<<wire::CalendarList as Method>::Response, RpcError> {
+    Ok(crate::calendar::list(calendars(shared)?, &shared.backend.config).await)
+}
+
+async fn calendar_events(
+    shared: &Shared,
+    params: <wire::CalendarEvents as Method>::Params,
+) -> Result<<wire::CalendarEvents as Method>::Response, RpcError> {
+    crate::calendar::events(
+        calendars(shared)?,
+        shared.backend.approvals.as_deref(),
+        params,
+    )
+    .await
+}
+
+fn calendars(shared: &Shared) -> Result<&hearth_calendar::Calendars, RpcError> {
+    shared.backend.calendars.as_ref().ok_or_else(|| {
+        unavailable("the calendars are not available in this server (it was started without them)")
     })
 }

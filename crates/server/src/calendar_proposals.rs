@@ -3,22 +3,17 @@
 //! payloads hearth-calendar stores with each proposal, placed in the window the way
 //! the calendar's own events are (repeating ones expanded through its event index).
 //!
-//! The payload's shape is hearth-calendar's (`change.rs`: `calendar`, and an
-//! `operation` tagged by `type` holding event specs whose times are tagged by `kind`);
-//! only the fields a picture needs are read here. A payload that does not read is
-//! skipped with a warning naming the proposal, never an error: the proposal itself is
-//! still listed, and decided, by `proposal/*`.
+//! The payload is read by hearth-calendar itself ([`read_proposal`]), in its own terms.
+//! A payload that does not read is skipped with a warning naming the proposal, never an
+//! error: the proposal itself is still listed, and decided, by `proposal/*`.
 
-use std::str::FromStr;
-
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use hearth_calendar::{
-    Calendars, Event, EventIndex, EventSource, EventTime, OverrideRange, Recurrence,
-    RecurrenceRule, Zone, parse_time_zone, tool_names,
+    Calendars, Event, EventIndex, EventSource, EventTime, OverrideRange, ProposedChange,
+    ProposedEvent, ProposedRecurrence, Recurrence, parse_time_zone, read_proposal, tool_names,
 };
 use hearth_protocol::{self as wire, ProposalListParams, ProposalStatus, RpcError};
-use serde::Deserialize;
 
 use crate::approvals::Approvals;
 use crate::calendar::Window;
@@ -27,89 +22,6 @@ use crate::calendar::Window;
 const PAGE: u32 = 500;
 /// Pages read at most (pending proposals beyond these are not drawn).
 const MAX_PAGES: usize = 20;
-
-/// The part of a calendar proposal's payload a picture needs.
-#[derive(Debug, Deserialize)]
-struct Payload {
-    calendar: String,
-    operation: Operation,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Operation {
-    Create {
-        events: Vec<Spec>,
-    },
-    Update {
-        event: Spec,
-        #[serde(default)]
-        occurrence: Option<SpecTime>,
-    },
-    Delete {
-        uid: String,
-        #[serde(default)]
-        occurrence: Option<SpecTime>,
-    },
-}
-
-/// An event as a staged change writes it.
-#[derive(Debug, Deserialize)]
-struct Spec {
-    uid: String,
-    title: String,
-    start: SpecTime,
-    end: SpecTime,
-    #[serde(default)]
-    location: Option<String>,
-    recurrence: RecurrenceSpec,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum SpecTime {
-    Date {
-        date: NaiveDate,
-    },
-    Zoned {
-        local: NaiveDateTime,
-        time_zone: String,
-    },
-    Floating {
-        local: NaiveDateTime,
-    },
-    Utc {
-        utc: NaiveDateTime,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum RecurrenceSpec {
-    Unchanged,
-    None,
-    Rule { rule: String },
-}
-
-impl SpecTime {
-    fn event_time(&self) -> Result<EventTime, String> {
-        Ok(match self {
-            Self::Date { date } => EventTime::Date(*date),
-            Self::Zoned { local, time_zone } => EventTime::DateTime {
-                local: *local,
-                zone: Zone::Named(parse_time_zone(time_zone).map_err(|e| e.to_string())?),
-            },
-            Self::Floating { local } => EventTime::DateTime {
-                local: *local,
-                zone: Zone::Floating,
-            },
-            Self::Utc { utc } => EventTime::DateTime {
-                local: *utc,
-                zone: Zone::Utc,
-            },
-        })
-    }
-}
 
 /// What a proposal is, for the pictures made of it.
 struct Ghost<'a> {
@@ -190,22 +102,28 @@ pub(crate) async fn proposed_events(
         if !is_calendar_tool(&proposal.tool) || proposal.expires_at <= now {
             continue;
         }
-        let payload = match serde_json::from_value::<Payload>(proposal.payload.clone()) {
-            Ok(payload) => payload,
+        let (calendar, change) = match read_proposal(&proposal.payload) {
+            Ok(read) => read,
             Err(error) => {
                 warnings.push(unreadable(&proposal, &error.to_string()));
                 continue;
             }
         };
-        if !ids.contains(&payload.calendar.as_str()) {
+        if !ids.contains(&calendar.as_str()) {
             continue;
         }
         let floating = calendars
-            .calendar(&payload.calendar)
+            .calendar(&calendar)
             .ok()
             .and_then(|info| parse_time_zone(&info.time_zone).ok())
             .unwrap_or(window.zone);
-        match drawn(&proposal, &payload, calendars, window, floating, events).await {
+        let picture = Picture {
+            proposal: &proposal,
+            calendar: &calendar,
+            window,
+            floating,
+        };
+        match drawn(&picture, &change, calendars, events).await {
             Ok(ghosts) => proposed.extend(ghosts),
             Err(error) => warnings.push(unreadable(&proposal, &error)),
         }
@@ -221,59 +139,63 @@ fn unreadable(proposal: &wire::Proposal, error: &str) -> String {
     )
 }
 
+/// One proposal to draw in a window.
+struct Picture<'a> {
+    proposal: &'a wire::Proposal,
+    calendar: &'a str,
+    window: &'a Window,
+    /// The zone of the calendar's floating times.
+    floating: Tz,
+}
+
 /// The pictures of one proposal in the window.
 async fn drawn(
-    proposal: &wire::Proposal,
-    payload: &Payload,
+    picture: &Picture<'_>,
+    change: &ProposedChange,
     calendars: &Calendars,
-    window: &Window,
-    floating: Tz,
     events: &[wire::CalendarEvent],
 ) -> Result<Vec<wire::ProposedEvent>, String> {
     let ghost = |action| Ghost {
-        proposal,
+        proposal: picture.proposal,
         action,
-        calendar: &payload.calendar,
+        calendar: picture.calendar,
     };
     let mut drawn = Vec::new();
-    match &payload.operation {
-        Operation::Create { events: specs } => {
+    match change {
+        ProposedChange::Create(created) => {
             let ghost = ghost(wire::ProposedAction::Create);
-            for spec in specs {
-                let recurrence = match &spec.recurrence {
-                    RecurrenceSpec::Rule { rule } => Some(rule_recurrence(rule)?),
-                    RecurrenceSpec::None | RecurrenceSpec::Unchanged => None,
+            for event in created {
+                let recurrence = match &event.recurrence {
+                    ProposedRecurrence::Rule(rule) => Some(rule.clone()),
+                    ProposedRecurrence::None | ProposedRecurrence::Unchanged => None,
                 };
-                drawn.extend(occurrences(&ghost, spec, recurrence, window, floating)?);
+                drawn.extend(occurrences(&ghost, event, recurrence, picture));
             }
         }
-        Operation::Update { event, occurrence } => {
+        ProposedChange::Update { event, occurrence } => {
             let ghost = ghost(wire::ProposedAction::Update);
             let recurrence = match (&event.recurrence, occurrence) {
                 // One occurrence moves: it is drawn once, at its new time.
-                (_, Some(_)) | (RecurrenceSpec::None, None) => None,
-                (RecurrenceSpec::Rule { rule }, None) => Some(rule_recurrence(rule)?),
-                (RecurrenceSpec::Unchanged, None) => calendars
-                    .load(&payload.calendar)
+                (_, Some(_)) | (ProposedRecurrence::None, None) => None,
+                (ProposedRecurrence::Rule(rule), None) => Some(rule.clone()),
+                (ProposedRecurrence::Unchanged, None) => calendars
+                    .load(picture.calendar)
                     .await
                     .ok()
                     .and_then(|loaded| {
                         loaded
                             .index
-                            .get(&payload.calendar, &event.uid)
+                            .get(picture.calendar, &event.uid)
                             .and_then(|current| current.recurrence.clone())
                     }),
             };
-            drawn.extend(occurrences(&ghost, event, recurrence, window, floating)?);
+            drawn.extend(occurrences(&ghost, event, recurrence, picture));
         }
-        Operation::Delete { uid, occurrence } => {
+        ProposedChange::Delete { uid, occurrence } => {
             let ghost = ghost(wire::ProposedAction::Delete);
-            let handle = occurrence
-                .as_ref()
-                .map(|time| handle(time, window.zone))
-                .transpose()?;
+            let handle = occurrence.map(|time| handle(time, picture.window.zone));
             for event in events.iter().filter(|event| {
-                event.calendar == payload.calendar
+                event.calendar == picture.calendar
                     && &event.uid == uid
                     && handle
                         .as_ref()
@@ -291,39 +213,27 @@ async fn drawn(
     Ok(drawn)
 }
 
-fn rule_recurrence(rule: &str) -> Result<Recurrence, String> {
-    Ok(Recurrence {
-        rules: vec![RecurrenceRule::from_str(rule).map_err(|e| e.to_string())?],
-        rdates: Vec::new(),
-        periods: Vec::new(),
-        exdates: Vec::new(),
-        start_is_occurrence: true,
-    })
-}
-
 /// How the calendar's listing names an occurrence (its `recurrenceId`).
-fn handle(time: &SpecTime, zone: Tz) -> Result<String, String> {
-    Ok(match time.event_time()? {
+fn handle(time: EventTime, zone: Tz) -> String {
+    match time {
         EventTime::Date(date) => date.to_string(),
         time => time
             .to_utc(zone)
             .with_timezone(&zone)
             .format("%Y-%m-%dT%H:%M")
             .to_string(),
-    })
+    }
 }
 
-/// The occurrences in the window of the event `spec` describes, repeating by
-/// `recurrence`, through the calendar's own event index.
+/// The occurrences in the window of the proposed `event`, repeating by `recurrence`,
+/// through the calendar's own event index.
 fn occurrences(
     ghost: &Ghost<'_>,
-    spec: &Spec,
+    proposed: &ProposedEvent,
     recurrence: Option<Recurrence>,
-    window: &Window,
-    floating: Tz,
-) -> Result<Vec<wire::ProposedEvent>, String> {
-    let start = spec.start.event_time()?;
-    let end = spec.end.event_time()?;
+    picture: &Picture<'_>,
+) -> Vec<wire::ProposedEvent> {
+    let (start, end) = (proposed.start, proposed.end);
     let all_day = matches!(start, EventTime::Date(_));
     let days = match (start, end) {
         (EventTime::Date(first), EventTime::Date(after)) => (after - first).num_days().max(1),
@@ -331,12 +241,12 @@ fn occurrences(
     };
     let event = Event {
         calendar: ghost.calendar.to_owned(),
-        uid: spec.uid.clone(),
+        uid: proposed.uid.clone(),
         recurrence_id: None,
         range: OverrideRange::ThisOccurrence,
-        title: spec.title.clone(),
+        title: proposed.title.clone(),
         description: None,
-        location: spec.location.clone(),
+        location: proposed.location.clone(),
         categories: Vec::new(),
         status: None,
         start,
@@ -344,6 +254,7 @@ fn occurrences(
         recurrence,
         source: EventSource::Ics { line: 0 },
     };
+    let (window, floating) = (picture.window, picture.floating);
     let index = EventIndex::new(vec![event], floating);
     let mut drawn = Vec::new();
     for occurrence in index.between(window.from, window.to) {
@@ -356,9 +267,9 @@ fn occurrences(
         } else {
             (window.stamp(occurrence.start), window.stamp(occurrence.end))
         };
-        drawn.push(ghost.event(Some(&spec.uid), &spec.title, all_day, times));
+        drawn.push(ghost.event(Some(&proposed.uid), &proposed.title, all_day, times));
     }
-    Ok(drawn)
+    drawn
 }
 
 fn local_date(instant: DateTime<Utc>, zone: Tz) -> NaiveDate {

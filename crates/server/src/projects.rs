@@ -9,7 +9,10 @@ use hearth_projects::{
 };
 use hearth_protocol::{self as wire, ErrorKind, RpcError};
 
+use crate::backend::Shared;
+use crate::dispatch::{MethodTable, route};
 use crate::edge::unavailable;
+use hearth_protocol::Method;
 
 /// The error response for a project failure.
 pub(crate) fn project_error(error: &ProjectError) -> RpcError {
@@ -189,5 +192,131 @@ pub(crate) async fn trust(
         .await
         .map_err(|e| project_error(&e))?;
     let project = get(projects, record.id.as_str()).await?;
+    Ok(wire::ProjectResponse { project })
+}
+
+/// The projects methods.
+pub(crate) fn register(table: &mut MethodTable) {
+    route!(table, wire::ProjectList => project_list);
+    route!(table, wire::ProjectGet => project_get);
+    route!(table, wire::ProjectCreate => project_create);
+    route!(table, wire::ProjectTrust => project_trust);
+    route!(table, wire::ProjectRename => project_rename);
+    route!(table, wire::ProjectDelete => project_delete);
+    route!(table, wire::ProjectAddSource => project_add_source);
+    route!(table, wire::ProjectRemoveSource => project_remove_source);
+    route!(table, wire::ProjectRelink => project_relink);
+}
+
+async fn project_list(
+    shared: &Shared,
+    _params: <wire::ProjectList as Method>::Params,
+) -> Result<<wire::ProjectList as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let list = projects.list().await.map_err(|e| project_error(&e))?;
+    Ok(wire::ProjectListResponse {
+        projects: list.iter().map(crate::projects::to_wire).collect(),
+    })
+}
+
+async fn project_get(
+    shared: &Shared,
+    params: <wire::ProjectGet as Method>::Params,
+) -> Result<<wire::ProjectGet as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let project = crate::projects::get(projects, &params.project).await?;
+    Ok(wire::ProjectResponse { project })
+}
+
+async fn project_create(
+    shared: &Shared,
+    params: <wire::ProjectCreate as Method>::Params,
+) -> Result<<wire::ProjectCreate as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    crate::projects::create(projects, params).await
+}
+
+async fn project_trust(
+    shared: &Shared,
+    params: <wire::ProjectTrust as Method>::Params,
+) -> Result<<wire::ProjectTrust as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    crate::projects::trust(projects, params).await
+}
+
+async fn project_rename(
+    shared: &Shared,
+    params: <wire::ProjectRename as Method>::Params,
+) -> Result<<wire::ProjectRename as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let record = projects
+        .rename(&params.project, &params.name)
+        .await
+        .map_err(|e| project_error(&e))?;
+    let project = crate::projects::get(projects, record.id.as_str()).await?;
+    Ok(wire::ProjectResponse { project })
+}
+
+async fn project_delete(
+    shared: &Shared,
+    params: <wire::ProjectDelete as Method>::Params,
+) -> Result<<wire::ProjectDelete as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let (record, mirror_removed) = projects
+        .delete(&params.project)
+        .await
+        .map_err(|e| project_error(&e))?;
+    Ok(wire::ProjectDeleteResponse {
+        id: record.id.to_string(),
+        mirror_removed,
+    })
+}
+
+async fn project_add_source(
+    shared: &Shared,
+    params: <wire::ProjectAddSource as Method>::Params,
+) -> Result<<wire::ProjectAddSource as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let record = projects
+        .find(&params.project)
+        .await
+        .map_err(|e| project_error(&e))?;
+    let source = hearth_projects::context::ContextSource::parse(&params.source, &record.folder);
+    projects
+        .add_source(record.id.as_str(), source)
+        .await
+        .map_err(|e| project_error(&e))?;
+    let project = crate::projects::get(projects, record.id.as_str()).await?;
+    Ok(wire::ProjectResponse { project })
+}
+
+async fn project_remove_source(
+    shared: &Shared,
+    params: <wire::ProjectRemoveSource as Method>::Params,
+) -> Result<<wire::ProjectRemoveSource as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let record = projects
+        .find(&params.project)
+        .await
+        .map_err(|e| project_error(&e))?;
+    projects
+        .remove_source(record.id.as_str(), &params.source)
+        .await
+        .map_err(|e| project_error(&e))?;
+    let project = crate::projects::get(projects, record.id.as_str()).await?;
+    Ok(wire::ProjectResponse { project })
+}
+
+async fn project_relink(
+    shared: &Shared,
+    params: <wire::ProjectRelink as Method>::Params,
+) -> Result<<wire::ProjectRelink as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    let folder = crate::projects::folder(&params.folder)?;
+    let record = projects
+        .relink(&params.project, folder)
+        .await
+        .map_err(|e| project_error(&e))?;
+    let project = crate::projects::get(projects, record.id.as_str()).await?;
     Ok(wire::ProjectResponse { project })
 }

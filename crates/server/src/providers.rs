@@ -1,11 +1,14 @@
 //! `provider/list` and `provider/test`: the model providers `hearth-llm` finds, checked
 //! on request. Keys never leave the process: only where a key came from is reported.
 
+use crate::backend::Shared;
+use crate::dispatch::{MethodTable, route};
 use hearth_config::Config;
 use hearth_llm::{
     CancellationToken, CheckMethod, CheckOutcome, DiscoveryOptions, Environment, KeyStatus,
     check_providers, discover_providers,
 };
+use hearth_protocol::{self as wire, Method};
 use hearth_protocol::{
     ErrorKind, KeyState, ProviderInfo, ProviderListResponse, ProviderTestOutcome,
     ProviderTestResponse, ProviderTestResult, RpcError,
@@ -96,4 +99,24 @@ pub(crate) async fn test_providers(
             })
             .collect(),
     })
+}
+
+/// The providers methods.
+pub(crate) fn register(table: &mut MethodTable) {
+    route!(table, wire::ProviderList => provider_list);
+    route!(table, wire::ProviderTest => provider_test);
+}
+
+async fn provider_list(
+    shared: &Shared,
+    _params: <wire::ProviderList as Method>::Params,
+) -> Result<<wire::ProviderList as Method>::Response, RpcError> {
+    Ok(list_providers(&shared.backend.config).await)
+}
+
+async fn provider_test(
+    shared: &Shared,
+    params: <wire::ProviderTest as Method>::Params,
+) -> Result<<wire::ProviderTest as Method>::Response, RpcError> {
+    test_providers(&shared.backend.config, params.provider.as_deref()).await
 }

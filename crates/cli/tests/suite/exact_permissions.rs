@@ -176,7 +176,7 @@ async fn a_grant_covers_the_same_call_is_listed_and_revocable() {
     use std::time::{Duration, Instant};
 
     use hearth_protocol::{
-        ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, UserMessage,
+        ChatQueue, ChatQueueParams, SessionCreate, SessionCreateParams, UserMessage,
     };
 
     use super::serve_support::{Served, WAIT};
@@ -198,8 +198,9 @@ async fn a_grant_covers_the_same_call_is_listed_and_revocable() {
         let client = &client;
         let chat = chat.clone();
         async move {
+            // Queued: it goes when the turn before it has ended.
             client
-                .call::<ChatSend>(&ChatSendParams {
+                .call::<ChatQueue>(&ChatQueueParams {
                     chat,
                     message: UserMessage {
                         text,

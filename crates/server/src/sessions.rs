@@ -1,0 +1,203 @@
+//! Sessions and harnesses: `initialize`, `session/*`, `harness/start`.
+
+use hearth_core::{ProjectId, ProviderId, Scope, SessionUri, TurnId};
+use hearth_host::NewSessionRequest;
+use hearth_protocol::{self as wire, ErrorKind, Method, RpcError, ScopeFilter};
+use hearth_store::SessionQuery;
+
+use crate::backend::Shared;
+use crate::dispatch::{MethodTable, parse_field, route};
+use crate::edge::{host_error, internal};
+
+/// The session methods.
+pub(crate) fn register(table: &mut MethodTable) {
+    route!(table, wire::Initialize => initialize);
+    route!(table, wire::SessionList => session_list);
+    route!(table, wire::SessionCreate => session_create);
+    route!(table, wire::SessionDispose => session_dispose);
+    route!(table, wire::SessionFork => session_fork);
+    route!(table, wire::SessionRename => session_rename);
+    route!(table, wire::HarnessStart => harness_start);
+}
+
+async fn initialize(
+    shared: &Shared,
+    _params: <wire::Initialize as Method>::Params,
+) -> Result<<wire::Initialize as Method>::Response, RpcError> {
+    Ok(server_info(shared))
+}
+
+async fn session_list(
+    shared: &Shared,
+    params: <wire::SessionList as Method>::Params,
+) -> Result<<wire::SessionList as Method>::Response, RpcError> {
+    let host = shared.host();
+    let scope = match params.scope.unwrap_or_default() {
+        ScopeFilter::Any => hearth_store::ScopeFilter::Any,
+        ScopeFilter::Global => hearth_store::ScopeFilter::Global,
+        ScopeFilter::Project { project_id } => hearth_store::ScopeFilter::Project(parse_field(
+            "projectId",
+            &project_id,
+            ProjectId::parse,
+        )?),
+    };
+    let provider = params
+        .provider
+        .as_deref()
+        .map(|provider| parse_field("provider", provider, ProviderId::parse))
+        .transpose()?;
+    let query = SessionQuery {
+        scope,
+        provider,
+        provenance: params.provenance.map(Into::into),
+        cursor: params.cursor,
+        limit: params.limit.unwrap_or(50),
+    };
+    let page = host
+        .list_sessions(&query)
+        .await
+        .map_err(|e| host_error(&e))?;
+    Ok(wire::SessionListResponse {
+        sessions: page.sessions.into_iter().map(Into::into).collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+async fn session_create(
+    shared: &Shared,
+    mut params: <wire::SessionCreate as Method>::Params,
+) -> Result<<wire::SessionCreate as Method>::Response, RpcError> {
+    let host = shared.host();
+    // A project's sessions use its default agent or provider and model.
+    if let (Some(project), Some(projects)) = (
+        params.project_id.as_deref(),
+        shared.backend.projects.as_ref(),
+    ) && let Ok((_, file)) = projects.open(project).await
+    {
+        if params.provider.is_none() {
+            params.provider = file.agent.clone().or(file.provider.clone());
+        }
+        if params.model.is_none() {
+            params.model = file.model;
+        }
+    }
+    let provider = match params.provider.as_deref() {
+        Some(provider) => parse_field("provider", provider, ProviderId::parse)?,
+        None => shared.backend.default_provider.clone().ok_or_else(|| {
+            RpcError::new(
+                ErrorKind::InvalidParams,
+                "no `provider` given and the server has no default provider",
+                false,
+            )
+        })?,
+    };
+    let project = params
+        .project_id
+        .as_deref()
+        .map(|project| parse_field("projectId", project, ProjectId::parse))
+        .transpose()?;
+    let request = NewSessionRequest {
+        provider,
+        scope: Scope::from_project(project),
+        title: params.title,
+        model: params.model,
+        working_directories: params
+            .working_directories
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .collect(),
+    };
+    let uri = host
+        .create_session(request)
+        .await
+        .map_err(|e| host_error(&e))?;
+    let session = host.session(&uri).await.map_err(|e| host_error(&e))?;
+    Ok(wire::SessionCreateResponse {
+        session: session.into(),
+    })
+}
+
+async fn session_dispose(
+    shared: &Shared,
+    params: <wire::SessionDispose as Method>::Params,
+) -> Result<<wire::SessionDispose as Method>::Response, RpcError> {
+    let host = shared.host();
+    let session = parse_field("session", &params.session, SessionUri::parse)?;
+    host.delete_session(&session)
+        .await
+        .map_err(|e| host_error(&e))?;
+    Ok(wire::SessionDisposeResponse {})
+}
+
+async fn session_fork(
+    shared: &Shared,
+    params: <wire::SessionFork as Method>::Params,
+) -> Result<<wire::SessionFork as Method>::Response, RpcError> {
+    let host = shared.host();
+    let source = parse_field("session", &params.session, SessionUri::parse)?;
+    let turn_id = parse_field("turnId", &params.turn_id, TurnId::parse)?;
+    let uri = host
+        .fork_session(&source, &turn_id)
+        .await
+        .map_err(|e| host_error(&e))?;
+    let session = host.session(&uri).await.map_err(|e| host_error(&e))?;
+    Ok(wire::SessionCreateResponse {
+        session: session.into(),
+    })
+}
+
+async fn session_rename(
+    shared: &Shared,
+    params: <wire::SessionRename as Method>::Params,
+) -> Result<<wire::SessionRename as Method>::Response, RpcError> {
+    let host = shared.host();
+    let session = parse_field("session", &params.session, SessionUri::parse)?;
+    let summary = host
+        .rename_session(&session, &params.title)
+        .await
+        .map_err(|e| host_error(&e))?;
+    Ok(wire::SessionRenameResponse {
+        summary: summary.into(),
+    })
+}
+
+async fn harness_start(
+    shared: &Shared,
+    params: <wire::HarnessStart as Method>::Params,
+) -> Result<<wire::HarnessStart as Method>::Response, RpcError> {
+    let host = shared.host();
+    let provider = parse_field("provider", &params.provider, ProviderId::parse)?;
+    host.start_harness(&provider)
+        .await
+        .map_err(|e| host_error(&e))?;
+    let harness = host
+        .descriptors()
+        .into_iter()
+        .find(|descriptor| descriptor.id == provider)
+        .map(Into::into)
+        .ok_or_else(|| internal("the started harness is not registered"))?;
+    Ok(wire::HarnessStartResponse { harness })
+}
+
+fn server_info(shared: &Shared) -> wire::InitializeResponse {
+    let backend = &shared.backend;
+    wire::InitializeResponse {
+        server_info: wire::ServerInfo {
+            name: "hearth".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        protocol_version: wire::PROTOCOL_VERSION.into(),
+        harnesses: backend
+            .host
+            .descriptors()
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        default_provider: backend.default_provider.as_ref().map(ToString::to_string),
+        features: wire::ServerFeatures {
+            proposals: backend.approvals.is_some(),
+            audit: backend.approvals.is_some(),
+            mcp: backend.toolbox.is_some(),
+        },
+    }
+}
