@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use hearth_core::ProviderId;
 
-use crate::app::App;
+use hearth_app::App;
 
 /// `hearth acp` arguments.
 #[derive(Debug, clap::Args)]
@@ -25,10 +25,10 @@ pub struct AcpArgs {
 /// Runs `hearth acp` until the editor closes stdin.
 pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
     // The MCP servers the editor passes with each session, offered in that session only.
-    let mcp = hearth_mcp_client::SessionMcpServers::new(crate::toolbox::fetch_policy(app));
+    let mcp = hearth_mcp_client::SessionMcpServers::new(hearth_app::tools::fetch_policy(app));
     // The sessions whose files the native agent reads through the editor (its buffers).
     let files = hearth_projects::ClientFiles::new();
-    let (backend, gate) = crate::serve::backend_and_gate(
+    let (backend, gate) = hearth_app::backend::backend_and_gate(
         app,
         args.scenario,
         "acp",

@@ -10,8 +10,8 @@ use clap::Subcommand;
 use hearth_acp::{AgentStatus, ConfiguredAgent, PermissionMode};
 use serde_json::json;
 
-use crate::app::App;
-use crate::harnesses;
+use hearth_app::App;
+use hearth_app::harnesses;
 
 /// `hearth agents` subcommands.
 #[derive(Debug, Subcommand)]

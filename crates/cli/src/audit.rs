@@ -9,9 +9,9 @@ use hearth_tools::{
     DEFAULT_EXPORT_KEEP, MAX_EXPORT_KEEP,
 };
 
-use crate::app::App;
 use crate::render::local_time;
 use crate::toolbox::{json_line, write_out};
+use hearth_app::App;
 
 /// `hearth audit …`.
 #[derive(Debug, Subcommand)]

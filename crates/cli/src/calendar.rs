@@ -13,9 +13,10 @@ use hearth_calendar::{
 };
 use hearth_core::escape_controls_inline;
 
-use crate::app::App;
 use crate::audit::write_atomically;
-use crate::toolbox::{calendars, dav_transport, json_line, write_out};
+use crate::toolbox::{json_line, write_out};
+use hearth_app::App;
+use hearth_app::tools::{calendars, dav_transport};
 
 /// `hearth calendar …`.
 #[derive(Debug, Subcommand)]

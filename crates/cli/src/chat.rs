@@ -17,10 +17,10 @@ use hearth_host::Host;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use crate::app::App;
-use crate::harnesses::Titles;
 use crate::interrupts::{Interrupts, Press};
 use crate::run::{Printer, announce, local_question, settle_locally, start, target_chat};
+use hearth_app::App;
+use hearth_app::harnesses::Titles;
 use hearth_projects::{OpenEnd, PendingOpen, ScopeView};
 
 /// `hearth chat` arguments.
@@ -484,7 +484,7 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     if interactive {
         eprintln!("hearth chat — session {} — {HELP}", chat.session());
     }
-    let external_agent = crate::harnesses::is_external_agent(app, chat.provider().as_str());
+    let external_agent = hearth_app::harnesses::is_external_agent(app, chat.provider().as_str());
     let mut conversation = Conversation {
         external_agent,
         host: start.host,

@@ -3,17 +3,15 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Subcommand;
-use hearth_fetch::Fetcher;
 use hearth_projects::context::{
-    CacheState, ContextCache, ContextSource, MaterializeOptions, Materializer, Progress,
-    ProjectRef, SourceCacheStatus, SourceStatus,
+    CacheState, ContextCache, ContextSource, MaterializeOptions, Progress, ProjectRef,
+    SourceCacheStatus, SourceStatus,
 };
 
-use crate::app::App;
 use crate::projects::registry;
+use hearth_app::App;
 
 /// `hearth context` subcommands.
 #[derive(Debug, Subcommand)]
@@ -33,24 +31,6 @@ pub enum ContextCommand {
     Clear,
     /// Remove snapshots no project's sources use any more.
     Gc,
-}
-
-/// The materializer of this data directory: its cache, through the guarded fetcher.
-pub(crate) fn materializer(app: &App) -> anyhow::Result<Materializer> {
-    let fetcher = Arc::new(Fetcher::new(crate::toolbox::fetch_policy(app))?);
-    let (isolator, memory_bytes) = app.isolator()?;
-    Ok(Materializer::new(
-        ContextCache::new(app.paths.context_cache()),
-        fetcher,
-        hearth_projects::convert::ConvertLimits {
-            isolation: hearth_projects::convert::Isolation::Child {
-                isolator,
-                memory_bytes,
-            },
-            ..hearth_projects::convert::ConvertLimits::default()
-        },
-    )
-    .protecting(vec![app.paths.home.clone()]))
 }
 
 /// Writes text about sources (file names, URLs, errors quoting servers and documents),
@@ -176,7 +156,7 @@ pub async fn context(app: &App, command: ContextCommand) -> anyhow::Result<ExitC
         ContextCommand::Retry { project } => {
             // Converting sources a project.md names is acting on it: only once trusted.
             let (record, file) = projects.open_trusted(&project).await?;
-            let materializer = materializer(app)?;
+            let materializer = hearth_app::backend::materializer(app)?;
             let reference = ProjectRef {
                 id: record.id.to_string(),
                 folder: record.folder.clone(),

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use hearth_llm::{CancellationToken, check_provider, check_providers, no_provider_help};
 
 use crate::agents;
-use crate::app::App;
 use crate::calendar;
-use crate::harnesses;
+use hearth_app::App;
+use hearth_app::harnesses;
 
 /// `hearth doctor` arguments.
 #[derive(Debug, clap::Args)]

@@ -9,13 +9,11 @@ use clap::{Parser, Subcommand};
 
 mod acp_agent;
 mod agents;
-mod app;
 mod audit;
 mod calendar;
 mod chat;
 mod context;
 mod doctor;
-mod harnesses;
 mod interrupts;
 mod mcp_servers;
 mod names;
@@ -203,12 +201,12 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        let mut app = app::App::load(cli.home.as_deref(), cli.config.as_deref())?;
+        let mut app = hearth_app::App::load(cli.home.as_deref(), cli.config.as_deref())?;
         if matches!(
             cli.command,
             Command::Serve(_) | Command::AppServer(_) | Command::Mcp(_) | Command::Acp(_)
         ) {
-            app.notices = app::Notices::Log;
+            app.notices = hearth_app::Notices::Log;
         }
         app.prepare_home()?;
         match cli.command {

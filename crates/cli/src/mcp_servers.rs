@@ -7,8 +7,9 @@ use clap::Subcommand;
 use hearth_mcp_client::{McpTools, ServerReport, ServerStatus};
 use serde_json::json;
 
-use crate::app::App;
-use crate::toolbox::{fetch_policy, json_line, write_out};
+use crate::toolbox::{json_line, write_out};
+use hearth_app::App;
+use hearth_app::tools::fetch_policy;
 
 /// `hearth mcp …` subcommands.
 #[derive(Debug, Subcommand)]

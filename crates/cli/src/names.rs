@@ -10,7 +10,7 @@ use hearth_core::{
 };
 use hearth_store::{ScopeFilter, SessionQuery, SqliteStore, Store};
 
-use crate::app::App;
+use hearth_app::App;
 
 /// The shortest prefix of an id that is looked up.
 pub const MIN_PREFIX: usize = 4;

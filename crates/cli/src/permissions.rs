@@ -15,8 +15,8 @@ use hearth_core::{
 };
 use tokio::sync::mpsc;
 
-use crate::app::App;
 use crate::interrupts::Interrupts;
+use hearth_app::App;
 
 /// Lines of a diff shown with a request.
 const DIFF_LINES: usize = 40;

@@ -17,7 +17,7 @@ use hearth_projects::{
 use hearth_store::{ProjectRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
-use crate::app::App;
+use hearth_app::App;
 
 /// `hearth projects` subcommands.
 #[derive(Debug, Subcommand)]

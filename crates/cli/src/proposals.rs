@@ -12,9 +12,10 @@ use hearth_tools::{
     ApplyOutcome, ApprovalGate, Proposal, ProposalList, ProposalQuery, ProposalStatus, UserActor,
 };
 
-use crate::app::App;
 use crate::render::local_time;
-use crate::toolbox::{Tools, json_line, write_out};
+use crate::toolbox::{json_line, write_out};
+use hearth_app::App;
+use hearth_app::tools::Tools;
 
 /// The shortest hash prefix `approve --hash` accepts. It only confirms which version of
 /// the proposal the user reviewed: the approval binds to the full hash of the proposal as

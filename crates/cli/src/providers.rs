@@ -4,9 +4,9 @@
 
 use std::process::ExitCode;
 
-use crate::app::App;
-use crate::harnesses;
 use crate::toolbox::{json_line, write_out};
+use hearth_app::App;
+use hearth_app::harnesses;
 
 /// `hearth providers` commands.
 #[derive(Debug, clap::Subcommand)]

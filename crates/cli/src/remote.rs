@@ -23,10 +23,10 @@ use hearth_server::{Client, Notifications, Notified, read_record, read_token, se
 use hearth_store::{SessionPage, SessionQuery};
 use serde_json::json;
 
-use crate::app::App;
 use crate::interrupts::Interrupts;
 use crate::render;
 use crate::run::Printer;
+use hearth_app::App;
 
 /// How long a server recorded in `server.json` may take to answer before the command
 /// runs in-process instead.

@@ -17,10 +17,10 @@ use hearth_llm::{Discovery, KeyStatus, LlmError, no_provider_help};
 use hearth_store::StoreError;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::app::App;
-use crate::harnesses::{self, HarnessOptions, REPLAY, Titles};
 use crate::interrupts::Interrupts;
 use crate::render;
+use hearth_app::App;
+use hearth_app::harnesses::{self, HarnessOptions, REPLAY, Titles};
 
 /// Exit status of `hearth run` when the answer was printed but the store refused it
 /// (a full disk, a failing database): the session keeps the prompt, not the answer.

@@ -4,20 +4,18 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use hearth_host::{Host, HostConfig};
+use hearth_host::Host;
 use hearth_server::{
-    Backend, DEFAULT_PORT, GateApprovals, Listener, ServerOptions, ServerRecord,
-    load_or_create_token, lock_data_directory, login_key_file, remove_record, serve_mcp_stdio,
-    serve_stdio, server_file, write_record,
+    Backend, DEFAULT_PORT, Listener, ServerOptions, ServerRecord, load_or_create_token,
+    lock_data_directory, login_key_file, remove_record, serve_mcp_stdio, serve_stdio, server_file,
+    write_record,
 };
 
-use crate::app::App;
-use crate::harnesses::{self, HarnessOptions};
-use crate::toolbox::Tools;
+use hearth_app::App;
+use hearth_app::tools::Tools;
 
 /// Sessions nobody used (no subscriber, no running turn) for this long are released
 /// from memory; they reload on next use.
@@ -169,63 +167,11 @@ fn server_options(app: &App, args: &ServeArgs) -> anyhow::Result<ServerOptions> 
 
 /// A host and everything around it, over one store.
 async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::Result<Backend> {
-    Ok(backend_and_gate(app, scenario, source, None, None).await?.0)
-}
-
-/// A backend, and the approval gate its approvals decide through (for a surface that
-/// records decisions under its own name, like `hearth acp`); the native agent offers
-/// the MCP servers of `session_mcp` in their sessions, and reads the files of the
-/// sessions in `client_files` through their client.
-pub(crate) async fn backend_and_gate(
-    app: &App,
-    scenario: Option<PathBuf>,
-    source: &str,
-    session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
-    client_files: Option<hearth_projects::ClientFiles>,
-) -> anyhow::Result<(Backend, hearth_tools::ApprovalGate)> {
-    let store = app.open_store().await?;
-    let tools = Tools::over(app, store.clone())?;
-    let discovery = harnesses::discover(app, harnesses::ollama_may_matter(app, None)).await;
-    for problem in &discovery.problems {
-        tracing::warn!("{problem}");
-    }
-    let default_provider = harnesses::default_provider(app, &discovery)?;
-    let agents = harnesses::build(
-        app,
-        &HarnessOptions {
-            scenario,
-            discovery: Some(discovery),
-            store: Some(store.clone()),
-            session_mcp,
-            client_files,
-            ..HarnessOptions::default()
-        },
-    )?;
-    let scopes = app.scopes(&store);
-    let projects = hearth_projects::Projects::new(store.clone());
-    let host = Host::start(
-        store,
-        agents,
-        HostConfig {
-            source: source.to_owned(),
-            working_directories: std::env::current_dir().into_iter().collect(),
-            limits: app.limits(),
-            scopes,
-            ..HostConfig::default()
-        },
-    );
-    let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
-    let gate = tools.gate.clone();
-    let backend = Backend {
-        host,
-        config: app.config.clone(),
-        default_provider: Some(default_provider),
-        toolbox: Some(crate::toolbox::lent_toolbox(app, &tools)),
-        approvals: Some(Arc::new(approvals)),
-        projects: Some(projects),
-        calendars: Some(crate::toolbox::build_calendars(app)?),
-    };
-    Ok((backend, gate))
+    Ok(
+        hearth_app::backend::backend_and_gate(app, scenario, source, None, None)
+            .await?
+            .0,
+    )
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -264,10 +210,7 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let token = load_or_create_token(&token_path)?;
     // Bound first, so the tools know the real port to deny (`--port 0` picks one).
     let listener = Listener::bind(options).await?;
-    let app = App {
-        serving_port: Some(listener.local_addr().port()),
-        ..app.clone()
-    };
+    let app = app.serving_on(listener.local_addr().port());
     let backend = backend(&app, args.scenario, "server").await?;
     let host = backend.host.clone();
     evict_idle_sessions(&host);
@@ -332,7 +275,7 @@ pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let tools = Tools::open(app).await?;
-    serve_mcp_stdio(crate::toolbox::lent_toolbox(app, &tools)).await?;
+    serve_mcp_stdio(hearth_app::tools::lent_toolbox(app, &tools)).await?;
     Ok(ExitCode::SUCCESS)
 }
 

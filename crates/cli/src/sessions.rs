@@ -10,9 +10,9 @@ use hearth_core::{ChatUri, ProviderId, Turn, TurnId};
 use hearth_store::{ChatRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
-use crate::app::App;
-use crate::harnesses::{self, HarnessOptions};
 use crate::render;
+use hearth_app::App;
+use hearth_app::harnesses::{self, HarnessOptions};
 
 /// `hearth sessions` subcommands.
 #[derive(Debug, Subcommand)]

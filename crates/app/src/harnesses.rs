@@ -114,7 +114,7 @@ fn toolbox(
     session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
     client_files: Option<hearth_projects::ClientFiles>,
 ) -> anyhow::Result<Arc<dyn Toolbox>> {
-    crate::toolbox::agent_toolbox(app, session_mcp, client_files)
+    crate::tools::agent_toolbox(app, session_mcp, client_files)
 }
 
 /// Builds every available harness: the replay harness and one native agent per model

@@ -10,6 +10,7 @@ use hearth_core::Agent;
 use hearth_host::{Host, HostConfig, MessageLimits, ScopeSeam};
 use hearth_projects::{ProjectScopes, Projects};
 use hearth_store::{Access, SqliteStore};
+use tokio::sync::OnceCell;
 
 /// Where notes about the data directory go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub struct App {
     pub serving_port: Option<u16>,
     /// Where notes about the data directory go.
     pub notices: Notices,
+    /// The store, opened on first use: one handle (one connection pool) per process,
+    /// shared by every clone of this `App`.
+    store: Arc<OnceCell<Arc<SqliteStore>>>,
 }
 
 impl App {
@@ -44,6 +48,7 @@ impl App {
             config,
             serving_port: None,
             notices: Notices::Stderr,
+            store: Arc::default(),
         })
     }
 
@@ -66,10 +71,23 @@ impl App {
         }
     }
 
-    /// Opens the database (creating it on first use). A database this process cannot
-    /// write is opened for reading only, with a note: what only reads works, and every
-    /// change fails saying why.
+    /// The same app serving on `port` (which the fetcher then denies).
+    pub fn serving_on(&self, port: u16) -> Self {
+        Self {
+            serving_port: Some(port),
+            ..self.clone()
+        }
+    }
+
+    /// The database (created on first use), opened once per process: every caller gets
+    /// the same handle. A database this process cannot write is opened for reading
+    /// only, with a note: what only reads works, and every change fails saying why.
     pub async fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
+        let store = self.store.get_or_try_init(|| self.open_new_store()).await?;
+        Ok(Arc::clone(store))
+    }
+
+    async fn open_new_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
         let store = SqliteStore::open_or_read_only(&self.paths.database()).await?;
         if let Access::ReadOnly { reason } = store.access()
             && !READ_ONLY_NOTED.swap(true, Ordering::Relaxed)
@@ -103,7 +121,7 @@ impl App {
     /// directory's cache through the guarded fetcher.
     pub fn scopes(&self, store: &Arc<SqliteStore>) -> ScopeSeam {
         let projects = Projects::new(store.clone());
-        let materializer = match crate::context::materializer(self) {
+        let materializer = match crate::backend::materializer(self) {
             Ok(materializer) => Some(materializer),
             Err(error) => {
                 tracing::warn!("project context will not be prepared: {error:#}");

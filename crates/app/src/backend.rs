@@ -1,0 +1,89 @@
+//! What a server, an editor's ACP session and the app-server are built from: one store,
+//! the tools and their gate, the harnesses, the projects as scopes, and the host over
+//! them; and the context materializer of the data directory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use hearth_fetch::Fetcher;
+use hearth_host::{Host, HostConfig};
+use hearth_projects::context::{ContextCache, Materializer};
+use hearth_server::{Backend, GateApprovals};
+
+use crate::app::App;
+use crate::harnesses::{self, HarnessOptions};
+use crate::tools::Tools;
+
+/// The materializer of this data directory: its cache, through the guarded fetcher.
+pub fn materializer(app: &App) -> anyhow::Result<Materializer> {
+    let fetcher = Arc::new(Fetcher::new(crate::tools::fetch_policy(app))?);
+    let (isolator, memory_bytes) = app.isolator()?;
+    Ok(Materializer::new(
+        ContextCache::new(app.paths.context_cache()),
+        fetcher,
+        hearth_projects::convert::ConvertLimits {
+            isolation: hearth_projects::convert::Isolation::Child {
+                isolator,
+                memory_bytes,
+            },
+            ..hearth_projects::convert::ConvertLimits::default()
+        },
+    )
+    .protecting(vec![app.paths.home.clone()]))
+}
+
+/// A backend, and the approval gate its approvals decide through (for a surface that
+/// records decisions under its own name, like `hearth acp`); the native agent offers
+/// the MCP servers of `session_mcp` in their sessions, and reads the files of the
+/// sessions in `client_files` through their client.
+pub async fn backend_and_gate(
+    app: &App,
+    scenario: Option<PathBuf>,
+    source: &str,
+    session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
+    client_files: Option<hearth_projects::ClientFiles>,
+) -> anyhow::Result<(Backend, hearth_tools::ApprovalGate)> {
+    let store = app.open_store().await?;
+    let tools = Tools::over(app, store.clone())?;
+    let discovery = harnesses::discover(app, harnesses::ollama_may_matter(app, None)).await;
+    for problem in &discovery.problems {
+        tracing::warn!("{problem}");
+    }
+    let default_provider = harnesses::default_provider(app, &discovery)?;
+    let agents = harnesses::build(
+        app,
+        &HarnessOptions {
+            scenario,
+            discovery: Some(discovery),
+            store: Some(store.clone()),
+            session_mcp,
+            client_files,
+            ..HarnessOptions::default()
+        },
+    )?;
+    let scopes = app.scopes(&store);
+    let projects = hearth_projects::Projects::new(store.clone());
+    let host = Host::start(
+        store,
+        agents,
+        HostConfig {
+            source: source.to_owned(),
+            working_directories: std::env::current_dir().into_iter().collect(),
+            limits: app.limits(),
+            scopes,
+            ..HostConfig::default()
+        },
+    );
+    let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
+    let gate = tools.gate.clone();
+    let backend = Backend {
+        host,
+        config: app.config.clone(),
+        default_provider: Some(default_provider),
+        toolbox: Some(crate::tools::lent_toolbox(app, &tools)),
+        approvals: Some(Arc::new(approvals)),
+        projects: Some(projects),
+        calendars: Some(crate::tools::build_calendars(app)?),
+    };
+    Ok((backend, gate))
+}

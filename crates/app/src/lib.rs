@@ -1,0 +1,21 @@
+//! Hearth assembled once: what every command, the server, `hearth acp`, tests and
+//! benchmarks build Hearth from.
+//!
+//! Owns:
+//! - [`App`]: the data directory (made private on first use), the configuration, the
+//!   store (one handle per process, opened on first use), the project scopes, the
+//!   message limits and where untrusted documents are converted;
+//! - [`tools`]: the tool registry and its approval gate, the toolbox Hearth's own agents
+//!   get (behind the data-flow guard) and the toolbox lent to other agents over MCP;
+//! - [`harnesses`]: which harnesses exist — the demo, Hearth's own agent for every model
+//!   provider found, every external agent — and their registration with a host;
+//! - [`backend`]: the host and everything around it for a server or an editor.
+//!
+//! It does not parse command lines or print: the `hearth` binary does.
+
+mod app;
+pub mod backend;
+pub mod harnesses;
+pub mod tools;
+
+pub use app::{App, Notices};
