@@ -342,214 +342,16 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             sources,
             trust,
         } => {
-            let folder = match folder {
-                Some(folder) => folder,
-                None => std::env::current_dir().context("finding the current directory")?,
-            };
-            let Some(created) = create(&projects, &folder, &name, description, trust).await? else {
-                write_out(&format!(
-                    "not adopted: {} is not a project of Hearth's, and nothing was changed\n",
-                    folder.display()
-                ))?;
-                return Ok(ExitCode::FAILURE);
-            };
-            let record = created.record;
-            for text in &sources {
-                projects
-                    .add_source(record.id.as_str(), parse_source(text, &record.folder))
-                    .await?;
-            }
-            let verb = if created.adopted { "adopted" } else { "made" };
-            write_out(&format!(
-                "{verb} project `{}` ({}) in {}\n",
-                record.name,
-                record.id,
-                record.folder.display()
-            ))?;
-            eprintln!("hearth: {}", mirror_note(created.mirror, &record.folder));
-            eprintln!(
-                "hearth: start a session in it with `hearth chat --project {}`",
-                record.id
-            );
+            return new_project(&projects, name, folder, description, sources, trust).await;
         }
         ProjectsCommand::List { json } => {
-            let list = projects.list().await?;
-            if list.is_empty() && !json {
-                write_out("no projects yet; make one with `hearth projects new NAME`\n")?;
-            }
-            let mut text = String::new();
-            for project in &list {
-                let state = state_of(project);
-                if json {
-                    text.push_str(&serde_json::to_string(&record_json(
-                        &project.record,
-                        &state,
-                    ))?);
-                    text.push('\n');
-                } else {
-                    let sources = project
-                        .file
-                        .as_ref()
-                        .map(|file| format!("{} source(s)", file.sources.len()))
-                        .unwrap_or_default();
-                    // A name from a project.md that came from anywhere, a folder's
-                    // name: escaped.
-                    text.push_str(&format!(
-                        "{}  {}  {}  [{}] {sources}\n",
-                        project.record.id,
-                        hearth_core::escape_controls_inline(&project.record.name),
-                        hearth_core::escape_controls_inline(
-                            &project.record.folder.display().to_string()
-                        ),
-                        crate::shown::message(state.lines().next().unwrap_or_default())
-                    ));
-                }
-            }
-            write_out(&text)?;
+            return list_projects(&projects, json).await;
         }
         ProjectsCommand::Show { project, json } => {
-            let record = projects.find(&project).await?;
-            let project = projects.get(&record.id).await?;
-            let sessions = session_count(app, &record.id).await?;
-            let state = state_of(&project);
-            if json {
-                let mut value = record_json(&project.record, &state);
-                if let Ok(file) = &project.file {
-                    value["description"] = json!(file.description);
-                    value["agent"] = json!(file.agent);
-                    value["provider"] = json!(file.provider);
-                    value["model"] = json!(file.model);
-                    value["sources"] = serde_json::to_value(&file.sources)?;
-                    value["instructions"] = json!(file.instructions);
-                }
-                if let Some(review) = &project.review {
-                    value["review"] = json!({
-                        "reason": review.reason.to_string(),
-                        "summary": review.summary(),
-                        "outsideSources": review.outside.iter().map(|outside| json!({
-                            "kind": outside.source.kind(),
-                            "target": outside.source.target(),
-                            "reaches": outside.reaches,
-                        })).collect::<Vec<_>>(),
-                        "digest": review.digest.as_str(),
-                    });
-                }
-                value["sessions"] = json!(sessions);
-                write_out(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut text = format!(
-                "{} ({})\nfolder: {}\nstate: {state}\n",
-                record.name,
-                record.id,
-                record.folder.display()
-            );
-            if let Some(review) = &project.review {
-                text.push_str(&format!(
-                    "  its project.md {} and gives its agents {}; look at it with `hearth projects trust {}`\n",
-                    match review.reason {
-                        ReviewReason::Changed => "changed since you trusted it",
-                        ReviewReason::Unrecorded | ReviewReason::Adopt => "was never trusted",
-                    },
-                    review.summary(),
-                    record.id
-                ));
-            }
-            text.push_str(&format!("sessions: {sessions}\n"));
-            if let Ok(file) = &project.file {
-                if let Some(description) = &file.description {
-                    text.push_str(&format!("description: {description}\n"));
-                }
-                for (label, value) in [
-                    ("agent", &file.agent),
-                    ("provider", &file.provider),
-                    ("model", &file.model),
-                ] {
-                    if let Some(value) = value {
-                        text.push_str(&format!("{label}: {value}\n"));
-                    }
-                }
-                text.push_str(&format!(
-                    "AGENTS.md: {}\n",
-                    if has_mirror(&record.folder) {
-                        "Hearth's mirror of the instructions"
-                    } else if record.folder.join(hearth_projects::MIRROR_FILE).exists() {
-                        "the user's own (left alone)"
-                    } else {
-                        "none"
-                    }
-                ));
-                if file.sources.is_empty() {
-                    text.push_str("sources: none (add with `hearth projects add-source`)\n");
-                } else {
-                    text.push_str("sources:\n");
-                    for (number, source) in file.sources.iter().enumerate() {
-                        text.push_str(&format!("  {}. {source}\n", number + 1));
-                    }
-                }
-                let instructions = file.instructions.trim();
-                if instructions.is_empty() {
-                    text.push_str(
-                        "instructions: none (write them in project.md, below the front matter)\n",
-                    );
-                } else {
-                    text.push_str("instructions:\n");
-                    for line in instructions.lines() {
-                        text.push_str(&format!("  {line}\n"));
-                    }
-                }
-            }
-            // A project.md may come from anywhere (a cloned folder): shown escaped.
-            write_out(&crate::shown::message(&text))?;
+            return show_project(app, &projects, project, json).await;
         }
         ProjectsCommand::Trust { project, yes } => {
-            let consent = if yes { Consent::Given } else { Consent::Ask };
-            let (record, trusted) = match projects.trust(&project, consent).await {
-                Ok(done) => done,
-                Err(ProjectError::NeedsTrust(review)) => {
-                    let lead = format!(
-                        "{} gives every agent working in project `{}` ({}) what follows; {}.",
-                        review.folder.join(PROJECT_FILE).display(),
-                        review.name,
-                        review.id,
-                        match review.reason {
-                            ReviewReason::Changed => "it changed since you trusted it",
-                            ReviewReason::Unrecorded | ReviewReason::Adopt =>
-                                "you have not trusted it yet",
-                        }
-                    );
-                    if !can_ask() {
-                        anyhow::bail!(
-                            "not trusting project `{}` unseen: there is no terminal to ask in. {lead}\n{}If you trust it, run: hearth projects trust {} --yes",
-                            review.name,
-                            review.details(),
-                            review.id
-                        );
-                    }
-                    if !ask(&lead, &review, "Trust it?")? {
-                        write_out(&format!(
-                            "not trusted: project `{}` takes no new turns until you trust it\n",
-                            review.name
-                        ))?;
-                        return Ok(ExitCode::FAILURE);
-                    }
-                    projects
-                        .trust(&project, Consent::Reviewed(review.digest.clone()))
-                        .await?
-                }
-                Err(error) => return Err(error.into()),
-            };
-            let text = match trusted {
-                Some(_) => format!(
-                    "trusted project `{}` ({}): its sessions take new turns with its project.md as it is now\n",
-                    record.name, record.id
-                ),
-                None => format!(
-                    "project `{}` ({}) needs nothing from you: its project.md is as you trusted it, or asks nothing\n",
-                    record.name, record.id
-                ),
-            };
-            write_out(&crate::shown::message(&text))?;
+            return trust_project(&projects, project, yes).await;
         }
         ProjectsCommand::Rename { project, name } => {
             let record = projects.rename(&project, &name).await?;
@@ -595,5 +397,260 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             ))?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth projects new`.
+#[allow(clippy::print_stderr)]
+async fn new_project(
+    projects: &Projects,
+    name: String,
+    folder: Option<PathBuf>,
+    description: Option<String>,
+    sources: Vec<String>,
+    trust: bool,
+) -> anyhow::Result<ExitCode> {
+    let folder = match folder {
+        Some(folder) => folder,
+        None => std::env::current_dir().context("finding the current directory")?,
+    };
+    let Some(created) = create(projects, &folder, &name, description, trust).await? else {
+        write_out(&format!(
+            "not adopted: {} is not a project of Hearth's, and nothing was changed\n",
+            folder.display()
+        ))?;
+        return Ok(ExitCode::FAILURE);
+    };
+    let record = created.record;
+    for text in &sources {
+        projects
+            .add_source(record.id.as_str(), parse_source(text, &record.folder))
+            .await?;
+    }
+    let verb = if created.adopted { "adopted" } else { "made" };
+    write_out(&format!(
+        "{verb} project `{}` ({}) in {}\n",
+        record.name,
+        record.id,
+        record.folder.display()
+    ))?;
+    eprintln!("hearth: {}", mirror_note(created.mirror, &record.folder));
+    eprintln!(
+        "hearth: start a session in it with `hearth chat --project {}`",
+        record.id
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth projects list`.
+#[allow(clippy::print_stderr)]
+async fn list_projects(projects: &Projects, json: bool) -> anyhow::Result<ExitCode> {
+    let list = projects.list().await?;
+    if list.is_empty() && !json {
+        write_out("no projects yet; make one with `hearth projects new NAME`\n")?;
+    }
+    let mut text = String::new();
+    for project in &list {
+        let state = state_of(project);
+        if json {
+            text.push_str(&serde_json::to_string(&record_json(
+                &project.record,
+                &state,
+            ))?);
+            text.push('\n');
+        } else {
+            let sources = project
+                .file
+                .as_ref()
+                .map(|file| format!("{} source(s)", file.sources.len()))
+                .unwrap_or_default();
+            // A name from a project.md that came from anywhere, a folder's
+            // name: escaped.
+            text.push_str(&format!(
+                "{}  {}  {}  [{}] {sources}\n",
+                project.record.id,
+                hearth_core::escape_controls_inline(&project.record.name),
+                hearth_core::escape_controls_inline(&project.record.folder.display().to_string()),
+                crate::shown::message(state.lines().next().unwrap_or_default())
+            ));
+        }
+    }
+    write_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth projects show`.
+async fn show_project(
+    app: &App,
+    projects: &Projects,
+    project: String,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let record = projects.find(&project).await?;
+    let project = projects.get(&record.id).await?;
+    let sessions = session_count(app, &record.id).await?;
+    if json {
+        let value = show_json(&project, sessions)?;
+        write_out(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+    } else {
+        // A project.md may come from anywhere (a cloned folder): shown escaped.
+        write_out(&crate::shown::message(&show_text(&project, sessions)))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A project as `show --json` prints it.
+fn show_json(project: &Project, sessions: usize) -> anyhow::Result<serde_json::Value> {
+    let mut value = record_json(&project.record, &state_of(project));
+    if let Ok(file) = &project.file {
+        value["description"] = json!(file.description);
+        value["agent"] = json!(file.agent);
+        value["provider"] = json!(file.provider);
+        value["model"] = json!(file.model);
+        value["sources"] = serde_json::to_value(&file.sources)?;
+        value["instructions"] = json!(file.instructions);
+    }
+    if let Some(review) = &project.review {
+        value["review"] = json!({
+            "reason": review.reason.to_string(),
+            "summary": review.summary(),
+            "outsideSources": review.outside.iter().map(|outside| json!({
+                "kind": outside.source.kind(),
+                "target": outside.source.target(),
+                "reaches": outside.reaches,
+            })).collect::<Vec<_>>(),
+            "digest": review.digest.as_str(),
+        });
+    }
+    value["sessions"] = json!(sessions);
+    Ok(value)
+}
+
+/// A project as `show` prints it: where it is, its state, what its project.md gives.
+fn show_text(project: &Project, sessions: usize) -> String {
+    let record = &project.record;
+    let mut text = format!(
+        "{} ({})\nfolder: {}\nstate: {}\n",
+        record.name,
+        record.id,
+        record.folder.display(),
+        state_of(project)
+    );
+    if let Some(review) = &project.review {
+        text.push_str(&format!(
+            "  its project.md {} and gives its agents {}; look at it with `hearth projects trust {}`\n",
+            match review.reason {
+                ReviewReason::Changed => "changed since you trusted it",
+                ReviewReason::Unrecorded | ReviewReason::Adopt => "was never trusted",
+            },
+            review.summary(),
+            record.id
+        ));
+    }
+    text.push_str(&format!("sessions: {sessions}\n"));
+    if let Ok(file) = &project.file {
+        text.push_str(&file_text(&record.folder, file));
+    }
+    text
+}
+
+/// What a project's file gives: description, defaults, AGENTS.md, sources, instructions.
+fn file_text(folder: &std::path::Path, file: &hearth_projects::ProjectFile) -> String {
+    let mut text = String::new();
+    if let Some(description) = &file.description {
+        text.push_str(&format!("description: {description}\n"));
+    }
+    for (label, value) in [
+        ("agent", &file.agent),
+        ("provider", &file.provider),
+        ("model", &file.model),
+    ] {
+        if let Some(value) = value {
+            text.push_str(&format!("{label}: {value}\n"));
+        }
+    }
+    text.push_str(&format!(
+        "AGENTS.md: {}\n",
+        if has_mirror(folder) {
+            "Hearth's mirror of the instructions"
+        } else if folder.join(hearth_projects::MIRROR_FILE).exists() {
+            "the user's own (left alone)"
+        } else {
+            "none"
+        }
+    ));
+    if file.sources.is_empty() {
+        text.push_str("sources: none (add with `hearth projects add-source`)\n");
+    } else {
+        text.push_str("sources:\n");
+        for (number, source) in file.sources.iter().enumerate() {
+            text.push_str(&format!("  {}. {source}\n", number + 1));
+        }
+    }
+    let instructions = file.instructions.trim();
+    if instructions.is_empty() {
+        text.push_str("instructions: none (write them in project.md, below the front matter)\n");
+    } else {
+        text.push_str("instructions:\n");
+        for line in instructions.lines() {
+            text.push_str(&format!("  {line}\n"));
+        }
+    }
+    text
+}
+
+/// `hearth projects trust`.
+#[allow(clippy::print_stderr)]
+async fn trust_project(
+    projects: &Projects,
+    project: String,
+    yes: bool,
+) -> anyhow::Result<ExitCode> {
+    let consent = if yes { Consent::Given } else { Consent::Ask };
+    let (record, trusted) = match projects.trust(&project, consent).await {
+        Ok(done) => done,
+        Err(ProjectError::NeedsTrust(review)) => {
+            let lead = format!(
+                "{} gives every agent working in project `{}` ({}) what follows; {}.",
+                review.folder.join(PROJECT_FILE).display(),
+                review.name,
+                review.id,
+                match review.reason {
+                    ReviewReason::Changed => "it changed since you trusted it",
+                    ReviewReason::Unrecorded | ReviewReason::Adopt => "you have not trusted it yet",
+                }
+            );
+            if !can_ask() {
+                anyhow::bail!(
+                    "not trusting project `{}` unseen: there is no terminal to ask in. {lead}\n{}If you trust it, run: hearth projects trust {} --yes",
+                    review.name,
+                    review.details(),
+                    review.id
+                );
+            }
+            if !ask(&lead, &review, "Trust it?")? {
+                write_out(&format!(
+                    "not trusted: project `{}` takes no new turns until you trust it\n",
+                    review.name
+                ))?;
+                return Ok(ExitCode::FAILURE);
+            }
+            projects
+                .trust(&project, Consent::Reviewed(review.digest.clone()))
+                .await?
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let text = match trusted {
+        Some(_) => format!(
+            "trusted project `{}` ({}): its sessions take new turns with its project.md as it is now\n",
+            record.name, record.id
+        ),
+        None => format!(
+            "project `{}` ({}) needs nothing from you: its project.md is as you trusted it, or asks nothing\n",
+            record.name, record.id
+        ),
+    };
+    write_out(&crate::shown::message(&text))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -18,33 +18,7 @@ use hearth_app::harnesses::{self, HarnessOptions};
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
     /// List sessions, newest first.
-    List {
-        /// Only this provider.
-        #[arg(long, conflicts_with = "agent")]
-        provider: Option<String>,
-        /// Only this external agent's sessions.
-        #[arg(long)]
-        agent: Option<String>,
-        /// Only conversations the agents had outside Hearth (each installed agent, or the
-        /// one of --agent, is asked for its own list first).
-        #[arg(long)]
-        external: bool,
-        /// Only this project.
-        #[arg(long, conflicts_with = "global")]
-        project: Option<String>,
-        /// Only the global scope.
-        #[arg(long)]
-        global: bool,
-        /// Page size.
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// Continue after a cursor printed by a previous page.
-        #[arg(long)]
-        cursor: Option<String>,
-        /// One JSON object per line.
-        #[arg(long)]
-        json: bool,
-    },
+    List(ListArgs),
     /// Show a session: its chats and their turns.
     Show {
         /// Session URI, id, or the first 4+ characters of its id.
@@ -66,6 +40,36 @@ pub enum SessionsCommand {
         #[arg(long)]
         turn: Option<String>,
     },
+}
+
+/// `hearth sessions list` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Only this provider.
+    #[arg(long, conflicts_with = "agent")]
+    provider: Option<String>,
+    /// Only this external agent's sessions.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Only conversations the agents had outside Hearth (each installed agent, or the
+    /// one of --agent, is asked for its own list first).
+    #[arg(long)]
+    external: bool,
+    /// Only this project.
+    #[arg(long, conflicts_with = "global")]
+    project: Option<String>,
+    /// Only the global scope.
+    #[arg(long)]
+    global: bool,
+    /// Page size.
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Continue after a cursor printed by a previous page.
+    #[arg(long)]
+    cursor: Option<String>,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `hearth chats` subcommands.
@@ -148,210 +152,212 @@ fn is_demo(app: &App, provider: &ProviderId) -> bool {
 /// Runs `hearth sessions …`.
 pub async fn sessions(app: &App, command: SessionsCommand) -> anyhow::Result<ExitCode> {
     match command {
-        SessionsCommand::List {
-            provider,
-            agent,
-            external,
-            project,
-            global,
-            limit,
-            cursor,
-            json,
-        } => {
-            let scope = match (project, global) {
-                (Some(project), _) => crate::projects::scope_filter(app, &project).await?,
-                (None, true) => ScopeFilter::Global,
-                (None, false) => ScopeFilter::Any,
-            };
-            let provider = match &agent {
-                Some(agent) => Some(crate::run::agent_provider(app, agent)?),
-                None => provider,
-            };
-            let provider = provider.as_deref().map(ProviderId::parse).transpose()?;
-            let query = SessionQuery {
-                scope,
-                provider: provider.clone(),
-                provenance: external.then_some(hearth_core::Provenance::External),
-                cursor,
-                limit,
-            };
-            let asked: Vec<ProviderId> = if external {
-                match &provider {
-                    Some(provider) => vec![provider.clone()],
-                    None => harnesses::external_agents(app)
-                        .0
-                        .into_iter()
-                        .filter(|agent| agent.installed.is_ok())
-                        .map(|agent| agent.spec.id)
-                        .collect(),
+        SessionsCommand::List(args) => list(app, args).await,
+        SessionsCommand::Show { session, json } => show(app, &session, json).await,
+        SessionsCommand::Delete { session } => delete(app, &session).await,
+        SessionsCommand::Fork { session, turn } => fork(app, &session, turn).await,
+    }
+}
+
+/// A host of this process over the data directory's store, with every harness, for a
+/// command that acts on sessions without a server.
+async fn local_host(app: &App) -> anyhow::Result<hearth_host::Host> {
+    let store = app.open_store().await?;
+    let agents = harnesses::build(
+        app,
+        &HarnessOptions {
+            store: Some(store.clone()),
+            ..HarnessOptions::default()
+        },
+    )?;
+    Ok(app.start_host(store, agents, "cli"))
+}
+
+/// `hearth sessions list`.
+async fn list(app: &App, args: ListArgs) -> anyhow::Result<ExitCode> {
+    let query = query_of(app, &args).await?;
+    let asked = asked_agents(app, &args, query.provider.as_ref());
+    let page = match crate::remote::connect(app).await? {
+        Some(remote) => {
+            for provider in &asked {
+                if let Err(error) = crate::remote::start_harness(&remote, provider).await {
+                    eprintln_warning(&format!("{provider}: {}", crate::shown::error(&error)));
                 }
-            } else {
-                Vec::new()
-            };
-            let page = match crate::remote::connect(app).await? {
-                Some(remote) => {
-                    for provider in &asked {
-                        if let Err(error) = crate::remote::start_harness(&remote, provider).await {
-                            eprintln_warning(&format!(
-                                "{provider}: {}",
-                                crate::shown::error(&error)
-                            ));
-                        }
-                    }
-                    crate::remote::list_sessions(&remote, &query).await?
-                }
-                None => {
-                    let store = app.open_store().await?;
-                    if !asked.is_empty() {
-                        let agents = harnesses::build(
-                            app,
-                            &HarnessOptions {
-                                store: Some(store.clone()),
-                                ..HarnessOptions::default()
-                            },
-                        )?;
-                        let host = app.start_host(store.clone(), agents, "cli");
-                        let started = futures::future::join_all(
-                            asked.iter().map(|provider| host.start_harness(provider)),
-                        )
-                        .await;
-                        for (provider, result) in asked.iter().zip(started) {
-                            if let Err(error) = result {
-                                eprintln_warning(&format!(
-                                    "{provider}: {}",
-                                    crate::shown::message(&error.to_string())
-                                ));
-                            }
-                        }
-                        host.shutdown().await;
-                    }
-                    store.list_sessions(&query).await?
-                }
-            };
-            if json {
-                for session in &page.sessions {
-                    json_line(session)?;
-                }
-                if let Some(cursor) = &page.next_cursor {
-                    json_line(&json!({ "nextCursor": cursor }))?;
-                }
-                return Ok(ExitCode::SUCCESS);
             }
-            if page.sessions.is_empty() {
-                write_out("no sessions yet — start one with `hearth run \"hello\"`\n")?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut out = format!(
-                "{:<16}  {:<14}  {:<40}  {}\n",
-                "UPDATED", "PROVIDER", "TITLE", "SESSION"
-            );
-            let demo = demo_providers(app);
-            for session in &page.sessions {
-                // A title an agent gave: escaped, then cut to its column.
-                let mut title: String = session.title.as_deref().map_or_else(
-                    || "(untitled)".to_owned(),
-                    |title| hearth_core::escape_controls_inline(title).into_owned(),
-                );
-                if title.chars().count() > 40 {
-                    title = title.chars().take(39).collect::<String>() + "…";
-                }
-                out.push_str(&format!(
-                    "{:<16}  {:<14}  {:<40}  {}\n",
-                    render::local_time(&session.updated_at),
-                    if demo.contains(&session.provider) {
-                        format!("{} (demo)", session.provider)
-                    } else {
-                        session.provider.to_string()
-                    },
-                    title,
-                    session.uri
-                ));
-            }
-            if let Some(cursor) = &page.next_cursor {
-                out.push_str(&format!("more: hearth sessions list --cursor {cursor}\n"));
-            }
-            write_out(&out)?;
+            crate::remote::list_sessions(&remote, &query).await?
         }
-        SessionsCommand::Show { session, json } => {
-            if let Some(remote) = crate::remote::connect(app).await? {
-                let uri = crate::names::session_in(app, &session).await?;
-                crate::remote::show_session(&remote, &uri.to_string(), json).await?;
-                return Ok(ExitCode::SUCCESS);
+        None => {
+            if !asked.is_empty() {
+                start_agents(app, &asked).await?;
             }
-            let store = app.open_store().await?;
-            let summary = existing_session(store.as_ref(), &session).await?;
-            let default = ChatUri::default_for(&summary.uri);
-            if summary.provenance == hearth_core::Provenance::External
-                && store.turns(&default).await?.is_empty()
-            {
-                // A conversation an agent had outside Hearth: its history comes from the
-                // agent (which replays it) the first time it is opened, and stays.
-                let agents = harnesses::build(
-                    app,
-                    &HarnessOptions {
-                        store: Some(store.clone()),
-                        ..HarnessOptions::default()
-                    },
-                )?;
-                let host = app.start_host(store.clone(), agents, "cli");
-                let opened = host.chat(&default).await;
-                host.shutdown().await;
-                opened.with_context(|| format!("opening {} with its agent", summary.uri))?;
-            }
-            let chats = store.chats(&summary.uri).await?;
-            show_session(app, store.as_ref(), &summary, &chats, json).await?;
+            app.open_store().await?.list_sessions(&query).await?
         }
-        SessionsCommand::Delete { session } => {
-            let uri = crate::names::session_in(app, &session).await?;
-            if let Some(remote) = crate::remote::connect(app).await? {
-                crate::remote::delete_session(&remote, &uri.to_string()).await?;
-                write_out(&format!("deleted {uri}\n"))?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let store = app.open_store().await?;
-            let agents = harnesses::build(
-                app,
-                &HarnessOptions {
-                    store: Some(store.clone()),
-                    ..HarnessOptions::default()
-                },
-            )?;
-            let host = app.start_host(store, agents, "cli");
-            host.delete_session(&uri).await?;
-            host.shutdown().await;
-            write_out(&format!("deleted {uri}\n"))?;
+    };
+    if args.json {
+        for session in &page.sessions {
+            json_line(session)?;
         }
-        SessionsCommand::Fork { session, turn } => {
-            let uri = crate::names::session_in(app, &session).await?;
-            if let Some(remote) = crate::remote::connect(app).await? {
-                let forked = crate::remote::fork_session(&remote, &uri, turn).await?;
-                write_out(&format!("{forked}\n"))?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let store = app.open_store().await?;
-            let agents = harnesses::build(
-                app,
-                &HarnessOptions {
-                    store: Some(store.clone()),
-                    ..HarnessOptions::default()
-                },
-            )?;
-            let host = app.start_host(store, agents, "cli");
-            let turn_id = match turn {
-                Some(turn) => TurnId::parse(&turn)?,
-                None => host
-                    .chat(&ChatUri::default_for(&uri))
-                    .await?
-                    .turns
-                    .last()
-                    .map(|turn| turn.id.clone())
-                    .context("the session has no turns to fork at")?,
-            };
-            let forked = host.fork_session(&uri, &turn_id).await?;
-            host.shutdown().await;
-            write_out(&format!("{forked}\n"))?;
+        if let Some(cursor) = &page.next_cursor {
+            json_line(&json!({ "nextCursor": cursor }))?;
+        }
+    } else {
+        write_out(&render_page(app, &page))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The store's query for `list`'s arguments.
+async fn query_of(app: &App, args: &ListArgs) -> anyhow::Result<SessionQuery> {
+    let scope = match (&args.project, args.global) {
+        (Some(project), _) => crate::projects::scope_filter(app, project).await?,
+        (None, true) => ScopeFilter::Global,
+        (None, false) => ScopeFilter::Any,
+    };
+    let provider = match &args.agent {
+        Some(agent) => Some(crate::run::agent_provider(app, agent)?),
+        None => args.provider.clone(),
+    };
+    Ok(SessionQuery {
+        scope,
+        provider: provider.as_deref().map(ProviderId::parse).transpose()?,
+        provenance: args.external.then_some(hearth_core::Provenance::External),
+        cursor: args.cursor.clone(),
+        limit: args.limit,
+    })
+}
+
+/// The agents asked for their own lists first (`--external`): the one named, or every
+/// installed one.
+fn asked_agents(app: &App, args: &ListArgs, provider: Option<&ProviderId>) -> Vec<ProviderId> {
+    if !args.external {
+        return Vec::new();
+    }
+    match provider {
+        Some(provider) => vec![provider.clone()],
+        None => harnesses::external_agents(app)
+            .0
+            .into_iter()
+            .filter(|agent| agent.installed.is_ok())
+            .map(|agent| agent.spec.id)
+            .collect(),
+    }
+}
+
+/// Starts these agents in this process, so the conversations they list join the store.
+async fn start_agents(app: &App, asked: &[ProviderId]) -> anyhow::Result<()> {
+    let host = local_host(app).await?;
+    let started =
+        futures::future::join_all(asked.iter().map(|provider| host.start_harness(provider))).await;
+    for (provider, result) in asked.iter().zip(started) {
+        if let Err(error) = result {
+            eprintln_warning(&format!(
+                "{provider}: {}",
+                crate::shown::message(&error.to_string())
+            ));
         }
     }
+    host.shutdown().await;
+    Ok(())
+}
+
+/// A page of sessions as a table.
+fn render_page(app: &App, page: &hearth_store::SessionPage) -> String {
+    if page.sessions.is_empty() {
+        return "no sessions yet — start one with `hearth run \"hello\"`\n".to_owned();
+    }
+    let mut out = format!(
+        "{:<16}  {:<14}  {:<40}  {}\n",
+        "UPDATED", "PROVIDER", "TITLE", "SESSION"
+    );
+    let demo = demo_providers(app);
+    for session in &page.sessions {
+        // A title an agent gave: escaped, then cut to its column.
+        let mut title: String = session.title.as_deref().map_or_else(
+            || "(untitled)".to_owned(),
+            |title| hearth_core::escape_controls_inline(title).into_owned(),
+        );
+        if title.chars().count() > 40 {
+            title = title.chars().take(39).collect::<String>() + "…";
+        }
+        out.push_str(&format!(
+            "{:<16}  {:<14}  {:<40}  {}\n",
+            render::local_time(&session.updated_at),
+            if demo.contains(&session.provider) {
+                format!("{} (demo)", session.provider)
+            } else {
+                session.provider.to_string()
+            },
+            title,
+            session.uri
+        ));
+    }
+    if let Some(cursor) = &page.next_cursor {
+        out.push_str(&format!("more: hearth sessions list --cursor {cursor}\n"));
+    }
+    out
+}
+
+/// `hearth sessions show`.
+async fn show(app: &App, session: &str, json: bool) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::remote::connect(app).await? {
+        let uri = crate::names::session_in(app, session).await?;
+        crate::remote::show_session(&remote, &uri.to_string(), json).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store = app.open_store().await?;
+    let summary = existing_session(store.as_ref(), session).await?;
+    let default = ChatUri::default_for(&summary.uri);
+    if summary.provenance == hearth_core::Provenance::External
+        && store.turns(&default).await?.is_empty()
+    {
+        // A conversation an agent had outside Hearth: its history comes from the agent
+        // (which replays it) the first time it is opened, and stays.
+        let host = local_host(app).await?;
+        let opened = host.chat(&default).await;
+        host.shutdown().await;
+        opened.with_context(|| format!("opening {} with its agent", summary.uri))?;
+    }
+    let chats = store.chats(&summary.uri).await?;
+    show_session(app, store.as_ref(), &summary, &chats, json).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth sessions delete`.
+async fn delete(app: &App, session: &str) -> anyhow::Result<ExitCode> {
+    let uri = crate::names::session_in(app, session).await?;
+    if let Some(remote) = crate::remote::connect(app).await? {
+        crate::remote::delete_session(&remote, &uri.to_string()).await?;
+    } else {
+        let host = local_host(app).await?;
+        host.delete_session(&uri).await?;
+        host.shutdown().await;
+    }
+    write_out(&format!("deleted {uri}\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth sessions fork`.
+async fn fork(app: &App, session: &str, turn: Option<String>) -> anyhow::Result<ExitCode> {
+    let uri = crate::names::session_in(app, session).await?;
+    if let Some(remote) = crate::remote::connect(app).await? {
+        let forked = crate::remote::fork_session(&remote, &uri, turn).await?;
+        write_out(&format!("{forked}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let host = local_host(app).await?;
+    let turn_id = match turn {
+        Some(turn) => TurnId::parse(&turn)?,
+        None => host
+            .chat(&ChatUri::default_for(&uri))
+            .await?
+            .turns
+            .last()
+            .map(|turn| turn.id.clone())
+            .context("the session has no turns to fork at")?,
+    };
+    let forked = host.fork_session(&uri, &turn_id).await?;
+    host.shutdown().await;
+    write_out(&format!("{forked}\n"))?;
     Ok(ExitCode::SUCCESS)
 }
 

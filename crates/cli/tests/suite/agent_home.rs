@@ -47,6 +47,44 @@ fn served_with_scenario() -> Served {
     )
 }
 
+/// Waits (bounded) until the server's sessions hold these drafts.
+async fn wait_for_drafts(served: &Served, wanted: &[&str]) {
+    use hearth_protocol::{ChatParams, ChatResolve, SessionList, SessionListParams};
+    let (client, _notifications) = served.client().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let sessions = client
+            .call::<SessionList>(&SessionListParams::default())
+            .await
+            .unwrap()
+            .sessions;
+        let mut drafts = Vec::new();
+        for session in sessions {
+            let chat = format!(
+                "hearth-chat:{}/default",
+                session.uri.trim_start_matches("hearth-session:")
+            );
+            let state = client
+                .call::<ChatResolve>(&ChatParams { chat })
+                .await
+                .unwrap()
+                .chat;
+            drafts.extend(state.draft);
+        }
+        if wanted
+            .iter()
+            .all(|draft| drafts.iter().any(|held| held == draft))
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server holds the drafts {drafts:?}, not {wanted:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A browser logged in through the link `hearth login` prints, on Agent Home.
 pub(super) async fn logged_in(chromium: &Chromium, served: &Served) -> chromiumoxide::Page {
     let link = served.hearth.ok(&["login"]);
@@ -161,8 +199,9 @@ async fn first_run_landing_send_streams_the_answer_and_drafts_survive_tabs_and_r
     let second: String = eval(&page, &value_of(&input)).await;
     assert_eq!(second, "draft two");
 
-    // Drafts are on the server: a reload brings back the tabs, history and drafts.
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Drafts are on the server (saved a moment after typing): once it holds both, a
+    // reload brings back the tabs, history and drafts.
+    wait_for_drafts(&served, &["draft one", "draft two"]).await;
     page.reload().await.unwrap();
     wait_for(&page, "document.body.dataset.connection === 'open'").await;
     wait_for(&page, "document.querySelectorAll('.tab').length === 2").await;
@@ -843,7 +882,8 @@ async fn nothing_works_without_the_session_the_page_keeps() {
         "{results}"
     );
     assert_eq!(results["socket"], "refused", "{results}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every request was answered (refused) before the results were in: nothing is left
+    // in flight that could still make a session.
     assert_eq!(
         served.hearth.session_uris().len(),
         before,

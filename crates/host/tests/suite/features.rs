@@ -356,8 +356,24 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
 
     // Stopped: the queue waits for the user, and can be changed.
     test.host.abort(&chat).await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let state = test.host.chat(&chat).await.unwrap();
+    // The host decides whether the queue goes when it ends the turn: once the stopped
+    // turn shows as ended, that decision is made.
+    let deadline = tokio::time::Instant::now() + hearth_test_support::WAIT;
+    let state = loop {
+        let state = test.host.chat(&chat).await.unwrap();
+        if state
+            .turns
+            .last()
+            .is_some_and(|turn| turn.stop_reason.is_some())
+        {
+            break state;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stopped turn never ended"
+        );
+        tokio::task::yield_now().await;
+    };
     assert_eq!(state.queued, ["three"]);
     assert_eq!(state.turns.len(), 2, "nothing was sent after the stop");
     test.host
