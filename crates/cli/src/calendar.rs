@@ -484,14 +484,10 @@ fn calendar_id(name: &str, taken: &[String]) -> String {
     id
 }
 
-fn toml_string(text: &str) -> String {
-    toml::Value::String(text.to_owned()).to_string()
-}
-
 /// `hearth calendar add --caldav URL`: finds the account's calendars and prints (or
 /// saves) a `[calendars.<id>]` section for each calendar that holds events.
 async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Result<()> {
-    let Some(url) = args.caldav else {
+    let Some(url) = args.caldav.clone() else {
         return Ok(());
     };
     let shown = hearth_core::redact_userinfo(&url).into_owned();
@@ -525,48 +521,8 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
     };
     let transport = dav_transport(app)?;
     let found = discover(&transport, &account).await?;
-    let mut taken: Vec<String> = app.config.calendars.keys().cloned().collect();
-    let mut sections = String::new();
-    let mut listed = Vec::new();
-    for calendar in found.iter().filter(|c| c.holds_events()) {
-        let name = calendar.name.clone().unwrap_or_else(|| {
-            calendar
-                .url
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or("caldav")
-                .to_owned()
-        });
-        let id = calendar_id(&name, &taken);
-        taken.push(id.clone());
-        let mut section = format!(
-            "\n[calendars.{id}]\nkind = \"caldav\"\nname = {}\nurl = {}\n",
-            toml_string(&name),
-            toml_string(&calendar.url)
-        );
-        if let Some(user) = &args.username {
-            section.push_str(&format!("username = {}\n", toml_string(user)));
-        }
-        match &password {
-            PasswordSource::Env(name) => {
-                section.push_str(&format!("password_env = {}\n", toml_string(name)));
-            }
-            PasswordSource::Command(command) => {
-                let parts: Vec<String> = command.iter().map(|p| toml_string(p)).collect();
-                section.push_str(&format!("password_command = [{}]\n", parts.join(", ")));
-            }
-            PasswordSource::None => {}
-        }
-        if let Some(color) = &calendar.color {
-            section.push_str(&format!("color = {}\n", toml_string(color)));
-        }
-        if args.allow_private_network {
-            section.push_str("allow_private_network = true\n");
-        }
-        listed.push((id, name, calendar.clone()));
-        sections.push_str(&section);
-    }
+    let mut edit = hearth_config::ConfigEdit::open(&app.paths.config_file)?;
+    let listed = caldav_sections(app, &mut edit, &found, &args, &password);
     if json {
         for (id, name, calendar) in &listed {
             json_line(&serde_json::json!({
@@ -584,35 +540,77 @@ async fn discover_caldav(app: &App, args: CalDavArgs, json: bool) -> anyhow::Res
             found.len()
         );
     }
-    let config = &app.paths.config_file;
+    let config = app.paths.config_file.display();
+    let sections = edit.added_text();
     if args.save {
-        let mut text = match std::fs::read_to_string(config) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(error) => anyhow::bail!("cannot read {}: {error}", config.display()),
-        };
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&sections);
-        // The result must still be a configuration Hearth reads.
-        hearth_config::Config::parse(&text, config)?;
-        write_atomically(config, &text)?;
+        // Read as a document and written back with the user's comments and order; the
+        // result must still be a configuration Hearth reads.
+        edit.save()?;
         if !json {
             write_out(&format!(
-                "Added {} calendars to {}:\n{sections}\nThey sync on first use; `hearth calendar sync` syncs now.\n",
+                "Added {} calendars to {config}:\n{sections}\nThey sync on first use; `hearth calendar sync` syncs now.\n",
                 listed.len(),
-                config.display()
             ))?;
         }
     } else if !json {
         write_out(&format!(
-            "Found {} calendars. Add these sections to {} (or run this again with --save):\n{sections}",
+            "Found {} calendars. Add these sections to {config} (or run this again with --save):\n{sections}",
             listed.len(),
-            config.display()
         ))?;
     }
     Ok(())
+}
+
+/// A `[calendars.<id>]` table in `edit` for each calendar found that holds events (ids
+/// not taken yet); the calendars, with their ids and names.
+fn caldav_sections(
+    app: &App,
+    edit: &mut hearth_config::ConfigEdit,
+    found: &[hearth_calendar::DiscoveredCalendar],
+    args: &CalDavArgs,
+    password: &PasswordSource,
+) -> Vec<(String, String, hearth_calendar::DiscoveredCalendar)> {
+    use hearth_config::ConfigValue as Value;
+    let mut taken: Vec<String> = app.config.calendars.keys().cloned().collect();
+    let mut listed = Vec::new();
+    for calendar in found.iter().filter(|c| c.holds_events()) {
+        let name = calendar.name.clone().unwrap_or_else(|| {
+            calendar
+                .url
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("caldav")
+                .to_owned()
+        });
+        let id = calendar_id(&name, &taken);
+        taken.push(id.clone());
+        let mut entries: Vec<(&str, Value)> = vec![
+            ("kind", Value::from("caldav")),
+            ("name", Value::from(name.as_str())),
+            ("url", Value::from(calendar.url.as_str())),
+        ];
+        if let Some(user) = &args.username {
+            entries.push(("username", Value::from(user.as_str())));
+        }
+        match password {
+            PasswordSource::Env(name) => entries.push(("password_env", Value::from(name.as_str()))),
+            PasswordSource::Command(command) => entries.push((
+                "password_command",
+                Value::Array(command.iter().map(String::as_str).collect()),
+            )),
+            PasswordSource::None => {}
+        }
+        if let Some(color) = &calendar.color {
+            entries.push(("color", Value::from(color.as_str())));
+        }
+        if args.allow_private_network {
+            entries.push(("allow_private_network", Value::from(true)));
+        }
+        edit.set_table("calendars", &id, entries);
+        listed.push((id, name, calendar.clone()));
+    }
+    listed
 }
 
 /// Runs `hearth calendar …`.

@@ -7,6 +7,7 @@
 //! private files and directories and tighten an existing install.
 
 mod config;
+mod edit;
 mod paths;
 mod private;
 
@@ -15,8 +16,10 @@ pub use config::{
     Defaults, ExternalAgentConfig, FetchConfig, LimitsConfig, McpServerConfig, PermissionsSetting,
     ProviderConfig, ProviderKind, ServerConfig,
 };
+pub use edit::ConfigEdit;
 pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};
 pub use private::{
     PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE, Tightened, Tightening, create_private_dir,
     make_private, private_file_options, tighten,
 };
+pub use toml_edit::Value as ConfigValue;
