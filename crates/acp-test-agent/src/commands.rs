@@ -173,6 +173,9 @@ pub(crate) async fn run(
             Ok(StopReason::EndTurn)
         }
         Command::Hostile => crate::hostile::hostile(turn).await,
+        Command::BigAnswer { bytes, chunk } => crate::flood::big_answer(turn, bytes, chunk),
+        Command::ToolUpdates { updates, calls } => crate::flood::tool_updates(turn, updates, calls),
+        Command::BigResult { bytes } => crate::flood::big_result(turn, bytes),
     }
 }
 

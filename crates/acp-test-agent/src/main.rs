@@ -19,6 +19,7 @@ mod client_calls;
 mod commands;
 mod config;
 mod content;
+mod flood;
 mod hostile;
 mod mcp;
 mod output;

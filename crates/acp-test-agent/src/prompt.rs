@@ -91,6 +91,21 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         "",
         "Send a title, thought, plan, tool calls, permission options and answer full of terminal escape sequences.",
     ),
+    spec(
+        "big-answer",
+        "BYTES [CHUNK]",
+        "Stream BYTES of answer text in chunks of CHUNK bytes (default 1 MiB).",
+    ),
+    spec(
+        "tool-updates",
+        "N [CALLS]",
+        "Start CALLS tool calls (default 1), send N updates of them in turn, then complete them.",
+    ),
+    spec(
+        "big-result",
+        "BYTES",
+        "A tool call that completes with BYTES of text.",
+    ),
 ];
 
 const fn spec(
@@ -112,6 +127,11 @@ const MAX_CHUNK_SIZE: usize = 1 << 20;
 const DEFAULT_CHUNK_SIZE: usize = 16;
 const MAX_TIMED: u32 = 1_000_000;
 const MAX_STDERR_LINES: u32 = 1_000_000;
+const MAX_BIG_BYTES: usize = 1 << 30;
+const MAX_BIG_CHUNK: usize = 16 << 20;
+const DEFAULT_BIG_CHUNK: usize = 1 << 20;
+const MAX_TOOL_UPDATES: u32 = 10_000_000;
+const MAX_TOOL_CALLS: u32 = 1_000_000;
 
 /// Whether `/write` asks for permission first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +214,12 @@ pub(crate) enum Command {
     Later { text: String },
     /// `/hostile`.
     Hostile,
+    /// `/big-answer BYTES [CHUNK]`.
+    BigAnswer { bytes: usize, chunk: usize },
+    /// `/tool-updates N [CALLS]`.
+    ToolUpdates { updates: u32, calls: u32 },
+    /// `/big-result BYTES`.
+    BigResult { bytes: usize },
 }
 
 impl Command {
@@ -324,6 +350,23 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
             text: arguments.join(" "),
         },
         ("hostile", []) => Command::Hostile,
+        ("big-answer", [bytes, chunk @ ..]) if chunk.len() <= 1 => Command::BigAnswer {
+            bytes: number(bytes, MAX_BIG_BYTES)?,
+            chunk: match chunk {
+                [chunk] => number(chunk, MAX_BIG_CHUNK).filter(|chunk| *chunk > 0)?,
+                _ => DEFAULT_BIG_CHUNK,
+            },
+        },
+        ("tool-updates", [updates, calls @ ..]) if calls.len() <= 1 => Command::ToolUpdates {
+            updates: number(updates, MAX_TOOL_UPDATES)?,
+            calls: match calls {
+                [calls] => number(calls, MAX_TOOL_CALLS).filter(|calls| *calls > 0)?,
+                _ => 1,
+            },
+        },
+        ("big-result", [bytes]) => Command::BigResult {
+            bytes: number(bytes, MAX_BIG_BYTES)?,
+        },
         _ => return None,
     };
     Some(command)
@@ -409,6 +452,31 @@ mod tests {
             }
         );
         assert_eq!(
+            Command::parse("/big-answer 209715200"),
+            Command::BigAnswer {
+                bytes: 200 << 20,
+                chunk: 1 << 20
+            }
+        );
+        assert_eq!(
+            Command::parse("/tool-updates 200000 10"),
+            Command::ToolUpdates {
+                updates: 200_000,
+                calls: 10
+            }
+        );
+        assert_eq!(
+            Command::parse("/tool-updates 5"),
+            Command::ToolUpdates {
+                updates: 5,
+                calls: 1
+            }
+        );
+        assert_eq!(
+            Command::parse("/big-result 1000"),
+            Command::BigResult { bytes: 1000 }
+        );
+        assert_eq!(
             Command::parse("/title  A  new title "),
             Command::Title {
                 title: "A new title".into()
@@ -449,6 +517,14 @@ mod tests {
         assert_eq!(
             Command::parse("/timed"),
             Command::BadArguments("usage: /timed N".into())
+        );
+        assert_eq!(
+            Command::parse("/tool-updates 5 0"),
+            Command::BadArguments("usage: /tool-updates N [CALLS]".into())
+        );
+        assert_eq!(
+            Command::parse("/big-answer 2000000000"),
+            Command::BadArguments("usage: /big-answer BYTES [CHUNK]".into())
         );
         assert_eq!(
             Command::parse("/pid now"),

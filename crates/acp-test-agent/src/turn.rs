@@ -80,6 +80,11 @@ impl Turn {
         self.update(SessionUpdate::AgentMessageChunk(text_chunk(text)))
     }
 
+    /// Adds `text` to the turn's reply (its record in the history) without sending it.
+    pub(crate) fn note(&mut self, text: impl Into<String>) {
+        self.reply.push_str(&text.into());
+    }
+
     /// Streams one `agent_thought_chunk`.
     pub(crate) fn think(&self, text: impl Into<String>) -> Result<(), Error> {
         self.update(SessionUpdate::AgentThoughtChunk(text_chunk(text.into())))

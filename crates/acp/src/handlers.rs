@@ -6,12 +6,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema as acp;
-use hearth_core::{ChatUri, Signal, TurnId, Usage, UserMessage};
+use hearth_core::{
+    ChatUri, OutputLimits, Signal, TOOL_TITLE_BYTES, ToolCallContent, ToolCallPart, ToolCallPatch,
+    TurnId, Usage, UserMessage, append_bounded, cut_mark,
+};
 
 use crate::lines::Admission;
 use crate::lines::Gate;
 use crate::mapping;
-use crate::shared::{Replayed, Route, Shared};
+use crate::shared::{Replayed, Route, Shared, TurnState};
 
 /// Quiet time after which a turn the agent started on its own is over.
 const AMBIENT_QUIET: Duration = Duration::from_secs(2);
@@ -46,7 +49,11 @@ impl Handlers {
                         }
                         None
                     } else {
-                        Some((route.chat.clone(), signals(route, notification.update)))
+                        let limits = &self.shared.options.output_limits;
+                        Some((
+                            route.chat.clone(),
+                            signals(route, notification.update, limits),
+                        ))
                     }
                 }
                 None => {
@@ -94,9 +101,96 @@ fn capture_replay(capture: &mut Vec<Replayed>, update: &acp::SessionUpdate) {
     }
 }
 
+/// The locations a call keeps in the turn's own record (what permissions need of it).
+const RECORD_LOCATIONS: usize = 64;
+/// The longest path a call keeps in the turn's own record (no file has a longer one).
+const RECORD_PATH_BYTES: usize = 4096;
+
+/// What the turn's own record keeps of a call: what permission requests about it need
+/// (its status, kind, title, the files it names), not what it produced, so the record
+/// stays small however much the agent sends (the host keeps, within its limits, what is
+/// shown).
+fn record_of(call: &ToolCallPart) -> ToolCallPart {
+    let mut record = ToolCallPart::new(
+        call.call_id.clone(),
+        clipped(&call.name, TOOL_TITLE_BYTES),
+        serde_json::Value::Null,
+        call.status,
+    );
+    record.title = call
+        .title
+        .as_deref()
+        .map(|title| clipped(title, TOOL_TITLE_BYTES));
+    record.kind = call.kind;
+    record.locations = call
+        .locations
+        .iter()
+        .take(RECORD_LOCATIONS)
+        .map(|location| hearth_core::ToolLocation {
+            path: clipped(&location.path, RECORD_PATH_BYTES),
+            line: location.line,
+        })
+        .collect();
+    record.content = files_of(&call.content);
+    record
+}
+
+/// The diffs of some content, as the files they change (their texts left out).
+fn files_of(content: &[ToolCallContent]) -> Vec<ToolCallContent> {
+    content
+        .iter()
+        .filter_map(|item| match item {
+            ToolCallContent::Diff { path, .. } => Some(ToolCallContent::Diff {
+                path: clipped(path, RECORD_PATH_BYTES),
+                old_text: None,
+                new_text: String::new(),
+            }),
+            _ => None,
+        })
+        .take(RECORD_LOCATIONS)
+        .collect()
+}
+
+fn clipped(text: &str, limit: usize) -> String {
+    text[..text.floor_char_boundary(limit)].to_owned()
+}
+
+/// Applies an update to the turn's record of a call, keeping only what the record keeps.
+fn record_update(
+    record: &mut ToolCallPart,
+    status: hearth_core::ToolCallStatus,
+    patch: &ToolCallPatch,
+) {
+    record.status = status;
+    ToolCallPatch {
+        title: patch.title.clone(),
+        kind: patch.kind,
+        locations: patch.locations.clone(),
+        content: patch.content.as_deref().map(files_of),
+        arguments: None,
+    }
+    .apply(record);
+    let kept = record_of(record);
+    *record = kept;
+}
+
+/// Records a call the turn did not know, while the turn keeps fewer than
+/// `tool_calls`; whether it did.
+fn record_new(turn: &mut TurnState, call: &ToolCallPart, limits: &OutputLimits) -> bool {
+    if turn.calls.len() >= limits.tool_calls {
+        return false;
+    }
+    turn.calls.insert(call.call_id.clone(), record_of(call));
+    true
+}
+
 /// The signals of an update, and the id of a turn the agent started on its own when
 /// this update opened one.
-fn signals(route: &mut Route, update: acp::SessionUpdate) -> (Vec<Signal>, Option<TurnId>) {
+fn signals(
+    route: &mut Route,
+    update: acp::SessionUpdate,
+    limits: &OutputLimits,
+) -> (Vec<Signal>, Option<TurnId>) {
     let mut signals = Vec::new();
     if apply_agent_state(route, &update) {
         signals.push(Signal::AgentStateChanged {
@@ -139,7 +233,9 @@ fn signals(route: &mut Route, update: acp::SessionUpdate) -> (Vec<Signal>, Optio
         acp::SessionUpdate::AgentMessageChunk(chunk) => {
             let text = mapping::block_text(&chunk.content);
             if let Some(turn) = turn {
-                turn.answer.push_str(&text);
+                append_bounded(&mut turn.answer, &text, limits.answer_bytes, || {
+                    cut_mark("the answer", limits)
+                });
             }
             signals.push(Signal::TextDelta { turn_id, text });
         }
@@ -152,7 +248,12 @@ fn signals(route: &mut Route, update: acp::SessionUpdate) -> (Vec<Signal>, Optio
         acp::SessionUpdate::ToolCall(call) => {
             let part = mapping::tool_call(&call);
             if let Some(turn) = turn {
-                turn.calls.insert(part.call_id.clone(), part.clone());
+                match turn.calls.get_mut(&part.call_id) {
+                    Some(record) => *record = record_of(&part),
+                    None => {
+                        record_new(turn, &part, limits);
+                    }
+                }
             }
             signals.push(Signal::ToolCallStarted {
                 turn_id,
@@ -168,19 +269,33 @@ fn signals(route: &mut Route, update: acp::SessionUpdate) -> (Vec<Signal>, Optio
             match known {
                 None => {
                     let part = mapping::tool_call_from_update(&update);
-                    if let Some(turn) = turn {
-                        turn.calls.insert(id, part.clone());
+                    let recorded = match turn {
+                        Some(turn) => record_new(turn, &part, limits),
+                        None => true,
+                    };
+                    if recorded {
+                        signals.push(Signal::ToolCallStarted {
+                            turn_id,
+                            call: part,
+                        });
+                    } else {
+                        // A call past the turn's limit: the host drops its updates (and
+                        // counts them).
+                        let (status, result, patch) =
+                            mapping::tool_call_update(&update, part.status);
+                        signals.push(Signal::ToolCallUpdated {
+                            turn_id,
+                            call_id: id,
+                            status,
+                            result,
+                            patch,
+                        });
                     }
-                    signals.push(Signal::ToolCallStarted {
-                        turn_id,
-                        call: part,
-                    });
                 }
                 Some(current) => {
                     let (status, result, patch) = mapping::tool_call_update(&update, current);
-                    if let Some(call) = turn.and_then(|turn| turn.calls.get_mut(&id)) {
-                        call.status = status;
-                        patch.apply(call);
+                    if let Some(record) = turn.and_then(|turn| turn.calls.get_mut(&id)) {
+                        record_update(record, status, &patch);
                     }
                     signals.push(Signal::ToolCallUpdated {
                         turn_id,

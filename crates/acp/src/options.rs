@@ -47,6 +47,9 @@ pub struct HarnessOptions {
     /// cache of projects' context snapshots. A session directory inside the data
     /// directory and inside one of these is readable; any other is refused.
     pub readable: Vec<PathBuf>,
+    /// How much of an agent's output one turn keeps (the harness's own record of it
+    /// too).
+    pub output_limits: hearth_core::OutputLimits,
 }
 
 impl std::fmt::Debug for HarnessOptions {
@@ -58,6 +61,7 @@ impl std::fmt::Debug for HarnessOptions {
             .field("audit", &self.audit.is_some())
             .field("timeouts", &self.timeouts)
             .field("readable", &self.readable)
+            .field("output_limits", &self.output_limits)
             .finish()
     }
 }

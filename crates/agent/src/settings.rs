@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use hearth_config::{ClockFormat, Config};
+use hearth_core::OutputLimits;
 
 /// Model calls per turn before the loop stops, when `[agent] step_limit` is unset.
 pub const DEFAULT_STEP_LIMIT: u32 = 25;
@@ -134,6 +135,9 @@ pub struct AgentSettings {
     pub generate_titles: bool,
     /// Where the current time comes from.
     pub clock: Clock,
+    /// How much of the model's answer and of tool results a turn keeps (in what the
+    /// model reads back as well as in what is shown).
+    pub output_limits: OutputLimits,
 }
 
 impl Default for AgentSettings {
@@ -145,6 +149,7 @@ impl Default for AgentSettings {
             max_subagent_depth: DEFAULT_MAX_SUBAGENT_DEPTH,
             generate_titles: true,
             clock: Clock::System,
+            output_limits: OutputLimits::default(),
         }
     }
 }
@@ -160,6 +165,7 @@ impl AgentSettings {
             max_subagent_depth: DEFAULT_MAX_SUBAGENT_DEPTH,
             generate_titles: true,
             clock: Clock::System,
+            output_limits: OutputLimits::default(),
         }
     }
 
@@ -202,6 +208,13 @@ impl AgentSettings {
     #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Sets how much of the model's answer and of tool results a turn keeps.
+    #[must_use]
+    pub fn with_output_limits(mut self, output_limits: OutputLimits) -> Self {
+        self.output_limits = output_limits;
         self
     }
 }

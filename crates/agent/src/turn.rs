@@ -7,8 +7,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use hearth_core::{
-    AgentError, ChatContext, ChatUri, EventSink, SessionUri, Signal, StopReason, ToolCallContext,
-    ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, TurnId, Usage, new_id,
+    AgentError, ChatContext, ChatUri, EventSink, OutputLimit, SessionUri, Signal, StopReason,
+    ToolCallContext, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, TurnId, Usage,
+    append_bounded, clip_text, cut_mark, new_id,
 };
 use hearth_llm::{
     CompletedToolCall, FinishReason, LlmError, Message, ModelRequest, StreamEvent, ToolCall,
@@ -204,6 +205,18 @@ impl TurnLoop<'_> {
             temperature: None,
         };
         let mut stream = self.inner.client.stream(request, self.cancel.clone());
+        // The turn's answer in the record is bounded like the one shown: what this call
+        // may still add, and whether an earlier call of the turn was cut already.
+        let limits = self.inner.settings.output_limits;
+        let answered: usize = record
+            .messages
+            .iter()
+            .map(|message| match message {
+                Message::Assistant { text, .. } => text.len(),
+                _ => 0,
+            })
+            .sum();
+        let room = limits.answer_bytes.checked_sub(answered);
         let mut text = String::new();
         let mut calls = Vec::new();
         let mut finish = None;
@@ -225,7 +238,9 @@ impl TurnLoop<'_> {
                     .await
                 }
                 Ok(StreamEvent::TextDelta { text: delta }) if !delta.is_empty() => {
-                    text.push_str(&delta);
+                    if let Some(room) = room {
+                        append_bounded(&mut text, &delta, room, || cut_mark("the answer", &limits));
+                    }
                     self.signal(Signal::TextDelta {
                         turn_id: self.turn_id.clone(),
                         text: delta,
@@ -423,9 +438,16 @@ impl TurnLoop<'_> {
             })
             .await;
         }
+        // The model reads back what is shown: a result cut at the same limit.
+        let mut content = outcome.content;
+        clip_text(
+            &mut content,
+            self.inner.settings.output_limits.tool_result_bytes,
+            OutputLimit::ToolResultBytes,
+        );
         record.messages.push(Message::ToolResult {
             call_id: call_id.to_owned(),
-            content: outcome.content,
+            content,
             is_error: outcome.is_error,
         });
     }

@@ -111,6 +111,7 @@ impl App {
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
             limits: self.limits(),
+            output_limits: self.output_limits(),
             scopes: self.scopes(&store),
             ..HostConfig::default()
         };
@@ -143,6 +144,25 @@ impl App {
             .converter_memory_bytes
             .unwrap_or(hearth_process::DEFAULT_JOB_MEMORY_BYTES);
         Ok((isolator, memory))
+    }
+
+    /// How much of an agent's output one turn keeps, from `[limits]`.
+    pub fn output_limits(&self) -> hearth_core::OutputLimits {
+        let limits = &self.config.limits;
+        let defaults = hearth_core::OutputLimits::default();
+        hearth_core::OutputLimits {
+            answer_bytes: limits.answer_bytes.unwrap_or(defaults.answer_bytes),
+            tool_calls: limits.tool_calls.unwrap_or(defaults.tool_calls),
+            tool_call_updates: limits
+                .tool_call_updates
+                .unwrap_or(defaults.tool_call_updates),
+            tool_result_bytes: limits
+                .tool_result_bytes
+                .unwrap_or(defaults.tool_result_bytes),
+            tool_output_bytes: limits
+                .tool_output_bytes
+                .unwrap_or(defaults.tool_output_bytes),
+        }
     }
 
     /// The largest message accepted, from `[limits]`.

@@ -70,6 +70,7 @@ pub async fn backend_and_gate(
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
             limits: app.limits(),
+            output_limits: app.output_limits(),
             scopes,
             ..HostConfig::default()
         },

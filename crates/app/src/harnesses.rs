@@ -104,6 +104,7 @@ pub fn acp_harness(
         audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
         timeouts: hearth_acp::Timeouts::default(),
         readable: vec![app.paths.context_cache()],
+        output_limits: app.output_limits(),
     };
     AcpHarness::new(agent.spec.clone(), options)
 }
@@ -120,7 +121,8 @@ fn toolbox(
 /// Builds every available harness: the replay harness and one native agent per model
 /// provider.
 pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn Agent>>> {
-    let replay = ReplayAgent::from_env(options.scenario.as_deref())?;
+    let replay =
+        ReplayAgent::from_env(options.scenario.as_deref())?.with_output_limits(app.output_limits());
     let mut agents: Vec<Arc<dyn Agent>> = vec![Arc::new(replay)];
     let (external, problems) = external_agents(app);
     for problem in problems {
@@ -151,8 +153,9 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
         options.session_mcp.clone(),
         options.client_files.clone(),
     )?;
-    let settings =
-        AgentSettings::from_config(&app.config).with_titles(options.titles == Titles::Generate);
+    let settings = AgentSettings::from_config(&app.config)
+        .with_titles(options.titles == Titles::Generate)
+        .with_output_limits(app.output_limits());
     for provider in &discovery.providers {
         if let Err(error) = ProviderId::parse(&provider.id) {
             tracing::warn!(

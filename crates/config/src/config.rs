@@ -101,7 +101,7 @@ pub struct Config {
     /// provider id of their sessions).
     #[serde(default)]
     pub agents: BTreeMap<String, ExternalAgentConfig>,
-    /// How large a message may be.
+    /// How large a message may be, and how much of an agent's output a turn keeps.
     #[serde(default)]
     pub limits: LimitsConfig,
     /// Where agents' requests may go.
@@ -120,7 +120,7 @@ pub struct FetchConfig {
     pub allow: Vec<String>,
 }
 
-/// How large a message may be.
+/// How large a message may be, and how much of an agent's output a turn keeps.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
@@ -131,6 +131,20 @@ pub struct LimitsConfig {
     /// Address space of the child process that converts one document or web page, in
     /// bytes (default 1 GiB): a document that needs more fails alone.
     pub converter_memory_bytes: Option<u64>,
+    /// Answer text one turn keeps, in bytes (default 8 MiB); its reasoning is counted
+    /// apart, up to the same. Past it the answer is cut, marked, and the rest dropped.
+    pub answer_bytes: Option<usize>,
+    /// Tool calls one turn keeps (default 5,000).
+    pub tool_calls: Option<usize>,
+    /// Updates of its tool calls one turn applies (default 100,000); past it only the
+    /// update that ends a call passes.
+    pub tool_call_updates: Option<usize>,
+    /// One piece of a tool call, in bytes: its result, its arguments, its content; and
+    /// one plan (default 1 MiB).
+    pub tool_result_bytes: Option<usize>,
+    /// Everything one turn's tool calls and plans send together, every update counted,
+    /// in bytes (default 64 MiB).
+    pub tool_output_bytes: Option<usize>,
 }
 
 impl Config {
@@ -499,6 +513,10 @@ mod tests {
             command = "/opt/my-agent"
             args = ["--acp"]
             auth_method = "api-key"
+
+            [limits]
+            answer_bytes = 1048576
+            tool_call_updates = 500
         "#;
         let config = Config::parse(text, Path::new("config.toml")).unwrap();
         assert_eq!(config.defaults.clock, Some(ClockFormat::Hours12));
@@ -528,6 +546,14 @@ mod tests {
         assert_eq!(
             config.agents["mine"].auth_method.as_deref(),
             Some("api-key")
+        );
+        assert_eq!(
+            config.limits,
+            LimitsConfig {
+                answer_bytes: Some(1_048_576),
+                tool_call_updates: Some(500),
+                ..LimitsConfig::default()
+            }
         );
     }
 

@@ -3,15 +3,19 @@
 //! of Hearth plugs into — the [`Agent`] harness trait and the [`ToolHandler`] tool trait.
 //! It also holds the one way every crate shows text it did not write: control
 //! characters escaped ([`escape_controls`]) and credentials in URLs redacted
-//! ([`redact_userinfo`]).
+//! ([`redact_userinfo`]); and how much of an agent's output a turn keeps
+//! ([`OutputLimits`], applied to a running turn by a [`TurnBudget`]).
 //!
 //! This crate does no I/O: no files, no network, no database, no runtime.
 
 mod agent;
 mod agent_state;
+mod budget;
 mod chat;
 mod error;
 mod ids;
+mod output;
+mod parts;
 mod scope;
 mod state;
 mod tool;
@@ -25,6 +29,7 @@ pub use agent::{
     MultipleWorkingDirectories, PermissionAnswer, PermissionGrant, Signal, TurnOutcome,
 };
 pub use agent_state::{AgentChatState, AvailableCommand, Choice, ChoiceState};
+pub use budget::{Admitted, TurnBudget};
 pub use chat::{
     ChatOrigin, ChatSummary, DiscoveredChat, Provenance, ProviderData, Scope, SessionSummary,
 };
@@ -33,10 +38,16 @@ pub use ids::{
     BackingId, CHAT_SCHEME, ChatId, ChatUri, DEFAULT_CHAT_ID, ProjectId, ProposalId, ProviderId,
     SESSION_SCHEME, SessionId, SessionUri, TurnId, new_id,
 };
+pub use output::{
+    DEFAULT_ANSWER_BYTES, DEFAULT_TOOL_CALL_UPDATES, DEFAULT_TOOL_CALLS, DEFAULT_TOOL_OUTPUT_BYTES,
+    DEFAULT_TOOL_RESULT_BYTES, Dropped, OutputLimit, OutputLimits, TOOL_TITLE_BYTES,
+    TRUNCATED_MARK, append_bounded, clip_text, cut_mark,
+};
+pub use parts::PartIndex;
 pub use scope::{ScopeTurn, ScopeUnavailable, Scopes};
 pub use state::{
     Action, ChatListing, ChatState, Envelope, Mirror, ROOT_URI, ResourceState, ResourceUri,
-    SequenceGap, SessionState, Snapshot, reduce, reduce_chat, reduce_session,
+    SequenceGap, SessionState, Snapshot, reduce, reduce_chat, reduce_chat_indexed, reduce_session,
 };
 pub use tool::{
     ApplyOutput, ProposalDraft, StagedProposal, ToolCallContext, ToolCallOutcome, ToolDescription,

@@ -10,6 +10,7 @@ use crate::agent_state::AgentChatState;
 use crate::chat::{ChatSummary, SessionSummary};
 use crate::error::UriError;
 use crate::ids::{CHAT_SCHEME, ChatUri, SESSION_SCHEME, SessionUri, TurnId};
+use crate::parts::{Lookup, PartIndex};
 use crate::tool_call::ToolCallPatch;
 use crate::turn::{
     PlanEntry, ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn,
@@ -345,6 +346,17 @@ pub fn reduce_session(state: &mut SessionState, action: &Action) {
 
 /// Applies an action to a chat's state.
 pub fn reduce_chat(state: &mut ChatState, action: &Action) {
+    apply_chat(state, action, Lookup::Search);
+}
+
+/// Applies an action to a chat's state as [`reduce_chat`] does, finding the parts of the
+/// turn it changes through `index` (kept by the caller for one turn), so that each
+/// action costs the same however many parts the turn holds.
+pub fn reduce_chat_indexed(state: &mut ChatState, action: &Action, index: &mut PartIndex) {
+    apply_chat(state, action, Lookup::Index(index));
+}
+
+fn apply_chat(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
     match action {
         Action::ChatUpdated { chat } if chat.uri == state.summary.uri => {
             state.summary = chat.clone();
@@ -364,10 +376,9 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
         }
         Action::ToolCallStarted { turn_id, call } => {
             if let Some(turn) = state.turn_mut(turn_id) {
-                if let Some(existing) = turn.tool_call_mut(&call.call_id) {
-                    *existing = call.clone();
-                } else {
-                    turn.parts.push(ResponsePart::ToolCall(call.clone()));
+                match lookup.call(turn, &call.call_id) {
+                    Some(position) => turn.parts[position] = ResponsePart::ToolCall(call.clone()),
+                    None => turn.parts.push(ResponsePart::ToolCall(call.clone())),
                 }
             }
         }
@@ -378,9 +389,9 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
             result,
             patch,
         } => {
-            if let Some(call) = state
-                .turn_mut(turn_id)
-                .and_then(|turn| turn.tool_call_mut(call_id))
+            if let Some(turn) = state.turn_mut(turn_id)
+                && let Some(position) = lookup.call(turn, call_id)
+                && let ResponsePart::ToolCall(call) = &mut turn.parts[position]
             {
                 call.status = *status;
                 if result.is_some() {
@@ -394,10 +405,12 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
         }
         Action::PlanUpdated { turn_id, entries } => {
             if let Some(turn) = state.turn_mut(turn_id) {
-                let plan = turn.parts.iter_mut().find_map(|part| match part {
-                    ResponsePart::Plan { entries } => Some(entries),
-                    _ => None,
-                });
+                let plan = lookup
+                    .plan(turn)
+                    .and_then(|position| match &mut turn.parts[position] {
+                        ResponsePart::Plan { entries } => Some(entries),
+                        _ => None,
+                    });
                 match plan {
                     Some(existing) => existing.clone_from(entries),
                     None => turn.parts.push(ResponsePart::Plan {
@@ -417,13 +430,10 @@ pub fn reduce_chat(state: &mut ChatState, action: &Action) {
             outcome,
         } => {
             if let Some(turn) = state.turn_mut(turn_id) {
-                for part in &mut turn.parts {
+                for position in lookup.permissions(turn, request_id) {
                     if let ResponsePart::PermissionRequest {
-                        request_id: id,
-                        outcome: answer,
-                        ..
-                    } = part
-                        && id == request_id
+                        outcome: answer, ..
+                    } = &mut turn.parts[position]
                     {
                         *answer = Some(outcome.clone());
                     }

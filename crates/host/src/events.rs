@@ -103,7 +103,8 @@ impl Host {
             return;
         }
         let resource = ResourceUri::Chat(chat.clone());
-        let (turn_id, action, bytes) = match signal {
+        // Signals about the chat, and those that start or end a turn.
+        let signal = match signal {
             Signal::TurnStarted { turn_id, user } => {
                 drop(state);
                 self.start_harness_turn(chat, turn_id, user);
@@ -135,95 +136,13 @@ impl Host {
                 });
                 return;
             }
-            Signal::TextDelta { turn_id, text } => {
-                let bytes = text.len();
-                (turn_id.clone(), Action::TextDelta { turn_id, text }, bytes)
-            }
-            Signal::ReasoningDelta { turn_id, text } => {
-                let bytes = text.len();
-                (
-                    turn_id.clone(),
-                    Action::ReasoningDelta { turn_id, text },
-                    bytes,
-                )
-            }
             Signal::AgentStateChanged { state: agent } => {
                 state.publish(resource, Action::AgentStateChanged { state: agent });
                 return;
             }
-            Signal::ToolCallStarted { turn_id, call } => (
-                turn_id.clone(),
-                Action::ToolCallStarted { turn_id, call },
-                0,
-            ),
-            Signal::ToolCallUpdated {
-                turn_id,
-                call_id,
-                status,
-                result,
-                patch,
-            } => (
-                turn_id.clone(),
-                Action::ToolCallUpdated {
-                    turn_id,
-                    call_id,
-                    status,
-                    result,
-                    patch,
-                },
-                0,
-            ),
-            Signal::Plan { turn_id, entries } => {
-                (turn_id.clone(), Action::PlanUpdated { turn_id, entries }, 0)
-            }
-            Signal::ProposalStaged {
-                turn_id,
-                proposal_id,
-                summary,
-            } => {
-                let part = ResponsePart::Proposal {
-                    proposal_id,
-                    summary,
-                };
-                (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
-            }
-            Signal::PermissionRequested {
-                turn_id,
-                request_id,
-                title,
-                options,
-                tool_call_id,
-            } => {
-                let part = ResponsePart::PermissionRequest {
-                    request_id,
-                    title,
-                    options,
-                    outcome: None,
-                    tool_call_id,
-                };
-                (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
-            }
-            Signal::PermissionResolved {
-                turn_id,
-                request_id,
-                outcome,
-            } => (
-                turn_id.clone(),
-                Action::PermissionResolved {
-                    turn_id,
-                    request_id,
-                    outcome,
-                },
-                0,
-            ),
-            Signal::Error { turn_id, message } => {
-                let part = ResponsePart::Error { message };
-                (turn_id.clone(), Action::PartAdded { turn_id, part }, 0)
-            }
-            Signal::Usage { turn_id, usage } => {
-                (turn_id.clone(), Action::UsageUpdated { turn_id, usage }, 0)
-            }
+            signal => signal,
         };
+        // The rest belong to the running turn, and pass through its budget first.
         let Some(running) = state
             .chats
             .get_mut(chat)
@@ -232,15 +151,112 @@ impl Host {
             tracing::debug!(%chat, "dropping a signal for a turn that is not running");
             return;
         };
-        if running.turn_id != turn_id {
-            tracing::debug!(%chat, %turn_id, "dropping a signal for another turn");
+        if turn_of(&signal) != Some(&running.turn_id) {
+            tracing::debug!(%chat, "dropping a signal for another turn");
             return;
         }
+        let Some(admitted) = running.budget.admit(signal) else {
+            return;
+        };
+        let Some(action) = action_of(admitted.signal) else {
+            return;
+        };
         running.dirty = true;
-        running.bytes_since_save += bytes.max(1);
+        running.size += admitted.bytes;
+        running.bytes_since_save += admitted.bytes;
         state.publish(resource, action);
         self.checkpoint_if_large(&mut state, chat);
     }
+}
+
+/// The turn a signal belongs to, for those that belong to one.
+fn turn_of(signal: &Signal) -> Option<&TurnId> {
+    match signal {
+        Signal::TurnStarted { turn_id, .. }
+        | Signal::TextDelta { turn_id, .. }
+        | Signal::ReasoningDelta { turn_id, .. }
+        | Signal::ToolCallStarted { turn_id, .. }
+        | Signal::ToolCallUpdated { turn_id, .. }
+        | Signal::Plan { turn_id, .. }
+        | Signal::ProposalStaged { turn_id, .. }
+        | Signal::PermissionRequested { turn_id, .. }
+        | Signal::PermissionResolved { turn_id, .. }
+        | Signal::Error { turn_id, .. }
+        | Signal::Usage { turn_id, .. }
+        | Signal::TurnCompleted { turn_id, .. } => Some(turn_id),
+        Signal::TitleChanged { .. }
+        | Signal::ProviderDataChanged { .. }
+        | Signal::AgentStateChanged { .. } => None,
+    }
+}
+
+/// The action that shows a signal of a running turn.
+fn action_of(signal: Signal) -> Option<Action> {
+    Some(match signal {
+        Signal::TextDelta { turn_id, text } => Action::TextDelta { turn_id, text },
+        Signal::ReasoningDelta { turn_id, text } => Action::ReasoningDelta { turn_id, text },
+        Signal::ToolCallStarted { turn_id, call } => Action::ToolCallStarted { turn_id, call },
+        Signal::ToolCallUpdated {
+            turn_id,
+            call_id,
+            status,
+            result,
+            patch,
+        } => Action::ToolCallUpdated {
+            turn_id,
+            call_id,
+            status,
+            result,
+            patch,
+        },
+        Signal::Plan { turn_id, entries } => Action::PlanUpdated { turn_id, entries },
+        Signal::ProposalStaged {
+            turn_id,
+            proposal_id,
+            summary,
+        } => Action::PartAdded {
+            turn_id,
+            part: ResponsePart::Proposal {
+                proposal_id,
+                summary,
+            },
+        },
+        Signal::PermissionRequested {
+            turn_id,
+            request_id,
+            title,
+            options,
+            tool_call_id,
+        } => Action::PartAdded {
+            turn_id,
+            part: ResponsePart::PermissionRequest {
+                request_id,
+                title,
+                options,
+                outcome: None,
+                tool_call_id,
+            },
+        },
+        Signal::PermissionResolved {
+            turn_id,
+            request_id,
+            outcome,
+        } => Action::PermissionResolved {
+            turn_id,
+            request_id,
+            outcome,
+        },
+        Signal::Error { turn_id, message } => Action::PartAdded {
+            turn_id,
+            part: ResponsePart::Error { message },
+        },
+        Signal::Usage { turn_id, usage } => Action::UsageUpdated { turn_id, usage },
+        Signal::TurnStarted { .. }
+        | Signal::TurnCompleted { .. }
+        | Signal::TitleChanged { .. }
+        | Signal::ProviderDataChanged { .. }
+        | Signal::AgentStateChanged { .. } => return None,
+    })
 }
 
 /// Applies harness events in the order they were emitted.

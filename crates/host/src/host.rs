@@ -41,6 +41,9 @@ pub struct HostConfig {
     pub abort_grace: Duration,
     /// The largest message accepted.
     pub limits: crate::limits::MessageLimits,
+    /// How much of an agent's output one turn keeps: past it, what streams is dropped
+    /// (counted, and marked in the turn).
+    pub output_limits: hearth_core::OutputLimits,
     /// How long a chat's lease lasts unless renewed: how long a process that stopped
     /// without releasing it (on another machine, or one whose end was not seen) keeps
     /// others from answering in the chat. Running turns renew it a third of the way.
@@ -73,6 +76,7 @@ impl Default for HostConfig {
             checkpoint_bytes: 2048,
             abort_grace: Duration::from_secs(5),
             limits: crate::limits::MessageLimits::default(),
+            output_limits: hearth_core::OutputLimits::default(),
             lease_ttl: Duration::from_secs(30),
             scopes: ScopeSeam::default(),
         }

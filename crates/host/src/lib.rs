@@ -3,6 +3,11 @@
 //! peek and an async resolve, active-turn tracking, lazy restore, idle eviction,
 //! disposal order, external discovery, and the fan-out of numbered action envelopes.
 //!
+//! What a harness streams into a running turn is kept within the configured output
+//! limits ([`HostConfig::output_limits`]): every signal passes the turn's
+//! [`TurnBudget`](hearth_core::TurnBudget) before it is shown or stored, and costs time
+//! in its own size only, however much the turn holds.
+//!
 //! It routes and records; it does not know any concrete harness (harnesses are handed
 //! in as [`hearth_core::Agent`] objects and gated by their capabilities) and it has no
 //! transport (servers and the CLI sit on top of it).

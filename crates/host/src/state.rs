@@ -10,8 +10,9 @@ use std::time::Instant;
 
 use futures::future::{BoxFuture, Shared};
 use hearth_core::{
-    Action, ChatState, ChatUri, DiscoveredChat, Envelope, ProviderData, ProviderId, ResourceState,
-    ResourceUri, SessionState, SessionUri, Snapshot, TurnId, reduce_chat, reduce_session,
+    Action, ChatState, ChatUri, DiscoveredChat, Envelope, OutputLimits, PartIndex, ProviderData,
+    ProviderId, ResourceState, ResourceUri, SessionState, SessionUri, Snapshot, TurnBudget, TurnId,
+    reduce_chat, reduce_chat_indexed, reduce_session,
 };
 use tokio::sync::broadcast;
 
@@ -77,10 +78,55 @@ pub(crate) struct RunningTurn {
     pub turn_id: TurnId,
     /// Changed since the last checkpoint.
     pub dirty: bool,
-    /// Text bytes since the last checkpoint.
+    /// About how many bytes it holds (its prompt, and what its signals added).
+    pub size: usize,
+    /// About how many bytes its signals added since the last checkpoint.
     pub bytes_since_save: usize,
     /// When it was last checkpointed.
     pub last_save: Instant,
+    /// What of its output it keeps.
+    pub budget: TurnBudget,
+    /// Where its parts are, for the reducer.
+    pub index: PartIndex,
+}
+
+impl RunningTurn {
+    /// A turn that has just started with a prompt of `prompt_bytes`.
+    pub fn new(turn_id: TurnId, limits: OutputLimits, prompt_bytes: usize) -> Self {
+        Self {
+            turn_id,
+            dirty: false,
+            size: prompt_bytes,
+            bytes_since_save: 0,
+            last_save: Instant::now(),
+            budget: TurnBudget::new(limits),
+            index: PartIndex::new(),
+        }
+    }
+
+    /// Notes a checkpoint of the turn.
+    pub fn saved(&mut self) {
+        self.dirty = false;
+        self.bytes_since_save = 0;
+        self.last_save = Instant::now();
+    }
+}
+
+/// The turn an action of a chat changes, if it changes one.
+fn turn_of(action: &Action) -> Option<&TurnId> {
+    match action {
+        Action::TurnStarted { turn } => Some(&turn.id),
+        Action::TextDelta { turn_id, .. }
+        | Action::ReasoningDelta { turn_id, .. }
+        | Action::ToolCallStarted { turn_id, .. }
+        | Action::ToolCallUpdated { turn_id, .. }
+        | Action::PlanUpdated { turn_id, .. }
+        | Action::PartAdded { turn_id, .. }
+        | Action::PermissionResolved { turn_id, .. }
+        | Action::UsageUpdated { turn_id, .. }
+        | Action::TurnCompleted { turn_id, .. } => Some(turn_id),
+        _ => None,
+    }
 }
 
 /// Whether this host holds a chat's lease.
@@ -161,7 +207,14 @@ impl HostState {
             }
             ResourceUri::Chat(uri) => {
                 if let Some(entry) = self.chats.get_mut(uri) {
-                    reduce_chat(&mut entry.state, &action);
+                    // The running turn's parts are found through its index, so a signal
+                    // costs the same however many parts the turn holds.
+                    match entry.running.as_mut() {
+                        Some(running) if turn_of(&action) == Some(&running.turn_id) => {
+                            reduce_chat_indexed(&mut entry.state, &action, &mut running.index);
+                        }
+                        _ => reduce_chat(&mut entry.state, &action),
+                    }
                 }
             }
         }

@@ -1,8 +1,6 @@
 //! Turns: send and abort, permission answers, streaming checkpoints, completion and
 //! titles.
 
-use std::time::Instant;
-
 use hearth_core::{
     Action, ChatUri, ResourceUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now,
 };
@@ -68,12 +66,11 @@ impl Host {
             // A new conversation (not a copy of one) starts with its scope's context.
             let first = entry.state.turns.is_empty()
                 && matches!(entry.state.summary.origin, hearth_core::ChatOrigin::User);
-            entry.running = Some(RunningTurn {
-                turn_id: turn_id.clone(),
-                dirty: false,
-                bytes_since_save: 0,
-                last_save: Instant::now(),
-            });
+            entry.running = Some(RunningTurn::new(
+                turn_id.clone(),
+                self.inner.config.output_limits,
+                message.text.len(),
+            ));
             first
         };
         // What the store refused of this chat before goes first.
@@ -242,12 +239,11 @@ impl Host {
             tracing::warn!(%chat, "the harness started a turn while another runs; ignoring it");
             return;
         }
-        entry.running = Some(RunningTurn {
+        entry.running = Some(RunningTurn::new(
             turn_id,
-            dirty: false,
-            bytes_since_save: 0,
-            last_save: Instant::now(),
-        });
+            self.inner.config.output_limits,
+            turn.user.text.len(),
+        ));
         self.inner.queue(WriteJob::InsertTurn {
             chat: chat.clone(),
             turn: turn.clone(),
@@ -265,8 +261,9 @@ impl Host {
         );
     }
 
-    /// Saves a running turn early when much text arrived since its last checkpoint (the
-    /// threshold grows with the answer, so saving stays linear in its length).
+    /// Saves a running turn early when much arrived since its last checkpoint. The
+    /// threshold grows with the turn (half its size), so each save, which costs the whole
+    /// turn, follows at least as many new bytes: saving stays linear in what streamed.
     pub(crate) fn checkpoint_if_large(&self, state: &mut HostState, chat: &ChatUri) {
         let threshold = self.inner.config.checkpoint_bytes;
         let Some(entry) = state.chats.get_mut(chat) else {
@@ -275,6 +272,9 @@ impl Host {
         let Some(running) = entry.running.as_mut() else {
             return;
         };
+        if running.bytes_since_save < threshold.max(running.size / 2) {
+            return;
+        }
         let Some(turn) = entry
             .state
             .turns
@@ -284,27 +284,17 @@ impl Host {
         else {
             return;
         };
-        let size: usize = turn
-            .parts
-            .iter()
-            .map(|part| match part {
-                ResponsePart::Text { text } | ResponsePart::Reasoning { text } => text.len(),
-                _ => 64,
-            })
-            .sum();
-        if running.bytes_since_save >= threshold.max(size / 2) {
-            running.dirty = false;
-            running.bytes_since_save = 0;
-            running.last_save = Instant::now();
-            self.inner.queue(WriteJob::SaveTurn {
-                chat: chat.clone(),
-                turn: turn.clone(),
-                save: Save::Checkpoint,
-            });
-        }
+        running.saved();
+        self.inner.queue(WriteJob::SaveTurn {
+            chat: chat.clone(),
+            turn: turn.clone(),
+            save: Save::Checkpoint,
+        });
     }
 
-    /// Saves every running turn that changed and was not saved for a checkpoint interval.
+    /// Saves every running turn that changed and was not saved for a checkpoint
+    /// interval: one interval per MiB the turn holds, so that a large turn, whose every
+    /// save costs all of it, is not saved over and over while little changes.
     pub(crate) fn checkpoint_due(&self) {
         let interval = self.inner.config.checkpoint_interval;
         let mut state = self.inner.lock();
@@ -312,7 +302,8 @@ impl Host {
             let Some(running) = entry.running.as_mut() else {
                 continue;
             };
-            if !running.dirty || running.last_save.elapsed() < interval {
+            let mebibytes = u32::try_from(running.size >> 20).unwrap_or(u32::MAX).max(1);
+            if !running.dirty || running.last_save.elapsed() < interval.saturating_mul(mebibytes) {
                 continue;
             }
             if let Some(turn) = entry
@@ -322,9 +313,7 @@ impl Host {
                 .rev()
                 .find(|turn| turn.id == running.turn_id)
             {
-                running.dirty = false;
-                running.bytes_since_save = 0;
-                running.last_save = Instant::now();
+                running.saved();
                 self.inner.queue(WriteJob::SaveTurn {
                     chat: chat.clone(),
                     turn: turn.clone(),
@@ -354,7 +343,10 @@ impl Host {
         {
             return;
         }
-        entry.running = None;
+        let closing_note = entry
+            .running
+            .take()
+            .and_then(|running| running.budget.closing_note());
         let prompt_title = entry
             .state
             .summary
@@ -377,6 +369,16 @@ impl Host {
                 Action::PartAdded {
                     turn_id: turn_id.clone(),
                     part: ResponsePart::Error { message },
+                },
+            );
+        }
+        if let Some(note) = closing_note {
+            // What the turn dropped past its output limits, at its end.
+            state.publish(
+                resource.clone(),
+                Action::TextDelta {
+                    turn_id: turn_id.clone(),
+                    text: note,
                 },
             );
         }

@@ -8,6 +8,7 @@ mod suite {
     mod features;
     mod invariants;
     mod leases;
+    mod output;
     mod restore;
     mod streaming;
 }

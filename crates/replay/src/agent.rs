@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hearth_core::{
-    AgentDescriptor, AgentError, Capabilities, ChatUri, MultipleChats, ProviderData, ProviderId,
-    Turn, now,
+    AgentDescriptor, AgentError, Capabilities, ChatUri, MultipleChats, OutputLimits, ProviderData,
+    ProviderId, Turn, now,
 };
 use hearth_harness::{ChatTable, RunId, SinkCell, TableError};
 
@@ -46,6 +46,7 @@ pub struct ReplayAgent {
     pub(crate) descriptor: AgentDescriptor,
     pub(crate) scenario: Scenario,
     pub(crate) delay_scale: f64,
+    pub(crate) output_limits: OutputLimits,
     pub(crate) sink: SinkCell,
     pub(crate) chats: ChatTable<Backing>,
 }
@@ -100,6 +101,7 @@ impl ReplayAgent {
             descriptor,
             scenario,
             delay_scale: 1.0,
+            output_limits: OutputLimits::default(),
             sink: SinkCell::new(),
             chats: ChatTable::new(),
         }
@@ -154,6 +156,13 @@ impl ReplayAgent {
         } else {
             scale
         };
+        self
+    }
+
+    /// Sets how much of a played turn its record keeps (what the host keeps of it).
+    #[must_use]
+    pub fn with_output_limits(mut self, output_limits: OutputLimits) -> Self {
+        self.output_limits = output_limits;
         self
     }
 

@@ -156,7 +156,7 @@ impl ReplayAgent {
             session: context.session.clone(),
             model: started.model,
         };
-        let mut stage = Stage::new(chat.clone(), turn_id, message, cancel);
+        let mut stage = Stage::new(chat.clone(), turn_id, message, cancel, self.output_limits);
         let ended = player.play(&mut stage, &steps).await;
         let stop_reason = stage.finish(&ended);
         let usage = stage.turn.usage;

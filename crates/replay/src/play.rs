@@ -4,9 +4,9 @@
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
-    AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatUri, EventSink, PlanEntry, ResponsePart,
-    SessionUri, Signal, StopReason, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, Turn,
-    TurnId, UserMessage, now,
+    AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatUri, EventSink, OutputLimits, PlanEntry,
+    ResponsePart, SessionUri, Signal, StopReason, ToolCallPart, ToolCallPatch, ToolCallStatus,
+    ToolResult, Turn, TurnBudget, TurnId, UserMessage, now,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -30,12 +30,14 @@ pub(crate) enum Ended {
     Aborted,
 }
 
-/// One turn being played in one chat, and the record of what it showed.
+/// One turn being played in one chat, and the record of what it showed: what the host
+/// shows of it, within the same output limits.
 pub(crate) struct Stage {
     pub chat: ChatUri,
     pub turn: Turn,
     pub cancel: CancellationToken,
     calls: u32,
+    budget: TurnBudget,
 }
 
 impl Stage {
@@ -44,12 +46,48 @@ impl Stage {
         turn_id: TurnId,
         user: UserMessage,
         cancel: CancellationToken,
+        limits: OutputLimits,
     ) -> Self {
         Self {
             chat,
             turn: Turn::started(turn_id, user, now()),
             cancel,
             calls: 0,
+            budget: TurnBudget::new(limits),
+        }
+    }
+
+    /// Records what a signal shows, as much of it as the turn keeps.
+    fn keep(&mut self, signal: &Signal) {
+        let Some(admitted) = self.budget.admit(signal.clone()) else {
+            return;
+        };
+        match admitted.signal {
+            Signal::TextDelta { text, .. } => self.turn.push_text(&text),
+            Signal::ReasoningDelta { text, .. } => self.turn.push_reasoning(&text),
+            Signal::ToolCallStarted { call, .. } => {
+                self.turn.parts.push(ResponsePart::ToolCall(call));
+            }
+            Signal::ToolCallUpdated {
+                call_id,
+                status,
+                result,
+                patch,
+                ..
+            } => {
+                if let Some(call) = self.turn.tool_call_mut(&call_id) {
+                    call.status = status;
+                    if result.is_some() {
+                        call.result = result;
+                    }
+                    patch.apply(call);
+                }
+            }
+            Signal::Plan { entries, .. } => replace_plan(&mut self.turn, &entries),
+            Signal::Error { message, .. } => {
+                self.turn.parts.push(ResponsePart::Error { message });
+            }
+            _ => {}
         }
     }
 
@@ -66,6 +104,10 @@ impl Stage {
             Ended::Failed(_) => StopReason::Error,
             Ended::Aborted => StopReason::Aborted,
         };
+        // What the host adds when it ends a turn that passed its limits.
+        if let Some(note) = self.budget.closing_note() {
+            self.turn.push_text(&note);
+        }
         self.turn.stop_reason = Some(reason.clone());
         self.turn.completed_at = Some(now());
         reason
@@ -156,15 +198,13 @@ impl Player<'_> {
                         continue;
                     }
                     let (turn_id, text) = (turn_id.clone(), piece.to_owned());
-                    if reasoning {
-                        stage.turn.push_reasoning(piece);
-                        self.signal(&stage.chat, Signal::ReasoningDelta { turn_id, text })
-                            .await;
+                    let signal = if reasoning {
+                        Signal::ReasoningDelta { turn_id, text }
                     } else {
-                        stage.turn.push_text(piece);
-                        self.signal(&stage.chat, Signal::TextDelta { turn_id, text })
-                            .await;
-                    }
+                        Signal::TextDelta { turn_id, text }
+                    };
+                    stage.keep(&signal);
+                    self.signal(&stage.chat, signal).await;
                 }
                 Ended::Done
             }
@@ -189,19 +229,21 @@ impl Player<'_> {
         let turn_id = stage.turn.id.clone();
         match kind {
             StepKind::Plan { entries } => {
-                replace_plan(&mut stage.turn, entries);
-                let entries = entries.clone();
-                self.signal(&stage.chat, Signal::Plan { turn_id, entries })
-                    .await;
+                let signal = Signal::Plan {
+                    turn_id,
+                    entries: entries.clone(),
+                };
+                stage.keep(&signal);
+                self.signal(&stage.chat, signal).await;
                 Ended::Done
             }
             StepKind::Error { message } => {
-                stage.turn.parts.push(ResponsePart::Error {
+                let signal = Signal::Error {
+                    turn_id,
                     message: message.clone(),
-                });
-                let message = message.clone();
-                self.signal(&stage.chat, Signal::Error { turn_id, message })
-                    .await;
+                };
+                stage.keep(&signal);
+                self.signal(&stage.chat, signal).await;
                 Ended::Done
             }
             StepKind::Fail { message } => {
@@ -234,16 +276,12 @@ impl Player<'_> {
         name: &str,
         arguments: serde_json::Value,
     ) {
-        let call = ToolCallPart::new(call_id, name, arguments, ToolCallStatus::Running);
-        stage.turn.parts.push(ResponsePart::ToolCall(call.clone()));
-        self.signal(
-            &stage.chat,
-            Signal::ToolCallStarted {
-                turn_id: stage.turn.id.clone(),
-                call,
-            },
-        )
-        .await;
+        let signal = Signal::ToolCallStarted {
+            turn_id: stage.turn.id.clone(),
+            call: ToolCallPart::new(call_id, name, arguments, ToolCallStatus::Running),
+        };
+        stage.keep(&signal);
+        self.signal(&stage.chat, signal).await;
     }
 
     async fn update_call(
@@ -253,23 +291,15 @@ impl Player<'_> {
         status: ToolCallStatus,
         result: Option<ToolResult>,
     ) {
-        if let Some(call) = stage.turn.tool_call_mut(call_id) {
-            call.status = status;
-            if result.is_some() {
-                call.result.clone_from(&result);
-            }
-        }
-        self.signal(
-            &stage.chat,
-            Signal::ToolCallUpdated {
-                turn_id: stage.turn.id.clone(),
-                call_id: call_id.to_owned(),
-                status,
-                result,
-                patch: ToolCallPatch::default(),
-            },
-        )
-        .await;
+        let signal = Signal::ToolCallUpdated {
+            turn_id: stage.turn.id.clone(),
+            call_id: call_id.to_owned(),
+            status,
+            result,
+            patch: ToolCallPatch::default(),
+        };
+        stage.keep(&signal);
+        self.signal(&stage.chat, signal).await;
     }
 
     /// A tool call: announced, running for the step's delay, then finished.
@@ -359,7 +389,13 @@ impl Player<'_> {
             },
         )
         .await;
-        let mut child_stage = Stage::new(child.clone(), child_turn.clone(), user, cancel);
+        let mut child_stage = Stage::new(
+            child.clone(),
+            child_turn.clone(),
+            user,
+            cancel,
+            self.agent.output_limits,
+        );
         let ended = self.play(&mut child_stage, &subagent.steps).await;
         if let Ended::Failed(message) = &ended {
             let message = message.clone();

@@ -1,4 +1,4 @@
-//! `/tool` and `/mcp-call` against the binary's own MCP server mode.
+//! `/tool`, `/tool-updates`, and `/mcp-call` against the binary's own MCP server mode.
 
 use agent_client_protocol::v1::schema::{
     EnvVariable, McpServer, McpServerStdio, NewSessionRequest, SessionUpdate, StopReason,
@@ -41,6 +41,57 @@ async fn a_tool_call_runs_to_completion() {
                 ]
             );
             assert_eq!(chunks(&updates), vec![("agent", "tool done".to_owned())]);
+        })
+        .await;
+    assert!(agent.finish().await.status.success());
+}
+
+#[tokio::test]
+async fn tool_updates_go_to_the_calls_in_turn_then_end_each() {
+    let mut agent = AgentProcess::start(&[]);
+    agent
+        .client(ClientSetup::default(), async |mut harness| {
+            harness.initialize().await;
+            let session = harness.new_session("/work".as_ref()).await;
+            harness.next_update().await;
+            let answer = harness.prompt(&session, "/tool-updates 3 2").await;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            let updates = harness.received();
+            let shown: Vec<String> = updates
+                .iter()
+                .map(|update| match update {
+                    SessionUpdate::ToolCall(call) => {
+                        format!("start {} {:?}", call.title, call.status)
+                    }
+                    SessionUpdate::ToolCallUpdate(update) => {
+                        let text = serde_json::to_value(&update.fields.content)
+                            .unwrap()
+                            .pointer("/0/content/text")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned();
+                        format!("{:?} {}", update.fields.status, text.trim_end())
+                    }
+                    other => format!("{other:?}"),
+                })
+                .take(7)
+                .collect();
+            assert_eq!(
+                shown,
+                [
+                    "start Build part 0 InProgress",
+                    "start Build part 1 InProgress",
+                    "Some(InProgress) update 0 of call 0",
+                    "Some(InProgress) update 1 of call 1",
+                    "Some(InProgress) update 2 of call 0",
+                    "Some(Completed) done 0",
+                    "Some(Completed) done 1",
+                ]
+            );
+            assert_eq!(
+                chunks(&updates),
+                vec![("agent", "tool updates done".to_owned())]
+            );
         })
         .await;
     assert!(agent.finish().await.status.success());

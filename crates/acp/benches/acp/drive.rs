@@ -70,6 +70,7 @@ impl Driven {
             audit: None,
             timeouts: Timeouts::default(),
             readable: Vec::new(),
+            output_limits: hearth_core::OutputLimits::default(),
         };
         let harness = AcpHarness::new(spec, options);
         let agents: Vec<Arc<dyn Agent>> = vec![Arc::new(harness.clone())];

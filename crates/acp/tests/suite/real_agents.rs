@@ -197,6 +197,7 @@ impl Bench {
                 audit: Some(self.audit.clone()),
                 timeouts: Timeouts::default(),
                 readable: Vec::new(),
+                output_limits: hearth_core::OutputLimits::default(),
             },
         )
     }

@@ -115,6 +115,7 @@ impl Setup {
             audit: self.audit.clone(),
             timeouts: hearth_acp::Timeouts::default(),
             readable: Vec::new(),
+            output_limits: hearth_core::OutputLimits::default(),
         }
     }
 

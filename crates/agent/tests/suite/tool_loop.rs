@@ -404,3 +404,49 @@ async fn project_instructions_and_enabled_tools_shape_the_request() {
         vec![user("bonjour"), assistant("ok"), user("encore")]
     );
 }
+
+#[tokio::test]
+async fn the_model_reads_back_its_answer_and_tool_results_cut_at_the_output_limits() {
+    let server = MockModelServer::start().await.unwrap();
+    server.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .text("Let me check. ")
+            .tool_call(0, "call_1", "lookup")
+            .tool_arguments(0, "{\"query\": \"tides\"}")
+            .finish("tool_calls")
+            .usage(100, 10)
+            .done(),
+    );
+    server.enqueue(OpenAiStream::text_answer(
+        MODEL,
+        &["High tide ", "is at 10:00."],
+        150,
+        8,
+    ));
+    let limits = hearth_core::OutputLimits {
+        answer_bytes: 10,
+        tool_result_bytes: 10,
+        ..hearth_core::OutputLimits::default()
+    };
+    let (agent, recorder, _) = openai_agent(&server, settings().with_output_limits(limits));
+    let chat = default_chat(&agent).await;
+    send(&agent, &chat, "When is high tide?").await;
+    // The host is sent everything: it cuts what it shows by itself.
+    assert_eq!(
+        recorder.text(&chat.chat),
+        "Let me check. High tide is at 10:00."
+    );
+    // What the model reads back is cut as the host shows it.
+    let requests = server.requests();
+    assert_eq!(
+        conversation(&requests[1]),
+        vec![
+            user("When is high tide?"),
+            json!({"role": "assistant", "content": format!("Let me che{}", hearth_core::cut_mark("the answer", &limits)), "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"query\":\"tides\"}"}}
+            ]}),
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "tides: hig\n[truncated by Hearth: 15 bytes more dropped; `tool_result_bytes` under [limits] in config.toml allows more]"}),
+        ]
+    );
+}

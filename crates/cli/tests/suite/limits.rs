@@ -1,6 +1,8 @@
 //! Message limits: a prompt over `[limits] prompt_bytes` is refused before anything is
 //! stored — in-process and through a server alike — with the sizes and what to change;
-//! through the protocol it is a JSON-RPC error on a connection that stays open.
+//! through the protocol it is a JSON-RPC error on a connection that stays open. Output
+//! limits: an agent's answer past `[limits] answer_bytes` is printed and stored cut, with
+//! the marks that say so.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -10,7 +12,7 @@ use hearth_protocol::{
     SessionListParams, UserMessage,
 };
 
-use hearth_test_support::{BoundedChild, PROCESS_WAIT};
+use hearth_test_support::{BoundedChild, BoundedCommand, PROCESS_WAIT, acp_test_agent};
 
 use super::serve_support::Served;
 use super::support::Hearth;
@@ -103,4 +105,42 @@ async fn through_a_server_too_large_is_an_error_not_a_dropped_connection() {
         !shown.contains("zzzz"),
         "nothing of the refused prompt is stored"
     );
+}
+
+#[test]
+fn an_answer_past_answer_bytes_is_printed_and_stored_cut_with_its_marks() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[limits]\nanswer_bytes = 100000\n\n[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let output = hearth
+        .command()
+        .current_dir(work.path())
+        .args(["run", "--agent", "tester", "/big-answer 3000000"])
+        .output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+\n";
+    let mut kept = line.repeat(100_000 / line.len() + 1);
+    kept.truncate(100_000);
+    let marks = "\n\n[truncated by Hearth: the answer reached its limit of 97 KB (`answer_bytes` under [limits] in config.toml); the rest is dropped]\n\
+                 \n\n[truncated by Hearth: this turn passed its output limits, and Hearth dropped 2.8 MB of answer text (`answer_bytes` = 100000 under [limits] in config.toml)]\n";
+    assert_eq!(stdout, format!("{kept}{marks}"));
+    // What is stored is cut the same way, and the database stays small.
+    let uri = hearth.session_uris().pop().unwrap();
+    let shown = hearth.ok(&["sessions", "show", &uri]);
+    assert!(
+        shown.contains("[truncated by Hearth: the answer reached its limit of 97 KB"),
+        "{shown}"
+    );
+    let database = std::fs::metadata(hearth.database()).unwrap().len();
+    assert!(database < 2_000_000, "the database holds {database} bytes");
 }

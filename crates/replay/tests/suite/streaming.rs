@@ -399,3 +399,35 @@ async fn the_demo_streams_a_labelled_answer_in_about_two_seconds() {
     send(&agent, &context, "How do I configure a provider?").await;
     assert!(recorder.text(&context.chat).contains("ANTHROPIC_API_KEY"));
 }
+
+#[tokio::test]
+async fn the_record_keeps_what_the_host_shows_within_the_output_limits() {
+    let limits = hearth_core::OutputLimits {
+        answer_bytes: 10,
+        ..hearth_core::OutputLimits::default()
+    };
+    let scenario = hearth_replay::Scenario::from_yaml(
+        "name: long\nturns:\n  - steps:\n      - text: \"Hello {{prompt}} and a long tail\"\n",
+        "long.yaml",
+    )
+    .unwrap();
+    let (agent, recorder) = attach(
+        ReplayAgent::new(scenario)
+            .with_delay_scale(0.0)
+            .with_output_limits(limits),
+    );
+    let context = default_chat(&agent).await;
+    send(&agent, &context, "world").await;
+    // The host is sent everything (it cuts what it shows itself) ...
+    assert_eq!(recorder.text(&context.chat), "Hello world and a long tail");
+    // ... and the record keeps what it shows: the answer cut at 10 bytes, marked, and the
+    // closing note with the 17 bytes dropped.
+    let history = agent.messages(&context).await.unwrap();
+    assert_eq!(
+        history[0].response_text(),
+        format!(
+            "Hello worl{}\n\n[truncated by Hearth: this turn passed its output limits, and Hearth dropped 17 bytes of answer text (`answer_bytes` = 10 under [limits] in config.toml)]\n",
+            hearth_core::cut_mark("the answer", &limits)
+        )
+    );
+}
