@@ -83,6 +83,7 @@ async fn probe(agent: PathBuf, limits: OutputLimits, prompt: String) {
         lent_tools: None,
         auth_method: None,
         reads_agents_file: false,
+        pass_env: Vec::new(),
     };
     let options = HarnessOptions {
         data_directory: Some(data.path().to_path_buf()),
