@@ -708,6 +708,10 @@ export type PermissionOptionKind = ('allowOnce' | 'allowAlways' | 'rejectOnce' |
 
 /** `permission/respond`: answers a permission request of a chat's running turn. */
 export type PermissionRespondParams = {
+  /** The answer is Hearth's refusal because nobody could be asked (a client with no
+   * one at its terminal), not a person's choice: the model is told so, and the audit
+   * log records it as Hearth's. */
+  byPolicy?: boolean;
   /** The chat. */
   chat: string;
   /** The chosen option's id. */

@@ -9,7 +9,9 @@
 //!   get (behind the data-flow guard) and the toolbox lent to other agents over MCP;
 //! - [`harnesses`]: which harnesses exist — the demo, Hearth's own agent for every model
 //!   provider found, every external agent — and their registration with a host;
-//! - [`backend`]: the host and everything around it for a server or an editor.
+//! - [`backend`]: the host and everything around it for a server or an editor;
+//! - [`turn`]: one turn followed the same way in this process or through a running
+//!   server — its envelopes, missed text, permission questions and end.
 //!
 //! It does not parse command lines or print: the `hearth` binary does.
 
@@ -17,5 +19,6 @@ mod app;
 pub mod backend;
 pub mod harnesses;
 pub mod tools;
+pub mod turn;
 
 pub use app::{App, Notices};

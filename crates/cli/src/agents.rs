@@ -84,43 +84,7 @@ pub fn render(check: &AgentCheck, out: &mut String) {
             "  status    ✗ {}\n",
             crate::shown::message(&error.to_string())
         )),
-        (Ok(()), Some(Ok((status, elapsed)))) => {
-            out.push_str(&format!(
-                "  status    ok: {} (started in {:.1} s)\n",
-                // The agent's own words, escaped.
-                hearth_core::escape_controls_inline(
-                    status.version.as_deref().unwrap_or("no version given")
-                ),
-                elapsed.as_secs_f64()
-            ));
-            out.push_str(&format!(
-                "  sessions  reopen: {}, list: {}, resume: {}, fork: {}\n",
-                yes(status.load),
-                yes(status.list),
-                yes(status.resume),
-                yes(status.fork)
-            ));
-            out.push_str(&format!(
-                "  prompts   images: {}, embedded files: {}\n",
-                yes(status.images),
-                yes(status.embedded_context)
-            ));
-            out.push_str(&format!(
-                "  sign-in   {}\n",
-                if status.auth_methods.is_empty() {
-                    "none offered".to_owned()
-                } else {
-                    format!(
-                        "{}{}",
-                        hearth_core::escape_controls_inline(&status.auth_methods.join(", ")),
-                        spec.auth_method
-                            .as_deref()
-                            .map(|method| format!(" (uses `{method}`)"))
-                            .unwrap_or_default()
-                    )
-                }
-            ));
-        }
+        (Ok(()), Some(Ok((status, elapsed)))) => render_status(spec, status, *elapsed, out),
     }
     let policy = &spec.policy;
     out.push_str(&format!(
@@ -149,6 +113,50 @@ pub fn render(check: &AgentCheck, out: &mut String) {
             "Hearth's tools are lent to it (MCP)"
         } else {
             "Hearth's tools are not lent"
+        }
+    ));
+}
+
+/// What a started agent said about itself.
+fn render_status(
+    spec: &hearth_acp::AgentSpec,
+    status: &AgentStatus,
+    elapsed: Duration,
+    out: &mut String,
+) {
+    out.push_str(&format!(
+        "  status    ok: {} (started in {:.1} s)\n",
+        // The agent's own words, escaped.
+        hearth_core::escape_controls_inline(
+            status.version.as_deref().unwrap_or("no version given")
+        ),
+        elapsed.as_secs_f64()
+    ));
+    out.push_str(&format!(
+        "  sessions  reopen: {}, list: {}, resume: {}, fork: {}\n",
+        yes(status.load),
+        yes(status.list),
+        yes(status.resume),
+        yes(status.fork)
+    ));
+    out.push_str(&format!(
+        "  prompts   images: {}, embedded files: {}\n",
+        yes(status.images),
+        yes(status.embedded_context)
+    ));
+    out.push_str(&format!(
+        "  sign-in   {}\n",
+        if status.auth_methods.is_empty() {
+            "none offered".to_owned()
+        } else {
+            format!(
+                "{}{}",
+                hearth_core::escape_controls_inline(&status.auth_methods.join(", ")),
+                spec.auth_method
+                    .as_deref()
+                    .map(|method| format!(" (uses `{method}`)"))
+                    .unwrap_or_default()
+            )
         }
     ));
 }

@@ -158,41 +158,7 @@ pub async fn audit(app: &App, command: AuditCommand) -> anyhow::Result<ExitCode>
             }
             Ok(ExitCode::SUCCESS)
         }
-        AuditCommand::Verify { heads, json } => {
-            let report = log.verify_with(&heads).await?;
-            if json {
-                json_line(&report)?;
-            }
-            match &report.broken {
-                None => {
-                    if !json {
-                        write_out(&render_intact(&report))?;
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                Some(broken) if json => {
-                    tracing::debug!(check = broken.check.as_str(), "audit log broken");
-                    Ok(ExitCode::FAILURE)
-                }
-                Some(broken) => {
-                    let at = broken
-                        .seq
-                        .map(|seq| format!(" at entry {seq}"))
-                        .unwrap_or_default();
-                    let after = match broken.check {
-                        AuditCheck::Chain | AuditCheck::Key | AuditCheck::Head => {
-                            "; entries from there on cannot be trusted (an export or a head kept from before shows what they were)"
-                        }
-                        AuditCheck::Tail | AuditCheck::Kept | AuditCheck::Proposals => "",
-                    };
-                    anyhow::bail!(
-                        "the audit log is broken{at} ({} check): {}{after}",
-                        broken.check.as_str(),
-                        broken.reason
-                    )
-                }
-            }
-        }
+        AuditCommand::Verify { heads, json } => verify(&log, &heads, json).await,
         AuditCommand::Export { keep, output } => {
             if keep == 0 || keep > MAX_EXPORT_KEEP {
                 anyhow::bail!("--keep must be between 1 and {MAX_EXPORT_KEEP}");
@@ -207,6 +173,43 @@ pub async fn audit(app: &App, command: AuditCommand) -> anyhow::Result<ExitCode>
                 None => write_out(&text)?,
             }
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `hearth audit verify`: the log's checks, and the first one that fails.
+async fn verify(log: &AuditLog, heads: &[ChainHead], json: bool) -> anyhow::Result<ExitCode> {
+    let report = log.verify_with(heads).await?;
+    if json {
+        json_line(&report)?;
+    }
+    match &report.broken {
+        None => {
+            if !json {
+                write_out(&render_intact(&report))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(broken) if json => {
+            tracing::debug!(check = broken.check.as_str(), "audit log broken");
+            Ok(ExitCode::FAILURE)
+        }
+        Some(broken) => {
+            let at = broken
+                .seq
+                .map(|seq| format!(" at entry {seq}"))
+                .unwrap_or_default();
+            let after = match broken.check {
+                AuditCheck::Chain | AuditCheck::Key | AuditCheck::Head => {
+                    "; entries from there on cannot be trusted (an export or a head kept from before shows what they were)"
+                }
+                AuditCheck::Tail | AuditCheck::Kept | AuditCheck::Proposals => "",
+            };
+            anyhow::bail!(
+                "the audit log is broken{at} ({} check): {}{after}",
+                broken.check.as_str(),
+                broken.reason
+            )
         }
     }
 }

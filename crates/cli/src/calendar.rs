@@ -626,68 +626,12 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
         CalendarCommand::Sync { calendar, json } => {
             return sync(&calendars, calendar.as_deref(), json).await;
         }
-        CalendarCommand::Add(args) => {
-            let args = *args;
-            let (Some(title), Some(start)) = (args.title, args.start) else {
-                anyhow::bail!("give the event's title and --start");
-            };
-            let event = EventInput {
-                title,
-                category: args.category,
-                sub_category: args.sub_category,
-                start,
-                end: args.end,
-                all_day: None,
-                time_zone: args.time_zone,
-                location: args.location,
-                description: args.description,
-                recurrence: args.repeat,
-            };
-            let applied = calendars.add_event(args.calendar.as_deref(), event).await?;
-            if args.json {
-                json_line(&applied)?;
-            } else {
-                write_out(&format!("{}\n", escape_controls_inline(&applied.summary)))?;
-            }
-        }
+        CalendarCommand::Add(args) => add(&calendars, *args).await?,
         CalendarCommand::Import {
             file,
             calendar,
             json,
-        } => {
-            // Read as a calendar is loaded: capped in size, and bytes that are not
-            // UTF-8 replaced with a warning rather than failing the whole import.
-            let report = calendars
-                .import_ics_file(calendar.as_deref(), &file)
-                .await?;
-            if json {
-                json_line(&report)?;
-            } else {
-                let noun = if report.imported == 1 {
-                    "event"
-                } else {
-                    "events"
-                };
-                let mut out = format!(
-                    "Imported {} {noun} into `{}`.\n",
-                    report.imported, report.calendar
-                );
-                for skipped in &report.skipped {
-                    out.push_str(&format!("  skipped: {}\n", crate::shown::message(skipped)));
-                }
-                for adapted in &report.adapted {
-                    out.push_str(&format!("  adapted: {}\n", crate::shown::message(adapted)));
-                }
-                for warning in &report.warnings {
-                    out.push_str(&format!(
-                        "  warning: {}: {}\n",
-                        escape_controls_inline(&warning.location),
-                        crate::shown::message(&warning.message)
-                    ));
-                }
-                write_out(&out)?;
-            }
-        }
+        } => import(&calendars, calendar.as_deref(), &file, json).await?,
         CalendarCommand::Export { calendar, output } => {
             let id = calendars
                 .calendar_or_default(calendar.as_deref())?
@@ -701,4 +645,68 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth calendar add TITLE --start …`: one event, written at once (the user's own
+/// change).
+async fn add(calendars: &Calendars, args: AddArgs) -> anyhow::Result<()> {
+    let (Some(title), Some(start)) = (args.title, args.start) else {
+        anyhow::bail!("give the event's title and --start");
+    };
+    let event = EventInput {
+        title,
+        category: args.category,
+        sub_category: args.sub_category,
+        start,
+        end: args.end,
+        all_day: None,
+        time_zone: args.time_zone,
+        location: args.location,
+        description: args.description,
+        recurrence: args.repeat,
+    };
+    let applied = calendars.add_event(args.calendar.as_deref(), event).await?;
+    if args.json {
+        json_line(&applied)
+    } else {
+        write_out(&format!("{}\n", escape_controls_inline(&applied.summary)))
+    }
+}
+
+/// `hearth calendar import FILE`: the file's events, and what was skipped or adapted.
+async fn import(
+    calendars: &Calendars,
+    calendar: Option<&str>,
+    file: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<()> {
+    // Read as a calendar is loaded: capped in size, and bytes that are not UTF-8
+    // replaced with a warning rather than failing the whole import.
+    let report = calendars.import_ics_file(calendar, file).await?;
+    if json {
+        return json_line(&report);
+    }
+    let noun = if report.imported == 1 {
+        "event"
+    } else {
+        "events"
+    };
+    let mut out = format!(
+        "Imported {} {noun} into `{}`.\n",
+        report.imported, report.calendar
+    );
+    for skipped in &report.skipped {
+        out.push_str(&format!("  skipped: {}\n", crate::shown::message(skipped)));
+    }
+    for adapted in &report.adapted {
+        out.push_str(&format!("  adapted: {}\n", crate::shown::message(adapted)));
+    }
+    for warning in &report.warnings {
+        out.push_str(&format!(
+            "  warning: {}: {}\n",
+            escape_controls_inline(&warning.location),
+            crate::shown::message(&warning.message)
+        ));
+    }
+    write_out(&out)
 }

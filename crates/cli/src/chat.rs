@@ -10,17 +10,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use hearth_core::{
-    Action, ChatSeed, ChatUri, ProviderId, StopReason, UserMessage, escape_controls_inline,
-};
+use hearth_core::{ChatSeed, ChatUri, ProviderId, StopReason, UserMessage, escape_controls_inline};
 use hearth_host::Host;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
+use crate::drive::{Driven, drive};
 use crate::interrupts::{Interrupts, Press};
-use crate::run::{Printer, announce, local_question, settle_locally, start, target_chat};
+use crate::run::{Printer, announce, start, target_chat};
 use hearth_app::App;
 use hearth_app::harnesses::Titles;
+use hearth_app::turn::TurnStream;
 use hearth_projects::{OpenEnd, PendingOpen, ScopeView};
 
 /// `hearth chat` arguments.
@@ -275,60 +274,17 @@ impl Conversation {
         }
     }
 
+    /// Runs a command of Hearth's own.
     #[allow(clippy::print_stderr)]
     async fn command(&mut self, input: Input<'_>) -> anyhow::Result<()> {
         match input {
-            Input::Fork => {
-                let last = self
-                    .host
-                    .chat(&self.chat)
-                    .await?
-                    .turns
-                    .last()
-                    .map(|turn| turn.id.clone());
-                let Some(turn_id) = last else {
-                    eprintln!("hearth: nothing to fork yet: send a message first");
-                    return Ok(());
-                };
-                let seed = ChatSeed::Fork {
-                    source_chat: self.chat.clone(),
-                    turn_id,
-                };
-                self.chat = self.host.create_chat(self.chat.session_ref(), seed).await?;
-                eprintln!("hearth: forked; now in chat {}", self.chat);
-            }
+            Input::Fork => self.fork().await?,
             Input::Model(Some(model)) => {
                 self.host.set_model(&self.chat, model.to_owned()).await?;
                 self.model = Some(model.to_owned());
                 eprintln!("hearth: model {}", escape_controls_inline(model));
             }
-            Input::Model(None) => {
-                let state = self.host.chat(&self.chat).await?;
-                let model = state
-                    .summary
-                    .model
-                    .as_deref()
-                    .unwrap_or("the provider's default");
-                eprintln!(
-                    "hearth: model {} (switch with /model NAME)",
-                    escape_controls_inline(model)
-                );
-                if let Some(models) = state.agent.and_then(|agent| agent.models) {
-                    for choice in models.choices {
-                        let mark = if choice.id == models.current {
-                            "*"
-                        } else {
-                            " "
-                        };
-                        let name = if choice.name.is_empty() || choice.name == choice.id {
-                            String::new()
-                        } else {
-                            format!(" — {}", escape_controls_inline(&choice.name))
-                        };
-                        eprintln!("  {mark} {}{name}", escape_controls_inline(&choice.id));
-                    }
-                }
-            }
+            Input::Model(None) => self.show_model().await?,
             Input::New => {
                 self.chat = target_chat(
                     &self.host,
@@ -355,6 +311,60 @@ impl Conversation {
                 escape_controls_inline(name)
             ),
             Input::Prompt(_) | Input::Quit | Input::Nothing => {}
+        }
+        Ok(())
+    }
+
+    /// `/fork`: a new chat of the session branching at the last turn.
+    #[allow(clippy::print_stderr)]
+    async fn fork(&mut self) -> anyhow::Result<()> {
+        let last = self
+            .host
+            .chat(&self.chat)
+            .await?
+            .turns
+            .last()
+            .map(|turn| turn.id.clone());
+        let Some(turn_id) = last else {
+            eprintln!("hearth: nothing to fork yet: send a message first");
+            return Ok(());
+        };
+        let seed = ChatSeed::Fork {
+            source_chat: self.chat.clone(),
+            turn_id,
+        };
+        self.chat = self.host.create_chat(self.chat.session_ref(), seed).await?;
+        eprintln!("hearth: forked; now in chat {}", self.chat);
+        Ok(())
+    }
+
+    /// `/model`: the chat's model and, when the agent lists them, the ones to choose.
+    #[allow(clippy::print_stderr)]
+    async fn show_model(&self) -> anyhow::Result<()> {
+        let state = self.host.chat(&self.chat).await?;
+        let model = state
+            .summary
+            .model
+            .as_deref()
+            .unwrap_or("the provider's default");
+        eprintln!(
+            "hearth: model {} (switch with /model NAME)",
+            escape_controls_inline(model)
+        );
+        if let Some(models) = state.agent.and_then(|agent| agent.models) {
+            for choice in models.choices {
+                let mark = if choice.id == models.current {
+                    "*"
+                } else {
+                    " "
+                };
+                let name = if choice.name.is_empty() || choice.name == choice.id {
+                    String::new()
+                } else {
+                    format!(" — {}", escape_controls_inline(&choice.name))
+                };
+                eprintln!("  {mark} {}{name}", escape_controls_inline(&choice.id));
+            }
         }
         Ok(())
     }
@@ -405,43 +415,18 @@ impl Conversation {
         interrupts: &mut Interrupts,
         lines: &mut mpsc::Receiver<String>,
     ) -> anyhow::Result<TurnEnd> {
-        let (turn_id, mut subscription) = self
-            .host
-            .send_streaming(&self.chat, UserMessage::text(prompt))
-            .await?;
+        let mut stream =
+            TurnStream::local(&self.host, &self.chat, UserMessage::text(prompt)).await?;
         let mut printer = Printer::new(false, self.show_reasoning);
-        let mut aborting = false;
-        let stop_reason = loop {
-            tokio::select! {
-                received = subscription.receiver.recv() => match received {
-                    Ok(envelope) => {
-                        printer.envelope(&envelope)?;
-                        if let Some(question) = local_question(&self.host, &self.chat, &turn_id, &envelope)
-                            && !settle_locally(&self.host, &self.chat, &question, Some(lines), interrupts).await?
-                        {
-                            aborting = true;
-                        }
-                        if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
-                            && id == &turn_id
-                        {
-                            break stop_reason.clone();
-                        }
-                    }
-                    Err(RecvError::Lagged(_)) => printer.catch_up(&self.host, &self.chat)?,
-                    Err(RecvError::Closed) => break StopReason::Incomplete,
-                },
-                pressed = interrupts.recv_press() => {
-                    if aborting || pressed? == Press::Double {
-                        printer.finish_line()?;
-                        return Ok(TurnEnd::Leave);
-                    }
-                    aborting = true;
-                    eprintln!("\nhearth: stopping the answer (Ctrl-C again leaves)");
-                    self.host.abort(&self.chat).await?;
-                }
-            }
+        let driven = drive(&mut stream, &mut printer, interrupts, Some(lines)).await?;
+        let stop_reason = match driven {
+            Driven::Leave => return Ok(TurnEnd::Leave),
+            Driven::Ended {
+                broken_output: Some(error),
+                ..
+            } => return Err(error.context("writing the answer failed; the turn was stopped")),
+            Driven::Ended { stop_reason, .. } => stop_reason,
         };
-        printer.finish_line()?;
         if stop_reason == StopReason::Aborted {
             eprintln!("hearth: answer stopped; what arrived is kept");
             return Ok(TurnEnd::Stopped);
@@ -453,110 +438,19 @@ impl Conversation {
 /// Runs `hearth chat`.
 #[allow(clippy::print_stderr)]
 pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
-    let project = crate::run::ProjectChoice::resolve(app, args.project.as_deref()).await?;
-    let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
-    let model = args.model.clone().or_else(|| project.model());
-    let session = crate::run::continued_session(
-        app,
-        args.session.as_deref(),
-        args.continue_latest,
-        &project.scope,
-    )
-    .await?;
-    let start = start(
-        app,
-        provider.as_deref(),
-        session.as_deref(),
-        args.scenario.clone(),
-        Titles::Generate,
-    )
-    .await?;
-    let chat = start
-        .target_chat(session.as_deref(), model.as_deref(), &project.scope)
-        .await?;
-    announce(app, &start, &chat);
-    // A continued session is in its own scope.
-    let start_scope = match start.host.session(&chat.session()).await {
-        Ok(state) => state.summary.scope,
-        Err(_) => project.scope.clone(),
-    };
+    let mut conversation = Conversation::begin(app, &args).await?;
     let interactive = std::io::stdin().is_terminal();
     if interactive {
-        eprintln!("hearth chat — session {} — {HELP}", chat.session());
+        eprintln!(
+            "hearth chat — session {} — {HELP}",
+            conversation.chat.session()
+        );
     }
-    let external_agent = hearth_app::harnesses::is_external_agent(app, chat.provider().as_str());
-    let mut conversation = Conversation {
-        external_agent,
-        host: start.host,
-        provider: start.provider,
-        model,
-        view: ScopeView::restore(chat.session(), start_scope),
-        projects: crate::projects::registry(app).await?,
-        chat,
-        show_reasoning: args.show_reasoning,
-        unsaved: Unreported::AllSaved,
-    };
-    // Input lines go through a channel, so a permission request can be answered with
-    // the next line typed while a turn runs. They are read on a thread of their own,
-    // not the runtime's blocking pool: the runtime waits for its blocking reads when it
-    // shuts down, and one blocked on a terminal would keep the chat from leaving.
-    let (line_sender, mut lines) = mpsc::channel::<String>(16);
-    std::thread::Builder::new()
-        .name("hearth-chat-input".to_owned())
-        .spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if line_sender.blocking_send(line).is_err() {
-                    break;
-                }
-            }
-        })
-        .context("starting the chat's input reader")?;
+    let mut lines = input_lines()?;
     let mut interrupts = Interrupts::new()?;
-    // A Ctrl-C came (at the prompt, or stopping an answer) and no line since.
-    let mut interrupted = false;
-    let leaving = loop {
-        if interactive {
-            eprint!("› ");
-            std::io::stderr().flush()?;
-        }
-        let line = tokio::select! {
-            line = lines.recv() => line,
-            pressed = interrupts.recv_press() => {
-                if interrupted || pressed? == Press::Double {
-                    break Leaving::Interrupted;
-                }
-                interrupted = true;
-                eprintln!("\nhearth: press Ctrl-C again, or type /quit, to leave");
-                continue;
-            }
-        };
-        let Some(line) = line else {
-            break Leaving::Asked;
-        };
-        interrupted = false;
-        let prompt = match parse(&line) {
-            Input::Nothing => continue,
-            Input::Quit => break Leaving::Asked,
-            Input::Prompt(prompt) => prompt,
-            // A command of the agent's own: it goes to the agent as typed.
-            Input::Unknown(name) if conversation.agent_offers(name).await => line.trim(),
-            command => {
-                if let Err(error) = conversation.command(command).await {
-                    eprintln!("hearth: error: {}", crate::shown::error(&error));
-                }
-                continue;
-            }
-        };
-        let end = conversation.turn(prompt, &mut interrupts, &mut lines).await;
-        conversation.check_saved().await;
-        match end {
-            Ok(TurnEnd::Answered) => {}
-            Ok(TurnEnd::Stopped) => interrupted = true,
-            Ok(TurnEnd::Leave) => break Leaving::Interrupted,
-            Err(error) => eprintln!("hearth: error: {}", crate::shown::error(&error)),
-        }
-    };
+    let leaving = conversation
+        .converse(interactive, &mut lines, &mut interrupts)
+        .await?;
     if leaving == Leaving::Interrupted {
         eprintln!("\nhearth: leaving the chat");
     }
@@ -576,6 +470,126 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
         Leaving::Asked => ExitCode::SUCCESS,
         Leaving::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
     })
+}
+
+/// The lines typed, through a channel, so a permission request can be answered with the
+/// next line typed while a turn runs. They are read on a thread of their own, not the
+/// runtime's blocking pool: the runtime waits for its blocking reads when it shuts down,
+/// and one blocked on a terminal would keep the chat from leaving.
+fn input_lines() -> anyhow::Result<mpsc::Receiver<String>> {
+    let (line_sender, lines) = mpsc::channel::<String>(16);
+    std::thread::Builder::new()
+        .name("hearth-chat-input".to_owned())
+        .spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if line_sender.blocking_send(line).is_err() {
+                    break;
+                }
+            }
+        })
+        .context("starting the chat's input reader")?;
+    Ok(lines)
+}
+
+impl Conversation {
+    /// The conversation `hearth chat` starts in: the session it continues, or a new one
+    /// in the chosen project, with its provider and model.
+    async fn begin(app: &App, args: &ChatArgs) -> anyhow::Result<Self> {
+        let project = crate::run::ProjectChoice::resolve(app, args.project.as_deref()).await?;
+        let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
+        let model = args.model.clone().or_else(|| project.model());
+        let session = crate::run::continued_session(
+            app,
+            args.session.as_deref(),
+            args.continue_latest,
+            &project.scope,
+        )
+        .await?;
+        let start = start(
+            app,
+            provider.as_deref(),
+            session.as_deref(),
+            args.scenario.clone(),
+            Titles::Generate,
+        )
+        .await?;
+        let chat = start
+            .target_chat(session.as_deref(), model.as_deref(), &project.scope)
+            .await?;
+        announce(app, &start, &chat);
+        // A continued session is in its own scope.
+        let start_scope = match start.host.session(&chat.session()).await {
+            Ok(state) => state.summary.scope,
+            Err(_) => project.scope.clone(),
+        };
+        Ok(Self {
+            external_agent: hearth_app::harnesses::is_external_agent(app, chat.provider().as_str()),
+            host: start.host,
+            provider: start.provider,
+            model,
+            view: ScopeView::restore(chat.session(), start_scope),
+            projects: crate::projects::registry(app).await?,
+            chat,
+            show_reasoning: args.show_reasoning,
+            unsaved: Unreported::AllSaved,
+        })
+    }
+
+    /// Reads lines and answers them until the user leaves: prompts go to the agent (as
+    /// do its own commands), Hearth's commands run here.
+    #[allow(clippy::print_stderr)]
+    async fn converse(
+        &mut self,
+        interactive: bool,
+        lines: &mut mpsc::Receiver<String>,
+        interrupts: &mut Interrupts,
+    ) -> anyhow::Result<Leaving> {
+        // A Ctrl-C came (at the prompt, or stopping an answer) and no line since.
+        let mut interrupted = false;
+        loop {
+            if interactive {
+                eprint!("› ");
+                std::io::stderr().flush()?;
+            }
+            let line = tokio::select! {
+                line = lines.recv() => line,
+                pressed = interrupts.recv_press() => {
+                    if interrupted || pressed? == Press::Double {
+                        return Ok(Leaving::Interrupted);
+                    }
+                    interrupted = true;
+                    eprintln!("\nhearth: press Ctrl-C again, or type /quit, to leave");
+                    continue;
+                }
+            };
+            let Some(line) = line else {
+                return Ok(Leaving::Asked);
+            };
+            interrupted = false;
+            let prompt = match parse(&line) {
+                Input::Nothing => continue,
+                Input::Quit => return Ok(Leaving::Asked),
+                Input::Prompt(prompt) => prompt,
+                // A command of the agent's own: it goes to the agent as typed.
+                Input::Unknown(name) if self.agent_offers(name).await => line.trim(),
+                command => {
+                    if let Err(error) = self.command(command).await {
+                        eprintln!("hearth: error: {}", crate::shown::error(&error));
+                    }
+                    continue;
+                }
+            };
+            let end = self.turn(prompt, interrupts, lines).await;
+            self.check_saved().await;
+            match end {
+                Ok(TurnEnd::Answered) => {}
+                Ok(TurnEnd::Stopped) => interrupted = true,
+                Ok(TurnEnd::Leave) => return Ok(Leaving::Interrupted),
+                Err(error) => eprintln!("hearth: error: {}", crate::shown::error(&error)),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

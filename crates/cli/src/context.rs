@@ -127,74 +127,9 @@ pub async fn context(app: &App, command: ContextCommand) -> anyhow::Result<ExitC
                 }
                 None => projects.list().await?,
             };
-            let mut text = String::new();
-            for project in list {
-                text.push_str(&format!(
-                    "{} ({})\n",
-                    project.record.name, project.record.id
-                ));
-                let file = match &project.file {
-                    Ok(file) => file,
-                    Err(error) => {
-                        text.push_str(&format!("  {error}\n"));
-                        continue;
-                    }
-                };
-                if file.sources.is_empty() {
-                    text.push_str("  no sources\n");
-                }
-                let reference = ProjectRef {
-                    id: project.record.id.to_string(),
-                    folder: project.record.folder.clone(),
-                };
-                for entry in cache.status(&reference, &file.sources).await {
-                    text.push_str(&format!("  {}\n", describe(&entry)));
-                }
-            }
-            write_out(&text)?;
+            write_out(&status(&cache, list).await)?;
         }
-        ContextCommand::Retry { project } => {
-            // Converting sources a project.md names is acting on it: only once trusted.
-            let (record, file) = projects.open_trusted(&project).await?;
-            let materializer = hearth_app::backend::materializer(app)?;
-            let reference = ProjectRef {
-                id: record.id.to_string(),
-                folder: record.folder.clone(),
-            };
-            let bars = Bars::new(file.sources.len());
-            let options = MaterializeOptions { retry_failed: true };
-            let manifest = match &bars {
-                Some(bars) => {
-                    materializer
-                        .materialize_with_progress(&reference, &file.sources, options, bars)
-                        .await
-                }
-                None => {
-                    materializer
-                        .materialize(&reference, &file.sources, options)
-                        .await
-                }
-            };
-            if let Some(bars) = bars {
-                bars.bar.finish_and_clear();
-            }
-            let mut text = String::new();
-            let mut failed = 0;
-            for entry in &manifest.entries {
-                if matches!(entry.status, SourceStatus::Failed { .. }) {
-                    failed += 1;
-                }
-                text.push_str(&format!(
-                    "{}  {}\n",
-                    entry.source,
-                    status_line(&entry.status)
-                ));
-            }
-            write_out(&text)?;
-            if failed > 0 {
-                return Ok(ExitCode::FAILURE);
-            }
-        }
+        ContextCommand::Retry { project } => return retry(app, &projects, &project).await,
         ContextCommand::Clear => {
             cache.clear().await?;
             write_out(&format!(
@@ -221,4 +156,84 @@ pub async fn context(app: &App, command: ContextCommand) -> anyhow::Result<ExitC
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth context status`: each project's sources and how their snapshots stand.
+async fn status(cache: &ContextCache, projects: Vec<hearth_projects::Project>) -> String {
+    let mut text = String::new();
+    for project in projects {
+        text.push_str(&format!(
+            "{} ({})\n",
+            project.record.name, project.record.id
+        ));
+        let file = match &project.file {
+            Ok(file) => file,
+            Err(error) => {
+                text.push_str(&format!("  {error}\n"));
+                continue;
+            }
+        };
+        if file.sources.is_empty() {
+            text.push_str("  no sources\n");
+        }
+        let reference = ProjectRef {
+            id: project.record.id.to_string(),
+            folder: project.record.folder.clone(),
+        };
+        for entry in cache.status(&reference, &file.sources).await {
+            text.push_str(&format!("  {}\n", describe(&entry)));
+        }
+    }
+    text
+}
+
+/// `hearth context retry`: prepares a trusted project's sources again, failed ones
+/// included, with progress on a terminal; fails when one still fails.
+async fn retry(
+    app: &App,
+    projects: &hearth_projects::Projects,
+    key: &str,
+) -> anyhow::Result<ExitCode> {
+    // Converting sources a project.md names is acting on it: only once trusted.
+    let (record, file) = projects.open_trusted(key).await?;
+    let materializer = hearth_app::backend::materializer(app)?;
+    let reference = ProjectRef {
+        id: record.id.to_string(),
+        folder: record.folder.clone(),
+    };
+    let bars = Bars::new(file.sources.len());
+    let options = MaterializeOptions { retry_failed: true };
+    let manifest = match &bars {
+        Some(bars) => {
+            materializer
+                .materialize_with_progress(&reference, &file.sources, options, bars)
+                .await
+        }
+        None => {
+            materializer
+                .materialize(&reference, &file.sources, options)
+                .await
+        }
+    };
+    if let Some(bars) = bars {
+        bars.bar.finish_and_clear();
+    }
+    let mut text = String::new();
+    let mut failed = 0;
+    for entry in &manifest.entries {
+        if matches!(entry.status, SourceStatus::Failed { .. }) {
+            failed += 1;
+        }
+        text.push_str(&format!(
+            "{}  {}\n",
+            entry.source,
+            status_line(&entry.status)
+        ));
+    }
+    write_out(&text)?;
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -14,6 +14,7 @@ mod calendar;
 mod chat;
 mod context;
 mod doctor;
+mod drive;
 mod interrupts;
 mod mcp_servers;
 mod names;

@@ -10,8 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use hearth_core::{
-    PermissionOption, PermissionOptionKind, ToolCallContent, ToolCallPart, ToolKind,
-    escape_controls_inline,
+    PermissionOption, PermissionOptionKind, ToolCallContent, ToolKind, escape_controls_inline,
 };
 use tokio::sync::mpsc;
 
@@ -21,22 +20,7 @@ use hearth_app::App;
 /// Lines of a diff shown with a request.
 const DIFF_LINES: usize = 40;
 
-/// A permission request as the command line shows it.
-#[derive(Clone, Debug)]
-pub struct Question {
-    /// The agent that asks.
-    pub agent: String,
-    /// The chat it asks in.
-    pub chat: String,
-    /// The request.
-    pub request_id: String,
-    /// What it asks.
-    pub title: String,
-    /// The choices.
-    pub options: Vec<PermissionOption>,
-    /// The tool call it is about.
-    pub call: Option<ToolCallPart>,
-}
+pub use hearth_app::turn::Question;
 
 /// How a question was settled.
 pub enum Reply {
@@ -532,6 +516,7 @@ async fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hearth_core::ToolCallPart;
     use pretty_assertions::assert_eq;
 
     fn options() -> Vec<PermissionOption> {

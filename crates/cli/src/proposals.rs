@@ -343,38 +343,13 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             cursor,
             json,
         } => {
-            let page = reader
-                .list(&ProposalQuery {
-                    statuses: status.statuses(),
-                    session: None,
-                    cursor,
-                    limit,
-                })
-                .await?;
-            if json {
-                for proposal in &page.proposals {
-                    json_line(proposal)?;
-                }
-                if let Some(cursor) = &page.next_cursor {
-                    json_line(&serde_json::json!({ "nextCursor": cursor }))?;
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            if page.proposals.is_empty() {
-                write_out("No proposals.\n")?;
-            }
-            for proposal in &page.proposals {
-                write_out(&format!(
-                    "{}  {:<8}  {}  {}\n",
-                    proposal.id,
-                    proposal.status.as_str(),
-                    local_time(&proposal.created_at),
-                    escape_controls_inline(&proposal.summary)
-                ))?;
-            }
-            if let Some(cursor) = &page.next_cursor {
-                write_out(&format!("More: --cursor {cursor}\n"))?;
-            }
+            let query = ProposalQuery {
+                statuses: status.statuses(),
+                session: None,
+                cursor,
+                limit,
+            };
+            list(&reader, &query, json).await?;
         }
         ProposalsCommand::Show { id, json } => {
             let id = crate::names::proposal(&store, &id).await?;
@@ -392,47 +367,12 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             no_apply,
         } => {
             let id = crate::names::proposal(&store, &id).await?;
-            let proposal = gate.get(&id).await?;
             let review = match (&hash, yes) {
                 (Some(hash), _) => Review::Hash(hash),
                 (None, true) => Review::Confirmed,
                 (None, false) => Review::Ask,
             };
-            let hash = match review {
-                Review::Hash(given) => approved_hash(&proposal, Some(given))?,
-                Review::Confirmed => proposal.payload_hash.clone(),
-                // Nothing new to approve: the gate says what became of it.
-                Review::Ask if proposal.status != ProposalStatus::Pending => {
-                    proposal.payload_hash.clone()
-                }
-                Review::Ask if !std::io::stdin().is_terminal() => anyhow::bail!(
-                    "not approving proposal {id} unseen: there is no terminal to ask in; review it with `hearth proposals show {id}`, then give --hash HASH (its first {MIN_HASH_PREFIX}+ characters) or --yes"
-                ),
-                Review::Ask => match ask(&proposal)? {
-                    Some(hash) => hash,
-                    None => {
-                        write_out(&format!(
-                            "Proposal {id} was not approved; nothing was changed.\n"
-                        ))?;
-                        return Ok(ExitCode::FAILURE);
-                    }
-                },
-            };
-            if no_apply {
-                let decided = gate.approve(&id, &hash, &user).await?;
-                let text = if decided.changed {
-                    format!(
-                        "Approved proposal {id}: {}\nApply it with: hearth proposals apply {id}\n",
-                        escape_controls_inline(&proposal.summary)
-                    )
-                } else {
-                    format!("Proposal {id} was already approved; nothing was done.\n")
-                };
-                write_out(&text)?;
-            } else {
-                let outcome = gate.approve_and_apply(&id, &hash, &user).await?;
-                report_outcome(&outcome)?;
-            }
+            return approve(gate, &id, review, no_apply, &user).await;
         }
         ProposalsCommand::Reject { id, reason } => {
             let id = crate::names::proposal(&store, &id).await?;
@@ -452,6 +392,82 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             let outcome = gate.apply(&id, &user).await?;
             report_outcome(&outcome)?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth proposals list`: a page of proposals, one line (or JSON record) each.
+async fn list(reader: &Reader<'_>, query: &ProposalQuery, json: bool) -> anyhow::Result<()> {
+    let page = reader.list(query).await?;
+    if json {
+        for proposal in &page.proposals {
+            json_line(proposal)?;
+        }
+        if let Some(cursor) = &page.next_cursor {
+            json_line(&serde_json::json!({ "nextCursor": cursor }))?;
+        }
+        return Ok(());
+    }
+    if page.proposals.is_empty() {
+        write_out("No proposals.\n")?;
+    }
+    for proposal in &page.proposals {
+        write_out(&format!(
+            "{}  {:<8}  {}  {}\n",
+            proposal.id,
+            proposal.status.as_str(),
+            local_time(&proposal.created_at),
+            escape_controls_inline(&proposal.summary)
+        ))?;
+    }
+    if let Some(cursor) = &page.next_cursor {
+        write_out(&format!("More: --cursor {cursor}\n"))?;
+    }
+    Ok(())
+}
+
+/// `hearth proposals approve`: approves the proposal as reviewed (by its hash, by
+/// `--yes`, or by asking at the terminal), then applies it unless `no_apply`.
+async fn approve(
+    gate: &ApprovalGate,
+    id: &ProposalId,
+    review: Review<'_>,
+    no_apply: bool,
+    user: &UserActor,
+) -> anyhow::Result<ExitCode> {
+    let proposal = gate.get(id).await?;
+    let hash = match review {
+        Review::Hash(given) => approved_hash(&proposal, Some(given))?,
+        Review::Confirmed => proposal.payload_hash.clone(),
+        // Nothing new to approve: the gate says what became of it.
+        Review::Ask if proposal.status != ProposalStatus::Pending => proposal.payload_hash.clone(),
+        Review::Ask if !std::io::stdin().is_terminal() => anyhow::bail!(
+            "not approving proposal {id} unseen: there is no terminal to ask in; review it with `hearth proposals show {id}`, then give --hash HASH (its first {MIN_HASH_PREFIX}+ characters) or --yes"
+        ),
+        Review::Ask => match ask(&proposal)? {
+            Some(hash) => hash,
+            None => {
+                write_out(&format!(
+                    "Proposal {id} was not approved; nothing was changed.\n"
+                ))?;
+                return Ok(ExitCode::FAILURE);
+            }
+        },
+    };
+    if no_apply {
+        let decided = gate.approve(id, &hash, user).await?;
+        let text = if decided.changed {
+            format!(
+                "Approved proposal {id}: {}\nApply it with: hearth proposals apply {id}\n",
+                escape_controls_inline(&proposal.summary)
+            )
+        } else {
+            format!("Proposal {id} was already approved; nothing was done.\n")
+        };
+        write_out(&text)?;
+    } else {
+        let outcome = gate.approve_and_apply(id, &hash, user).await?;
+        report_outcome(&outcome)?;
     }
     Ok(ExitCode::SUCCESS)
 }

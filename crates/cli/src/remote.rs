@@ -5,28 +5,29 @@
 //! speak the same protocol types as every other client and print what the in-process
 //! commands print.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use hearth_core::{self as core, Action, ResourceUri, StopReason};
+use hearth_core::{self as core, ResourceUri};
 use hearth_protocol::{
-    self as wire, ChatAbort, ChatParams, ChatResolve, ChatSend, ChatSendParams, ChatSetModel,
-    ChatSetModelParams, InitializeResponse, ScopeFilter, SessionCreate, SessionCreateParams,
-    SessionDispose, SessionDisposeParams, SessionFork, SessionForkParams, SessionList,
-    SessionListParams, Subscribe, SubscribeParams, SubscribeResponse, Unsubscribe,
-    UnsubscribeParams, UserMessage,
+    self as wire, ChatParams, ChatResolve, ChatSetModel, ChatSetModelParams, InitializeResponse,
+    ScopeFilter, SessionCreate, SessionCreateParams, SessionDispose, SessionDisposeParams,
+    SessionFork, SessionForkParams, SessionList, SessionListParams, Subscribe, SubscribeParams,
+    SubscribeResponse, Unsubscribe, UnsubscribeParams,
 };
-use hearth_server::{Client, Notifications, Notified, read_record, read_token, server_file};
+use hearth_server::{Client, Notifications, read_record, read_token, server_file};
 use hearth_store::{SessionPage, SessionQuery};
 use serde_json::json;
 
+use crate::drive::Driven;
 use crate::interrupts::Interrupts;
 use crate::render;
-use crate::run::Printer;
+use crate::run::{Output, follow, leave_now};
 use hearth_app::App;
+use hearth_app::turn::TurnStream;
 
 /// How long a server recorded in `server.json` may take to answer before the command
 /// runs in-process instead.
@@ -159,24 +160,11 @@ async fn target_chat(remote: &Remote, request: &RunRequest<'_>) -> anyhow::Resul
         .context("the server created a session without a chat")
 }
 
-/// The answer text of a turn in a chat snapshot.
-fn turn_in(snapshot: wire::Snapshot, turn_id: &str) -> anyhow::Result<Option<core::Turn>> {
-    let snapshot = core::Snapshot::try_from(snapshot)?;
-    let core::ResourceState::Chat(chat) = snapshot.state else {
-        return Ok(None);
-    };
-    Ok(chat
-        .turns
-        .into_iter()
-        .find(|turn| turn.id.as_str() == turn_id))
-}
-
 /// `hearth run` through a server: the same output as in-process.
 #[allow(clippy::print_stderr)]
 pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<ExitCode> {
-    let chat = target_chat(&remote, &request).await?;
-    let chat_uri = core::ChatUri::parse(&chat)?;
-    if is_demo(&remote.info, chat_uri.provider().as_str()) {
+    let chat = core::ChatUri::parse(&target_chat(&remote, &request).await?)?;
+    if is_demo(&remote.info, chat.provider().as_str()) {
         if request.provider.is_some() || request.session.is_some() {
             eprintln!("hearth: this is the built-in demo (scripted answers, no model).");
         } else {
@@ -191,167 +179,27 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
         ..
     } = remote;
     let mut interrupts = Interrupts::new()?;
-    let subscribed = client
-        .call::<Subscribe>(&SubscribeParams {
-            resource: chat.clone(),
-            last_seq: None,
-            turn_limit: None,
-        })
-        .await?;
-    if !matches!(subscribed, SubscribeResponse::Snapshot { .. }) {
-        bail!("the server answered a fresh subscription with a replay");
-    }
-    let turn_id = client
-        .call::<ChatSend>(&ChatSendParams {
-            chat: chat.clone(),
-            message: UserMessage {
-                text: request.prompt.clone(),
-                ..UserMessage::default()
-            },
-        })
-        .await?
-        .turn_id;
-    let mut printer = Printer::new(request.json, request.show_reasoning);
-    if request.json {
-        let started = json!({
-            "type": "started",
-            "session": chat_uri.session().to_string(),
-            "chat": chat,
-            "turnId": turn_id,
-        });
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(crate::shown::json(&started)?.as_bytes())?;
-        stdout.write_all(b"\n")?;
-    }
-    let abort = async || {
-        client
-            .call::<ChatAbort>(&ChatParams { chat: chat.clone() })
-            .await
+    let message = core::UserMessage::text(request.prompt.clone());
+    let mut stream = TurnStream::remote(&client, &mut notifications, &chat, message).await?;
+    let output = Output {
+        json: request.json,
+        show_reasoning: request.show_reasoning,
     };
-    let mut printed = 0;
-    let mut interrupted = false;
-    let mut broken_output = None;
-    let mut answers = crate::permissions::terminal_lines();
-    let stop_reason = loop {
-        tokio::select! {
-            notified = notifications.recv() => match notified {
-                Some(Notified::Envelope(envelope)) if envelope.resource == chat => {
-                    let envelope = core::Envelope::try_from(envelope)?;
-                    if let Action::TextDelta { turn_id: id, text } = &envelope.action
-                        && id.as_str() == turn_id
-                    {
-                        printed += text.len();
-                    }
-                    if broken_output.is_none()
-                        && let Err(error) = printer.envelope(&envelope)
-                    {
-                        broken_output = Some(error);
-                        abort().await?;
-                    }
-                    if let Action::PartAdded {
-                        turn_id: id,
-                        part: core::ResponsePart::PermissionRequest { request_id, outcome: None, .. },
-                    } = &envelope.action
-                        && id.as_str() == turn_id
-                    {
-                        let question = pending_through(&client)
-                            .await?
-                            .into_iter()
-                            .find(|question| &question.request_id == request_id && question.chat == chat);
-                        if let Some(question) = question {
-                            match crate::permissions::ask(&question, answers.as_mut(), &mut interrupts).await? {
-                                crate::permissions::Reply::Chosen(option) => {
-                                    respond_through(&client, &chat, &question.request_id, &option).await?;
-                                }
-                                crate::permissions::Reply::Refused { option_id, notice } => {
-                                    eprintln!("{notice}");
-                                    match option_id {
-                                        Some(option) => respond_through(&client, &chat, &question.request_id, &option).await?,
-                                        None => abort().await.map(drop)?,
-                                    }
-                                }
-                                crate::permissions::Reply::Interrupted => {
-                                    interrupted = true;
-                                    eprintln!("hearth: aborting the turn");
-                                    abort().await?;
-                                }
-                            }
-                        }
-                    }
-                    if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
-                        && id.as_str() == turn_id
-                    {
-                        break stop_reason.clone();
-                    }
-                }
-                Some(Notified::Resync(resync)) if resync.snapshot.resource == chat => {
-                    // Fell behind: print the text that was missed, then go on.
-                    let Some(turn) = turn_in(resync.snapshot, &turn_id)? else {
-                        continue;
-                    };
-                    let text = turn.response_text();
-                    if let Some(missing) = text.get(printed..).filter(|missing| !missing.is_empty()) {
-                        let envelope = core::Envelope {
-                            seq: 0,
-                            resource: ResourceUri::Chat(chat_uri.clone()),
-                            action: Action::TextDelta { turn_id: turn.id.clone(), text: missing.to_owned() },
-                        };
-                        printed = text.len();
-                        if broken_output.is_none()
-                            && let Err(error) = printer.envelope(&envelope)
-                        {
-                            broken_output = Some(error);
-                            abort().await?;
-                        }
-                    }
-                    if let Some(reason) = turn.stop_reason {
-                        break reason;
-                    }
-                }
-                Some(Notified::Ended(ended)) if ended.resource == chat => {
-                    bail!("the chat went away while it answered: {}", ended.reason);
-                }
-                Some(_) => {}
-                None => bail!(
-                    "the connection to the Hearth server closed while the turn ran; the server may still be running it (see `hearth sessions show {}`)",
-                    chat_uri.session()
-                ),
-            },
-            signal = interrupts.recv() => {
-                signal?;
-                if interrupted {
-                    eprintln!("\nhearth: interrupted again; leaving now");
-                    return Ok(ExitCode::from(130));
-                }
-                interrupted = true;
-                eprintln!("\nhearth: aborting the turn (Ctrl-C again to leave at once)");
-                abort().await?;
-            }
-        }
+    let Driven::Ended {
+        stop_reason,
+        broken_output,
+    } = follow(&mut stream, &output, &mut interrupts).await?
+    else {
+        return Ok(leave_now());
     };
+    drop(stream);
     client.close().await;
     if let Some(error) = broken_output {
         return Err(error.context(
             "writing the answer failed; the turn was aborted and its partial answer saved",
         ));
     }
-    printer.finish_line()?;
-    if !request.json && std::io::stderr().is_terminal() {
-        eprintln!(
-            "hearth: session {} (continue with --session)",
-            chat_uri.session()
-        );
-    }
-    Ok(match stop_reason {
-        StopReason::Aborted => {
-            if !request.json {
-                eprintln!("hearth: turn aborted; the partial answer is saved");
-            }
-            ExitCode::from(130)
-        }
-        StopReason::Error => ExitCode::FAILURE,
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(output.finish(&chat, &stop_reason))
 }
 
 /// `hearth sessions list` through a server.
@@ -498,28 +346,7 @@ pub async fn fork_session(
 pub async fn pending_permissions(
     remote: &Remote,
 ) -> anyhow::Result<Vec<crate::permissions::Question>> {
-    pending_through(&remote.client).await
-}
-
-async fn pending_through(client: &Client) -> anyhow::Result<Vec<crate::permissions::Question>> {
-    let listed = client
-        .call::<wire::PermissionList>(&wire::PermissionListParams {})
-        .await?;
-    listed
-        .permissions
-        .into_iter()
-        .map(|pending| {
-            let chat = core::ChatUri::parse(&pending.chat)?;
-            Ok(crate::permissions::Question {
-                agent: chat.provider().to_string(),
-                chat: pending.chat,
-                request_id: pending.request_id,
-                title: pending.title,
-                options: pending.options.into_iter().map(Into::into).collect(),
-                call: pending.tool_call.map(Into::into),
-            })
-        })
-        .collect()
+    hearth_app::turn::pending_questions(&remote.client).await
 }
 
 /// The standing answers the server's harnesses hold.
@@ -549,20 +376,13 @@ pub async fn respond_permission(
     request_id: &str,
     option_id: &str,
 ) -> anyhow::Result<()> {
-    respond_through(&remote.client, chat, request_id, option_id).await
-}
-
-async fn respond_through(
-    client: &Client,
-    chat: &str,
-    request_id: &str,
-    option_id: &str,
-) -> anyhow::Result<()> {
-    client
+    remote
+        .client
         .call::<wire::PermissionRespond>(&wire::PermissionRespondParams {
             chat: chat.to_owned(),
             request_id: request_id.to_owned(),
             option_id: option_id.to_owned(),
+            by_policy: false,
         })
         .await?;
     Ok(())

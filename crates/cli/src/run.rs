@@ -15,12 +15,13 @@ use hearth_core::{
 use hearth_host::{Host, HostError, NewSessionRequest, Unsaved};
 use hearth_llm::{Discovery, KeyStatus, LlmError, no_provider_help};
 use hearth_store::StoreError;
-use tokio::sync::broadcast::error::RecvError;
 
+use crate::drive::Driven;
 use crate::interrupts::Interrupts;
 use crate::render;
 use hearth_app::App;
 use hearth_app::harnesses::{self, HarnessOptions, REPLAY, Titles};
+use hearth_app::turn::TurnStream;
 
 /// Exit status of `hearth run` when the answer was printed but the store refused it
 /// (a full disk, a failing database): the session keeps the prompt, not the answer.
@@ -356,100 +357,6 @@ pub(crate) async fn target_chat(
     Ok(ChatUri::default_for(&session))
 }
 
-/// The permission request an envelope raises in `turn_id`, as a question (with the tool
-/// call it is about, as the chat shows it now).
-pub(crate) fn local_question(
-    host: &Host,
-    chat: &ChatUri,
-    turn_id: &hearth_core::TurnId,
-    envelope: &Envelope,
-) -> Option<crate::permissions::Question> {
-    let Action::PartAdded {
-        turn_id: id,
-        part:
-            ResponsePart::PermissionRequest {
-                request_id,
-                title,
-                options,
-                tool_call_id,
-                outcome: None,
-            },
-    } = &envelope.action
-    else {
-        return None;
-    };
-    if id != turn_id {
-        return None;
-    }
-    let call = tool_call_id.as_ref().and_then(|call_id| {
-        host.peek_chat(chat)?
-            .turns
-            .iter()
-            .rev()
-            .find(|turn| &turn.id == turn_id)?
-            .parts
-            .iter()
-            .find_map(|part| match part {
-                ResponsePart::ToolCall(call) if &call.call_id == call_id => Some(call.clone()),
-                _ => None,
-            })
-    });
-    Some(crate::permissions::Question {
-        agent: chat.provider().to_string(),
-        chat: chat.to_string(),
-        request_id: request_id.clone(),
-        title: title.clone(),
-        options: options.clone(),
-        call,
-    })
-}
-
-/// Settles a question asked in this process: the user's choice, or the refusal when
-/// nobody can answer; `false` when the user pressed Ctrl-C instead (the turn is aborted).
-#[allow(clippy::print_stderr)]
-pub(crate) async fn settle_locally(
-    host: &Host,
-    chat: &ChatUri,
-    question: &crate::permissions::Question,
-    answers: Option<&mut tokio::sync::mpsc::Receiver<String>>,
-    interrupts: &mut Interrupts,
-) -> anyhow::Result<bool> {
-    let reply = crate::permissions::ask(question, answers, interrupts).await?;
-    let (option, via) = match reply {
-        crate::permissions::Reply::Chosen(option) => (option, "cli"),
-        crate::permissions::Reply::Refused { option_id, notice } => {
-            eprintln!("{notice}");
-            match option_id {
-                // Nobody was asked: the refusal is the policy's, not the user's.
-                Some(option) => (option, hearth_core::PERMISSION_BY_POLICY),
-                None => {
-                    host.abort(chat).await?;
-                    return Ok(true);
-                }
-            }
-        }
-        crate::permissions::Reply::Interrupted => {
-            eprintln!("hearth: aborting the turn");
-            host.abort(chat).await?;
-            return Ok(false);
-        }
-    };
-    let answer = hearth_core::PermissionAnswer {
-        option_id: option,
-        via: via.to_owned(),
-    };
-    if let Err(error) = host
-        .respond_permission(chat, &question.request_id, &answer)
-        .await
-    {
-        eprintln!(
-            "hearth: the answer did not reach the agent: {}",
-            crate::shown::message(&error.to_string())
-        );
-    }
-    Ok(true)
-}
-
 /// Whether a host operation failed because another Hearth process answers in the chat.
 pub(crate) fn answering_elsewhere(error: &HostError) -> bool {
     match error {
@@ -559,25 +466,6 @@ impl Printer {
         }
         Ok(())
     }
-
-    /// Prints text a lagging subscription missed.
-    pub(crate) fn catch_up(&mut self, host: &Host, chat: &ChatUri) -> anyhow::Result<()> {
-        let Some(state) = host.peek_chat(chat) else {
-            return Ok(());
-        };
-        let Some(turn) = state.turns.last() else {
-            return Ok(());
-        };
-        let text = turn.response_text();
-        if let Some(missing) = text.get(self.printed..) {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(escape_controls(missing).as_bytes())?;
-            stdout.flush()?;
-            self.printed = text.len();
-            self.ends_with_newline = text.ends_with('\n');
-        }
-        Ok(())
-    }
 }
 
 /// Runs `hearth run`.
@@ -599,137 +487,150 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     .await?;
     let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
     let model = args.model.clone().or_else(|| project.model());
+    let request = crate::remote::RunRequest {
+        prompt,
+        provider: provider.as_deref(),
+        project: project.id(),
+        model: model.as_deref(),
+        session: session.as_deref(),
+        json: args.json,
+        show_reasoning: args.show_reasoning,
+    };
     // A running server answers when there is one (a scenario file is this process's).
     if args.scenario.is_none()
         && let Some(remote) = crate::remote::connect(app).await?
     {
-        let request = crate::remote::RunRequest {
-            prompt,
-            provider: provider.as_deref(),
-            project: project.id(),
-            model: model.as_deref(),
-            session: session.as_deref(),
-            json: args.json,
-            show_reasoning: args.show_reasoning,
-        };
         return crate::remote::run(remote, request).await;
     }
+    run_here(app, request, args.scenario, &project.scope).await
+}
+
+/// `hearth run` answered by a host in this process.
+#[allow(clippy::print_stderr)]
+async fn run_here(
+    app: &App,
+    request: crate::remote::RunRequest<'_>,
+    scenario: Option<PathBuf>,
+    scope: &Scope,
+) -> anyhow::Result<ExitCode> {
     let start = start(
         app,
-        provider.as_deref(),
-        session.as_deref(),
-        args.scenario.clone(),
+        request.provider,
+        request.session,
+        scenario,
         Titles::Skip,
     )
     .await?;
     let chat = start
-        .target_chat(session.as_deref(), model.as_deref(), &project.scope)
+        .target_chat(request.session, request.model, scope)
         .await?;
     announce(app, &start, &chat);
     let host = start.host;
     let mut interrupts = Interrupts::new()?;
-    let (turn_id, mut subscription) =
-        match host.send_streaming(&chat, UserMessage::text(prompt)).await {
-            Ok(started) => started,
-            Err(error) => {
-                host.shutdown().await;
-                if answering_elsewhere(&error) {
-                    eprintln!("hearth: {}", crate::shown::message(&error.to_string()));
-                    return Ok(ExitCode::from(EXIT_ANSWERING_ELSEWHERE));
-                }
-                return Err(error.into());
+    let message = UserMessage::text(request.prompt);
+    let mut stream = match TurnStream::local(&host, &chat, message).await {
+        Ok(stream) => stream,
+        Err(error) => {
+            host.shutdown().await;
+            if answering_elsewhere(&error) {
+                eprintln!("hearth: {}", crate::shown::message(&error.to_string()));
+                return Ok(ExitCode::from(EXIT_ANSWERING_ELSEWHERE));
             }
-        };
-    let mut printer = Printer::new(args.json, args.show_reasoning);
-    if args.json {
+            return Err(error.into());
+        }
+    };
+    let output = Output {
+        json: request.json,
+        show_reasoning: request.show_reasoning,
+    };
+    let Driven::Ended {
+        stop_reason,
+        broken_output,
+    } = follow(&mut stream, &output, &mut interrupts).await?
+    else {
+        return Ok(leave_now());
+    };
+    // Waits for the turn's writes, retried as needed.
+    host.shutdown().await;
+    if let Some(error) = broken_output {
+        return Err(error.context(if host.unsaved_chats().is_empty() {
+            "writing the answer failed; the turn was aborted and its partial answer saved"
+        } else {
+            "writing the answer failed and the turn was aborted; its partial answer could not be saved either"
+        }));
+    }
+    let unsaved = report_unsaved(&host.unsaved_chats(), request.json)?;
+    if unsaved {
+        output.session_line(&chat);
+        return Ok(ExitCode::from(EXIT_UNSAVED));
+    }
+    Ok(output.finish(&chat, &stop_reason))
+}
+
+/// What `hearth run` prints of its turn, whoever answers it.
+pub(crate) struct Output {
+    /// Every envelope as a JSON line instead of the answer's text.
+    pub json: bool,
+    /// The model's reasoning on stderr.
+    pub show_reasoning: bool,
+}
+
+impl Output {
+    /// Says on a terminal which session to continue.
+    #[allow(clippy::print_stderr)]
+    fn session_line(&self, chat: &ChatUri) {
+        if !self.json && std::io::stderr().is_terminal() {
+            eprintln!(
+                "hearth: session {} (continue with --session)",
+                chat.session()
+            );
+        }
+    }
+
+    /// The exit status of a run whose turn ended with `stop_reason`, said after the
+    /// session to continue.
+    #[allow(clippy::print_stderr)]
+    pub(crate) fn finish(&self, chat: &ChatUri, stop_reason: &StopReason) -> ExitCode {
+        self.session_line(chat);
+        match stop_reason {
+            StopReason::Aborted => {
+                if !self.json {
+                    eprintln!("hearth: turn aborted; the partial answer is saved");
+                }
+                ExitCode::from(130)
+            }
+            StopReason::Error => ExitCode::FAILURE,
+            _ => ExitCode::SUCCESS,
+        }
+    }
+}
+
+/// Follows a run's turn to its end: the `started` record in JSON, then the answer and
+/// its questions as they come.
+pub(crate) async fn follow(
+    stream: &mut TurnStream<'_>,
+    output: &Output,
+    interrupts: &mut Interrupts,
+) -> anyhow::Result<Driven> {
+    if output.json {
         let started = serde_json::json!({
             "type": "started",
-            "session": chat.session().to_string(),
-            "chat": chat.to_string(),
-            "turnId": turn_id.to_string(),
+            "session": stream.chat().session().to_string(),
+            "chat": stream.chat().to_string(),
+            "turnId": stream.turn_id().to_string(),
         });
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(crate::shown::json(&started)?.as_bytes())?;
         stdout.write_all(b"\n")?;
     }
-    let mut interrupted = false;
-    let mut broken_output = None;
+    let mut printer = Printer::new(output.json, output.show_reasoning);
     let mut answers = crate::permissions::terminal_lines();
-    let stop_reason = loop {
-        tokio::select! {
-            received = subscription.receiver.recv() => match received {
-                Ok(envelope) => {
-                    if broken_output.is_none()
-                        && let Err(error) = printer.envelope(&envelope)
-                    {
-                        // Nobody reads the answer any more: stop the turn, keep what streamed.
-                        broken_output = Some(error);
-                        host.abort(&chat).await?;
-                    }
-                    if let Some(question) = local_question(&host, &chat, &turn_id, &envelope)
-                        && !settle_locally(&host, &chat, &question, answers.as_mut(), &mut interrupts).await?
-                    {
-                        interrupted = true;
-                    }
-                    if let Action::TurnCompleted { turn_id: id, stop_reason, .. } = &envelope.action
-                        && id == &turn_id
-                    {
-                        break stop_reason.clone();
-                    }
-                }
-                Err(RecvError::Lagged(_)) => {
-                    if broken_output.is_none()
-                        && let Err(error) = printer.catch_up(&host, &chat)
-                    {
-                        broken_output = Some(error);
-                        host.abort(&chat).await?;
-                    }
-                }
-                Err(RecvError::Closed) => break StopReason::Incomplete,
-            },
-            signal = interrupts.recv() => {
-                signal?;
-                if interrupted {
-                    eprintln!("\nhearth: interrupted again; leaving now");
-                    host.flush().await;
-                    return Ok(ExitCode::from(130));
-                }
-                interrupted = true;
-                eprintln!("\nhearth: aborting the turn (Ctrl-C again to leave at once)");
-                host.abort(&chat).await?;
-            }
-        }
-    };
-    if let Some(error) = broken_output {
-        host.shutdown().await;
-        let context = if host.unsaved_chats().is_empty() {
-            "writing the answer failed; the turn was aborted and its partial answer saved"
-        } else {
-            "writing the answer failed and the turn was aborted; its partial answer could not be saved either"
-        };
-        return Err(error.context(context));
-    }
-    // Waits for the turn's writes, retried as needed.
-    host.shutdown().await;
-    printer.finish_line()?;
-    let unsaved = report_unsaved(&host.unsaved_chats(), args.json)?;
-    if !args.json && std::io::stderr().is_terminal() {
-        eprintln!(
-            "hearth: session {} (continue with --session)",
-            chat.session()
-        );
-    }
-    if unsaved {
-        return Ok(ExitCode::from(EXIT_UNSAVED));
-    }
-    Ok(match stop_reason {
-        StopReason::Aborted => {
-            if !args.json {
-                eprintln!("hearth: turn aborted; the partial answer is saved");
-            }
-            ExitCode::from(130)
-        }
-        StopReason::Error => ExitCode::FAILURE,
-        _ => ExitCode::SUCCESS,
-    })
+    crate::drive::drive(stream, &mut printer, interrupts, answers.as_mut()).await
+}
+
+/// Leaving after a second Ctrl-C: the turn is left to stop on its own.
+#[allow(clippy::print_stderr)]
+pub(crate) fn leave_now() -> ExitCode {
+    eprintln!("\nhearth: interrupted again; leaving now");
+    ExitCode::from(130)
 }

@@ -175,28 +175,36 @@ async fn backend(app: &App, scenario: Option<PathBuf>, source: &str) -> anyhow::
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+fn shutdown_signal() -> impl Future<Output = ()> {
+    // Listening starts now, not when the future is first polled: a SIGTERM that comes
+    // while the server is being announced still stops it cleanly.
     #[cfg(unix)]
-    {
+    let listeners = {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    result = tokio::signal::ctrl_c() => {
-                        if let Err(error) = result {
-                            tracing::warn!(%error, "cannot listen for Ctrl-C");
-                        }
-                    }
-                    _ = terminate.recv() => {}
-                }
-                return;
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(interrupt), Ok(terminate)) => Some((interrupt, terminate)),
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(%error, "cannot listen for Ctrl-C and SIGTERM");
+                None
             }
-            Err(error) => tracing::warn!(%error, "cannot listen for SIGTERM"),
         }
-    }
-    if let Err(error) = tokio::signal::ctrl_c().await {
-        tracing::warn!(%error, "cannot listen for Ctrl-C");
-        std::future::pending::<()>().await;
+    };
+    async move {
+        #[cfg(unix)]
+        if let Some((mut interrupt, mut terminate)) = listeners {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
     }
 }
 
@@ -222,16 +230,7 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     pick_up_outside_answers(&host);
     let server = listener.into_server(backend, token)?;
     let url = server.url();
-    let record_path = server_file(&app.paths.home);
-    write_record(
-        &record_path,
-        &ServerRecord {
-            url: url.clone(),
-            port: server.local_addr().port(),
-            pid: std::process::id(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
-    )?;
+    let stop = shutdown_signal();
     eprintln!(
         "hearth: serving on {url} (WebSocket {url}/rpc, MCP {url}/mcp); clients authenticate with the token in {}",
         token_path.display()
@@ -242,7 +241,18 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
         ),
         Err(error) => tracing::warn!(%error, "cannot make a login link"),
     }
-    let served = server.serve(shutdown_signal()).await;
+    // Written last: clients that find it find a server that said where it is.
+    let record_path = server_file(&app.paths.home);
+    write_record(
+        &record_path,
+        &ServerRecord {
+            url: url.clone(),
+            port: server.local_addr().port(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+    )?;
+    let served = server.serve(stop).await;
     remove_record(&record_path);
     host.shutdown().await;
     served.context("serving")?;

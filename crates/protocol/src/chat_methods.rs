@@ -188,6 +188,11 @@ pub struct PermissionRespondParams {
     pub request_id: String,
     /// The chosen option's id.
     pub option_id: String,
+    /// The answer is Hearth's refusal because nobody could be asked (a client with no
+    /// one at its terminal), not a person's choice: the model is told so, and the audit
+    /// log records it as Hearth's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_policy: bool,
 }
 
 /// What `permission/respond` returns.

@@ -6,8 +6,8 @@
 use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use hearth_calendar::{
-    CalendarInfo, CalendarSummary, Calendars, EventQuery, OccurrenceInfo, StorageKind,
-    StorageState, UnavailableCalendar, parse_time_bound,
+    CalendarInfo, CalendarSummary, Calendars, EventListing, EventQuery, OccurrenceInfo,
+    StorageKind, StorageState, UnavailableCalendar, parse_time_bound,
 };
 use hearth_config::{CalendarKind as ConfigKind, ClockFormat, Config};
 use hearth_protocol::{self as wire, ErrorKind, RpcError};
@@ -286,6 +286,42 @@ fn unavailable_warning(info: &CalendarInfo, unavailable: &UnavailableCalendar) -
     }
 }
 
+/// What the user should know about one calendar's listing: events cut off, storage
+/// that could not be read, a server that could not be reached.
+fn listing_warnings(
+    calendars: &Calendars,
+    info: &CalendarInfo,
+    listing: &EventListing,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if listing.total > listing.occurrences.len() {
+        warnings.push(format!(
+            "calendar `{}`: showing the first {} of {} events; ask for a shorter window",
+            info.id,
+            listing.occurrences.len(),
+            listing.total
+        ));
+    }
+    warnings.extend(
+        listing
+            .unavailable
+            .iter()
+            .map(|unavailable| unavailable_warning(info, unavailable)),
+    );
+    warnings.extend(listing.offline.iter().map(|offline| {
+        format!(
+            "calendar `{}` could not sync with its server ({}); its events are as of its last sync{}",
+            offline.calendar,
+            offline.error,
+            offline
+                .synced_at
+                .map(|at| format!(" at {}", at.with_timezone(&calendars.time_zone()).format("%Y-%m-%d %H:%M")))
+                .unwrap_or_default()
+        )
+    }));
+    warnings
+}
+
 /// `calendar/events`.
 pub(crate) async fn events(
     calendars: &Calendars,
@@ -307,31 +343,7 @@ pub(crate) async fn events(
         };
         match calendars.events(&query).await {
             Ok(listing) => {
-                if listing.total > listing.occurrences.len() {
-                    warnings.push(format!(
-                        "calendar `{}`: showing the first {} of {} events; ask for a shorter window",
-                        info.id,
-                        listing.occurrences.len(),
-                        listing.total
-                    ));
-                }
-                warnings.extend(
-                    listing
-                        .unavailable
-                        .iter()
-                        .map(|unavailable| unavailable_warning(info, unavailable)),
-                );
-                warnings.extend(listing.offline.iter().map(|offline| {
-                    format!(
-                        "calendar `{}` could not sync with its server ({}); its events are as of its last sync{}",
-                        offline.calendar,
-                        offline.error,
-                        offline
-                            .synced_at
-                            .map(|at| format!(" at {}", at.with_timezone(&calendars.time_zone()).format("%Y-%m-%d %H:%M")))
-                            .unwrap_or_default()
-                    )
-                }));
+                warnings.extend(listing_warnings(calendars, info, &listing));
                 found.extend(listing.occurrences);
             }
             Err(error) => {

@@ -23,7 +23,12 @@ async fn permission_respond(
     let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
     let answer = PermissionAnswer {
         option_id: params.option_id,
-        via: "server".to_owned(),
+        via: if params.by_policy {
+            hearth_core::PERMISSION_BY_POLICY
+        } else {
+            "server"
+        }
+        .to_owned(),
     };
     host.respond_permission(&chat, &params.request_id, &answer)
         .await

@@ -327,3 +327,40 @@ fn a_crashing_server_says_why_and_sees_none_of_hearths_keys() {
         "{doctor}"
     );
 }
+
+#[test]
+fn hearth_run_through_a_server_reports_a_refusal_nobody_was_asked_for_as_such() {
+    use super::serve_support::Served;
+
+    let Some(python) = python() else { return };
+    let model = server();
+    let hearth = Hearth::new();
+    configure(
+        &hearth,
+        &format!("{}{}", mock_config(&model), server_config(&python, "")),
+    );
+    model.enqueue(tool_call(
+        "call-1",
+        "notes__write_note",
+        r#"{"text": "hi"}"#,
+    ));
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["Not written."], 1, 1));
+    let mut served = Served::start(hearth, &[], &[]);
+    // The server answers the turn; this `hearth run` has no terminal to ask at.
+    let output = run(&served.hearth, &["run", "write a note"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stdout.contains("Not written."), "{stdout}\n{stderr}");
+    assert!(stderr.contains("nobody can answer here"), "{stderr}");
+    let refused = &tool_results(&model, 1)[0];
+    assert!(refused.contains("nobody could be asked"), "{refused}");
+    assert!(!refused.contains("The user refused"), "{refused}");
+    let rows = audit_rows(&served.hearth);
+    let refusal = rows
+        .iter()
+        .find(|row| row["kind"] == "permission" && row["tool"] == "notes__write_note")
+        .expect("the refusal is audited");
+    assert_eq!(refusal["decision"], "policy", "{refusal}");
+    assert_eq!(refusal["actor"], "hearth", "{refusal}");
+    served.stop();
+}

@@ -275,6 +275,7 @@ async fn a_permission_answer_reaches_the_harness_and_is_folded_in() {
         chat: chat.clone(),
         request_id: request.into(),
         option_id: option.into(),
+        by_policy: false,
     };
     let unknown_option = client
         .call::<PermissionRespond>(&answer("perm-1", "always"))

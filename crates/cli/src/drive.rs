@@ -1,0 +1,108 @@
+//! Driving one turn at the terminal, for `hearth run` and `hearth chat`, whoever answers
+//! it (this process's host or a running server): the answer printed as it streams,
+//! permission questions asked inline, Ctrl-C stopping the turn and a second one leaving.
+
+use hearth_app::turn::{TurnEvent, TurnStream};
+use hearth_core::StopReason;
+use tokio::sync::mpsc;
+
+use crate::interrupts::{Interrupts, Press};
+use crate::permissions::{Reply, ask};
+use crate::run::Printer;
+
+/// How a driven turn ended at the terminal.
+pub(crate) enum Driven {
+    /// The turn ended this way (an abort asked for here ends as [`StopReason::Aborted`]).
+    Ended {
+        stop_reason: StopReason,
+        /// Printing the answer failed (nobody reads it any more): the turn was aborted
+        /// then and what streamed before is kept.
+        broken_output: Option<anyhow::Error>,
+    },
+    /// The user pressed Ctrl-C again while the turn stopped: leave at once (what this
+    /// process holds of the turn is written).
+    Leave,
+}
+
+/// Follows `stream` to its end, printing with `printer` and asking its questions from
+/// `answers` (none when nobody sits at a terminal: questions are then refused).
+#[allow(clippy::print_stderr)]
+pub(crate) async fn drive(
+    stream: &mut TurnStream<'_>,
+    printer: &mut Printer,
+    interrupts: &mut Interrupts,
+    mut answers: Option<&mut mpsc::Receiver<String>>,
+) -> anyhow::Result<Driven> {
+    let mut stopping = false;
+    let mut broken_output = None;
+    loop {
+        let event = tokio::select! {
+            event = stream.next() => event?,
+            pressed = interrupts.recv_press() => {
+                if stopping || pressed? == Press::Double {
+                    printer.finish_line()?;
+                    stream.flush().await;
+                    return Ok(Driven::Leave);
+                }
+                stopping = true;
+                eprintln!("\nhearth: stopping the answer (Ctrl-C again leaves)");
+                stream.abort().await?;
+                continue;
+            }
+        };
+        match event {
+            TurnEvent::Envelope(envelope) => {
+                if broken_output.is_none()
+                    && let Err(error) = printer.envelope(&envelope)
+                {
+                    broken_output = Some(error);
+                    stream.abort().await?;
+                }
+            }
+            TurnEvent::Question(question) => {
+                match ask(&question, answers.as_deref_mut(), interrupts).await? {
+                    Reply::Chosen(option) => answer(stream, &question, &option, false).await,
+                    Reply::Refused { option_id, notice } => {
+                        eprintln!("{notice}");
+                        match option_id {
+                            // Nobody was asked: the refusal is Hearth's, not the user's.
+                            Some(option) => answer(stream, &question, &option, true).await,
+                            None => stream.abort().await?,
+                        }
+                    }
+                    Reply::Interrupted => {
+                        stopping = true;
+                        eprintln!("hearth: stopping the answer");
+                        stream.abort().await?;
+                    }
+                }
+            }
+            TurnEvent::Ended(stop_reason) => {
+                if broken_output.is_none() {
+                    printer.finish_line()?;
+                }
+                return Ok(Driven::Ended {
+                    stop_reason,
+                    broken_output,
+                });
+            }
+        }
+    }
+}
+
+/// Gives the answer; one that no longer reaches the agent (its turn ended meanwhile) is
+/// said, and the turn goes on to its end.
+#[allow(clippy::print_stderr)]
+async fn answer(
+    stream: &TurnStream<'_>,
+    question: &hearth_app::turn::Question,
+    option: &str,
+    by_policy: bool,
+) {
+    if let Err(error) = stream.answer(question, option, by_policy).await {
+        eprintln!(
+            "hearth: the answer did not reach the agent: {}",
+            crate::shown::error(&error)
+        );
+    }
+}
