@@ -21,14 +21,15 @@
 
 use chrono::{Duration, NaiveDate, NaiveDateTime};
 use chrono_tz::Tz;
-
-use crate::event::Event;
-use crate::occurrence::{FoundOccurrence, base_for_occurrence};
-use crate::series::{
-    excluded, first_rule_start, rule_starts_on, rules_produce, series_local, series_time,
+use hearth_ical::{
+    Event, EventSpec, EventTime, RecurrenceSpec, SpecTime,
+    series::{
+        excluded, first_rule_start, rule_starts_on, rules_produce, series_local, series_time,
+    },
 };
-use crate::spec::{EventSpec, RecurrenceSpec, SpecTime, validate_rule};
-use crate::time::EventTime;
+
+use crate::occurrence::{FoundOccurrence, base_for_occurrence};
+use crate::spec::validate_rule;
 
 /// The spec of `event` as it is (its first rule, if any), and what of it is lost.
 pub(crate) fn spec_of(event: &Event, uid: String) -> (EventSpec, Vec<String>) {

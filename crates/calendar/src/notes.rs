@@ -10,12 +10,10 @@
 use std::path::Path;
 
 use chrono::{Duration, NaiveDate, NaiveDateTime, NaiveTime, Weekday};
+use hearth_ical::{
+    Event, EventSource, EventTime, Recurrence, RecurrenceRule, Until, Zone, parse_time_zone,
+};
 use serde_yaml_ng::{Mapping, Value};
-
-use crate::event::{Event, EventSource, Recurrence};
-use crate::rrule::{RecurrenceRule, Until};
-use crate::time::{EventTime, Zone};
-use crate::timezone::parse_time_zone;
 
 /// Keys whose presence makes a note an event note.
 const EVENT_KEYS: &[&str] = &[
@@ -318,7 +316,7 @@ pub(crate) fn read_note(
             let first = date(&mapping, "startRecur")?.unwrap_or(OPEN_START);
             let (start, end) = span(first, None);
             let mut rule =
-                RecurrenceRule::new(crate::rrule::Frequency::Weekly).with_weekdays(&weekdays);
+                RecurrenceRule::new(hearth_ical::Frequency::Weekly).with_weekdays(&weekdays);
             rule.set_until(date(&mapping, "endRecur")?.map(until_of));
             let recurrence = Recurrence {
                 rules: vec![rule],
@@ -337,7 +335,7 @@ pub(crate) fn read_note(
             let text = string(&mapping, "rrule").ok_or("an rrule note needs `rrule`")?;
             let rule: RecurrenceRule = rule_text(&text)
                 .parse()
-                .map_err(|e: crate::error::CalendarError| e.to_string())?;
+                .map_err(|e: hearth_ical::IcalError| e.to_string())?;
             let (start, end) = span(first, date(&mapping, "endDate")?);
             let recurrence = Recurrence {
                 rules: vec![rule],
@@ -360,7 +358,7 @@ pub(crate) fn read_note(
         calendar: calendar.to_owned(),
         uid: relative.to_string_lossy().replace('\\', "/"),
         recurrence_id: None,
-        range: crate::event::OverrideRange::ThisOccurrence,
+        range: hearth_ical::OverrideRange::ThisOccurrence,
         title,
         description: body,
         location: string(&mapping, "location"),

@@ -7,15 +7,13 @@ use std::path::Path;
 
 use chrono::{Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use chrono_tz::Tz;
+use hearth_ical::{Event, EventSpec, RecurrenceRule, RecurrenceSpec, SpecTime, Until};
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
 use crate::notes::{
     OPEN_START, front_matter, note_weekday_letter, parse_note_date, parse_note_time, read_note,
 };
-use crate::rrule::{RecurrenceRule, Until};
-use crate::spec::{EventSpec, RecurrenceSpec, SpecTime};
 use crate::yaml_edit::{YamlText, render_entry};
 
 /// A front-matter key and its value (`None`: the key is absent).

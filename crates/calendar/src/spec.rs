@@ -4,15 +4,15 @@
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
+use hearth_ical::{
+    Event, EventSpec, EventTime, Frequency, RecurrenceRule, RecurrenceSpec, SpecTime, Until, Zone,
+    parse_time_zone, resolve_local,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
-use crate::rrule::{Frequency, RecurrenceRule, Until};
 use crate::taxonomy::Taxonomy;
-use crate::time::{EventTime, Zone, resolve_local};
-use crate::timezone::parse_time_zone;
 
 const MAX_TITLE: usize = 500;
 const MAX_TEXT: usize = 20_000;
@@ -90,100 +90,6 @@ pub struct EventPatch {
     /// New RRULE (empty: stop repeating).
     #[serde(default)]
     pub recurrence: Option<String>,
-}
-
-/// A start or end as a staged change records it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum SpecTime {
-    Date {
-        date: NaiveDate,
-    },
-    Zoned {
-        local: NaiveDateTime,
-        time_zone: String,
-    },
-    Floating {
-        local: NaiveDateTime,
-    },
-    Utc {
-        utc: NaiveDateTime,
-    },
-}
-
-impl SpecTime {
-    pub fn from_event_time(time: EventTime) -> Self {
-        match time {
-            EventTime::Date(date) => Self::Date { date },
-            EventTime::DateTime { local, zone } => match zone {
-                Zone::Utc => Self::Utc { utc: local },
-                Zone::Floating => Self::Floating { local },
-                Zone::Named(tz) => Self::Zoned {
-                    local,
-                    time_zone: tz.name().to_owned(),
-                },
-                Zone::Fixed(offset) => Self::Utc {
-                    utc: resolve_local(&offset, local).naive_utc(),
-                },
-            },
-        }
-    }
-
-    pub fn to_event_time(&self) -> Result<EventTime> {
-        Ok(match self {
-            Self::Date { date } => EventTime::Date(*date),
-            Self::Zoned { local, time_zone } => EventTime::DateTime {
-                local: *local,
-                zone: Zone::Named(parse_time_zone(time_zone)?),
-            },
-            Self::Floating { local } => EventTime::DateTime {
-                local: *local,
-                zone: Zone::Floating,
-            },
-            Self::Utc { utc } => EventTime::DateTime {
-                local: *utc,
-                zone: Zone::Utc,
-            },
-        })
-    }
-}
-
-/// What happens to an event's recurrence.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum RecurrenceSpec {
-    /// Leave the recurrence (rules, extra dates, exceptions) as it is.
-    Unchanged,
-    /// No recurrence.
-    None,
-    /// Repeat by this rule.
-    Rule { rule: String },
-}
-
-/// The exact event a staged change writes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct EventSpec {
-    pub uid: String,
-    pub title: String,
-    pub start: SpecTime,
-    pub end: SpecTime,
-    pub location: Option<String>,
-    pub description: Option<String>,
-    pub recurrence: RecurrenceSpec,
-}
-
-impl EventSpec {
-    pub fn start_time(&self) -> Result<EventTime> {
-        self.start.to_event_time()
-    }
-
-    pub fn end_time(&self) -> Result<EventTime> {
-        self.end.to_event_time()
-    }
-
-    pub fn is_all_day(&self) -> bool {
-        matches!(self.start, SpecTime::Date { .. })
-    }
 }
 
 fn invalid(message: impl Into<String>) -> CalendarError {
@@ -460,7 +366,7 @@ fn replace_or_remove(value: Option<&str>, current: Option<String>) -> Option<Str
 /// The event `event` becomes with `patch` applied. `tz` is the zone for wall-clock
 /// times without one when the event has no zone of its own.
 pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result<EventSpec> {
-    let current = event.taxonomy();
+    let current = Taxonomy::of(event);
     let mut taxonomy = match patch.title.as_deref() {
         Some(title) => {
             let title = clean_text("title", title, MAX_TITLE, true)?;

@@ -10,18 +10,17 @@ use std::time::{Duration, Instant, SystemTime};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use hearth_caldav::{
+    CachedResource, CalDavAccount, DavTransport, NoNetwork, PasswordSource, SyncCache, SyncReport,
+};
 use hearth_config::{CalendarConfig, CalendarKind};
+use hearth_ical::{EventIndex, LoadWarning, parse_time_zone};
 use serde::Serialize;
 
-use crate::caldav::{
-    CachedResource, CalDavAccount, CalDavSource, DavTransport, NoNetwork, PasswordSource,
-    SyncCache, SyncReport,
-};
-use crate::error::{CalendarError, LoadWarning, Result};
-use crate::index::EventIndex;
+use crate::caldav::CalDavSource;
+use crate::error::{CalendarError, Result};
 use crate::presence::{Origin, StorageState};
 use crate::source::{LocalSource, Subscription, SubscriptionSource};
-use crate::timezone::parse_time_zone;
 
 /// Calendars larger than this are refused unless configured otherwise.
 pub const DEFAULT_MAX_CALENDAR_BYTES: u64 = 128 * 1024 * 1024;
@@ -584,12 +583,7 @@ impl Calendars {
         {
             Ok((cache, _)) => (cache, Vec::new(), source.refresh, None),
             Err(error) => {
-                let path = source.cache.clone();
-                let account = source.account.clone();
-                let last = tokio::task::spawn_blocking(move || SyncCache::read(&path, &account))
-                    .await
-                    .map_err(|error| CalendarError::Task(error.to_string()))??;
-                let Some(last) = last else {
+                let Some(last) = crate::caldav::read_cache_blocking(&source).await? else {
                     return Err(error);
                 };
                 let when = last.synced_at.map_or_else(

@@ -5,23 +5,20 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use chrono::Utc;
+use hearth_ical::{
+    EventSource, EventSpec, EventTime, LoadWarning, append_components, component_uid,
+    content_fingerprint, create_events, delete_occurrence, empty_calendar, parse_tree, read_tree,
+};
 use serde::Serialize;
 
 use crate::atomic::{FileChange, WriteMode, read_optional, write_all, write_atomic};
 use crate::change::unique_note_name;
-use crate::component::parse_tree;
-use crate::error::{CalendarError, LoadWarning, Result};
-use crate::event::EventSource;
-use crate::fingerprint::content_fingerprint;
-use crate::ics_read::{component_uid, read_tree};
-use crate::ics_write::{append_components, create, delete_occurrence, empty_calendar};
+use crate::error::{CalendarError, Result};
 use crate::loading::{Decoding, decode, read_limited};
 use crate::note_conversion::{ics_as_notes, note_as_ics};
 use crate::notes_write::{new_note_skipping, note_file_name};
 use crate::presence::StorageState;
-use crate::spec::EventSpec;
 use crate::store::{Calendars, Content, Storage};
-use crate::time::EventTime;
 
 /// What an import did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -118,7 +115,7 @@ impl Calendars {
                     .unwrap_or_default();
                 let target_tree = parse_tree(&target);
                 let ending = target_tree.line_ending;
-                let calendars = |tree: &crate::component::Tree<'_>| -> Vec<usize> {
+                let calendars = |tree: &hearth_ical::Tree<'_>| -> Vec<usize> {
                     tree.components
                         .iter()
                         .enumerate()
@@ -256,7 +253,7 @@ impl Calendars {
                     .map(|event| note_as_ics(event, floating))
                     .collect();
                 let specs: Vec<EventSpec> = forms.iter().map(|(spec, _)| spec.clone()).collect();
-                let mut text = create(&empty_calendar(), &specs, stamp)?.text;
+                let mut text = create_events(&empty_calendar(), &specs, stamp)?.text;
                 for (spec, exdates) in &forms {
                     for exdate in exdates {
                         text = delete_occurrence(&text, &spec.uid, exdate, stamp)?.text;
@@ -271,7 +268,7 @@ impl Calendars {
 /// Adds the zones `event` names (`TZID` parameters) to `needed`, once each, leaving out
 /// those in `present`.
 fn note_zones(
-    event: &crate::component::Component<'_>,
+    event: &hearth_ical::Component<'_>,
     needed: &mut Vec<String>,
     present: &HashSet<String>,
 ) {
@@ -288,7 +285,7 @@ fn note_zones(
 /// The VTIMEZONE definitions `tree` (of `text`) holds for `zones`, in that order, with
 /// `ending` line breaks.
 fn zone_definitions(
-    tree: &crate::component::Tree<'_>,
+    tree: &hearth_ical::Tree<'_>,
     text: &str,
     zones: &[String],
     ending: &str,
@@ -330,7 +327,11 @@ fn merge_calendars(texts: &[&str]) -> Result<String> {
             }
         }
     }
-    append_components(&empty_calendar(), &components, &timezones)
+    Ok(append_components(
+        &empty_calendar(),
+        &components,
+        &timezones,
+    )?)
 }
 
 impl Calendars {
@@ -342,8 +343,8 @@ impl Calendars {
         info: &crate::store::CalendarInfo,
         source: &crate::caldav::CalDavSource,
         text: &str,
-        tree: &crate::component::Tree<'_>,
-        events: &[crate::event::Event],
+        tree: &hearth_ical::Tree<'_>,
+        events: &[hearth_ical::Event],
         report: &mut ImportReport,
     ) -> Result<()> {
         let loaded = self.load(&info.id).await?;
@@ -359,7 +360,7 @@ impl Calendars {
                 EventSource::Note { .. } => None,
             })
             .collect();
-        let calendars: Vec<&crate::component::Component<'_>> = tree
+        let calendars: Vec<&hearth_ical::Component<'_>> = tree
             .components
             .iter()
             .filter(|c| c.name == "VCALENDAR")
@@ -395,24 +396,16 @@ impl Calendars {
             note_zones(child, &mut group.2, &HashSet::new());
         }
         let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
-        let client = crate::caldav::DavClient::new(&*transport, &source.account, source.max_bytes)?;
+        let client = hearth_caldav::DavClient::new(&*transport, &source.account, source.max_bytes)?;
         for (uid, components, zones, masters) in &groups {
             let timezones = zone_definitions(tree, text, zones, "\r\n");
             let body = append_components(&empty_calendar(), components, &timezones)?;
-            let href = crate::caldav::new_resource_href(&source.account.url, uid)?;
-            let url = crate::caldav::resolve(&source.account.url, &href)?;
+            let href = hearth_caldav::new_resource_href(&source.account.url, uid)?;
+            let url = hearth_caldav::resolve(&source.account.url, &href)?;
             let response = client
-                .send(
-                    "PUT",
-                    &url,
-                    vec![
-                        ("Content-Type", "text/calendar; charset=utf-8".to_owned()),
-                        ("If-None-Match", "*".to_owned()),
-                    ],
-                    Some(body),
-                )
+                .put(&url, body, &hearth_caldav::Precondition::Absent)
                 .await
-                .map_err(|error| partial(error, report.imported))?;
+                .map_err(|error| partial(error.into(), report.imported))?;
             match response.status {
                 200..=299 => report.imported += masters,
                 412 => report
@@ -420,9 +413,12 @@ impl Calendars {
                     .push(format!("`{uid}`: the server already has a resource {href}")),
                 status => {
                     return Err(partial(
-                        source.account.error(format!(
-                            "PUT {url} answered HTTP {status} for event `{uid}`"
-                        )),
+                        source
+                            .account
+                            .error(format!(
+                                "PUT {url} answered HTTP {status} for event `{uid}`"
+                            ))
+                            .into(),
                         report.imported,
                     ));
                 }

@@ -4,7 +4,6 @@ mod bad_input;
 mod caldav;
 mod caldav_server;
 mod composing;
-mod differential;
 mod honest_edits;
 mod interop;
 mod missing;

@@ -5,14 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use hearth_ical::{Event, Rewrite, parts_fingerprint};
 
 use super::{Operation, Writes, note_path, notes_occurrence_error};
 use crate::atomic::{FileChange, WriteMode};
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
 use crate::file_diff::unified;
-use crate::fingerprint::digest;
-use crate::ics_write::{self, Rewrite};
 use crate::notes::read_note;
 use crate::notes_write::{new_note, skip_occurrence, update_note};
 use crate::store::{CalendarInfo, Storage};
@@ -99,23 +97,23 @@ fn plan_ics(
 ) -> Result<Plan> {
     let current = before.unwrap_or("");
     let rewrite: Rewrite = match operation {
-        Operation::Create { events } => ics_write::create(current, events, stamp)?,
+        Operation::Create { events } => hearth_ical::create_events(current, events, stamp)?,
         Operation::Update {
             event,
             occurrence: None,
-        } => ics_write::update(current, event, stamp)?,
+        } => hearth_ical::update_event(current, event, stamp)?,
         Operation::Update {
             event,
             occurrence: Some(occurrence),
-        } => ics_write::update_occurrence(current, &occurrence.to_event_time()?, event, stamp)?,
+        } => hearth_ical::update_occurrence(current, &occurrence.to_event_time()?, event, stamp)?,
         Operation::Delete {
             uid,
             occurrence: None,
-        } => ics_write::delete(current, uid)?,
+        } => hearth_ical::delete_event(current, uid)?,
         Operation::Delete {
             uid,
             occurrence: Some(occurrence),
-        } => ics_write::delete_occurrence(current, uid, &occurrence.to_event_time()?, stamp)?,
+        } => hearth_ical::delete_occurrence(current, uid, &occurrence.to_event_time()?, stamp)?,
     };
     let mut parts: Vec<&[u8]> = vec![b"ics"];
     for (replaced, written) in &rewrite.edits {
@@ -123,7 +121,7 @@ fn plan_ics(
         parts.push(written.as_bytes());
     }
     let writes = Writes {
-        digest: digest(parts),
+        digest: parts_fingerprint(parts),
         time_zones: rewrite.time_zones.clone(),
     };
     Ok(Plan {
@@ -188,17 +186,20 @@ fn plan_caldav(
                         spec.title
                     )));
                 }
-                let rewrite = ics_write::create("", std::slice::from_ref(spec), stamp)?;
+                let rewrite = hearth_ical::create_events("", std::slice::from_ref(spec), stamp)?;
                 push(path, None, Some(rewrite));
             }
         }
         Operation::Update { event, occurrence } => {
             let (path, text) = current(&event.uid)?;
             let rewrite = match occurrence {
-                None => ics_write::update(text, event, stamp)?,
-                Some(occurrence) => {
-                    ics_write::update_occurrence(text, &occurrence.to_event_time()?, event, stamp)?
-                }
+                None => hearth_ical::update_event(text, event, stamp)?,
+                Some(occurrence) => hearth_ical::update_occurrence(
+                    text,
+                    &occurrence.to_event_time()?,
+                    event,
+                    stamp,
+                )?,
             };
             push(path, Some(text), Some(rewrite));
         }
@@ -207,7 +208,7 @@ fn plan_caldav(
             match occurrence {
                 None => push(path, Some(text), None),
                 Some(occurrence) => {
-                    let rewrite = ics_write::delete_occurrence(
+                    let rewrite = hearth_ical::delete_occurrence(
                         text,
                         uid,
                         &occurrence.to_event_time()?,
@@ -221,7 +222,7 @@ fn plan_caldav(
     Ok(Plan {
         files,
         writes: Writes {
-            digest: digest(parts.iter().map(Vec::as_slice)),
+            digest: parts_fingerprint(parts.iter().map(Vec::as_slice)),
             time_zones,
         },
     })
@@ -309,7 +310,7 @@ fn plan_notes(
         }
     }
     let writes = Writes {
-        digest: digest(parts),
+        digest: parts_fingerprint(parts),
         time_zones: Vec::new(),
     };
     Ok(Plan { files, writes })

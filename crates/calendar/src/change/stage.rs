@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use hearth_ical::{ABSENT, EventId, RecurrenceSpec, SpecTime, event_fingerprints};
 
 use super::plan::plan;
 use super::{
@@ -15,12 +16,9 @@ use super::{
 };
 use crate::diff::{Fields, render, when};
 use crate::error::{CalendarError, Result};
-use crate::event::EventId;
-use crate::fingerprint::ABSENT;
-use crate::ics_write::event_fingerprints;
 use crate::notes_write::note_file_name;
 use crate::occurrence::{base_for_occurrence, find_occurrence};
-use crate::spec::{EventInput, EventPatch, RecurrenceSpec, SpecTime, resolve_input, resolve_patch};
+use crate::spec::{EventInput, EventPatch, resolve_input, resolve_patch};
 use crate::store::{CalendarInfo, Calendars, Content, LoadedCalendar, Storage};
 
 /// A change checked and described, before it is rendered against the files.
@@ -353,7 +351,7 @@ fn finish(draft: Draft, staged_at: DateTime<Utc>) -> Result<StagedChange> {
                 let (href, resource) = match by_uid.get(&event.uid) {
                     Some(href) => (href.clone(), resources.get(href)),
                     None => (
-                        crate::caldav::new_resource_href(&source.account.url, &event.uid)?,
+                        hearth_caldav::new_resource_href(&source.account.url, &event.uid)?,
                         None,
                     ),
                 };

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use chrono::{NaiveDate, NaiveDateTime, Weekday};
 
-use crate::error::CalendarError;
+use crate::error::IcalError;
 use crate::time::{format_date, format_date_time, parse_date, parse_date_time};
 
 /// How often a rule repeats.
@@ -250,7 +250,7 @@ fn weekday_code(weekday: Weekday) -> &'static str {
     }
 }
 
-pub(crate) fn parse_weekday_code(code: &str) -> Option<Weekday> {
+pub fn parse_weekday_code(code: &str) -> Option<Weekday> {
     Some(match code.to_ascii_uppercase().as_str() {
         "MO" => Weekday::Mon,
         "TU" => Weekday::Tue,
@@ -263,8 +263,8 @@ pub(crate) fn parse_weekday_code(code: &str) -> Option<Weekday> {
     })
 }
 
-fn invalid(rule: &str, reason: impl Into<String>) -> CalendarError {
-    CalendarError::InvalidRule {
+fn invalid(rule: &str, reason: impl Into<String>) -> IcalError {
+    IcalError::InvalidRule {
         rule: rule.to_owned(),
         reason: reason.into(),
     }
@@ -276,7 +276,7 @@ fn parse_numbers<T>(
     value: &str,
     range: std::ops::RangeInclusive<i32>,
     allow_negative: bool,
-) -> Result<Vec<T>, CalendarError>
+) -> Result<Vec<T>, IcalError>
 where
     T: TryFrom<i32>,
 {
@@ -317,9 +317,9 @@ where
 }
 
 impl FromStr for RecurrenceRule {
-    type Err = CalendarError;
+    type Err = IcalError;
 
-    fn from_str(text: &str) -> Result<Self, CalendarError> {
+    fn from_str(text: &str) -> Result<Self, IcalError> {
         let original = text.trim();
         let body = match original.get(..6) {
             Some(prefix) if prefix.eq_ignore_ascii_case("RRULE:") => &original[6..],
@@ -456,7 +456,7 @@ impl RecurrenceRule {
     /// beyond RFC 5545: `COUNT` of zero or less (`COUNT=-1`, meaning none) is ignored, and
     /// `COUNT` beside `UNTIL` ends the rule at whichever comes first (as dateutil does).
     /// Returns the rule and a note for each liberty taken.
-    pub(crate) fn parse_lenient(text: &str) -> Result<(Self, Vec<String>), CalendarError> {
+    pub fn parse_lenient(text: &str) -> Result<(Self, Vec<String>), IcalError> {
         let original = text.trim();
         let body = match original.get(..6) {
             Some(prefix) if prefix.eq_ignore_ascii_case("RRULE:") => &original[6..],
@@ -498,7 +498,7 @@ impl RecurrenceRule {
         }
         let mut rule: Self = kept.join(";").parse().map_err(|error| match error {
             // Name the rule as written.
-            CalendarError::InvalidRule { reason, .. } => invalid(original, reason),
+            IcalError::InvalidRule { reason, .. } => invalid(original, reason),
             other => other,
         })?;
         if count.is_some() {
@@ -508,7 +508,7 @@ impl RecurrenceRule {
     }
 }
 
-fn parse_weekday_num(rule: &str, item: &str) -> Result<WeekdayNum, CalendarError> {
+fn parse_weekday_num(rule: &str, item: &str) -> Result<WeekdayNum, IcalError> {
     let split = item.len().saturating_sub(2);
     let (number, code) = (
         item.get(..split).unwrap_or(""),

@@ -13,7 +13,7 @@ use crate::time::{EventTime, Zone};
 
 /// A rule's UNTIL in the wall clock of a series starting in `zone` (midnight-based for
 /// all-day series), as the index bounds the expansion.
-pub(crate) fn until_local(
+pub fn until_local(
     rule: &RecurrenceRule,
     zone: Zone,
     all_day: bool,
@@ -32,7 +32,7 @@ pub(crate) fn until_local(
 
 /// A time of `series` in the wall clock of its start (midnight of the date for all-day
 /// series), as the index places RDATEs and EXDATEs.
-pub(crate) fn series_local(series: &Event, time: &EventTime, floating: Tz) -> NaiveDateTime {
+pub fn series_local(series: &Event, time: &EventTime, floating: Tz) -> NaiveDateTime {
     let zone = series.start.zone();
     if series.is_all_day() {
         time.date().and_time(NaiveTime::MIN)
@@ -44,7 +44,7 @@ pub(crate) fn series_local(series: &Event, time: &EventTime, floating: Tz) -> Na
 }
 
 /// The time of `series`' kind (a date, or a date-time in its start's zone) at `local`.
-pub(crate) fn series_time(series: &Event, local: NaiveDateTime) -> EventTime {
+pub fn series_time(series: &Event, local: NaiveDateTime) -> EventTime {
     match series.start {
         EventTime::Date(_) => EventTime::Date(local.date()),
         EventTime::DateTime { zone, .. } => EventTime::DateTime { local, zone },
@@ -54,7 +54,7 @@ pub(crate) fn series_time(series: &Event, local: NaiveDateTime) -> EventTime {
 /// The starts the rules of `series` produce in `[from, to)` (its start's wall clock), in
 /// order, at most `limit` of them. Its start counts only when a rule produces it (whatever
 /// `start_is_occurrence` says); RDATEs and EXDATEs are not applied.
-pub(crate) fn rule_starts(
+pub fn rule_starts(
     series: &Event,
     floating: Tz,
     from: NaiveDateTime,
@@ -89,19 +89,19 @@ pub(crate) fn rule_starts(
 }
 
 /// The first start the rules of `series` produce (see [`rule_starts`]), if any.
-pub(crate) fn first_rule_start(series: &Event, floating: Tz) -> Option<NaiveDateTime> {
+pub fn first_rule_start(series: &Event, floating: Tz) -> Option<NaiveDateTime> {
     let far = NaiveDate::MAX.and_time(NaiveTime::MIN);
     let from = series.start.local();
     rule_starts(series, floating, from, far, 1).first().copied()
 }
 
 /// Whether a rule of `series` produces a start at `local` (its start's wall clock).
-pub(crate) fn rules_produce(series: &Event, local: NaiveDateTime, floating: Tz) -> bool {
+pub fn rules_produce(series: &Event, local: NaiveDateTime, floating: Tz) -> bool {
     !rule_starts(series, floating, local, local + Duration::seconds(1), 1).is_empty()
 }
 
 /// The starts the rules of `series` produce on `date` (its start's wall clock).
-pub(crate) fn rule_starts_on(series: &Event, date: NaiveDate, floating: Tz) -> Vec<NaiveDateTime> {
+pub fn rule_starts_on(series: &Event, date: NaiveDate, floating: Tz) -> Vec<NaiveDateTime> {
     let from = date.and_time(NaiveTime::MIN);
     rule_starts(series, floating, from, from + Duration::days(1), usize::MAX)
 }
@@ -109,7 +109,7 @@ pub(crate) fn rule_starts_on(series: &Event, date: NaiveDate, floating: Tz) -> V
 /// Whether an EXDATE of `series` removes its occurrence starting at `local` (its
 /// start's wall clock): the same instant, or — for a timed series — a date-only EXDATE
 /// on that day, as the index reads them.
-pub(crate) fn excluded(series: &Event, local: NaiveDateTime, floating: Tz) -> bool {
+pub fn excluded(series: &Event, local: NaiveDateTime, floating: Tz) -> bool {
     let Some(recurrence) = &series.recurrence else {
         return false;
     };

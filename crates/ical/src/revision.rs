@@ -15,7 +15,7 @@ use crate::time::parse_date_time;
 
 /// What orders the copies of one event.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Revision {
+pub struct Revision {
     /// `SEQUENCE` (0 when absent or unreadable, as RFC 5545 says).
     pub sequence: i64,
     /// `DTSTAMP`.
@@ -60,7 +60,7 @@ impl Revision {
 
 /// The copies in the order loading ranks them: the current revision first, the others
 /// after it in file order.
-pub(crate) fn current_first<'c, 'a>(copies: &[&'c Component<'a>]) -> Vec<&'c Component<'a>> {
+pub fn current_first<'c, 'a>(copies: &[&'c Component<'a>]) -> Vec<&'c Component<'a>> {
     let mut current = 0;
     for (position, copy) in copies.iter().enumerate().skip(1) {
         if Revision::of(copy) > Revision::of(copies[current]) {

@@ -7,9 +7,8 @@ use std::str::FromStr;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 
-use crate::error::CalendarError;
+use crate::error::IcalError;
 use crate::rrule::RecurrenceRule;
-use crate::taxonomy::Taxonomy;
 use crate::time::EventTime;
 
 /// An event's id: `<calendar>/<uid>` (for a note calendar the uid is the note's path
@@ -39,16 +38,16 @@ impl fmt::Display for EventId {
 }
 
 impl FromStr for EventId {
-    type Err = CalendarError;
+    type Err = IcalError;
 
-    fn from_str(text: &str) -> Result<Self, CalendarError> {
+    fn from_str(text: &str) -> Result<Self, IcalError> {
         match text.trim().split_once('/') {
             Some((calendar, uid)) if !calendar.is_empty() && !uid.is_empty() => {
                 Ok(Self::new(calendar, uid))
             }
-            _ => Err(CalendarError::InvalidInput(format!(
-                "`{text}` is not an event id; ids look like `<calendar>/<uid>` as `events_list` shows them"
-            ))),
+            _ => Err(IcalError::InvalidEventId {
+                text: text.to_owned(),
+            }),
         }
     }
 }
@@ -143,11 +142,6 @@ impl Event {
         EventId::new(self.calendar.clone(), self.uid.clone())
     }
 
-    /// Its title's taxonomy.
-    pub fn taxonomy(&self) -> Taxonomy {
-        Taxonomy::parse(&self.title)
-    }
-
     /// Whether it is an all-day event.
     pub fn is_all_day(&self) -> bool {
         self.start.is_date()
@@ -179,24 +173,6 @@ impl Event {
             || self.description.as_deref().is_some_and(contains)
             || self.location.as_deref().is_some_and(contains)
     }
-
-    /// Whether the event is in `category` (already lower-case): the taxonomy's category,
-    /// `Category - SubCategory`, or one of its `CATEGORIES`.
-    pub fn matches_category(&self, category: &str) -> bool {
-        let taxonomy = self.taxonomy();
-        if let Some(own) = &taxonomy.category {
-            let own = own.to_lowercase();
-            if own == category {
-                return true;
-            }
-            if let Some(sub) = &taxonomy.sub_category
-                && format!("{own} - {}", sub.to_lowercase()) == category
-            {
-                return true;
-            }
-        }
-        self.categories.iter().any(|c| c.to_lowercase() == category)
-    }
 }
 
 #[cfg(test)]
@@ -215,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    fn matches_text_and_categories() {
+    fn matches_text_and_knows_its_length() {
         let date = NaiveDate::from_ymd_opt(2026, 3, 3).unwrap();
         let event = Event {
             calendar: "home".into(),
@@ -235,10 +211,6 @@ mod tests {
         assert!(event.matches_text("quarterly"));
         assert!(event.matches_text("room"));
         assert!(!event.matches_text("dentist"));
-        assert!(event.matches_category("work"));
-        assert!(event.matches_category("work - meetings"));
-        assert!(event.matches_category("important"));
-        assert!(!event.matches_category("meetings"));
         assert_eq!(event.duration(chrono_tz::UTC), Duration::days(1));
     }
 }

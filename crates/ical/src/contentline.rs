@@ -7,7 +7,7 @@ use std::ops::Range;
 
 /// One logical (unfolded) line of an iCalendar text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RawLine<'a> {
+pub struct RawLine<'a> {
     /// The unfolded text, without its line terminator.
     pub text: Cow<'a, str>,
     /// The 1-based number of its first physical line.
@@ -18,7 +18,7 @@ pub(crate) struct RawLine<'a> {
 
 /// Iterates the logical lines of an iCalendar text. Accepts CRLF and bare LF; a physical
 /// line starting with a space or tab continues the previous one (RFC 5545 §3.1).
-pub(crate) struct Lines<'a> {
+pub struct Lines<'a> {
     source: &'a str,
     position: usize,
     line: usize,
@@ -84,7 +84,7 @@ impl<'a> Iterator for Lines<'a> {
 /// A property parameter (`TZID=Europe/Berlin`, `MEMBER="a","b"`), values unquoted and
 /// RFC 6868 caret escapes decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Param<'a> {
+pub struct Param<'a> {
     pub name: Cow<'a, str>,
     pub values: Vec<Cow<'a, str>>,
 }
@@ -104,7 +104,7 @@ impl Param<'_> {
 
 /// One parsed content line. `value` is as written (still escaped).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ContentLine<'a> {
+pub struct ContentLine<'a> {
     pub name: Cow<'a, str>,
     pub params: Vec<Param<'a>>,
     pub value: Cow<'a, str>,
@@ -174,14 +174,14 @@ impl<'a> ContentLine<'a> {
 
 /// Why a content line could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct LineError(pub String);
+pub struct LineError(pub String);
 
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-'
 }
 
 /// Parses one unfolded content line.
-pub(crate) fn parse_line(text: &str) -> Result<ContentLine<'_>, LineError> {
+pub fn parse_line(text: &str) -> Result<ContentLine<'_>, LineError> {
     let name_end = text
         .find([';', ':'])
         .ok_or_else(|| LineError("no `:` between the property name and its value".into()))?;
@@ -315,7 +315,7 @@ fn write_param_value(out: &mut String, value: &str) {
 }
 
 /// Escapes a TEXT value (RFC 5545 §3.3.11).
-pub(crate) fn escape_text(text: &str) -> String {
+pub fn escape_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -336,7 +336,7 @@ pub(crate) fn escape_text(text: &str) -> String {
 }
 
 /// Unescapes a TEXT value. Unknown escapes keep the escaped character.
-pub(crate) fn unescape_text(value: &str) -> Cow<'_, str> {
+pub fn unescape_text(value: &str) -> Cow<'_, str> {
     if !value.contains('\\') {
         return Cow::Borrowed(value);
     }
@@ -357,7 +357,7 @@ pub(crate) fn unescape_text(value: &str) -> Cow<'_, str> {
 }
 
 /// Splits a list value (`CATEGORIES:a,b\,c`) on unescaped commas, unescaping each item.
-pub(crate) fn split_text_list(value: &str) -> Vec<String> {
+pub fn split_text_list(value: &str) -> Vec<String> {
     let mut items = Vec::new();
     let mut current = String::new();
     let mut escaped = false;
@@ -387,13 +387,13 @@ pub(crate) fn split_text_list(value: &str) -> Vec<String> {
 }
 
 /// Splits a comma-separated value list that has no escapes (dates, recurrence ids).
-pub(crate) fn split_list(value: &str) -> impl Iterator<Item = &str> {
+pub fn split_list(value: &str) -> impl Iterator<Item = &str> {
     value.split(',').map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// Folds an unfolded line so no physical line exceeds 75 octets, never splitting a
 /// UTF-8 character; every physical line ends with `ending`.
-pub(crate) fn fold(line: &str, ending: &str) -> String {
+pub fn fold(line: &str, ending: &str) -> String {
     const LIMIT: usize = 75;
     let mut out = String::with_capacity(line.len() + line.len() / 70 * 3 + 2);
     let mut width = 0;
@@ -412,7 +412,7 @@ pub(crate) fn fold(line: &str, ending: &str) -> String {
 }
 
 /// A short human-readable excerpt of a line, for messages.
-pub(crate) fn excerpt(text: &str) -> String {
+pub fn excerpt(text: &str) -> String {
     let short = truncate(text, 60);
     let mut out = String::with_capacity(short.len() + 3);
     for c in short.chars() {

@@ -14,7 +14,7 @@ const MAX_DEPTH: usize = 32;
 
 /// A property of a component.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Property<'a> {
+pub struct Property<'a> {
     pub content: ContentLine<'a>,
     pub line: usize,
     pub span: Range<usize>,
@@ -22,7 +22,7 @@ pub(crate) struct Property<'a> {
 
 /// A component and what it contains, in source order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Component<'a> {
+pub struct Component<'a> {
     /// Upper-case name (`VEVENT`).
     pub name: String,
     /// Line of its `BEGIN`.
@@ -59,14 +59,14 @@ impl<'a> Component<'a> {
 
 /// A problem found while reading the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Issue {
+pub struct Issue {
     pub line: usize,
     pub message: String,
 }
 
 /// The top-level components of a text and the issues found.
 #[derive(Debug, Default)]
-pub(crate) struct Tree<'a> {
+pub struct Tree<'a> {
     pub components: Vec<Component<'a>>,
     pub issues: Vec<Issue>,
     /// The line ending the text uses (`"\r\n"` unless it uses bare LF).
@@ -74,7 +74,7 @@ pub(crate) struct Tree<'a> {
 }
 
 /// Reads the component tree of an iCalendar text.
-pub(crate) fn parse_tree(source: &str) -> Tree<'_> {
+pub fn parse_tree(source: &str) -> Tree<'_> {
     let mut tree = Tree {
         line_ending: detect_line_ending(source),
         ..Tree::default()

@@ -484,7 +484,7 @@ impl EventIndex {
 }
 
 /// Sorts occurrences by start, end, then title.
-pub(crate) fn sort_occurrences(occurrences: &mut [Occurrence<'_>]) {
+pub fn sort_occurrences(occurrences: &mut [Occurrence<'_>]) {
     occurrences
         .sort_by(|a, b| (a.start, a.end, &a.event.title).cmp(&(b.start, b.end, &b.event.title)));
 }

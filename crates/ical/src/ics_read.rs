@@ -8,7 +8,7 @@ use chrono::{Duration, NaiveTime};
 
 use crate::component::{Component, Property, Tree, parse_tree};
 use crate::contentline::{excerpt, split_list, split_text_list, unescape_text};
-use crate::error::{CalendarError, LoadWarning, Result};
+use crate::error::{IcalError, LoadWarning, Result};
 use crate::event::{Event, EventSource, OverrideRange, Period, Recurrence};
 use crate::fingerprint::sha256_hex;
 use crate::revision::Revision;
@@ -32,7 +32,7 @@ pub fn read_ics(calendar: &str, origin: &str, text: &str) -> Result<ParsedCalend
     read_tree(calendar, origin, text, &tree)
 }
 
-pub(crate) fn read_tree(
+pub fn read_tree(
     calendar: &str,
     origin: &str,
     text: &str,
@@ -66,7 +66,7 @@ pub(crate) fn read_tree(
             .find(|(_, l)| !l.trim().is_empty())
             .map(|(i, l)| format!(" (line {} reads `{}`)", i + 1, excerpt(l.trim())))
             .unwrap_or_default();
-        return Err(CalendarError::NotACalendar {
+        return Err(IcalError::NotACalendar {
             what: origin.to_owned(),
             message: format!("no BEGIN:VCALENDAR found{first}"),
         });
@@ -142,11 +142,7 @@ pub(crate) fn read_tree(
 }
 
 /// Reads one VEVENT of a parsed text (its zones resolved against the whole text).
-pub(crate) fn read_component(
-    text: &str,
-    tree: &Tree<'_>,
-    component: &Component<'_>,
-) -> Option<Event> {
+pub fn read_component(text: &str, tree: &Tree<'_>, component: &Component<'_>) -> Option<Event> {
     let calendars: Vec<&Component<'_>> = tree
         .components
         .iter()
@@ -157,7 +153,7 @@ pub(crate) fn read_component(
 }
 
 /// The UID of a VEVENT, or a stable stand-in derived from its text when it has none.
-pub(crate) fn component_uid(component: &Component<'_>, text: &str) -> String {
+pub fn component_uid(component: &Component<'_>, text: &str) -> String {
     match component.value("UID").map(|v| unescape_text(v.trim())) {
         Some(uid) if !uid.is_empty() => uid.into_owned(),
         _ => {
@@ -392,7 +388,7 @@ fn end_after_start(start: EventTime, end: EventTime, floating: chrono_tz::Tz) ->
 }
 
 /// RFC 5545's default: one day for a date, no length for a date-time.
-pub(crate) fn default_end(start: EventTime) -> EventTime {
+pub fn default_end(start: EventTime) -> EventTime {
     match start {
         EventTime::Date(date) => date.succ_opt().map_or(start, EventTime::Date),
         other => other,

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
-use hearth_calendar::{EventIndex, read_ics};
+use hearth_ical::{EventIndex, read_ics};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;

@@ -30,7 +30,7 @@ enum OrdinalScope {
 
 /// A rule prepared for expansion from one DTSTART.
 #[derive(Clone, Debug)]
-pub(crate) struct Expander {
+pub struct Expander {
     freq: Frequency,
     interval: i64,
     count: Option<u32>,
@@ -56,14 +56,14 @@ pub(crate) struct Expander {
 
 /// What an expansion visit decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Visit {
+pub enum Visit {
     Continue,
     Stop,
 }
 
 /// How an expansion ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ended {
+pub enum Ended {
     /// The rule or the window ran out.
     Complete,
     /// The visitor stopped it.

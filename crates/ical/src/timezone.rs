@@ -11,7 +11,7 @@ use chrono::{
 use chrono_tz::{OffsetComponents, OffsetName, TZ_VARIANTS, Tz};
 
 use crate::component::Component;
-use crate::error::{CalendarError, Result};
+use crate::error::{IcalError, Result};
 use crate::expand::{Expander, Visit};
 use crate::rrule::RecurrenceRule;
 use crate::time::{Zone, format_date_time, parse_date_time};
@@ -28,7 +28,7 @@ pub fn parse_time_zone(name: &str) -> Result<Tz> {
     {
         return Ok(*tz);
     }
-    Err(CalendarError::UnknownTimeZone {
+    Err(IcalError::UnknownTimeZone {
         name: trimmed.to_owned(),
         suggestion: suggest(trimmed),
     })
@@ -97,7 +97,7 @@ fn windows_zone(name: &str) -> Option<Tz> {
 /// The IANA zone a file's `TZID` names, if it names one: an IANA name (any case), one
 /// behind a vendor prefix (`/mozilla.org/20050126_1/America/New_York`), or a Windows
 /// name (`W. Europe Standard Time`).
-pub(crate) fn resolve_tzid(tzid: &str) -> Option<Tz> {
+pub fn resolve_tzid(tzid: &str) -> Option<Tz> {
     let tzid = tzid.trim().trim_matches('"').trim();
     if tzid.is_empty() {
         return None;
@@ -148,7 +148,7 @@ struct Transition {
 /// IANA zone; else the IANA zone whose offsets and transitions agree with its rules in
 /// a recent year (preferring one whose city appears in the `TZID`); else its standard
 /// offset, fixed (`exact` is false then).
-pub(crate) fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zone, bool)> {
+pub fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zone, bool)> {
     if let Some(tz) = vtimezone.value("X-LIC-LOCATION").and_then(resolve_tzid) {
         return Some((Zone::Named(tz), true));
     }
@@ -265,7 +265,7 @@ fn weekday_code(weekday: Weekday) -> &'static str {
 
 /// A `VTIMEZONE` block (lines ended by `ending`) describing `tz` by the rules it follows
 /// in `year`, as yearly `STANDARD`/`DAYLIGHT` observances from 1970 on.
-pub(crate) fn vtimezone_block(tz: Tz, year: i32, ending: &str) -> String {
+pub fn vtimezone_block(tz: Tz, year: i32, ending: &str) -> String {
     let offset_at = |instant: DateTime<Utc>| tz.offset_from_utc_datetime(&instant.naive_utc());
     let mut lines = vec!["BEGIN:VTIMEZONE".to_owned(), format!("TZID:{}", tz.name())];
     let mut changes = Vec::new();

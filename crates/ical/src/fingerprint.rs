@@ -7,13 +7,13 @@ use hearth_fs::hex;
 pub(crate) use hearth_fs::sha256_hex;
 
 /// The fingerprint of a file's content: `sha256:<hex>`.
-pub(crate) fn content_fingerprint(bytes: &[u8]) -> String {
+pub fn content_fingerprint(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
 }
 
 /// The fingerprint of a list of texts, each length-prefixed so that no two different
 /// lists share one: `sha256:<hex>`.
-pub(crate) fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+pub fn parts_fingerprint<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
         hasher.update((part.len() as u64).to_le_bytes());
@@ -23,7 +23,7 @@ pub(crate) fn digest<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
 }
 
 /// The fingerprint recorded for a file or event that does not exist.
-pub(crate) const ABSENT: &str = "absent";
+pub const ABSENT: &str = "absent";
 
 #[cfg(test)]
 mod tests {
@@ -39,7 +39,7 @@ mod tests {
 
     #[test]
     fn digests_tell_lists_apart_however_their_texts_are_cut() {
-        let of = |parts: &[&str]| digest(parts.iter().map(|p| p.as_bytes()));
+        let of = |parts: &[&str]| parts_fingerprint(parts.iter().map(|p| p.as_bytes()));
         assert_ne!(of(&["ab", "c"]), of(&["a", "bc"]));
         assert_ne!(of(&["ab"]), of(&["ab", ""]));
         assert_eq!(of(&["ab", "c"]), of(&["ab", "c"]));

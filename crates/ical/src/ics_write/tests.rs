@@ -51,7 +51,9 @@ fn standup_spec() -> EventSpec {
 
 #[test]
 fn creating_keeps_every_existing_byte() {
-    let written = create(SOURCE, &[spec("new-1")], stamp()).unwrap().text;
+    let written = create_events(SOURCE, &[spec("new-1")], stamp())
+        .unwrap()
+        .text;
     let inserted_at = SOURCE.find("END:VCALENDAR").unwrap();
     let timezone_at = SOURCE.find("BEGIN:VEVENT").unwrap();
     assert!(written.starts_with(&SOURCE[..timezone_at]));
@@ -64,10 +66,12 @@ fn creating_keeps_every_existing_byte() {
     let events = read_ics("home", "home.ics", &written).unwrap();
     assert_eq!(events.events.len(), 2);
     // A second create needs no second VTIMEZONE.
-    let again = create(&written, &[spec("new-2")], stamp()).unwrap().text;
+    let again = create_events(&written, &[spec("new-2")], stamp())
+        .unwrap()
+        .text;
     assert_eq!(again.matches("BEGIN:VTIMEZONE").count(), 1);
     assert!(
-        create(&again, &[spec("new-2")], stamp())
+        create_events(&again, &[spec("new-2")], stamp())
             .unwrap_err()
             .to_string()
             .contains("already exists")
@@ -76,7 +80,7 @@ fn creating_keeps_every_existing_byte() {
 
 #[test]
 fn creates_a_calendar_in_an_empty_file() {
-    let written = create("", &[spec("new-1")], stamp()).unwrap().text;
+    let written = create_events("", &[spec("new-1")], stamp()).unwrap().text;
     assert!(written.starts_with(
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Hearth//Hearth Calendar//EN\r\n"
     ));
@@ -89,7 +93,7 @@ fn creates_a_calendar_in_an_empty_file() {
 fn updating_rewrites_only_the_changed_lines() {
     let mut changed = standup_spec();
     changed.title = "Work - Daily standup".into();
-    let written = update(SOURCE, &changed, stamp()).unwrap().text;
+    let written = update_event(SOURCE, &changed, stamp()).unwrap().text;
     let expected = SOURCE
         .replace("SUMMARY:Work - Standup", "SUMMARY:Work - Daily standup")
         .replace("DTSTAMP:20260101T000000Z", "DTSTAMP:20260301T120000Z")
@@ -109,13 +113,13 @@ fn updating_times_and_rules() {
         rule: "FREQ=WEEKLY;BYDAY=MO,WE".into(),
     };
     changed.description = None;
-    let written = update(SOURCE, &changed, stamp()).unwrap().text;
+    let written = update_event(SOURCE, &changed, stamp()).unwrap().text;
     assert!(written.contains("DTSTART;TZID=Europe/Berlin:20260302T100000\r\nDTEND;TZID=Europe/Berlin:20260302T103000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO,WE\r\n"));
     assert!(!written.contains("DESCRIPTION"));
     assert!(written.contains("X-CUSTOM;X-PARAM=\"a,b\":keep me exactly\r\n"));
     assert!(written.contains("BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT10M\r\nEND:VALARM\r\n"));
     changed.recurrence = RecurrenceSpec::None;
-    let single = update(SOURCE, &changed, stamp()).unwrap().text;
+    let single = update_event(SOURCE, &changed, stamp()).unwrap().text;
     assert!(!single.contains("RRULE:FREQ=WEEKLY"));
 }
 
@@ -144,7 +148,9 @@ fn deleting_removes_the_series_and_its_overrides() {
     assert_eq!(parsed.events.len(), 2);
     assert_eq!(parsed.warnings.len(), 1, "{:?}", parsed.warnings);
 
-    let deleted = delete(&with_override, "standup@example.com").unwrap().text;
+    let deleted = delete_event(&with_override, "standup@example.com")
+        .unwrap()
+        .text;
     assert!(!deleted.contains("standup"));
     assert!(deleted.contains("BEGIN:VTODO"));
     assert!(deleted.contains("this line is malformed and must survive"));
@@ -180,8 +186,8 @@ fn deleting_an_event_whose_uid_is_duplicated_is_refused() {
             .collect::<Vec<_>>(),
         ["Dentist", "Other"]
     );
-    let error = delete(&text, "dup@example.com").unwrap_err();
-    assert!(matches!(error, CalendarError::InvalidInput(_)), "{error}");
+    let error = delete_event(&text, "dup@example.com").unwrap_err();
+    assert!(matches!(error, IcalError::Refused(_)), "{error}");
     assert_eq!(
         error.to_string(),
         "event `dup@example.com` is in the file 2 times (BEGIN:VEVENT at line 4 and at line 16); Hearth shows only the current revision (line 4), and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again"
@@ -192,7 +198,7 @@ fn deleting_an_event_whose_uid_is_duplicated_is_refused() {
         calendar_of(&[event_block("dup@example.com", "Dentist", start)]),
         calendar_of(&[event_block("dup@example.com", "Hidden copy", start)])
     );
-    assert!(delete(&two_calendars, "dup@example.com").is_err());
+    assert!(delete_event(&two_calendars, "dup@example.com").is_err());
 }
 
 #[test]
@@ -205,7 +211,7 @@ fn deleting_removes_the_copy_loading_shows_when_an_earlier_one_is_unreadable() {
             "DTSTART;VALUE=DATE:20260303\r\n",
         ),
     ]);
-    let deleted = delete(&text, "dup@example.com").unwrap().text;
+    let deleted = delete_event(&text, "dup@example.com").unwrap().text;
     assert!(!deleted.contains("Dentist"), "{deleted}");
     assert!(deleted.contains("No start"), "{deleted}");
     assert!(
@@ -267,14 +273,14 @@ fn deleting_an_occurrence_adds_an_exdate_in_the_series_form() {
 fn refuses_damaged_files_and_unknown_events() {
     let damaged = "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:1\r\n";
     assert!(
-        create(damaged, &[spec("x")], stamp())
+        create_events(damaged, &[spec("x")], stamp())
             .unwrap_err()
             .to_string()
             .contains("never closed")
     );
     assert!(matches!(
-        delete(SOURCE, "missing").unwrap_err(),
-        CalendarError::UnknownEvent { .. }
+        delete_event(SOURCE, "missing").unwrap_err(),
+        IcalError::UnknownEvent { .. }
     ));
     let date = NaiveDate::from_ymd_opt(2026, 3, 3).unwrap();
     let all_day = EventSpec {
@@ -284,7 +290,7 @@ fn refuses_damaged_files_and_unknown_events() {
         },
         ..spec("d")
     };
-    let written = create(SOURCE, &[all_day], stamp()).unwrap().text;
+    let written = create_events(SOURCE, &[all_day], stamp()).unwrap().text;
     assert!(written.contains("DTSTART;VALUE=DATE:20260303\r\nDTEND;VALUE=DATE:20260304\r\n"));
 }
 
@@ -294,15 +300,17 @@ fn a_change_records_the_same_edits_wherever_its_event_sits() {
         title: "Work - Daily".into(),
         ..standup_spec()
     };
-    let here = update(SOURCE, &changed, stamp()).unwrap();
+    let here = update_event(SOURCE, &changed, stamp()).unwrap();
     // Another event added before it, and the zone it needs added by someone else.
-    let created = create(SOURCE, &[spec("new-1")], stamp()).unwrap().text;
+    let created = create_events(SOURCE, &[spec("new-1")], stamp())
+        .unwrap()
+        .text;
     let moved = created.replacen(
         "BEGIN:VEVENT\r\nUID:standup",
         "BEGIN:VEVENT\r\nUID:other\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260101T090000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:standup",
         1,
     );
-    let there = update(&moved, &changed, stamp()).unwrap();
+    let there = update_event(&moved, &changed, stamp()).unwrap();
     assert_ne!(here.text, there.text);
     assert_eq!(here.edits, there.edits);
     assert_eq!(here.edits.len(), 1);
@@ -313,9 +321,9 @@ fn a_change_records_the_same_edits_wherever_its_event_sits() {
     );
     assert!(here.edits[0].1.contains("SUMMARY:Work - Daily\r\n"));
 
-    let zoned = create(SOURCE, &[spec("new-2")], stamp()).unwrap();
+    let zoned = create_events(SOURCE, &[spec("new-2")], stamp()).unwrap();
     assert_eq!(zoned.time_zones, ["Europe/Berlin"]);
-    let again = create(&zoned.text, &[spec("new-3")], stamp()).unwrap();
+    let again = create_events(&zoned.text, &[spec("new-3")], stamp()).unwrap();
     assert!(again.time_zones.is_empty());
 }
 

@@ -58,7 +58,7 @@ impl Zone {
 /// The instant of a wall-clock time in `zone`, as RFC 5545 §3.3.5 prescribes: a time
 /// that occurs twice (DST ends) is the first of the two; a time skipped by a DST gap is
 /// moved forward by the gap's length (it keeps the offset in force before the gap).
-pub(crate) fn resolve_local<Z: TimeZone>(zone: &Z, local: NaiveDateTime) -> DateTime<Utc> {
+pub fn resolve_local<Z: TimeZone>(zone: &Z, local: NaiveDateTime) -> DateTime<Utc> {
     match zone.from_local_datetime(&local) {
         LocalResult::Single(instant) => instant.with_timezone(&Utc),
         LocalResult::Ambiguous(first, second) => {
@@ -174,12 +174,12 @@ impl fmt::Display for EventTime {
 }
 
 /// `YYYYMMDD`.
-pub(crate) fn format_date(date: NaiveDate) -> String {
+pub fn format_date(date: NaiveDate) -> String {
     format!("{:04}{:02}{:02}", date.year(), date.month(), date.day())
 }
 
 /// `YYYYMMDDTHHMMSS`.
-pub(crate) fn format_date_time(local: NaiveDateTime) -> String {
+pub fn format_date_time(local: NaiveDateTime) -> String {
     format!(
         "{}T{:02}{:02}{:02}",
         format_date(local.date()),
@@ -197,7 +197,7 @@ fn digits(text: &str) -> Option<u32> {
 }
 
 /// Parses an iCalendar DATE (`YYYYMMDD`).
-pub(crate) fn parse_date(text: &str) -> Option<NaiveDate> {
+pub fn parse_date(text: &str) -> Option<NaiveDate> {
     let text = text.trim();
     if text.len() != 8 || !text.is_ascii() {
         return None;
@@ -209,7 +209,7 @@ pub(crate) fn parse_date(text: &str) -> Option<NaiveDate> {
 }
 
 /// A parsed iCalendar DATE-TIME: the wall-clock value and whether it ends in `Z`.
-pub(crate) fn parse_date_time(text: &str) -> Option<(NaiveDateTime, bool)> {
+pub fn parse_date_time(text: &str) -> Option<(NaiveDateTime, bool)> {
     let text = text.trim();
     let (body, utc) = match text.strip_suffix(['Z', 'z']) {
         Some(body) => (body, true),
@@ -236,7 +236,7 @@ pub(crate) fn parse_date_time(text: &str) -> Option<(NaiveDateTime, bool)> {
 }
 
 /// Parses an RFC 5545 DURATION (`P1D`, `PT1H30M`, `-PT15M`, `P2W`).
-pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
+pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     let (negative, rest) = match text.as_bytes().first()? {
         b'-' => (true, &text[1..]),

@@ -10,9 +10,9 @@ use chrono_tz::Tz;
 
 use crate::component::{Component, Property, Tree, parse_tree};
 use crate::contentline::{ContentLine, escape_text, fold};
-use crate::error::{CalendarError, Result};
+use crate::error::{IcalError, Result};
 use crate::event::Event;
-use crate::fingerprint::{ABSENT, digest};
+use crate::fingerprint::{ABSENT, parts_fingerprint};
 use crate::ics_read::{component_uid, read_component};
 use crate::revision::current_first;
 use crate::spec::{EventSpec, RecurrenceSpec};
@@ -23,14 +23,14 @@ use rewrite::rewrite;
 const PRODID: &str = "-//Hearth//Hearth Calendar//EN";
 
 /// The text of an empty calendar.
-pub(crate) fn empty_calendar() -> String {
+pub fn empty_calendar() -> String {
     format!(
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:{PRODID}\r\nCALSCALE:GREGORIAN\r\nEND:VCALENDAR\r\n"
     )
 }
 
 /// Why Hearth will not write into this text, if it will not.
-pub(crate) fn write_blocker(tree: &Tree<'_>) -> Option<String> {
+pub fn write_blocker(tree: &Tree<'_>) -> Option<String> {
     let calendar = tree.components.iter().find(|c| c.name == "VCALENDAR")?;
     if calendar.closed {
         None
@@ -52,10 +52,10 @@ impl<'a> Document<'a> {
     fn parse(text: &'a str) -> Result<Self> {
         let tree = parse_tree(text);
         if let Some(reason) = write_blocker(&tree) {
-            return Err(CalendarError::InvalidInput(reason));
+            return Err(IcalError::Refused(reason));
         }
         if !tree.components.iter().any(|c| c.name == "VCALENDAR") {
-            return Err(CalendarError::InvalidInput(
+            return Err(IcalError::Refused(
                 "the file holds no VCALENDAR; Hearth does not write into it".to_owned(),
             ));
         }
@@ -116,12 +116,14 @@ impl<'a> Document<'a> {
             .first()
             .or(masters.first())
             .copied()
-            .ok_or_else(|| CalendarError::UnknownEvent { id: uid.to_owned() })
+            .ok_or_else(|| IcalError::UnknownEvent {
+                uid: uid.to_owned(),
+            })
     }
 
     fn event_of(&self, component: &Component<'a>) -> Result<Event> {
         read_component(self.text, &self.tree, component).ok_or_else(|| {
-            CalendarError::InvalidInput(format!(
+            IcalError::Refused(format!(
                 "the event at line {} cannot be read; repair it before changing it",
                 component.line
             ))
@@ -189,7 +191,7 @@ impl Zones {
 /// A calendar text with events changed: the new text, and the change itself apart from
 /// where in the file it lands — what staging shows and applying must write again.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Rewrite {
+pub struct Rewrite {
     pub text: String,
     /// Each edit to the events, in file order: the text it replaces (empty for an
     /// insertion) and the text it writes (empty for a removal).
@@ -223,7 +225,7 @@ impl Rewrite {
 /// The fingerprint of each of `uids`' events in `text`: every VEVENT with that UID in
 /// every VCALENDAR (the series or single event, and its changed occurrences), or
 /// [`ABSENT`] when there is none. Changes elsewhere in the text leave it as it is.
-pub(crate) fn event_fingerprints(text: &str, uids: &[&str]) -> Vec<String> {
+pub fn event_fingerprints(text: &str, uids: &[&str]) -> Vec<String> {
     let tree = parse_tree(text);
     let mut found: Vec<Vec<&[u8]>> = vec![Vec::new(); uids.len()];
     for component in tree
@@ -246,7 +248,7 @@ pub(crate) fn event_fingerprints(text: &str, uids: &[&str]) -> Vec<String> {
             if parts.is_empty() {
                 ABSENT.to_owned()
             } else {
-                digest(parts)
+                parts_fingerprint(parts)
             }
         })
         .collect()
@@ -370,7 +372,7 @@ fn new_event_lines(
 }
 
 /// Adds events (creating the calendar text when `text` is empty).
-pub(crate) fn create(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> Result<Rewrite> {
+pub fn create_events(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> Result<Rewrite> {
     let owned;
     let text = if text.trim().is_empty() {
         owned = empty_calendar();
@@ -381,7 +383,7 @@ pub(crate) fn create(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> R
     let document = Document::parse(text)?;
     for spec in specs {
         if !document.components_of(&spec.uid).is_empty() {
-            return Err(CalendarError::InvalidInput(format!(
+            return Err(IcalError::Refused(format!(
                 "an event with UID `{}` already exists",
                 spec.uid
             )));
@@ -400,7 +402,7 @@ pub(crate) fn create(text: &str, specs: &[EventSpec], stamp: DateTime<Utc>) -> R
 }
 
 /// Makes the series or single event `spec.uid` say what `spec` says.
-pub(crate) fn update(text: &str, spec: &EventSpec, stamp: DateTime<Utc>) -> Result<Rewrite> {
+pub fn update_event(text: &str, spec: &EventSpec, stamp: DateTime<Utc>) -> Result<Rewrite> {
     let document = Document::parse(text)?;
     let master = document.master(&spec.uid)?;
     let current = document.event_of(master)?;
@@ -458,7 +460,7 @@ fn override_of<'d, 'a>(
 
 /// Changes one occurrence of a series: rewrites its override, or adds one (copying the
 /// series' other properties and alarms).
-pub(crate) fn update_occurrence(
+pub fn update_occurrence(
     text: &str,
     occurrence: &EventTime,
     spec: &EventSpec,
@@ -531,7 +533,7 @@ fn refuse_hidden_copies(uid: &str, copies: &[&Component<'_>], what: &str) -> Res
             let mut lines: Vec<usize> = copies.iter().map(|c| c.line).collect();
             lines.sort_unstable();
             let others: Vec<String> = lines[1..].iter().map(ToString::to_string).collect();
-            Err(CalendarError::InvalidInput(format!(
+            Err(IcalError::Refused(format!(
                 "{what} `{uid}` is in the file {} times (BEGIN:VEVENT at line {} and at line {}); Hearth shows only the current revision (line {}), and deleting it would show the other copy in its place, so nothing was deleted. Remove the copy you do not want by hand (or give it its own UID), then delete again",
                 copies.len(),
                 lines[0],
@@ -544,14 +546,16 @@ fn refuse_hidden_copies(uid: &str, copies: &[&Component<'_>], what: &str) -> Res
 
 /// Removes an event: the series (or single event) loading shows, and its overrides.
 /// Refuses when the text holds another copy of it that would then show instead.
-pub(crate) fn delete(text: &str, uid: &str) -> Result<Rewrite> {
+pub fn delete_event(text: &str, uid: &str) -> Result<Rewrite> {
     let document = Document::parse(text)?;
     let components = document.all_components_of(uid);
     if !components
         .iter()
         .any(|c| c.property("RECURRENCE-ID").is_none())
     {
-        return Err(CalendarError::UnknownEvent { id: uid.to_owned() });
+        return Err(IcalError::UnknownEvent {
+            uid: uid.to_owned(),
+        });
     }
     // Loading skips copies it cannot read, so the event shown is the first readable one.
     let masters: Vec<&Component<'_>> = components
@@ -565,7 +569,7 @@ pub(crate) fn delete(text: &str, uid: &str) -> Result<Rewrite> {
     refuse_hidden_copies(uid, &masters, "event")?;
     let masters = current_first(&masters);
     let Some(shown) = masters.first() else {
-        return Err(CalendarError::InvalidInput(format!(
+        return Err(IcalError::Refused(format!(
             "event `{uid}` cannot be read; repair it before deleting it"
         )));
     };
@@ -580,7 +584,7 @@ pub(crate) fn delete(text: &str, uid: &str) -> Result<Rewrite> {
 
 /// Removes one occurrence of a series: an `EXDATE` on the series, and its override if
 /// it has one.
-pub(crate) fn delete_occurrence(
+pub fn delete_occurrence(
     text: &str,
     uid: &str,
     occurrence: &EventTime,
@@ -621,7 +625,7 @@ pub(crate) fn delete_occurrence(
 }
 
 /// Appends VEVENTs (with the VTIMEZONEs they need) copied verbatim from another text.
-pub(crate) fn append_components(text: &str, components: &str, timezones: &str) -> Result<String> {
+pub fn append_components(text: &str, components: &str, timezones: &str) -> Result<String> {
     let owned;
     let text = if text.trim().is_empty() {
         owned = empty_calendar();
