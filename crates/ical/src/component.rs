@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::contentline::{ContentLine, Lines, excerpt, parse_line};
+use crate::contentline::{ContentLine, Lines, RawLine, excerpt, parse_line};
 
 /// Components nest at most this deep; deeper `BEGIN`s are reported and skipped.
 const MAX_DEPTH: usize = 32;
@@ -75,127 +75,153 @@ pub struct Tree<'a> {
 
 /// Reads the component tree of an iCalendar text.
 pub fn parse_tree(source: &str) -> Tree<'_> {
-    let mut tree = Tree {
-        line_ending: detect_line_ending(source),
-        ..Tree::default()
+    let mut builder = Builder {
+        tree: Tree {
+            line_ending: detect_line_ending(source),
+            ..Tree::default()
+        },
+        stack: Vec::new(),
+        skipped_depth: 0,
     };
-    let mut stack: Vec<Component<'_>> = Vec::new();
-    // BEGINs skipped for depth: their matching ENDs are skipped too.
-    let mut skipped_depth = 0usize;
     for raw in Lines::new(source) {
         if raw.text.trim().is_empty() {
             continue;
         }
-        let line = raw.line;
         let parsed = match raw.text {
             std::borrow::Cow::Borrowed(text) => parse_line(text),
             std::borrow::Cow::Owned(ref text) => parse_line(text).map(ContentLine::into_owned),
         };
-        let content = match parsed {
-            Ok(content) => content,
-            Err(error) => {
-                tree.issues.push(Issue {
-                    line,
-                    message: format!(
-                        "malformed line `{}`: {}; the line is kept as it is and ignored",
-                        excerpt(&raw.text),
-                        error.0
-                    ),
-                });
-                continue;
-            }
-        };
-        if content.is("BEGIN") {
-            if skipped_depth > 0 || stack.len() >= MAX_DEPTH {
-                if skipped_depth == 0 {
-                    tree.issues.push(Issue {
-                        line,
-                        message: format!(
-                            "components nest deeper than {MAX_DEPTH} levels; BEGIN:{} and its content are ignored",
-                            excerpt(&content.value)
-                        ),
-                    });
-                }
-                skipped_depth += 1;
-                continue;
-            }
-            let name = content.value.trim().to_ascii_uppercase();
-            close_unended_siblings(&name, line, raw.span.start, &mut stack, &mut tree);
-            stack.push(Component {
-                name,
-                line,
-                span: raw.span.start..raw.span.end,
-                end_line_start: raw.span.end,
-                ..Component::default()
-            });
-        } else if content.is("END") {
-            if skipped_depth > 0 {
-                skipped_depth -= 1;
-                continue;
-            }
-            let name = content.value.trim().to_ascii_uppercase();
-            match stack.iter().rposition(|c| c.name == name) {
-                Some(position) => {
-                    while stack.len() > position + 1 {
-                        if let Some(mut unclosed) = stack.pop() {
-                            tree.issues.push(Issue {
-                                line: unclosed.line,
-                                message: format!(
-                                    "BEGIN:{} is not closed before END:{name} at line {line}",
-                                    unclosed.name
-                                ),
-                            });
-                            unclosed.span.end = raw.span.start;
-                            unclosed.end_line_start = raw.span.start;
-                            attach(&mut stack, &mut tree.components, unclosed);
-                        }
-                    }
-                    if let Some(mut component) = stack.pop() {
-                        component.span.end = raw.span.end;
-                        component.end_line_start = raw.span.start;
-                        component.closed = true;
-                        attach(&mut stack, &mut tree.components, component);
-                    }
-                }
-                None => tree.issues.push(Issue {
-                    line,
-                    message: match stack.last() {
-                        Some(open) if open.name != "VCALENDAR" => format!(
-                            "END:{name} has no matching BEGIN; ignored (BEGIN:{} at line {} stays open until its END or the next item)",
-                            open.name, open.line
-                        ),
-                        _ => format!("END:{name} has no matching BEGIN; ignored"),
-                    },
-                }),
-            }
-        } else if skipped_depth > 0 {
-            continue;
-        } else if let Some(current) = stack.last_mut() {
-            current.properties.push(Property {
-                content,
-                line,
-                span: raw.span.clone(),
-            });
-        } else {
-            tree.issues.push(Issue {
-                line,
-                message: format!("`{}` is outside any component; ignored", excerpt(&raw.text)),
-            });
+        match parsed {
+            Ok(content) if content.is("BEGIN") => builder.begin(&content, &raw),
+            Ok(content) if content.is("END") => builder.end(&content, &raw),
+            Ok(content) => builder.property(content, &raw),
+            Err(error) => builder.issue(
+                raw.line,
+                format!(
+                    "malformed line `{}`: {}; the line is kept as it is and ignored",
+                    excerpt(&raw.text),
+                    error.0
+                ),
+            ),
         }
     }
-    while let Some(mut unclosed) = stack.pop() {
-        tree.issues.push(Issue {
-            line: unclosed.line,
-            message: format!(
+    builder.finish(source.len())
+}
+
+/// The tree as it is read: the components still open, innermost last.
+struct Builder<'a> {
+    tree: Tree<'a>,
+    stack: Vec<Component<'a>>,
+    /// BEGINs skipped for depth: their matching ENDs are skipped too.
+    skipped_depth: usize,
+}
+
+impl<'a> Builder<'a> {
+    fn issue(&mut self, line: usize, message: String) {
+        self.tree.issues.push(Issue { line, message });
+    }
+
+    fn begin(&mut self, content: &ContentLine<'_>, raw: &RawLine<'_>) {
+        if self.skipped_depth > 0 || self.stack.len() >= MAX_DEPTH {
+            if self.skipped_depth == 0 {
+                self.issue(
+                    raw.line,
+                    format!(
+                        "components nest deeper than {MAX_DEPTH} levels; BEGIN:{} and its content are ignored",
+                        excerpt(&content.value)
+                    ),
+                );
+            }
+            self.skipped_depth += 1;
+            return;
+        }
+        let name = content.value.trim().to_ascii_uppercase();
+        close_unended_siblings(
+            &name,
+            raw.line,
+            raw.span.start,
+            &mut self.stack,
+            &mut self.tree,
+        );
+        self.stack.push(Component {
+            name,
+            line: raw.line,
+            span: raw.span.start..raw.span.end,
+            end_line_start: raw.span.end,
+            ..Component::default()
+        });
+    }
+
+    /// Closes the component an `END` names, and any opened inside it and left open; an
+    /// `END` that matches nothing open is reported and ignored.
+    fn end(&mut self, content: &ContentLine<'_>, raw: &RawLine<'_>) {
+        if self.skipped_depth > 0 {
+            self.skipped_depth -= 1;
+            return;
+        }
+        let (line, name) = (raw.line, content.value.trim().to_ascii_uppercase());
+        let Some(position) = self.stack.iter().rposition(|c| c.name == name) else {
+            let message = match self.stack.last() {
+                Some(open) if open.name != "VCALENDAR" => format!(
+                    "END:{name} has no matching BEGIN; ignored (BEGIN:{} at line {} stays open until its END or the next item)",
+                    open.name, open.line
+                ),
+                _ => format!("END:{name} has no matching BEGIN; ignored"),
+            };
+            self.issue(line, message);
+            return;
+        };
+        while self.stack.len() > position + 1 {
+            if let Some(mut unclosed) = self.stack.pop() {
+                let message = format!(
+                    "BEGIN:{} is not closed before END:{name} at line {line}",
+                    unclosed.name
+                );
+                self.issue(unclosed.line, message);
+                unclosed.span.end = raw.span.start;
+                unclosed.end_line_start = raw.span.start;
+                attach(&mut self.stack, &mut self.tree.components, unclosed);
+            }
+        }
+        if let Some(mut component) = self.stack.pop() {
+            component.span.end = raw.span.end;
+            component.end_line_start = raw.span.start;
+            component.closed = true;
+            attach(&mut self.stack, &mut self.tree.components, component);
+        }
+    }
+
+    fn property(&mut self, content: ContentLine<'a>, raw: &RawLine<'_>) {
+        if self.skipped_depth > 0 {
+            return;
+        }
+        match self.stack.last_mut() {
+            Some(current) => current.properties.push(Property {
+                content,
+                line: raw.line,
+                span: raw.span.clone(),
+            }),
+            None => self.issue(
+                raw.line,
+                format!("`{}` is outside any component; ignored", excerpt(&raw.text)),
+            ),
+        }
+    }
+
+    /// The tree, with the components never closed ending at the end of the text.
+    fn finish(mut self, end: usize) -> Tree<'a> {
+        while let Some(mut unclosed) = self.stack.pop() {
+            let message = format!(
                 "BEGIN:{} is never closed (is the file cut short?)",
                 unclosed.name
-            ),
-        });
-        unclosed.span.end = source.len();
-        unclosed.end_line_start = source.len();
-        attach(&mut stack, &mut tree.components, unclosed);
+            );
+            self.issue(unclosed.line, message);
+            unclosed.span.end = end;
+            unclosed.end_line_start = end;
+            attach(&mut self.stack, &mut self.tree.components, unclosed);
+        }
+        self.tree
     }
-    tree
 }
 
 /// Components that sit side by side in a VCALENDAR and never inside one another.

@@ -83,6 +83,77 @@ fn bit(weekday: Weekday) -> u8 {
     1 << weekday.num_days_from_monday()
 }
 
+/// What `BYDAY` with an ordinal (`-1FR`) counts within.
+fn ordinal_scope(rule: &RecurrenceRule) -> OrdinalScope {
+    match rule.freq {
+        Frequency::Monthly => OrdinalScope::Month,
+        Frequency::Yearly if !rule.by_week_no.is_empty() => OrdinalScope::Ignore,
+        Frequency::Yearly if !rule.by_month.is_empty() => OrdinalScope::Month,
+        Frequency::Yearly => OrdinalScope::Year,
+        _ => OrdinalScope::Ignore,
+    }
+}
+
+/// Whether the rule has no `BY*` part.
+fn is_plain(rule: &RecurrenceRule) -> bool {
+    rule.by_second.is_empty()
+        && rule.by_minute.is_empty()
+        && rule.by_hour.is_empty()
+        && rule.by_day.is_empty()
+        && rule.by_month_day.is_empty()
+        && rule.by_year_day.is_empty()
+        && rule.by_week_no.is_empty()
+        && rule.by_month.is_empty()
+        && rule.by_set_pos.is_empty()
+}
+
+/// The months and days a rule's day parts allow, with RFC 5545's defaults from
+/// DTSTART when it has none (a yearly rule on DTSTART's month and day, a monthly one on
+/// its day of month, a weekly one on its weekday).
+struct DayParts {
+    /// A bit per month (bit 1 is January).
+    months: u16,
+    month_days: Vec<i8>,
+    /// A bit per weekday without an ordinal (bit 0 is Monday).
+    weekdays: u8,
+    ordinals: Vec<(i16, Weekday)>,
+}
+
+impl DayParts {
+    fn of(rule: &RecurrenceRule, dtstart: NaiveDateTime, scope: OrdinalScope) -> Self {
+        let mut parts = Self {
+            months: rule.by_month.iter().fold(0, |m, &month| m | 1 << month),
+            month_days: rule.by_month_day.clone(),
+            weekdays: 0,
+            ordinals: Vec::new(),
+        };
+        for day in &rule.by_day {
+            match day.ordinal {
+                Some(n) if scope != OrdinalScope::Ignore => parts.ordinals.push((n, day.weekday)),
+                _ => parts.weekdays |= bit(day.weekday),
+            }
+        }
+        let no_day_parts = rule.by_week_no.is_empty()
+            && rule.by_year_day.is_empty()
+            && rule.by_month_day.is_empty()
+            && rule.by_day.is_empty();
+        if no_day_parts {
+            match rule.freq {
+                Frequency::Yearly => {
+                    if parts.months == 0 {
+                        parts.months = 1 << dtstart.month();
+                    }
+                    parts.month_days = vec![dtstart.day() as i8];
+                }
+                Frequency::Monthly => parts.month_days = vec![dtstart.day() as i8],
+                Frequency::Weekly => parts.weekdays = bit(dtstart.weekday()),
+                _ => {}
+            }
+        }
+        parts
+    }
+}
+
 impl Expander {
     /// Prepares `rule` for DTSTART `dtstart`. `until` is the rule's UNTIL already
     /// converted to DTSTART's wall clock (`None` for none). All-day series pass
@@ -93,42 +164,9 @@ impl Expander {
         until: Option<NaiveDateTime>,
         date_only: bool,
     ) -> Self {
-        let freq = rule.freq;
-        let mut months: u16 = rule.by_month.iter().fold(0, |m, &month| m | 1 << month);
-        let mut month_days = rule.by_month_day.clone();
-        let mut weekdays = 0u8;
-        let mut ordinals = Vec::new();
-        let scope = match freq {
-            Frequency::Monthly => OrdinalScope::Month,
-            Frequency::Yearly if !rule.by_week_no.is_empty() => OrdinalScope::Ignore,
-            Frequency::Yearly if !rule.by_month.is_empty() => OrdinalScope::Month,
-            Frequency::Yearly => OrdinalScope::Year,
-            _ => OrdinalScope::Ignore,
-        };
-        for day in &rule.by_day {
-            match day.ordinal {
-                Some(n) if scope != OrdinalScope::Ignore => ordinals.push((n, day.weekday)),
-                _ => weekdays |= bit(day.weekday),
-            }
-        }
-        let no_day_parts = rule.by_week_no.is_empty()
-            && rule.by_year_day.is_empty()
-            && rule.by_month_day.is_empty()
-            && rule.by_day.is_empty();
-        if no_day_parts {
-            match freq {
-                Frequency::Yearly => {
-                    if months == 0 {
-                        months = 1 << dtstart.month();
-                    }
-                    month_days = vec![dtstart.day() as i8];
-                }
-                Frequency::Monthly => month_days = vec![dtstart.day() as i8],
-                Frequency::Weekly => weekdays = bit(dtstart.weekday()),
-                _ => {}
-            }
-        }
-        let time_default = |by: &[u8], value: u32, applies: bool| -> Vec<u8> {
+        let scope = ordinal_scope(rule);
+        let days = DayParts::of(rule, dtstart, scope);
+        let clock = |by: &[u8], value: u32, applies: bool| -> Vec<u8> {
             if date_only {
                 vec![0]
             } else if !by.is_empty() {
@@ -139,45 +177,35 @@ impl Expander {
                 Vec::new()
             }
         };
-        let hours = time_default(&rule.by_hour, dtstart.hour(), freq > Frequency::Hourly);
-        let minutes = time_default(
-            &rule.by_minute,
-            dtstart.minute(),
-            freq > Frequency::Minutely,
-        );
-        let seconds = time_default(
-            &rule.by_second,
-            dtstart.second(),
-            freq > Frequency::Secondly,
-        );
+        let freq = rule.freq;
         let mut expander = Self {
             freq,
             interval: i64::from(rule.interval.max(1)),
             count: rule.count,
             until,
             dtstart,
-            months,
-            month_days,
+            months: days.months,
+            month_days: days.month_days,
             year_days: rule.by_year_day.clone(),
             week_nos: rule.by_week_no.clone(),
-            weekdays,
-            ordinals,
+            weekdays: days.weekdays,
+            ordinals: days.ordinals,
             scope,
-            hours,
-            minutes,
-            seconds,
+            hours: clock(&rule.by_hour, dtstart.hour(), freq > Frequency::Hourly),
+            minutes: clock(
+                &rule.by_minute,
+                dtstart.minute(),
+                freq > Frequency::Minutely,
+            ),
+            seconds: clock(
+                &rule.by_second,
+                dtstart.second(),
+                freq > Frequency::Secondly,
+            ),
             times: Vec::new(),
             set_pos: rule.by_set_pos.clone(),
             wkst: rule.wkst,
-            plain: rule.by_second.is_empty()
-                && rule.by_minute.is_empty()
-                && rule.by_hour.is_empty()
-                && rule.by_day.is_empty()
-                && rule.by_month_day.is_empty()
-                && rule.by_year_day.is_empty()
-                && rule.by_week_no.is_empty()
-                && rule.by_month.is_empty()
-                && rule.by_set_pos.is_empty(),
+            plain: is_plain(rule),
         };
         expander.times = expander.day_times();
         expander
@@ -379,58 +407,75 @@ impl Expander {
             {
                 return Ended::Complete;
             }
-            let mut ended = None;
-            if self.set_pos.is_empty() {
-                // Candidates come out in order: offer them as they come. Without COUNT,
-                // days outside the window cannot matter, so they are not visited.
-                let bounds = self
-                    .count
-                    .is_none()
-                    .then(|| (state.from.date(), state.to.date()));
-                self.each_period_day(period_start, bounds, &mut |day| {
-                    for time in &self.times {
-                        if let Some(end) = self.offer(day.and_time(*time), state, visit) {
-                            ended = Some(end);
-                            return false;
-                        }
-                    }
-                    true
-                });
+            let ended = if self.set_pos.is_empty() {
+                self.offer_period(period_start, state, visit)
             } else {
-                if let [time] = self.times.as_slice() {
-                    // One time a day (the usual case): positions pick days.
-                    days.clear();
-                    self.each_period_day(period_start, None, &mut |day| {
-                        days.push(day);
-                        true
-                    });
-                    self.apply_set_pos(&mut days);
-                    for day in &days {
-                        if let Some(end) = self.offer(day.and_time(*time), state, visit) {
-                            ended = Some(end);
-                            break;
-                        }
-                    }
-                } else {
-                    candidates.clear();
-                    self.each_period_day(period_start, None, &mut |day| {
-                        candidates.extend(self.times.iter().map(|time| day.and_time(*time)));
-                        true
-                    });
-                    self.apply_set_pos(&mut candidates);
-                    for candidate in &candidates {
-                        if let Some(end) = self.offer(*candidate, state, visit) {
-                            ended = Some(end);
-                            break;
-                        }
-                    }
-                }
-            }
+                self.offer_positions(period_start, state, visit, &mut days, &mut candidates)
+            };
             if let Some(ended) = ended {
                 return ended;
             }
             period += self.interval;
         }
+    }
+
+    /// Offers a period's candidates as they come (they come in order); `Some` when the
+    /// expansion ended in it. Without COUNT, days outside the window cannot matter, so
+    /// they are not visited.
+    fn offer_period(
+        &self,
+        period_start: NaiveDate,
+        state: &mut State,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+    ) -> Option<Ended> {
+        let mut ended = None;
+        let bounds = self
+            .count
+            .is_none()
+            .then(|| (state.from.date(), state.to.date()));
+        self.each_period_day(period_start, bounds, &mut |day| {
+            for time in &self.times {
+                if let Some(end) = self.offer(day.and_time(*time), state, visit) {
+                    ended = Some(end);
+                    return false;
+                }
+            }
+            true
+        });
+        ended
+    }
+
+    /// Offers the candidates of a period `BYSETPOS` picks; `Some` when the expansion
+    /// ended in it. `days` and `candidates` are scratch space kept between periods.
+    fn offer_positions(
+        &self,
+        period_start: NaiveDate,
+        state: &mut State,
+        visit: &mut dyn FnMut(NaiveDateTime) -> Visit,
+        days: &mut Vec<NaiveDate>,
+        candidates: &mut Vec<NaiveDateTime>,
+    ) -> Option<Ended> {
+        if let [time] = self.times.as_slice() {
+            // One time a day (the usual case): positions pick days.
+            days.clear();
+            self.each_period_day(period_start, None, &mut |day| {
+                days.push(day);
+                true
+            });
+            self.apply_set_pos(days);
+            return days
+                .iter()
+                .find_map(|day| self.offer(day.and_time(*time), state, visit));
+        }
+        candidates.clear();
+        self.each_period_day(period_start, None, &mut |day| {
+            candidates.extend(self.times.iter().map(|time| day.and_time(*time)));
+            true
+        });
+        self.apply_set_pos(candidates);
+        candidates
+            .iter()
+            .find_map(|candidate| self.offer(*candidate, state, visit))
     }
 
     /// Times of day for daily-or-longer rules, ascending.
@@ -487,208 +532,6 @@ impl Expander {
         }
         candidates.truncate(kept);
     }
-
-    /// The index of the period holding `date`.
-    fn period_of(&self, date: NaiveDate) -> i64 {
-        match self.freq {
-            Frequency::Yearly => i64::from(date.year()),
-            Frequency::Monthly => i64::from(date.year()) * 12 + i64::from(date.month0()),
-            Frequency::Weekly => {
-                let day = i64::from(date.num_days_from_ce());
-                let offset = (day - 1 - i64::from(self.wkst.num_days_from_monday())).rem_euclid(7);
-                (day - offset - 1 - i64::from(self.wkst.num_days_from_monday())) / 7
-            }
-            _ => i64::from(date.num_days_from_ce()),
-        }
-    }
-
-    /// The first day of a period.
-    fn period_start(&self, period: i64) -> Option<NaiveDate> {
-        match self.freq {
-            Frequency::Yearly => NaiveDate::from_ymd_opt(i32::try_from(period).ok()?, 1, 1),
-            Frequency::Monthly => NaiveDate::from_ymd_opt(
-                i32::try_from(period.div_euclid(12)).ok()?,
-                u32::try_from(period.rem_euclid(12)).ok()? + 1,
-                1,
-            ),
-            Frequency::Weekly => NaiveDate::from_num_days_from_ce_opt(
-                i32::try_from(period * 7 + 1 + i64::from(self.wkst.num_days_from_monday())).ok()?,
-            ),
-            _ => NaiveDate::from_num_days_from_ce_opt(i32::try_from(period).ok()?),
-        }
-    }
-
-    /// Calls `each` with the days of a period that pass every day-level part, in order,
-    /// until it returns false.
-    /// `bounds` (first and last day, inclusive) narrows the days visited.
-    fn each_period_day(
-        &self,
-        start: NaiveDate,
-        bounds: Option<(NaiveDate, NaiveDate)>,
-        each: &mut dyn FnMut(NaiveDate) -> bool,
-    ) {
-        match self.freq {
-            Frequency::Yearly => {
-                for month in 1..=12u32 {
-                    if self.months != 0 && self.months & (1 << month) == 0 {
-                        continue;
-                    }
-                    if let Some(first) = NaiveDate::from_ymd_opt(start.year(), month, 1)
-                        && !self.each_month_day(first, bounds, each)
-                    {
-                        return;
-                    }
-                }
-            }
-            Frequency::Monthly => {
-                if self.months == 0 || self.months & (1 << start.month()) != 0 {
-                    self.each_month_day(start, bounds, each);
-                }
-            }
-            Frequency::Weekly => {
-                let mut day = start;
-                for _ in 0..7 {
-                    let inside = bounds.is_none_or(|(from, to)| day >= from && day <= to);
-                    if inside && self.day_matches(day) && !each(day) {
-                        return;
-                    }
-                    match day.succ_opt() {
-                        Some(next) => day = next,
-                        None => return,
-                    }
-                }
-            }
-            _ => {
-                if self.day_matches(start) {
-                    each(start);
-                }
-            }
-        }
-    }
-
-    /// Calls `each` with the matching days of the month starting at `first`; false when
-    /// `each` stopped.
-    fn each_month_day(
-        &self,
-        first: NaiveDate,
-        bounds: Option<(NaiveDate, NaiveDate)>,
-        each: &mut dyn FnMut(NaiveDate) -> bool,
-    ) -> bool {
-        let length = days_in_month(first);
-        let (mut low, mut high) = (1, length);
-        if let Some((from, to)) = bounds {
-            let month_end = first.with_day(length).unwrap_or(first);
-            if to < first || from > month_end {
-                return true;
-            }
-            if from > first {
-                low = from.day();
-            }
-            if to < month_end {
-                high = to.day();
-            }
-        }
-        // Fast path: only BYMONTHDAY restricts the days.
-        if self.weekdays == 0
-            && self.ordinals.is_empty()
-            && self.year_days.is_empty()
-            && self.week_nos.is_empty()
-            && !self.month_days.is_empty()
-        {
-            let mut wanted = [false; 32];
-            for &d in &self.month_days {
-                let d = i32::from(d);
-                let day = if d > 0 { d } else { length as i32 + 1 + d };
-                if let Ok(day) = usize::try_from(day)
-                    && (1..=length as usize).contains(&day)
-                {
-                    wanted[day] = true;
-                }
-            }
-            for (day, _) in wanted
-                .iter()
-                .enumerate()
-                .filter(|(day, w)| **w && (low..=high).contains(&(*day as u32)))
-            {
-                if let Some(date) = first.with_day(day as u32)
-                    && !each(date)
-                {
-                    return false;
-                }
-            }
-            return true;
-        }
-        for day in low..=high {
-            if let Some(date) = first.with_day(day)
-                && self.day_matches(date)
-                && !each(date)
-            {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Whether a day passes the day-level parts (BYMONTH, BYWEEKNO, BYYEARDAY,
-    /// BYMONTHDAY, BYDAY).
-    fn day_matches(&self, date: NaiveDate) -> bool {
-        if self.months != 0 && self.months & (1 << date.month()) == 0 {
-            return false;
-        }
-        if !self.week_nos.is_empty() {
-            let (week, weeks) = week_number(date, self.wkst);
-            if !self
-                .week_nos
-                .iter()
-                .any(|&n| i32::from(n) == week || (n < 0 && weeks + 1 + i32::from(n) == week))
-            {
-                return false;
-            }
-        }
-        if !self.year_days.is_empty() {
-            let ordinal = date.ordinal() as i32;
-            let length = if date.leap_year() { 366 } else { 365 };
-            if !self.year_days.iter().any(|&d| {
-                i32::from(d) == ordinal || (d < 0 && length + 1 + i32::from(d) == ordinal)
-            }) {
-                return false;
-            }
-        }
-        if !self.month_days.is_empty() {
-            let day = date.day() as i32;
-            let length = days_in_month(date) as i32;
-            if !self
-                .month_days
-                .iter()
-                .any(|&d| i32::from(d) == day || (d < 0 && length + 1 + i32::from(d) == day))
-            {
-                return false;
-            }
-        }
-        if self.weekdays != 0 || !self.ordinals.is_empty() {
-            let weekday = date.weekday();
-            if self.weekdays & bit(weekday) != 0 {
-                return true;
-            }
-            return self.ordinals.iter().any(|&(n, wd)| {
-                wd == weekday && {
-                    let (index, length) = match self.scope {
-                        OrdinalScope::Month => (date.day0() as i32, days_in_month(date) as i32),
-                        _ => (
-                            date.ordinal0() as i32,
-                            if date.leap_year() { 366 } else { 365 },
-                        ),
-                    };
-                    if n > 0 {
-                        index / 7 + 1 == i32::from(n)
-                    } else {
-                        (length - 1 - index) / 7 + 1 == -i32::from(n)
-                    }
-                }
-            });
-        }
-        true
-    }
 }
 
 struct State {
@@ -716,45 +559,7 @@ fn seconds_of(time: NaiveDateTime) -> i64 {
     time.and_utc().timestamp()
 }
 
-fn days_in_month(date: NaiveDate) -> u32 {
-    match date.month() {
-        4 | 6 | 9 | 11 => 30,
-        2 if date.leap_year() => 29,
-        2 => 28,
-        _ => 31,
-    }
-}
-
-/// The week number of `date` (weeks start on `wkst`; week 1 holds at least four days
-/// of its year) and the number of weeks of that week-numbering year.
-fn week_number(date: NaiveDate, wkst: Weekday) -> (i32, i32) {
-    let first_week_start = |year: i32| -> Option<NaiveDate> {
-        let jan4 = NaiveDate::from_ymd_opt(year, 1, 4)?;
-        let back = (jan4.weekday().num_days_from_monday() + 7 - wkst.num_days_from_monday()) % 7;
-        Some(jan4 - Duration::days(i64::from(back)))
-    };
-    let year = date.year();
-    let (Some(this), Some(next), Some(previous)) = (
-        first_week_start(year),
-        first_week_start(year + 1),
-        first_week_start(year - 1),
-    ) else {
-        return (0, 52);
-    };
-    let (start, end) = if date < this {
-        (previous, this)
-    } else if date >= next {
-        let after = first_week_start(year + 2).unwrap_or(next + Duration::days(364));
-        (next, after)
-    } else {
-        (this, next)
-    };
-    (
-        ((date - start).num_days() / 7 + 1) as i32,
-        ((end - start).num_days() / 7) as i32,
-    )
-}
-
+mod days;
 mod sub_daily;
 
 #[cfg(test)]

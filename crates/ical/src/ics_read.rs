@@ -32,49 +32,31 @@ pub fn read_ics(calendar: &str, origin: &str, text: &str) -> Result<ParsedCalend
     read_tree(calendar, origin, text, &tree)
 }
 
+/// Reads the events of a parsed iCalendar text (see [`read_ics`]).
 pub fn read_tree(
     calendar: &str,
     origin: &str,
     text: &str,
     tree: &Tree<'_>,
 ) -> Result<ParsedCalendar> {
-    let mut parsed = ParsedCalendar::default();
     let at = |line: usize| format!("{origin}:{line}");
-    for issue in &tree.issues {
-        parsed
-            .warnings
-            .push(LoadWarning::new(at(issue.line), issue.message.clone()));
-    }
+    let mut parsed = ParsedCalendar {
+        events: Vec::new(),
+        warnings: structure_warnings(tree, &at),
+    };
     let calendars: Vec<&Component<'_>> = tree
         .components
         .iter()
         .filter(|c| c.name == "VCALENDAR")
         .collect();
-    for other in tree.components.iter().filter(|c| c.name != "VCALENDAR") {
-        parsed.warnings.push(LoadWarning::new(
-            at(other.line),
-            format!("BEGIN:{} is outside any VCALENDAR; ignored", other.name),
-        ));
-    }
     if calendars.is_empty() {
         if text.trim_start_matches('\u{feff}').trim().is_empty() {
             return Ok(parsed);
         }
-        let first = text
-            .lines()
-            .enumerate()
-            .find(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| format!(" (line {} reads `{}`)", i + 1, excerpt(l.trim())))
-            .unwrap_or_default();
-        return Err(IcalError::NotACalendar {
-            what: origin.to_owned(),
-            message: format!("no BEGIN:VCALENDAR found{first}"),
-        });
+        return Err(not_a_calendar(origin, text));
     }
     let mut zones = ZoneResolver::new(origin, &calendars);
-    // (UID, RECURRENCE-ID) → the copy read so far: its place in `events`, its revision
-    // and its line.
-    let mut seen: HashMap<(String, Option<String>), (usize, Revision, usize)> = HashMap::new();
+    let mut copies = Copies::default();
     for component in calendars
         .iter()
         .flat_map(|c| c.children.iter())
@@ -82,54 +64,7 @@ pub fn read_tree(
     {
         let mut warnings = Vec::new();
         match read_event(calendar, origin, text, component, &mut zones, &mut warnings) {
-            Ok(event) => {
-                let key = (
-                    event.uid.clone(),
-                    event.recurrence_id.map(|r| r.ical_value()),
-                );
-                let revision = Revision::of(component);
-                let what = match &event.recurrence_id {
-                    Some(rid) => format!(
-                        "the changed occurrence {} of `{}`",
-                        rid.ical_value(),
-                        event.uid
-                    ),
-                    None => format!("event `{}`", event.uid),
-                };
-                match seen.get_mut(&key) {
-                    Some((position, current, line)) if revision > *current => {
-                        warnings.push(LoadWarning::new(
-                            at(*line),
-                            format!(
-                                "{what} is also at line {} as a newer revision ({}); Hearth uses that copy and ignores this older one",
-                                component.line,
-                                revision.why_newer(current)
-                            ),
-                        ));
-                        parsed.events[*position] = event;
-                        *current = revision;
-                        *line = component.line;
-                    }
-                    Some((_, current, line)) => {
-                        let why = if *current > revision {
-                            format!(
-                                "the copy at line {line} is newer: {}",
-                                current.why_newer(&revision)
-                            )
-                        } else {
-                            format!("the copy at line {line} is the same revision and comes first")
-                        };
-                        warnings.push(LoadWarning::new(
-                            at(component.line),
-                            format!("{what} appears twice ({why}); Hearth uses that copy and ignores this one"),
-                        ));
-                    }
-                    None => {
-                        seen.insert(key, (parsed.events.len(), revision, component.line));
-                        parsed.events.push(event);
-                    }
-                }
-            }
+            Ok(event) => copies.add(&mut parsed.events, event, component, &at, &mut warnings),
             Err(message) => warnings.push(LoadWarning::new(
                 at(component.line),
                 format!("event skipped: {message}"),
@@ -139,6 +74,106 @@ pub fn read_tree(
     }
     parsed.warnings.append(&mut zones.warnings);
     Ok(parsed)
+}
+
+/// What is wrong with the text's structure: the parser's issues, and components
+/// outside any VCALENDAR.
+fn structure_warnings(tree: &Tree<'_>, at: &dyn Fn(usize) -> String) -> Vec<LoadWarning> {
+    let mut warnings: Vec<LoadWarning> = tree
+        .issues
+        .iter()
+        .map(|issue| LoadWarning::new(at(issue.line), issue.message.clone()))
+        .collect();
+    for other in tree.components.iter().filter(|c| c.name != "VCALENDAR") {
+        warnings.push(LoadWarning::new(
+            at(other.line),
+            format!("BEGIN:{} is outside any VCALENDAR; ignored", other.name),
+        ));
+    }
+    warnings
+}
+
+/// A text with no VCALENDAR, quoting its first line.
+fn not_a_calendar(origin: &str, text: &str) -> IcalError {
+    let first = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| format!(" (line {} reads `{}`)", i + 1, excerpt(l.trim())))
+        .unwrap_or_default();
+    IcalError::NotACalendar {
+        what: origin.to_owned(),
+        message: format!("no BEGIN:VCALENDAR found{first}"),
+    }
+}
+
+/// The copies of each event read so far: `(UID, RECURRENCE-ID)` → the copy kept (its
+/// place among the events, its revision and its line). Of several copies the current
+/// revision is the event (see the `revision` module); each other copy is named in a
+/// warning.
+#[derive(Default)]
+struct Copies(HashMap<(String, Option<String>), (usize, Revision, usize)>);
+
+impl Copies {
+    /// Adds `event`, read from `component`, to `events`, or puts it in place of an
+    /// older copy, or leaves it out for a newer one — warning about the copy not used.
+    fn add(
+        &mut self,
+        events: &mut Vec<Event>,
+        event: Event,
+        component: &Component<'_>,
+        at: &dyn Fn(usize) -> String,
+        warnings: &mut Vec<LoadWarning>,
+    ) {
+        let key = (
+            event.uid.clone(),
+            event.recurrence_id.map(|r| r.ical_value()),
+        );
+        let revision = Revision::of(component);
+        let what = match &event.recurrence_id {
+            Some(rid) => format!(
+                "the changed occurrence {} of `{}`",
+                rid.ical_value(),
+                event.uid
+            ),
+            None => format!("event `{}`", event.uid),
+        };
+        match self.0.get_mut(&key) {
+            Some((position, current, line)) if revision > *current => {
+                warnings.push(LoadWarning::new(
+                    at(*line),
+                    format!(
+                        "{what} is also at line {} as a newer revision ({}); Hearth uses that copy and ignores this older one",
+                        component.line,
+                        revision.why_newer(current)
+                    ),
+                ));
+                events[*position] = event;
+                *current = revision;
+                *line = component.line;
+            }
+            Some((_, current, line)) => {
+                let why = if *current > revision {
+                    format!(
+                        "the copy at line {line} is newer: {}",
+                        current.why_newer(&revision)
+                    )
+                } else {
+                    format!("the copy at line {line} is the same revision and comes first")
+                };
+                warnings.push(LoadWarning::new(
+                    at(component.line),
+                    format!(
+                        "{what} appears twice ({why}); Hearth uses that copy and ignores this one"
+                    ),
+                ));
+            }
+            None => {
+                self.0.insert(key, (events.len(), revision, component.line));
+                events.push(event);
+            }
+        }
+    }
 }
 
 /// Reads one VEVENT of a parsed text (its zones resolved against the whole text).
@@ -171,165 +206,22 @@ fn read_event(
     zones: &mut ZoneResolver<'_, '_>,
     warnings: &mut Vec<LoadWarning>,
 ) -> std::result::Result<Event, String> {
-    let at = |line: usize| format!("{origin}:{line}");
-    let uid = component_uid(component, text);
-    if component.value("UID").is_none_or(|v| v.trim().is_empty()) {
-        warnings.push(LoadWarning::new(
-            at(component.line),
-            format!("event has no UID; Hearth calls it `{uid}` until it is edited"),
-        ));
-    }
-    let start_property = component
-        .property("DTSTART")
-        .ok_or_else(|| "it has no DTSTART".to_owned())?;
-    let mut start = read_time(start_property, zones)?;
-    let mut end = match (component.property("DTEND"), component.property("DURATION")) {
-        (Some(property), _) => match read_time(property, zones) {
-            Ok(end) => Some((end, property)),
-            Err(message) => {
-                warnings.push(LoadWarning::new(
-                    at(property.line),
-                    format!("{message}; the default length is used"),
-                ));
-                None
-            }
-        },
-        (None, Some(property)) => match parse_duration(&property.content.value) {
-            Some(duration) if start.is_date() && !whole_days(duration) => {
-                // An hour DURATION on a date: the event starts at midnight (floating),
-                // as other readers take it, instead of being rounded to whole days.
-                warnings.push(LoadWarning::new(
-                    at(property.line),
-                    format!(
-                        "`{}` is not whole days but DTSTART `{}` is a date; read as starting at midnight and lasting {}",
-                        quote(text, property),
-                        quote(text, start_property),
-                        describe_length(duration)
-                    ),
-                ));
-                start = EventTime::DateTime {
-                    local: start.local(),
-                    zone: zones.floating_zone(),
-                };
-                Some((add_duration(start, duration), property))
-            }
-            Some(duration) => Some((add_duration(start, duration), property)),
-            None => {
-                warnings.push(LoadWarning::new(
-                    at(property.line),
-                    format!("DURATION `{}` is not an iCalendar duration (like PT1H30M); the default length is used", excerpt(&property.content.value)),
-                ));
-                None
-            }
-        },
-        (None, None) => None,
-    };
-    // Outlook marks all-day events with midnight date-times and this flag.
-    let outlook_all_day = component
-        .value("X-MICROSOFT-CDO-ALLDAYEVENT")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("TRUE"));
-    if outlook_all_day
-        && start.local().time() == NaiveTime::MIN
-        && end.is_none_or(|(e, _)| e.local().time() == NaiveTime::MIN)
-    {
-        start = EventTime::Date(start.date());
-        end = end.map(|(e, property)| (EventTime::Date(e.date()), property));
-    }
-    if let (EventTime::Date(date), Some((EventTime::DateTime { zone, .. }, property))) =
-        (start, end)
-    {
-        // A date start with a date-time end: the event runs from midnight to that time,
-        // as other readers take it, instead of being rounded to whole days.
-        warnings.push(LoadWarning::new(
-            at(property.line),
-            format!(
-                "`{}` is a date-time but DTSTART `{}` is a date; read as starting at midnight",
-                quote(text, property),
-                quote(text, start_property)
-            ),
-        ));
-        start = EventTime::DateTime {
-            local: date.and_time(NaiveTime::MIN),
-            zone,
-        };
-    }
-    let end = match end.map(|(end, property)| (conform_end(start, end), property)) {
-        Some((end, _)) if end_after_start(start, end, chrono_tz::UTC) => end,
-        Some((end, property)) => {
-            let (problem, fix) = if end == start {
-                (
-                    "is the same day as",
-                    "read as one day (an all-day event's DTEND is the day after its last day)",
-                )
-            } else {
-                ("is before", "the default length is used")
-            };
-            warnings.push(LoadWarning::new(
-                at(property.line),
-                format!(
-                    "`{}` {problem} `{}`; {fix}",
-                    quote(text, property),
-                    quote(text, start_property)
-                ),
-            ));
-            default_end(start)
-        }
-        None => default_end(start),
-    };
-    let (recurrence_id, range) = match component.property("RECURRENCE-ID") {
-        Some(property) => {
-            let range = if property
-                .content
-                .param("RANGE")
-                .is_some_and(|r| r.trim().eq_ignore_ascii_case("THISANDFUTURE"))
-            {
-                OverrideRange::ThisAndFuture
-            } else {
-                OverrideRange::ThisOccurrence
-            };
-            (Some(read_time(property, zones)?), range)
-        }
-        None => (None, OverrideRange::ThisOccurrence),
-    };
-    let mut rules = Vec::new();
-    for property in component.properties_named("RRULE") {
-        match RecurrenceRule::parse_lenient(&property.content.value) {
-            Ok((rule, notes)) => {
-                for note in notes {
-                    warnings.push(LoadWarning::new(
-                        at(property.line),
-                        format!("`{}`: {note}", quote(text, property)),
-                    ));
-                }
-                rules.push(rule);
-            }
-            Err(error) => warnings.push(LoadWarning::new(
-                at(property.line),
-                format!("{error}; the rule is ignored"),
-            )),
-        }
-    }
-    let mut periods = Vec::new();
-    let rdates = read_time_list(component, "RDATE", zones, warnings, origin, &mut periods);
-    let exdates = read_time_list(
-        component,
-        "EXDATE",
+    let mut reading = Reading {
+        origin,
+        text,
         zones,
         warnings,
-        origin,
-        &mut Vec::new(),
-    );
-    let recurrence = if (rules.is_empty() && rdates.is_empty()) || recurrence_id.is_some() {
-        None
-    } else {
-        Some(Recurrence {
-            rules,
-            rdates,
-            periods,
-            exdates,
-            start_is_occurrence: true,
-        })
     };
+    let uid = component_uid(component, text);
+    if component.value("UID").is_none_or(|v| v.trim().is_empty()) {
+        reading.warn(
+            component.line,
+            format!("event has no UID; Hearth calls it `{uid}` until it is edited"),
+        );
+    }
+    let (start, end) = reading.times(component)?;
+    let (recurrence_id, range) = reading.recurrence_id(component)?;
+    let recurrence = reading.recurrence(component, recurrence_id.is_some());
     let text_of = |name: &str| {
         component
             .value(name)
@@ -358,6 +250,219 @@ fn read_event(
             line: component.line,
         },
     })
+}
+
+/// One VEVENT being read: the text it is in, the text's zones, and the warnings about
+/// the event (each naming its line).
+struct Reading<'r, 't, 'a> {
+    origin: &'r str,
+    text: &'r str,
+    zones: &'r mut ZoneResolver<'t, 'a>,
+    warnings: &'r mut Vec<LoadWarning>,
+}
+
+impl Reading<'_, '_, '_> {
+    fn warn(&mut self, line: usize, message: String) {
+        self.warnings
+            .push(LoadWarning::new(format!("{}:{line}", self.origin), message));
+    }
+
+    /// The event's start and end as other calendar apps read them: Outlook's midnight
+    /// all-day events as dates, a date start with a timed end or an hour `DURATION` as
+    /// starting at midnight, and an end that is not after the start replaced by the
+    /// default — each liberty in a warning.
+    fn times(
+        &mut self,
+        component: &Component<'_>,
+    ) -> std::result::Result<(EventTime, EventTime), String> {
+        let start_property = component
+            .property("DTSTART")
+            .ok_or_else(|| "it has no DTSTART".to_owned())?;
+        let mut start = read_time(start_property, self.zones)?;
+        let mut end = self.end(component, &mut start, start_property);
+        if is_outlook_all_day(component, start, end.map(|(end, _)| end)) {
+            start = EventTime::Date(start.date());
+            end = end.map(|(e, property)| (EventTime::Date(e.date()), property));
+        }
+        if let (EventTime::Date(date), Some((EventTime::DateTime { zone, .. }, property))) =
+            (start, end)
+        {
+            // A date start with a date-time end: the event runs from midnight to that
+            // time, as other readers take it, instead of being rounded to whole days.
+            let message = format!(
+                "`{}` is a date-time but DTSTART `{}` is a date; read as starting at midnight",
+                quote(self.text, property),
+                quote(self.text, start_property)
+            );
+            self.warn(property.line, message);
+            start = EventTime::DateTime {
+                local: date.and_time(NaiveTime::MIN),
+                zone,
+            };
+        }
+        let end = self.checked_end(start, end, start_property);
+        Ok((start, end))
+    }
+
+    /// The end DTEND or DURATION gives, and the property that gave it; `None` (the
+    /// default length) when neither is there or readable. An hour `DURATION` on a date
+    /// makes `start` a floating midnight.
+    fn end<'c, 'p>(
+        &mut self,
+        component: &'c Component<'p>,
+        start: &mut EventTime,
+        start_property: &Property<'_>,
+    ) -> Option<(EventTime, &'c Property<'p>)> {
+        match (component.property("DTEND"), component.property("DURATION")) {
+            (Some(property), _) => match read_time(property, self.zones) {
+                Ok(end) => Some((end, property)),
+                Err(message) => {
+                    self.warn(
+                        property.line,
+                        format!("{message}; the default length is used"),
+                    );
+                    None
+                }
+            },
+            (None, Some(property)) => match parse_duration(&property.content.value) {
+                Some(duration) if start.is_date() && !whole_days(duration) => {
+                    // An hour DURATION on a date: the event starts at midnight
+                    // (floating), as other readers take it, instead of being rounded to
+                    // whole days.
+                    let message = format!(
+                        "`{}` is not whole days but DTSTART `{}` is a date; read as starting at midnight and lasting {}",
+                        quote(self.text, property),
+                        quote(self.text, start_property),
+                        describe_length(duration)
+                    );
+                    self.warn(property.line, message);
+                    *start = EventTime::DateTime {
+                        local: start.local(),
+                        zone: self.zones.floating_zone(),
+                    };
+                    Some((add_duration(*start, duration), property))
+                }
+                Some(duration) => Some((add_duration(*start, duration), property)),
+                None => {
+                    self.warn(
+                        property.line,
+                        format!(
+                            "DURATION `{}` is not an iCalendar duration (like PT1H30M); the default length is used",
+                            excerpt(&property.content.value)
+                        ),
+                    );
+                    None
+                }
+            },
+            (None, None) => None,
+        }
+    }
+
+    /// `end` made the kind of `start`, if it is after it; else the default end, with a
+    /// warning saying why.
+    fn checked_end(
+        &mut self,
+        start: EventTime,
+        end: Option<(EventTime, &Property<'_>)>,
+        start_property: &Property<'_>,
+    ) -> EventTime {
+        match end.map(|(end, property)| (conform_end(start, end), property)) {
+            Some((end, _)) if end_after_start(start, end, chrono_tz::UTC) => end,
+            Some((end, property)) => {
+                let (problem, fix) = if end == start {
+                    (
+                        "is the same day as",
+                        "read as one day (an all-day event's DTEND is the day after its last day)",
+                    )
+                } else {
+                    ("is before", "the default length is used")
+                };
+                let message = format!(
+                    "`{}` {problem} `{}`; {fix}",
+                    quote(self.text, property),
+                    quote(self.text, start_property)
+                );
+                self.warn(property.line, message);
+                default_end(start)
+            }
+            None => default_end(start),
+        }
+    }
+
+    /// For an override: the original start of the occurrence it replaces, and whether it
+    /// changes later ones too (`RANGE=THISANDFUTURE`).
+    fn recurrence_id(
+        &mut self,
+        component: &Component<'_>,
+    ) -> std::result::Result<(Option<EventTime>, OverrideRange), String> {
+        let Some(property) = component.property("RECURRENCE-ID") else {
+            return Ok((None, OverrideRange::ThisOccurrence));
+        };
+        let range = if property
+            .content
+            .param("RANGE")
+            .is_some_and(|r| r.trim().eq_ignore_ascii_case("THISANDFUTURE"))
+        {
+            OverrideRange::ThisAndFuture
+        } else {
+            OverrideRange::ThisOccurrence
+        };
+        Ok((Some(read_time(property, self.zones)?), range))
+    }
+
+    /// How a series repeats (its readable RRULEs, RDATEs and EXDATEs); `None` for a
+    /// single event or an override.
+    fn recurrence(&mut self, component: &Component<'_>, is_override: bool) -> Option<Recurrence> {
+        let mut rules = Vec::new();
+        for property in component.properties_named("RRULE") {
+            match RecurrenceRule::parse_lenient(&property.content.value) {
+                Ok((rule, notes)) => {
+                    for note in notes {
+                        let message = format!("`{}`: {note}", quote(self.text, property));
+                        self.warn(property.line, message);
+                    }
+                    rules.push(rule);
+                }
+                Err(error) => self.warn(property.line, format!("{error}; the rule is ignored")),
+            }
+        }
+        let mut periods = Vec::new();
+        let rdates = read_time_list(
+            component,
+            "RDATE",
+            self.zones,
+            self.warnings,
+            self.origin,
+            &mut periods,
+        );
+        let exdates = read_time_list(
+            component,
+            "EXDATE",
+            self.zones,
+            self.warnings,
+            self.origin,
+            &mut Vec::new(),
+        );
+        if (rules.is_empty() && rdates.is_empty()) || is_override {
+            return None;
+        }
+        Some(Recurrence {
+            rules,
+            rdates,
+            periods,
+            exdates,
+            start_is_occurrence: true,
+        })
+    }
+}
+
+/// Whether Outlook marks the event all-day: its flag, with midnight times.
+fn is_outlook_all_day(component: &Component<'_>, start: EventTime, end: Option<EventTime>) -> bool {
+    component
+        .value("X-MICROSOFT-CDO-ALLDAYEVENT")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("TRUE"))
+        && start.local().time() == NaiveTime::MIN
+        && end.is_none_or(|e| e.local().time() == NaiveTime::MIN)
 }
 
 /// An end of the same kind as the start (a date for a date, a date-time otherwise).

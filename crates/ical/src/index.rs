@@ -131,47 +131,57 @@ fn day_number(date: NaiveDate) -> i64 {
     i64::from(chrono::Datelike::num_days_from_ce(&date))
 }
 
+/// Each event's position when sorted by title.
+fn title_ranks(events: &[Event]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..events.len() as u32).collect();
+    order.sort_by(|a, b| events[*a as usize].title.cmp(&events[*b as usize].title));
+    let mut ranks = vec![0; order.len()];
+    for (rank, position) in order.into_iter().enumerate() {
+        ranks[position as usize] = rank as u32;
+    }
+    ranks
+}
+
+/// Where each event is by `(calendar, uid)` — its series or single event, else (when
+/// that is missing) an override standing for it — and the overrides of each series.
+type ByUid = HashMap<(String, String), u32>;
+
+fn by_series(events: &[Event]) -> (ByUid, HashMap<(String, String), Vec<u32>>) {
+    let mut by_uid = ByUid::new();
+    let mut overrides: HashMap<(String, String), Vec<u32>> = HashMap::new();
+    for (position, event) in events.iter().enumerate() {
+        let key = (event.calendar.clone(), event.uid.clone());
+        match event.recurrence_id {
+            Some(_) => overrides.entry(key).or_default().push(position as u32),
+            None => {
+                by_uid.entry(key).or_insert(position as u32);
+            }
+        }
+    }
+    // An override whose series is missing stands for its event.
+    for (position, event) in events.iter().enumerate() {
+        if event.recurrence_id.is_some() {
+            let key = (event.calendar.clone(), event.uid.clone());
+            by_uid.entry(key).or_insert(position as u32);
+        }
+    }
+    (by_uid, overrides)
+}
+
 impl EventIndex {
     /// Indexes `events`; floating times and all-day dates are placed in `floating`.
     pub fn new(events: Vec<Event>, floating: Tz) -> Self {
+        let (by_uid, overrides) = by_series(&events);
         let mut index = Self {
+            ranks: title_ranks(&events),
             events,
             floating,
             singles: Vec::new(),
             long: Vec::new(),
             series: Vec::new(),
-            by_uid: HashMap::new(),
-            ranks: Vec::new(),
+            by_uid,
             limited: Vec::new(),
         };
-        let mut order: Vec<u32> = (0..index.events.len() as u32).collect();
-        order.sort_by(|a, b| {
-            index.events[*a as usize]
-                .title
-                .cmp(&index.events[*b as usize].title)
-        });
-        index.ranks = vec![0; order.len()];
-        for (rank, position) in order.into_iter().enumerate() {
-            index.ranks[position as usize] = rank as u32;
-        }
-        // Overrides by series: (calendar, uid) → the overrides' positions.
-        let mut overrides: HashMap<(String, String), Vec<u32>> = HashMap::new();
-        for (position, event) in index.events.iter().enumerate() {
-            let key = (event.calendar.clone(), event.uid.clone());
-            match event.recurrence_id {
-                Some(_) => overrides.entry(key).or_default().push(position as u32),
-                None => {
-                    index.by_uid.entry(key).or_insert(position as u32);
-                }
-            }
-        }
-        // An override whose series is missing stands for its event.
-        for (position, event) in index.events.iter().enumerate() {
-            if event.recurrence_id.is_some() {
-                let key = (event.calendar.clone(), event.uid.clone());
-                index.by_uid.entry(key).or_insert(position as u32);
-            }
-        }
         let mut budget = INDEX_BUDGET;
         for position in 0..index.events.len() {
             let event = &index.events[position];
@@ -364,13 +374,7 @@ impl EventIndex {
         buffer: &mut Vec<NaiveDateTime>,
         visit: &mut dyn FnMut(Occurrence<'a>),
     ) {
-        let floating = self.floating;
         let rank = self.ranks[series.event as usize];
-        let zone = if series.all_day {
-            Zone::Floating
-        } else {
-            series.zone
-        };
         // The reach catches earlier starts that still overlap (or move into the window).
         let local_from = window
             .start
@@ -380,95 +384,12 @@ impl EventIndex {
             .end
             .checked_add_signed(series.reach_after + window.margin)
             .unwrap_or(NaiveDateTime::MAX);
-        let (from, to) = range;
-        buffer.clear();
-        if series.rules.is_empty()
-            && series.include_dtstart
-            && series.dtstart >= local_from
-            && series.dtstart < local_to
-        {
-            buffer.push(series.dtstart);
-        }
-        for rule in &series.rules {
-            let ended = rule.expand(series.include_dtstart, local_from, local_to, &mut |t| {
-                buffer.push(t);
-                Visit::Continue
-            });
-            if ended == Ended::OverBudget {
-                tracing::debug!(uid = %event.uid, "recurrence expansion stopped at its budget");
-            }
-        }
-        buffer.extend(
-            series
-                .rdates
-                .iter()
-                .filter(|t| **t >= local_from && **t < local_to),
-        );
-        if series.rules.len() > 1 || !series.rdates.is_empty() {
-            buffer.sort_unstable();
-            buffer.dedup();
-        }
-        let (low, high) = (from.timestamp(), to.timestamp());
+        series.starts_between(event, local_from, local_to, buffer);
+        let (low, high) = (range.0.timestamp(), range.1.timestamp());
         for &local in buffer.iter() {
-            // THISANDFUTURE: the latest such override before this occurrence moves it.
-            let future = match series.futures.partition_point(|f| f.after < local) {
-                0 => None,
-                after => Some(series.futures[after - 1]),
-            };
-            // An RDATE period's own length wins over the usual (or a range's) length.
-            let period = (!series.periods.is_empty())
-                .then(|| series.periods.binary_search_by_key(&local, |p| p.0).ok())
-                .flatten()
-                .map(|i| series.periods[i].1);
-            let (shown, length_seconds, length_days) = match future {
-                Some(future) => (
-                    local.checked_add_signed(future.shift).unwrap_or(local),
-                    period.unwrap_or(future.length_seconds),
-                    future.length_days,
-                ),
-                None => (
-                    local,
-                    period.unwrap_or(series.length_seconds),
-                    series.length_days,
-                ),
-            };
-            let (start, end, key, recurrence_id) = if series.all_day {
-                let date = local.date();
-                let shown_date = shown.date();
-                let start = Zone::Floating.to_utc(shown_date.and_time(NaiveTime::MIN), floating);
-                let end_date = shown_date
-                    .checked_add_signed(Duration::days(length_days))
-                    .unwrap_or(shown_date);
-                let end = Zone::Floating.to_utc(end_date.and_time(NaiveTime::MIN), floating);
-                (start, end, day_number(date), EventTime::Date(date))
-            } else {
-                let original = zone.to_utc(local, floating);
-                let start = if future.is_some() {
-                    zone.to_utc(shown, floating)
-                } else {
-                    original
-                };
-                let end = start
-                    .checked_add_signed(Duration::seconds(length_seconds))
-                    .unwrap_or(start);
-                (
-                    start,
-                    end,
-                    original.timestamp(),
-                    EventTime::DateTime {
-                        local,
-                        zone: series.zone,
-                    },
-                )
-            };
-            let listed =
-                |keys: &[i64], key: i64| !keys.is_empty() && keys.binary_search(&key).is_ok();
-            if listed(&series.excluded, key)
-                || listed(&series.overridden, key)
-                || (!series.all_day && listed(&series.excluded_dates, day_number(local.date())))
-            {
+            let Some((start, end, recurrence_id)) = series.occurrence(local, self.floating) else {
                 continue;
-            }
+            };
             let (s, e) = (start.timestamp(), end.timestamp());
             if s < high && (e > low || s >= low) {
                 visit(Occurrence {
@@ -480,6 +401,104 @@ impl EventIndex {
                 });
             }
         }
+    }
+}
+
+impl Series {
+    /// The wall-clock starts its rules, DTSTART and RDATEs give in `[from, to)`, in
+    /// order, into `buffer`.
+    fn starts_between(
+        &self,
+        event: &Event,
+        from: NaiveDateTime,
+        to: NaiveDateTime,
+        buffer: &mut Vec<NaiveDateTime>,
+    ) {
+        buffer.clear();
+        if self.rules.is_empty()
+            && self.include_dtstart
+            && self.dtstart >= from
+            && self.dtstart < to
+        {
+            buffer.push(self.dtstart);
+        }
+        for rule in &self.rules {
+            let ended = rule.expand(self.include_dtstart, from, to, &mut |t| {
+                buffer.push(t);
+                Visit::Continue
+            });
+            if ended == Ended::OverBudget {
+                tracing::debug!(uid = %event.uid, "recurrence expansion stopped at its budget");
+            }
+        }
+        buffer.extend(self.rdates.iter().filter(|t| **t >= from && **t < to));
+        if self.rules.len() > 1 || !self.rdates.is_empty() {
+            buffer.sort_unstable();
+            buffer.dedup();
+        }
+    }
+
+    /// The occurrence starting (by the rules) at `local`: its start, end and
+    /// RECURRENCE-ID, moved and resized by the latest `THISANDFUTURE` override before
+    /// it, an RDATE period lasting its own length; `None` when it is excluded or has an
+    /// override of its own.
+    fn occurrence(
+        &self,
+        local: NaiveDateTime,
+        floating: Tz,
+    ) -> Option<(DateTime<Utc>, DateTime<Utc>, EventTime)> {
+        // THISANDFUTURE: the latest such override before this occurrence moves it.
+        let future = match self.futures.partition_point(|f| f.after < local) {
+            0 => None,
+            after => Some(self.futures[after - 1]),
+        };
+        // An RDATE period's own length wins over the usual (or a range's) length.
+        let period = (!self.periods.is_empty())
+            .then(|| self.periods.binary_search_by_key(&local, |p| p.0).ok())
+            .flatten()
+            .map(|i| self.periods[i].1);
+        let (shown, length_seconds, length_days) = match future {
+            Some(future) => (
+                local.checked_add_signed(future.shift).unwrap_or(local),
+                period.unwrap_or(future.length_seconds),
+                future.length_days,
+            ),
+            None => (
+                local,
+                period.unwrap_or(self.length_seconds),
+                self.length_days,
+            ),
+        };
+        let (start, end, key, recurrence_id) = if self.all_day {
+            let date = local.date();
+            let shown_date = shown.date();
+            let start = Zone::Floating.to_utc(shown_date.and_time(NaiveTime::MIN), floating);
+            let end_date = shown_date
+                .checked_add_signed(Duration::days(length_days))
+                .unwrap_or(shown_date);
+            let end = Zone::Floating.to_utc(end_date.and_time(NaiveTime::MIN), floating);
+            (start, end, day_number(date), EventTime::Date(date))
+        } else {
+            let original = self.zone.to_utc(local, floating);
+            let start = if future.is_some() {
+                self.zone.to_utc(shown, floating)
+            } else {
+                original
+            };
+            let end = start
+                .checked_add_signed(Duration::seconds(length_seconds))
+                .unwrap_or(start);
+            let recurrence_id = EventTime::DateTime {
+                local,
+                zone: self.zone,
+            };
+            (start, end, original.timestamp(), recurrence_id)
+        };
+        let listed = |keys: &[i64], key: i64| !keys.is_empty() && keys.binary_search(&key).is_ok();
+        let skipped = listed(&self.excluded, key)
+            || listed(&self.overridden, key)
+            || (!self.all_day && listed(&self.excluded_dates, day_number(local.date())));
+        (!skipped).then_some((start, end, recurrence_id))
     }
 }
 
@@ -499,6 +518,9 @@ fn occurrence_key(time: &EventTime, all_day: bool, floating: Tz) -> i64 {
     }
 }
 
+/// A series ready for range queries: its rules compiled (a `COUNT` rule ended by an
+/// UNTIL found once, within the index's budget), its exceptions and overrides as sorted
+/// keys, and its bounds.
 fn build_series(
     position: u32,
     event: &Event,
@@ -507,97 +529,172 @@ fn build_series(
     budget: &mut u64,
     limited: &mut Vec<LimitedSeries>,
 ) -> Series {
-    let all_day = event.is_all_day();
-    let zone = event.start.zone();
-    let dtstart = event.start.local();
-    let local_of = |time: &EventTime| series_local(event, time, floating);
-    let (length_seconds, length_days) = if all_day {
+    let start = SeriesStart {
+        event,
+        floating,
+        all_day: event.is_all_day(),
+        zone: event.start.zone(),
+        dtstart: event.start.local(),
+    };
+    let (length_seconds, length_days) = if start.all_day {
         (0, event.duration(floating).num_days().max(1))
     } else {
         (event.duration(floating).num_seconds().max(0), 0)
     };
-    let mut excluded = Vec::new();
-    let mut excluded_dates = Vec::new();
-    let mut rules = Vec::new();
-    let mut rdates = Vec::new();
-    let mut periods = Vec::new();
-    let mut include_dtstart = true;
+    let mut series = Series {
+        event: position,
+        zone: start.zone,
+        all_day: start.all_day,
+        dtstart: start.dtstart,
+        include_dtstart: true,
+        rules: Vec::new(),
+        rdates: Vec::new(),
+        excluded: Vec::new(),
+        excluded_dates: Vec::new(),
+        overridden: Vec::new(),
+        length_seconds,
+        length_days,
+        periods: Vec::new(),
+        futures: Vec::new(),
+        reach_before: Duration::zero(),
+        reach_after: Duration::zero(),
+        first_start: 0,
+        last_end: 0,
+    };
     if let Some(recurrence) = &event.recurrence {
-        include_dtstart = recurrence.start_is_occurrence;
+        start.add_recurrence(&mut series, recurrence);
+        for rule in &recurrence.rules {
+            let compiled = start.compile(rule, series.include_dtstart, budget, limited);
+            series.rules.push(compiled);
+        }
+    }
+    start.add_overrides(&mut series, overrides);
+    for keys in [
+        &mut series.excluded,
+        &mut series.excluded_dates,
+        &mut series.overridden,
+    ] {
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    start.bound(&mut series);
+    series
+}
+
+/// The series being built: its event and how its times are placed.
+struct SeriesStart<'e> {
+    event: &'e Event,
+    floating: Tz,
+    all_day: bool,
+    zone: Zone,
+    dtstart: NaiveDateTime,
+}
+
+impl SeriesStart<'_> {
+    fn local_of(&self, time: &EventTime) -> NaiveDateTime {
+        series_local(self.event, time, self.floating)
+    }
+
+    fn to_instant(&self, local: NaiveDateTime) -> i64 {
+        let zone = if self.all_day {
+            Zone::Floating
+        } else {
+            self.zone
+        };
+        zone.to_utc(local, self.floating).timestamp()
+    }
+
+    /// The series' EXDATEs, RDATEs and RDATE periods.
+    fn add_recurrence(&self, series: &mut Series, recurrence: &crate::event::Recurrence) {
+        series.include_dtstart = recurrence.start_is_occurrence;
         for exdate in &recurrence.exdates {
-            if !all_day && exdate.is_date() {
-                excluded_dates.push(day_number(exdate.date()));
+            if !self.all_day && exdate.is_date() {
+                series.excluded_dates.push(day_number(exdate.date()));
             } else {
-                excluded.push(occurrence_key(exdate, all_day, floating));
+                series
+                    .excluded
+                    .push(occurrence_key(exdate, self.all_day, self.floating));
             }
         }
-        rdates = recurrence.rdates.iter().map(local_of).collect();
-        rdates.sort_unstable();
-        if !all_day {
-            periods = recurrence
+        series.rdates = recurrence.rdates.iter().map(|t| self.local_of(t)).collect();
+        series.rdates.sort_unstable();
+        if !self.all_day {
+            let floating = self.floating;
+            series.periods = recurrence
                 .periods
                 .iter()
                 .map(|p| {
                     let length = (p.end.to_utc(floating) - p.start.to_utc(floating)).num_seconds();
-                    (local_of(&p.start), length.max(0))
+                    (self.local_of(&p.start), length.max(0))
                 })
                 .collect();
-            periods.sort_unstable();
-            periods.dedup_by_key(|p| p.0);
-        }
-        for rule in &recurrence.rules {
-            let until = until_local(rule, zone, all_day, floating);
-            let expander = Expander::new(rule, dtstart, until, all_day);
-            if !expander.has_count() {
-                rules.push(expander);
-                continue;
-            }
-            let last = match expander.count_end() {
-                Some(last) => last.max(dtstart),
-                None => {
-                    let mut last = dtstart;
-                    let far = NaiveDate::MAX.and_time(NaiveTime::MIN);
-                    let mut allowed = RULE_BUDGET.min(*budget);
-                    let before = allowed;
-                    let ended = expander.expand_within(
-                        include_dtstart,
-                        dtstart,
-                        far,
-                        &mut allowed,
-                        &mut |t| {
-                            last = t;
-                            Visit::Continue
-                        },
-                    );
-                    *budget -= before - allowed;
-                    if ended == Ended::OverBudget {
-                        limited.push(LimitedSeries {
-                            event: event.id(),
-                            source: event.source.clone(),
-                            rule: rule.to_string(),
-                            shown_until: last,
-                        });
-                    }
-                    last
-                }
-            };
-            rules.push(if last == NaiveDateTime::MAX {
-                // It ends beyond any date: as good as no end.
-                expander.without_count()
-            } else {
-                expander.with_until_instead_of_count(last)
-            });
+            series.periods.sort_unstable();
+            series.periods.dedup_by_key(|p| p.0);
         }
     }
-    let mut overridden = Vec::new();
-    let mut futures = Vec::new();
-    for changed in overrides {
-        let Some(recurrence_id) = changed.recurrence_id else {
-            continue;
+
+    /// `rule` compiled: a `COUNT` rule becomes one ending at its last occurrence (found
+    /// by arithmetic, or by expanding within the budget — a rule cut off there is
+    /// flagged in `limited`).
+    fn compile(
+        &self,
+        rule: &crate::rrule::RecurrenceRule,
+        include_dtstart: bool,
+        budget: &mut u64,
+        limited: &mut Vec<LimitedSeries>,
+    ) -> Expander {
+        let dtstart = self.dtstart;
+        let until = until_local(rule, self.zone, self.all_day, self.floating);
+        let expander = Expander::new(rule, dtstart, until, self.all_day);
+        if !expander.has_count() {
+            return expander;
+        }
+        let last = match expander.count_end() {
+            Some(last) => last.max(dtstart),
+            None => {
+                let mut last = dtstart;
+                let far = NaiveDate::MAX.and_time(NaiveTime::MIN);
+                let mut allowed = RULE_BUDGET.min(*budget);
+                let before = allowed;
+                let ended =
+                    expander.expand_within(include_dtstart, dtstart, far, &mut allowed, &mut |t| {
+                        last = t;
+                        Visit::Continue
+                    });
+                *budget -= before - allowed;
+                if ended == Ended::OverBudget {
+                    limited.push(LimitedSeries {
+                        event: self.event.id(),
+                        source: self.event.source.clone(),
+                        rule: rule.to_string(),
+                        shown_until: last,
+                    });
+                }
+                last
+            }
         };
-        overridden.push(occurrence_key(&recurrence_id, all_day, floating));
-        if changed.range == OverrideRange::ThisAndFuture {
-            let (shift, length_seconds, length_days) = if all_day {
+        if last == NaiveDateTime::MAX {
+            // It ends beyond any date: as good as no end.
+            expander.without_count()
+        } else {
+            expander.with_until_instead_of_count(last)
+        }
+    }
+
+    /// The occurrences `overrides` replace, and the `THISANDFUTURE` ones' shifts.
+    fn add_overrides(&self, series: &mut Series, overrides: &[&Event]) {
+        let floating = self.floating;
+        for changed in overrides {
+            let Some(recurrence_id) = changed.recurrence_id else {
+                continue;
+            };
+            series
+                .overridden
+                .push(occurrence_key(&recurrence_id, self.all_day, floating));
+            if changed.range != OverrideRange::ThisAndFuture {
+                continue;
+            }
+            let (shift, length_seconds, length_days) = if self.all_day {
                 (
                     Duration::days((changed.start.date() - recurrence_id.date()).num_days()),
                     0,
@@ -605,88 +702,65 @@ fn build_series(
                 )
             } else {
                 (
-                    local_of(&changed.start) - local_of(&recurrence_id),
+                    self.local_of(&changed.start) - self.local_of(&recurrence_id),
                     changed.duration(floating).num_seconds().max(0),
                     0,
                 )
             };
-            futures.push(Future {
-                after: local_of(&recurrence_id),
+            series.futures.push(Future {
+                after: self.local_of(&recurrence_id),
                 shift,
                 length_seconds,
                 length_days,
             });
         }
+        series.futures.sort_by_key(|f| f.after);
     }
-    futures.sort_by_key(|f| f.after);
-    for keys in [&mut excluded, &mut excluded_dates, &mut overridden] {
-        keys.sort_unstable();
-        keys.dedup();
-    }
-    let to_instant = |local: NaiveDateTime| -> i64 {
-        if all_day {
-            Zone::Floating.to_utc(local, floating).timestamp()
-        } else {
-            zone.to_utc(local, floating).timestamp()
-        }
-    };
-    let longest = periods
-        .iter()
-        .map(|p| p.1)
-        .chain(
-            futures
-                .iter()
-                .map(|f| f.length_seconds + f.length_days * 86_400),
-        )
-        .fold(length_seconds + length_days * 86_400, i64::max);
-    let latest_shift = futures
-        .iter()
-        .map(|f| f.shift)
-        .fold(Duration::zero(), Duration::max);
-    let earliest_shift = futures
-        .iter()
-        .map(|f| f.shift)
-        .fold(Duration::zero(), Duration::min);
-    let reach_before = Duration::seconds(longest) + latest_shift;
-    let reach_after = -earliest_shift;
-    let first_local = rdates.first().map_or(dtstart, |r| (*r).min(dtstart));
-    let first_start = to_instant(
-        first_local
-            .checked_add_signed(earliest_shift)
-            .unwrap_or(first_local),
-    );
-    let length = reach_before.num_seconds() + 86_400;
-    let bounded: Option<Vec<NaiveDateTime>> = rules.iter().map(Expander::until).collect();
-    let last_end = match bounded {
-        Some(ends) => {
-            let last = ends
-                .into_iter()
-                .chain(rdates.last().copied())
-                .chain(std::iter::once(dtstart))
-                .max()
-                .unwrap_or(dtstart);
-            to_instant(last).saturating_add(length)
-        }
-        None => i64::MAX,
-    };
-    Series {
-        event: position,
-        zone,
-        all_day,
-        dtstart,
-        include_dtstart,
-        rules,
-        rdates,
-        excluded,
-        excluded_dates,
-        overridden,
-        length_seconds,
-        length_days,
-        periods,
-        futures,
-        reach_before,
-        reach_after,
-        first_start,
-        last_end,
+
+    /// The series' reach (how far from the window an occurrence may start and still
+    /// show in it) and its first start and last end as instants (unbounded for a rule
+    /// without an end).
+    fn bound(&self, series: &mut Series) {
+        let longest = series
+            .periods
+            .iter()
+            .map(|p| p.1)
+            .chain(
+                series
+                    .futures
+                    .iter()
+                    .map(|f| f.length_seconds + f.length_days * 86_400),
+            )
+            .fold(
+                series.length_seconds + series.length_days * 86_400,
+                i64::max,
+            );
+        let shifts = series.futures.iter().map(|f| f.shift);
+        let latest_shift = shifts.clone().fold(Duration::zero(), Duration::max);
+        let earliest_shift = shifts.fold(Duration::zero(), Duration::min);
+        series.reach_before = Duration::seconds(longest) + latest_shift;
+        series.reach_after = -earliest_shift;
+        let dtstart = self.dtstart;
+        let first_local = series.rdates.first().map_or(dtstart, |r| (*r).min(dtstart));
+        series.first_start = self.to_instant(
+            first_local
+                .checked_add_signed(earliest_shift)
+                .unwrap_or(first_local),
+        );
+        let length = series.reach_before.num_seconds() + 86_400;
+        let bounded: Option<Vec<NaiveDateTime>> =
+            series.rules.iter().map(Expander::until).collect();
+        series.last_end = match bounded {
+            Some(ends) => {
+                let last = ends
+                    .into_iter()
+                    .chain(series.rdates.last().copied())
+                    .chain(std::iter::once(dtstart))
+                    .max()
+                    .unwrap_or(dtstart);
+                self.to_instant(last).saturating_add(length)
+            }
+            None => i64::MAX,
+        };
     }
 }

@@ -347,92 +347,10 @@ impl FromStr for RecurrenceRule {
             if value.is_empty() && !key.starts_with("X-") {
                 return Err(invalid(original, format!("{key} has no value")));
             }
-            match key.as_str() {
-                "FREQ" => {
-                    freq = Some(match value.to_ascii_uppercase().as_str() {
-                        "SECONDLY" => Frequency::Secondly,
-                        "MINUTELY" => Frequency::Minutely,
-                        "HOURLY" => Frequency::Hourly,
-                        "DAILY" => Frequency::Daily,
-                        "WEEKLY" => Frequency::Weekly,
-                        "MONTHLY" => Frequency::Monthly,
-                        "YEARLY" => Frequency::Yearly,
-                        other => {
-                            return Err(invalid(
-                                original,
-                                format!(
-                                    "FREQ `{other}` is not one of DAILY, WEEKLY, MONTHLY, YEARLY, HOURLY, MINUTELY, SECONDLY"
-                                ),
-                            ));
-                        }
-                    })
-                }
-                "INTERVAL" => {
-                    rule.interval = value.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                        invalid(
-                            original,
-                            format!("INTERVAL `{value}` is not a whole number of at least 1"),
-                        )
-                    })?;
-                }
-                "COUNT" => {
-                    rule.count = Some(value.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                        invalid(
-                            original,
-                            format!("COUNT `{value}` is not a whole number of at least 1"),
-                        )
-                    })?);
-                }
-                "UNTIL" => {
-                    rule.until = Some(if let Some(date) = parse_date(value) {
-                        Until::Date(date)
-                    } else if let Some((time, utc)) = parse_date_time(value) {
-                        if utc {
-                            Until::Utc(time)
-                        } else {
-                            Until::Floating(time)
-                        }
-                    } else {
-                        return Err(invalid(
-                            original,
-                            format!(
-                                "UNTIL `{value}` is not a date (20261231) or UTC date-time (20261231T235959Z)"
-                            ),
-                        ));
-                    });
-                }
-                "BYSECOND" => rule.by_second = parse_numbers(original, &key, value, 0..=60, false)?,
-                "BYMINUTE" => rule.by_minute = parse_numbers(original, &key, value, 0..=59, false)?,
-                "BYHOUR" => rule.by_hour = parse_numbers(original, &key, value, 0..=23, false)?,
-                "BYMONTHDAY" => {
-                    rule.by_month_day = parse_numbers(original, &key, value, 1..=31, true)?
-                }
-                "BYYEARDAY" => {
-                    rule.by_year_day = parse_numbers(original, &key, value, 1..=366, true)?
-                }
-                "BYWEEKNO" => rule.by_week_no = parse_numbers(original, &key, value, 1..=53, true)?,
-                "BYMONTH" => rule.by_month = parse_numbers(original, &key, value, 1..=12, false)?,
-                "BYSETPOS" => {
-                    rule.by_set_pos = parse_numbers(original, &key, value, 1..=366, true)?
-                }
-                "BYDAY" => {
-                    rule.by_day = value
-                        .split(',')
-                        .map(|item| parse_weekday_num(original, item.trim()))
-                        .collect::<Result<_, _>>()?;
-                }
-                "WKST" => {
-                    rule.wkst = parse_weekday_code(value).ok_or_else(|| {
-                        invalid(
-                            original,
-                            format!("WKST `{value}` is not a weekday (MO, TU, WE, TH, FR, SA, SU)"),
-                        )
-                    })?;
-                }
-                key if key.starts_with("X-") => {}
-                other => {
-                    return Err(invalid(original, format!("unknown part `{other}`")));
-                }
+            if key == "FREQ" {
+                freq = Some(parse_frequency(original, value)?);
+            } else {
+                rule.set_part(original, &key, value)?;
             }
         }
         rule.freq = freq.ok_or_else(|| {
@@ -448,6 +366,86 @@ impl FromStr for RecurrenceRule {
             ));
         }
         Ok(rule)
+    }
+}
+
+impl RecurrenceRule {
+    /// Sets the part `key` (upper-case, not `FREQ`) of the rule `original` from `value`.
+    fn set_part(&mut self, original: &str, key: &str, value: &str) -> Result<(), IcalError> {
+        match key {
+            "INTERVAL" => self.interval = at_least_one(original, key, value)?,
+            "COUNT" => self.count = Some(at_least_one(original, key, value)?),
+            "UNTIL" => self.until = Some(parse_until(original, value)?),
+            "BYSECOND" => self.by_second = parse_numbers(original, key, value, 0..=60, false)?,
+            "BYMINUTE" => self.by_minute = parse_numbers(original, key, value, 0..=59, false)?,
+            "BYHOUR" => self.by_hour = parse_numbers(original, key, value, 0..=23, false)?,
+            "BYMONTHDAY" => self.by_month_day = parse_numbers(original, key, value, 1..=31, true)?,
+            "BYYEARDAY" => self.by_year_day = parse_numbers(original, key, value, 1..=366, true)?,
+            "BYWEEKNO" => self.by_week_no = parse_numbers(original, key, value, 1..=53, true)?,
+            "BYMONTH" => self.by_month = parse_numbers(original, key, value, 1..=12, false)?,
+            "BYSETPOS" => self.by_set_pos = parse_numbers(original, key, value, 1..=366, true)?,
+            "BYDAY" => {
+                self.by_day = value
+                    .split(',')
+                    .map(|item| parse_weekday_num(original, item.trim()))
+                    .collect::<Result<_, _>>()?;
+            }
+            "WKST" => {
+                self.wkst = parse_weekday_code(value).ok_or_else(|| {
+                    invalid(
+                        original,
+                        format!("WKST `{value}` is not a weekday (MO, TU, WE, TH, FR, SA, SU)"),
+                    )
+                })?;
+            }
+            key if key.starts_with("X-") => {}
+            other => return Err(invalid(original, format!("unknown part `{other}`"))),
+        }
+        Ok(())
+    }
+}
+
+fn parse_frequency(rule: &str, value: &str) -> Result<Frequency, IcalError> {
+    Ok(match value.to_ascii_uppercase().as_str() {
+        "SECONDLY" => Frequency::Secondly,
+        "MINUTELY" => Frequency::Minutely,
+        "HOURLY" => Frequency::Hourly,
+        "DAILY" => Frequency::Daily,
+        "WEEKLY" => Frequency::Weekly,
+        "MONTHLY" => Frequency::Monthly,
+        "YEARLY" => Frequency::Yearly,
+        other => {
+            return Err(invalid(
+                rule,
+                format!(
+                    "FREQ `{other}` is not one of DAILY, WEEKLY, MONTHLY, YEARLY, HOURLY, MINUTELY, SECONDLY"
+                ),
+            ));
+        }
+    })
+}
+
+/// `INTERVAL` or `COUNT`: a whole number of at least 1.
+fn at_least_one(rule: &str, key: &str, value: &str) -> Result<u32, IcalError> {
+    value.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
+        invalid(
+            rule,
+            format!("{key} `{value}` is not a whole number of at least 1"),
+        )
+    })
+}
+
+fn parse_until(rule: &str, value: &str) -> Result<Until, IcalError> {
+    if let Some(date) = parse_date(value) {
+        return Ok(Until::Date(date));
+    }
+    match parse_date_time(value) {
+        Some((time, true)) => Ok(Until::Utc(time)),
+        Some((time, false)) => Ok(Until::Floating(time)),
+        None => Err(invalid(
+            rule,
+            format!("UNTIL `{value}` is not a date (20261231) or UTC date-time (20261231T235959Z)"),
+        )),
     }
 }
 

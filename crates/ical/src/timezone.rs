@@ -144,6 +144,15 @@ struct Transition {
     to: i32,
 }
 
+/// One `STANDARD` or `DAYLIGHT` observance: its start, offsets (seconds east of UTC)
+/// and rule.
+struct Observance {
+    start: NaiveDateTime,
+    from: i32,
+    to: i32,
+    rule: Option<RecurrenceRule>,
+}
+
 /// The zone a `VTIMEZONE` defines: its `X-LIC-LOCATION` or `TZID` when they name an
 /// IANA zone; else the IANA zone whose offsets and transitions agree with its rules in
 /// a recent year (preferring one whose city appears in the `TZID`); else its standard
@@ -152,6 +161,21 @@ pub fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zon
     if let Some(tz) = vtimezone.value("X-LIC-LOCATION").and_then(resolve_tzid) {
         return Some((Zone::Named(tz), true));
     }
+    let (observances, standard) = observances(vtimezone)?;
+    let fixed = FixedOffset::east_opt(standard).map(Zone::Fixed)?;
+    let transitions = transitions(&observances)?;
+    if transitions.is_empty() {
+        return Some((fixed, true));
+    }
+    Some(match iana_zone_agreeing(&transitions, tzid) {
+        Some(tz) => (Zone::Named(tz), true),
+        None => (fixed, false),
+    })
+}
+
+/// The observances of a `VTIMEZONE`, and its standard offset (the latest `STANDARD`'s,
+/// else the first observance's); `None` when one cannot be read.
+fn observances(vtimezone: &Component<'_>) -> Option<(Vec<Observance>, i32)> {
     let mut latest_standard: Option<(NaiveDateTime, i32)> = None;
     let mut observances = Vec::new();
     for observance in &vtimezone.children {
@@ -174,14 +198,25 @@ pub fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zon
         let rule = observance
             .value("RRULE")
             .and_then(|r| r.parse::<RecurrenceRule>().ok());
-        observances.push((start, from.local_minus_utc(), to.local_minus_utc(), rule));
+        observances.push(Observance {
+            start,
+            from: from.local_minus_utc(),
+            to: to.local_minus_utc(),
+            rule,
+        });
     }
     let standard = latest_standard
         .map(|(_, offset)| offset)
-        .or_else(|| observances.first().map(|o| o.2))?;
+        .or_else(|| observances.first().map(|o| o.to))?;
+    Some((observances, standard))
+}
+
+/// The changes of offset the observances make in a recent year (2025, or the year of
+/// the latest observance if later).
+fn transitions(observances: &[Observance]) -> Option<Vec<Transition>> {
     let year = observances
         .iter()
-        .map(|o| o.0.year())
+        .map(|o| o.start.year())
         .max()
         .unwrap_or(2025)
         .max(2025);
@@ -190,32 +225,36 @@ pub fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zon
         NaiveDate::from_ymd_opt(year + 1, 1, 1)?.and_hms_opt(0, 0, 0)?,
     );
     let mut transitions = Vec::new();
-    for (start, from, to, rule) in &observances {
+    for observance in observances {
+        let (from, to) = (observance.from, observance.to);
         if from == to {
             continue;
         }
         let mut push = |local: NaiveDateTime| {
             transitions.push(Transition {
-                at: (local - Duration::seconds(i64::from(*from))).and_utc(),
-                from: *from,
-                to: *to,
+                at: (local - Duration::seconds(i64::from(from))).and_utc(),
+                from,
+                to,
             });
         };
-        match rule {
+        match &observance.rule {
             Some(rule) => {
-                Expander::new(rule, *start, None, false).expand(true, first, last, &mut |t| {
+                let expander = Expander::new(rule, observance.start, None, false);
+                expander.expand(true, first, last, &mut |t| {
                     push(t);
                     Visit::Continue
                 });
             }
-            None if *start >= first && *start < last => push(*start),
+            None if observance.start >= first && observance.start < last => push(observance.start),
             None => {}
         }
     }
-    let fixed = FixedOffset::east_opt(standard).map(Zone::Fixed)?;
-    if transitions.is_empty() {
-        return Some((fixed, true));
-    }
+    Some(transitions)
+}
+
+/// An IANA zone that makes every one of `transitions`, preferring one whose city the
+/// `tzid` names.
+fn iana_zone_agreeing(transitions: &[Transition], tzid: &str) -> Option<Tz> {
     let lowered = tzid.to_ascii_lowercase().replace('_', " ");
     let agrees = |tz: &Tz| {
         transitions.iter().all(|t| {
@@ -232,7 +271,7 @@ pub fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zon
         .iter()
         .filter(|tz| !tz.name().starts_with("Etc/") && agrees(tz));
     let first_match = matching.next().copied();
-    let named = std::iter::once(first_match)
+    std::iter::once(first_match)
         .flatten()
         .chain(matching.copied())
         .find(|tz| {
@@ -241,11 +280,7 @@ pub fn zone_from_vtimezone(vtimezone: &Component<'_>, tzid: &str) -> Option<(Zon
                 .next()
                 .is_some_and(|city| lowered.contains(&city.replace('_', " ").to_ascii_lowercase()))
         })
-        .or(first_match);
-    Some(match named {
-        Some(tz) => (Zone::Named(tz), true),
-        None => (fixed, false),
-    })
+        .or(first_match)
 }
 
 fn format_offset(seconds: i32) -> String {
@@ -266,92 +301,22 @@ fn weekday_code(weekday: Weekday) -> &'static str {
 /// A `VTIMEZONE` block (lines ended by `ending`) describing `tz` by the rules it follows
 /// in `year`, as yearly `STANDARD`/`DAYLIGHT` observances from 1970 on.
 pub fn vtimezone_block(tz: Tz, year: i32, ending: &str) -> String {
-    let offset_at = |instant: DateTime<Utc>| tz.offset_from_utc_datetime(&instant.naive_utc());
     let mut lines = vec!["BEGIN:VTIMEZONE".to_owned(), format!("TZID:{}", tz.name())];
-    let mut changes = Vec::new();
-    if let Some(start) = NaiveDate::from_ymd_opt(year, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0)) {
-        let start = start.and_utc();
-        let mut previous = offset_at(start).fix().local_minus_utc();
-        for day in 1..=366 {
-            let instant = start + Duration::days(day);
-            let offset = offset_at(instant).fix().local_minus_utc();
-            if offset != previous {
-                // Narrow the change down to the minute.
-                let (mut low, mut high) = (0i64, 24 * 60);
-                let day_start = instant - Duration::days(1);
-                while high - low > 1 {
-                    let middle = (low + high) / 2;
-                    if offset_at(day_start + Duration::minutes(middle))
-                        .fix()
-                        .local_minus_utc()
-                        == previous
-                    {
-                        low = middle;
-                    } else {
-                        high = middle;
-                    }
-                }
-                let high = day_start + Duration::minutes(high);
-                changes.push((high, previous, offset));
-                previous = offset;
-            }
-        }
-    }
+    let changes = offset_changes(tz, year);
     if changes.is_empty() {
-        let offset = offset_at(Utc::now()).fix().local_minus_utc();
-        let name = offset_at(Utc::now()).abbreviation().map(str::to_owned);
+        let now = tz.offset_from_utc_datetime(&Utc::now().naive_utc());
+        let offset = now.fix().local_minus_utc();
         lines.push("BEGIN:STANDARD".to_owned());
         lines.push("DTSTART:19700101T000000".to_owned());
         lines.push(format!("TZOFFSETFROM:{}", format_offset(offset)));
         lines.push(format!("TZOFFSETTO:{}", format_offset(offset)));
-        if let Some(name) = name {
+        if let Some(name) = now.abbreviation() {
             lines.push(format!("TZNAME:{name}"));
         }
         lines.push("END:STANDARD".to_owned());
     }
-    for (at, from, to) in changes {
-        let local = at.naive_utc() + Duration::seconds(i64::from(from));
-        let date = local.date();
-        let last = date + Duration::days(7);
-        let ordinal = if last.month() != date.month() {
-            -1
-        } else {
-            (date.day0() / 7 + 1) as i32
-        };
-        let kind = if offset_at(at).dst_offset() > Duration::zero() {
-            "DAYLIGHT"
-        } else {
-            "STANDARD"
-        };
-        // The same rule's date in 1970, so the observance covers earlier events too.
-        let rule = format!(
-            "FREQ=YEARLY;BYMONTH={};BYDAY={ordinal}{}",
-            date.month(),
-            weekday_code(date.weekday())
-        );
-        let start_1970 = rule
-            .parse::<RecurrenceRule>()
-            .ok()
-            .and_then(|parsed| {
-                let origin = NaiveDate::from_ymd_opt(1970, 1, 1)?.and_time(local.time());
-                let end = NaiveDate::from_ymd_opt(1971, 1, 1)?.and_hms_opt(0, 0, 0)?;
-                let mut found = None;
-                Expander::new(&parsed, origin, None, false).expand(false, origin, end, &mut |t| {
-                    found = Some(t);
-                    Visit::Stop
-                });
-                found
-            })
-            .unwrap_or(local);
-        lines.push(format!("BEGIN:{kind}"));
-        lines.push(format!("DTSTART:{}", format_date_time(start_1970)));
-        lines.push(format!("RRULE:{rule}"));
-        lines.push(format!("TZOFFSETFROM:{}", format_offset(from)));
-        lines.push(format!("TZOFFSETTO:{}", format_offset(to)));
-        if let Some(name) = offset_at(at).abbreviation() {
-            lines.push(format!("TZNAME:{name}"));
-        }
-        lines.push(format!("END:{kind}"));
+    for change in changes {
+        lines.extend(observance_lines(tz, change));
     }
     lines.push("END:VTIMEZONE".to_owned());
     let mut out = String::new();
@@ -360,6 +325,93 @@ pub fn vtimezone_block(tz: Tz, year: i32, ending: &str) -> String {
         out.push_str(ending);
     }
     out
+}
+
+/// The changes of `tz`'s offset in `year`: when (to the minute), from and to which
+/// offset (seconds east of UTC).
+fn offset_changes(tz: Tz, year: i32) -> Vec<(DateTime<Utc>, i32, i32)> {
+    let offset_at = |instant: DateTime<Utc>| {
+        tz.offset_from_utc_datetime(&instant.naive_utc())
+            .fix()
+            .local_minus_utc()
+    };
+    let mut changes = Vec::new();
+    let Some(start) = NaiveDate::from_ymd_opt(year, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0))
+    else {
+        return changes;
+    };
+    let start = start.and_utc();
+    let mut previous = offset_at(start);
+    for day in 1..=366 {
+        let instant = start + Duration::days(day);
+        let offset = offset_at(instant);
+        if offset != previous {
+            // Narrow the change down to the minute.
+            let (mut low, mut high) = (0i64, 24 * 60);
+            let day_start = instant - Duration::days(1);
+            while high - low > 1 {
+                let middle = (low + high) / 2;
+                if offset_at(day_start + Duration::minutes(middle)) == previous {
+                    low = middle;
+                } else {
+                    high = middle;
+                }
+            }
+            changes.push((day_start + Duration::minutes(high), previous, offset));
+            previous = offset;
+        }
+    }
+    changes
+}
+
+/// The yearly observance of one change of offset: its rule (the change's weekday of its
+/// month), started on that rule's date in 1970 so it covers earlier events too.
+fn observance_lines(tz: Tz, (at, from, to): (DateTime<Utc>, i32, i32)) -> Vec<String> {
+    let offset = tz.offset_from_utc_datetime(&at.naive_utc());
+    let local = at.naive_utc() + Duration::seconds(i64::from(from));
+    let date = local.date();
+    let last = date + Duration::days(7);
+    let ordinal = if last.month() != date.month() {
+        -1
+    } else {
+        (date.day0() / 7 + 1) as i32
+    };
+    let kind = if offset.dst_offset() > Duration::zero() {
+        "DAYLIGHT"
+    } else {
+        "STANDARD"
+    };
+    let rule = format!(
+        "FREQ=YEARLY;BYMONTH={};BYDAY={ordinal}{}",
+        date.month(),
+        weekday_code(date.weekday())
+    );
+    let start_1970 = rule
+        .parse::<RecurrenceRule>()
+        .ok()
+        .and_then(|parsed| {
+            let origin = NaiveDate::from_ymd_opt(1970, 1, 1)?.and_time(local.time());
+            let end = NaiveDate::from_ymd_opt(1971, 1, 1)?.and_hms_opt(0, 0, 0)?;
+            let mut found = None;
+            Expander::new(&parsed, origin, None, false).expand(false, origin, end, &mut |t| {
+                found = Some(t);
+                Visit::Stop
+            });
+            found
+        })
+        .unwrap_or(local);
+    let mut lines = vec![
+        format!("BEGIN:{kind}"),
+        format!("DTSTART:{}", format_date_time(start_1970)),
+        format!("RRULE:{rule}"),
+        format!("TZOFFSETFROM:{}", format_offset(from)),
+        format!("TZOFFSETTO:{}", format_offset(to)),
+    ];
+    if let Some(name) = offset.abbreviation() {
+        lines.push(format!("TZNAME:{name}"));
+    }
+    lines.push(format!("END:{kind}"));
+    lines
 }
 
 #[cfg(test)]

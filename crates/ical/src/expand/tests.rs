@@ -1,6 +1,7 @@
 //! Recurrence expansion against RFC 5545's examples, edge cases, and (property test)
 //! the `rrule` crate on random rules.
 
+use super::days::week_number;
 use super::*;
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
