@@ -33,6 +33,7 @@
 mod atomic;
 mod caldav;
 mod change;
+mod configure;
 mod diff;
 mod error;
 mod file_diff;

@@ -366,39 +366,7 @@ fn replace_or_remove(value: Option<&str>, current: Option<String>) -> Option<Str
 /// The event `event` becomes with `patch` applied. `tz` is the zone for wall-clock
 /// times without one when the event has no zone of its own.
 pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result<EventSpec> {
-    let current = Taxonomy::of(event);
-    let mut taxonomy = match patch.title.as_deref() {
-        Some(title) => {
-            let title = clean_text("title", title, MAX_TITLE, true)?;
-            if title.is_empty() {
-                return Err(invalid(
-                    "`title` is empty; give the event a title or leave `title` out",
-                ));
-            }
-            let parsed = Taxonomy::parse(&title);
-            if parsed.category.is_some() {
-                parsed
-            } else {
-                Taxonomy {
-                    title: parsed.title,
-                    ..current
-                }
-            }
-        }
-        None => current,
-    };
-    if let Some(category) = patch.category.as_deref() {
-        taxonomy.category = replace_or_remove(Some(category), None);
-        if taxonomy.category.is_none() {
-            taxonomy.sub_category = None;
-        }
-    }
-    if let Some(sub) = patch.sub_category.as_deref() {
-        taxonomy.sub_category = replace_or_remove(Some(sub), None);
-        if taxonomy.sub_category.is_some() && taxonomy.category.is_none() {
-            return Err(invalid("`sub_category` needs a `category`"));
-        }
-    }
+    let taxonomy = patched_taxonomy(event, patch)?;
     let event_tz = match event.start.zone() {
         Zone::Named(tz) => tz,
         _ => tz,
@@ -412,35 +380,7 @@ pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result
         || patch.all_day.is_some()
         || patch.time_zone.is_some();
     let (start, end) = if times_touched {
-        let start_input = match &patch.start {
-            Some(text) => parse_input_time("start", text)?,
-            None => match event.start {
-                EventTime::Date(date) => InputTime::Date(date),
-                time if patch.time_zone.is_some() && time.zone() == Zone::Named(event_tz) => {
-                    InputTime::Local(time.local())
-                }
-                time => InputTime::Instant(time.to_utc(event_tz).fixed_offset()),
-            },
-        };
-        let all_day = patch.all_day.unwrap_or(match &patch.start {
-            Some(_) => matches!(start_input, InputTime::Date(_)),
-            None => event.is_all_day(),
-        });
-        let length = event.duration(event_tz);
-        let end_input = match &patch.end {
-            Some(text) => Some(parse_input_time("end", text)?),
-            None if all_day && event.is_all_day() => {
-                let last = date_of(start_input) + Duration::days((length.num_days() - 1).max(0));
-                Some(InputTime::Date(last))
-            }
-            None => None,
-        };
-        let default_length = if event.is_all_day() || length <= Duration::zero() {
-            Duration::hours(1)
-        } else {
-            length
-        };
-        resolve_times(start_input, end_input, all_day, tz, default_length)?
+        patched_times(event, patch, event_tz, tz)?
     } else {
         (
             SpecTime::from_event_time(event.start),
@@ -477,6 +417,85 @@ pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result
         },
         recurrence,
     })
+}
+
+/// The title, category and sub-category `patch` gives `event`: a new title keeps the
+/// current category unless it carries its own; an empty category removes both.
+fn patched_taxonomy(event: &Event, patch: &EventPatch) -> Result<Taxonomy> {
+    let current = Taxonomy::of(event);
+    let mut taxonomy = match patch.title.as_deref() {
+        Some(title) => {
+            let title = clean_text("title", title, MAX_TITLE, true)?;
+            if title.is_empty() {
+                return Err(invalid(
+                    "`title` is empty; give the event a title or leave `title` out",
+                ));
+            }
+            let parsed = Taxonomy::parse(&title);
+            if parsed.category.is_some() {
+                parsed
+            } else {
+                Taxonomy {
+                    title: parsed.title,
+                    ..current
+                }
+            }
+        }
+        None => current,
+    };
+    if let Some(category) = patch.category.as_deref() {
+        taxonomy.category = replace_or_remove(Some(category), None);
+        if taxonomy.category.is_none() {
+            taxonomy.sub_category = None;
+        }
+    }
+    if let Some(sub) = patch.sub_category.as_deref() {
+        taxonomy.sub_category = replace_or_remove(Some(sub), None);
+        if taxonomy.sub_category.is_some() && taxonomy.category.is_none() {
+            return Err(invalid("`sub_category` needs a `category`"));
+        }
+    }
+    Ok(taxonomy)
+}
+
+/// The start and end after `patch` touched the times: a start not given is the
+/// event's (in `event_tz`), the length is kept unless an end is given, and the kind
+/// (all-day or timed) follows the new start unless `all_day` says.
+fn patched_times(
+    event: &Event,
+    patch: &EventPatch,
+    event_tz: Tz,
+    tz: Tz,
+) -> Result<(SpecTime, SpecTime)> {
+    let start_input = match &patch.start {
+        Some(text) => parse_input_time("start", text)?,
+        None => match event.start {
+            EventTime::Date(date) => InputTime::Date(date),
+            time if patch.time_zone.is_some() && time.zone() == Zone::Named(event_tz) => {
+                InputTime::Local(time.local())
+            }
+            time => InputTime::Instant(time.to_utc(event_tz).fixed_offset()),
+        },
+    };
+    let all_day = patch.all_day.unwrap_or(match &patch.start {
+        Some(_) => matches!(start_input, InputTime::Date(_)),
+        None => event.is_all_day(),
+    });
+    let length = event.duration(event_tz);
+    let end_input = match &patch.end {
+        Some(text) => Some(parse_input_time("end", text)?),
+        None if all_day && event.is_all_day() => {
+            let last = date_of(start_input) + Duration::days((length.num_days() - 1).max(0));
+            Some(InputTime::Date(last))
+        }
+        None => None,
+    };
+    let default_length = if event.is_all_day() || length <= Duration::zero() {
+        Duration::hours(1)
+    } else {
+        length
+    };
+    resolve_times(start_input, end_input, all_day, tz, default_length)
 }
 
 #[cfg(test)]

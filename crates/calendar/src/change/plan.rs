@@ -142,27 +142,7 @@ fn plan_caldav(
     texts: &Texts,
     stamp: DateTime<Utc>,
 ) -> Result<Plan> {
-    let mut files = Vec::new();
-    let mut parts: Vec<Vec<u8>> = vec![b"caldav".to_vec()];
-    let mut time_zones = Vec::new();
-    let mut push = |path: &Path, before: Option<&str>, after: Option<Rewrite>| {
-        parts.push(path.as_os_str().as_encoded_bytes().to_vec());
-        match &after {
-            Some(rewrite) => {
-                for (replaced, written) in &rewrite.edits {
-                    parts.push(replaced.as_bytes().to_vec());
-                    parts.push(written.as_bytes().to_vec());
-                }
-                time_zones.extend(rewrite.time_zones.iter().cloned());
-            }
-            None => parts.push(b"removed".to_vec()),
-        }
-        files.push(PlannedFile {
-            path: path.to_path_buf(),
-            before: before.map(str::to_owned),
-            after: after.map(|rewrite| rewrite.text),
-        });
-    };
+    let mut planned = CalDavPlan::default();
     let current = |uid: &str| -> Result<(&Path, &str)> {
         match texts.first() {
             Some((path, Some(text))) => Ok((path.as_path(), text.as_str())),
@@ -187,7 +167,7 @@ fn plan_caldav(
                     )));
                 }
                 let rewrite = hearth_ical::create_events("", std::slice::from_ref(spec), stamp)?;
-                push(path, None, Some(rewrite));
+                planned.push(path, None, Some(rewrite));
             }
         }
         Operation::Update { event, occurrence } => {
@@ -201,12 +181,12 @@ fn plan_caldav(
                     stamp,
                 )?,
             };
-            push(path, Some(text), Some(rewrite));
+            planned.push(path, Some(text), Some(rewrite));
         }
         Operation::Delete { uid, occurrence } => {
             let (path, text) = current(uid)?;
             match occurrence {
-                None => push(path, Some(text), None),
+                None => planned.push(path, Some(text), None),
                 Some(occurrence) => {
                     let rewrite = hearth_ical::delete_occurrence(
                         text,
@@ -214,18 +194,63 @@ fn plan_caldav(
                         &occurrence.to_event_time()?,
                         stamp,
                     )?;
-                    push(path, Some(text), Some(rewrite));
+                    planned.push(path, Some(text), Some(rewrite));
                 }
             }
         }
     }
-    Ok(Plan {
-        files,
-        writes: Writes {
-            digest: parts_fingerprint(parts.iter().map(Vec::as_slice)),
-            time_zones,
-        },
-    })
+    Ok(planned.finish())
+}
+
+/// A CalDAV change's resources as they are planned, and what its writes are made of.
+struct CalDavPlan {
+    files: Vec<PlannedFile>,
+    parts: Vec<Vec<u8>>,
+    time_zones: Vec<String>,
+}
+
+impl Default for CalDavPlan {
+    fn default() -> Self {
+        Self {
+            files: Vec::new(),
+            parts: vec![b"caldav".to_vec()],
+            time_zones: Vec::new(),
+        }
+    }
+}
+
+impl CalDavPlan {
+    /// The resource at `path` goes from `before` to what `after` writes (`None`:
+    /// removed).
+    fn push(&mut self, path: &Path, before: Option<&str>, after: Option<Rewrite>) {
+        self.parts
+            .push(path.as_os_str().as_encoded_bytes().to_vec());
+        match &after {
+            Some(rewrite) => {
+                for (replaced, written) in &rewrite.edits {
+                    self.parts.push(replaced.as_bytes().to_vec());
+                    self.parts.push(written.as_bytes().to_vec());
+                }
+                self.time_zones.extend(rewrite.time_zones.iter().cloned());
+            }
+            None => self.parts.push(b"removed".to_vec()),
+        }
+        self.files.push(PlannedFile {
+            path: path.to_path_buf(),
+            before: before.map(str::to_owned),
+            after: after.map(|rewrite| rewrite.text),
+        });
+    }
+
+    fn finish(self) -> Plan {
+        Plan {
+            files: self.files,
+            writes: Writes {
+                digest: parts_fingerprint(self.parts.iter().map(Vec::as_slice)),
+                time_zones: self.time_zones,
+            },
+        }
+    }
 }
 
 fn plan_notes(
@@ -234,20 +259,7 @@ fn plan_notes(
     operation: &Operation,
     texts: &Texts,
 ) -> Result<Plan> {
-    let current = |uid: &str| -> Result<(PathBuf, String, Event)> {
-        let path = note_path(folder, uid)?;
-        let text = text_of(texts, &path)
-            .ok_or_else(|| CalendarError::UnknownEvent {
-                id: format!("{}/{uid}", info.id),
-            })?
-            .to_owned();
-        let event = read_note(&info.id, Path::new(uid), &text)
-            .map_err(CalendarError::InvalidInput)?
-            .ok_or_else(|| {
-                CalendarError::InvalidInput(format!("note `{uid}` is no longer an event"))
-            })?;
-        Ok((path, text, event))
-    };
+    let current = |uid: &str| note_event(info, folder, texts, uid);
     let changed = |path: PathBuf, before: String, after: String| PlannedFile {
         path,
         before: Some(before),
@@ -297,8 +309,35 @@ fn plan_notes(
             vec![changed(path, text, after)]
         }
     };
+    let writes = notes_writes(folder, &files);
+    Ok(Plan { files, writes })
+}
+
+/// The note of event `uid`: its path, its text, and the event it holds.
+fn note_event(
+    info: &CalendarInfo,
+    folder: &Path,
+    texts: &Texts,
+    uid: &str,
+) -> Result<(PathBuf, String, Event)> {
+    let path = note_path(folder, uid)?;
+    let text = text_of(texts, &path)
+        .ok_or_else(|| CalendarError::UnknownEvent {
+            id: format!("{}/{uid}", info.id),
+        })?
+        .to_owned();
+    let event = read_note(&info.id, Path::new(uid), &text)
+        .map_err(CalendarError::InvalidInput)?
+        .ok_or_else(|| {
+            CalendarError::InvalidInput(format!("note `{uid}` is no longer an event"))
+        })?;
+    Ok((path, text, event))
+}
+
+/// What a notes change writes: each note by its name in the folder, put or removed.
+fn notes_writes(folder: &Path, files: &[PlannedFile]) -> Writes {
     let mut parts: Vec<&[u8]> = vec![b"notes"];
-    for file in &files {
+    for file in files {
         let name = file.path.strip_prefix(folder).unwrap_or(&file.path);
         parts.push(name.as_os_str().as_encoded_bytes());
         match &file.after {
@@ -309,9 +348,8 @@ fn plan_notes(
             None => parts.push(b"remove"),
         }
     }
-    let writes = Writes {
+    Writes {
         digest: parts_fingerprint(parts),
         time_zones: Vec::new(),
-    };
-    Ok(Plan { files, writes })
+    }
 }
