@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod caldav;
+#[path = "../../caldav/tests/suite/server.rs"]
 mod caldav_server;
 mod composing;
 mod honest_edits;

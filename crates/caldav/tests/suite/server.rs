@@ -1,13 +1,17 @@
 //! An in-memory CalDAV server for the CalDAV tests: one collection of alice's, answered
 //! in the wire format (`207 Multi-Status` in the `DAV:` and CalDAV namespaces, ETags,
-//! preconditions, status codes), with switches for what real servers differ in.
+//! preconditions, status codes), with switches for what real servers differ in. The
+//! tests of hearth-caldav and of hearth-calendar's CalDAV calendars share it, each using
+//! part of it.
+
+#![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use base64::Engine as _;
 use futures::future::BoxFuture;
-use hearth_calendar::{DavRequest, DavResponse, DavTransport};
+use hearth_caldav::{DavRequest, DavResponse, DavTransport};
 
 pub(crate) const ORIGIN: &str = "http://dav.test";
 pub(crate) const COLLECTION_PATH: &str = "/cal/alice/work/";
