@@ -9,7 +9,7 @@
 // A benchmark's output is its figures.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
-#[path = "../../ical/benches/generated.rs"]
+#[path = "../../ical/benches/support/generated.rs"]
 mod generated;
 
 use std::time::Instant;

@@ -7,6 +7,7 @@
 // A benchmark's output is its figures.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+#[path = "support/generated.rs"]
 mod generated;
 
 use std::time::Instant;
