@@ -5,7 +5,8 @@
 
 #![no_main]
 
-use hearth_calendar::read_ics;
+use hearth_calendar::Taxonomy;
+use hearth_ical::read_ics;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         std::hint::black_box(warning.to_string());
     }
     for event in &parsed.events {
-        std::hint::black_box((event.taxonomy(), event.start.ical_value()));
+        std::hint::black_box((Taxonomy::of(event), event.start.ical_value()));
         if let Some(recurrence) = &event.recurrence {
             for rule in &recurrence.rules {
                 std::hint::black_box(rule.describe());

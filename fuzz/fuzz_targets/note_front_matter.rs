@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use hearth_calendar::read_note_text;
+use hearth_calendar::{Taxonomy, read_note_text};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     };
     match read_note_text("fuzz", Path::new("2026-03-03 Note.md"), text) {
         Ok(Some(event)) => {
-            std::hint::black_box(event.taxonomy());
+            std::hint::black_box(Taxonomy::of(&event));
             hearth_fuzz::expand(vec![event]);
         }
         Ok(None) => {}

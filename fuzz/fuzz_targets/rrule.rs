@@ -6,7 +6,7 @@
 
 #![no_main]
 
-use hearth_calendar::{RecurrenceRule, read_ics};
+use hearth_ical::{RecurrenceRule, read_ics};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

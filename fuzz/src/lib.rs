@@ -1,7 +1,7 @@
 //! What the calendar fuzz targets share: expanding the events they read.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use hearth_calendar::{Event, EventIndex};
+use hearth_ical::{Event, EventIndex};
 
 /// A zone with daylight saving time, so floating times cross its gaps and overlaps.
 pub const FLOATING: chrono_tz::Tz = chrono_tz::Europe::Berlin;

@@ -22,14 +22,13 @@
 use std::path::{Component as PathComponent, Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use hearth_ical::{EventId, EventSpec, SpecTime, content_fingerprint};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::atomic::read_optional;
 use crate::error::{CalendarError, Result};
-use crate::event::EventId;
-use crate::fingerprint::content_fingerprint;
-use crate::spec::{EventInput, EventPatch, EventSpec, SpecTime};
+use crate::spec::{EventInput, EventPatch};
 use crate::store::{CalendarInfo, Content, LoadedCalendar};
 
 mod apply;

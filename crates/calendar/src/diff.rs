@@ -1,11 +1,9 @@
 //! The human-readable before/after of a staged change.
 
 use chrono::Duration;
+use hearth_ical::{Event, EventSpec, EventTime, RecurrenceSpec, Zone};
 
 use crate::error::Result;
-use crate::event::Event;
-use crate::spec::{EventSpec, RecurrenceSpec};
-use crate::time::{EventTime, Zone};
 
 /// An event as a person reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +81,7 @@ impl Fields {
             RecurrenceSpec::None => None,
             RecurrenceSpec::Unchanged => current.and_then(describe_recurrence),
             RecurrenceSpec::Rule { rule } => {
-                Some(rule.parse::<crate::rrule::RecurrenceRule>()?.describe())
+                Some(rule.parse::<hearth_ical::RecurrenceRule>()?.describe())
             }
         };
         Ok(Self {

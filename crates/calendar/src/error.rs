@@ -1,11 +1,12 @@
-//! The crate's one error type, the per-item load warnings, and their mapping onto the
-//! tool seam's [`ToolError`].
+//! The crate's one error type, what the iCalendar and CalDAV layers' errors become in
+//! it, and its mapping onto the tool seam's [`ToolError`].
 
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use hearth_caldav::CalDavError;
 use hearth_core::ToolError;
+use hearth_ical::IcalError;
 use thiserror::Error;
 
 /// Result of a calendar operation.
@@ -288,27 +289,28 @@ impl From<CalendarError> for ToolError {
     }
 }
 
-/// Something wrong with one item of a calendar; the item is skipped or loaded in part,
-/// the rest of the calendar loads, and nothing on disk is changed.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct LoadWarning {
-    /// Where: `file:line` or a note's path.
-    pub location: String,
-    /// What is wrong and what Hearth did about it.
-    pub message: String,
-}
-
-impl LoadWarning {
-    pub(crate) fn new(location: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            location: location.into(),
-            message: message.into(),
+impl From<IcalError> for CalendarError {
+    fn from(error: IcalError) -> Self {
+        match error {
+            IcalError::NotACalendar { what, message } => Self::NotACalendar { what, message },
+            IcalError::InvalidRule { rule, reason } => Self::InvalidRule { rule, reason },
+            IcalError::UnknownTimeZone { name, suggestion } => {
+                Self::UnknownTimeZone { name, suggestion }
+            }
+            IcalError::InvalidEventId { text } => Self::InvalidInput(format!(
+                "`{text}` is not an event id; ids look like `<calendar>/<uid>` as `events_list` shows them"
+            )),
+            IcalError::UnknownEvent { uid } => Self::UnknownEvent { id: uid },
+            IcalError::Refused(message) => Self::InvalidInput(message),
         }
     }
 }
 
-impl fmt::Display for LoadWarning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.message)
+impl From<CalDavError> for CalendarError {
+    fn from(error: CalDavError) -> Self {
+        match error {
+            CalDavError::Server { id, url, message } => Self::Server { id, url, message },
+            CalDavError::InvalidUrl(message) => Self::InvalidInput(message),
+        }
     }
 }

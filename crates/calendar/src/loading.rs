@@ -5,15 +5,14 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use hearth_caldav::SyncCache;
+use hearth_ical::{
+    ABSENT, EventIndex, EventSource, LoadWarning, content_fingerprint, parse_tree, read_tree,
+    write_blocker,
+};
+
 use crate::atomic::read_optional;
-use crate::caldav::SyncCache;
-use crate::component::parse_tree;
-use crate::error::{CalendarError, LoadWarning, Result};
-use crate::event::EventSource;
-use crate::fingerprint::{ABSENT, content_fingerprint};
-use crate::ics_read::read_tree;
-use crate::ics_write::write_blocker;
-use crate::index::EventIndex;
+use crate::error::{CalendarError, Result};
 use crate::notes::read_note;
 use crate::store::{CalendarInfo, Content, LoadedCalendar, Stamp, Storage};
 

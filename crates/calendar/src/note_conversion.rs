@@ -21,14 +21,15 @@
 
 use chrono::{Duration, NaiveDate, NaiveDateTime};
 use chrono_tz::Tz;
-
-use crate::event::Event;
-use crate::occurrence::{FoundOccurrence, base_for_occurrence};
-use crate::series::{
-    excluded, first_rule_start, rule_starts_on, rules_produce, series_local, series_time,
+use hearth_ical::{
+    Event, EventSpec, EventTime, Recurrence, RecurrenceSpec, SpecTime,
+    series::{
+        excluded, first_rule_start, rule_starts_on, rules_produce, series_local, series_time,
+    },
 };
-use crate::spec::{EventSpec, RecurrenceSpec, SpecTime, validate_rule};
-use crate::time::EventTime;
+
+use crate::occurrence::{FoundOccurrence, base_for_occurrence};
+use crate::spec::validate_rule;
 
 /// The spec of `event` as it is (its first rule, if any), and what of it is lost.
 pub(crate) fn spec_of(event: &Event, uid: String) -> (EventSpec, Vec<String>) {
@@ -152,54 +153,15 @@ pub(crate) fn ics_as_notes(event: &Event, floating: Tz) -> NoteForm {
         form.main = Some((spec, Vec::new()));
         return form;
     };
-    let skipped: Vec<NaiveDate> = recurrence.exdates.iter().map(EventTime::date).collect();
-    let start = event.start.local();
-    let mut lone: Vec<NaiveDateTime> = Vec::new();
-    match recurrence.rules.first() {
+    let lone = off_rule_occurrences(event, recurrence, floating);
+    let skip = match recurrence.rules.first() {
         Some(rule) => {
-            // The series as its note will read: its first rule, from the same start,
-            // the start an occurrence only when the rule produces it.
-            let mut note = event.clone();
-            let rule = rule.clone();
-            if let Some(note_recurrence) = &mut note.recurrence {
-                note_recurrence.rules = vec![rule.clone()];
-                note_recurrence.rdates.clear();
-                note_recurrence.start_is_occurrence = false;
-            }
-            // Hearth does not count a DTSTART off the rule towards COUNT (see the
-            // `expand` module), so the note's rule keeps its COUNT.
-            if recurrence.start_is_occurrence
-                && !rules_produce(&note, start, floating)
-                && !excluded(event, start, floating)
-            {
-                lone.push(start);
-            }
             spec.recurrence = RecurrenceSpec::Rule {
                 rule: rule.to_string(),
             };
-            for rdate in &recurrence.rdates {
-                let local = series_local(event, rdate, floating);
-                if !rules_produce(&note, local, floating) && !excluded(event, local, floating) {
-                    lone.push(local);
-                }
-            }
+            recurrence.exdates.iter().map(EventTime::date).collect()
         }
-        None => {
-            // Only RDATEs: the note is the DTSTART occurrence, the dates single notes.
-            for rdate in &recurrence.rdates {
-                let local = series_local(event, rdate, floating);
-                if local != start && !excluded(event, local, floating) {
-                    lone.push(local);
-                }
-            }
-        }
-    }
-    lone.sort_unstable();
-    lone.dedup();
-    let skip = if matches!(spec.recurrence, RecurrenceSpec::Rule { .. }) {
-        skipped
-    } else {
-        Vec::new()
+        None => Vec::new(),
     };
     form.main = Some((spec, skip));
     if !lone.is_empty() {
@@ -224,4 +186,53 @@ pub(crate) fn ics_as_notes(event: &Event, floating: Tz) -> NoteForm {
         form.singles.push(spec_of(&single, String::new()).0);
     }
     form
+}
+
+/// The occurrences of a series its note cannot repeat, in order (series wall clock):
+/// with a rule, the DTSTART and RDATEs the first rule does not produce; with RDATEs
+/// only, the RDATEs (the note is the DTSTART occurrence). Excluded ones are left out.
+fn off_rule_occurrences(
+    event: &Event,
+    recurrence: &Recurrence,
+    floating: Tz,
+) -> Vec<NaiveDateTime> {
+    let start = event.start.local();
+    let mut lone: Vec<NaiveDateTime> = Vec::new();
+    match recurrence.rules.first() {
+        Some(rule) => {
+            // The series as its note will read: its first rule, from the same start,
+            // the start an occurrence only when the rule produces it.
+            let mut note = event.clone();
+            if let Some(note_recurrence) = &mut note.recurrence {
+                note_recurrence.rules = vec![rule.clone()];
+                note_recurrence.rdates.clear();
+                note_recurrence.start_is_occurrence = false;
+            }
+            // Hearth does not count a DTSTART off the rule towards COUNT (see the
+            // `expand` module), so the note's rule keeps its COUNT.
+            if recurrence.start_is_occurrence
+                && !rules_produce(&note, start, floating)
+                && !excluded(event, start, floating)
+            {
+                lone.push(start);
+            }
+            for rdate in &recurrence.rdates {
+                let local = series_local(event, rdate, floating);
+                if !rules_produce(&note, local, floating) && !excluded(event, local, floating) {
+                    lone.push(local);
+                }
+            }
+        }
+        None => {
+            for rdate in &recurrence.rdates {
+                let local = series_local(event, rdate, floating);
+                if local != start && !excluded(event, local, floating) {
+                    lone.push(local);
+                }
+            }
+        }
+    }
+    lone.sort_unstable();
+    lone.dedup();
+    lone
 }

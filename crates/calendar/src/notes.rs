@@ -10,12 +10,10 @@
 use std::path::Path;
 
 use chrono::{Duration, NaiveDate, NaiveDateTime, NaiveTime, Weekday};
+use hearth_ical::{
+    Event, EventSource, EventTime, Recurrence, RecurrenceRule, Until, Zone, parse_time_zone,
+};
 use serde_yaml_ng::{Mapping, Value};
-
-use crate::event::{Event, EventSource, Recurrence};
-use crate::rrule::{RecurrenceRule, Until};
-use crate::time::{EventTime, Zone};
-use crate::timezone::parse_time_zone;
 
 /// Keys whose presence makes a note an event note.
 const EVENT_KEYS: &[&str] = &[
@@ -248,106 +246,16 @@ pub(crate) fn read_note(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let title = string(&mapping, "title").unwrap_or(stem);
-    let zone = match string(&mapping, "timezone").or_else(|| string(&mapping, "timeZone")) {
-        Some(name) => Zone::Named(parse_time_zone(&name).map_err(|e| e.to_string())?),
-        None => Zone::Floating,
-    };
-    let start_time = time(&mapping, "startTime")?;
-    let end_time = time(&mapping, "endTime")?;
-    let all_day = flag(&mapping, "allDay").unwrap_or(start_time.is_none());
-    if !all_day && start_time.is_none() {
-        return Err("the note is not all-day but has no `startTime`".to_owned());
-    }
+    let times = NoteTimes::of(&mapping)?;
     let kind = string(&mapping, "type").unwrap_or_else(|| "single".to_owned());
-    let at = |date: NaiveDate, time: NaiveTime| EventTime::DateTime {
-        local: date.and_time(time),
-        zone,
-    };
-    // Start and end of the first occurrence (or of the event).
-    let span = |start_date: NaiveDate, end_date: Option<NaiveDate>| -> (EventTime, EventTime) {
-        if all_day {
-            let last = end_date.unwrap_or(start_date).max(start_date);
-            (
-                EventTime::Date(start_date),
-                EventTime::Date(last.succ_opt().unwrap_or(last)),
-            )
-        } else {
-            let start_time = start_time.unwrap_or(NaiveTime::MIN);
-            let start = start_date.and_time(start_time);
-            let end = match end_time {
-                Some(end_time) => {
-                    let mut end = end_date.unwrap_or(start_date).and_time(end_time);
-                    if end < start {
-                        end += Duration::days(1);
-                    }
-                    end
-                }
-                None => start + Duration::hours(1),
-            };
-            (
-                at(start_date, start_time),
-                EventTime::DateTime { local: end, zone },
-            )
-        }
-    };
-    let until_of = |date: NaiveDate| -> Until {
-        if all_day {
-            Until::Date(date)
-        } else {
-            Until::Floating(date.and_hms_opt(23, 59, 59).unwrap_or(NaiveDateTime::MIN))
-        }
-    };
     let (start, end, recurrence) = match kind.as_str() {
         "single" => {
             let start_date = date(&mapping, "date")?.ok_or("a single event note needs `date`")?;
-            let (start, end) = span(start_date, date(&mapping, "endDate")?);
+            let (start, end) = times.span(start_date, date(&mapping, "endDate")?);
             (start, end, None)
         }
-        "recurring" => {
-            let weekdays: Vec<Weekday> = list(&mapping, "daysOfWeek")
-                .iter()
-                .map(|d| {
-                    parse_note_weekday(d).ok_or_else(|| {
-                        format!("`daysOfWeek` value `{d}` is not a weekday letter (U M T W R F S)")
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            if weekdays.is_empty() {
-                return Err("a recurring note needs `daysOfWeek`".to_owned());
-            }
-            let first = date(&mapping, "startRecur")?.unwrap_or(OPEN_START);
-            let (start, end) = span(first, None);
-            let mut rule =
-                RecurrenceRule::new(crate::rrule::Frequency::Weekly).with_weekdays(&weekdays);
-            rule.set_until(date(&mapping, "endRecur")?.map(until_of));
-            let recurrence = Recurrence {
-                rules: vec![rule],
-                rdates: Vec::new(),
-                periods: Vec::new(),
-                exdates: skip_dates(&mapping)?,
-                start_is_occurrence: false,
-            };
-            (start, end, Some(recurrence))
-        }
-        "rrule" => {
-            let first = match date(&mapping, "startDate")? {
-                Some(first) => first,
-                None => date(&mapping, "date")?.ok_or("an rrule note needs `startDate`")?,
-            };
-            let text = string(&mapping, "rrule").ok_or("an rrule note needs `rrule`")?;
-            let rule: RecurrenceRule = rule_text(&text)
-                .parse()
-                .map_err(|e: crate::error::CalendarError| e.to_string())?;
-            let (start, end) = span(first, date(&mapping, "endDate")?);
-            let recurrence = Recurrence {
-                rules: vec![rule],
-                rdates: Vec::new(),
-                periods: Vec::new(),
-                exdates: skip_dates(&mapping)?,
-                start_is_occurrence: false,
-            };
-            (start, end, Some(recurrence))
-        }
+        "recurring" => recurring(&mapping, &times)?,
+        "rrule" => rrule(&mapping, &times)?,
         other => {
             return Err(format!("`type: {other}` is not single, recurring or rrule"));
         }
@@ -360,7 +268,7 @@ pub(crate) fn read_note(
         calendar: calendar.to_owned(),
         uid: relative.to_string_lossy().replace('\\', "/"),
         recurrence_id: None,
-        range: crate::event::OverrideRange::ThisOccurrence,
+        range: hearth_ical::OverrideRange::ThisOccurrence,
         title,
         description: body,
         location: string(&mapping, "location"),
@@ -373,6 +281,124 @@ pub(crate) fn read_note(
             path: relative.to_path_buf(),
         },
     }))
+}
+
+/// A note event's start, end and recurrence.
+type NoteEvent = (EventTime, EventTime, Option<Recurrence>);
+
+/// How a note's times read: all-day or at `startTime`–`endTime`, in its `timezone`
+/// (floating when it has none).
+struct NoteTimes {
+    all_day: bool,
+    start_time: Option<NaiveTime>,
+    end_time: Option<NaiveTime>,
+    zone: Zone,
+}
+
+impl NoteTimes {
+    fn of(mapping: &Mapping) -> Result<Self, String> {
+        let zone = match string(mapping, "timezone").or_else(|| string(mapping, "timeZone")) {
+            Some(name) => Zone::Named(parse_time_zone(&name).map_err(|e| e.to_string())?),
+            None => Zone::Floating,
+        };
+        let start_time = time(mapping, "startTime")?;
+        let end_time = time(mapping, "endTime")?;
+        let all_day = flag(mapping, "allDay").unwrap_or(start_time.is_none());
+        if !all_day && start_time.is_none() {
+            return Err("the note is not all-day but has no `startTime`".to_owned());
+        }
+        Ok(Self {
+            all_day,
+            start_time,
+            end_time,
+            zone,
+        })
+    }
+
+    /// Start and end of the first occurrence (or of the event): an end time before
+    /// the start time is the next day; no end time is an hour.
+    fn span(&self, start_date: NaiveDate, end_date: Option<NaiveDate>) -> (EventTime, EventTime) {
+        if self.all_day {
+            let last = end_date.unwrap_or(start_date).max(start_date);
+            return (
+                EventTime::Date(start_date),
+                EventTime::Date(last.succ_opt().unwrap_or(last)),
+            );
+        }
+        let start = start_date.and_time(self.start_time.unwrap_or(NaiveTime::MIN));
+        let end = match self.end_time {
+            Some(end_time) => {
+                let mut end = end_date.unwrap_or(start_date).and_time(end_time);
+                if end < start {
+                    end += Duration::days(1);
+                }
+                end
+            }
+            None => start + Duration::hours(1),
+        };
+        let zone = self.zone;
+        (
+            EventTime::DateTime { local: start, zone },
+            EventTime::DateTime { local: end, zone },
+        )
+    }
+
+    /// A rule's end on `date`, inclusive.
+    fn until(&self, date: NaiveDate) -> Until {
+        if self.all_day {
+            Until::Date(date)
+        } else {
+            Until::Floating(date.and_hms_opt(23, 59, 59).unwrap_or(NaiveDateTime::MIN))
+        }
+    }
+}
+
+/// A `recurring` note: weekly on `daysOfWeek` from `startRecur` to `endRecur`.
+fn recurring(mapping: &Mapping, times: &NoteTimes) -> Result<NoteEvent, String> {
+    let weekdays: Vec<Weekday> = list(mapping, "daysOfWeek")
+        .iter()
+        .map(|d| {
+            parse_note_weekday(d).ok_or_else(|| {
+                format!("`daysOfWeek` value `{d}` is not a weekday letter (U M T W R F S)")
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    if weekdays.is_empty() {
+        return Err("a recurring note needs `daysOfWeek`".to_owned());
+    }
+    let first = date(mapping, "startRecur")?.unwrap_or(OPEN_START);
+    let (start, end) = times.span(first, None);
+    let mut rule = RecurrenceRule::new(hearth_ical::Frequency::Weekly).with_weekdays(&weekdays);
+    rule.set_until(date(mapping, "endRecur")?.map(|date| times.until(date)));
+    let recurrence = Recurrence {
+        rules: vec![rule],
+        rdates: Vec::new(),
+        periods: Vec::new(),
+        exdates: skip_dates(mapping)?,
+        start_is_occurrence: false,
+    };
+    Ok((start, end, Some(recurrence)))
+}
+
+/// An `rrule` note: its `rrule` from `startDate` (or `date`).
+fn rrule(mapping: &Mapping, times: &NoteTimes) -> Result<NoteEvent, String> {
+    let first = match date(mapping, "startDate")? {
+        Some(first) => first,
+        None => date(mapping, "date")?.ok_or("an rrule note needs `startDate`")?,
+    };
+    let text = string(mapping, "rrule").ok_or("an rrule note needs `rrule`")?;
+    let rule: RecurrenceRule = rule_text(&text)
+        .parse()
+        .map_err(|e: hearth_ical::IcalError| e.to_string())?;
+    let (start, end) = times.span(first, date(mapping, "endDate")?);
+    let recurrence = Recurrence {
+        rules: vec![rule],
+        rdates: Vec::new(),
+        periods: Vec::new(),
+        exdates: skip_dates(mapping)?,
+        start_is_occurrence: false,
+    };
+    Ok((start, end, Some(recurrence)))
 }
 
 fn skip_dates(mapping: &Mapping) -> Result<Vec<EventTime>, String> {

@@ -7,15 +7,13 @@ use std::path::Path;
 
 use chrono::{Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use chrono_tz::Tz;
+use hearth_ical::{Event, EventSpec, RecurrenceRule, RecurrenceSpec, SpecTime, Until};
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
 use crate::notes::{
     OPEN_START, front_matter, note_weekday_letter, parse_note_date, parse_note_time, read_note,
 };
-use crate::rrule::{RecurrenceRule, Until};
-use crate::spec::{EventSpec, RecurrenceSpec, SpecTime};
 use crate::yaml_edit::{YamlText, render_entry};
 
 /// A front-matter key and its value (`None`: the key is absent).
@@ -90,53 +88,18 @@ fn fields(
         ("allDay", Some(Value::Bool(all_day))),
     ];
     let plain_weekly = rule.filter(|r| r.is_plain_weekly() && !force_rrule && skip.is_empty());
-    match (rule, plain_weekly) {
-        (None, _) => {
-            out.push(("type", text("single")));
-            out.push(("date", date_value(first)));
-            out.push((
+    out.extend(match (rule, plain_weekly) {
+        (None, _) => vec![
+            ("type", text("single")),
+            ("date", date_value(first)),
+            (
                 "endDate",
                 (last > first).then(|| date_value(last)).flatten(),
-            ));
-        }
-        (Some(_), Some(weekly)) => {
-            let days: Vec<Value> = weekly
-                .weekdays()
-                .into_iter()
-                .map(|d| Value::String(note_weekday_letter(d).to_owned()))
-                .collect();
-            out.push(("type", text("recurring")));
-            out.push(("daysOfWeek", Some(Value::Sequence(days))));
-            // A note that had no `startRecur` keeps none (it reads as `OPEN_START`).
-            out.push((
-                "startRecur",
-                (first != OPEN_START).then(|| date_value(first)).flatten(),
-            ));
-            out.push(("endRecur", until_date(weekly, zone).and_then(date_value)));
-        }
-        (Some(rule), None) => {
-            let mut rule = rule.clone();
-            // Notes keep the end as a date; Full Calendar reads it as a date too.
-            if let Some(date) = until_date(&rule, zone) {
-                rule.set_until(Some(Until::Date(date)));
-            }
-            out.push(("type", text("rrule")));
-            out.push(("startDate", date_value(first)));
-            // Each occurrence lasts as the first does (read from `endDate`, as for a
-            // single event).
-            out.push((
-                "endDate",
-                (last > first).then(|| date_value(last)).flatten(),
-            ));
-            out.push(("rrule", text(rule.to_string())));
-            out.push((
-                "skipDates",
-                Some(Value::Sequence(
-                    skip.iter().filter_map(|d| date_value(*d)).collect(),
-                )),
-            ));
-        }
-    }
+            ),
+        ],
+        (Some(_), Some(weekly)) => weekly_fields(weekly, first, zone),
+        (Some(rule), None) => rrule_fields(rule, (first, last), skip, zone),
+    });
     if all_day {
         out.push(("startTime", None));
         out.push(("endTime", None));
@@ -152,6 +115,57 @@ fn fields(
         }
     }
     Ok(out)
+}
+
+/// The keys of a `recurring` note: weekly on its days.
+fn weekly_fields(weekly: &RecurrenceRule, first: NaiveDate, zone: Tz) -> Vec<Field> {
+    let days: Vec<Value> = weekly
+        .weekdays()
+        .into_iter()
+        .map(|d| Value::String(note_weekday_letter(d).to_owned()))
+        .collect();
+    vec![
+        ("type", text("recurring")),
+        ("daysOfWeek", Some(Value::Sequence(days))),
+        // A note that had no `startRecur` keeps none (it reads as `OPEN_START`).
+        (
+            "startRecur",
+            (first != OPEN_START).then(|| date_value(first)).flatten(),
+        ),
+        ("endRecur", until_date(weekly, zone).and_then(date_value)),
+    ]
+}
+
+/// The keys of an `rrule` note: its rule, its first occurrence's days, and the
+/// skipped dates.
+fn rrule_fields(
+    rule: &RecurrenceRule,
+    (first, last): (NaiveDate, NaiveDate),
+    skip: &[NaiveDate],
+    zone: Tz,
+) -> Vec<Field> {
+    let mut rule = rule.clone();
+    // Notes keep the end as a date; Full Calendar reads it as a date too.
+    if let Some(date) = until_date(&rule, zone) {
+        rule.set_until(Some(Until::Date(date)));
+    }
+    vec![
+        ("type", text("rrule")),
+        ("startDate", date_value(first)),
+        // Each occurrence lasts as the first does (read from `endDate`, as for a
+        // single event).
+        (
+            "endDate",
+            (last > first).then(|| date_value(last)).flatten(),
+        ),
+        ("rrule", text(rule.to_string())),
+        (
+            "skipDates",
+            Some(Value::Sequence(
+                skip.iter().filter_map(|d| date_value(*d)).collect(),
+            )),
+        ),
+    ]
 }
 
 fn rule_of(spec: &EventSpec, current: Option<&Event>) -> Result<Option<RecurrenceRule>> {

@@ -3,14 +3,12 @@
 
 use chrono::{Duration, NaiveTime};
 use chrono_tz::Tz;
+use hearth_ical::{Event, EventTime, Occurrence, Zone};
 
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
-use crate::index::Occurrence;
 use crate::query::occurrence_info;
 use crate::spec::{InputTime, parse_input_time};
 use crate::store::LoadedCalendar;
-use crate::time::{EventTime, Zone};
 
 /// An occurrence found.
 #[derive(Clone, Debug)]
@@ -108,7 +106,7 @@ pub(crate) fn base_for_occurrence(master: &Event, found: &FoundOccurrence, float
     let mut base = master.clone();
     base.recurrence = None;
     base.recurrence_id = Some(found.recurrence_id);
-    base.range = crate::event::OverrideRange::ThisOccurrence;
+    base.range = hearth_ical::OverrideRange::ThisOccurrence;
     base.start = found.recurrence_id;
     base.end = match found.recurrence_id {
         EventTime::Date(date) => EventTime::Date(date + master.duration(floating)),

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 use chrono_tz::Tz;
+use hearth_ical::{
+    Event, EventId, EventSource, EventTime, LoadWarning, Occurrence, Zone, sort_occurrences,
+};
 use serde::Serialize;
 
-use crate::error::{CalendarError, LoadWarning, Result};
-use crate::event::{Event, EventId, EventSource};
-use crate::index::{Occurrence, sort_occurrences};
+use crate::error::{CalendarError, Result};
 use crate::presence::StorageState;
 use crate::spec::{InputTime, parse_input_time};
 use crate::store::{CalendarInfo, Calendars, LoadedCalendar};
 use crate::taxonomy::{CategoryCount, Taxonomy, count_categories};
-use crate::time::{EventTime, Zone};
 
 /// Parses a range bound: a date (midnight in `zone`), a wall-clock date-time in `zone`,
 /// or an RFC 3339 time.
@@ -214,7 +214,7 @@ pub(crate) fn occurrence_info(occurrence: &Occurrence<'_>, zone: Tz) -> Occurren
         EventTime::Date(date) => date.to_string(),
         time => format_local(time.to_utc(zone), zone),
     });
-    let taxonomy = event.taxonomy();
+    let taxonomy = Taxonomy::of(event);
     OccurrenceInfo {
         id: event.id().to_string(),
         calendar: event.calendar.clone(),
@@ -358,7 +358,7 @@ impl Calendars {
             text.as_deref().is_none_or(|t| event.matches_text(t))
                 && category
                     .as_deref()
-                    .is_none_or(|c| event.matches_category(c))
+                    .is_none_or(|c| Taxonomy::event_in(event, c))
         };
         let limit = query.limit.max(1);
         let mut found: Vec<Occurrence<'_>> = Vec::new();
@@ -423,7 +423,7 @@ impl Calendars {
             id: id.to_string(),
             calendar: id.calendar.clone(),
             title: event.title.clone(),
-            taxonomy: event.taxonomy(),
+            taxonomy: Taxonomy::of(event),
             all_day: event.is_all_day(),
             start: describe_time(&event.start, false),
             end: describe_time(&event.end, true),

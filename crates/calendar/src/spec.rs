@@ -4,15 +4,15 @@
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
+use hearth_ical::{
+    Event, EventSpec, EventTime, Frequency, RecurrenceRule, RecurrenceSpec, SpecTime, Until, Zone,
+    parse_time_zone, resolve_local,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
-use crate::rrule::{Frequency, RecurrenceRule, Until};
 use crate::taxonomy::Taxonomy;
-use crate::time::{EventTime, Zone, resolve_local};
-use crate::timezone::parse_time_zone;
 
 const MAX_TITLE: usize = 500;
 const MAX_TEXT: usize = 20_000;
@@ -90,100 +90,6 @@ pub struct EventPatch {
     /// New RRULE (empty: stop repeating).
     #[serde(default)]
     pub recurrence: Option<String>,
-}
-
-/// A start or end as a staged change records it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum SpecTime {
-    Date {
-        date: NaiveDate,
-    },
-    Zoned {
-        local: NaiveDateTime,
-        time_zone: String,
-    },
-    Floating {
-        local: NaiveDateTime,
-    },
-    Utc {
-        utc: NaiveDateTime,
-    },
-}
-
-impl SpecTime {
-    pub fn from_event_time(time: EventTime) -> Self {
-        match time {
-            EventTime::Date(date) => Self::Date { date },
-            EventTime::DateTime { local, zone } => match zone {
-                Zone::Utc => Self::Utc { utc: local },
-                Zone::Floating => Self::Floating { local },
-                Zone::Named(tz) => Self::Zoned {
-                    local,
-                    time_zone: tz.name().to_owned(),
-                },
-                Zone::Fixed(offset) => Self::Utc {
-                    utc: resolve_local(&offset, local).naive_utc(),
-                },
-            },
-        }
-    }
-
-    pub fn to_event_time(&self) -> Result<EventTime> {
-        Ok(match self {
-            Self::Date { date } => EventTime::Date(*date),
-            Self::Zoned { local, time_zone } => EventTime::DateTime {
-                local: *local,
-                zone: Zone::Named(parse_time_zone(time_zone)?),
-            },
-            Self::Floating { local } => EventTime::DateTime {
-                local: *local,
-                zone: Zone::Floating,
-            },
-            Self::Utc { utc } => EventTime::DateTime {
-                local: *utc,
-                zone: Zone::Utc,
-            },
-        })
-    }
-}
-
-/// What happens to an event's recurrence.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum RecurrenceSpec {
-    /// Leave the recurrence (rules, extra dates, exceptions) as it is.
-    Unchanged,
-    /// No recurrence.
-    None,
-    /// Repeat by this rule.
-    Rule { rule: String },
-}
-
-/// The exact event a staged change writes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct EventSpec {
-    pub uid: String,
-    pub title: String,
-    pub start: SpecTime,
-    pub end: SpecTime,
-    pub location: Option<String>,
-    pub description: Option<String>,
-    pub recurrence: RecurrenceSpec,
-}
-
-impl EventSpec {
-    pub fn start_time(&self) -> Result<EventTime> {
-        self.start.to_event_time()
-    }
-
-    pub fn end_time(&self) -> Result<EventTime> {
-        self.end.to_event_time()
-    }
-
-    pub fn is_all_day(&self) -> bool {
-        matches!(self.start, SpecTime::Date { .. })
-    }
 }
 
 fn invalid(message: impl Into<String>) -> CalendarError {
@@ -460,39 +366,7 @@ fn replace_or_remove(value: Option<&str>, current: Option<String>) -> Option<Str
 /// The event `event` becomes with `patch` applied. `tz` is the zone for wall-clock
 /// times without one when the event has no zone of its own.
 pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result<EventSpec> {
-    let current = event.taxonomy();
-    let mut taxonomy = match patch.title.as_deref() {
-        Some(title) => {
-            let title = clean_text("title", title, MAX_TITLE, true)?;
-            if title.is_empty() {
-                return Err(invalid(
-                    "`title` is empty; give the event a title or leave `title` out",
-                ));
-            }
-            let parsed = Taxonomy::parse(&title);
-            if parsed.category.is_some() {
-                parsed
-            } else {
-                Taxonomy {
-                    title: parsed.title,
-                    ..current
-                }
-            }
-        }
-        None => current,
-    };
-    if let Some(category) = patch.category.as_deref() {
-        taxonomy.category = replace_or_remove(Some(category), None);
-        if taxonomy.category.is_none() {
-            taxonomy.sub_category = None;
-        }
-    }
-    if let Some(sub) = patch.sub_category.as_deref() {
-        taxonomy.sub_category = replace_or_remove(Some(sub), None);
-        if taxonomy.sub_category.is_some() && taxonomy.category.is_none() {
-            return Err(invalid("`sub_category` needs a `category`"));
-        }
-    }
+    let taxonomy = patched_taxonomy(event, patch)?;
     let event_tz = match event.start.zone() {
         Zone::Named(tz) => tz,
         _ => tz,
@@ -506,35 +380,7 @@ pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result
         || patch.all_day.is_some()
         || patch.time_zone.is_some();
     let (start, end) = if times_touched {
-        let start_input = match &patch.start {
-            Some(text) => parse_input_time("start", text)?,
-            None => match event.start {
-                EventTime::Date(date) => InputTime::Date(date),
-                time if patch.time_zone.is_some() && time.zone() == Zone::Named(event_tz) => {
-                    InputTime::Local(time.local())
-                }
-                time => InputTime::Instant(time.to_utc(event_tz).fixed_offset()),
-            },
-        };
-        let all_day = patch.all_day.unwrap_or(match &patch.start {
-            Some(_) => matches!(start_input, InputTime::Date(_)),
-            None => event.is_all_day(),
-        });
-        let length = event.duration(event_tz);
-        let end_input = match &patch.end {
-            Some(text) => Some(parse_input_time("end", text)?),
-            None if all_day && event.is_all_day() => {
-                let last = date_of(start_input) + Duration::days((length.num_days() - 1).max(0));
-                Some(InputTime::Date(last))
-            }
-            None => None,
-        };
-        let default_length = if event.is_all_day() || length <= Duration::zero() {
-            Duration::hours(1)
-        } else {
-            length
-        };
-        resolve_times(start_input, end_input, all_day, tz, default_length)?
+        patched_times(event, patch, event_tz, tz)?
     } else {
         (
             SpecTime::from_event_time(event.start),
@@ -571,6 +417,85 @@ pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result
         },
         recurrence,
     })
+}
+
+/// The title, category and sub-category `patch` gives `event`: a new title keeps the
+/// current category unless it carries its own; an empty category removes both.
+fn patched_taxonomy(event: &Event, patch: &EventPatch) -> Result<Taxonomy> {
+    let current = Taxonomy::of(event);
+    let mut taxonomy = match patch.title.as_deref() {
+        Some(title) => {
+            let title = clean_text("title", title, MAX_TITLE, true)?;
+            if title.is_empty() {
+                return Err(invalid(
+                    "`title` is empty; give the event a title or leave `title` out",
+                ));
+            }
+            let parsed = Taxonomy::parse(&title);
+            if parsed.category.is_some() {
+                parsed
+            } else {
+                Taxonomy {
+                    title: parsed.title,
+                    ..current
+                }
+            }
+        }
+        None => current,
+    };
+    if let Some(category) = patch.category.as_deref() {
+        taxonomy.category = replace_or_remove(Some(category), None);
+        if taxonomy.category.is_none() {
+            taxonomy.sub_category = None;
+        }
+    }
+    if let Some(sub) = patch.sub_category.as_deref() {
+        taxonomy.sub_category = replace_or_remove(Some(sub), None);
+        if taxonomy.sub_category.is_some() && taxonomy.category.is_none() {
+            return Err(invalid("`sub_category` needs a `category`"));
+        }
+    }
+    Ok(taxonomy)
+}
+
+/// The start and end after `patch` touched the times: a start not given is the
+/// event's (in `event_tz`), the length is kept unless an end is given, and the kind
+/// (all-day or timed) follows the new start unless `all_day` says.
+fn patched_times(
+    event: &Event,
+    patch: &EventPatch,
+    event_tz: Tz,
+    tz: Tz,
+) -> Result<(SpecTime, SpecTime)> {
+    let start_input = match &patch.start {
+        Some(text) => parse_input_time("start", text)?,
+        None => match event.start {
+            EventTime::Date(date) => InputTime::Date(date),
+            time if patch.time_zone.is_some() && time.zone() == Zone::Named(event_tz) => {
+                InputTime::Local(time.local())
+            }
+            time => InputTime::Instant(time.to_utc(event_tz).fixed_offset()),
+        },
+    };
+    let all_day = patch.all_day.unwrap_or(match &patch.start {
+        Some(_) => matches!(start_input, InputTime::Date(_)),
+        None => event.is_all_day(),
+    });
+    let length = event.duration(event_tz);
+    let end_input = match &patch.end {
+        Some(text) => Some(parse_input_time("end", text)?),
+        None if all_day && event.is_all_day() => {
+            let last = date_of(start_input) + Duration::days((length.num_days() - 1).max(0));
+            Some(InputTime::Date(last))
+        }
+        None => None,
+    };
+    let default_length = if event.is_all_day() || length <= Duration::zero() {
+        Duration::hours(1)
+    } else {
+        length
+    };
+    resolve_times(start_input, end_input, all_day, tz, default_length)
 }
 
 #[cfg(test)]

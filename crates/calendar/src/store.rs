@@ -4,32 +4,26 @@
 //! passed; a CalDAV calendar that cannot sync is read from its last sync).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
-use hearth_config::{CalendarConfig, CalendarKind};
+use hearth_caldav::{CachedResource, DavTransport, NoNetwork, SyncCache, SyncReport};
+use hearth_config::CalendarConfig;
+use hearth_ical::{EventIndex, LoadWarning};
 use serde::Serialize;
 
-use crate::caldav::{
-    CachedResource, CalDavAccount, CalDavSource, DavTransport, NoNetwork, PasswordSource,
-    SyncCache, SyncReport,
-};
-use crate::error::{CalendarError, LoadWarning, Result};
-use crate::index::EventIndex;
+use crate::caldav::CalDavSource;
+use crate::configure::configure;
+use crate::error::{CalendarError, Result};
 use crate::presence::{Origin, StorageState};
 use crate::source::{LocalSource, Subscription, SubscriptionSource};
-use crate::timezone::parse_time_zone;
 
 /// Calendars larger than this are refused unless configured otherwise.
 pub const DEFAULT_MAX_CALENDAR_BYTES: u64 = 128 * 1024 * 1024;
 
-/// How often a subscription is fetched again when its configuration does not say.
-const DEFAULT_REFRESH: Duration = Duration::from_secs(60 * 60);
-/// How often a CalDAV calendar is synced again when its configuration does not say.
-const DEFAULT_CALDAV_REFRESH: Duration = Duration::from_secs(5 * 60);
 /// How soon a CalDAV calendar that could not sync is tried again.
 const OFFLINE_RETRY: Duration = Duration::from_secs(60);
 
@@ -214,168 +208,6 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Calendars {
     pub(crate) inner: Arc<Inner>,
-}
-
-fn expand_home(path: &Path) -> PathBuf {
-    match path.strip_prefix("~") {
-        Ok(rest) => match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(rest),
-            None => path.to_path_buf(),
-        },
-        Err(_) => path.to_path_buf(),
-    }
-}
-
-fn configure(
-    id: &str,
-    config: &CalendarConfig,
-    options: &CalendarOptions,
-    problems: &mut Vec<ConfigProblem>,
-) -> Option<CalendarInfo> {
-    let mut problem = |message: String| {
-        problems.push(ConfigProblem {
-            calendar: id.to_owned(),
-            message,
-        })
-    };
-    if id.is_empty() || id.contains(['/', ' ']) {
-        problem(format!(
-            "the calendar id `{id}` must be non-empty without `/` or spaces; rename the [calendars.{id}] section"
-        ));
-        return None;
-    }
-    if config.password.is_some() {
-        problem(
-            "a password is never kept in config.toml; remove `password`, put it in an environment variable named by `password_env`, or name a command printing it (a keyring) in `password_command`".to_owned(),
-        );
-        return None;
-    }
-    let zone = match config.time_zone.as_deref().map(parse_time_zone) {
-        Some(Ok(zone)) => zone,
-        Some(Err(error)) => {
-            problem(format!(
-                "{error}; the user's zone {} is used",
-                options.time_zone.name()
-            ));
-            options.time_zone
-        }
-        None => options.time_zone,
-    };
-    let path = config.path.as_deref().map(expand_home);
-    let (kind, storage, location) = match config.kind {
-        CalendarKind::Ics | CalendarKind::Notes => {
-            let Some(path) = path else {
-                problem("set `path` to the calendar's file (ics) or folder (notes)".to_owned());
-                return None;
-            };
-            let location = path.display().to_string();
-            if config.kind == CalendarKind::Ics {
-                (StorageKind::Ics, Storage::File(path), location)
-            } else {
-                (StorageKind::Notes, Storage::Folder(path), location)
-            }
-        }
-        CalendarKind::Subscription => {
-            if config.url.is_none() && path.is_none() {
-                problem(
-                    "set `url` (or `path`, for a downloaded copy) for the subscription".to_owned(),
-                );
-                return None;
-            }
-            // A location is shown (listings, messages, proposals): never a password.
-            let location = config.url.as_deref().map_or_else(
-                || {
-                    path.as_deref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default()
-                },
-                |url| hearth_core::redact_userinfo(url).into_owned(),
-            );
-            let subscription = Subscription {
-                calendar: id.to_owned(),
-                url: config.url.clone(),
-                path,
-                allow_private_network: config.allow_private_network,
-                max_bytes: options.max_calendar_bytes,
-                refresh: config.refresh_minutes.map_or(DEFAULT_REFRESH, |minutes| {
-                    Duration::from_secs(minutes.max(1) * 60)
-                }),
-            };
-            (
-                StorageKind::Subscription,
-                Storage::Subscription(subscription),
-                location,
-            )
-        }
-        CalendarKind::Caldav => {
-            let Some(url) = config
-                .url
-                .clone()
-                .filter(|url| url.starts_with("https://") || url.starts_with("http://"))
-            else {
-                problem("set `url` to the calendar's http(s) address (find it with `hearth calendar add --caldav <server>`)".to_owned());
-                return None;
-            };
-            let password = match (&config.password_env, &config.password_command) {
-                (Some(_), Some(_)) => {
-                    problem("set `password_env` or `password_command`, not both".to_owned());
-                    return None;
-                }
-                (Some(name), None) => PasswordSource::Env(name.clone()),
-                (None, Some(command)) => PasswordSource::Command(command.clone()),
-                (None, None) => PasswordSource::None,
-            };
-            if config.username.is_some() && password == PasswordSource::None {
-                problem("set `password_env` (an environment variable holding the password) or `password_command` for the user name".to_owned());
-                return None;
-            }
-            let source = CalDavSource {
-                account: CalDavAccount {
-                    label: id.to_owned(),
-                    url: if url.ends_with('/') {
-                        url.clone()
-                    } else {
-                        format!("{url}/")
-                    },
-                    username: config.username.clone(),
-                    password,
-                    allow_private_network: config.allow_private_network,
-                },
-                refresh: config
-                    .refresh_minutes
-                    .map_or(DEFAULT_CALDAV_REFRESH, |minutes| {
-                        Duration::from_secs(minutes.max(1) * 60)
-                    }),
-                cache: options.caldav_cache_dir.join(format!("{id}.json")),
-                max_bytes: options.max_calendar_bytes,
-            };
-            let location = hearth_core::redact_userinfo(&url).into_owned();
-            (StorageKind::Caldav, Storage::CalDav(source), location)
-        }
-    };
-    let (writable, reason) = match (kind, config.writable) {
-        (StorageKind::Subscription, Some(true)) => {
-            problem("subscriptions are read-only; `writable = true` is ignored".to_owned());
-            (false, Some("a subscription".to_owned()))
-        }
-        (StorageKind::Subscription, _) => (false, Some("a subscription".to_owned())),
-        (_, Some(false)) => (false, Some("configured with writable = false".to_owned())),
-        _ => (true, None),
-    };
-    Some(CalendarInfo {
-        id: id.to_owned(),
-        name: config.name.clone().unwrap_or_else(|| id.to_owned()),
-        kind,
-        location,
-        writable,
-        read_only_reason: reason,
-        default: config.default && writable,
-        time_zone: zone.name().to_owned(),
-        color: config.color.clone(),
-        storage,
-        zone,
-        origin: Origin::Configured,
-    })
 }
 
 impl Calendars {
@@ -584,12 +416,7 @@ impl Calendars {
         {
             Ok((cache, _)) => (cache, Vec::new(), source.refresh, None),
             Err(error) => {
-                let path = source.cache.clone();
-                let account = source.account.clone();
-                let last = tokio::task::spawn_blocking(move || SyncCache::read(&path, &account))
-                    .await
-                    .map_err(|error| CalendarError::Task(error.to_string()))??;
-                let Some(last) = last else {
+                let Some(last) = crate::caldav::read_cache_blocking(&source).await? else {
                     return Err(error);
                 };
                 let when = last.synced_at.map_or_else(

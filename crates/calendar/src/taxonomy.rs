@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use hearth_ical::Event;
 use serde::Serialize;
 
 const SEPARATOR: &str = " - ";
@@ -58,6 +59,32 @@ impl Taxonomy {
             },
             None => parsed,
         }
+    }
+
+    /// The taxonomy of `event`'s title.
+    pub fn of(event: &Event) -> Self {
+        Self::parse(&event.title)
+    }
+
+    /// Whether `event` is in `category` (already lower-case): its title's category,
+    /// `Category - SubCategory`, or one of its `CATEGORIES`.
+    pub fn event_in(event: &Event, category: &str) -> bool {
+        let taxonomy = Self::of(event);
+        if let Some(own) = &taxonomy.category {
+            let own = own.to_lowercase();
+            if own == category {
+                return true;
+            }
+            if let Some(sub) = &taxonomy.sub_category
+                && format!("{own} - {}", sub.to_lowercase()) == category
+            {
+                return true;
+            }
+        }
+        event
+            .categories
+            .iter()
+            .any(|c| c.to_lowercase() == category)
     }
 
     /// `Category - SubCategory - Title`, leaving out the parts that are absent.
@@ -177,6 +204,31 @@ mod tests {
             Taxonomy::new(None, None, "Work - Travel - Flight").format(),
             "Work - Travel - Flight"
         );
+    }
+
+    #[test]
+    fn an_event_is_in_its_titles_category_and_its_own_categories() {
+        let date = chrono::NaiveDate::from_ymd_opt(2026, 3, 3).unwrap();
+        let event = Event {
+            calendar: "home".into(),
+            uid: "1".into(),
+            recurrence_id: None,
+            range: hearth_ical::OverrideRange::ThisOccurrence,
+            title: "Work - Meetings - Sync".into(),
+            description: None,
+            location: None,
+            categories: vec!["Important".into()],
+            status: None,
+            start: hearth_ical::EventTime::Date(date),
+            end: hearth_ical::EventTime::Date(date.succ_opt().unwrap()),
+            recurrence: None,
+            source: hearth_ical::EventSource::Ics { line: 1 },
+        };
+        assert!(Taxonomy::event_in(&event, "work"));
+        assert!(Taxonomy::event_in(&event, "work - meetings"));
+        assert!(Taxonomy::event_in(&event, "important"));
+        assert!(!Taxonomy::event_in(&event, "meetings"));
+        assert_eq!(Taxonomy::of(&event).title, "Sync");
     }
 
     #[test]

@@ -1,17 +1,18 @@
-//! The calendar tools agents call, as implementations of Hearth's tool seam
-//! ([`ToolHandler`]). Read tools answer at once; staging tools only return a
-//! [`ToolOutput::Staged`] draft, and write when the approval gate calls `apply`.
-//! They reach nothing but calendar storage, through [`Calendars`].
+//! The calendar tools agents call, on Hearth's tool seam as [`TypedTool`]s: each
+//! declares its arguments as a type, whose JSON Schema is what the model sees. Read
+//! tools answer at once; staging tools only return a [`ToolOutput::Staged`] draft, and
+//! write when the approval gate calls `apply`. They reach nothing but calendar storage,
+//! through [`Calendars`].
+//!
+//! [`TypedTool`]: hearth_core::TypedTool
+//! [`ToolOutput::Staged`]: hearth_core::ToolOutput::Staged
 
 mod read;
 mod stage;
 
 use std::sync::Arc;
 
-use hearth_core::{ToolError, ToolHandler};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use hearth_core::ToolHandler;
 
 use crate::store::Calendars;
 
@@ -49,28 +50,21 @@ pub fn calendar_tools(calendars: Calendars) -> Vec<Arc<dyn ToolHandler>> {
     ]
 }
 
-/// The JSON Schema of a tool's arguments, with subschemas inlined (some models do not
-/// follow `$ref`).
-pub(crate) fn schema_of<T: JsonSchema>() -> Value {
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator()
-        .into_root_schema_for::<T>();
-    let mut value = schema.to_value();
-    if let Value::Object(map) = &mut value {
-        map.remove("$schema");
-        map.remove("title");
-    }
-    value
+/// A calendar tool's type: the tool over the calendars it shares.
+macro_rules! calendar_tool {
+    ($(#[$doc:meta])* $tool:ident) => {
+        $(#[$doc])*
+        pub struct $tool {
+            calendars: Calendars,
+        }
+
+        impl $tool {
+            /// The tool over `calendars`.
+            pub fn new(calendars: Calendars) -> Self {
+                Self { calendars }
+            }
+        }
+    };
 }
 
-/// Reads a tool's arguments; a missing or `null` arguments object counts as `{}`.
-pub(crate) fn arguments<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, ToolError> {
-    let arguments = if arguments.is_null() {
-        Value::Object(Default::default())
-    } else {
-        arguments
-    };
-    serde_json::from_value(arguments)
-        .map_err(|error| ToolError::InvalidArguments(format!("{tool}: {error}")))
-}
+use calendar_tool;

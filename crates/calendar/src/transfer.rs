@@ -5,23 +5,20 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use chrono::Utc;
+use hearth_ical::{
+    EventSpec, EventTime, LoadWarning, append_components, create_events, delete_occurrence,
+    empty_calendar, parse_tree, read_tree,
+};
 use serde::Serialize;
 
-use crate::atomic::{FileChange, WriteMode, read_optional, write_all, write_atomic};
-use crate::change::unique_note_name;
-use crate::component::parse_tree;
-use crate::error::{CalendarError, LoadWarning, Result};
-use crate::event::EventSource;
-use crate::fingerprint::content_fingerprint;
-use crate::ics_read::{component_uid, read_tree};
-use crate::ics_write::{append_components, create, delete_occurrence, empty_calendar};
+use crate::error::{CalendarError, Result};
 use crate::loading::{Decoding, decode, read_limited};
-use crate::note_conversion::{ics_as_notes, note_as_ics};
-use crate::notes_write::{new_note_skipping, note_file_name};
+use crate::note_conversion::note_as_ics;
 use crate::presence::StorageState;
-use crate::spec::EventSpec;
 use crate::store::{Calendars, Content, Storage};
-use crate::time::EventTime;
+use import::{import_into_file, import_into_folder};
+
+mod import;
 
 /// What an import did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -98,121 +95,12 @@ impl Calendars {
         };
         match &info.storage {
             Storage::File(path) => {
-                let loaded_lines: HashSet<usize> = parsed
-                    .events
-                    .iter()
-                    .filter_map(|e| match e.source {
-                        EventSource::Ics { line } => Some(line),
-                        EventSource::Note { .. } => None,
-                    })
-                    .collect();
-                let current = read_optional(path)?;
-                let fingerprint = current.as_deref().map(content_fingerprint);
-                let target = current
-                    .map(String::from_utf8)
-                    .transpose()
-                    .map_err(|_| CalendarError::ReadOnly {
-                        id: info.id.clone(),
-                        reason: "the file is not valid UTF-8".to_owned(),
-                    })?
-                    .unwrap_or_default();
-                let target_tree = parse_tree(&target);
-                let ending = target_tree.line_ending;
-                let calendars = |tree: &crate::component::Tree<'_>| -> Vec<usize> {
-                    tree.components
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, c)| c.name == "VCALENDAR")
-                        .map(|(i, _)| i)
-                        .collect()
-                };
-                let mut existing: HashSet<String> = HashSet::new();
-                let mut zones: HashSet<String> = HashSet::new();
-                for i in calendars(&target_tree) {
-                    for child in &target_tree.components[i].children {
-                        match child.name.as_str() {
-                            "VEVENT" => {
-                                existing.insert(component_uid(child, &target));
-                            }
-                            "VTIMEZONE" => {
-                                zones.extend(child.value("TZID").map(|t| t.trim().to_owned()));
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                let mut events = String::new();
-                let mut needed: Vec<String> = Vec::new();
-                let mut skipped_uids: HashSet<String> = HashSet::new();
-                for i in calendars(&tree) {
-                    for child in tree.components[i]
-                        .children
-                        .iter()
-                        .filter(|c| c.name == "VEVENT" && loaded_lines.contains(&c.line))
-                    {
-                        let uid = component_uid(child, text);
-                        if existing.contains(&uid) {
-                            if skipped_uids.insert(uid.clone()) {
-                                report
-                                    .skipped
-                                    .push(format!("`{uid}`: the calendar already has it"));
-                            }
-                            continue;
-                        }
-                        events.push_str(&normalise_endings(&text[child.span.clone()], ending));
-                        report.imported += usize::from(child.property("RECURRENCE-ID").is_none());
-                        note_zones(child, &mut needed, &zones);
-                    }
-                }
-                let timezones = zone_definitions(&tree, text, &needed, ending);
-                if report.imported == 0 && events.is_empty() {
+                if !import_into_file(&info, path, text, &tree, &parsed.events, &mut report)? {
                     return Ok(report);
                 }
-                let written = append_components(&target, &events, &timezones)?;
-                // Nothing else may have written since we read (we hold the lock; this
-                // guards against other programs).
-                let now = read_optional(path)?.as_deref().map(content_fingerprint);
-                if now != fingerprint {
-                    return Err(CalendarError::Conflict { path: path.clone() });
-                }
-                info.ensure_folder()?;
-                let mode = if fingerprint.is_some() {
-                    WriteMode::Replace
-                } else {
-                    WriteMode::CreateNew
-                };
-                write_atomic(path, written.as_bytes(), mode)?;
             }
             Storage::Folder(folder) => {
-                let mut taken = Vec::new();
-                let mut writes = Vec::new();
-                for event in &parsed.events {
-                    if event.recurrence_id.is_some() {
-                        report.skipped.push(format!(
-                            "a changed occurrence of '{}': notes cannot hold one",
-                            event.title
-                        ));
-                        continue;
-                    }
-                    let form = ics_as_notes(event, info.zone);
-                    report.skipped.extend(form.lost);
-                    report.adapted.extend(form.adapted);
-                    let singles = form.singles.into_iter().map(|spec| (spec, Vec::new()));
-                    for (mut spec, skip) in form.main.into_iter().chain(singles) {
-                        let name = note_file_name(&spec)?;
-                        spec.uid = unique_note_name(folder, &name, &taken);
-                        taken.push(spec.uid.clone());
-                        writes.push(FileChange::Put {
-                            path: folder.join(&spec.uid),
-                            bytes: new_note_skipping(&spec, info.zone, &skip)?.into_bytes(),
-                            mode: WriteMode::CreateNew,
-                        });
-                    }
-                    report.imported += 1;
-                }
-                // Every note of the import or none.
-                info.ensure_folder()?;
-                write_all(writes)?;
+                import_into_folder(&info, folder, &parsed.events, &mut report)?;
             }
             Storage::CalDav(source) => {
                 self.import_caldav(&info, source, text, &tree, &parsed.events, &mut report)
@@ -256,7 +144,7 @@ impl Calendars {
                     .map(|event| note_as_ics(event, floating))
                     .collect();
                 let specs: Vec<EventSpec> = forms.iter().map(|(spec, _)| spec.clone()).collect();
-                let mut text = create(&empty_calendar(), &specs, stamp)?.text;
+                let mut text = create_events(&empty_calendar(), &specs, stamp)?.text;
                 for (spec, exdates) in &forms {
                     for exdate in exdates {
                         text = delete_occurrence(&text, &spec.uid, exdate, stamp)?.text;
@@ -270,8 +158,8 @@ impl Calendars {
 
 /// Adds the zones `event` names (`TZID` parameters) to `needed`, once each, leaving out
 /// those in `present`.
-fn note_zones(
-    event: &crate::component::Component<'_>,
+pub(crate) fn note_zones(
+    event: &hearth_ical::Component<'_>,
     needed: &mut Vec<String>,
     present: &HashSet<String>,
 ) {
@@ -287,8 +175,8 @@ fn note_zones(
 
 /// The VTIMEZONE definitions `tree` (of `text`) holds for `zones`, in that order, with
 /// `ending` line breaks.
-fn zone_definitions(
-    tree: &crate::component::Tree<'_>,
+pub(crate) fn zone_definitions(
+    tree: &hearth_ical::Tree<'_>,
     text: &str,
     zones: &[String],
     ending: &str,
@@ -330,122 +218,14 @@ fn merge_calendars(texts: &[&str]) -> Result<String> {
             }
         }
     }
-    append_components(&empty_calendar(), &components, &timezones)
+    Ok(append_components(
+        &empty_calendar(),
+        &components,
+        &timezones,
+    )?)
 }
 
-impl Calendars {
-    /// Imports into a CalDAV calendar: each UID's events (a series with its changed
-    /// occurrences) become one new resource with the time zones they use, created with
-    /// `If-None-Match: *` so nothing on the server is overwritten.
-    async fn import_caldav(
-        &self,
-        info: &crate::store::CalendarInfo,
-        source: &crate::caldav::CalDavSource,
-        text: &str,
-        tree: &crate::component::Tree<'_>,
-        events: &[crate::event::Event],
-        report: &mut ImportReport,
-    ) -> Result<()> {
-        let loaded = self.load(&info.id).await?;
-        let Content::CalDav { by_uid, .. } = &loaded.content else {
-            return Err(CalendarError::Task(
-                "calendar content does not match its kind".to_owned(),
-            ));
-        };
-        let loaded_lines: HashSet<usize> = events
-            .iter()
-            .filter_map(|e| match e.source {
-                EventSource::Ics { line } => Some(line),
-                EventSource::Note { .. } => None,
-            })
-            .collect();
-        let calendars: Vec<&crate::component::Component<'_>> = tree
-            .components
-            .iter()
-            .filter(|c| c.name == "VCALENDAR")
-            .collect();
-        // Each new UID's components and the zones they name, in file order.
-        let mut groups: Vec<(String, String, Vec<String>, usize)> = Vec::new();
-        let mut skipped: HashSet<String> = HashSet::new();
-        for child in calendars.iter().flat_map(|c| c.children.iter()) {
-            if child.name != "VEVENT" || !loaded_lines.contains(&child.line) {
-                continue;
-            }
-            let uid = component_uid(child, text);
-            if by_uid.contains_key(&uid) {
-                if skipped.insert(uid.clone()) {
-                    report
-                        .skipped
-                        .push(format!("`{uid}`: the calendar already has it"));
-                }
-                continue;
-            }
-            let index = match groups.iter().position(|(u, ..)| *u == uid) {
-                Some(index) => index,
-                None => {
-                    groups.push((uid.clone(), String::new(), Vec::new(), 0));
-                    groups.len() - 1
-                }
-            };
-            let group = &mut groups[index];
-            group
-                .1
-                .push_str(&normalise_endings(&text[child.span.clone()], "\r\n"));
-            group.3 += usize::from(child.property("RECURRENCE-ID").is_none());
-            note_zones(child, &mut group.2, &HashSet::new());
-        }
-        let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
-        let client = crate::caldav::DavClient::new(&*transport, &source.account, source.max_bytes)?;
-        for (uid, components, zones, masters) in &groups {
-            let timezones = zone_definitions(tree, text, zones, "\r\n");
-            let body = append_components(&empty_calendar(), components, &timezones)?;
-            let href = crate::caldav::new_resource_href(&source.account.url, uid)?;
-            let url = crate::caldav::resolve(&source.account.url, &href)?;
-            let response = client
-                .send(
-                    "PUT",
-                    &url,
-                    vec![
-                        ("Content-Type", "text/calendar; charset=utf-8".to_owned()),
-                        ("If-None-Match", "*".to_owned()),
-                    ],
-                    Some(body),
-                )
-                .await
-                .map_err(|error| partial(error, report.imported))?;
-            match response.status {
-                200..=299 => report.imported += masters,
-                412 => report
-                    .skipped
-                    .push(format!("`{uid}`: the server already has a resource {href}")),
-                status => {
-                    return Err(partial(
-                        source.account.error(format!(
-                            "PUT {url} answered HTTP {status} for event `{uid}`"
-                        )),
-                        report.imported,
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// An import error saying how many events were imported before it.
-fn partial(error: CalendarError, imported: usize) -> CalendarError {
-    match (imported, error) {
-        (0, error) => error,
-        (n, CalendarError::Server { id, url, message }) => CalendarError::Server {
-            id,
-            url,
-            message: format!("{message}; the {n} events before it were imported"),
-        },
-        (_, error) => error,
-    }
-}
-
-fn normalise_endings(text: &str, ending: &str) -> String {
+pub(crate) fn normalise_endings(text: &str, ending: &str) -> String {
     let unified = text.replace("\r\n", "\n");
     if ending == "\n" {
         unified

@@ -344,31 +344,96 @@ fn non_items(below: &str) -> String {
         .collect()
 }
 
+/// A list written as items below its key, with `items` in that style (an empty list
+/// as `[]` on the key line); `None` when the items cannot be laid out so.
+fn listed_below(
+    items: &[Value],
+    trailing: &str,
+    (head, gap, line_ending): (&str, &str, &str),
+    below: &str,
+    ending: &str,
+) -> Option<String> {
+    if items.is_empty() {
+        let comment = if trailing.is_empty() {
+            String::new()
+        } else {
+            format!(" {trailing}")
+        };
+        return Some(format!(
+            "{head}{gap}{}{comment}{line_ending}{}",
+            flow(items, Quoting::Plain, ", "),
+            non_items(below)
+        ));
+    }
+    let list = block_list(items, below, ending)?;
+    Some(format!(
+        "{head}{}{trailing}{line_ending}{list}{}",
+        if trailing.is_empty() { "" } else { gap },
+        non_items(below)
+    ))
+}
+
+/// One `key: value` entry as written: its key line cut into parts, and the lines below.
+struct EntryText<'t> {
+    /// The key line up to and with its colon.
+    head: &'t str,
+    /// The space after the colon (one space when there is none).
+    gap: &'t str,
+    /// What follows the colon.
+    after: &'t str,
+    /// The key line's ending (the document's when the last line has none but lines
+    /// follow).
+    line_ending: &'t str,
+    /// The lines below the key line.
+    below: &'t str,
+}
+
+impl<'t> EntryText<'t> {
+    /// The parts of `text`, an entry whose key line has a colon.
+    fn parse(text: &'t str, ending: &'t str) -> Option<Self> {
+        let (key_line, below) = match text.find('\n') {
+            Some(end) => text.split_at(end + 1),
+            None => (text, ""),
+        };
+        let line_ending = if key_line.ends_with("\r\n") {
+            "\r\n"
+        } else if key_line.ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        };
+        let content = &key_line[..key_line.len() - line_ending.len()];
+        let line_ending = if line_ending.is_empty() && !below.is_empty() {
+            ending
+        } else {
+            line_ending
+        };
+        let colon = content.find(':')?;
+        let (head, after) = content.split_at(colon + 1);
+        let gap = &after[..after.len() - after.trim_start().len()];
+        let gap = if gap.is_empty() { " " } else { gap };
+        Some(Self {
+            head,
+            gap,
+            after,
+            line_ending,
+            below,
+        })
+    }
+}
+
 /// The entry `text` with its value replaced by `value`, written in the entry's style.
 fn restyle(text: &str, value: &Value, ending: &str) -> String {
-    let (key_line, below) = match text.find('\n') {
-        Some(end) => text.split_at(end + 1),
-        None => (text, ""),
-    };
-    let line_ending = if key_line.ends_with("\r\n") {
-        "\r\n"
-    } else if key_line.ends_with('\n') {
-        "\n"
-    } else {
-        ""
-    };
-    let content = &key_line[..key_line.len() - line_ending.len()];
-    let line_ending = if line_ending.is_empty() && !below.is_empty() {
-        ending
-    } else {
-        line_ending
-    };
-    let Some(colon) = content.find(':') else {
+    let Some(EntryText {
+        head,
+        gap,
+        after,
+        line_ending,
+        below,
+    }) = EntryText::parse(text, ending)
+    else {
         return text.to_owned();
     };
-    let (head, after) = content.split_at(colon + 1);
-    let gap = &after[..after.len() - after.trim_start().len()];
-    let gap = if gap.is_empty() { " " } else { gap };
     let fresh = || {
         let key = head[..head.len() - 1].trim_end();
         let mut out = render_entry(key, value, ending);
@@ -392,27 +457,9 @@ fn restyle(text: &str, value: &Value, ending: &str) -> String {
                 flow(items, quoting, &separator)
             )
         }
-        (Value::Sequence(items), Style::Below { trailing }) if !items.is_empty() => {
-            match block_list(items, below, ending) {
-                Some(list) => format!(
-                    "{head}{}{trailing}{line_ending}{list}{}",
-                    if trailing.is_empty() { "" } else { gap },
-                    non_items(below)
-                ),
-                None => fresh(),
-            }
-        }
         (Value::Sequence(items), Style::Below { trailing }) => {
-            let comment = if trailing.is_empty() {
-                String::new()
-            } else {
-                format!(" {trailing}")
-            };
-            format!(
-                "{head}{gap}{}{comment}{line_ending}{}",
-                flow(items, Quoting::Plain, ", "),
-                non_items(below)
-            )
+            listed_below(items, &trailing, (head, gap, line_ending), below, ending)
+                .unwrap_or_else(fresh)
         }
         (Value::String(text), Style::BlockText) => {
             let header = after.trim();

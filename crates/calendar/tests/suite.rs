@@ -2,9 +2,9 @@
 
 mod bad_input;
 mod caldav;
+#[path = "../../caldav/tests/suite/server.rs"]
 mod caldav_server;
 mod composing;
-mod differential;
 mod honest_edits;
 mod interop;
 mod missing;

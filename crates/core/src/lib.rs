@@ -1,6 +1,7 @@
 //! Hearth's domain: identities, chats and sessions, the turn model, the state clients
 //! see (snapshots, actions, envelopes and the one reducer), and the two seams the rest
-//! of Hearth plugs into — the [`Agent`] harness trait and the [`ToolHandler`] tool trait.
+//! of Hearth plugs into — the [`Agent`] harness trait and the [`ToolHandler`] tool trait
+//! (with [`TypedTool`] for tools whose arguments are a Rust type).
 //! It also holds the one way every crate shows text it did not write: control
 //! characters escaped ([`escape_controls`]) and credentials in URLs redacted
 //! ([`redact_userinfo`]); and how much of an agent's output a turn keeps
@@ -21,6 +22,7 @@ mod state;
 mod tool;
 mod tool_call;
 mod turn;
+mod typed_tool;
 mod untrusted;
 
 pub use agent::{
@@ -59,4 +61,5 @@ pub use turn::{
     PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason,
     Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
 };
+pub use typed_tool::{TypedTool, arguments_schema, parse_arguments};
 pub use untrusted::{REDACTED, escape_controls, escape_controls_inline, redact_userinfo};

@@ -5,18 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
+use hearth_caldav::{DavClient, Precondition, resolve, same_origin};
+use hearth_ical::{ABSENT, event_fingerprints};
 use serde_json::Value;
 
-use super::plan::plan;
+use super::plan::{PlannedFile, plan};
 use super::{
-    AppliedChange, ChangeRequest, EventGuard, NoteTarget, PAYLOAD_FORMAT, Payload, Target,
-    WHOLE_FILE_FORMAT, Writes, note_path, read_text,
+    AppliedChange, ChangeRequest, EventGuard, NoteTarget, PAYLOAD_FORMAT, Payload, ResourceGuard,
+    Target, WHOLE_FILE_FORMAT, Writes, note_path, read_text,
 };
 use crate::atomic::write_all;
-use crate::caldav::{CalDavSource, DavClient, resolve, same_origin};
+use crate::caldav::CalDavSource;
 use crate::error::{CalendarError, ConflictKind, Result};
-use crate::fingerprint::ABSENT;
-use crate::ics_write::event_fingerprints;
 use crate::spec::EventInput;
 use crate::store::{CalendarInfo, Calendars, Storage};
 
@@ -296,85 +296,23 @@ impl Calendars {
         }
         let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
         let client = DavClient::new(&*transport, &source.account, source.max_bytes)?;
-        // Resources this change created, to remove again if a later one fails.
-        let mut created: Vec<(String, Option<String>)> = Vec::new();
         if let Some(elsewhere) = resources.iter().find(|r| !same_origin(collection, &r.href)) {
             return Err(CalendarError::InvalidPayload(format!(
                 "the resource {} is not on the calendar's server",
                 elsewhere.href
             )));
         }
+        // Resources this change created, to remove again if a later one fails.
+        let mut created: Vec<(String, Option<String>)> = Vec::new();
         for (file, guard) in planned.files.iter().zip(resources) {
             let url = resolve(collection, &guard.href)?;
-            let precondition = match (&guard.etag, &guard.text) {
-                (Some(etag), _) => ("If-Match", etag.clone()),
-                (None, None) => ("If-None-Match", "*".to_owned()),
-                (None, Some(_)) => {
-                    return Err(source.account.error(format!(
-                        "the server gave no ETag for event '{}', so Hearth cannot change it without risking another client's edit; nothing was written",
-                        guard.title
-                    )));
-                }
-            };
-            let response = match &file.after {
-                Some(after) => {
-                    client
-                        .send(
-                            "PUT",
-                            &url,
-                            vec![
-                                ("Content-Type", "text/calendar; charset=utf-8".to_owned()),
-                                precondition,
-                            ],
-                            Some(after.clone()),
-                        )
-                        .await
-                }
-                None => client.send("DELETE", &url, vec![precondition], None).await,
-            };
-            let failure = match response {
-                Ok(response) if (200..300).contains(&response.status) => {
-                    if guard.text.is_none() {
-                        created.push((url, response.etag));
-                    }
-                    continue;
-                }
-                Ok(response) if response.status == 412 || response.status == 404 => {
-                    CalendarError::ServerConflict {
-                        title: guard.title.clone(),
-                        event: format!("{}/{}", info.id, guard.uid),
-                        written: String::new(),
-                    }
-                }
-                Ok(response) => source.account.error(format!(
-                    "{} {url} answered HTTP {}; nothing of this change stays on the server",
-                    if file.after.is_some() {
-                        "PUT"
-                    } else {
-                        "DELETE"
-                    },
-                    response.status
-                )),
-                Err(error) => error,
-            };
-            let undone = undo_created(&client, &created).await;
-            return Err(match (failure, undone) {
-                (failure, Ok(())) => failure,
-                (CalendarError::ServerConflict { title, event, .. }, Err(left)) => {
-                    CalendarError::ServerConflict {
-                        title,
-                        event,
-                        written: format!(
-                            "; {} events of this change were created and could not be removed again: {left}",
-                            created.len()
-                        ),
-                    }
-                }
-                (failure, Err(left)) => source.account.error(format!(
-                    "{failure}; {} events of this change were created and could not be removed again: {left}",
-                    created.len()
-                )),
-            });
+            let precondition = precondition(&client, guard)?;
+            let sent = send_resource(&client, &info.id, &url, &precondition, file, guard).await;
+            match sent {
+                Ok(Some(resource)) => created.push(resource),
+                Ok(None) => {}
+                Err(failure) => return Err(undo_batch(&client, &created, failure).await),
+            }
         }
         Ok(())
     }
@@ -396,6 +334,81 @@ impl Calendars {
     }
 }
 
+/// The condition a resource is written on: its ETag as staged, or its absence for one
+/// to create.
+fn precondition(client: &DavClient<'_>, guard: &ResourceGuard) -> Result<Precondition> {
+    match (&guard.etag, &guard.text) {
+        (Some(etag), _) => Ok(Precondition::Matches(etag.clone())),
+        (None, None) => Ok(Precondition::Absent),
+        (None, Some(_)) => Err(client.account().error(format!(
+            "the server gave no ETag for event '{}', so Hearth cannot change it without risking another client's edit; nothing was written",
+            guard.title
+        )).into()),
+    }
+}
+
+/// Sends one resource of a CalDAV change to `url` on `precondition`; returns the URL and
+/// ETag of a resource it created.
+async fn send_resource(
+    client: &DavClient<'_>,
+    calendar: &str,
+    url: &str,
+    precondition: &Precondition,
+    file: &PlannedFile,
+    guard: &ResourceGuard,
+) -> Result<Option<(String, Option<String>)>> {
+    let (method, response) = match &file.after {
+        Some(after) => ("PUT", client.put(url, after.clone(), precondition).await?),
+        None => ("DELETE", client.delete(url, precondition).await?),
+    };
+    match response.status {
+        200..=299 => Ok(guard
+            .text
+            .is_none()
+            .then(|| (url.to_owned(), response.etag))),
+        412 | 404 => Err(CalendarError::ServerConflict {
+            title: guard.title.clone(),
+            event: format!("{calendar}/{}", guard.uid),
+            written: String::new(),
+        }),
+        status => Err(client
+            .account()
+            .error(format!(
+                "{method} {url} answered HTTP {status}; nothing of this change stays on the server"
+            ))
+            .into()),
+    }
+}
+
+/// The error of a batch that failed part-way with `failure`, once the resources it
+/// created are removed again (or saying which could not be).
+async fn undo_batch(
+    client: &DavClient<'_>,
+    created: &[(String, Option<String>)],
+    failure: CalendarError,
+) -> CalendarError {
+    match (failure, undo_created(client, created).await) {
+        (failure, Ok(())) => failure,
+        (CalendarError::ServerConflict { title, event, .. }, Err(left)) => {
+            CalendarError::ServerConflict {
+                title,
+                event,
+                written: format!(
+                    "; {} events of this change were created and could not be removed again: {left}",
+                    created.len()
+                ),
+            }
+        }
+        (failure, Err(left)) => client
+            .account()
+            .error(format!(
+                "{failure}; {} events of this change were created and could not be removed again: {left}",
+                created.len()
+            ))
+            .into(),
+    }
+}
+
 /// Removes the resources a failed batch created.
 async fn undo_created(
     client: &DavClient<'_>,
@@ -403,8 +416,11 @@ async fn undo_created(
 ) -> std::result::Result<(), String> {
     let mut left = Vec::new();
     for (url, etag) in created {
-        let headers = etag.iter().map(|etag| ("If-Match", etag.clone())).collect();
-        match client.send("DELETE", url, headers, None).await {
+        let precondition = match etag {
+            Some(etag) => Precondition::Matches(etag.clone()),
+            None => Precondition::Unconditional,
+        };
+        match client.delete(url, &precondition).await {
             Ok(response) if (200..300).contains(&response.status) || response.status == 404 => {}
             Ok(response) => left.push(format!("{url} (HTTP {})", response.status)),
             Err(error) => left.push(format!("{url} ({error})")),

@@ -5,14 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use hearth_ical::{Event, Rewrite, parts_fingerprint};
 
 use super::{Operation, Writes, note_path, notes_occurrence_error};
 use crate::atomic::{FileChange, WriteMode};
 use crate::error::{CalendarError, Result};
-use crate::event::Event;
 use crate::file_diff::unified;
-use crate::fingerprint::digest;
-use crate::ics_write::{self, Rewrite};
 use crate::notes::read_note;
 use crate::notes_write::{new_note, skip_occurrence, update_note};
 use crate::store::{CalendarInfo, Storage};
@@ -99,23 +97,23 @@ fn plan_ics(
 ) -> Result<Plan> {
     let current = before.unwrap_or("");
     let rewrite: Rewrite = match operation {
-        Operation::Create { events } => ics_write::create(current, events, stamp)?,
+        Operation::Create { events } => hearth_ical::create_events(current, events, stamp)?,
         Operation::Update {
             event,
             occurrence: None,
-        } => ics_write::update(current, event, stamp)?,
+        } => hearth_ical::update_event(current, event, stamp)?,
         Operation::Update {
             event,
             occurrence: Some(occurrence),
-        } => ics_write::update_occurrence(current, &occurrence.to_event_time()?, event, stamp)?,
+        } => hearth_ical::update_occurrence(current, &occurrence.to_event_time()?, event, stamp)?,
         Operation::Delete {
             uid,
             occurrence: None,
-        } => ics_write::delete(current, uid)?,
+        } => hearth_ical::delete_event(current, uid)?,
         Operation::Delete {
             uid,
             occurrence: Some(occurrence),
-        } => ics_write::delete_occurrence(current, uid, &occurrence.to_event_time()?, stamp)?,
+        } => hearth_ical::delete_occurrence(current, uid, &occurrence.to_event_time()?, stamp)?,
     };
     let mut parts: Vec<&[u8]> = vec![b"ics"];
     for (replaced, written) in &rewrite.edits {
@@ -123,7 +121,7 @@ fn plan_ics(
         parts.push(written.as_bytes());
     }
     let writes = Writes {
-        digest: digest(parts),
+        digest: parts_fingerprint(parts),
         time_zones: rewrite.time_zones.clone(),
     };
     Ok(Plan {
@@ -144,27 +142,7 @@ fn plan_caldav(
     texts: &Texts,
     stamp: DateTime<Utc>,
 ) -> Result<Plan> {
-    let mut files = Vec::new();
-    let mut parts: Vec<Vec<u8>> = vec![b"caldav".to_vec()];
-    let mut time_zones = Vec::new();
-    let mut push = |path: &Path, before: Option<&str>, after: Option<Rewrite>| {
-        parts.push(path.as_os_str().as_encoded_bytes().to_vec());
-        match &after {
-            Some(rewrite) => {
-                for (replaced, written) in &rewrite.edits {
-                    parts.push(replaced.as_bytes().to_vec());
-                    parts.push(written.as_bytes().to_vec());
-                }
-                time_zones.extend(rewrite.time_zones.iter().cloned());
-            }
-            None => parts.push(b"removed".to_vec()),
-        }
-        files.push(PlannedFile {
-            path: path.to_path_buf(),
-            before: before.map(str::to_owned),
-            after: after.map(|rewrite| rewrite.text),
-        });
-    };
+    let mut planned = CalDavPlan::default();
     let current = |uid: &str| -> Result<(&Path, &str)> {
         match texts.first() {
             Some((path, Some(text))) => Ok((path.as_path(), text.as_str())),
@@ -188,43 +166,91 @@ fn plan_caldav(
                         spec.title
                     )));
                 }
-                let rewrite = ics_write::create("", std::slice::from_ref(spec), stamp)?;
-                push(path, None, Some(rewrite));
+                let rewrite = hearth_ical::create_events("", std::slice::from_ref(spec), stamp)?;
+                planned.push(path, None, Some(rewrite));
             }
         }
         Operation::Update { event, occurrence } => {
             let (path, text) = current(&event.uid)?;
             let rewrite = match occurrence {
-                None => ics_write::update(text, event, stamp)?,
-                Some(occurrence) => {
-                    ics_write::update_occurrence(text, &occurrence.to_event_time()?, event, stamp)?
-                }
+                None => hearth_ical::update_event(text, event, stamp)?,
+                Some(occurrence) => hearth_ical::update_occurrence(
+                    text,
+                    &occurrence.to_event_time()?,
+                    event,
+                    stamp,
+                )?,
             };
-            push(path, Some(text), Some(rewrite));
+            planned.push(path, Some(text), Some(rewrite));
         }
         Operation::Delete { uid, occurrence } => {
             let (path, text) = current(uid)?;
             match occurrence {
-                None => push(path, Some(text), None),
+                None => planned.push(path, Some(text), None),
                 Some(occurrence) => {
-                    let rewrite = ics_write::delete_occurrence(
+                    let rewrite = hearth_ical::delete_occurrence(
                         text,
                         uid,
                         &occurrence.to_event_time()?,
                         stamp,
                     )?;
-                    push(path, Some(text), Some(rewrite));
+                    planned.push(path, Some(text), Some(rewrite));
                 }
             }
         }
     }
-    Ok(Plan {
-        files,
-        writes: Writes {
-            digest: digest(parts.iter().map(Vec::as_slice)),
-            time_zones,
-        },
-    })
+    Ok(planned.finish())
+}
+
+/// A CalDAV change's resources as they are planned, and what its writes are made of.
+struct CalDavPlan {
+    files: Vec<PlannedFile>,
+    parts: Vec<Vec<u8>>,
+    time_zones: Vec<String>,
+}
+
+impl Default for CalDavPlan {
+    fn default() -> Self {
+        Self {
+            files: Vec::new(),
+            parts: vec![b"caldav".to_vec()],
+            time_zones: Vec::new(),
+        }
+    }
+}
+
+impl CalDavPlan {
+    /// The resource at `path` goes from `before` to what `after` writes (`None`:
+    /// removed).
+    fn push(&mut self, path: &Path, before: Option<&str>, after: Option<Rewrite>) {
+        self.parts
+            .push(path.as_os_str().as_encoded_bytes().to_vec());
+        match &after {
+            Some(rewrite) => {
+                for (replaced, written) in &rewrite.edits {
+                    self.parts.push(replaced.as_bytes().to_vec());
+                    self.parts.push(written.as_bytes().to_vec());
+                }
+                self.time_zones.extend(rewrite.time_zones.iter().cloned());
+            }
+            None => self.parts.push(b"removed".to_vec()),
+        }
+        self.files.push(PlannedFile {
+            path: path.to_path_buf(),
+            before: before.map(str::to_owned),
+            after: after.map(|rewrite| rewrite.text),
+        });
+    }
+
+    fn finish(self) -> Plan {
+        Plan {
+            files: self.files,
+            writes: Writes {
+                digest: parts_fingerprint(self.parts.iter().map(Vec::as_slice)),
+                time_zones: self.time_zones,
+            },
+        }
+    }
 }
 
 fn plan_notes(
@@ -233,20 +259,7 @@ fn plan_notes(
     operation: &Operation,
     texts: &Texts,
 ) -> Result<Plan> {
-    let current = |uid: &str| -> Result<(PathBuf, String, Event)> {
-        let path = note_path(folder, uid)?;
-        let text = text_of(texts, &path)
-            .ok_or_else(|| CalendarError::UnknownEvent {
-                id: format!("{}/{uid}", info.id),
-            })?
-            .to_owned();
-        let event = read_note(&info.id, Path::new(uid), &text)
-            .map_err(CalendarError::InvalidInput)?
-            .ok_or_else(|| {
-                CalendarError::InvalidInput(format!("note `{uid}` is no longer an event"))
-            })?;
-        Ok((path, text, event))
-    };
+    let current = |uid: &str| note_event(info, folder, texts, uid);
     let changed = |path: PathBuf, before: String, after: String| PlannedFile {
         path,
         before: Some(before),
@@ -296,8 +309,35 @@ fn plan_notes(
             vec![changed(path, text, after)]
         }
     };
+    let writes = notes_writes(folder, &files);
+    Ok(Plan { files, writes })
+}
+
+/// The note of event `uid`: its path, its text, and the event it holds.
+fn note_event(
+    info: &CalendarInfo,
+    folder: &Path,
+    texts: &Texts,
+    uid: &str,
+) -> Result<(PathBuf, String, Event)> {
+    let path = note_path(folder, uid)?;
+    let text = text_of(texts, &path)
+        .ok_or_else(|| CalendarError::UnknownEvent {
+            id: format!("{}/{uid}", info.id),
+        })?
+        .to_owned();
+    let event = read_note(&info.id, Path::new(uid), &text)
+        .map_err(CalendarError::InvalidInput)?
+        .ok_or_else(|| {
+            CalendarError::InvalidInput(format!("note `{uid}` is no longer an event"))
+        })?;
+    Ok((path, text, event))
+}
+
+/// What a notes change writes: each note by its name in the folder, put or removed.
+fn notes_writes(folder: &Path, files: &[PlannedFile]) -> Writes {
     let mut parts: Vec<&[u8]> = vec![b"notes"];
-    for file in &files {
+    for file in files {
         let name = file.path.strip_prefix(folder).unwrap_or(&file.path);
         parts.push(name.as_os_str().as_encoded_bytes());
         match &file.after {
@@ -308,9 +348,8 @@ fn plan_notes(
             None => parts.push(b"remove"),
         }
     }
-    let writes = Writes {
-        digest: digest(parts),
+    Writes {
+        digest: parts_fingerprint(parts),
         time_zones: Vec::new(),
-    };
-    Ok(Plan { files, writes })
+    }
 }

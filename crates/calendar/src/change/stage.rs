@@ -2,10 +2,13 @@
 //! describe it — the fields as a person reads them, then the exact change to each file.
 //! Writes nothing.
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use hearth_caldav::CachedResource;
+use hearth_ical::{ABSENT, EventId, RecurrenceSpec, SpecTime, event_fingerprints};
 
 use super::plan::plan;
 use super::{
@@ -15,12 +18,9 @@ use super::{
 };
 use crate::diff::{Fields, render, when};
 use crate::error::{CalendarError, Result};
-use crate::event::EventId;
-use crate::fingerprint::ABSENT;
-use crate::ics_write::event_fingerprints;
 use crate::notes_write::note_file_name;
 use crate::occurrence::{base_for_occurrence, find_occurrence};
-use crate::spec::{EventInput, EventPatch, RecurrenceSpec, SpecTime, resolve_input, resolve_patch};
+use crate::spec::{EventInput, EventPatch, resolve_input, resolve_patch};
 use crate::store::{CalendarInfo, Calendars, Content, LoadedCalendar, Storage};
 
 /// A change checked and described, before it is rendered against the files.
@@ -295,85 +295,12 @@ fn finish(draft: Draft, staged_at: DateTime<Utc>) -> Result<StagedChange> {
             Content::Ics {
                 text, fingerprint, ..
             },
-        ) => {
-            let uids: Vec<&str> = touched.iter().map(|t| t.uid.as_str()).collect();
-            let events = touched
-                .iter()
-                .zip(event_fingerprints(text, &uids))
-                .map(|(event, fingerprint)| EventGuard {
-                    uid: event.uid.clone(),
-                    title: event.title.clone(),
-                    fingerprint,
-                })
-                .collect();
-            let current = (fingerprint != ABSENT).then(|| text.clone());
-            (
-                Target::IcsFile {
-                    path: path.clone(),
-                    fingerprint: None,
-                    existed: current.is_some(),
-                    events,
-                },
-                vec![(path.clone(), current)],
-            )
-        }
+        ) => ics_target(path, text, fingerprint, &touched),
         (Storage::Folder(folder), Content::Notes { fingerprints }) => {
-            let mut notes = Vec::new();
-            let mut texts = Vec::new();
-            for event in &touched {
-                let path = note_path(folder, &event.uid)?;
-                let current = read_text(&path)?;
-                // The note must still be what the event was read from.
-                let now = current
-                    .as_ref()
-                    .map_or(ABSENT, |(_, fingerprint)| fingerprint.as_str());
-                let read = fingerprints.get(&event.uid).map_or(ABSENT, String::as_str);
-                if now != read {
-                    return Err(CalendarError::Conflict { path });
-                }
-                notes.push(NoteTarget {
-                    name: event.uid.clone(),
-                    fingerprint: now.to_owned(),
-                    title: Some(event.title.clone()),
-                });
-                texts.push((path, current.map(|(text, _)| text)));
-            }
-            (
-                Target::Notes {
-                    folder: folder.clone(),
-                    notes,
-                },
-                texts,
-            )
+            notes_target(folder, fingerprints, &touched)?
         }
         (Storage::CalDav(source), Content::CalDav { resources, by_uid }) => {
-            let mut guards = Vec::new();
-            let mut texts = Vec::new();
-            for event in &touched {
-                let (href, resource) = match by_uid.get(&event.uid) {
-                    Some(href) => (href.clone(), resources.get(href)),
-                    None => (
-                        crate::caldav::new_resource_href(&source.account.url, &event.uid)?,
-                        None,
-                    ),
-                };
-                let text = resource.map(|r| r.text.clone());
-                guards.push(ResourceGuard {
-                    href: href.clone(),
-                    uid: event.uid.clone(),
-                    title: event.title.clone(),
-                    etag: resource.and_then(|r| r.etag.clone()),
-                    text: text.clone(),
-                });
-                texts.push((PathBuf::from(href), text));
-            }
-            (
-                Target::CalDav {
-                    collection: source.account.url.clone(),
-                    resources: guards,
-                },
-                texts,
-            )
+            caldav_target(&source.account.url, resources, by_uid, &touched)?
         }
         (Storage::Subscription(_), _) => {
             return Err(CalendarError::ReadOnly {
@@ -405,4 +332,100 @@ fn finish(draft: Draft, staged_at: DateTime<Utc>) -> Result<StagedChange> {
         diff,
         payload: value,
     })
+}
+
+/// The files a change reads, by path, with their text now (`None`: absent).
+type Texts = Vec<(PathBuf, Option<String>)>;
+
+/// An iCalendar file's target: the fingerprint of each touched event in its text.
+fn ics_target(path: &Path, text: &str, fingerprint: &str, touched: &[Touched]) -> (Target, Texts) {
+    let uids: Vec<&str> = touched.iter().map(|t| t.uid.as_str()).collect();
+    let events = touched
+        .iter()
+        .zip(event_fingerprints(text, &uids))
+        .map(|(event, fingerprint)| EventGuard {
+            uid: event.uid.clone(),
+            title: event.title.clone(),
+            fingerprint,
+        })
+        .collect();
+    let current = (fingerprint != ABSENT).then(|| text.to_owned());
+    (
+        Target::IcsFile {
+            path: path.to_path_buf(),
+            fingerprint: None,
+            existed: current.is_some(),
+            events,
+        },
+        vec![(path.to_path_buf(), current)],
+    )
+}
+
+/// A note folder's target: each touched note as it is now, which must be what its
+/// event was read from.
+fn notes_target(
+    folder: &Path,
+    fingerprints: &HashMap<String, String>,
+    touched: &[Touched],
+) -> Result<(Target, Texts)> {
+    let mut notes = Vec::new();
+    let mut texts = Vec::new();
+    for event in touched {
+        let path = note_path(folder, &event.uid)?;
+        let current = read_text(&path)?;
+        // The note must still be what the event was read from.
+        let now = current
+            .as_ref()
+            .map_or(ABSENT, |(_, fingerprint)| fingerprint.as_str());
+        let read = fingerprints.get(&event.uid).map_or(ABSENT, String::as_str);
+        if now != read {
+            return Err(CalendarError::Conflict { path });
+        }
+        notes.push(NoteTarget {
+            name: event.uid.clone(),
+            fingerprint: now.to_owned(),
+            title: Some(event.title.clone()),
+        });
+        texts.push((path, current.map(|(text, _)| text)));
+    }
+    let target = Target::Notes {
+        folder: folder.to_path_buf(),
+        notes,
+    };
+    Ok((target, texts))
+}
+
+/// A CalDAV calendar's target: each touched resource as last synced (its ETag and
+/// text), or a new resource's href.
+fn caldav_target(
+    collection: &str,
+    resources: &BTreeMap<String, CachedResource>,
+    by_uid: &HashMap<String, String>,
+    touched: &[Touched],
+) -> Result<(Target, Texts)> {
+    let mut guards = Vec::new();
+    let mut texts = Vec::new();
+    for event in touched {
+        let (href, resource) = match by_uid.get(&event.uid) {
+            Some(href) => (href.clone(), resources.get(href)),
+            None => (
+                hearth_caldav::new_resource_href(collection, &event.uid)?,
+                None,
+            ),
+        };
+        let text = resource.map(|r| r.text.clone());
+        guards.push(ResourceGuard {
+            href: href.clone(),
+            uid: event.uid.clone(),
+            title: event.title.clone(),
+            etag: resource.and_then(|r| r.etag.clone()),
+            text: text.clone(),
+        });
+        texts.push((PathBuf::from(href), text));
+    }
+    let target = Target::CalDav {
+        collection: collection.to_owned(),
+        resources: guards,
+    };
+    Ok((target, texts))
 }

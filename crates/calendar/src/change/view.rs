@@ -1,16 +1,13 @@
 //! A staged change as pictures show it: what a proposal's payload would create, move or
 //! delete, in the calendar's own terms, read through the payload's own types.
 
+use std::str::FromStr;
+
+use hearth_ical::{EventSpec, EventTime, Recurrence, RecurrenceRule, RecurrenceSpec};
 use serde_json::Value;
 
 use super::{Operation, Payload};
 use crate::error::{CalendarError, Result};
-use std::str::FromStr;
-
-use crate::event::Recurrence;
-use crate::rrule::RecurrenceRule;
-use crate::spec::{EventSpec, RecurrenceSpec};
-use crate::time::EventTime;
 
 /// What a staged change does to its calendar.
 #[derive(Clone, Debug, PartialEq)]

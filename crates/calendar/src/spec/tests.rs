@@ -1,7 +1,7 @@
 //! Checking and resolving event inputs and patches.
 
 use super::*;
-use crate::event::{EventSource, Recurrence};
+use hearth_ical::{EventSource, Recurrence};
 use pretty_assertions::assert_eq;
 
 const BERLIN: Tz = chrono_tz::Europe::Berlin;
@@ -131,7 +131,7 @@ fn event() -> Event {
         calendar: "home".into(),
         uid: "u".into(),
         recurrence_id: None,
-        range: crate::event::OverrideRange::ThisOccurrence,
+        range: hearth_ical::OverrideRange::ThisOccurrence,
         title: "Work - Meetings - Sync".into(),
         description: Some("Agenda".into()),
         location: Some("Room 1".into()),

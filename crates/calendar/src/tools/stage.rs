@@ -2,23 +2,22 @@
 //! proposals and write only when the approval gate applies an approved payload.
 
 use futures::future::BoxFuture;
-use hearth_core::{
-    ApplyOutput, ProposalDraft, ToolCallContext, ToolError, ToolHandler, ToolOutput,
-};
+use hearth_core::{ApplyOutput, ProposalDraft, ToolCallContext, ToolError, ToolOutput, TypedTool};
+use hearth_ical::EventId;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{arguments, names, schema_of};
+use super::{calendar_tool, names};
 use crate::change::{ChangeRequest, MAX_BATCH};
-use crate::event::EventId;
+use crate::error::CalendarError;
 use crate::spec::{EventInput, EventPatch};
 use crate::store::Calendars;
 
 /// `event_create` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EventCreateArgs {
+pub struct EventCreateArgs {
     /// Calendar id from `calendar_list`; the default calendar when absent.
     #[serde(default)]
     calendar: Option<String>,
@@ -56,10 +55,10 @@ struct EventCreateArgs {
 }
 
 impl EventCreateArgs {
-    fn split(self) -> (Option<String>, EventInput) {
-        (
-            self.calendar,
-            EventInput {
+    fn request(self) -> ChangeRequest {
+        ChangeRequest::Create {
+            calendar: self.calendar,
+            events: vec![EventInput {
                 title: self.title,
                 category: self.category,
                 sub_category: self.sub_category,
@@ -70,15 +69,15 @@ impl EventCreateArgs {
                 location: self.location,
                 description: self.description,
                 recurrence: self.recurrence,
-            },
-        )
+            }],
+        }
     }
 }
 
 /// `event_update` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EventUpdateArgs {
+pub struct EventUpdateArgs {
     /// The event id (`<calendar>/<uid>`) from `events_list`.
     id: String,
     /// To change one occurrence of a repeating event only: its handle from
@@ -117,10 +116,31 @@ struct EventUpdateArgs {
     recurrence: Option<String>,
 }
 
+impl EventUpdateArgs {
+    fn request(self) -> Result<ChangeRequest, ToolError> {
+        Ok(ChangeRequest::Update {
+            event: event_id(&self.id)?,
+            occurrence: self.occurrence,
+            patch: EventPatch {
+                title: self.title,
+                category: self.category,
+                sub_category: self.sub_category,
+                start: self.start,
+                end: self.end,
+                all_day: self.all_day,
+                time_zone: self.time_zone,
+                location: self.location,
+                description: self.description,
+                recurrence: self.recurrence,
+            },
+        })
+    }
+}
+
 /// `event_delete` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EventDeleteArgs {
+pub struct EventDeleteArgs {
     /// The event id (`<calendar>/<uid>`) from `events_list`.
     id: String,
     /// To delete one occurrence of a repeating event only: its handle from
@@ -129,10 +149,19 @@ struct EventDeleteArgs {
     occurrence: Option<String>,
 }
 
+impl EventDeleteArgs {
+    fn request(self) -> Result<ChangeRequest, ToolError> {
+        Ok(ChangeRequest::Delete {
+            event: event_id(&self.id)?,
+            occurrence: self.occurrence,
+        })
+    }
+}
+
 /// `events_create_batch` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct BatchArgs {
+pub struct BatchArgs {
     /// Calendar id from `calendar_list`; the default calendar when absent.
     #[serde(default)]
     calendar: Option<String>,
@@ -140,145 +169,156 @@ struct BatchArgs {
     events: Vec<EventInput>,
 }
 
-async fn stage(calendars: &Calendars, request: ChangeRequest) -> Result<ToolOutput, ToolError> {
-    let staged = calendars.stage(request).await?;
-    Ok(ToolOutput::Staged(ProposalDraft {
-        summary: staged.summary,
-        diff: staged.diff,
-        payload: staged.payload,
-    }))
-}
-
-async fn apply(calendars: &Calendars, payload: &Value) -> Result<ApplyOutput, ToolError> {
-    let applied = calendars.apply(payload).await?;
-    Ok(ApplyOutput {
-        summary: applied.summary,
-    })
-}
-
-macro_rules! staging_tool {
-    ($tool:ident, $name:expr, $args:ty, $description:expr, $request:expr) => {
-        #[doc = concat!("The `", stringify!($tool), "` staging tool.")]
-        pub struct $tool {
-            calendars: Calendars,
-        }
-
-        impl $tool {
-            /// The tool over `calendars`.
-            pub fn new(calendars: Calendars) -> Self {
-                Self { calendars }
-            }
-        }
-
-        impl ToolHandler for $tool {
-            fn name(&self) -> &str {
-                $name
-            }
-
-            fn description(&self) -> &str {
-                $description
-            }
-
-            fn parameters(&self) -> Value {
-                schema_of::<$args>()
-            }
-
-            fn mutates(&self) -> bool {
-                true
-            }
-
-            fn execute<'a>(
-                &'a self,
-                _call: &'a ToolCallContext,
-                args: Value,
-            ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-                Box::pin(async move {
-                    let args: $args = arguments(self.name(), args)?;
-                    let request: Result<ChangeRequest, ToolError> = $request(args);
-                    stage(&self.calendars, request?).await
-                })
-            }
-
-            fn apply<'a>(
-                &'a self,
-                payload: &'a Value,
-            ) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
-                Box::pin(apply(&self.calendars, payload))
-            }
-        }
-    };
-}
-
-fn event_id(text: &str) -> Result<EventId, ToolError> {
-    text.parse()
-        .map_err(|e: crate::error::CalendarError| ToolError::from(e))
-}
-
-staging_tool!(
-    EventCreateTool,
-    names::EVENT_CREATE,
-    EventCreateArgs,
-    "Propose a new calendar event. Nothing is written until the user approves the proposal; tell the user it awaits their approval. Checks the times (end after start), time zone, recurrence rule and that the calendar is writable.",
-    |args: EventCreateArgs| {
-        let (calendar, event) = args.split();
-        Ok(ChangeRequest::Create {
-            calendar,
-            events: vec![event],
-        })
-    }
-);
-
-staging_tool!(
-    EventUpdateTool,
-    names::EVENT_UPDATE,
-    EventUpdateArgs,
-    "Propose changes to an event (or, with `occurrence`, to one occurrence of a repeating event). Only the given fields change. Nothing is written until the user approves.",
-    |args: EventUpdateArgs| {
-        Ok(ChangeRequest::Update {
-            event: event_id(&args.id)?,
-            occurrence: args.occurrence,
-            patch: EventPatch {
-                title: args.title,
-                category: args.category,
-                sub_category: args.sub_category,
-                start: args.start,
-                end: args.end,
-                all_day: args.all_day,
-                time_zone: args.time_zone,
-                location: args.location,
-                description: args.description,
-                recurrence: args.recurrence,
-            },
-        })
-    }
-);
-
-staging_tool!(
-    EventDeleteTool,
-    names::EVENT_DELETE,
-    EventDeleteArgs,
-    "Propose deleting an event (all its occurrences), or with `occurrence` one occurrence of a repeating event. Nothing is deleted until the user approves.",
-    |args: EventDeleteArgs| Ok(ChangeRequest::Delete {
-        event: event_id(&args.id)?,
-        occurrence: args.occurrence
-    })
-);
-
-staging_tool!(
-    EventsCreateBatchTool,
-    names::EVENTS_CREATE_BATCH,
-    BatchArgs,
-    "Propose several new events at once (e.g. a course schedule), as one proposal the user approves or rejects as a whole. At most 100 events.",
-    |args: BatchArgs| {
-        if args.events.len() > MAX_BATCH {
+impl BatchArgs {
+    fn request(self) -> Result<ChangeRequest, ToolError> {
+        if self.events.len() > MAX_BATCH {
             return Err(ToolError::InvalidArguments(format!(
                 "{} events are more than {MAX_BATCH}; split them into several batches",
-                args.events.len()
+                self.events.len()
             )));
         }
         Ok(ChangeRequest::Create {
-            calendar: args.calendar,
-            events: args.events,
+            calendar: self.calendar,
+            events: self.events,
         })
     }
+}
+
+fn event_id(text: &str) -> Result<EventId, ToolError> {
+    text.parse::<EventId>()
+        .map_err(|error| ToolError::from(CalendarError::from(error)))
+}
+
+fn stage(
+    calendars: &Calendars,
+    request: Result<ChangeRequest, ToolError>,
+) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    Box::pin(async move {
+        let staged = calendars.stage(request?).await?;
+        Ok(ToolOutput::Staged(ProposalDraft {
+            summary: staged.summary,
+            diff: staged.diff,
+            payload: staged.payload,
+        }))
+    })
+}
+
+fn apply<'a>(
+    calendars: &'a Calendars,
+    payload: &'a Value,
+) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
+    Box::pin(async move {
+        let applied = calendars.apply(payload).await?;
+        Ok(ApplyOutput {
+            summary: applied.summary,
+        })
+    })
+}
+
+calendar_tool!(
+    /// `event_create`: stages a new event.
+    EventCreateTool
 );
+
+impl TypedTool for EventCreateTool {
+    type Arguments = EventCreateArgs;
+    const NAME: &'static str = names::EVENT_CREATE;
+    const DESCRIPTION: &'static str = "Propose a new calendar event. Nothing is written until the user approves the proposal; tell the user it awaits their approval. Checks the times (end after start), time zone, recurrence rule and that the calendar is writable.";
+    const MUTATES: bool = true;
+
+    fn run<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        arguments: EventCreateArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        stage(&self.calendars, Ok(arguments.request()))
+    }
+
+    fn apply_approved<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
+        apply(&self.calendars, payload)
+    }
+}
+
+calendar_tool!(
+    /// `event_update`: stages changes to an event or one of its occurrences.
+    EventUpdateTool
+);
+
+impl TypedTool for EventUpdateTool {
+    type Arguments = EventUpdateArgs;
+    const NAME: &'static str = names::EVENT_UPDATE;
+    const DESCRIPTION: &'static str = "Propose changes to an event (or, with `occurrence`, to one occurrence of a repeating event). Only the given fields change. Nothing is written until the user approves.";
+    const MUTATES: bool = true;
+
+    fn run<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        arguments: EventUpdateArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        stage(&self.calendars, arguments.request())
+    }
+
+    fn apply_approved<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
+        apply(&self.calendars, payload)
+    }
+}
+
+calendar_tool!(
+    /// `event_delete`: stages deleting an event or one of its occurrences.
+    EventDeleteTool
+);
+
+impl TypedTool for EventDeleteTool {
+    type Arguments = EventDeleteArgs;
+    const NAME: &'static str = names::EVENT_DELETE;
+    const DESCRIPTION: &'static str = "Propose deleting an event (all its occurrences), or with `occurrence` one occurrence of a repeating event. Nothing is deleted until the user approves.";
+    const MUTATES: bool = true;
+
+    fn run<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        arguments: EventDeleteArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        stage(&self.calendars, arguments.request())
+    }
+
+    fn apply_approved<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
+        apply(&self.calendars, payload)
+    }
+}
+
+calendar_tool!(
+    /// `events_create_batch`: stages several new events as one proposal.
+    EventsCreateBatchTool
+);
+
+impl TypedTool for EventsCreateBatchTool {
+    type Arguments = BatchArgs;
+    const NAME: &'static str = names::EVENTS_CREATE_BATCH;
+    const DESCRIPTION: &'static str = "Propose several new events at once (e.g. a course schedule), as one proposal the user approves or rejects as a whole. At most 100 events.";
+    const MUTATES: bool = true;
+
+    fn run<'a>(
+        &'a self,
+        _call: &'a ToolCallContext,
+        arguments: BatchArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        stage(&self.calendars, arguments.request())
+    }
+
+    fn apply_approved<'a>(
+        &'a self,
+        payload: &'a Value,
+    ) -> BoxFuture<'a, Result<ApplyOutput, ToolError>> {
+        apply(&self.calendars, payload)
+    }
+}

@@ -63,6 +63,33 @@ fn the_tools_and_their_schemas() {
     );
 }
 
+/// What models see of each tool's arguments is pinned: a change to an argument type
+/// shows here as a change of the committed schemas (`tests/fixtures/tool-schemas.json`,
+/// rewritten by `HEARTH_UPDATE_SCHEMA=1 cargo test -p hearth-calendar --test all
+/// tool_schemas`), so it is made on purpose.
+#[test]
+fn the_tool_schemas_models_see_are_the_committed_ones() {
+    let (_dir, calendars, _) = setup();
+    let generated: serde_json::Map<String, Value> = calendar_tools(calendars)
+        .iter()
+        .map(|tool| (tool.name().to_owned(), tool.parameters()))
+        .collect();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tool-schemas.json");
+    let text = format!("{:#}\n", Value::Object(generated.clone()));
+    if std::env::var_os("HEARTH_UPDATE_SCHEMA").is_some_and(|value| !value.is_empty()) {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let committed: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        committed,
+        Value::Object(generated),
+        "{} differs from the tools' argument types; if the change is meant, regenerate it with HEARTH_UPDATE_SCHEMA=1 cargo test -p hearth-calendar --test all tool_schemas",
+        path.display()
+    );
+}
+
 #[tokio::test]
 async fn events_list_truncates_with_a_notice() {
     let (_dir, calendars, _) = setup();

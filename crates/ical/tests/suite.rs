@@ -1,0 +1,5 @@
+//! Integration tests of hearth-ical.
+
+mod differential;
+mod interop;
+mod support;
