@@ -5,19 +5,13 @@
 //! folders: a file goes into a folder that exists, or the write fails.
 
 use std::fs::{self, File};
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::{CalendarError, Result};
 
-/// Whether a write may replace an existing file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WriteMode {
-    /// Replace the file if it exists (keeping its permissions).
-    Replace,
-    /// Fail if the file exists.
-    CreateNew,
-}
+pub(crate) use hearth_fs::WriteMode;
+use hearth_fs::{FilePermissions, sync_directory as sync_folder};
 
 fn folder_of(path: &Path) -> PathBuf {
     match path.parent() {
@@ -33,50 +27,30 @@ fn write_error(path: &Path) -> impl FnOnce(io::Error) -> CalendarError + '_ {
     }
 }
 
-/// Writes `bytes` to `path` atomically and durably.
 /// `bytes` in a synced temporary file beside `path`, with `path`'s permissions when it
-/// exists. `persist` does not sync: the data is synced here, the folder after the rename.
+/// exists (a calendar the user made keeps the permissions they gave it).
 fn synced_temporary(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".hearth-")
-        .suffix(".tmp")
-        .tempfile_in(folder_of(path))
-        .map_err(write_error(path))?;
-    temporary.write_all(bytes).map_err(write_error(path))?;
-    if let Ok(metadata) = fs::metadata(path) {
-        temporary
-            .as_file()
-            .set_permissions(metadata.permissions())
-            .map_err(write_error(path))?;
-    }
-    temporary.as_file().sync_all().map_err(write_error(path))?;
-    Ok(temporary)
+    hearth_fs::synced_temporary(path, bytes, FilePermissions::KeepExisting)
+        .map_err(write_error(path))
 }
 
+/// Writes `bytes` to `path` atomically and durably; a [`WriteMode::CreateNew`] write
+/// over an existing file is a conflict.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: WriteMode) -> Result<()> {
-    let folder = folder_of(path);
-    let temporary = synced_temporary(path, bytes)?;
-    match mode {
-        WriteMode::Replace => temporary
-            .persist(path)
-            .map_err(|error| write_error(path)(error.error))?,
-        WriteMode::CreateNew => temporary.persist_noclobber(path).map_err(|error| {
-            if error.error.kind() == io::ErrorKind::AlreadyExists {
-                CalendarError::Conflict {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                write_error(path)(error.error)
+    hearth_fs::write_atomic(path, bytes, mode, FilePermissions::KeepExisting).map_err(|error| {
+        if mode == WriteMode::CreateNew && error.kind() == io::ErrorKind::AlreadyExists {
+            CalendarError::Conflict {
+                path: path.to_path_buf(),
             }
-        })?,
-    };
-    sync_folder(&folder).map_err(write_error(path))
+        } else {
+            write_error(path)(error)
+        }
+    })
 }
 
 /// Removes a file durably.
 pub(crate) fn remove_durably(path: &Path) -> Result<()> {
-    fs::remove_file(path).map_err(write_error(path))?;
-    sync_folder(&folder_of(path)).map_err(write_error(path))
+    hearth_fs::remove_durably(path).map_err(write_error(path))
 }
 
 /// One file operation of a batch ([`write_all`]).
@@ -279,19 +253,6 @@ fn roll_back(error: CalendarError, undo: Vec<Undo>, folders: &[PathBuf]) -> Cale
             error: Box::new(error),
             problems,
         }
-    }
-}
-
-fn sync_folder(folder: &Path) -> io::Result<()> {
-    // Folders cannot be opened for syncing on every platform; where they can, do it.
-    #[cfg(unix)]
-    {
-        File::open(folder)?.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        let _unused = folder;
-        Ok(())
     }
 }
 

@@ -41,7 +41,26 @@ pub fn write_atomic(
     mode: WriteMode,
     permissions: FilePermissions,
 ) -> io::Result<()> {
-    let directory = directory_of(path);
+    let temporary = synced_temporary(path, bytes, permissions)?;
+    match mode {
+        WriteMode::Replace => temporary.persist(path).map_err(|error| error.error)?,
+        WriteMode::CreateNew => temporary
+            .persist_noclobber(path)
+            .map_err(|error| error.error)?,
+    };
+    sync_directory(&directory_of(path))
+}
+
+/// `bytes` in a temporary file beside `path` (`.hearth-*.tmp`, created exclusively, with
+/// the permissions asked for), written and synced: ready to be renamed over `path` by
+/// [`tempfile::NamedTempFile::persist`] (then sync the directory), or deleted when
+/// dropped. [`write_atomic`] is this and the rename; a batch of writes that must all
+/// land or none prepares each with this first.
+pub fn synced_temporary(
+    path: &Path,
+    bytes: &[u8],
+    permissions: FilePermissions,
+) -> io::Result<tempfile::NamedTempFile> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(".hearth-").suffix(".tmp");
     #[cfg(unix)]
@@ -49,7 +68,7 @@ pub fn write_atomic(
         use std::os::unix::fs::PermissionsExt as _;
         builder.permissions(fs::Permissions::from_mode(0o600));
     }
-    let mut temporary = builder.tempfile_in(&directory)?;
+    let mut temporary = builder.tempfile_in(directory_of(path))?;
     temporary.write_all(bytes)?;
     if permissions == FilePermissions::KeepExisting
         && let Ok(metadata) = fs::metadata(path)
@@ -59,13 +78,7 @@ pub fn write_atomic(
             .set_permissions(metadata.permissions())?;
     }
     temporary.as_file().sync_all()?;
-    match mode {
-        WriteMode::Replace => temporary.persist(path).map_err(|error| error.error)?,
-        WriteMode::CreateNew => temporary
-            .persist_noclobber(path)
-            .map_err(|error| error.error)?,
-    };
-    sync_directory(&directory)
+    Ok(temporary)
 }
 
 /// Removes `path` durably (the directory synced after).

@@ -13,5 +13,7 @@
 mod atomic;
 mod digest;
 
-pub use atomic::{FilePermissions, WriteMode, remove_durably, sync_directory, write_atomic};
+pub use atomic::{
+    FilePermissions, WriteMode, remove_durably, sync_directory, synced_temporary, write_atomic,
+};
 pub use digest::{hex, sha256_hex, sha256_hex_of};
