@@ -60,6 +60,12 @@ impl App {
         if let Some(notice) = self.paths.prepare()?.notice(&self.paths.home) {
             self.note(&notice);
         }
+        for deprecation in &self.config.deprecations {
+            self.note(&format!(
+                "{}: {deprecation}",
+                self.paths.config_file.display()
+            ));
+        }
         Ok(())
     }
 

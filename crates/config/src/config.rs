@@ -82,7 +82,8 @@ pub struct Config {
     /// Defaults for new sessions and the agent's dynamic context.
     #[serde(default)]
     pub defaults: Defaults,
-    /// Model providers and external agents, by id (the id becomes the provider id).
+    /// Model providers, by id. (A section of `kind = "acp"` is the old spelling of an
+    /// `[agents.<id>]` section: it is read into [`Config::agents`], with a note.)
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     /// Calendars, by id.
@@ -107,6 +108,10 @@ pub struct Config {
     /// Where agents' requests may go.
     #[serde(default)]
     pub fetch: FetchConfig,
+    /// What the file says in an old spelling that Hearth still reads, and how to say it
+    /// now: one note each, for the user.
+    #[serde(skip)]
+    pub deprecations: Vec<String>,
 }
 
 /// Where agents' requests may go.
@@ -173,10 +178,43 @@ impl Config {
 
     /// Parses configuration text; `path` is only used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|error| ConfigError::Parse {
+        let mut config: Self = toml::from_str(text).map_err(|error| ConfigError::Parse {
             path: path.to_path_buf(),
             message: error.to_string(),
-        })
+        })?;
+        config.adopt_old_agent_sections();
+        Ok(config)
+    }
+
+    /// Reads each `[providers.<id>] kind = "acp"` section (the old spelling) as the
+    /// `[agents.<id>]` section it means: its command, arguments and variables fill what
+    /// an `[agents.<id>]` section of the same id leaves unset. External agents are then
+    /// declared in one place only.
+    fn adopt_old_agent_sections(&mut self) {
+        let old: Vec<String> = self
+            .providers
+            .iter()
+            .filter(|(_, provider)| provider.kind == Some(ProviderKind::Acp))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in old {
+            let Some(provider) = self.providers.remove(&id) else {
+                continue;
+            };
+            let agent = self.agents.entry(id.clone()).or_default();
+            if agent.command.is_none() {
+                agent.command = provider.command;
+            }
+            if agent.args.is_none() {
+                agent.args = Some(provider.args);
+            }
+            for (name, value) in provider.env {
+                agent.env.entry(name).or_insert(value);
+            }
+            self.deprecations.push(format!(
+                "[providers.{id}] with kind = \"acp\" is the old way to declare an external agent; Hearth reads it as [agents.{id}] — move its command, args and env there (same keys, without kind)"
+            ));
+        }
     }
 }
 
@@ -521,9 +559,21 @@ mod tests {
         let config = Config::parse(text, Path::new("config.toml")).unwrap();
         assert_eq!(config.defaults.clock, Some(ClockFormat::Hours12));
         assert_eq!(config.providers["local"].kind, Some(ProviderKind::Openai));
+        // The old spelling of an external agent is read as the agent it declares.
+        assert!(!config.providers.contains_key("claude"));
         assert_eq!(
-            config.providers["claude"].args,
-            vec!["--verbose".to_owned()]
+            config.agents["claude"].args,
+            Some(vec!["--verbose".to_owned()])
+        );
+        assert_eq!(
+            config.agents["claude"].command.as_deref(),
+            Some("claude-code-acp")
+        );
+        assert_eq!(config.deprecations.len(), 1);
+        assert!(
+            config.deprecations[0].contains("[agents.claude]"),
+            "{:?}",
+            config.deprecations
         );
         assert_eq!(config.calendars["home"].kind, CalendarKind::Ics);
         assert_eq!(config.server.port, Some(8421));
@@ -555,6 +605,28 @@ mod tests {
                 ..LimitsConfig::default()
             }
         );
+    }
+
+    #[test]
+    fn an_old_agent_section_fills_only_what_the_agents_section_leaves_unset() {
+        let text = r#"
+            [providers.mine]
+            kind = "acp"
+            command = "/opt/old-agent"
+            args = ["--old"]
+            env = { A = "old", B = "old" }
+
+            [agents.mine]
+            command = "/opt/new-agent"
+            env = { A = "new" }
+        "#;
+        let config = Config::parse(text, Path::new("config.toml")).unwrap();
+        let agent = &config.agents["mine"];
+        assert_eq!(agent.command.as_deref(), Some("/opt/new-agent"));
+        assert_eq!(agent.args, Some(vec!["--old".to_owned()]));
+        assert_eq!(agent.env["A"], "new");
+        assert_eq!(agent.env["B"], "old");
+        assert!(config.providers.is_empty());
     }
 
     #[test]

@@ -71,6 +71,41 @@ fn run_streams_an_agents_answer_into_a_session() {
 }
 
 #[test]
+fn an_agent_declared_the_old_way_runs_and_the_user_is_told_the_new_way() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[providers.tester]\nkind = \"acp\"\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let (_dir, work) = work();
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "hello there"])
+        .output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "echo: hello there\n"
+    );
+    assert!(
+        stderr.contains("hearth: note:") && stderr.contains("reads it as [agents.tester]"),
+        "{stderr}"
+    );
+    // It is an agent, not a model provider, wherever agents are listed.
+    let listed = hearth.ok(&["agents", "list"]);
+    assert!(listed.contains("tester"), "{listed}");
+    let providers = hearth.ok(&["providers", "list"]);
+    assert!(!providers.contains("tester"), "{providers}");
+}
+
+#[test]
 fn without_a_terminal_a_permission_request_is_refused_with_how_to_allow_it() {
     let state = tempfile::tempdir().unwrap();
     let hearth = hearth_with_agent(state.path(), "");
