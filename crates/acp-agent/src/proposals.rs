@@ -13,11 +13,12 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, TextContent,
-    ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification,
+    SessionUpdate, TextContent, ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use hearth_core::ProposalId;
-use hearth_tools::{ApplyOutcome, ProposalStatus, ToolsError, UserActor};
+use hearth_tools::{ApplyOutcome, Proposal, ProposalStatus, ToolsError, UserActor};
 use serde_json::json;
 
 use crate::agent::HearthAgent;
@@ -57,8 +58,31 @@ pub(crate) async fn ask(
     if proposal.status != ProposalStatus::Pending {
         return Ok(Asked::AlreadyDecided(proposal.status));
     }
-    let hash = proposal.payload_hash.clone();
     let call_id = ToolCallId::new(proposal.call_id.clone());
+    let request = question(&proposal, session.clone(), call_id.clone());
+    let answer = connection.send_request(request).block_task().await;
+    let asked = match chosen(answer) {
+        Ok(option) => decide(&agent, &proposal, &option).await?,
+        Err(left_pending) => left_pending,
+    };
+    let shown = ToolCallUpdate::new(call_id, decision_shown(&proposal.summary, &asked));
+    if let Err(error) = connection.send_notification(SessionNotification::new(
+        session,
+        SessionUpdate::ToolCallUpdate(shown),
+    )) {
+        tracing::debug!(%error, "the editor left before the decision was shown");
+    }
+    Ok(asked)
+}
+
+/// The question about a proposal: its summary, id, payload hash and diff, and the two
+/// choices.
+fn question(
+    proposal: &Proposal,
+    session: SessionId,
+    call_id: ToolCallId,
+) -> RequestPermissionRequest {
+    let (id, hash) = (&proposal.id, &proposal.payload_hash);
     let shown = format!(
         "{}\n\nProposal {id} (payload sha256 {hash})\n\n```diff\n{}\n```",
         proposal.summary,
@@ -84,49 +108,52 @@ pub(crate) async fn ask(
         ),
         PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
     ];
-    let request = RequestPermissionRequest::new(
-        session.clone(),
-        ToolCallUpdate::new(call_id.clone(), fields),
-        options,
-    );
-    let answer = connection.send_request(request).block_task().await;
-    let chosen = match answer {
-        Err(error) => {
-            return Ok(Asked::LeftPending(format!(
-                "the editor could not ask: {}",
-                error.message
-            )));
-        }
-        Ok(response) => match response.outcome {
-            RequestPermissionOutcome::Selected(selected) => selected.option_id.0.to_string(),
-            RequestPermissionOutcome::Cancelled => {
-                return Ok(Asked::LeftPending(
-                    "the editor cancelled the question".into(),
-                ));
-            }
-            _ => return Ok(Asked::LeftPending("the editor's answer is unknown".into())),
-        },
-    };
+    RequestPermissionRequest::new(session, ToolCallUpdate::new(call_id, fields), options)
+}
+
+/// The option the editor's user chose, or why the proposal stays pending.
+fn chosen(
+    answer: std::result::Result<RequestPermissionResponse, agent_client_protocol::Error>,
+) -> std::result::Result<String, Asked> {
+    let response = answer.map_err(|error| {
+        Asked::LeftPending(format!("the editor could not ask: {}", error.message))
+    })?;
+    match response.outcome {
+        RequestPermissionOutcome::Selected(selected) => Ok(selected.option_id.0.to_string()),
+        RequestPermissionOutcome::Cancelled => Err(Asked::LeftPending(
+            "the editor cancelled the question".into(),
+        )),
+        _ => Err(Asked::LeftPending("the editor's answer is unknown".into())),
+    }
+}
+
+/// Carries out the chosen option through the gate, bound to the payload hash shown.
+async fn decide(agent: &HearthAgent, proposal: &Proposal, option: &str) -> Result<Asked> {
+    let (id, hash) = (&proposal.id, &proposal.payload_hash);
     let by = UserActor::new(VIA);
-    let asked = match chosen.as_str() {
-        APPROVE => match agent.gate.approve_and_apply(&id, &hash, &by).await {
+    Ok(match option {
+        APPROVE => match agent.gate.approve_and_apply(id, hash, &by).await {
             Ok(ApplyOutcome::Applied { .. } | ApplyOutcome::AlreadyApplied { .. }) => {
                 Asked::Applied
             }
             Ok(ApplyOutcome::InProgress { .. }) => Asked::Applied,
             Err(ToolsError::ApplyFailed { .. }) => {
-                let proposal = agent.gate.get(&id).await?;
+                let proposal = agent.gate.get(id).await?;
                 Asked::ApplyFailed(proposal.error.unwrap_or_else(|| "unknown".into()))
             }
             Err(error) => return Err(error.into()),
         },
         REJECT => {
-            agent.gate.reject(&id, &by, None).await?;
+            agent.gate.reject(id, &by, None).await?;
             Asked::Rejected
         }
         other => Asked::LeftPending(format!("the editor chose {other:?}, which was not offered")),
-    };
-    let (status, outcome) = match &asked {
+    })
+}
+
+/// The call's update that shows what became of the proposal.
+fn decision_shown(summary: &str, asked: &Asked) -> ToolCallUpdateFields {
+    let (status, outcome) = match asked {
         Asked::Applied => (
             ToolCallStatus::Completed,
             "Approved and applied.".to_owned(),
@@ -148,19 +175,9 @@ pub(crate) async fn ask(
             format!("Already {}.", status.as_str()),
         ),
     };
-    let update = ToolCallUpdate::new(
-        call_id,
-        ToolCallUpdateFields::new()
-            .status(status)
-            .content(vec![ToolCallContent::from(ContentBlock::Text(
-                TextContent::new(format!("{}\n\n{outcome}", proposal.summary)),
-            ))]),
-    );
-    if let Err(error) = connection.send_notification(SessionNotification::new(
-        session,
-        SessionUpdate::ToolCallUpdate(update),
-    )) {
-        tracing::debug!(%error, "the editor left before the decision was shown");
-    }
-    Ok(asked)
+    ToolCallUpdateFields::new()
+        .status(status)
+        .content(vec![ToolCallContent::from(ContentBlock::Text(
+            TextContent::new(format!("{summary}\n\n{outcome}")),
+        ))])
 }

@@ -8,12 +8,14 @@
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ConfigOptionUpdate, InitializeRequest, ListSessionsRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, ResumeSessionRequest,
-    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    CancelNotification, ConfigOptionUpdate, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse,
 };
-use agent_client_protocol::{Agent, ByteStreams, ConnectTo, Error};
+use agent_client_protocol::v1::{Builder, ConnectionTo, Responder};
+use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error, HandleDispatchFrom};
 use hearth_core::ProviderId;
 use hearth_host::Host;
 use hearth_mcp_client::SessionMcpServers;
@@ -78,109 +80,59 @@ pub async fn serve(
         services.mcp.clone(),
         services.files.clone(),
     ));
-    let served = Agent
+    let served = methods(&agent).connect_to(transport).await;
+    services.mcp.shutdown().await;
+    services.files.clear();
+    served
+}
+
+/// A handler that gives what the client sent, with the agent, to one of the functions
+/// below.
+macro_rules! handled_by {
+    ($agent:expr, $request:ty => $handler:ident) => {{
+        let agent = Arc::clone($agent);
+        async move |request: $request, responder, connection| {
+            $handler(&agent, request, responder, connection).await
+        }
+    }};
+}
+
+/// The methods the agent answers, each by the function of its name.
+fn methods(agent: &Arc<HearthAgent>) -> Builder<Agent, impl HandleDispatchFrom<Client>> {
+    Agent
         .v1()
         .name(AGENT_NAME)
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: InitializeRequest, responder, _connection| {
-                    responder.respond(agent.initialize(request))
-                }
-            },
+            handled_by!(agent, InitializeRequest => initialize),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: NewSessionRequest, responder, connection| {
-                    responder.respond_with_result(
-                        agent
-                            .new_session(request, &connection)
-                            .await
-                            .map_err(Error::from),
-                    )
-                }
-            },
+            handled_by!(agent, NewSessionRequest => new_session),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: LoadSessionRequest, responder, connection| match agent
-                    .load_session(&request, &connection)
-                    .await
-                {
-                    Ok((updates, response)) => {
-                        for update in updates {
-                            connection.send_notification(SessionNotification::new(
-                                request.session_id.clone(),
-                                update,
-                            ))?;
-                        }
-                        responder.respond(response)
-                    }
-                    Err(error) => responder.respond_with_error(error.into()),
-                }
-            },
+            handled_by!(agent, LoadSessionRequest => load_session),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: ResumeSessionRequest, responder, connection| {
-                    responder.respond_with_result(
-                        agent
-                            .resume_session(&request, &connection)
-                            .await
-                            .map_err(Error::from),
-                    )
-                }
-            },
+            handled_by!(agent, ResumeSessionRequest => resume_session),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: ListSessionsRequest, responder, _connection| {
-                    responder.respond_with_result(
-                        agent.list_sessions(&request).await.map_err(Error::from),
-                    )
-                }
-            },
+            handled_by!(agent, ListSessionsRequest => list_sessions),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: SetSessionConfigOptionRequest, responder, connection| {
-                    match agent.set_config_option(&request).await {
-                        Ok(options) => {
-                            responder
-                                .respond(SetSessionConfigOptionResponse::new(options.clone()))?;
-                            connection.send_notification(SessionNotification::new(
-                                request.session_id.clone(),
-                                SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)),
-                            ))
-                        }
-                        Err(error) => responder.respond_with_error(error.into()),
-                    }
-                }
-            },
+            handled_by!(agent, SetSessionConfigOptionRequest => set_config_option),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let agent = agent.clone();
-                async move |request: PromptRequest, responder, connection| {
-                    turn::start(&agent, request, responder, connection)
-                }
-            },
+            handled_by!(agent, PromptRequest => prompt),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
             {
-                let agent = agent.clone();
+                let agent = Arc::clone(agent);
                 async move |notification: CancelNotification, _connection| {
                     agent.cancel(&notification.session_id).await;
                     Ok(())
@@ -188,9 +140,98 @@ pub async fn serve(
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(transport)
-        .await;
-    services.mcp.shutdown().await;
-    services.files.clear();
-    served
+}
+
+/// `initialize`.
+async fn initialize(
+    agent: &HearthAgent,
+    request: InitializeRequest,
+    responder: Responder<InitializeResponse>,
+    _connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    responder.respond(agent.initialize(request))
+}
+
+/// `session/new`.
+async fn new_session(
+    agent: &HearthAgent,
+    request: NewSessionRequest,
+    responder: Responder<NewSessionResponse>,
+    connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    let answer = agent.new_session(request, &connection).await;
+    responder.respond_with_result(answer.map_err(Error::from))
+}
+
+/// `session/load`: the history is sent before the answer.
+async fn load_session(
+    agent: &HearthAgent,
+    request: LoadSessionRequest,
+    responder: Responder<LoadSessionResponse>,
+    connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    match agent.load_session(&request, &connection).await {
+        Ok((updates, response)) => {
+            for update in updates {
+                connection.send_notification(SessionNotification::new(
+                    request.session_id.clone(),
+                    update,
+                ))?;
+            }
+            responder.respond(response)
+        }
+        Err(error) => responder.respond_with_error(error.into()),
+    }
+}
+
+/// `session/resume`.
+async fn resume_session(
+    agent: &HearthAgent,
+    request: ResumeSessionRequest,
+    responder: Responder<ResumeSessionResponse>,
+    connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    let answer = agent.resume_session(&request, &connection).await;
+    responder.respond_with_result(answer.map_err(Error::from))
+}
+
+/// `session/list`.
+async fn list_sessions(
+    agent: &HearthAgent,
+    request: ListSessionsRequest,
+    responder: Responder<ListSessionsResponse>,
+    _connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    let answer = agent.list_sessions(&request).await;
+    responder.respond_with_result(answer.map_err(Error::from))
+}
+
+/// `session/set_config_option`: the options changed are also sent as an update, after
+/// the answer.
+async fn set_config_option(
+    agent: &HearthAgent,
+    request: SetSessionConfigOptionRequest,
+    responder: Responder<SetSessionConfigOptionResponse>,
+    connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    match agent.set_config_option(&request).await {
+        Ok(options) => {
+            responder.respond(SetSessionConfigOptionResponse::new(options.clone()))?;
+            connection.send_notification(SessionNotification::new(
+                request.session_id.clone(),
+                SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)),
+            ))
+        }
+        Err(error) => responder.respond_with_error(error.into()),
+    }
+}
+
+/// `session/prompt`: the turn runs in a task of its own (see [`crate::turn`]).
+async fn prompt(
+    agent: &Arc<HearthAgent>,
+    request: PromptRequest,
+    responder: Responder<PromptResponse>,
+    connection: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    turn::start(agent, request, responder, connection)
 }

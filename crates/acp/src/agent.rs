@@ -6,13 +6,14 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
     Agent, AgentDescriptor, AgentError, AgentResult, BackingId, ChatBacking, ChatContext,
-    ChatMetadata, ChatSeed, CreateChatRequest, EventSink, PermissionAnswer, PermissionGrant,
-    ProviderData, Signal, StopReason, Turn, TurnId, TurnOutcome, UserMessage, now,
+    ChatMetadata, ChatSeed, ChatUri, CreateChatRequest, EventSink, PermissionAnswer,
+    PermissionGrant, ProviderData, Signal, StopReason, Turn, TurnId, TurnOutcome, UserMessage, now,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::backing::{AcpBacking, Transcript, TurnRecord, transcript};
+use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::harness::{AcpHarness, Inner};
 use crate::prompt::{self, Accepts};
@@ -229,52 +230,23 @@ impl Inner {
             () = cancel.cancelled() => return Ok((aborted(), ())),
         };
         let (session_id, _) = self.attach(&connection, context).await.map_err(not_sent)?;
-        let (ambient, agent_state) = {
-            let mut routes = self.shared.routes();
-            match routes.get_mut(&session_id) {
-                Some(route) => {
-                    route.turn = Some(TurnState::new(turn_id.clone()));
-                    (route.ambient.take(), route.agent_state.clone())
-                }
-                None => (None, hearth_core::AgentChatState::default()),
-            }
-        };
-        if let Some(ambient) = ambient {
-            crate::handlers::end_ambient(&self.shared, chat, ambient).await;
-        }
-        self.shared
-            .signal(chat, vec![Signal::AgentStateChanged { state: agent_state }])
-            .await;
+        self.begin_turn(chat, &session_id, turn_id).await;
         let prompt_capabilities = &connection.info.capabilities.prompt_capabilities;
         let accepts = Accepts {
             image: prompt_capabilities.image,
             embedded: prompt_capabilities.embedded_context,
         };
-        let instructions = self.instructions_preface(context, backing);
-        let preface = match (instructions, backing.pending_context.as_deref()) {
-            (Some(instructions), Some(pending)) => Some(format!("{instructions}\n{pending}")),
-            (Some(instructions), None) => Some(instructions),
-            (None, pending) => pending.map(str::to_owned),
-        };
+        let preface = self.preface(context, backing);
         let blocks = prompt::prompt(message, preface.as_deref(), accepts);
         if cancel.is_cancelled() {
             return Ok((aborted(), ()));
         }
-        let request = acp::PromptRequest::new(session_id.clone(), blocks);
-        let sent = connection.request("session/prompt", request, None);
-        tokio::pin!(sent);
-        let answer = tokio::select! {
-            // The prompt is polled first, so it is sent before any cancellation.
-            biased;
-            answer = &mut sent => answer,
-            () = cancel.cancelled() => {
-                connection.notify(acp::CancelNotification::new(session_id.clone()));
-                self.shared.cancel_waiting(chat, turn_id);
-                match tokio::time::timeout(self.shared.options.timeouts.cancel_grace, &mut sent).await {
-                    Ok(answer) => answer,
-                    Err(_) => return Ok((aborted(), ())),
-                }
-            }
+        let request = acp::PromptRequest::new(session_id, blocks);
+        let Some(answer) = self
+            .send_prompt(&connection, chat, turn_id, request, cancel)
+            .await
+        else {
+            return Ok((aborted(), ()));
         };
         let answer = answer.map_err(|error| PromptFailure {
             error,
@@ -291,6 +263,66 @@ impl Inner {
             },
             (),
         ))
+    }
+
+    /// Marks the user's turn as running in the session: a turn the agent had started on
+    /// its own ends, and the turn starts with what the agent offers in the chat.
+    async fn begin_turn(&self, chat: &ChatUri, session_id: &str, turn_id: &TurnId) {
+        let (ambient, agent_state) = {
+            let mut routes = self.shared.routes();
+            match routes.get_mut(session_id) {
+                Some(route) => {
+                    route.turn = Some(TurnState::new(turn_id.clone()));
+                    (route.ambient.take(), route.agent_state.clone())
+                }
+                None => (None, hearth_core::AgentChatState::default()),
+            }
+        };
+        if let Some(ambient) = ambient {
+            crate::handlers::end_ambient(&self.shared, chat, ambient).await;
+        }
+        self.shared
+            .signal(chat, vec![Signal::AgentStateChanged { state: agent_state }])
+            .await;
+    }
+
+    /// What goes before the user's message: the scope's instructions (first prompt
+    /// only) and the context the chat still has to hand over.
+    fn preface(&self, context: &ChatContext, backing: &AcpBacking) -> Option<String> {
+        let instructions = self.instructions_preface(context, backing);
+        match (instructions, backing.pending_context.as_deref()) {
+            (Some(instructions), Some(pending)) => Some(format!("{instructions}\n{pending}")),
+            (Some(instructions), None) => Some(instructions),
+            (None, pending) => pending.map(str::to_owned),
+        }
+    }
+
+    /// Sends the prompt and waits for its answer. On cancellation the agent is told and
+    /// the turn's waiting questions are cancelled, and the answer is waited for a grace
+    /// more; `None` when it did not come by then.
+    async fn send_prompt(
+        &self,
+        connection: &Connection,
+        chat: &ChatUri,
+        turn_id: &TurnId,
+        request: acp::PromptRequest,
+        cancel: &CancellationToken,
+    ) -> Option<Result<acp::PromptResponse>> {
+        let session_id = request.session_id.clone();
+        let sent = connection.request("session/prompt", request, None);
+        tokio::pin!(sent);
+        tokio::select! {
+            // The prompt is polled first, so it is sent before any cancellation.
+            biased;
+            answer = &mut sent => Some(answer),
+            () = cancel.cancelled() => {
+                connection.notify(acp::CancelNotification::new(session_id));
+                self.shared.cancel_waiting(chat, turn_id);
+                tokio::time::timeout(self.shared.options.timeouts.cancel_grace, &mut sent)
+                    .await
+                    .ok()
+            }
+        }
     }
 
     async fn set_model(&self, context: &ChatContext, model: String) -> Result<()> {
@@ -322,43 +354,14 @@ impl Inner {
                 known.join(", ")
             )));
         }
-        let timeout = self.shared.options.timeouts.request;
         match option {
             Some(config_id) => {
-                let request = acp::SetSessionConfigOptionRequest::new(
-                    session_id.clone(),
-                    config_id,
-                    acp::SessionConfigOptionValue::value_id(model.clone()),
-                );
-                let (answer, _): (acp::SetSessionConfigOptionResponse, serde_json::Value) =
-                    connection
-                        .request_json("session/set_config_option", request, timeout)
-                        .await?;
-                let mut routes = self.shared.routes();
-                if let Some(route) = routes.get_mut(&session_id) {
-                    Self::take_settings(
-                        route,
-                        None,
-                        Some(&answer.config_options),
-                        &serde_json::Value::Null,
-                    );
-                }
+                self.set_model_option(&connection, &session_id, config_id, &model)
+                    .await?;
             }
             None if choices.is_some() => {
-                connection
-                    .request_json::<_, serde_json::Value>(
-                        "session/set_model",
-                        json!({"sessionId": session_id, "modelId": model}),
-                        timeout,
-                    )
+                self.set_session_model(&connection, &session_id, &model)
                     .await?;
-                let mut routes = self.shared.routes();
-                if let Some(models) = routes
-                    .get_mut(&session_id)
-                    .and_then(|route| route.agent_state.models.as_mut())
-                {
-                    models.current.clone_from(&model);
-                }
             }
             None => {
                 return Err(Error::Unsupported {
@@ -367,9 +370,71 @@ impl Inner {
                 });
             }
         }
-        let chat = &context.chat;
+        self.model_chosen(&context.chat, &session_id, model).await
+    }
+
+    /// Chooses the model through the agent's configuration option that holds it, and
+    /// takes the settings it answers with.
+    async fn set_model_option(
+        &self,
+        connection: &Connection,
+        session_id: &str,
+        config_id: String,
+        model: &str,
+    ) -> Result<()> {
+        let request = acp::SetSessionConfigOptionRequest::new(
+            session_id.to_owned(),
+            config_id,
+            acp::SessionConfigOptionValue::value_id(model.to_owned()),
+        );
+        let (answer, _): (acp::SetSessionConfigOptionResponse, serde_json::Value) = connection
+            .request_json(
+                "session/set_config_option",
+                request,
+                self.shared.options.timeouts.request,
+            )
+            .await?;
+        let mut routes = self.shared.routes();
+        if let Some(route) = routes.get_mut(session_id) {
+            Self::take_settings(
+                route,
+                None,
+                Some(&answer.config_options),
+                &serde_json::Value::Null,
+            );
+        }
+        Ok(())
+    }
+
+    /// Chooses the model through `session/set_model`, for an agent that lists models
+    /// without a configuration option.
+    async fn set_session_model(
+        &self,
+        connection: &Connection,
+        session_id: &str,
+        model: &str,
+    ) -> Result<()> {
+        connection
+            .request_json::<_, serde_json::Value>(
+                "session/set_model",
+                json!({"sessionId": session_id, "modelId": model}),
+                self.shared.options.timeouts.request,
+            )
+            .await?;
+        let mut routes = self.shared.routes();
+        if let Some(models) = routes
+            .get_mut(session_id)
+            .and_then(|route| route.agent_state.models.as_mut())
+        {
+            models.current = model.to_owned();
+        }
+        Ok(())
+    }
+
+    /// Records the model the agent took for the chat, and shows what it offers now.
+    async fn model_chosen(&self, chat: &ChatUri, session_id: &str, model: String) -> Result<()> {
         let data = self.shared.chats.with(chat, |entry| {
-            entry.backing.model = Some(model.clone());
+            entry.backing.model = Some(model);
             entry.backing.updated_at = now();
             hearth_harness::encode(chat, &entry.backing)
         })??;
@@ -377,7 +442,7 @@ impl Inner {
         let state = self
             .shared
             .routes()
-            .get(&session_id)
+            .get(session_id)
             .map(|route| route.agent_state.clone());
         if let Some(state) = state {
             self.shared

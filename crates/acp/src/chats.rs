@@ -4,6 +4,7 @@
 //! started agent (`session/load`, replaying history; `session/resume`; or, when the
 //! agent offers neither, a clear note that the chat stays read-only).
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema as acp;
@@ -38,7 +39,7 @@ impl Inner {
         &self,
         connection: &Connection,
         context: &ChatContext,
-    ) -> Result<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
+    ) -> Result<(PathBuf, Vec<PathBuf>)> {
         let mut directories = context.working_directories.iter().cloned();
         let cwd = directories.next().ok_or_else(|| {
             Error::Invalid(format!("chat `{}` has no working directory", context.chat))
@@ -173,39 +174,8 @@ impl Inner {
         let capabilities = &connection.info.capabilities;
         let (cwd, additional) = self.directories(connection, context)?;
         let replayed = if capabilities.load_session {
-            self.register(context, &session_id, None, None, &Value::Null);
-            if let Some(route) = self.shared.routes().get_mut(&session_id) {
-                route.capture = Some(Vec::new());
-            }
-            let request = acp::LoadSessionRequest::new(session_id.clone(), cwd)
-                .additional_directories(additional)
-                .mcp_servers(self.lent_servers());
-            // The replay is captured until it is over; the route registered with the
-            // answer's settings takes over after that.
-            let loaded = connection
-                .request_json::<_, acp::LoadSessionResponse>(
-                    "session/load",
-                    &request,
-                    self.shared.options.timeouts.request,
-                )
-                .await;
-            if loaded.is_ok() {
-                self.replay_over(&session_id).await;
-            }
-            let captured = self
-                .shared
-                .routes()
-                .get_mut(&session_id)
-                .and_then(|route| route.capture.take());
-            let (answer, raw) = loaded?;
-            self.register(
-                context,
-                &session_id,
-                answer.settled_modes(),
-                answer.settled_options(),
-                &raw,
-            );
-            captured
+            self.load_session(connection, context, &session_id, cwd, additional)
+                .await?
         } else if capabilities.session_capabilities.resume.is_some() {
             let request = acp::ResumeSessionRequest::new(session_id.clone(), cwd)
                 .additional_directories(additional)
@@ -229,6 +199,50 @@ impl Inner {
             entry.backing.attached = Some(connection.generation);
         })?;
         Ok((session_id, replayed))
+    }
+
+    /// Reopens a session with `session/load`; returns the history the agent replayed.
+    /// The replay is captured until it is over; the route registered with the answer's
+    /// settings takes over after that.
+    async fn load_session(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+        session_id: &str,
+        cwd: PathBuf,
+        additional: Vec<PathBuf>,
+    ) -> Result<Option<Vec<Replayed>>> {
+        self.register(context, session_id, None, None, &Value::Null);
+        if let Some(route) = self.shared.routes().get_mut(session_id) {
+            route.capture = Some(Vec::new());
+        }
+        let request = acp::LoadSessionRequest::new(session_id.to_owned(), cwd)
+            .additional_directories(additional)
+            .mcp_servers(self.lent_servers());
+        let loaded = connection
+            .request_json::<_, acp::LoadSessionResponse>(
+                "session/load",
+                &request,
+                self.shared.options.timeouts.request,
+            )
+            .await;
+        if loaded.is_ok() {
+            self.replay_over(session_id).await;
+        }
+        let captured = self
+            .shared
+            .routes()
+            .get_mut(session_id)
+            .and_then(|route| route.capture.take());
+        let (answer, raw) = loaded?;
+        self.register(
+            context,
+            session_id,
+            answer.settled_modes(),
+            answer.settled_options(),
+            &raw,
+        );
+        Ok(captured)
     }
 
     /// Waits until the replay of a session being reopened has been quiet for

@@ -9,7 +9,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema as acp;
-use agent_client_protocol::{Client, ErrorCode, JsonRpcNotification, JsonRpcRequest, Lines};
+use agent_client_protocol::{
+    Client, ConnectTo, ErrorCode, HandleDispatchFrom, JsonRpcNotification, JsonRpcRequest, Lines,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -78,176 +80,178 @@ pub(crate) struct Connection {
     stop: Mutex<Option<oneshot::Sender<()>>>,
 }
 
+/// How Hearth starts an agent: its command, with a minimal environment and the variables
+/// its configuration passes or sets, in the directory Hearth runs agents in.
+fn launch_of(shared: &Shared) -> Launch {
+    let spec = &shared.spec;
+    Launch {
+        command: spec.command.clone(),
+        args: spec.args.clone(),
+        env: hearth_process::ChildEnv::minimal()
+            .pass(spec.pass_env.iter().cloned())
+            .set(spec.env.iter().cloned()),
+        supervisor: shared.options.supervisor.clone(),
+        directory: shared
+            .options
+            .process_directory
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| "/".into()),
+    }
+}
+
+/// A handler that hands a request, with its message's place at the gate, to the method
+/// of [`Handlers`] that answers it.
+macro_rules! answered_by {
+    ($handlers:expr, $request:ty => $method:ident) => {{
+        let handlers = $handlers.clone();
+        async move |request: $request, responder, _cx| {
+            handlers
+                .$method(request, responder, handlers.gate.admit())
+                .await;
+            Ok(())
+        }
+    }};
+}
+
+/// The connection's task, as its owner holds it.
+struct Running {
+    /// The connection, once it is up.
+    connected: oneshot::Receiver<ConnectionTo<agent_client_protocol::Agent>>,
+    /// Ends the connection.
+    stop: oneshot::Sender<()>,
+    /// Set (with the reason) once the connection ended.
+    ended: watch::Receiver<Option<String>>,
+}
+
+/// Hearth's side of the protocol: every request and notification the agent sends goes
+/// to a handler; what Hearth does not offer is refused or ignored.
+fn client(
+    handlers: Handlers,
+) -> agent_client_protocol::v1::Builder<Client, impl HandleDispatchFrom<agent_client_protocol::Agent>>
+{
+    Client
+        .v1()
+        .on_receive_notification(
+            {
+                let handlers = handlers.clone();
+                async move |notification: acp::SessionNotification, _cx| {
+                    handlers.update(notification, handlers.gate.admit()).await;
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::RequestPermissionRequest => permission),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::ReadTextFileRequest => read_file),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::WriteTextFileRequest => write_file),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::CreateTerminalRequest => terminal_create),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::TerminalOutputRequest => terminal_output),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::WaitForTerminalExitRequest => terminal_wait),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::KillTerminalRequest => terminal_kill),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::ReleaseTerminalRequest => terminal_release),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let handlers = handlers.clone();
+                async move |request: agent_client_protocol::UntypedMessage,
+                            responder: agent_client_protocol::v1::Responder<Value>,
+                            _cx| {
+                    let _admission = handlers.gate.admit();
+                    responder.respond_with_error(agent_client_protocol::Error::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        format!("Hearth does not offer `{}`", request.method),
+                    ))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: agent_client_protocol::UntypedMessage, _cx| {
+                tracing::debug!(method = %notification.method, "ignoring a notification Hearth does not know");
+                let _admission = handlers.gate.admit();
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+}
+
+/// Connects Hearth's handlers to the agent over `transport`, in a task that runs until
+/// the connection ends or is stopped.
+fn run(agent: String, handlers: Handlers, transport: impl ConnectTo<Client>) -> Running {
+    let (connected_sender, connected) = oneshot::channel();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let (ended_sender, ended) = watch::channel(None);
+    let gate = handlers.gate.clone();
+    let client = client(handlers);
+    tokio::spawn(async move {
+        let result = client
+            .connect_with(transport, async move |cx| {
+                if connected_sender.send(cx).is_err() {
+                    return Ok(());
+                }
+                if stopped.await.is_err() {
+                    tracing::trace!("the connection's owner went away");
+                }
+                Ok(())
+            })
+            .await;
+        let reason = match result {
+            Ok(()) => "the connection was closed".to_owned(),
+            Err(error) => error.to_string(),
+        };
+        tracing::debug!(%agent, %reason, "agent connection ended");
+        gate.close();
+        ended_sender.send_replace(Some(reason));
+    });
+    Running {
+        connected,
+        stop,
+        ended,
+    }
+}
+
 impl Connection {
     /// Starts the agent, connects to it and shakes hands.
     pub async fn open(shared: &Arc<Shared>, generation: u64) -> Result<Self> {
         let agent = shared.agent().to_owned();
-        let spec = &shared.spec;
-        let launch = Launch {
-            command: spec.command.clone(),
-            args: spec.args.clone(),
-            env: hearth_process::ChildEnv::minimal()
-                .pass(spec.pass_env.iter().cloned())
-                .set(spec.env.iter().cloned()),
-            supervisor: shared.options.supervisor.clone(),
-            directory: shared
-                .options
-                .process_directory
-                .clone()
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| "/".into()),
-        };
-        let (process, pipes) = AgentProcess::spawn(&agent, &launch)?;
+        let (process, pipes) = AgentProcess::spawn(&agent, &launch_of(shared))?;
         let gate = Gate::new();
         let violation = Arc::new(Mutex::new(None));
         let transport = Lines::new(
             lines::outgoing(pipes.stdin),
             lines::incoming(&agent, pipes.stdout, gate.clone(), Arc::clone(&violation)),
         );
-        let handlers = Handlers::new(Arc::clone(shared), gate.clone());
-        let (connected, connection) = oneshot::channel();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let (ended_sender, ended) = watch::channel(None);
-        let client = Client
-            .v1()
-            .on_receive_notification(
-                {
-                    let handlers = handlers.clone();
-                    async move |notification: acp::SessionNotification, _cx| {
-                        handlers.update(notification, handlers.gate.admit()).await;
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_notification!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::RequestPermissionRequest, responder, _cx| {
-                        handlers.permission(request, responder, handlers.gate.admit()).await;
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::ReadTextFileRequest, responder, _cx| {
-                        handlers.read_file(request, responder, handlers.gate.admit()).await;
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::WriteTextFileRequest, responder, _cx| {
-                        handlers.write_file(request, responder, handlers.gate.admit()).await;
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::CreateTerminalRequest, responder, _cx| {
-                        handlers.terminal_create(request, responder, handlers.gate.admit()).await;
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::TerminalOutputRequest, responder, _cx| {
-                        handlers.terminal_output(request, responder, handlers.gate.admit());
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::WaitForTerminalExitRequest, responder, _cx| {
-                        handlers.terminal_wait(request, responder, handlers.gate.admit());
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::KillTerminalRequest, responder, _cx| {
-                        handlers.terminal_kill(request, responder, handlers.gate.admit());
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: acp::ReleaseTerminalRequest, responder, _cx| {
-                        handlers.terminal_release(request, responder, handlers.gate.admit());
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_request(
-                {
-                    let handlers = handlers.clone();
-                    async move |request: agent_client_protocol::UntypedMessage,
-                                responder: agent_client_protocol::v1::Responder<Value>,
-                                _cx| {
-                        let _admission = handlers.gate.admit();
-                        responder.respond_with_error(agent_client_protocol::Error::new(
-                            ErrorCode::METHOD_NOT_FOUND,
-                            format!("Hearth does not offer `{}`", request.method),
-                        ))
-                    }
-                },
-                agent_client_protocol::on_receive_request!(),
-            )
-            .on_receive_notification(
-                {
-                    let handlers = handlers.clone();
-                    async move |notification: agent_client_protocol::UntypedMessage, _cx| {
-                        tracing::debug!(method = %notification.method, "ignoring a notification Hearth does not know");
-                        let _admission = handlers.gate.admit();
-                        Ok(())
-                    }
-                },
-                agent_client_protocol::on_receive_notification!(),
-            );
-        let name = agent.clone();
-        tokio::spawn(async move {
-            let result = client
-                .connect_with(transport, async move |cx| {
-                    if connected.send(cx).is_err() {
-                        return Ok(());
-                    }
-                    if stopped.await.is_err() {
-                        tracing::trace!("the connection's owner went away");
-                    }
-                    Ok(())
-                })
-                .await;
-            let reason = match result {
-                Ok(()) => "the connection was closed".to_owned(),
-                Err(error) => error.to_string(),
-            };
-            tracing::debug!(agent = %name, %reason, "agent connection ended");
-            gate.close();
-            ended_sender.send_replace(Some(reason));
-        });
-        let cx = match tokio::time::timeout(shared.options.timeouts.start, connection).await {
+        let running = run(
+            agent.clone(),
+            Handlers::new(Arc::clone(shared), gate),
+            transport,
+        );
+        let cx = match tokio::time::timeout(shared.options.timeouts.start, running.connected).await
+        {
             Ok(Ok(cx)) => cx,
             _ => return Err(process.stopped_error()),
         };
@@ -261,9 +265,9 @@ impl Connection {
                 implementation: None,
             },
             process,
-            ended,
+            ended: running.ended,
             violation,
-            stop: Mutex::new(Some(stop)),
+            stop: Mutex::new(Some(running.stop)),
         };
         opened.handshake(shared).await?;
         Ok(opened)

@@ -7,28 +7,32 @@
 //! covers the file; otherwise Hearth asks the user itself, showing the diff. Writes are
 //! atomic and recorded in the audit log with the file's hashes before and after.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Error as RpcError, ErrorCode};
 use hearth_confine::Roots;
 use hearth_core::{
-    ChatUri, Signal, ToolCallContent, ToolCallPart, ToolCallStatus, ToolKind, ToolLocation, TurnId,
+    ChatUri, Signal, ToolCallContent, ToolCallPart, ToolCallStatus, ToolKind, ToolLocation,
+    ToolResult, TurnId,
 };
 use hearth_tools::{Actor, AuditEntry, AuditKind, AuditOutcome, Decision};
 use serde_json::json;
 
 use crate::grants::Scope;
-use crate::handlers::Handlers;
+use crate::handlers::{Handlers, respond};
 use crate::lines::Admission;
-use crate::permissions::{Raised, hearth_options, verdict};
+use crate::permissions::{Raised, hearth_options, session_verdict, settled};
 use crate::shared::Shared;
 
 /// Largest file an agent may read through Hearth.
 const READ_LIMIT: u64 = 16 * 1024 * 1024;
 /// Largest old content shown in a write's diff.
 const DIFF_LIMIT: u64 = 256 * 1024;
+/// Why every file request of a session whose directories could not be opened fails.
+const NO_ROOTS: &str = "the session's working directories could not be opened; Hearth refuses every file request of this session";
 
 fn refused(message: impl Into<String>) -> RpcError {
     RpcError::new(ErrorCode::INVALID_PARAMS, message.into())
@@ -46,19 +50,6 @@ fn slice(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
     let skip = line.map_or(0, |line| line.saturating_sub(1)) as usize;
     let take = limit.map_or(usize::MAX, |limit| limit as usize);
     text.split_inclusive('\n').skip(skip).take(take).collect()
-}
-
-fn respond<T: agent_client_protocol::JsonRpcResponse>(
-    responder: Responder<T>,
-    result: Result<T, RpcError>,
-) {
-    let sent = match result {
-        Ok(answer) => responder.respond(answer),
-        Err(error) => responder.respond_with_error(error),
-    };
-    if let Err(error) = sent {
-        tracing::debug!(%error, "could not answer the agent");
-    }
 }
 
 /// What a write needs from its session.
@@ -125,12 +116,7 @@ impl Handlers {
         let agent = self.shared.agent().to_owned();
         tokio::spawn(async move {
             let Some(roots) = roots else {
-                respond(
-                    responder,
-                    Err(refused(
-                        "the session's working directories could not be opened; Hearth refuses every file request of this session",
-                    )),
-                );
+                respond(responder, Err(refused(NO_ROOTS)));
                 return;
             };
             let path = request.path.clone();
@@ -172,7 +158,8 @@ impl Handlers {
         });
     }
 
-    /// `fs/write_text_file`.
+    /// `fs/write_text_file`: a write goes through at once when a call the user allowed
+    /// in the running turn covers the file; otherwise Hearth asks, showing the diff.
     pub async fn write_file(
         &self,
         request: acp::WriteTextFileRequest,
@@ -182,47 +169,7 @@ impl Handlers {
     ) {
         let session = request.session_id.to_string();
         let path = request.path.clone();
-        let found = {
-            let routes = self.shared.routes();
-            routes.get(&session).map(|route| {
-                let covered = route
-                    .turn
-                    .as_ref()
-                    .is_some_and(|turn| turn.allows_write(&path));
-                (
-                    route.chat.clone(),
-                    route.roots.clone(),
-                    route.turn.as_ref().map(|turn| turn.turn_id.clone()),
-                    covered,
-                )
-            })
-        };
-        let checked = match found {
-            None => Err(refused(format!("unknown session `{session}`"))),
-            Some((_, None, _, _)) => Err(refused(
-                "the session's working directories could not be opened; Hearth refuses every file request of this session",
-            )),
-            Some((chat, Some(roots), turn_id, covered)) => match turn_id {
-                None => {
-                    self.shared.audit_write(
-                        &chat,
-                        &path,
-                        AuditOutcome::error("no turn was running"),
-                        json!(null),
-                    );
-                    Err(refused(
-                        "Hearth accepts writes only while the user's turn runs",
-                    ))
-                }
-                Some(turn_id) => Ok(WriteRoute {
-                    chat,
-                    roots,
-                    turn_id,
-                    covered,
-                }),
-            },
-        };
-        let route = match checked {
+        let route = match self.write_route(&session, &path) {
             Ok(route) => route,
             Err(error) => {
                 respond(responder, Err(error));
@@ -231,101 +178,138 @@ impl Handlers {
             }
         };
         if !route.roots.contains_lexically(&path) {
-            let message = format!(
-                "refused to write `{}`: it is outside the session's working directories ({})",
-                path.display(),
-                route
-                    .roots
-                    .roots()
-                    .iter()
-                    .map(|root| root.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            self.shared.audit_write(
-                &route.chat,
-                &path,
-                AuditOutcome::error(message.clone()),
-                json!(null),
-            );
-            self.shared
-                .signal(
-                    &route.chat,
-                    vec![Signal::Error {
-                        turn_id: route.turn_id.clone(),
-                        message: format!("{}: {message}", self.shared.agent()),
-                    }],
-                )
-                .await;
-            respond(responder, Err(refused(message)));
+            let error = self.refuse_outside(&route, &path).await;
+            respond(responder, Err(error));
             drop(admission);
             return;
         }
         if route.covered {
             drop(admission);
-            let shared = std::sync::Arc::clone(&self.shared);
+            let shared = Arc::clone(&self.shared);
             tokio::spawn(async move {
                 let result = write(&shared, &route.chat, route.roots, path, request.content).await;
                 respond(responder, result);
             });
             return;
         }
-        // Nothing the user allowed covers this write: Hearth asks, showing the diff.
-        let old_text = {
-            let roots = route.roots.clone();
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || roots.read(&path, DIFF_LIMIT))
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .flatten()
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        self.ask_to_write(&session, route, path, request.content, responder)
+            .await;
+        drop(admission);
+    }
+
+    /// What a write of `path` needs from its session, or why the session refuses it (a
+    /// refusal while no turn runs is recorded).
+    fn write_route(&self, session: &str, path: &Path) -> Result<WriteRoute, RpcError> {
+        let found = self.shared.routes().get(session).map(|route| {
+            let covered = route
+                .turn
+                .as_ref()
+                .is_some_and(|turn| turn.allows_write(path));
+            (
+                route.chat.clone(),
+                route.roots.clone(),
+                route.turn.as_ref().map(|turn| turn.turn_id.clone()),
+                covered,
+            )
+        });
+        let Some((chat, roots, turn_id, covered)) = found else {
+            return Err(refused(format!("unknown session `{session}`")));
         };
-        let mut call = ToolCallPart::new(
-            self.shared.fresh_id("write"),
-            "write_text_file",
-            json!({"path": path.display().to_string()}),
-            ToolCallStatus::Pending,
+        let Some(roots) = roots else {
+            return Err(refused(NO_ROOTS));
+        };
+        let Some(turn_id) = turn_id else {
+            self.shared.audit_write(
+                &chat,
+                path,
+                AuditOutcome::error("no turn was running"),
+                json!(null),
+            );
+            return Err(refused(
+                "Hearth accepts writes only while the user's turn runs",
+            ));
+        };
+        Ok(WriteRoute {
+            chat,
+            roots,
+            turn_id,
+            covered,
+        })
+    }
+
+    /// Refuses a write outside the session's working directories: recorded, and shown in
+    /// the turn.
+    async fn refuse_outside(&self, route: &WriteRoute, path: &Path) -> RpcError {
+        let roots: Vec<String> = route
+            .roots
+            .roots()
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect();
+        let message = format!(
+            "refused to write `{}`: it is outside the session's working directories ({})",
+            path.display(),
+            roots.join(", ")
         );
-        call.title = Some(format!("Write {}", path.display()));
-        call.kind = Some(ToolKind::Edit);
-        call.locations = vec![ToolLocation {
-            path: path.display().to_string(),
-            line: None,
-        }];
-        call.content = vec![ToolCallContent::Diff {
-            path: path.display().to_string(),
+        self.shared.audit_write(
+            &route.chat,
+            path,
+            AuditOutcome::error(message.clone()),
+            json!(null),
+        );
+        self.shared
+            .signal(
+                &route.chat,
+                vec![Signal::Error {
+                    turn_id: route.turn_id.clone(),
+                    message: format!("{}: {message}", self.shared.agent()),
+                }],
+            )
+            .await;
+        refused(message)
+    }
+
+    /// Asks the user about a write nothing allowed covers, showing the diff; writes when
+    /// allowed, and settles the call shown.
+    async fn ask_to_write(
+        &self,
+        session: &str,
+        route: WriteRoute,
+        path: PathBuf,
+        content: String,
+        responder: Responder<acp::WriteTextFileResponse>,
+    ) {
+        let old_text = read_for_diff(&route.roots, &path).await;
+        let call = write_call(
+            self.shared.fresh_id("write"),
+            &path,
             old_text,
-            new_text: request.content.clone(),
-        }];
-        let verdict = {
-            let routes = self.shared.routes();
-            match routes.get(&session) {
-                Some(session_route) => verdict(&self.shared, session_route, &Scope::write(&path)),
-                None => crate::permissions::Verdict::Refuse("the session went away".to_owned()),
-            }
-        };
+            content.clone(),
+        );
+        let call_id = call.call_id.clone();
+        let scope = Scope::write(&path);
         let raised = Raised {
             chat: route.chat.clone(),
             turn_id: route.turn_id.clone(),
             request_id: self.shared.permission_id(),
             title: format!("Allow {} to write {}?", self.shared.agent(), path.display()),
             options: hearth_options(),
-            call: call.clone(),
+            call,
             new_call: true,
-            verdict,
-            scope: Scope::write(&path),
+            verdict: session_verdict(&self.shared, session, &scope),
+            scope,
         };
-        let shared = std::sync::Arc::clone(&self.shared);
-        let content = request.content;
-        let chat = route.chat.clone();
-        let turn_id = route.turn_id.clone();
-        let call_id = call.call_id.clone();
+        let shared = Arc::clone(&self.shared);
         self.raise(raised, move |outcome| {
             tokio::spawn(async move {
-                let allowed = outcome.allows();
-                let result = if allowed {
-                    write(&shared, &chat, route.roots, path.clone(), content).await
+                let WriteRoute {
+                    chat,
+                    roots,
+                    turn_id,
+                    ..
+                } = route;
+                let result = if outcome.allows() {
+                    write(&shared, &chat, roots, path.clone(), content).await
                 } else {
                     shared.audit_write(
                         &chat,
@@ -338,35 +322,56 @@ impl Handlers {
                         path.display()
                     )))
                 };
-                let status = if result.is_ok() {
-                    ToolCallStatus::Completed
-                } else {
-                    ToolCallStatus::Failed
+                let shown = ToolResult {
+                    content: match &result {
+                        Ok(_) => format!("wrote {}", path.display()),
+                        Err(error) => error.message.clone(),
+                    },
+                    is_error: result.is_err(),
                 };
-                shared
-                    .signal(
-                        &chat,
-                        vec![Signal::ToolCallUpdated {
-                            turn_id,
-                            call_id,
-                            status,
-                            result: Some(hearth_core::ToolResult {
-                                content: match &result {
-                                    Ok(_) => format!("wrote {}", path.display()),
-                                    Err(error) => error.message.clone(),
-                                },
-                                is_error: result.is_err(),
-                            }),
-                            patch: hearth_core::ToolCallPatch::default(),
-                        }],
-                    )
-                    .await;
+                let update = settled(turn_id, call_id, result.is_ok(), Some(shown));
+                shared.signal(&chat, vec![update]).await;
                 respond(responder, result);
             });
         })
         .await;
-        drop(admission);
     }
+}
+
+/// The current text of a file about to be written, for the diff shown (none when it is
+/// missing, unreadable or larger than [`DIFF_LIMIT`]).
+async fn read_for_diff(roots: &Roots, path: &Path) -> Option<String> {
+    let roots = roots.clone();
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || roots.read(&path, DIFF_LIMIT))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The call Hearth shows in the turn when it asks about a write: the file and its diff.
+fn write_call(id: String, path: &Path, old_text: Option<String>, new_text: String) -> ToolCallPart {
+    let shown = path.display().to_string();
+    let mut call = ToolCallPart::new(
+        id,
+        "write_text_file",
+        json!({"path": shown}),
+        ToolCallStatus::Pending,
+    );
+    call.title = Some(format!("Write {shown}"));
+    call.kind = Some(ToolKind::Edit);
+    call.locations = vec![ToolLocation {
+        path: shown.clone(),
+        line: None,
+    }];
+    call.content = vec![ToolCallContent::Diff {
+        path: shown,
+        old_text,
+        new_text,
+    }];
+    call
 }
 
 /// Writes a file atomically inside the roots and records it.

@@ -74,6 +74,20 @@ impl Handlers {
     }
 }
 
+/// Answers a request of the agent's.
+pub(crate) fn respond<T: agent_client_protocol::JsonRpcResponse>(
+    responder: agent_client_protocol::v1::Responder<T>,
+    result: Result<T, agent_client_protocol::Error>,
+) {
+    let sent = match result {
+        Ok(answer) => responder.respond(answer),
+        Err(error) => responder.respond_with_error(error),
+    };
+    if let Err(error) = sent {
+        tracing::debug!(%error, "could not answer the agent");
+    }
+}
+
 /// Appends a replayed update to the captured history.
 fn capture_replay(capture: &mut Vec<Replayed>, update: &acp::SessionUpdate) {
     match update {
@@ -206,13 +220,64 @@ fn signals(
         }
         return (signals, None);
     }
-    let mut ambient_started = None;
-    let turn_id = match (&route.turn, &route.ambient) {
-        (Some(turn), _) => turn.turn_id.clone(),
-        (None, Some(ambient)) => ambient.clone(),
+    let Some((turn_id, ambient_started)) = turn_of_update(route, &update, &mut signals) else {
+        return (signals, None);
+    };
+    if route.turn.is_none() {
+        touch_ambient(route);
+    }
+    let turn = route.turn.as_mut();
+    let signal = match update {
+        acp::SessionUpdate::AgentMessageChunk(chunk) => {
+            let text = mapping::block_text(&chunk.content);
+            if let Some(turn) = turn {
+                append_bounded(&mut turn.answer, &text, limits.answer_bytes, || {
+                    cut_mark("the answer", limits)
+                });
+            }
+            Some(Signal::TextDelta { turn_id, text })
+        }
+        acp::SessionUpdate::AgentThoughtChunk(chunk) => Some(Signal::ReasoningDelta {
+            turn_id,
+            text: mapping::block_text(&chunk.content),
+        }),
+        acp::SessionUpdate::ToolCall(call) => Some(call_started(turn, turn_id, &call, limits)),
+        acp::SessionUpdate::ToolCallUpdate(update) => {
+            Some(call_updated(turn, turn_id, &update, limits))
+        }
+        acp::SessionUpdate::Plan(plan) => Some(Signal::Plan {
+            turn_id,
+            entries: mapping::plan(&plan),
+        }),
+        acp::SessionUpdate::UsageUpdate(usage) => Some(Signal::Usage {
+            turn_id,
+            // The agent reports the tokens in its context window.
+            usage: Usage {
+                input_tokens: usage.used,
+                ..Usage::default()
+            },
+        }),
+        _ => None,
+    };
+    signals.extend(signal);
+    (signals, ambient_started)
+}
+
+/// The turn an update belongs to: the running one, or the one the agent started on its
+/// own; when neither runs and the update is worth a turn, a new turn of the agent's own
+/// (its start pushed to `signals`, its id also returned second). `None` when the update
+/// is dropped.
+fn turn_of_update(
+    route: &mut Route,
+    update: &acp::SessionUpdate,
+    signals: &mut Vec<Signal>,
+) -> Option<(TurnId, Option<TurnId>)> {
+    match (&route.turn, &route.ambient) {
+        (Some(turn), _) => Some((turn.turn_id.clone(), None)),
+        (None, Some(ambient)) => Some((ambient.clone(), None)),
         (None, None) => {
-            if !matters_outside_a_turn(&update) {
-                return (signals, None);
+            if !matters_outside_a_turn(update) {
+                return None;
             }
             // The agent speaks outside the user's turns: recorded as a turn of its own.
             let turn_id = TurnId::generate();
@@ -221,107 +286,79 @@ fn signals(
                 user: UserMessage::text(""),
             });
             route.ambient = Some(turn_id.clone());
-            ambient_started = Some(turn_id.clone());
-            turn_id
+            Some((turn_id.clone(), Some(turn_id)))
         }
+    }
+}
+
+/// The signal of a call the agent announced, recorded in the turn.
+fn call_started(
+    turn: Option<&mut TurnState>,
+    turn_id: TurnId,
+    call: &acp::ToolCall,
+    limits: &OutputLimits,
+) -> Signal {
+    let part = mapping::tool_call(call);
+    if let Some(turn) = turn {
+        match turn.calls.get_mut(&part.call_id) {
+            Some(record) => *record = record_of(&part),
+            None => {
+                record_new(turn, &part, limits);
+            }
+        }
+    }
+    Signal::ToolCallStarted {
+        turn_id,
+        call: part,
+    }
+}
+
+/// The signal of an update of a call, applied to the turn's record of it; an update of
+/// a call the turn does not know announces it.
+fn call_updated(
+    turn: Option<&mut TurnState>,
+    turn_id: TurnId,
+    update: &acp::ToolCallUpdate,
+    limits: &OutputLimits,
+) -> Signal {
+    let id = update.tool_call_id.to_string();
+    let known = turn
+        .as_ref()
+        .and_then(|turn| turn.calls.get(&id))
+        .map(|call| call.status);
+    if let Some(current) = known {
+        let (status, result, patch) = mapping::tool_call_update(update, current);
+        if let Some(record) = turn.and_then(|turn| turn.calls.get_mut(&id)) {
+            record_update(record, status, &patch);
+        }
+        return Signal::ToolCallUpdated {
+            turn_id,
+            call_id: id,
+            status,
+            result,
+            patch,
+        };
+    }
+    let part = mapping::tool_call_from_update(update);
+    let recorded = match turn {
+        Some(turn) => record_new(turn, &part, limits),
+        None => true,
     };
-    if route.turn.is_none() {
-        touch_ambient(route);
-    }
-    let turn = route.turn.as_mut();
-    match update {
-        acp::SessionUpdate::AgentMessageChunk(chunk) => {
-            let text = mapping::block_text(&chunk.content);
-            if let Some(turn) = turn {
-                append_bounded(&mut turn.answer, &text, limits.answer_bytes, || {
-                    cut_mark("the answer", limits)
-                });
-            }
-            signals.push(Signal::TextDelta { turn_id, text });
-        }
-        acp::SessionUpdate::AgentThoughtChunk(chunk) => {
-            signals.push(Signal::ReasoningDelta {
-                turn_id,
-                text: mapping::block_text(&chunk.content),
-            });
-        }
-        acp::SessionUpdate::ToolCall(call) => {
-            let part = mapping::tool_call(&call);
-            if let Some(turn) = turn {
-                match turn.calls.get_mut(&part.call_id) {
-                    Some(record) => *record = record_of(&part),
-                    None => {
-                        record_new(turn, &part, limits);
-                    }
-                }
-            }
-            signals.push(Signal::ToolCallStarted {
-                turn_id,
-                call: part,
-            });
-        }
-        acp::SessionUpdate::ToolCallUpdate(update) => {
-            let id = update.tool_call_id.to_string();
-            let known = turn
-                .as_ref()
-                .and_then(|turn| turn.calls.get(&id))
-                .map(|call| call.status);
-            match known {
-                None => {
-                    let part = mapping::tool_call_from_update(&update);
-                    let recorded = match turn {
-                        Some(turn) => record_new(turn, &part, limits),
-                        None => true,
-                    };
-                    if recorded {
-                        signals.push(Signal::ToolCallStarted {
-                            turn_id,
-                            call: part,
-                        });
-                    } else {
-                        // A call past the turn's limit: the host drops its updates (and
-                        // counts them).
-                        let (status, result, patch) =
-                            mapping::tool_call_update(&update, part.status);
-                        signals.push(Signal::ToolCallUpdated {
-                            turn_id,
-                            call_id: id,
-                            status,
-                            result,
-                            patch,
-                        });
-                    }
-                }
-                Some(current) => {
-                    let (status, result, patch) = mapping::tool_call_update(&update, current);
-                    if let Some(record) = turn.and_then(|turn| turn.calls.get_mut(&id)) {
-                        record_update(record, status, &patch);
-                    }
-                    signals.push(Signal::ToolCallUpdated {
-                        turn_id,
-                        call_id: id,
-                        status,
-                        result,
-                        patch,
-                    });
-                }
-            }
-        }
-        acp::SessionUpdate::Plan(plan) => signals.push(Signal::Plan {
+    if recorded {
+        return Signal::ToolCallStarted {
             turn_id,
-            entries: mapping::plan(&plan),
-        }),
-        acp::SessionUpdate::UsageUpdate(usage) => signals.push(Signal::Usage {
-            turn_id,
-            // The agent reports the tokens in its context window.
-            usage: Usage {
-                input_tokens: usage.used,
-                ..Usage::default()
-            },
-        }),
-        _ => {}
+            call: part,
+        };
     }
-    (signals, ambient_started)
+    // A call past the turn's limit: the host drops its updates (and counts them).
+    let (status, result, patch) = mapping::tool_call_update(update, part.status);
+    Signal::ToolCallUpdated {
+        turn_id,
+        call_id: id,
+        status,
+        result,
+        patch,
+    }
 }
 
 /// Whether an update is about what the agent offers (commands, mode, settings).

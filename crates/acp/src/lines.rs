@@ -11,7 +11,8 @@ use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{Sink, Stream};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use hearth_process::{Line, LineReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -95,7 +96,7 @@ fn is_handled_message(line: &str) -> bool {
 
 struct Reader {
     agent: String,
-    input: BufReader<ChildStdout>,
+    input: LineReader<BufReader<ChildStdout>>,
     gate: Gate,
     junk: usize,
     /// Where a refusal of the agent's output is recorded, for the error message.
@@ -103,35 +104,6 @@ struct Reader {
 }
 
 impl Reader {
-    /// The next line, without its end; `None` at the end of the output.
-    async fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
-        let mut line = Vec::new();
-        loop {
-            let available = self.input.fill_buf().await?;
-            if available.is_empty() {
-                return Ok((!line.is_empty()).then_some(line));
-            }
-            match memchr::memchr(b'\n', available) {
-                Some(end) => {
-                    line.extend_from_slice(&available[..end]);
-                    self.input.consume(end + 1);
-                    return Ok(Some(line));
-                }
-                None => {
-                    let taken = available.len();
-                    line.extend_from_slice(available);
-                    self.input.consume(taken);
-                }
-            }
-            if line.len() > MAX_LINE {
-                return Err(io::Error::other(format!(
-                    "wrote a line longer than {} MiB on stdout",
-                    MAX_LINE / (1024 * 1024)
-                )));
-            }
-        }
-    }
-
     fn refuse(&self, what: String) -> io::Error {
         *self
             .violation
@@ -143,12 +115,15 @@ impl Reader {
     /// The next JSON-RPC message, skipping junk.
     async fn next_message(&mut self) -> Option<io::Result<String>> {
         loop {
-            let line = match self.next_line().await {
-                Ok(Some(line)) => line,
-                Ok(None) => return None,
-                Err(error) if error.kind() == io::ErrorKind::Other => {
-                    return Some(Err(self.refuse(error.to_string())));
+            let line = match self.input.next_line().await {
+                Ok(Some(Line::Whole(line))) => line,
+                Ok(Some(Line::Overlong(_))) => {
+                    return Some(Err(self.refuse(format!(
+                        "wrote a line longer than {} MiB on stdout",
+                        MAX_LINE / (1024 * 1024)
+                    ))));
                 }
+                Ok(None) => return None,
                 Err(error) => return Some(Err(error)),
             };
             let text = String::from_utf8_lossy(&line);
@@ -184,7 +159,7 @@ pub(crate) fn incoming(
 ) -> impl Stream<Item = io::Result<String>> + Send + 'static {
     let reader = Reader {
         agent: agent.to_owned(),
-        input: BufReader::with_capacity(64 * 1024, stdout),
+        input: LineReader::new(BufReader::with_capacity(64 * 1024, stdout), MAX_LINE),
         gate,
         junk: 0,
         violation,

@@ -14,7 +14,7 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
 use hearth_core::{
     ChatUri, PERMISSION_CANCELLED, PermissionOption, PermissionOptionKind, Signal, ToolCallContent,
-    ToolCallPart, TurnId,
+    ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, TurnId,
 };
 use hearth_tools::{Actor, AuditEntry, AuditKind, AuditOutcome, Decision};
 use serde_json::json;
@@ -24,7 +24,7 @@ use crate::grants::{Grant, Scope, Target};
 use crate::handlers::Handlers;
 use crate::lines::Admission;
 use crate::mapping;
-use crate::shared::{Allowed, Answer, Route, Shared, Waiting};
+use crate::shared::{Allowed, Answer, Route, Shared, TurnState, Waiting};
 use crate::spec::PermissionMode;
 
 /// What happens to a permission request.
@@ -113,6 +113,15 @@ pub(crate) fn verdict(shared: &Shared, route: &Route, scope: &Scope) -> Verdict 
     }
 }
 
+/// The verdict on a call of `scope` in an agent session (refused when the session went
+/// away).
+pub(crate) fn session_verdict(shared: &Shared, session: &str, scope: &Scope) -> Verdict {
+    match shared.routes().get(session) {
+        Some(route) => verdict(shared, route, scope),
+        None => Verdict::Refuse("the session went away".to_owned()),
+    }
+}
+
 /// The options Hearth offers when it asks itself.
 pub(crate) fn hearth_options() -> Vec<PermissionOption> {
     [
@@ -136,6 +145,32 @@ pub(crate) fn hearth_options() -> Vec<PermissionOption> {
         kind: Some(kind),
     })
     .collect()
+}
+
+/// The option the verdict picks without asking, with why; `None` when the user decides.
+fn policy_answer(raised: &Raised) -> Option<(String, String)> {
+    match &raised.verdict {
+        Verdict::Allow(why) => mapping::pick(
+            &raised.options,
+            &[
+                PermissionOptionKind::AllowOnce,
+                PermissionOptionKind::AllowAlways,
+            ],
+        )
+        .map(|option| (option, why.clone())),
+        Verdict::Refuse(why) => Some((
+            mapping::pick(
+                &raised.options,
+                &[
+                    PermissionOptionKind::RejectOnce,
+                    PermissionOptionKind::RejectAlways,
+                ],
+            )
+            .unwrap_or_else(|| PERMISSION_CANCELLED.to_owned()),
+            why.clone(),
+        )),
+        Verdict::Ask => None,
+    }
 }
 
 /// The kind of the option with this id.
@@ -262,6 +297,27 @@ impl Raised {
     }
 }
 
+/// The update that settles a call Hearth showed when it asked itself: completed when
+/// what it asked about ran, failed otherwise.
+pub(crate) fn settled(
+    turn_id: TurnId,
+    call_id: String,
+    succeeded: bool,
+    result: Option<ToolResult>,
+) -> Signal {
+    Signal::ToolCallUpdated {
+        turn_id,
+        call_id,
+        status: if succeeded {
+            ToolCallStatus::Completed
+        } else {
+            ToolCallStatus::Failed
+        },
+        result,
+        patch: ToolCallPatch::default(),
+    }
+}
+
 impl Handlers {
     /// Raises a request in the chat's turn and settles it: at once by the verdict, or
     /// with the user's answer (waited for in the background). `respond` gets the outcome.
@@ -270,30 +326,7 @@ impl Handlers {
         raised: Raised,
         respond: impl FnOnce(Outcome) + Send + 'static,
     ) {
-        let shared = &self.shared;
-        let immediate = match &raised.verdict {
-            Verdict::Allow(why) => mapping::pick(
-                &raised.options,
-                &[
-                    PermissionOptionKind::AllowOnce,
-                    PermissionOptionKind::AllowAlways,
-                ],
-            )
-            .map(|option| (option, why.clone())),
-            Verdict::Refuse(why) => Some((
-                mapping::pick(
-                    &raised.options,
-                    &[
-                        PermissionOptionKind::RejectOnce,
-                        PermissionOptionKind::RejectAlways,
-                    ],
-                )
-                .unwrap_or_else(|| PERMISSION_CANCELLED.to_owned()),
-                why.clone(),
-            )),
-            Verdict::Ask => None,
-        };
-        shared.audit_permission(
+        self.shared.audit_permission(
             &raised.chat,
             Decision::Requested,
             &raised.request_id,
@@ -301,30 +334,43 @@ impl Handlers {
             AuditOutcome::ok(),
             "agent",
         );
-        if let Some((option_id, why)) = immediate {
-            shared.audit_permission(
-                &raised.chat,
-                Decision::Policy,
-                &raised.request_id,
-                &raised.title,
-                AuditOutcome::ok_with(format!("{option_id}: {why}")),
-                "policy",
-            );
-            let kind = kind_of(&raised.options, &option_id);
-            if kind.is_some_and(PermissionOptionKind::allows) {
-                self.remember_allowed(&raised);
+        match policy_answer(&raised) {
+            Some((option_id, why)) => {
+                let outcome = self.answer_by_policy(&raised, option_id, &why).await;
+                respond(outcome);
             }
-            shared
-                .signal(&raised.chat, raised.signals(Some(&option_id)))
-                .await;
-            respond(Outcome {
-                option_id: (option_id != PERMISSION_CANCELLED).then_some(option_id),
-                kind,
-            });
-            return;
+            None => self.wait_for_user(raised, respond).await,
         }
+    }
+
+    /// Settles a request the policy answered: recorded, shown with its answer.
+    async fn answer_by_policy(&self, raised: &Raised, option_id: String, why: &str) -> Outcome {
+        self.shared.audit_permission(
+            &raised.chat,
+            Decision::Policy,
+            &raised.request_id,
+            &raised.title,
+            AuditOutcome::ok_with(format!("{option_id}: {why}")),
+            "policy",
+        );
+        let kind = kind_of(&raised.options, &option_id);
+        if kind.is_some_and(PermissionOptionKind::allows) {
+            self.remember_allowed(raised);
+        }
+        self.shared
+            .signal(&raised.chat, raised.signals(Some(&option_id)))
+            .await;
+        Outcome {
+            option_id: (option_id != PERMISSION_CANCELLED).then_some(option_id),
+            kind,
+        }
+    }
+
+    /// Shows a request to the user and hands their answer to `respond` once it comes
+    /// (cancelled when the turn ends first).
+    async fn wait_for_user(&self, raised: Raised, respond: impl FnOnce(Outcome) + Send + 'static) {
         let (sender, receiver) = oneshot::channel();
-        shared.waiting().insert(
+        self.shared.waiting().insert(
             raised.request_id.clone(),
             Waiting {
                 chat: raised.chat.clone(),
@@ -332,49 +378,52 @@ impl Handlers {
                 answer: sender,
             },
         );
-        shared.signal(&raised.chat, raised.signals(None)).await;
+        self.shared.signal(&raised.chat, raised.signals(None)).await;
         let handlers = self.clone();
         tokio::spawn(async move {
             let answer = receiver.await.unwrap_or(Answer::Cancelled);
-            let outcome = match answer {
-                Answer::Selected { option_id, via } => {
-                    let kind = kind_of(&raised.options, &option_id);
-                    handlers.shared.audit_permission(
-                        &raised.chat,
-                        Decision::Answered,
-                        &raised.request_id,
-                        &raised.title,
-                        AuditOutcome::ok_with(option_id.clone()),
-                        &via,
-                    );
-                    if kind.is_some_and(PermissionOptionKind::allows) {
-                        handlers.remember_allowed(&raised);
-                    }
-                    if let Some(kind) = kind {
-                        handlers.remember_always(&raised, kind);
-                    }
-                    Outcome {
-                        option_id: Some(option_id),
-                        kind,
-                    }
-                }
-                Answer::Cancelled => {
-                    handlers.shared.audit_permission(
-                        &raised.chat,
-                        Decision::Answered,
-                        &raised.request_id,
-                        &raised.title,
-                        AuditOutcome::ok_with(PERMISSION_CANCELLED),
-                        "turn ended",
-                    );
-                    Outcome {
-                        option_id: None,
-                        kind: None,
-                    }
-                }
-            };
-            respond(outcome);
+            respond(handlers.take_answer(&raised, answer));
         });
+    }
+
+    /// Records the user's answer to a request (and what it allows or grants).
+    fn take_answer(&self, raised: &Raised, answer: Answer) -> Outcome {
+        let (option_id, via) = match answer {
+            Answer::Selected { option_id, via } => (option_id, via),
+            Answer::Cancelled => {
+                self.shared.audit_permission(
+                    &raised.chat,
+                    Decision::Answered,
+                    &raised.request_id,
+                    &raised.title,
+                    AuditOutcome::ok_with(PERMISSION_CANCELLED),
+                    "turn ended",
+                );
+                return Outcome {
+                    option_id: None,
+                    kind: None,
+                };
+            }
+        };
+        let kind = kind_of(&raised.options, &option_id);
+        self.shared.audit_permission(
+            &raised.chat,
+            Decision::Answered,
+            &raised.request_id,
+            &raised.title,
+            AuditOutcome::ok_with(option_id.clone()),
+            &via,
+        );
+        if kind.is_some_and(PermissionOptionKind::allows) {
+            self.remember_allowed(raised);
+        }
+        if let Some(kind) = kind {
+            self.remember_always(raised, kind);
+        }
+        Outcome {
+            option_id: Some(option_id),
+            kind,
+        }
     }
 
     /// Notes an allowed call in the running turn, so the writes and commands it covers
@@ -426,65 +475,9 @@ impl Handlers {
 
         admission: Admission,
     ) {
-        let session = request.session_id.to_string();
-        let raised = {
-            let mut routes = self.shared.routes();
-            let route = routes.get_mut(&session);
-            route.and_then(|route| {
-                let chat = route.chat.clone();
-                let working_directory = route
-                    .roots
-                    .as_ref()
-                    .and_then(|roots| roots.roots().first().cloned());
-                let turn = route.turn.as_mut()?;
-                let turn_id = turn.turn_id.clone();
-                let id = request.tool_call.tool_call_id.to_string();
-                let new_call = !turn.calls.contains_key(&id);
-                // What the request says of a call announced before (its files, its
-                // diff), for the turn to show with the request.
-                let mut update = None;
-                let call = match turn.calls.get_mut(&id) {
-                    Some(call) => {
-                        let current = call.status;
-                        let (_, _, patch) = mapping::tool_call_update(&request.tool_call, current);
-                        patch.apply(call);
-                        update = (!patch.is_empty()).then_some(patch);
-                        call.clone()
-                    }
-                    None => {
-                        let call = mapping::tool_call_from_update(&request.tool_call);
-                        turn.calls.insert(id, call.clone());
-                        call
-                    }
-                };
-                let paths = paths_of(&call, working_directory.as_deref());
-                let scope = Scope::of_call(&call, &paths);
-                let title = call
-                    .title
-                    .clone()
-                    .unwrap_or_else(|| format!("Allow {}?", call.name));
-                let verdict = verdict(&self.shared, route, &scope);
-                let raised = Raised {
-                    chat,
-                    turn_id,
-                    request_id: self.shared.permission_id(),
-                    title,
-                    options: mapping::options(&request.options),
-                    call,
-                    new_call,
-                    verdict,
-                    scope,
-                };
-                Some((raised, update))
-            })
-        };
-        let Some((raised, update)) = raised else {
+        let Some((raised, update)) = self.raised_by_agent(&request) else {
             // No turn runs in that session: nobody could be asked.
-            if let Err(error) = responder.respond(acp::RequestPermissionResponse::new(
-                acp::RequestPermissionOutcome::Cancelled,
-            )) {
-                tracing::debug!(%error, "could not answer a permission request");
-            }
+            answer_agent(responder, acp::RequestPermissionOutcome::Cancelled);
             drop(admission);
             return;
         };
@@ -509,12 +502,80 @@ impl Handlers {
                 ),
                 None => acp::RequestPermissionOutcome::Cancelled,
             };
-            if let Err(error) = responder.respond(acp::RequestPermissionResponse::new(outcome)) {
-                tracing::debug!(%error, "could not answer a permission request");
-            }
+            answer_agent(responder, outcome);
         })
         .await;
         drop(admission);
+    }
+
+    /// The request the agent asks about, for the running turn of its session, with what
+    /// it changes of a call announced before; `None` when no turn runs there.
+    fn raised_by_agent(
+        &self,
+        request: &acp::RequestPermissionRequest,
+    ) -> Option<(Raised, Option<ToolCallPatch>)> {
+        let mut routes = self.shared.routes();
+        let route = routes.get_mut(&request.session_id.to_string())?;
+        let chat = route.chat.clone();
+        let working_directory = route
+            .roots
+            .as_ref()
+            .and_then(|roots| roots.roots().first().cloned());
+        let turn = route.turn.as_mut()?;
+        let turn_id = turn.turn_id.clone();
+        let (call, new_call, update) = asked_call(turn, &request.tool_call);
+        let paths = paths_of(&call, working_directory.as_deref());
+        let scope = Scope::of_call(&call, &paths);
+        let title = call
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("Allow {}?", call.name));
+        let verdict = verdict(&self.shared, route, &scope);
+        let raised = Raised {
+            chat,
+            turn_id,
+            request_id: self.shared.permission_id(),
+            title,
+            options: mapping::options(&request.options),
+            call,
+            new_call,
+            verdict,
+            scope,
+        };
+        Some((raised, update))
+    }
+}
+
+/// The call a permission request is about, as the turn records it: a call announced
+/// before takes what the request says of it (its files, its diff), for the turn to show
+/// with the request; a new one is recorded. With whether it is new, and what changed.
+fn asked_call(
+    turn: &mut TurnState,
+    asked: &acp::ToolCallUpdate,
+) -> (ToolCallPart, bool, Option<ToolCallPatch>) {
+    let id = asked.tool_call_id.to_string();
+    match turn.calls.get_mut(&id) {
+        Some(call) => {
+            let (_, _, patch) = mapping::tool_call_update(asked, call.status);
+            patch.apply(call);
+            let update = (!patch.is_empty()).then_some(patch);
+            (call.clone(), false, update)
+        }
+        None => {
+            let call = mapping::tool_call_from_update(asked);
+            turn.calls.insert(id, call.clone());
+            (call, true, None)
+        }
+    }
+}
+
+/// Answers the agent's permission request.
+fn answer_agent(
+    responder: Responder<acp::RequestPermissionResponse>,
+    outcome: acp::RequestPermissionOutcome,
+) {
+    if let Err(error) = responder.respond(acp::RequestPermissionResponse::new(outcome)) {
+        tracing::debug!(%error, "could not answer a permission request");
     }
 }
 

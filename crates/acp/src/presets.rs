@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth_config::{Config, ExternalAgentConfig, PermissionsSetting, ProviderKind};
+use hearth_config::{
+    Config, ExternalAgentConfig, PermissionsSetting, ProviderConfig, ProviderKind,
+};
 use hearth_core::{ProviderId, ToolKind};
 
 use crate::spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};
@@ -187,6 +189,112 @@ fn policy(
     }
 }
 
+/// What Hearth knows of one agent: the built-in agent of that id, its `[agents.<id>]`
+/// section, and its older `[providers.<id>] kind = "acp"` one. The section wins over the
+/// older one, which wins over the built-in settings.
+struct Declared<'a> {
+    id: &'a str,
+    preset: Option<Preset>,
+    section: Option<&'a ExternalAgentConfig>,
+    legacy: Option<&'a ProviderConfig>,
+}
+
+impl<'a> Declared<'a> {
+    fn new(config: &'a Config, id: &'a str) -> Self {
+        Self {
+            id,
+            preset: PRESETS.iter().find(|preset| preset.id == id).copied(),
+            section: config.agents.get(id),
+            legacy: config
+                .providers
+                .get(id)
+                .filter(|provider| provider.kind == Some(ProviderKind::Acp)),
+        }
+    }
+
+    /// The program configured to run the agent, if one is.
+    fn command(&self) -> Option<String> {
+        self.section
+            .and_then(|section| section.command.clone())
+            .or_else(|| self.legacy.and_then(|provider| provider.command.clone()))
+    }
+
+    fn args(&self) -> Vec<String> {
+        self.section
+            .and_then(|section| section.args.clone())
+            .or_else(|| self.legacy.map(|provider| provider.args.clone()))
+            .or_else(|| {
+                self.preset
+                    .map(|preset| preset.args.iter().map(|arg| (*arg).to_owned()).collect())
+            })
+            .unwrap_or_default()
+    }
+
+    /// The variables set: the older section's, then the section's.
+    fn env(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .legacy
+            .map(|provider| provider.env.clone().into_iter().collect())
+            .unwrap_or_default();
+        if let Some(section) = self.section {
+            env.extend(section.env.clone());
+        }
+        env
+    }
+
+    /// The variables of Hearth's environment passed: the built-in agent's, then the
+    /// section's.
+    fn pass_env(&self) -> Vec<String> {
+        self.preset
+            .map(|preset| preset.pass_env.iter().map(|name| (*name).to_owned()))
+            .into_iter()
+            .flatten()
+            .chain(
+                self.section
+                    .map(|section| section.pass_env.clone())
+                    .unwrap_or_default(),
+            )
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        self.section
+            .and_then(|section| section.name.clone())
+            .or_else(|| self.preset.map(|preset| preset.name.to_owned()))
+            .unwrap_or_else(|| self.id.to_owned())
+    }
+
+    /// Why `program` cannot be started, and how to install it or set it.
+    fn not_found(&self, program: &str, command: Option<&String>) -> String {
+        let id = self.id;
+        match (self.preset, command) {
+            (Some(preset), None) => format!(
+                "`{}` is not on PATH or in npm's global prefix; install it with `npm install -g {}`, or set `command` under [agents.{id}]",
+                preset.program, preset.package
+            ),
+            _ => format!("`{program}` was not found; check `command` under [agents.{id}]"),
+        }
+    }
+}
+
+/// The ids of every agent Hearth knows: the built-in ones, then the configured ones.
+fn agent_ids(config: &Config) -> Vec<String> {
+    let mut ids: Vec<String> = PRESETS.iter().map(|preset| preset.id.to_owned()).collect();
+    let configured = config.agents.keys().chain(
+        config
+            .providers
+            .iter()
+            .filter(|(_, provider)| provider.kind == Some(ProviderKind::Acp))
+            .map(|(id, _)| id),
+    );
+    for id in configured {
+        if !ids.contains(id) {
+            ids.push(id.clone());
+        }
+    }
+    ids
+}
+
 /// Every agent Hearth can run: the built-in ones (unless disabled) with the settings of
 /// their `[agents.<id>]` section, then the other configured ones. `lend` gives the MCP
 /// server lent to an agent (`None`: lend nothing); `lookup` reads the environment.
@@ -198,107 +306,77 @@ pub fn configured_agents(
 ) -> (Vec<ConfiguredAgent>, Vec<String>) {
     let directories = search_directories(lookup);
     let mut problems = Vec::new();
-    let mut agents = Vec::new();
-    let mut ids: Vec<String> = PRESETS.iter().map(|preset| preset.id.to_owned()).collect();
-    for id in config.agents.keys().chain(
-        config
-            .providers
-            .iter()
-            .filter(|(_, provider)| provider.kind == Some(ProviderKind::Acp))
-            .map(|(id, _)| id),
-    ) {
-        if !ids.contains(id) {
-            ids.push(id.clone());
-        }
-    }
-    for id in ids {
-        let preset = PRESETS.iter().find(|preset| preset.id == id).copied();
-        let section = config.agents.get(&id);
-        let legacy = config
-            .providers
-            .get(&id)
-            .filter(|provider| provider.kind == Some(ProviderKind::Acp));
-        if section.and_then(|section| section.enabled) == Some(false) {
-            continue;
-        }
-        let provider = match ProviderId::parse(&id) {
-            Ok(provider) => provider,
-            Err(error) => {
-                problems.push(format!("[agents.{id}] cannot be used: {error}"));
-                continue;
-            }
-        };
-        let command = section
-            .and_then(|section| section.command.clone())
-            .or_else(|| legacy.and_then(|provider| provider.command.clone()));
-        let args = section
-            .and_then(|section| section.args.clone())
-            .or_else(|| legacy.map(|provider| provider.args.clone()))
-            .or_else(|| {
-                preset.map(|preset| preset.args.iter().map(|arg| (*arg).to_owned()).collect())
-            })
-            .unwrap_or_default();
-        let program = command
-            .clone()
-            .or_else(|| preset.map(|preset| preset.program.to_owned()));
-        let Some(program) = program else {
-            problems.push(format!(
-                "[agents.{id}] names no `command`: set the program that runs the agent"
-            ));
-            continue;
-        };
-        let found = find(&program, &directories);
-        let installed = match &found {
-            Some(_) => Ok(()),
-            None => Err(match (preset, &command) {
-                (Some(preset), None) => format!(
-                    "`{}` is not on PATH or in npm's global prefix; install it with `npm install -g {}`, or set `command` under [agents.{id}]",
-                    preset.program, preset.package
-                ),
-                _ => format!("`{program}` was not found; check `command` under [agents.{id}]"),
-            }),
-        };
-        let mut env: Vec<(String, String)> = legacy
-            .map(|provider| provider.env.clone().into_iter().collect())
-            .unwrap_or_default();
-        if let Some(section) = section {
-            env.extend(section.env.clone());
-        }
-        let lent_tools = if section.and_then(|section| section.lend_tools) == Some(false) {
-            None
-        } else {
-            lend(&provider)
-        };
-        agents.push(ConfiguredAgent {
-            spec: AgentSpec {
-                name: section
-                    .and_then(|section| section.name.clone())
-                    .or_else(|| preset.map(|preset| preset.name.to_owned()))
-                    .unwrap_or_else(|| id.clone()),
-                id: provider,
-                command: found.unwrap_or_else(|| PathBuf::from(program)),
-                args,
-                env,
-                pass_env: preset
-                    .map(|preset| preset.pass_env.iter().map(|name| (*name).to_owned()))
-                    .into_iter()
-                    .flatten()
-                    .chain(
-                        section
-                            .map(|section| section.pass_env.clone())
-                            .unwrap_or_default(),
-                    )
-                    .collect(),
-                policy: policy(&id, section, &mut problems),
-                lent_tools,
-                auth_method: section.and_then(|section| section.auth_method.clone()),
-                reads_agents_file: preset.is_some_and(|preset| preset.reads_agents_file),
-            },
-            preset,
-            installed,
-        });
-    }
+    let agents = agent_ids(config)
+        .iter()
+        .filter_map(|id| {
+            configured_agent(
+                &Declared::new(config, id),
+                &directories,
+                lend,
+                &mut problems,
+            )
+        })
+        .collect();
     (agents, problems)
+}
+
+/// One agent as the harness runs it; `None` when it is disabled or cannot be used (then
+/// `problems` says why).
+fn configured_agent(
+    declared: &Declared<'_>,
+    directories: &[PathBuf],
+    lend: &dyn Fn(&ProviderId) -> Option<LentTools>,
+    problems: &mut Vec<String>,
+) -> Option<ConfiguredAgent> {
+    let (id, section) = (declared.id, declared.section);
+    if section.and_then(|section| section.enabled) == Some(false) {
+        return None;
+    }
+    let provider = match ProviderId::parse(id) {
+        Ok(provider) => provider,
+        Err(error) => {
+            problems.push(format!("[agents.{id}] cannot be used: {error}"));
+            return None;
+        }
+    };
+    let command = declared.command();
+    let Some(program) = command
+        .clone()
+        .or_else(|| declared.preset.map(|preset| preset.program.to_owned()))
+    else {
+        problems.push(format!(
+            "[agents.{id}] names no `command`: set the program that runs the agent"
+        ));
+        return None;
+    };
+    let found = find(&program, directories);
+    let installed = match &found {
+        Some(_) => Ok(()),
+        None => Err(declared.not_found(&program, command.as_ref())),
+    };
+    let lent_tools = if section.and_then(|section| section.lend_tools) == Some(false) {
+        None
+    } else {
+        lend(&provider)
+    };
+    Some(ConfiguredAgent {
+        spec: AgentSpec {
+            name: declared.name(),
+            id: provider,
+            command: found.unwrap_or_else(|| PathBuf::from(program)),
+            args: declared.args(),
+            env: declared.env(),
+            pass_env: declared.pass_env(),
+            policy: policy(id, section, problems),
+            lent_tools,
+            auth_method: section.and_then(|section| section.auth_method.clone()),
+            reads_agents_file: declared
+                .preset
+                .is_some_and(|preset| preset.reads_agents_file),
+        },
+        preset: declared.preset,
+        installed,
+    })
 }
 
 #[cfg(test)]

@@ -5,22 +5,23 @@
 //! turn covers it, or after Hearth asked the user.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Error as RpcError, ErrorCode};
-use hearth_core::{ChatUri, Signal, ToolCallPart, ToolCallStatus, ToolKind};
+use hearth_confine::Roots;
+use hearth_core::{ChatUri, ToolCallPart, ToolCallStatus, ToolKind, TurnId};
 use hearth_tools::{Actor, AuditEntry, AuditKind, AuditOutcome, Decision};
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 use crate::grants::{Scope, ShownCommand};
-use crate::handlers::Handlers;
+use crate::handlers::{Handlers, respond};
 use crate::lines::Admission;
-use crate::permissions::{Raised, Verdict, hearth_options, verdict};
+use crate::permissions::{Raised, Verdict, hearth_options, settled, verdict};
 use crate::shared::Shared;
 use hearth_process::{ChildEnv, ExitReport, Launch, Leftovers, Process, Stderr, Stdin};
 
@@ -79,26 +80,17 @@ impl Terminals {
     /// Starts a command in a process group of its own, with a minimal environment and
     /// the variables the agent asked for (shown to the user with the command): never
     /// the agent's own environment or Hearth's.
-    #[allow(clippy::too_many_arguments)]
-    fn start(
-        &self,
-        id: String,
-        chat: &ChatUri,
-        command: &str,
-        args: &[String],
-        env: &[(String, String)],
-        directory: PathBuf,
-        limit: usize,
-    ) -> std::io::Result<()> {
-        let launch = Launch::new(format!("terminal {id}"), command)
-            .args(args.iter().cloned())
-            .env(ChildEnv::minimal().set(env.iter().cloned()))
-            .directory(directory)
+    fn start(&self, run: &CommandRun) -> std::io::Result<()> {
+        let launch = Launch::new(format!("terminal {}", run.id), &run.program)
+            .args(run.args.iter().cloned())
+            .env(ChildEnv::minimal().set(run.env.iter().cloned()))
+            .directory(&run.directory)
             .stdin(Stdin::Null)
             .stderr(Stderr::Piped)
             .leftovers(Leftovers::Keep);
         let (process, pipes) = Process::spawn(&launch)?;
         let output = Arc::new(Mutex::new(Output::default()));
+        let limit = run.limit;
         for pipe in [
             Some(Box::new(pipes.stdout) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
             pipes
@@ -121,9 +113,9 @@ impl Terminals {
             });
         }
         lock(&self.0).insert(
-            id,
+            run.id.clone(),
             Terminal {
-                chat: chat.clone(),
+                chat: run.chat.clone(),
                 output,
                 process,
             },
@@ -191,19 +183,6 @@ impl Terminals {
     }
 }
 
-fn respond<T: agent_client_protocol::JsonRpcResponse>(
-    responder: Responder<T>,
-    result: Result<T, RpcError>,
-) {
-    let sent = match result {
-        Ok(answer) => responder.respond(answer),
-        Err(error) => responder.respond_with_error(error),
-    };
-    if let Err(error) = sent {
-        tracing::debug!(%error, "could not answer the agent");
-    }
-}
-
 fn unknown(id: &acp::TerminalId) -> RpcError {
     RpcError::new(ErrorCode::RESOURCE_NOT_FOUND, format!("no terminal `{id}`"))
 }
@@ -238,8 +217,126 @@ impl Shared {
     }
 }
 
+/// A command the agent asked for, checked against its session and ready to start once
+/// allowed.
+struct CommandRun {
+    shared: Arc<Shared>,
+    /// The terminal's id, once started.
+    id: String,
+    chat: ChatUri,
+    program: String,
+    args: Vec<String>,
+    /// The program and its arguments, joined with spaces.
+    line: String,
+    /// The variables it sets.
+    env: Vec<(String, String)>,
+    /// Where it runs, inside the session's working directories.
+    directory: PathBuf,
+    /// The output it keeps, in bytes.
+    limit: usize,
+}
+
+impl CommandRun {
+    /// Exactly what runs, as the user is shown it: the command line, the variables it
+    /// sets, where it runs.
+    fn shown(&self) -> ShownCommand {
+        ShownCommand {
+            line: self.line.clone(),
+            env: self.env.clone(),
+            cwd: Some(self.directory.clone()),
+        }
+    }
+
+    /// Starts the command when it is `allowed`, and records the run or its refusal.
+    fn run(self, allowed: bool) -> Result<acp::CreateTerminalResponse, RpcError> {
+        let line = &self.line;
+        let audit = |outcome| {
+            self.shared
+                .audit_command(&self.chat, line, &self.directory, outcome);
+        };
+        if !allowed {
+            audit(AuditOutcome::error("the user did not allow it"));
+            return Err(RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("the user did not allow running `{line}`"),
+            ));
+        }
+        let started = self.shared.terminals.start(&self);
+        match started {
+            Ok(()) => {
+                audit(AuditOutcome::ok());
+                Ok(acp::CreateTerminalResponse::new(self.id.clone()))
+            }
+            Err(error) => {
+                audit(AuditOutcome::error(error.to_string()));
+                Err(RpcError::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("could not run `{line}`: {error}"),
+                ))
+            }
+        }
+    }
+}
+
+/// The output a terminal keeps: what the agent asked for, at most [`OUTPUT_CAP`].
+fn output_limit(asked: Option<u64>) -> usize {
+    usize::try_from(asked.unwrap_or(OUTPUT_CAP).min(OUTPUT_CAP)).unwrap_or(usize::MAX)
+}
+
+/// Where a command of a session runs (the directory it asked for, or the first working
+/// directory, confined to them) and the turn it runs in; why not, when it cannot.
+fn run_where(
+    roots: Option<Roots>,
+    turn_id: Option<TurnId>,
+    cwd: Option<&Path>,
+) -> Result<(PathBuf, TurnId), String> {
+    let Some(roots) = roots else {
+        return Err("the session's working directories could not be opened".to_owned());
+    };
+    let Some(turn_id) = turn_id else {
+        return Err("Hearth runs commands only while the user's turn runs".to_owned());
+    };
+    let wanted = cwd.map_or_else(
+        || roots.roots().first().cloned().unwrap_or_default(),
+        Path::to_path_buf,
+    );
+    match roots.directory(&wanted) {
+        Ok(directory) => Ok((directory, turn_id)),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// The call Hearth shows in the turn when it asks about a command: all of it, since a
+/// variable like LD_PRELOAD changes what runs.
+fn command_call(
+    id: String,
+    request: &acp::CreateTerminalRequest,
+    shown: &ShownCommand,
+) -> ToolCallPart {
+    let env: Vec<_> = shown
+        .env
+        .iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect();
+    let mut call = ToolCallPart::new(
+        id,
+        "terminal",
+        json!({
+            "command": request.command,
+            "args": request.args,
+            "env": env,
+            "cwd": shown.cwd.as_ref().map(|cwd| cwd.display().to_string()),
+        }),
+        ToolCallStatus::Pending,
+    );
+    call.title = Some(format!("Run `{}`", shown.line));
+    call.kind = Some(ToolKind::Execute);
+    call
+}
+
 impl Handlers {
-    /// `terminal/create`.
+    /// `terminal/create`: a command runs at once when a call the user allowed in the
+    /// running turn covers it; otherwise Hearth asks.
     pub async fn terminal_create(
         &self,
         request: acp::CreateTerminalRequest,
@@ -248,223 +345,139 @@ impl Handlers {
         admission: Admission,
     ) {
         let session = request.session_id.to_string();
-        let command_line = std::iter::once(request.command.clone())
-            .chain(request.args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let env: Vec<(String, String)> = request
-            .env
-            .iter()
-            .map(|variable| (variable.name.clone(), variable.value.clone()))
-            .collect();
-        let found = {
-            let routes = self.shared.routes();
-            routes.get(&session).map(|route| {
-                let default_cwd = route
-                    .roots
-                    .as_ref()
-                    .and_then(|roots| roots.roots().first().cloned());
-                (
-                    route.chat.clone(),
-                    route.roots.clone(),
-                    route.turn.as_ref().map(|turn| turn.turn_id.clone()),
-                    default_cwd,
-                )
-            })
-        };
-        let (chat, roots, turn_id, default_cwd) = match found {
-            Some(found) => found,
-            None => {
-                respond(
-                    responder,
-                    Err(RpcError::new(
-                        ErrorCode::INVALID_PARAMS,
-                        format!("unknown session `{session}`"),
-                    )),
-                );
-                drop(admission);
-                return;
-            }
-        };
-        let prepared = match (roots, turn_id) {
-            (None, _) => Err("the session's working directories could not be opened".to_owned()),
-            (_, None) => Err("Hearth runs commands only while the user's turn runs".to_owned()),
-            (Some(roots), Some(turn_id)) => {
-                let wanted = request
-                    .cwd
-                    .clone()
-                    .unwrap_or_else(|| roots.roots().first().cloned().unwrap_or_default());
-                match roots.directory(&wanted) {
-                    Ok(directory) => Ok((directory, turn_id)),
-                    Err(error) => Err(error.to_string()),
-                }
-            }
-        };
-        let (directory, turn_id) = match prepared {
+        let (run, turn_id) = match self.command_run(&session, &request) {
             Ok(prepared) => prepared,
-            Err(message) => {
-                self.shared.audit_command(
-                    &chat,
-                    &command_line,
-                    request.cwd.as_deref().unwrap_or(std::path::Path::new("")),
-                    AuditOutcome::error(message.clone()),
-                );
-                respond(
-                    responder,
-                    Err(RpcError::new(
-                        ErrorCode::INVALID_PARAMS,
-                        format!("refused to run `{command_line}`: {message}"),
-                    )),
-                );
+            Err(error) => {
+                respond(responder, Err(error));
                 drop(admission);
                 return;
             }
         };
-        // Exactly what runs: the command line, the variables it sets, where it runs.
-        let shown = ShownCommand {
-            line: command_line.clone(),
-            env: env.clone(),
-            cwd: Some(directory.clone()),
-        };
+        let shown = run.shown();
         let scope = Scope::command(shown.clone());
-        let (covered, verdict) = {
-            let mut routes = self.shared.routes();
-            match routes.get_mut(&session) {
-                Some(route) => {
-                    let covered = route
-                        .turn
-                        .as_mut()
-                        .is_some_and(|turn| turn.take_command(&shown, default_cwd.as_deref()));
-                    (covered, verdict(&self.shared, route, &scope))
-                }
-                None => (false, Verdict::Refuse("the session went away".to_owned())),
-            }
-        };
-        let limit = usize::try_from(
-            request
-                .output_byte_limit
-                .unwrap_or(OUTPUT_CAP)
-                .min(OUTPUT_CAP),
-        )
-        .unwrap_or(usize::MAX);
-        let id = self.shared.fresh_id("terminal");
-        let shared = Arc::clone(&self.shared);
-        let asking_chat = chat.clone();
-        let program = request.command.clone();
-        let arguments = request.args.clone();
-        let run = move |allowed: bool| -> Result<acp::CreateTerminalResponse, RpcError> {
-            if !allowed {
-                shared.audit_command(
-                    &chat,
-                    &command_line,
-                    &directory,
-                    AuditOutcome::error("the user did not allow it"),
-                );
-                return Err(RpcError::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("the user did not allow running `{command_line}`"),
-                ));
-            }
-            match shared.terminals.start(
-                id.clone(),
-                &chat,
-                &program,
-                &arguments,
-                &env,
-                directory.clone(),
-                limit,
-            ) {
-                Ok(()) => {
-                    shared.audit_command(&chat, &command_line, &directory, AuditOutcome::ok());
-                    Ok(acp::CreateTerminalResponse::new(id))
-                }
-                Err(error) => {
-                    shared.audit_command(
-                        &chat,
-                        &command_line,
-                        &directory,
-                        AuditOutcome::error(error.to_string()),
-                    );
-                    Err(RpcError::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!("could not run `{command_line}`: {error}"),
-                    ))
-                }
-            }
-        };
+        let (covered, verdict) = self.cover_or_judge(&session, &shown, &scope);
         if covered {
-            respond(responder, run(true));
+            respond(responder, run.run(true));
             drop(admission);
             return;
         }
-        // The question shows all of it: a variable like LD_PRELOAD changes what runs.
-        let mut call = ToolCallPart::new(
-            self.shared.fresh_id("command"),
-            "terminal",
-            json!({
-                "command": request.command,
-                "args": request.args,
-                "env": shown.env.iter().map(|(name, value)| json!({"name": name, "value": value})).collect::<Vec<_>>(),
-                "cwd": shown.cwd.as_ref().map(|cwd| cwd.display().to_string()),
-            }),
-            ToolCallStatus::Pending,
-        );
-        call.title = Some(format!(
-            "Run `{}`",
-            call_line(&request.command, &request.args)
-        ));
-        call.kind = Some(ToolKind::Execute);
+        let call = command_call(self.shared.fresh_id("command"), &request, &shown);
         let raised = Raised {
-            chat: asking_chat,
-            turn_id: turn_id.clone(),
+            chat: run.chat.clone(),
+            turn_id,
             request_id: self.shared.permission_id(),
             title: format!(
                 "Allow {} to run {}?",
                 self.shared.agent(),
-                Scope::command(ShownCommand {
-                    line: call_line(&request.command, &request.args),
-                    ..shown.clone()
-                })
-                .describe()
-                .trim_start_matches("execute of ")
+                scope.describe().trim_start_matches("execute of ")
             ),
             options: hearth_options(),
-            call: call.clone(),
+            call,
             new_call: true,
             verdict,
             scope,
         };
-        let shared = Arc::clone(&self.shared);
-        let chat = raised.chat.clone();
-        self.raise(raised, move |outcome| {
-            let result = run(outcome.allows());
-            let status = if result.is_ok() {
-                ToolCallStatus::Completed
-            } else {
-                ToolCallStatus::Failed
-            };
-            tokio::spawn(async move {
-                shared
-                    .signal(
-                        &chat,
-                        vec![Signal::ToolCallUpdated {
-                            turn_id: turn_id.clone(),
-                            call_id: call.call_id.clone(),
-                            status,
-                            result: None,
-                            patch: hearth_core::ToolCallPatch::default(),
-                        }],
-                    )
-                    .await;
-            });
-            respond(responder, result);
-        })
-        .await;
+        self.ask_to_run(raised, run, responder).await;
         drop(admission);
     }
 
+    /// The command the agent asked for, checked against its session (refusals are
+    /// recorded), with the turn it runs in.
+    fn command_run(
+        &self,
+        session: &str,
+        request: &acp::CreateTerminalRequest,
+    ) -> Result<(CommandRun, TurnId), RpcError> {
+        let line = call_line(&request.command, &request.args);
+        let found = self.shared.routes().get(session).map(|route| {
+            (
+                route.chat.clone(),
+                route.roots.clone(),
+                route.turn.as_ref().map(|turn| turn.turn_id.clone()),
+            )
+        });
+        let Some((chat, roots, turn_id)) = found else {
+            return Err(RpcError::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("unknown session `{session}`"),
+            ));
+        };
+        let (directory, turn_id) =
+            run_where(roots, turn_id, request.cwd.as_deref()).map_err(|message| {
+                self.shared.audit_command(
+                    &chat,
+                    &line,
+                    request.cwd.as_deref().unwrap_or(Path::new("")),
+                    AuditOutcome::error(message.clone()),
+                );
+                RpcError::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!("refused to run `{line}`: {message}"),
+                )
+            })?;
+        let run = CommandRun {
+            shared: Arc::clone(&self.shared),
+            id: self.shared.fresh_id("terminal"),
+            chat,
+            program: request.command.clone(),
+            args: request.args.clone(),
+            line,
+            env: request
+                .env
+                .iter()
+                .map(|variable| (variable.name.clone(), variable.value.clone()))
+                .collect(),
+            directory,
+            limit: output_limit(request.output_byte_limit),
+        };
+        Ok((run, turn_id))
+    }
+
+    /// Whether a call allowed in the running turn covers the command (using up a run
+    /// allowed once), and the verdict on asking about it otherwise.
+    fn cover_or_judge(
+        &self,
+        session: &str,
+        shown: &ShownCommand,
+        scope: &Scope,
+    ) -> (bool, Verdict) {
+        let mut routes = self.shared.routes();
+        let Some(route) = routes.get_mut(session) else {
+            return (false, Verdict::Refuse("the session went away".to_owned()));
+        };
+        let default_cwd = route
+            .roots
+            .as_ref()
+            .and_then(|roots| roots.roots().first().cloned());
+        let covered = route
+            .turn
+            .as_mut()
+            .is_some_and(|turn| turn.take_command(shown, default_cwd.as_deref()));
+        (covered, verdict(&self.shared, route, scope))
+    }
+
+    /// Asks about a command, runs it when allowed, and settles the call shown.
+    async fn ask_to_run(
+        &self,
+        raised: Raised,
+        run: CommandRun,
+        responder: Responder<acp::CreateTerminalResponse>,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let chat = raised.chat.clone();
+        let turn_id = raised.turn_id.clone();
+        let call_id = raised.call.call_id.clone();
+        self.raise(raised, move |outcome| {
+            let result = run.run(outcome.allows());
+            let settled = settled(turn_id, call_id, result.is_ok(), None);
+            tokio::spawn(async move { shared.signal(&chat, vec![settled]).await });
+            respond(responder, result);
+        })
+        .await;
+    }
+
     /// `terminal/output`.
-    pub fn terminal_output(
+    pub async fn terminal_output(
         &self,
         request: acp::TerminalOutputRequest,
         responder: Responder<acp::TerminalOutputResponse>,
@@ -481,7 +494,7 @@ impl Handlers {
     }
 
     /// `terminal/wait_for_exit`.
-    pub fn terminal_wait(
+    pub async fn terminal_wait(
         &self,
         request: acp::WaitForTerminalExitRequest,
         responder: Responder<acp::WaitForTerminalExitResponse>,
@@ -516,7 +529,7 @@ impl Handlers {
     }
 
     /// `terminal/kill`.
-    pub fn terminal_kill(
+    pub async fn terminal_kill(
         &self,
         request: acp::KillTerminalRequest,
         responder: Responder<acp::KillTerminalResponse>,
@@ -533,7 +546,7 @@ impl Handlers {
     }
 
     /// `terminal/release`.
-    pub fn terminal_release(
+    pub async fn terminal_release(
         &self,
         request: acp::ReleaseTerminalRequest,
         responder: Responder<acp::ReleaseTerminalResponse>,

@@ -12,6 +12,8 @@
 //!   `doctor` quote, its exit watched ([`ExitReport`]), the whole group stopped on
 //!   request (asked, then killed after a grace) and killed when the handle is dropped.
 //! - [`group`]: reading and signalling a process group through `/proc`.
+//! - [`lines`]: lines read with a cap on their size ([`LineReader`]), for a child's
+//!   stderr and for the line protocols spoken with children and peers.
 //! - [`Isolator`] and [`job_main`]: work on untrusted input (a document, a web page) run
 //!   as a child of Hearth's own binary under limits on address space, CPU time, wall time
 //!   and output, so a stack overflow or a failed allocation ends that child — reported
@@ -22,6 +24,7 @@
 mod env;
 pub mod group;
 mod isolate;
+pub mod lines;
 mod spawn;
 
 pub use env::{BASE_VARIABLES, ChildEnv};
@@ -29,6 +32,7 @@ pub use isolate::{
     DEFAULT_JOB_MEMORY_BYTES, ISOLATED_JOB_SUBCOMMAND, Isolator, JobError, JobFn, JobLimits,
     job_main,
 };
+pub use lines::{Line, LineReader};
 pub use spawn::{
     ExitReport, Launch, Leftovers, Pipes, Process, STOP_GRACE, STOP_POLL, Stderr, StderrTail,
     Stdin, cut, spawn_failure,

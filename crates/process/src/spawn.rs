@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use crate::env::ChildEnv;
 use crate::group;
+use crate::lines::{Line, LineReader};
 
 /// Lines of stderr kept for messages.
 const STDERR_LINES: usize = 40;
@@ -232,13 +233,17 @@ impl fmt::Debug for StderrTail {
 }
 
 impl StderrTail {
-    /// Keeps one more line, dropping the oldest past the bound.
+    /// Keeps one more line (cut at 1 KiB), dropping the oldest past the bound.
     pub fn push(&self, line: &str) {
+        self.keep(cut(line, STDERR_LINE_BYTES));
+    }
+
+    fn keep(&self, line: String) {
         let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
         if lines.len() == STDERR_LINES {
             lines.pop_front();
         }
-        lines.push_back(cut(line, STDERR_LINE_BYTES));
+        lines.push_back(line);
     }
 
     /// The lines kept, oldest first.
@@ -275,27 +280,27 @@ impl StderrTail {
         }
     }
 
-    /// Reads `stderr` to its end into the tail (and the debug log, under `name`).
+    /// Reads `stderr` to its end into the tail (and the debug log, under `name`). A line
+    /// is read with a cap of 1 KiB: the rest of a longer one is skipped, so a child
+    /// writing without newlines costs no memory.
     pub fn drain(&self, name: String, stderr: ChildStderr) {
         let tail = self.clone();
         tokio::spawn(async move {
-            let mut reader = BufReader::new(stderr);
-            let mut line = Vec::new();
+            let mut reader = LineReader::new(BufReader::new(stderr), STDERR_LINE_BYTES);
             loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line).await {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        let text = String::from_utf8_lossy(&line);
-                        let text = text.trim_end();
-                        tracing::debug!(child = %name, "stderr: {text}");
-                        tail.push(text);
+                let text = match reader.next_line().await {
+                    Ok(Some(Line::Whole(line))) => {
+                        String::from_utf8_lossy(&line).trim_end().to_owned()
                     }
+                    Ok(Some(Line::Overlong(prefix))) => cut_mark(&prefix),
+                    Ok(None) => break,
                     Err(error) => {
                         tracing::debug!(child = %name, %error, "stopped reading stderr");
                         break;
                     }
-                }
+                };
+                tracing::debug!(child = %name, "stderr: {text}");
+                tail.keep(text);
             }
             tail.ended.send_replace(true);
         });
@@ -489,6 +494,16 @@ pub fn spawn_failure(error: &std::io::Error) -> String {
     }
 }
 
+/// The first bytes of a line too long to keep, as text: its whole characters, then `…`.
+fn cut_mark(prefix: &[u8]) -> String {
+    let whole = match std::str::from_utf8(prefix) {
+        // A character cut in two at the end is left out.
+        Err(error) if error.error_len().is_none() => &prefix[..error.valid_up_to()],
+        _ => prefix,
+    };
+    format!("{}…", String::from_utf8_lossy(whole).trim_end())
+}
+
 /// `text` cut to at most `limit` bytes at a character boundary, with `…` when cut.
 pub fn cut(text: &str, limit: usize) -> String {
     if text.len() <= limit {
@@ -568,6 +583,57 @@ mod tests {
             process.stderr().quoted(),
             "; its last lines on stderr:\n  cannot import foo"
         );
+    }
+
+    #[tokio::test]
+    async fn a_stderr_line_without_end_is_kept_cut_and_the_next_line_read() {
+        // 4 MiB without a newline, then a line.
+        let launch = Launch::new("writer", "/bin/sh")
+            .args([
+                "-c",
+                r"head -c 4194304 /dev/zero | tr '\0' x >&2; printf '\nafter\n' >&2",
+            ])
+            .stdin(Stdin::Null);
+        let (process, _pipes) = Process::spawn(&launch).unwrap();
+        assert!(
+            process.stderr().finished(Duration::from_secs(30)).await,
+            "stderr was not read to its end"
+        );
+        let mut cut_line = "x".repeat(STDERR_LINE_BYTES);
+        cut_line.push('…');
+        assert_eq!(process.stderr().lines(), [cut_line, "after".to_owned()]);
+    }
+
+    #[tokio::test]
+    async fn a_child_writing_stderr_without_end_is_quoted_while_it_writes() {
+        // The line never ends: its first KiB is kept as soon as it is read, and the rest
+        // is read and dropped as it comes.
+        let launch = Launch::new("flooder", "/bin/sh")
+            .args(["-c", r"echo before >&2; yes x | tr -d '\n' >&2"])
+            .stdin(Stdin::Null);
+        let (process, _pipes) = Process::spawn(&launch).unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while process.stderr().lines().len() < 2 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the endless line was never kept: {:?}",
+                process.stderr().lines()
+            );
+            tokio::time::sleep(STOP_POLL).await;
+        }
+        let mut cut_line = "x".repeat(STDERR_LINE_BYTES);
+        cut_line.push('…');
+        assert_eq!(process.stderr().lines(), ["before".to_owned(), cut_line]);
+        assert_eq!(process.exit_report(), None, "the child still writes");
+        process.stop().await;
+    }
+
+    #[test]
+    fn a_cut_stderr_line_keeps_whole_characters_and_is_marked() {
+        assert_eq!(cut_mark(b"abc "), "abc…");
+        // `é` is two bytes; the prefix ends after the first.
+        assert_eq!(cut_mark(&"ab\u{e9}".as_bytes()[..3]), "ab…");
+        assert_eq!(cut_mark(b"a\xffb"), "a\u{fffd}b…");
     }
 
     #[test]

@@ -4,10 +4,9 @@
 //! carries only protocol messages (logs go to stderr).
 
 use axum::extract::ws::Utf8Bytes;
+use hearth_process::{Line as CappedLine, LineReader};
 use hearth_protocol::{ErrorKind, RpcError};
-use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
-};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 use crate::backend::{Backend, Shared};
 use crate::connection::Connection;
@@ -20,7 +19,7 @@ use crate::writer::Outgoing;
 enum Line {
     /// A whole line, without its end.
     Text(String),
-    /// A line longer than the limit (read to its end and dropped), or not UTF-8.
+    /// A line longer than the limit (the rest of it skipped), or not UTF-8.
     Refused(RefusedLine),
     /// The input ended.
     End,
@@ -32,48 +31,17 @@ enum RefusedLine {
     NotUtf8,
 }
 
-/// Reads up to the next `\n`, holding at most `max` bytes of it: a longer line is
-/// consumed and refused, so one oversized message costs no more memory than the limit.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
-    let mut line = Vec::new();
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            if line.is_empty() && !too_long {
-                return Ok(Line::End);
-            }
-            break;
+/// The next line, holding at most the reader's cap of it: a longer line is refused (and
+/// the rest of it skipped by the next read), so one oversized message costs no more
+/// memory than the limit.
+async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut LineReader<R>) -> std::io::Result<Line> {
+    Ok(match reader.next_line().await? {
+        Some(CappedLine::Whole(line)) => {
+            String::from_utf8(line).map_or(Line::Refused(RefusedLine::NotUtf8), Line::Text)
         }
-        let (chunk, ended) = match memchr_newline(available) {
-            Some(at) => (&available[..at], Some(at + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > max {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        let consumed = ended.unwrap_or(available.len());
-        reader.consume(consumed);
-        if ended.is_some() {
-            break;
-        }
-    }
-    if too_long {
-        return Ok(Line::Refused(RefusedLine::TooLong));
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    Ok(String::from_utf8(line).map_or(Line::Refused(RefusedLine::NotUtf8), Line::Text))
-}
-
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&byte| byte == b'\n')
+        Some(CappedLine::Overlong(_)) => Line::Refused(RefusedLine::TooLong),
+        None => Line::End,
+    })
 }
 
 fn refusal(refused: &RefusedLine, max: usize) -> RpcError {
@@ -113,9 +81,9 @@ where
 {
     let shared = Shared::new(backend, DEFAULT_QUEUE_CAPACITY);
     let (connection, written) = Connection::start(shared, LinesOut(BufWriter::new(writer)));
-    let mut reader = BufReader::new(reader);
+    let mut reader = LineReader::new(BufReader::new(reader), DEFAULT_MAX_REQUEST_BYTES);
     loop {
-        match read_line(&mut reader, DEFAULT_MAX_REQUEST_BYTES).await {
+        match read_line(&mut reader).await {
             Ok(Line::Text(line)) if line.trim().is_empty() => {}
             Ok(Line::Text(line)) => connection.receive(&line).await,
             Ok(Line::Refused(refused)) => {
@@ -148,10 +116,10 @@ mod tests {
     use super::*;
 
     async fn lines(input: &[u8], max: usize) -> Vec<Line> {
-        let mut reader = BufReader::with_capacity(4, input);
+        let mut reader = LineReader::new(BufReader::with_capacity(4, input), max);
         let mut read = Vec::new();
         loop {
-            let line = read_line(&mut reader, max).await.unwrap();
+            let line = read_line(&mut reader).await.unwrap();
             let end = line == Line::End;
             read.push(line);
             if end {
