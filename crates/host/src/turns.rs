@@ -2,7 +2,8 @@
 //! titles.
 
 use hearth_core::{
-    Action, ChatUri, ResourceUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now,
+    Action, Backoff, ChatUri, ResourceUri, ResponsePart, StopReason, Turn, TurnId, Usage,
+    UserMessage, now,
 };
 
 use crate::chats::publish_chat_summary;
@@ -14,11 +15,13 @@ use crate::state::{HostState, RunningTurn};
 use crate::writer::{Save, WriteJob};
 
 const TITLE_LENGTH: usize = 60;
-/// Pauses after which an abort is repeated while its turn still runs.
-const ABORT_RETRIES: [std::time::Duration; 2] = [
+/// Pauses after which an abort is repeated while its turn still runs: 50 ms, 250 ms.
+const ABORT_RETRIES: Backoff = Backoff::doubling(
     std::time::Duration::from_millis(50),
     std::time::Duration::from_millis(250),
-];
+)
+.with_factor(5)
+.with_retries(2);
 
 /// A title from the first line of a prompt.
 fn title_from(text: &str) -> Option<String> {
@@ -191,7 +194,7 @@ impl Host {
             // An abort that reached the harness before it started the turn finds nothing
             // to stop: ask again once it has had time to start.
             let mut waited = std::time::Duration::ZERO;
-            for pause in ABORT_RETRIES {
+            for pause in ABORT_RETRIES.pauses() {
                 if waited + pause >= grace {
                     break;
                 }
