@@ -1,9 +1,10 @@
 //! The `task` tool: a subagent in a chat of its own, whose final answer is the result.
 
 use hearth_core::{
-    AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatUri, Signal, StopReason, ToolCallStatus,
-    ToolDescription, TurnId, UserMessage,
+    AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatUri, ProviderData, Signal, StopReason,
+    ToolCallStatus, ToolDescription, TurnId, UserMessage,
 };
+use hearth_harness::RunId;
 use serde_json::{Value, json};
 
 use crate::backing::{Backing, Role, TurnRecord};
@@ -62,12 +63,11 @@ impl TurnLoop<'_> {
             ));
         }
         let description = text_argument(arguments, "description");
-        let prompt = text_argument(arguments, "prompt");
         let child = ChatUri::peer(&self.session, ChatId::generate());
         let child_turn = TurnId::generate();
         let cancel = self.cancel.child_token();
         let role = Role::Subagent { depth };
-        let title = (!description.is_empty()).then(|| description.clone());
+        let title = (!description.is_empty()).then_some(description);
         let backing = Backing::fresh(
             self.inner.provider(),
             Some(self.model.clone()),
@@ -82,23 +82,9 @@ impl TurnLoop<'_> {
             .inner
             .chats
             .add_running(&child, backing, &child_turn, &cancel);
-        self.sink
-            .send(AgentEvent::SpawnChat {
-                chat: child.clone(),
-                origin: ChatOrigin::Tool {
-                    parent_chat: self.chat.clone(),
-                    tool_call_id: call_id.to_owned(),
-                },
-                title,
-                backing: ChatBacking {
-                    provider_data,
-                    backing: None,
-                    model: Some(self.model.clone()),
-                    agent: None,
-                },
-            })
+        self.spawn_child(&child, call_id, title, provider_data)
             .await;
-        let user = UserMessage::text(prompt);
+        let user = UserMessage::text(text_argument(arguments, "prompt"));
         self.sink
             .progress(
                 &child,
@@ -118,13 +104,53 @@ impl TurnLoop<'_> {
             tools: tools.specs,
             ..self.clone()
         };
-        let mut record = TurnRecord::new(child_turn.clone(), user);
+        let mut record = TurnRecord::new(child_turn, user);
         let ended = subagent.run(&[], &mut record).await;
+        let answer = self.end_child(&child, run, record, &ended).await;
+        task_outcome(ended, answer)
+    }
+
+    /// Announces the subagent's chat, before any of its events.
+    async fn spawn_child(
+        &self,
+        child: &ChatUri,
+        call_id: &str,
+        title: Option<String>,
+        provider_data: ProviderData,
+    ) {
+        self.sink
+            .send(AgentEvent::SpawnChat {
+                chat: child.clone(),
+                origin: ChatOrigin::Tool {
+                    parent_chat: self.chat.clone(),
+                    tool_call_id: call_id.to_owned(),
+                },
+                title,
+                backing: ChatBacking {
+                    provider_data,
+                    backing: None,
+                    model: Some(self.model.clone()),
+                    agent: None,
+                },
+            })
+            .await;
+    }
+
+    /// Completes the subagent's turn, records it, and ends its chat; returns its final
+    /// answer.
+    async fn end_child(
+        &self,
+        child: &ChatUri,
+        run: RunId,
+        mut record: TurnRecord,
+        ended: &Ended,
+    ) -> String {
+        let child_turn = record.id.clone();
         let stop_reason = ended.stop_reason();
-        if let Ended::Failed(error, _) = &ended {
+        if let Ended::Failed(error, _) = ended {
             self.sink
                 .progress(
-                    &child,
+                    child,
                     Signal::Error {
                         turn_id: child_turn.clone(),
                         message: error.message.clone(),
@@ -137,7 +163,7 @@ impl TurnLoop<'_> {
         let answer = record.final_text();
         self.sink
             .progress(
-                &child,
+                child,
                 Signal::TurnCompleted {
                     turn_id: child_turn,
                     stop_reason,
@@ -145,30 +171,40 @@ impl TurnLoop<'_> {
                 },
             )
             .await;
-        if let Some(provider_data) = self.inner.finish_run(&child, run, record) {
+        if let Some(provider_data) = self.inner.finish_run(child, run, record) {
             self.sink
-                .progress(&child, Signal::ProviderDataChanged { provider_data })
+                .progress(child, Signal::ProviderDataChanged { provider_data })
                 .await;
         }
-        self.sink.send(AgentEvent::EndChat { chat: child }).await;
-        match ended {
-            Ended::Aborted(_) => Outcome {
-                content: format!("The subagent was stopped before it finished. {answer}")
-                    .trim_end()
-                    .to_owned(),
-                is_error: true,
-                status: ToolCallStatus::Cancelled,
-                proposal: None,
-            },
-            Ended::Failed(error, _) => Outcome::failed(format!("The subagent failed: {error}")),
-            Ended::Stopped(StopReason::EndTurn, _) if !answer.is_empty() => Outcome::ok(answer),
-            Ended::Stopped(StopReason::EndTurn, _) => {
-                Outcome::ok("The subagent finished without an answer.")
-            }
-            Ended::Stopped(reason, _) => Outcome::ok(format!(
-                "The subagent stopped early ({}). Its last answer: {answer}",
-                reason.label()
-            )),
+        self.sink
+            .send(AgentEvent::EndChat {
+                chat: child.clone(),
+            })
+            .await;
+        answer
+    }
+}
+
+/// What the `task` tool answers, from how the subagent's loop ended and its final
+/// answer.
+fn task_outcome(ended: Ended, answer: String) -> Outcome {
+    match ended {
+        Ended::Aborted(_) => Outcome {
+            content: format!("The subagent was stopped before it finished. {answer}")
+                .trim_end()
+                .to_owned(),
+            is_error: true,
+            status: ToolCallStatus::Cancelled,
+            proposal: None,
+        },
+        Ended::Failed(error, _) => Outcome::failed(format!("The subagent failed: {error}")),
+        Ended::Stopped(StopReason::EndTurn, _) if !answer.is_empty() => Outcome::ok(answer),
+        Ended::Stopped(StopReason::EndTurn, _) => {
+            Outcome::ok("The subagent finished without an answer.")
         }
+        Ended::Stopped(reason, _) => Outcome::ok(format!(
+            "The subagent stopped early ({}). Its last answer: {answer}",
+            reason.label()
+        )),
     }
 }

@@ -70,6 +70,31 @@ enum Step {
     Failed(LlmError),
 }
 
+/// What one model call answered, as it streams.
+struct Answer {
+    /// What the turn's answer in the record may still take (`None`: an earlier call of
+    /// the turn was cut already).
+    room: Option<usize>,
+    text: String,
+    calls: Vec<PreparedCall>,
+    finish: Option<FinishReason>,
+    failure: Option<LlmError>,
+}
+
+/// The turn's answer in the record is bounded like the one shown: what a new call may
+/// still add, `None` when an earlier call of the turn was cut already.
+fn answer_room(record: &TurnRecord, answer_bytes: usize) -> Option<usize> {
+    let answered: usize = record
+        .messages
+        .iter()
+        .map(|message| match message {
+            Message::Assistant { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    answer_bytes.checked_sub(answered)
+}
+
 /// Usage of the finished model calls of a loop and of the running one.
 #[derive(Default)]
 struct Tally {
@@ -193,101 +218,23 @@ impl TurnLoop<'_> {
         record: &mut TurnRecord,
         tally: &mut Tally,
     ) -> Step {
-        let mut messages = Vec::with_capacity(prior.len() + record.messages.len());
-        messages.extend_from_slice(prior);
-        messages.extend(record.messages.iter().cloned());
-        let request = ModelRequest {
-            model: self.model.clone(),
-            system: Some(self.system.clone()),
-            messages,
-            tools: self.tools.clone(),
-            max_tokens: None,
-            temperature: None,
+        let mut stream = self
+            .inner
+            .client
+            .stream(self.request(prior, record), self.cancel.clone());
+        let mut answer = Answer {
+            room: answer_room(record, self.inner.settings.output_limits.answer_bytes),
+            text: String::new(),
+            calls: Vec::new(),
+            finish: None,
+            failure: None,
         };
-        let mut stream = self.inner.client.stream(request, self.cancel.clone());
-        // The turn's answer in the record is bounded like the one shown: what this call
-        // may still add, and whether an earlier call of the turn was cut already.
-        let limits = self.inner.settings.output_limits;
-        let answered: usize = record
-            .messages
-            .iter()
-            .map(|message| match message {
-                Message::Assistant { text, .. } => text.len(),
-                _ => 0,
-            })
-            .sum();
-        let room = limits.answer_bytes.checked_sub(answered);
-        let mut text = String::new();
-        let mut calls = Vec::new();
-        let mut finish = None;
-        let mut failure = None;
         while let Some(item) = stream.next().await {
             match item {
-                Ok(StreamEvent::Retrying {
-                    attempt,
-                    delay,
-                    reason,
-                }) => {
-                    self.signal(Signal::Error {
-                        turn_id: self.turn_id.clone(),
-                        message: format!(
-                            "{reason}; retrying in {} (retry {attempt})",
-                            short_duration(delay)
-                        ),
-                    })
-                    .await
-                }
-                Ok(StreamEvent::TextDelta { text: delta }) if !delta.is_empty() => {
-                    if let Some(room) = room {
-                        append_bounded(&mut text, &delta, room, || cut_mark("the answer", &limits));
-                    }
-                    self.signal(Signal::TextDelta {
-                        turn_id: self.turn_id.clone(),
-                        text: delta,
-                    })
-                    .await;
-                }
-                Ok(StreamEvent::ReasoningDelta { text: delta }) if !delta.is_empty() => {
-                    self.signal(Signal::ReasoningDelta {
-                        turn_id: self.turn_id.clone(),
-                        text: delta,
-                    })
-                    .await;
-                }
-                Ok(StreamEvent::ToolCallCompleted(call)) => {
-                    let call = self.prepare(call);
-                    self.signal(Signal::ToolCallStarted {
-                        turn_id: self.turn_id.clone(),
-                        call: ToolCallPart::new(
-                            call.id.clone(),
-                            call.name.clone(),
-                            call.recorded.clone(),
-                            ToolCallStatus::Running,
-                        ),
-                    })
-                    .await;
-                    calls.push(call);
-                }
-                Ok(StreamEvent::Usage(usage)) => {
-                    tally.current = Some(usage);
-                    if let Some(usage) = tally.total() {
-                        self.signal(Signal::Usage {
-                            turn_id: self.turn_id.clone(),
-                            usage,
-                        })
-                        .await;
-                    }
-                }
-                Ok(StreamEvent::Finished { reason }) => finish = Some(reason),
-                Ok(
-                    StreamEvent::TextDelta { .. }
-                    | StreamEvent::ReasoningDelta { .. }
-                    | StreamEvent::ToolCallStarted { .. }
-                    | StreamEvent::ToolCallDelta { .. },
-                ) => {}
+                Ok(event) => self.on_event(event, &mut answer, tally).await,
                 Err(LlmError::Cancelled) => break,
                 Err(error) => {
-                    failure = Some(error);
+                    answer.failure = Some(error);
                     break;
                 }
             }
@@ -295,6 +242,102 @@ impl TurnLoop<'_> {
         // Dropping the stream closes the connection at once.
         drop(stream);
         tally.end_call();
+        self.end_call(record, answer).await
+    }
+
+    /// The request of the next model call: the chat so far, then the turn so far.
+    fn request(&self, prior: &[Message], record: &TurnRecord) -> ModelRequest {
+        let mut messages = Vec::with_capacity(prior.len() + record.messages.len());
+        messages.extend_from_slice(prior);
+        messages.extend(record.messages.iter().cloned());
+        ModelRequest {
+            model: self.model.clone(),
+            system: Some(self.system.clone()),
+            messages,
+            tools: self.tools.clone(),
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+
+    /// Shows one event of the model's stream and keeps what the record needs of it.
+    async fn on_event(&self, event: StreamEvent, answer: &mut Answer, tally: &mut Tally) {
+        match event {
+            StreamEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            } => {
+                self.signal(Signal::Error {
+                    turn_id: self.turn_id.clone(),
+                    message: format!(
+                        "{reason}; retrying in {} (retry {attempt})",
+                        short_duration(delay)
+                    ),
+                })
+                .await;
+            }
+            StreamEvent::TextDelta { text: delta } if !delta.is_empty() => {
+                if let Some(room) = answer.room {
+                    let limits = self.inner.settings.output_limits;
+                    append_bounded(&mut answer.text, &delta, room, || {
+                        cut_mark("the answer", &limits)
+                    });
+                }
+                self.signal(Signal::TextDelta {
+                    turn_id: self.turn_id.clone(),
+                    text: delta,
+                })
+                .await;
+            }
+            StreamEvent::ReasoningDelta { text: delta } if !delta.is_empty() => {
+                self.signal(Signal::ReasoningDelta {
+                    turn_id: self.turn_id.clone(),
+                    text: delta,
+                })
+                .await;
+            }
+            StreamEvent::ToolCallCompleted(call) => {
+                let call = self.prepare(call);
+                self.signal(Signal::ToolCallStarted {
+                    turn_id: self.turn_id.clone(),
+                    call: ToolCallPart::new(
+                        call.id.clone(),
+                        call.name.clone(),
+                        call.recorded.clone(),
+                        ToolCallStatus::Running,
+                    ),
+                })
+                .await;
+                answer.calls.push(call);
+            }
+            StreamEvent::Usage(usage) => {
+                tally.current = Some(usage);
+                if let Some(usage) = tally.total() {
+                    self.signal(Signal::Usage {
+                        turn_id: self.turn_id.clone(),
+                        usage,
+                    })
+                    .await;
+                }
+            }
+            StreamEvent::Finished { reason } => answer.finish = Some(reason),
+            StreamEvent::TextDelta { .. }
+            | StreamEvent::ReasoningDelta { .. }
+            | StreamEvent::ToolCallStarted { .. }
+            | StreamEvent::ToolCallDelta { .. } => {}
+        }
+    }
+
+    /// Adds a model call's answer to the record; what the loop does next.
+    async fn end_call(&self, record: &mut TurnRecord, answer: Answer) -> Step {
+        let Answer {
+            text,
+            calls,
+            finish,
+            failure,
+            ..
+        } = answer;
         let tool_calls: Vec<ToolCall> = calls
             .iter()
             .map(|call| ToolCall {

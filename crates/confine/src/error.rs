@@ -22,7 +22,8 @@ pub enum Rule {
     InsideRoots,
     /// 3. The kernel resolves the path beneath its root (`openat2` with
     ///    `RESOLVE_BENEATH`): no `..`, absolute symlink or relative symlink leaves it, no
-    ///    `/proc` magic link is followed, and symlink loops end in a refusal.
+    ///    `/proc` magic link is followed, and symlink loops end in a refusal. Beneath a
+    ///    [`ConfinedDir`](crate::ConfinedDir) no symlink is followed at all.
     Beneath,
     /// 4. What was opened is not inside one of Hearth's denied directories, judged by
     ///    the device and inode numbers of its ancestry, not by the path's text.
@@ -196,6 +197,17 @@ pub enum Error {
         /// The path asked for.
         path: PathBuf,
     },
+    /// The path passes through a symlink where none is followed (beneath a
+    /// [`ConfinedDir`](crate::ConfinedDir)).
+    #[error(
+        "refused `{}` ({}): the path passes through a symlink, and Hearth follows none in this directory; remove the symlink",
+        path.display(),
+        Rule::Beneath
+    )]
+    ThroughSymlink {
+        /// The path asked for.
+        path: PathBuf,
+    },
     /// A write names a symlink as its final component.
     #[error(
         "refused `{}` ({}): the path is a symlink, and Hearth does not replace symlinks; write to the file it points to instead",
@@ -320,7 +332,9 @@ impl Error {
         match self {
             Error::NotAbsolute { .. } => Some(Rule::Absolute),
             Error::OutsideRoots { .. } => Some(Rule::InsideRoots),
-            Error::Escape { .. } | Error::SymlinkLoop { .. } => Some(Rule::Beneath),
+            Error::Escape { .. } | Error::SymlinkLoop { .. } | Error::ThroughSymlink { .. } => {
+                Some(Rule::Beneath)
+            }
             Error::Denied { .. } => Some(Rule::NotDenied),
             Error::SymlinkTarget { .. } => Some(Rule::NoSymlinkReplaced),
             Error::NotRegularFile { .. } | Error::NotDirectory { .. } => Some(Rule::FileKind),
@@ -344,6 +358,7 @@ impl Error {
             | Error::OutsideRoots { .. }
             | Error::Escape { .. }
             | Error::SymlinkLoop { .. }
+            | Error::ThroughSymlink { .. }
             | Error::Denied { .. }
             | Error::SymlinkTarget { .. }
             | Error::NotRegularFile { .. }

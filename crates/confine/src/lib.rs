@@ -49,6 +49,11 @@
 //! it when it really lies in one of Hearth's denied directories, whatever symlink or
 //! hard link leads there.
 //!
+//! [`ConfinedDir`] is for a directory Hearth owns (its context cache): files beneath it
+//! are reached by relative paths the kernel resolves with no symlink followed at all,
+//! so a symlink planted there cannot lead a read, write or removal outside (see its
+//! module for the rules).
+//!
 //! This crate does not decide which directories a session gets, ask the user for
 //! approval, record the audit log, or confine what a terminal's commands do once
 //! started: it confines the paths Hearth itself opens on an agent's behalf.
@@ -60,9 +65,11 @@ mod lexical;
 mod outside;
 mod read;
 mod roots;
+mod tree;
 mod write;
 
 pub use error::{Error, FileKind, Result, Rule};
 pub use outside::read_outside;
 pub use roots::Roots;
+pub use tree::{ConfinedDir, DirEntry};
 pub use write::Written;

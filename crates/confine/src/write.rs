@@ -269,15 +269,15 @@ impl Roots {
 }
 
 /// A temporary file beside a write's target, removed unless it was renamed into place.
-struct TempFile<'a> {
+pub(crate) struct TempFile<'a> {
     directory: BorrowedFd<'a>,
-    name: OsString,
+    pub(crate) name: OsString,
     armed: bool,
 }
 
 impl<'a> TempFile<'a> {
     /// Creates a new temporary file for `target` in `directory`, with `mode`.
-    fn create(
+    pub(crate) fn create(
         directory: BorrowedFd<'a>,
         target: &OsStr,
         mode: u32,
@@ -312,7 +312,7 @@ impl<'a> TempFile<'a> {
     }
 
     /// The file was renamed into place: nothing to remove.
-    fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         self.armed = false;
     }
 }

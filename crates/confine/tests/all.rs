@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite {
+    mod confined_dir;
     mod directory;
     mod outside;
     mod race;

@@ -27,7 +27,7 @@ use crate::output::{
     dropped_mark,
 };
 use crate::tool_call::{ToolCallContent, ToolCallPatch, ToolLocation};
-use crate::turn::{PlanEntry, ToolCallPart, ToolCallStatus, ToolResult};
+use crate::turn::{PermissionOption, PlanEntry, ToolCallPart, ToolCallStatus, ToolResult};
 
 /// What a part costs besides its text, in the turn's estimated size.
 const PART_BYTES: usize = 64;
@@ -157,18 +157,7 @@ impl TurnBudget {
                 admitted(Signal::ReasoningDelta { turn_id, text }, bytes)
             }
             Signal::ToolCallStarted { turn_id, mut call } => {
-                let ended = match self.calls.get(&call.call_id).copied() {
-                    Some(ended) if !self.count_update(ended, call.status) => return None,
-                    Some(ended) => ended,
-                    None if self.calls.len() >= limits.tool_calls => {
-                        self.dropped.tool_calls += 1;
-                        return None;
-                    }
-                    None => false,
-                };
-                self.calls
-                    .insert(call.call_id.clone(), ended || ends(call.status));
-                let bytes = self.fit_call(&mut call);
+                let bytes = self.admit_call(&mut call)?;
                 admitted(Signal::ToolCallStarted { turn_id, call }, bytes)
             }
             Signal::ToolCallUpdated {
@@ -178,19 +167,7 @@ impl TurnBudget {
                 mut result,
                 mut patch,
             } => {
-                // A call the turn does not hold was dropped (and counted) whole, or
-                // never announced.
-                let ended = self.calls.get(&call_id).copied()?;
-                if !self.count_update(ended, status) {
-                    return None;
-                }
-                if ends(status) {
-                    self.calls.insert(call_id.clone(), true);
-                }
-                let mut bytes = self.fit_patch(&mut patch);
-                if let Some(result) = &mut result {
-                    bytes += self.fit_result(result);
-                }
+                let bytes = self.admit_update(&call_id, status, &mut result, &mut patch)?;
                 admitted(
                     Signal::ToolCallUpdated {
                         turn_id,
@@ -217,17 +194,7 @@ impl TurnBudget {
                 tool_call_id,
             } => {
                 // Never dropped (the agent may wait for its answer); its words are cut.
-                let mut bytes = title.len();
-                self.dropped.tool_output_bytes +=
-                    clip_text(&mut title, TOOL_TITLE_BYTES, OutputLimit::ToolResultBytes) as u64;
-                for option in &mut options {
-                    self.dropped.tool_output_bytes += clip_text(
-                        &mut option.label,
-                        TOOL_TITLE_BYTES,
-                        OutputLimit::ToolResultBytes,
-                    ) as u64;
-                    bytes += option.label.len() + option.id.len();
-                }
+                let bytes = self.fit_permission(&mut title, &mut options);
                 admitted(
                     Signal::PermissionRequested {
                         turn_id,
@@ -241,6 +208,63 @@ impl TurnBudget {
             }
             other => admitted(other, 0),
         }
+    }
+
+    /// A call's start (or restart): `None` when it is dropped (rules 2 and 3), else its
+    /// size once cut.
+    fn admit_call(&mut self, call: &mut ToolCallPart) -> Option<usize> {
+        let ended = match self.calls.get(&call.call_id).copied() {
+            Some(ended) if !self.count_update(ended, call.status) => return None,
+            Some(ended) => ended,
+            None if self.calls.len() >= self.limits.tool_calls => {
+                self.dropped.tool_calls += 1;
+                return None;
+            }
+            None => false,
+        };
+        self.calls
+            .insert(call.call_id.clone(), ended || ends(call.status));
+        Some(self.fit_call(call))
+    }
+
+    /// A call's update: `None` when it is dropped, else its size once cut.
+    fn admit_update(
+        &mut self,
+        call_id: &str,
+        status: ToolCallStatus,
+        result: &mut Option<ToolResult>,
+        patch: &mut ToolCallPatch,
+    ) -> Option<usize> {
+        // A call the turn does not hold was dropped (and counted) whole, or never
+        // announced.
+        let ended = self.calls.get(call_id).copied()?;
+        if !self.count_update(ended, status) {
+            return None;
+        }
+        if ends(status) {
+            self.calls.insert(call_id.to_owned(), true);
+        }
+        let mut bytes = self.fit_patch(patch);
+        if let Some(result) = result {
+            bytes += self.fit_result(result);
+        }
+        Some(bytes)
+    }
+
+    /// A permission request's title and option labels, cut; returns its size as asked.
+    fn fit_permission(&mut self, title: &mut String, options: &mut [PermissionOption]) -> usize {
+        let mut bytes = title.len();
+        self.dropped.tool_output_bytes +=
+            clip_text(title, TOOL_TITLE_BYTES, OutputLimit::ToolResultBytes) as u64;
+        for option in options {
+            self.dropped.tool_output_bytes += clip_text(
+                &mut option.label,
+                TOOL_TITLE_BYTES,
+                OutputLimit::ToolResultBytes,
+            ) as u64;
+            bytes += option.label.len() + option.id.len();
+        }
+        bytes
     }
 
     /// Counts an update of a call that has `ended` (or not) to `status`: whether it may

@@ -5,12 +5,14 @@
 //! It also holds the one way every crate shows text it did not write: control
 //! characters escaped ([`escape_controls`]) and credentials in URLs redacted
 //! ([`redact_userinfo`]); and how much of an agent's output a turn keeps
-//! ([`OutputLimits`], applied to a running turn by a [`TurnBudget`]).
+//! ([`OutputLimits`], applied to a running turn by a [`TurnBudget`]); and the one
+//! retry policy every retrying loop uses ([`Backoff`]).
 //!
 //! This crate does no I/O: no files, no network, no database, no runtime.
 
 mod agent;
 mod agent_state;
+mod backoff;
 mod budget;
 mod chat;
 mod error;
@@ -31,6 +33,7 @@ pub use agent::{
     MultipleWorkingDirectories, PermissionAnswer, PermissionGrant, Signal, TurnOutcome,
 };
 pub use agent_state::{AgentChatState, AvailableCommand, Choice, ChoiceState};
+pub use backoff::Backoff;
 pub use budget::{Admitted, TurnBudget};
 pub use chat::{
     ChatOrigin, ChatSummary, DiscoveredChat, Provenance, ProviderData, Scope, SessionSummary,

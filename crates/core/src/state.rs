@@ -356,7 +356,7 @@ pub fn reduce_chat_indexed(state: &mut ChatState, action: &Action, index: &mut P
     apply_chat(state, action, Lookup::Index(index));
 }
 
-fn apply_chat(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
+fn apply_chat(state: &mut ChatState, action: &Action, lookup: Lookup<'_>) {
     match action {
         Action::ChatUpdated { chat } if chat.uri == state.summary.uri => {
             state.summary = chat.clone();
@@ -364,33 +364,36 @@ fn apply_chat(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
         Action::TurnStarted { turn } if state.turn_mut(&turn.id).is_none() => {
             state.turns.push(turn.clone());
         }
-        Action::TextDelta { turn_id, text } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                turn.push_text(text);
-            }
+        Action::AgentStateChanged { state: agent } => {
+            state.agent = Some(agent.clone());
         }
-        Action::ReasoningDelta { turn_id, text } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                turn.push_reasoning(text);
-            }
-        }
-        Action::ToolCallStarted { turn_id, call } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                match lookup.call(turn, &call.call_id) {
-                    Some(position) => turn.parts[position] = ResponsePart::ToolCall(call.clone()),
-                    None => turn.parts.push(ResponsePart::ToolCall(call.clone())),
-                }
-            }
-        }
+        Action::DraftChanged { draft } => state.draft.clone_from(draft),
+        Action::QueueChanged { queued } => state.queued.clone_from(queued),
+        _ => apply_turn(state, action, lookup),
+    }
+}
+
+/// The actions that change one of the chat's turns; an action for a turn the chat does
+/// not hold, or for no turn, changes nothing.
+fn apply_turn(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
+    let Some(turn) = action_turn(action).and_then(|turn_id| state.turn_mut(turn_id)) else {
+        return;
+    };
+    match action {
+        Action::TextDelta { text, .. } => turn.push_text(text),
+        Action::ReasoningDelta { text, .. } => turn.push_reasoning(text),
+        Action::ToolCallStarted { call, .. } => match lookup.call(turn, &call.call_id) {
+            Some(position) => turn.parts[position] = ResponsePart::ToolCall(call.clone()),
+            None => turn.parts.push(ResponsePart::ToolCall(call.clone())),
+        },
         Action::ToolCallUpdated {
-            turn_id,
             call_id,
             status,
             result,
             patch,
+            ..
         } => {
-            if let Some(turn) = state.turn_mut(turn_id)
-                && let Some(position) = lookup.call(turn, call_id)
+            if let Some(position) = lookup.call(turn, call_id)
                 && let ResponsePart::ToolCall(call) = &mut turn.parts[position]
             {
                 call.status = *status;
@@ -400,68 +403,71 @@ fn apply_chat(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
                 patch.apply(call);
             }
         }
-        Action::AgentStateChanged { state: agent } => {
-            state.agent = Some(agent.clone());
-        }
-        Action::PlanUpdated { turn_id, entries } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                let plan = lookup
-                    .plan(turn)
-                    .and_then(|position| match &mut turn.parts[position] {
-                        ResponsePart::Plan { entries } => Some(entries),
-                        _ => None,
-                    });
-                match plan {
-                    Some(existing) => existing.clone_from(entries),
-                    None => turn.parts.push(ResponsePart::Plan {
-                        entries: entries.clone(),
-                    }),
-                }
-            }
-        }
-        Action::PartAdded { turn_id, part } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                turn.parts.push(part.clone());
-            }
-        }
+        Action::PlanUpdated { entries, .. } => update_plan(turn, entries, &mut lookup),
+        Action::PartAdded { part, .. } => turn.parts.push(part.clone()),
         Action::PermissionResolved {
-            turn_id,
             request_id,
             outcome,
+            ..
         } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                for position in lookup.permissions(turn, request_id) {
-                    if let ResponsePart::PermissionRequest {
-                        outcome: answer, ..
-                    } = &mut turn.parts[position]
-                    {
-                        *answer = Some(outcome.clone());
-                    }
+            for position in lookup.permissions(turn, request_id) {
+                if let ResponsePart::PermissionRequest {
+                    outcome: answer, ..
+                } = &mut turn.parts[position]
+                {
+                    *answer = Some(outcome.clone());
                 }
             }
         }
-        Action::UsageUpdated { turn_id, usage } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                turn.usage = Some(*usage);
-            }
-        }
+        Action::UsageUpdated { usage, .. } => turn.usage = Some(*usage),
         Action::TurnCompleted {
-            turn_id,
             stop_reason,
             usage,
             completed_at,
+            ..
         } => {
-            if let Some(turn) = state.turn_mut(turn_id) {
-                turn.end(stop_reason.clone());
-                turn.completed_at = Some(*completed_at);
-                if usage.is_some() {
-                    turn.usage = *usage;
-                }
+            turn.end(stop_reason.clone());
+            turn.completed_at = Some(*completed_at);
+            if usage.is_some() {
+                turn.usage = *usage;
             }
         }
-        Action::DraftChanged { draft } => state.draft.clone_from(draft),
-        Action::QueueChanged { queued } => state.queued.clone_from(queued),
         _ => {}
+    }
+}
+
+/// The turn an action changes, for the actions [`apply_turn`] applies.
+fn action_turn(action: &Action) -> Option<&TurnId> {
+    match action {
+        Action::TextDelta { turn_id, .. }
+        | Action::ReasoningDelta { turn_id, .. }
+        | Action::ToolCallStarted { turn_id, .. }
+        | Action::ToolCallUpdated { turn_id, .. }
+        | Action::PlanUpdated { turn_id, .. }
+        | Action::PartAdded { turn_id, .. }
+        | Action::PermissionResolved { turn_id, .. }
+        | Action::UsageUpdated { turn_id, .. }
+        | Action::TurnCompleted { turn_id, .. } => Some(turn_id),
+        _ => None,
+    }
+}
+
+/// Replaces the turn's plan, or adds one.
+fn update_plan(turn: &mut Turn, entries: &[PlanEntry], lookup: &mut Lookup<'_>) {
+    let plan = lookup
+        .plan(turn)
+        .and_then(|position| match &mut turn.parts[position] {
+            ResponsePart::Plan { entries } => Some(entries),
+            _ => None,
+        });
+    match plan {
+        Some(existing) => {
+            existing.clear();
+            existing.extend_from_slice(entries);
+        }
+        None => turn.parts.push(ResponsePart::Plan {
+            entries: entries.to_vec(),
+        }),
     }
 }
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use hearth_core::{
-    Action, ChatContext, ChatId, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri,
-    CreateChatRequest, ResourceUri, SessionUri, Turn, TurnId, UserMessage, now,
+    Action, Capabilities, ChatContext, ChatId, ChatOrigin, ChatSeed, ChatState, ChatSummary,
+    ChatUri, CreateChatRequest, ResourceUri, SessionSummary, SessionUri, Turn, TurnId, UserMessage,
+    now,
 };
 use hearth_store::ChatRecord;
 
@@ -56,6 +57,40 @@ pub(crate) fn publish_chat_summary(state: &mut HostState, summary: &ChatSummary)
     );
 }
 
+/// The origin a seed gives a new chat, the ability it needs (for the refusal), and
+/// whether the harness has it.
+fn seed_origin(seed: &ChatSeed, capabilities: &Capabilities) -> (ChatOrigin, &'static str, bool) {
+    match seed {
+        ChatSeed::Fresh => (
+            ChatOrigin::User,
+            "peer chats",
+            capabilities.supports_peer_chats(),
+        ),
+        ChatSeed::Fork {
+            source_chat,
+            turn_id,
+        } => (
+            ChatOrigin::Fork {
+                source_chat: source_chat.clone(),
+                turn_id: turn_id.clone(),
+            },
+            "forking",
+            capabilities.supports_fork(),
+        ),
+        ChatSeed::SideChat {
+            source_chat,
+            turn_id,
+        } => (
+            ChatOrigin::SideChat {
+                source_chat: source_chat.clone(),
+                turn_id: turn_id.clone(),
+            },
+            "side chats",
+            capabilities.supports_side_chat(),
+        ),
+    }
+}
+
 impl Host {
     /// Adds a peer chat to a session: fresh, a fork of one of its chats at a turn (user
     /// or assistant side), or a side chat. Gated by the harness's capabilities.
@@ -63,78 +98,15 @@ impl Host {
         self.inner.check_running()?;
         self.ensure_session(session).await?;
         let agent = self.inner.agent_for(session)?;
-        let capabilities = agent.descriptor().capabilities;
         let provider = session.provider().clone();
-        let (origin, what, supported) = match &seed {
-            ChatSeed::Fresh => (
-                ChatOrigin::User,
-                "peer chats",
-                capabilities.supports_peer_chats(),
-            ),
-            ChatSeed::Fork {
-                source_chat,
-                turn_id,
-            } => (
-                ChatOrigin::Fork {
-                    source_chat: source_chat.clone(),
-                    turn_id: turn_id.clone(),
-                },
-                "forking",
-                capabilities.supports_fork(),
-            ),
-            ChatSeed::SideChat {
-                source_chat,
-                turn_id,
-            } => (
-                ChatOrigin::SideChat {
-                    source_chat: source_chat.clone(),
-                    turn_id: turn_id.clone(),
-                },
-                "side chats",
-                capabilities.supports_side_chat(),
-            ),
-        };
+        let (origin, what, supported) = seed_origin(&seed, &agent.descriptor().capabilities);
         if !supported {
             return Err(HostError::Unsupported { provider, what });
         }
-        let mut initial = InitialTurns::Empty;
-        if let ChatSeed::Fork {
-            source_chat,
-            turn_id,
-        }
-        | ChatSeed::SideChat {
-            source_chat,
-            turn_id,
-        } = &seed
-        {
-            if source_chat.session_ref() != session {
-                return Err(HostError::InvalidInput(format!(
-                    "chat `{source_chat}` is not in session `{session}`"
-                )));
-            }
-            self.resolve_chat(source_chat).await?;
-            let turns = turns_through(&self.inner.lock().chats, source_chat, turn_id)?;
-            if matches!(seed, ChatSeed::Fork { .. }) {
-                initial = InitialTurns::Copy {
-                    source: source_chat.clone(),
-                    through: turn_id.clone(),
-                    turns,
-                };
-            }
-        }
+        let initial = self.initial_turns(session, &seed).await?;
         let uri = ChatUri::peer(session, ChatId::generate());
         let at = now();
-        let session_summary = {
-            let state = self.inner.lock();
-            state
-                .sessions
-                .get(session)
-                .map(|entry| entry.state.summary.clone())
-                .ok_or_else(|| HostError::NotFound {
-                    what: "session",
-                    key: session.to_string(),
-                })?
-        };
+        let session_summary = self.session_summary(session)?;
         let mut summary = ChatSummary {
             uri: uri.clone(),
             origin,
@@ -172,6 +144,54 @@ impl Host {
             entry.state.agent = agent_state;
         }
         Ok(uri)
+    }
+
+    /// The turns a new chat starts with: a fork's copy of its source's turns through the
+    /// chosen turn; none for a fresh or side chat. The source must be in `session`.
+    async fn initial_turns(
+        &self,
+        session: &SessionUri,
+        seed: &ChatSeed,
+    ) -> HostResult<InitialTurns> {
+        let (ChatSeed::Fork {
+            source_chat,
+            turn_id,
+        }
+        | ChatSeed::SideChat {
+            source_chat,
+            turn_id,
+        }) = seed
+        else {
+            return Ok(InitialTurns::Empty);
+        };
+        if source_chat.session_ref() != session {
+            return Err(HostError::InvalidInput(format!(
+                "chat `{source_chat}` is not in session `{session}`"
+            )));
+        }
+        self.resolve_chat(source_chat).await?;
+        let turns = turns_through(&self.inner.lock().chats, source_chat, turn_id)?;
+        Ok(match seed {
+            ChatSeed::Fork { .. } => InitialTurns::Copy {
+                source: source_chat.clone(),
+                through: turn_id.clone(),
+                turns,
+            },
+            ChatSeed::Fresh | ChatSeed::SideChat { .. } => InitialTurns::Empty,
+        })
+    }
+
+    /// The summary of a session the host holds.
+    fn session_summary(&self, session: &SessionUri) -> HostResult<SessionSummary> {
+        let state = self.inner.lock();
+        state
+            .sessions
+            .get(session)
+            .map(|entry| entry.state.summary.clone())
+            .ok_or_else(|| HostError::NotFound {
+                what: "session",
+                key: session.to_string(),
+            })
     }
 
     /// The single path into a session's catalog, for user-created and harness-spawned

@@ -14,24 +14,23 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use hearth_core::{ChatUri, ProviderData, Turn, TurnId};
+use hearth_core::{Backoff, ChatUri, ProviderData, Turn, TurnId};
 use hearth_store::{StoreError, StoreResult};
 
-/// Pauses before each new attempt of a write that failed with a transient error.
-const TRANSIENT_PAUSES: [Duration; 4] = [
-    Duration::from_millis(50),
-    Duration::from_millis(200),
-    Duration::from_millis(500),
-    Duration::from_secs(1),
-];
+/// Pauses before each new attempt of a write that failed with a transient error: 50 ms,
+/// 200 ms, 800 ms, 1 s.
+const TRANSIENT: Backoff = Backoff::doubling(Duration::from_millis(50), Duration::from_secs(1))
+    .with_factor(4)
+    .with_retries(4);
 
 /// Pauses before each new attempt of a final write that failed because the disk was full
-/// (space may come back: SQLite checkpoints its log, the user deletes a file).
-const FULL_DISK_PAUSES: [Duration; 3] = [
-    Duration::from_millis(250),
-    Duration::from_millis(500),
-    Duration::from_secs(1),
-];
+/// (space may come back: SQLite checkpoints its log, the user deletes a file): 250 ms,
+/// 500 ms, 1 s.
+const FULL_DISK: Backoff =
+    Backoff::doubling(Duration::from_millis(250), Duration::from_secs(1)).with_retries(3);
+
+/// No retry.
+const NONE: Backoff = Backoff::doubling(Duration::ZERO, Duration::ZERO).with_retries(0);
 
 /// How hard a write is retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,13 +44,13 @@ pub(crate) enum Persistence {
 }
 
 /// The pauses before the attempts after `error`.
-fn pauses(persistence: Persistence, error: &StoreError) -> &'static [Duration] {
+fn backoff(persistence: Persistence, error: &StoreError) -> Backoff {
     if error.is_transient() {
-        return &TRANSIENT_PAUSES;
+        return TRANSIENT;
     }
     match (persistence, error) {
-        (Persistence::Final, StoreError::DiskFull { .. }) => &FULL_DISK_PAUSES,
-        _ => &[],
+        (Persistence::Final, StoreError::DiskFull { .. }) => FULL_DISK,
+        _ => NONE,
     }
 }
 
@@ -68,12 +67,12 @@ pub(crate) async fn with_retries<'a, T>(
             Ok(value) => return Ok(value),
             Err(error) => error,
         };
-        let Some(pause) = pauses(persistence, &error).get(retries) else {
+        let Some(pause) = backoff(persistence, &error).next(retries) else {
             return Err(error);
         };
         retries += 1;
         tracing::debug!(%error, retries, "could not save {what}; trying again");
-        tokio::time::sleep(*pause).await;
+        tokio::time::sleep(pause).await;
     }
 }
 
@@ -316,7 +315,7 @@ mod tests {
         );
         assert_eq!(
             attempts(Persistence::Routine, (0..10).map(|_| busy()).collect()).await,
-            (1 + TRANSIENT_PAUSES.len(), false)
+            (5, false)
         );
     }
 
@@ -329,7 +328,7 @@ mod tests {
         assert_eq!(attempts(Persistence::Final, vec![full()]).await, (2, true));
         assert_eq!(
             attempts(Persistence::Final, (0..10).map(|_| full()).collect()).await,
-            (1 + FULL_DISK_PAUSES.len(), false)
+            (4, false)
         );
         let decode = StoreError::Decode {
             what: "turn",

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use hearth_core::{
-    Action, ChatBacking, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState, ChatSummary,
-    ChatUri, CreateChatRequest, Provenance, ProviderId, ResourceUri, Scope, SessionId,
-    SessionState, SessionSummary, SessionUri, Turn, TurnId, now,
+    Action, Agent, ChatBacking, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState,
+    ChatSummary, ChatUri, CreateChatRequest, Provenance, ProviderData, ProviderId, ResourceUri,
+    Scope, SessionId, SessionState, SessionSummary, SessionUri, Turn, TurnId, now,
 };
-use hearth_store::{ChatRecord, NewSession, SessionPage, SessionQuery};
+use hearth_store::{ChatLease, ChatRecord, NewSession, SessionPage, SessionQuery};
 
 use crate::error::{HostError, HostResult};
 use crate::host::{Host, HostConfig, Inner};
@@ -336,16 +336,7 @@ impl Host {
     /// lazily.
     async fn load_session(&self, session: &SessionUri) -> HostResult<()> {
         let store = &self.inner.store;
-        let Some(summary) = store.session(session).await? else {
-            return Err(if store.is_tombstoned(session).await? {
-                HostError::Deleted(session.to_string())
-            } else {
-                HostError::NotFound {
-                    what: "session",
-                    key: session.to_string(),
-                }
-            });
-        };
+        let summary = self.stored_session(session).await?;
         let agent = self.inner.agent_for(session)?;
         // Read before the chats: a lease taken after this shows as a newer epoch.
         let leases = store.leases(session).await?;
@@ -377,27 +368,79 @@ impl Host {
         // use (a long chat's first page is read without them); a discovered one is read
         // now, since its history may have to be imported.
         let external = summary.provenance == Provenance::External;
-        let mut turns = if external {
-            store.turns(&default_uri).await?
+        let turns = if external {
+            self.imported_turns(agent.as_ref(), &context, &default_uri)
+                .await?
         } else {
             Vec::new()
         };
-        if turns.is_empty() && external {
-            // A conversation Hearth did not create: its history, as the harness captured
-            // it, becomes the chat's turns, durably, so it survives the agent forgetting it.
+        self.install_session(
+            session,
+            Loaded {
+                summary,
+                records,
+                leases,
+                default_data,
+                default_turns: external.then_some(turns),
+            },
+        );
+        Ok(())
+    }
+
+    /// The stored summary of a session; a deleted or unknown one is an error saying so.
+    async fn stored_session(&self, session: &SessionUri) -> HostResult<SessionSummary> {
+        let store = &self.inner.store;
+        match store.session(session).await? {
+            Some(summary) => Ok(summary),
+            None if store.is_tombstoned(session).await? => {
+                Err(HostError::Deleted(session.to_string()))
+            }
+            None => Err(HostError::NotFound {
+                what: "session",
+                key: session.to_string(),
+            }),
+        }
+    }
+
+    /// The default chat's turns of a discovered session: as stored, or, the first time,
+    /// its history as the harness captured it, stored durably so it survives the agent
+    /// forgetting it.
+    async fn imported_turns(
+        &self,
+        agent: &dyn Agent,
+        context: &ChatContext,
+        default_uri: &ChatUri,
+    ) -> HostResult<Vec<Turn>> {
+        let store = &self.inner.store;
+        let mut turns = store.turns(default_uri).await?;
+        if turns.is_empty() {
             turns = agent
-                .messages(&context)
+                .messages(context)
                 .await
-                .map_err(|error| Inner::agent_error(session.provider(), error))?;
+                .map_err(|error| Inner::agent_error(default_uri.provider(), error))?;
             settle_stale_turns(&mut turns);
             for turn in &turns {
-                store.insert_turn(&default_uri, turn).await?;
+                store.insert_turn(default_uri, turn).await?;
             }
         }
         settle_stale_turns(&mut turns);
+        Ok(turns)
+    }
+
+    /// Lists a loaded session and its chats in the host's state, unless another load
+    /// got there first.
+    fn install_session(&self, session: &SessionUri, loaded: Loaded) {
+        let Loaded {
+            summary,
+            records,
+            leases,
+            default_data,
+            mut default_turns,
+        } = loaded;
+        let default_uri = ChatUri::default_for(session);
         let mut state = self.inner.lock();
         if state.sessions.contains_key(session) {
-            return Ok(());
+            return;
         }
         let listings = records
             .iter()
@@ -409,14 +452,19 @@ impl Host {
         for record in &records {
             let generation = state.generation();
             let is_default = record.summary.uri == default_uri;
-            let initial = (is_default && external).then(|| std::mem::take(&mut turns));
+            let initial = if is_default {
+                default_turns.take()
+            } else {
+                None
+            };
+            let read_now = initial.is_some();
             let mut entry = chat_entry(generation, record.summary.clone(), Some(record), initial);
-            if is_default && !external {
+            if is_default && !read_now {
                 entry.resolution = Resolution::Attached;
             }
             entry.lease_epoch =
                 lease::known_epoch(&leases, &record.summary.uri, &self.inner.instance.holder);
-            if record.summary.uri == default_uri {
+            if is_default {
                 entry.provider_data.clone_from(&default_data);
             }
             state.chats.insert(record.summary.uri.clone(), entry);
@@ -431,7 +479,6 @@ impl Host {
                 last_used: Instant::now(),
             },
         );
-        Ok(())
     }
 
     /// Deletes a session: aborts its turns, disposes its chats (peers first, the default
@@ -596,4 +643,16 @@ pub(crate) fn turns_through(
     let mut turns = entry.state.turns[..=position].to_vec();
     settle_stale_turns(&mut turns);
     Ok(turns)
+}
+/// A session read from the store, ready to be listed.
+struct Loaded {
+    summary: SessionSummary,
+    records: Vec<ChatRecord>,
+    /// The session's chat leases, read before its chats.
+    leases: Vec<ChatLease>,
+    /// The default chat's provider data.
+    default_data: Option<ProviderData>,
+    /// The default chat's turns when they were read now (a discovered session); `None`
+    /// when they are read on first use.
+    default_turns: Option<Vec<Turn>>,
 }

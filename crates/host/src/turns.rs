@@ -1,8 +1,11 @@
 //! Turns: send and abort, permission answers, streaming checkpoints, completion and
 //! titles.
 
+use std::sync::Arc;
+
 use hearth_core::{
-    Action, ChatUri, ResourceUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now,
+    Action, Agent, Backoff, ChatContext, ChatUri, ResourceUri, ResponsePart, Scope, Scopes,
+    StopReason, Turn, TurnId, Usage, UserMessage, now,
 };
 
 use crate::chats::publish_chat_summary;
@@ -14,11 +17,13 @@ use crate::state::{HostState, RunningTurn};
 use crate::writer::{Save, WriteJob};
 
 const TITLE_LENGTH: usize = 60;
-/// Pauses after which an abort is repeated while its turn still runs.
-const ABORT_RETRIES: [std::time::Duration; 2] = [
+/// Pauses after which an abort is repeated while its turn still runs: 50 ms, 250 ms.
+const ABORT_RETRIES: Backoff = Backoff::doubling(
     std::time::Duration::from_millis(50),
     std::time::Duration::from_millis(250),
-];
+)
+.with_factor(5)
+.with_retries(2);
 
 /// A title from the first line of a prompt.
 fn title_from(text: &str) -> Option<String> {
@@ -51,28 +56,7 @@ impl Host {
         };
         let turn = Turn::started(TurnId::generate(), message.clone(), now());
         let turn_id = turn.id.clone();
-        let first = {
-            let mut state = self.inner.lock();
-            let entry = state
-                .chats
-                .get_mut(chat)
-                .ok_or_else(|| HostError::NotFound {
-                    what: "chat",
-                    key: chat.to_string(),
-                })?;
-            if entry.running.is_some() {
-                return Err(HostError::Busy(chat.to_string()));
-            }
-            // A new conversation (not a copy of one) starts with its scope's context.
-            let first = entry.state.turns.is_empty()
-                && matches!(entry.state.summary.origin, hearth_core::ChatOrigin::User);
-            entry.running = Some(RunningTurn::new(
-                turn_id.clone(),
-                self.inner.config.output_limits,
-                message.text.len(),
-            ));
-            first
-        };
+        let first = self.mark_running(chat, &turn_id, message.text.len())?;
         // What the store refused of this chat before goes first.
         if self.inner.ledger.holds(chat) {
             self.inner.queue(WriteJob::RetryUnsaved);
@@ -81,59 +65,119 @@ impl Host {
             self.abandon_send(chat);
             return Err(error);
         }
-        let store = &self.inner.store;
-        let inserted = with_retries(Persistence::Routine, "a prompt", || {
-            store.insert_turn(chat, &turn)
-        })
-        .await;
-        let prepared = inserted.map_err(HostError::from).and_then(|()| {
-            Ok((
-                self.inner.context_for(chat)?,
-                self.inner.agent_for(chat.session_ref())?,
-            ))
-        });
-        let (mut context, agent) = match prepared {
+        let (mut context, agent) = match self.store_prompt(chat, &turn).await {
             Ok(prepared) => prepared,
             Err(error) => {
                 self.abandon_send(chat);
                 return Err(error);
             }
         };
-        {
-            let mut state = self.inner.lock();
-            state.publish(
-                ResourceUri::Chat(chat.clone()),
-                Action::TurnStarted { turn },
-            );
-            state.publish(
-                ResourceUri::Session(chat.session()),
-                Action::ChatActivity {
-                    chat: chat.clone(),
-                    running: true,
-                },
-            );
-            state.touch(chat.session_ref());
-        }
+        self.publish_turn_started(chat, turn);
         if let Some(scope_turn) = scope_turn {
             context.customizations = scope_turn.customizations;
         }
+        let first_context = scopes.filter(|_| first).map(|scopes| (scopes, scope));
+        self.spawn_send(
+            chat.clone(),
+            turn_id.clone(),
+            agent,
+            context,
+            message,
+            first_context,
+        );
+        Ok(turn_id)
+    }
+
+    /// Marks the chat as running the turn `turn_id`, unless it runs one already; returns
+    /// whether this is the first turn of a new conversation (not a copy of one), which
+    /// starts with its scope's context.
+    fn mark_running(
+        &self,
+        chat: &ChatUri,
+        turn_id: &TurnId,
+        prompt_bytes: usize,
+    ) -> HostResult<bool> {
+        let mut state = self.inner.lock();
+        let entry = state
+            .chats
+            .get_mut(chat)
+            .ok_or_else(|| HostError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            })?;
+        if entry.running.is_some() {
+            return Err(HostError::Busy(chat.to_string()));
+        }
+        let first = entry.state.turns.is_empty()
+            && matches!(entry.state.summary.origin, hearth_core::ChatOrigin::User);
+        entry.running = Some(RunningTurn::new(
+            turn_id.clone(),
+            self.inner.config.output_limits,
+            prompt_bytes,
+        ));
+        Ok(first)
+    }
+
+    /// Stores the new turn's prompt; then what the harness needs to run it.
+    async fn store_prompt(
+        &self,
+        chat: &ChatUri,
+        turn: &Turn,
+    ) -> HostResult<(ChatContext, Arc<dyn Agent>)> {
+        let store = &self.inner.store;
+        with_retries(Persistence::Routine, "a prompt", || {
+            store.insert_turn(chat, turn)
+        })
+        .await?;
+        Ok((
+            self.inner.context_for(chat)?,
+            self.inner.agent_for(chat.session_ref())?,
+        ))
+    }
+
+    /// Shows the started turn in its chat and the chat as running in its session.
+    fn publish_turn_started(&self, chat: &ChatUri, turn: Turn) {
+        let mut state = self.inner.lock();
+        state.publish(
+            ResourceUri::Chat(chat.clone()),
+            Action::TurnStarted { turn },
+        );
+        state.publish(
+            ResourceUri::Session(chat.session()),
+            Action::ChatActivity {
+                chat: chat.clone(),
+                running: true,
+            },
+        );
+        state.touch(chat.session_ref());
+    }
+
+    /// Runs the turn in the harness, in the background; its end arrives as a
+    /// [`HostEvent::SendFinished`]. The first turn of a conversation gets its scope's
+    /// context before the prompt (`first_context`).
+    fn spawn_send(
+        &self,
+        chat: ChatUri,
+        turn_id: TurnId,
+        agent: Arc<dyn Agent>,
+        context: ChatContext,
+        mut message: UserMessage,
+        first_context: Option<(Arc<dyn Scopes>, Scope)>,
+    ) {
         let events = self.inner.events.clone();
-        let (chat, id) = (chat.clone(), turn_id.clone());
         tokio::spawn(async move {
-            let mut message = message;
             // The prompt is stored as the user wrote it; the harness gets the scope's
             // context before it (prepared here, after the prompt is safe).
-            if first
-                && let Some(scopes) = scopes
+            if let Some((scopes, scope)) = first_context
                 && let Some(block) = scopes.first_prompt_context(&scope).await
             {
                 message.text = format!("{}\n\n{}", block.trim_end(), message.text);
             }
-            let result = agent.send(&context, id.clone(), message).await;
+            let result = agent.send(&context, turn_id.clone(), message).await;
             if events
                 .send(HostEvent::SendFinished {
                     chat,
-                    turn_id: id,
+                    turn_id,
                     result,
                 })
                 .await
@@ -142,7 +186,6 @@ impl Host {
                 tracing::debug!("host stopped before a turn finished");
             }
         });
-        Ok(turn_id)
     }
 
     /// Undoes a send that failed before its turn started: the chat is idle again and its
@@ -191,7 +234,7 @@ impl Host {
             // An abort that reached the harness before it started the turn finds nothing
             // to stop: ask again once it has had time to start.
             let mut waited = std::time::Duration::ZERO;
-            for pause in ABORT_RETRIES {
+            for pause in ABORT_RETRIES.pauses() {
                 if waited + pause >= grace {
                     break;
                 }
@@ -331,64 +374,24 @@ impl Host {
         usage: Option<Usage>,
         error: Option<String>,
     ) {
-        let stop_reason_kind = stop_reason.clone();
+        // The next queued message goes once the turn ended by itself; after a stop, a
+        // failure or a crash the queue waits for the user.
+        let ended_well = !matches!(
+            stop_reason,
+            StopReason::Aborted | StopReason::Error | StopReason::Incomplete
+        );
         let mut state = self.inner.lock();
-        let Some(entry) = state.chats.get_mut(chat) else {
+        let Some(ending) = take_running(&mut state, chat, turn_id) else {
             return;
         };
-        if entry
-            .running
-            .as_ref()
-            .is_none_or(|running| &running.turn_id != turn_id)
-        {
-            return;
-        }
-        let closing_note = entry
-            .running
-            .take()
-            .and_then(|running| running.budget.closing_note());
-        let prompt_title = entry
-            .state
-            .summary
-            .title
-            .is_none()
-            .then(|| {
-                entry
-                    .state
-                    .turns
-                    .iter()
-                    .rev()
-                    .find(|turn| &turn.id == turn_id)
-            })
-            .flatten()
-            .and_then(|turn| title_from(&turn.user.text));
-        let resource = ResourceUri::Chat(chat.clone());
-        if let Some(message) = error {
-            state.publish(
-                resource.clone(),
-                Action::PartAdded {
-                    turn_id: turn_id.clone(),
-                    part: ResponsePart::Error { message },
-                },
-            );
-        }
-        if let Some(note) = closing_note {
-            // What the turn dropped past its output limits, at its end.
-            state.publish(
-                resource.clone(),
-                Action::TextDelta {
-                    turn_id: turn_id.clone(),
-                    text: note,
-                },
-            );
-        }
+        publish_last_parts(&mut state, chat, turn_id, error, ending.closing_note);
         // Everything about the turn is settled before its completion is announced.
-        match prompt_title {
+        match ending.prompt_title {
             Some(title) => self.retitle(&mut state, chat, title),
             None => self.touch_session_summary(&mut state, chat, None),
         }
         state.publish(
-            resource,
+            ResourceUri::Chat(chat.clone()),
             Action::TurnCompleted {
                 turn_id: turn_id.clone(),
                 stop_reason,
@@ -403,15 +406,18 @@ impl Host {
                 running: false,
             },
         );
-        let saved = state.chats.get(chat).and_then(|entry| {
-            entry
-                .state
-                .turns
-                .iter()
-                .rev()
-                .find(|turn| &turn.id == turn_id)
-                .cloned()
-        });
+        let saved = state
+            .chats
+            .get(chat)
+            .and_then(|entry| {
+                entry
+                    .state
+                    .turns
+                    .iter()
+                    .rev()
+                    .find(|turn| &turn.id == turn_id)
+            })
+            .cloned();
         if let Some(turn) = saved {
             self.inner.queue(WriteJob::SaveTurn {
                 chat: chat.clone(),
@@ -421,16 +427,10 @@ impl Host {
         }
         // After the turn's writes, which the queue stores first.
         self.release_chat_lease(&mut state, chat);
-        // The next queued message goes once the turn ended by itself; after a stop, a
-        // failure or a crash the queue waits for the user.
         let waiting = state
             .chats
             .get(chat)
             .is_some_and(|entry| !entry.state.queued.is_empty());
-        let ended_well = !matches!(
-            stop_reason_kind,
-            StopReason::Aborted | StopReason::Error | StopReason::Incomplete
-        );
         drop(state);
         if waiting
             && ended_well
@@ -485,6 +485,80 @@ impl Host {
             },
         );
         self.inner.queue(WriteJob::UpdateSession(summary));
+    }
+}
+
+/// What the end of a running turn settles before its completion is announced.
+struct Ending {
+    /// What the turn dropped past its output limits.
+    closing_note: Option<String>,
+    /// A title for an untitled chat, from the turn's prompt.
+    prompt_title: Option<String>,
+}
+
+/// Ends the chat's running turn when it is `turn_id`; `None` when the chat runs no turn
+/// or another one.
+fn take_running(state: &mut HostState, chat: &ChatUri, turn_id: &TurnId) -> Option<Ending> {
+    let entry = state.chats.get_mut(chat)?;
+    if entry
+        .running
+        .as_ref()
+        .is_none_or(|running| &running.turn_id != turn_id)
+    {
+        return None;
+    }
+    let closing_note = entry
+        .running
+        .take()
+        .and_then(|running| running.budget.closing_note());
+    let prompt_title = entry
+        .state
+        .summary
+        .title
+        .is_none()
+        .then(|| {
+            entry
+                .state
+                .turns
+                .iter()
+                .rev()
+                .find(|turn| &turn.id == turn_id)
+        })
+        .flatten()
+        .and_then(|turn| title_from(&turn.user.text));
+    Some(Ending {
+        closing_note,
+        prompt_title,
+    })
+}
+
+/// The parts that close a turn: its error, then the note of what it dropped past its
+/// output limits.
+fn publish_last_parts(
+    state: &mut HostState,
+    chat: &ChatUri,
+    turn_id: &TurnId,
+    error: Option<String>,
+    closing_note: Option<String>,
+) {
+    let resource = ResourceUri::Chat(chat.clone());
+    if let Some(message) = error {
+        state.publish(
+            resource.clone(),
+            Action::PartAdded {
+                turn_id: turn_id.clone(),
+                part: ResponsePart::Error { message },
+            },
+        );
+    }
+    if let Some(note) = closing_note {
+        state.publish(
+            resource,
+            Action::TextDelta {
+                turn_id: turn_id.clone(),
+                text: note,
+            },
+        );
     }
 }
 

@@ -1,11 +1,10 @@
 //! When and how long to wait before sending a failed request again, as the official
 //! OpenAI and Anthropic SDKs decide it.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
+use hearth_core::Backoff;
 use reqwest::header::HeaderMap;
 
 use crate::error::retryable_status;
@@ -71,32 +70,28 @@ impl RetryPolicy {
         {
             return RetryDecision::WaitTooLong(wait);
         }
-        if retries_done >= self.max_retries {
+        let Some(backoff) = self.backoff().next(retries_done) else {
             return RetryDecision::GiveUp;
-        }
+        };
         match requested {
             Some(wait) if !wait.is_zero() => RetryDecision::Retry(wait),
-            _ => RetryDecision::Retry(self.backoff(retries_done)),
+            _ => RetryDecision::Retry(backoff),
         }
     }
 
     /// Decision for a connection failure or timeout, after `retries_done` retries.
     pub(crate) fn for_connection_error(&self, retries_done: u32) -> RetryDecision {
-        if retries_done >= self.max_retries {
-            RetryDecision::GiveUp
-        } else {
-            RetryDecision::Retry(self.backoff(retries_done))
-        }
+        self.backoff()
+            .next(retries_done)
+            .map_or(RetryDecision::GiveUp, RetryDecision::Retry)
     }
 
-    /// Exponential backoff with up to 25 % jitter below the nominal delay.
-    pub(crate) fn backoff(&self, retries_done: u32) -> Duration {
-        let nominal = self
-            .initial_delay
-            .saturating_mul(2u32.saturating_pow(retries_done.min(30)))
-            .min(self.max_delay);
-        let jitter = 1.0 - 0.25 * random_unit();
-        nominal.mul_f64(jitter)
+    /// Exponential backoff with up to 25 % jitter below the nominal delay, limited to
+    /// the policy's retries.
+    pub(crate) fn backoff(&self) -> Backoff {
+        Backoff::doubling(self.initial_delay, self.max_delay)
+            .with_jitter(25)
+            .with_retries(self.max_retries)
     }
 }
 
@@ -136,18 +131,6 @@ fn parse_non_negative(value: &str) -> Option<f64> {
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
-}
-
-/// A random number in [0, 1) from the standard library's per-process random keys.
-fn random_unit() -> f64 {
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_nanos() as u64)
-            .unwrap_or_default(),
-    );
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]
@@ -239,7 +222,7 @@ mod tests {
         let policy = RetryPolicy::default();
         for retries in 0..6 {
             let nominal = Duration::from_millis(500 * 2u64.pow(retries)).min(policy.max_delay);
-            let delay = policy.backoff(retries);
+            let delay = policy.backoff().delay(retries);
             assert!(
                 delay <= nominal && delay >= nominal.mul_f64(0.75),
                 "{delay:?}"

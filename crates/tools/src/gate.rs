@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::Duration;
 use futures::FutureExt;
-use hearth_core::{ProposalId, ToolError};
+use hearth_core::{ApplyOutput, ProposalId, Timestamp, ToolError, ToolHandler};
 use hearth_store::{ProposalQuery, ProposalRecord, ProposalStatus, StoreError};
 use serde_json::{Value, json};
 
@@ -119,47 +119,27 @@ impl ApprovalGate {
         for _ in 0..ATTEMPTS {
             let record = self.load(id).await?;
             let now = self.shared.now();
-            match record.status {
+            let refusal = match record.status {
                 ProposalStatus::Pending if record.expires_at <= now => {
                     self.expire().await?;
-                    let error = ToolsError::Expired {
+                    ToolsError::Expired {
                         id: id.to_string(),
                         expired_at: record.expires_at,
-                    };
-                    return self.refuse(by, &record, error).await;
+                    }
                 }
                 ProposalStatus::Pending if record.payload_hash != payload_hash => {
-                    let error = ToolsError::HashMismatch {
+                    ToolsError::HashMismatch {
                         id: id.to_string(),
                         expected: payload_hash.to_owned(),
                         actual: record.payload_hash.clone(),
-                    };
-                    return self.refuse(by, &record, error).await;
+                    }
                 }
                 ProposalStatus::Pending => {
-                    let approved = self
-                        .shared
-                        .proposals
-                        .approve_proposal(id, payload_hash, USER, now)
-                        .await?;
-                    if approved {
-                        self.shared
-                            .record(
-                                entry(
-                                    Actor::User(by.clone()),
-                                    &record,
-                                    Decision::Approved,
-                                    AuditOutcome::ok(),
-                                )
-                                .detail(user_detail(by, &record)),
-                            )
-                            .await;
-                        return Ok(Decided {
-                            proposal: self.load(id).await?.into(),
-                            changed: true,
-                        });
+                    match self.approve_pending(&record, payload_hash, by, now).await? {
+                        Some(decided) => return Ok(decided),
+                        // It changed since it was read: look again.
+                        None => continue,
                     }
-                    // It changed since it was read: look again.
                 }
                 ProposalStatus::Approved | ProposalStatus::Applying | ProposalStatus::Applied
                     if record.approved_hash.as_deref() == Some(payload_hash) =>
@@ -170,31 +150,59 @@ impl ApprovalGate {
                     });
                 }
                 ProposalStatus::Approved | ProposalStatus::Applying | ProposalStatus::Applied => {
-                    let error = ToolsError::HashMismatch {
+                    ToolsError::HashMismatch {
                         id: id.to_string(),
                         expected: payload_hash.to_owned(),
                         actual: record.approved_hash.clone().unwrap_or_default(),
-                    };
-                    return self.refuse(by, &record, error).await;
+                    }
                 }
-                ProposalStatus::Expired => {
-                    let error = ToolsError::Expired {
-                        id: id.to_string(),
-                        expired_at: record.expires_at,
-                    };
-                    return self.refuse(by, &record, error).await;
-                }
-                ProposalStatus::Rejected | ProposalStatus::Failed => {
-                    let error = ToolsError::WrongStatus {
-                        id: id.to_string(),
-                        status: record.status,
-                        action: "approved",
-                    };
-                    return self.refuse(by, &record, error).await;
-                }
-            }
+                ProposalStatus::Expired => ToolsError::Expired {
+                    id: id.to_string(),
+                    expired_at: record.expires_at,
+                },
+                ProposalStatus::Rejected | ProposalStatus::Failed => ToolsError::WrongStatus {
+                    id: id.to_string(),
+                    status: record.status,
+                    action: "approved",
+                },
+            };
+            return self.refuse(by, &record, refusal).await;
         }
         Err(busy(id))
+    }
+
+    /// Approves a pending record with one compare-and-set; `None` when it changed since
+    /// it was read.
+    async fn approve_pending(
+        &self,
+        record: &ProposalRecord,
+        payload_hash: &str,
+        by: &UserActor,
+        now: Timestamp,
+    ) -> Result<Option<Decided>> {
+        let approved = self
+            .shared
+            .proposals
+            .approve_proposal(&record.id, payload_hash, USER, now)
+            .await?;
+        if !approved {
+            return Ok(None);
+        }
+        self.shared
+            .record(
+                entry(
+                    Actor::User(by.clone()),
+                    record,
+                    Decision::Approved,
+                    AuditOutcome::ok(),
+                )
+                .detail(user_detail(by, record)),
+            )
+            .await;
+        Ok(Some(Decided {
+            proposal: self.load(&record.id).await?.into(),
+            changed: true,
+        }))
     }
 
     /// Rejects a pending (or approved, not yet applied) proposal. Rejecting a rejected
@@ -333,45 +341,7 @@ impl ApprovalGate {
     ) -> Result<Option<ApplyOutcome>> {
         let id = &record.id;
         let hash = sha256_hex(record.payload.as_bytes());
-        if record.approved_hash.as_deref() != Some(hash.as_str()) || record.payload_hash != hash {
-            let error = ToolsError::PayloadChanged { id: id.to_string() };
-            self.shared
-                .proposals
-                .fail_proposal(
-                    id,
-                    ProposalStatus::Approved,
-                    &error.to_string(),
-                    self.shared.now(),
-                )
-                .await?;
-            return self.refuse(by, record, error).await;
-        }
-        let Some(tool) = self.shared.tool(&record.tool).cloned() else {
-            let error = ToolsError::UnknownTool {
-                id: id.to_string(),
-                tool: record.tool.clone(),
-            };
-            return self.refuse(by, record, error).await;
-        };
-        let payload: Value = match serde_json::from_str(&record.payload) {
-            Ok(payload) => payload,
-            Err(parse) => {
-                let error = ToolsError::InvalidPayload {
-                    id: id.to_string(),
-                    detail: parse.to_string(),
-                };
-                self.shared
-                    .proposals
-                    .fail_proposal(
-                        id,
-                        ProposalStatus::Approved,
-                        &error.to_string(),
-                        self.shared.now(),
-                    )
-                    .await?;
-                return self.refuse(by, record, error).await;
-            }
-        };
+        let (tool, payload) = self.checked_apply(record, &hash, by).await?;
         let claimed = self
             .shared
             .proposals
@@ -389,32 +359,7 @@ impl ApprovalGate {
                     record.tool
                 )))
             });
-        let finished = match &result {
-            Ok(output) => Ok(output.summary.as_str()),
-            Err(error) => Err(error.to_string()),
-        };
-        let stored = self
-            .shared
-            .proposals
-            .finish_proposal(
-                id,
-                finished.as_ref().map_err(String::as_str).copied(),
-                self.shared.now(),
-            )
-            .await?;
-        if !stored {
-            tracing::warn!(proposal = %id, "the proposal left `applying` while it was applied");
-        }
-        let outcome = match &result {
-            Ok(output) => AuditOutcome::ok_with(&output.summary),
-            Err(error) => AuditOutcome::error(error.to_string()),
-        };
-        self.shared
-            .record(
-                entry(Actor::User(by.clone()), record, Decision::Applied, outcome)
-                    .detail(user_detail(by, record)),
-            )
-            .await;
+        self.finish_apply(record, &result, by).await?;
         match result {
             Ok(output) => Ok(Some(ApplyOutcome::Applied {
                 proposal: self.load(id).await?.into(),
@@ -425,6 +370,92 @@ impl ApprovalGate {
                 error,
             }),
         }
+    }
+
+    /// The tool and payload of an approved record whose payload hashes to `hash`,
+    /// checked: the payload is exactly what was approved and parses, and its tool
+    /// exists. A refusal is recorded; a changed or unreadable payload also fails the
+    /// proposal.
+    async fn checked_apply(
+        &self,
+        record: &ProposalRecord,
+        hash: &str,
+        by: &UserActor,
+    ) -> Result<(Arc<dyn ToolHandler>, Value)> {
+        let id = &record.id;
+        if record.approved_hash.as_deref() != Some(hash) || record.payload_hash != hash {
+            let error = ToolsError::PayloadChanged { id: id.to_string() };
+            self.fail_approved(id, &error).await?;
+            return self.refuse(by, record, error).await;
+        }
+        let Some(tool) = self.shared.tool(&record.tool).cloned() else {
+            let error = ToolsError::UnknownTool {
+                id: id.to_string(),
+                tool: record.tool.clone(),
+            };
+            return self.refuse(by, record, error).await;
+        };
+        match serde_json::from_str(&record.payload) {
+            Ok(payload) => Ok((tool, payload)),
+            Err(parse) => {
+                let error = ToolsError::InvalidPayload {
+                    id: id.to_string(),
+                    detail: parse.to_string(),
+                };
+                self.fail_approved(id, &error).await?;
+                self.refuse(by, record, error).await
+            }
+        }
+    }
+
+    /// Fails an approved proposal that cannot be applied.
+    async fn fail_approved(&self, id: &ProposalId, error: &ToolsError) -> Result<()> {
+        self.shared
+            .proposals
+            .fail_proposal(
+                id,
+                ProposalStatus::Approved,
+                &error.to_string(),
+                self.shared.now(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Stores how a claimed apply ended and records it in the audit log.
+    async fn finish_apply(
+        &self,
+        record: &ProposalRecord,
+        result: &std::result::Result<ApplyOutput, ToolError>,
+        by: &UserActor,
+    ) -> Result<()> {
+        let finished = match result {
+            Ok(output) => Ok(output.summary.as_str()),
+            Err(error) => Err(error.to_string()),
+        };
+        let stored = self
+            .shared
+            .proposals
+            .finish_proposal(
+                &record.id,
+                finished.as_ref().map_err(String::as_str).copied(),
+                self.shared.now(),
+            )
+            .await?;
+        if !stored {
+            tracing::warn!(proposal = %record.id, "the proposal left `applying` while it was applied");
+        }
+        let outcome = match result {
+            Ok(output) => AuditOutcome::ok_with(&output.summary),
+            Err(error) => AuditOutcome::error(error.to_string()),
+        };
+        self.shared
+            .record(
+                entry(Actor::User(by.clone()), record, Decision::Applied, outcome)
+                    .detail(user_detail(by, record)),
+            )
+            .await;
+        Ok(())
     }
 
     /// Expires every pending or approved proposal past its expiry, and marks applies

@@ -188,35 +188,49 @@ impl ToolRegistry {
         } else {
             arguments
         };
-        let entry = |decision, outcome| {
-            AuditEntry::new(actor.clone(), AuditKind::ToolCall, decision, outcome)
-                .tool(name)
-                .arguments(&arguments)
-                .detail(json!({
-                    "session": call.session.to_string(),
-                    "turn_id": call.turn_id.as_str(),
-                    "call_id": call.call_id,
-                    "arguments": arguments,
-                }))
-        };
+        let (outcome, audited) = self.run_call(call, name, &arguments).await;
+        let mut entry = AuditEntry::new(
+            actor,
+            AuditKind::ToolCall,
+            audited.decision,
+            audited.outcome,
+        )
+        .tool(name)
+        .arguments(&arguments)
+        .detail(json!({
+            "session": call.session.to_string(),
+            "turn_id": call.turn_id.as_str(),
+            "call_id": call.call_id,
+            "arguments": arguments,
+        }));
+        if let Some(proposal) = audited.proposal {
+            entry = entry.proposal(proposal);
+        }
+        self.shared.record(entry).await;
+        outcome
+    }
+
+    /// Checks and runs a call: the outcome for the agent and what the audit log records
+    /// of it.
+    async fn run_call(
+        &self,
+        call: &ToolCallContext,
+        name: &str,
+        arguments: &Value,
+    ) -> (ToolCallOutcome, Audited) {
         let Some(tool) = self.shared.tool(name) else {
-            let message = self.unknown_tool(name);
-            self.shared
-                .record(entry(Decision::Denied, AuditOutcome::error(&message)))
-                .await;
-            return error_outcome(message);
+            return failed(Decision::Denied, self.unknown_tool(name));
         };
-        let violations = hearth_schema::validate(&tool.parameters(), &arguments);
+        let violations = hearth_schema::validate(&tool.parameters(), arguments);
         if !violations.is_empty() {
             let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
-            let message = format!(
-                "invalid arguments for `{name}`: {}. Call `{name}` again with arguments that match its parameters.",
-                listed.join("; ")
+            return failed(
+                Decision::Denied,
+                format!(
+                    "invalid arguments for `{name}`: {}. Call `{name}` again with arguments that match its parameters.",
+                    listed.join("; ")
+                ),
             );
-            self.shared
-                .record(entry(Decision::Denied, AuditOutcome::error(&message)))
-                .await;
-            return error_outcome(message);
         }
         let result = AssertUnwindSafe(tool.execute(call, arguments.clone()))
             .catch_unwind()
@@ -229,62 +243,45 @@ impl ToolRegistry {
         match result {
             // The gate's contract: a tool that changes things only ever stages.
             Ok(ToolOutput::Content { .. }) if tool.mutates() => {
-                let message = format!(
-                    "the tool `{name}` changes things but answered without staging a proposal; its answer was dropped and nothing awaits approval (a defect in the tool)"
-                );
                 tracing::error!(tool = %name, "a mutating tool did not stage its change");
-                self.shared
-                    .record(entry(Decision::Denied, AuditOutcome::error(&message)))
-                    .await;
-                error_outcome(message)
+                failed(
+                    Decision::Denied,
+                    format!(
+                        "the tool `{name}` changes things but answered without staging a proposal; its answer was dropped and nothing awaits approval (a defect in the tool)"
+                    ),
+                )
             }
-            Ok(ToolOutput::Content { text, .. }) => {
-                self.shared
-                    .record(entry(Decision::Ran, AuditOutcome::ok()))
-                    .await;
+            Ok(ToolOutput::Content { text, .. }) => (
                 ToolCallOutcome {
                     content: text,
                     is_error: false,
                     proposal: None,
-                }
-            }
+                },
+                Audited::ok(Decision::Ran, None),
+            ),
             Ok(ToolOutput::Staged(draft)) => match self.stage(call, name, draft).await {
-                Ok(proposal) => {
-                    self.shared
-                        .record(
-                            entry(Decision::Staged, AuditOutcome::ok())
-                                .proposal(proposal.id.clone()),
-                        )
-                        .await;
+                Ok(proposal) => (
                     ToolCallOutcome {
                         content: staged_message(&proposal),
                         is_error: false,
                         proposal: Some(StagedProposal {
-                            id: proposal.id,
+                            id: proposal.id.clone(),
                             summary: proposal.summary,
                         }),
-                    }
-                }
-                Err(error) => {
-                    let message = format!(
+                    },
+                    Audited::ok(Decision::Staged, Some(proposal.id)),
+                ),
+                Err(error) => failed(
+                    Decision::Failed,
+                    format!(
                         "the change could not be staged for approval ({error}); nothing was changed"
-                    );
-                    self.shared
-                        .record(entry(Decision::Failed, AuditOutcome::error(&message)))
-                        .await;
-                    error_outcome(message)
-                }
+                    ),
+                ),
             },
-            Err(error) => {
-                let message = format!("`{name}`: {error}");
-                self.shared
-                    .record(entry(
-                        failure_decision(&error, tool.mutates()),
-                        AuditOutcome::error(&message),
-                    ))
-                    .await;
-                error_outcome(message)
-            }
+            Err(error) => failed(
+                failure_decision(&error, tool.mutates()),
+                format!("`{name}`: {error}"),
+            ),
         }
     }
 
@@ -353,6 +350,34 @@ impl ToolRegistry {
         }
         message
     }
+}
+
+/// What the audit log records of a tool call.
+struct Audited {
+    decision: Decision,
+    outcome: AuditOutcome,
+    /// The proposal the call staged.
+    proposal: Option<ProposalId>,
+}
+
+impl Audited {
+    fn ok(decision: Decision, proposal: Option<ProposalId>) -> Self {
+        Self {
+            decision,
+            outcome: AuditOutcome::ok(),
+            proposal,
+        }
+    }
+}
+
+/// A call that failed with `message`, recorded as `decision`.
+fn failed(decision: Decision, message: String) -> (ToolCallOutcome, Audited) {
+    let audited = Audited {
+        decision,
+        outcome: AuditOutcome::error(&message),
+        proposal: None,
+    };
+    (error_outcome(message), audited)
 }
 
 fn error_outcome(message: String) -> ToolCallOutcome {

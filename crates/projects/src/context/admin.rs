@@ -227,7 +227,7 @@ impl ContextCache {
                 drop(lock);
                 if removed {
                     report.removed += 1;
-                    report.bytes_freed += entry.metadata.len();
+                    report.bytes_freed += entry.bytes;
                 }
             }
         }
@@ -259,7 +259,7 @@ impl ContextCache {
         let mut removed = 0;
         for project in self.fs().list(Path::new(MARKERS))? {
             let directory = Path::new(MARKERS).join(&project.name);
-            if !project.metadata.is_dir() {
+            if !project.is_directory() {
                 continue;
             }
             let markers = self.fs().list(&directory)?;

@@ -20,6 +20,8 @@ pub enum Confinement {
     NotEmpty,
     /// Nothing below the root is a symbolic link.
     NoSymlink,
+    /// No file read from the cache has a second hard link (it may be a file outside).
+    SingleLink,
 }
 
 impl Confinement {
@@ -30,6 +32,7 @@ impl Confinement {
             Self::NoParent => "no-parent",
             Self::NotEmpty => "not-empty",
             Self::NoSymlink => "no-symlink",
+            Self::SingleLink => "single-link",
         }
     }
 }
@@ -77,6 +80,10 @@ pub enum ContextError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The cache's directory could not be used (the kernel cannot confine access to it,
+    /// or something in it changed while it was checked).
+    #[error("the context cache: {0}")]
+    Cache(hearth_confine::Error),
     /// A file or folder source does not exist.
     #[error("not found: {}", .path.display())]
     NotFound {
@@ -153,6 +160,7 @@ impl ContextError {
             | Self::NoVideoDetails { .. } => true,
             Self::Confined { .. }
             | Self::WrongKind { .. }
+            | Self::Cache(_)
             | Self::Io { .. }
             | Self::NotFound { .. }
             | Self::NotAFile { .. }

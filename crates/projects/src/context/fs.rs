@@ -1,29 +1,34 @@
-//! The cache's root-confined file system.
+//! The cache's root-confined file system, on [`hearth_confine::ConfinedDir`].
 //!
-//! Every path Hearth uses inside the cache is relative to the root and checked here,
-//! in this order:
+//! Every path Hearth uses inside the cache is relative to the root and checked, in this
+//! order:
 //!
 //! 1. [`Confinement::NotEmpty`], [`Confinement::Relative`], [`Confinement::NoParent`]:
-//!    the path is lexically a plain relative path (only normal components).
-//! 2. [`Confinement::NoSymlink`]: no component below the root is a symbolic link.
-//!    Intermediate components are checked with `symlink_metadata` before each use; the
-//!    final component is checked too, and files are opened with `O_NOFOLLOW`, so a
-//!    link planted at a snapshot or marker path is refused, never followed. Writes go
-//!    to a fresh temporary file (created exclusively) renamed over the target, and a
-//!    rename replaces a link instead of writing through it.
+//!    the path is lexically a plain relative path (only normal components), checked
+//!    here on its text before anything is opened.
+//! 2. [`Confinement::NoSymlink`]: no component below the root is a symbolic link. The
+//!    kernel enforces it: every path is resolved beneath the opened root with `openat2`
+//!    and no symlink followed, so a link planted at a snapshot, marker or lock path, or
+//!    in place of one of the cache's folders, is refused, never followed — also when it
+//!    appears between a check and a use. Writes go to a fresh temporary file (created
+//!    exclusively) renamed over the target; a link at the target refuses the write.
+//! 3. [`Confinement::SingleLink`]: a file with more than one hard link is not read.
 //!
 //! The root itself is trusted (it may legitimately sit behind a symlinked home). Every
 //! directory is created 0700 and every file 0600. Temporary files start with a dot
 //! and listings skip dot files.
 
-use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::{File, Metadata};
 use std::path::{Component, Path, PathBuf};
+
+use hearth_confine::{ConfinedDir, FileKind};
 
 use super::error::{Confinement, ContextError, Result};
 
-/// Prefix of the temporary files of atomic writes (after the leading dot).
-const TEMPORARY_MARK: &str = ".hearth-tmp-";
+/// Permission bits of the cache's directories.
+const DIRECTORY_MODE: u32 = 0o700;
+/// Permission bits of the cache's files.
+const FILE_MODE: u32 = 0o600;
 
 /// File system access confined to one root directory.
 #[derive(Clone, Debug)]
@@ -63,218 +68,125 @@ impl CacheFs {
         Ok(self.root.join(relative))
     }
 
-    /// Rule 2 for the directories holding `relative`: each exists as a real directory
-    /// (a missing one is reported as `Ok(false)`).
-    fn parents_are_directories(&self, relative: &Path) -> Result<bool> {
-        let mut current = self.root.clone();
-        let mut components = relative.components().peekable();
-        while let Some(component) = components.next() {
-            if components.peek().is_none() {
-                break;
+    /// The root, opened; `None` when it does not exist yet.
+    fn existing_root(&self) -> Result<Option<ConfinedDir>> {
+        match ConfinedDir::open(&self.root) {
+            Ok(root) => Ok(Some(root)),
+            Err(hearth_confine::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                Ok(None)
             }
-            current.push(component);
-            match fs::symlink_metadata(&current) {
-                Ok(metadata) => check_directory(&current, &metadata)?,
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-                Err(error) => return Err(ContextError::io("inspect", &current)(error)),
-            }
+            Err(error) => Err(from_confine(error)),
         }
-        Ok(true)
     }
 
-    /// Creates the root (with missing parents) and each directory of `relative`, all
-    /// 0700; refuses a component that is a link or not a directory.
-    pub(crate) fn ensure_dir(&self, relative: &Path) -> Result<PathBuf> {
-        let target = self.resolve(relative)?;
-        create_directory(&self.root, true)?;
-        let mut current = self.root.clone();
-        for component in relative.components() {
-            current.push(component);
-            match fs::symlink_metadata(&current) {
-                Ok(metadata) => check_directory(&current, &metadata)?,
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                    create_directory(&current, false)?;
-                    let metadata = fs::symlink_metadata(&current)
-                        .map_err(ContextError::io("inspect", &current))?;
-                    check_directory(&current, &metadata)?;
-                }
-                Err(error) => return Err(ContextError::io("inspect", &current)(error)),
-            }
-        }
-        Ok(target)
+    /// The root, created (with missing parents, 0700) when missing, and opened.
+    fn created_root(&self) -> Result<ConfinedDir> {
+        ConfinedDir::create(&self.root, DIRECTORY_MODE).map_err(from_confine)
     }
 
     /// Opens the regular file at `relative` for reading, `None` if it does not exist.
     pub(crate) fn open(&self, relative: &Path) -> Result<Option<(File, Metadata)>> {
         let path = self.resolve(relative)?;
-        if !self.parents_are_directories(relative)? {
+        let Some(root) = self.existing_root()? else {
             return Ok(None);
-        }
-        let mut options = OpenOptions::new();
-        options.read(true);
-        no_follow(&mut options);
-        let file = match options.open(&path) {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => {
-                // With O_NOFOLLOW a link fails the open (ELOOP): name the rule.
-                if let Ok(metadata) = fs::symlink_metadata(&path) {
-                    check_file(&path, &metadata)?;
-                }
-                return Err(ContextError::io("open", path)(error));
-            }
+        };
+        let Some(file) = root.open_file(relative).map_err(from_confine)? else {
+            return Ok(None);
         };
         let metadata = file
             .metadata()
             .map_err(ContextError::io("inspect", &path))?;
-        check_file(&path, &metadata)?;
         Ok(Some((file, metadata)))
     }
 
     /// Reads the whole regular file at `relative`, `None` if it does not exist.
     pub(crate) fn read(&self, relative: &Path) -> Result<Option<Vec<u8>>> {
-        let Some((mut file, metadata)) = self.open(relative)? else {
+        self.resolve(relative)?;
+        let Some(root) = self.existing_root()? else {
             return Ok(None);
         };
-        let mut contents = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-        file.read_to_end(&mut contents)
-            .map_err(ContextError::io("read", self.root.join(relative)))?;
-        Ok(Some(contents))
+        root.read(relative, u64::MAX).map_err(from_confine)
     }
 
     /// Writes `contents` to `relative` atomically: a temporary file beside it (0600,
     /// created exclusively), synced, renamed over the target, the directory synced.
     /// Refuses a target that is a link or a directory. Returns the bytes written.
     pub(crate) fn write(&self, relative: &Path, contents: &[u8]) -> Result<u64> {
-        let path = self.resolve(relative)?;
-        let (Some(parent), Some(name)) = (relative.parent(), relative.file_name()) else {
-            return Err(ContextError::Confined {
-                path: relative.to_path_buf(),
-                rule: Confinement::NotEmpty,
-            });
-        };
-        let directory = if parent.as_os_str().is_empty() {
-            create_directory(&self.root, true)?;
-            self.root.clone()
-        } else {
-            self.ensure_dir(parent)?
-        };
-        match fs::symlink_metadata(&path) {
-            Ok(metadata) => check_file(&path, &metadata)?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(ContextError::io("inspect", &path)(error)),
+        self.resolve(relative)?;
+        let root = self.created_root()?;
+        if let Some(parent) = non_empty_parent(relative) {
+            root.create_directories(parent, DIRECTORY_MODE)
+                .map_err(from_confine)?;
         }
-        let temporary = directory.join(format!(
-            ".{}{TEMPORARY_MARK}{}",
-            name.to_string_lossy(),
-            uuid::Uuid::now_v7().simple()
-        ));
-        let written = write_new_file(&temporary, contents).and_then(|()| {
-            fs::rename(&temporary, &path).map_err(ContextError::io("rename into place", &path))
-        });
-        if let Err(error) = written {
-            if let Err(cleanup) = fs::remove_file(&temporary)
-                && cleanup.kind() != std::io::ErrorKind::NotFound
-            {
-                tracing::warn!(path = %temporary.display(), %cleanup, "could not remove a temporary file");
-            }
-            return Err(error);
-        }
-        sync_directory(&directory);
+        root.write(relative, contents, FILE_MODE)
+            .map_err(from_confine)?;
         Ok(contents.len() as u64)
     }
 
     /// Opens (creating, 0600) the file at `relative` for locking; refuses a link.
     pub(crate) fn open_lock_file(&self, relative: &Path) -> Result<File> {
-        let path = self.resolve(relative)?;
-        if let Some(parent) = relative
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-        {
-            self.ensure_dir(parent)?;
+        self.resolve(relative)?;
+        let root = self.created_root()?;
+        if let Some(parent) = non_empty_parent(relative) {
+            root.create_directories(parent, DIRECTORY_MODE)
+                .map_err(from_confine)?;
         }
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        no_follow(&mut options);
-        owner_only(&mut options);
-        let file = match options.open(&path) {
-            Ok(file) => file,
-            Err(error) => {
-                if let Ok(metadata) = fs::symlink_metadata(&path) {
-                    check_file(&path, &metadata)?;
-                }
-                return Err(ContextError::io("open", path)(error));
-            }
-        };
-        let metadata = file
-            .metadata()
-            .map_err(ContextError::io("inspect", &path))?;
-        check_file(&path, &metadata)?;
-        Ok(file)
+        root.open_or_create(relative, FILE_MODE)
+            .map_err(from_confine)
     }
 
-    /// Removes the file (or link) at `relative`; `false` if there was none.
-    pub(crate) fn remove(&self, relative: &Path) -> Result<bool> {
-        let path = self.resolve(relative)?;
-        if !self.parents_are_directories(relative)? {
+    /// Whether `relative` still names `file` (it was not removed or replaced since it
+    /// was opened); a link there names nothing.
+    pub(crate) fn still_names(&self, relative: &Path, file: &File) -> Result<bool> {
+        self.resolve(relative)?;
+        let Some(root) = self.existing_root()? else {
             return Ok(false);
-        }
-        match fs::remove_file(&path) {
-            Ok(()) => Ok(true),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(ContextError::io("remove", path)(error)),
-        }
+        };
+        root.still_names(relative, file).map_err(from_confine)
+    }
+
+    /// Removes the file (or link, never followed) at `relative`; `false` if there was
+    /// none.
+    pub(crate) fn remove(&self, relative: &Path) -> Result<bool> {
+        self.resolve(relative)?;
+        let Some(root) = self.existing_root()? else {
+            return Ok(false);
+        };
+        root.remove_file(relative).map_err(from_confine)
     }
 
     /// The entries of the directory `relative` (none if it does not exist), without
-    /// dot files (temporary files).
+    /// dot files (temporary files) and names that are not UTF-8 (Hearth writes none).
     pub(crate) fn list(&self, relative: &Path) -> Result<Vec<Entry>> {
-        let path = self.resolve(relative)?;
-        if !self.parents_are_directories(relative)? {
+        self.resolve(relative)?;
+        let Some(root) = self.existing_root()? else {
             return Ok(Vec::new());
-        }
-        match fs::symlink_metadata(&path) {
-            Ok(metadata) => check_directory(&path, &metadata)?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(error) => return Err(ContextError::io("inspect", path)(error)),
-        }
-        let reader = fs::read_dir(&path).map_err(ContextError::io("list", &path))?;
-        let mut entries = Vec::new();
-        for entry in reader {
-            let entry = entry.map_err(ContextError::io("list", &path))?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let metadata = entry
-                .metadata()
-                .map_err(ContextError::io("inspect", entry.path()))?;
-            entries.push(Entry { name, metadata });
-        }
-        entries.sort_by(|left, right| left.name.cmp(&right.name));
-        Ok(entries)
+        };
+        let listed = root.list(relative).map_err(from_confine)?;
+        Ok(listed
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|entry| {
+                let name = entry.name.into_string().ok()?;
+                (!name.starts_with('.')).then_some(Entry {
+                    name,
+                    kind: entry.kind,
+                    bytes: entry.bytes,
+                })
+            })
+            .collect())
     }
 
     /// Removes the directory `relative` and everything in it (a link is removed, not
     /// followed); `false` if there was none. Never touches anything above the root.
     pub(crate) fn remove_tree(&self, relative: &Path) -> Result<bool> {
-        let path = self.resolve(relative)?;
-        if !self.parents_are_directories(relative)? {
+        self.resolve(relative)?;
+        let Some(root) = self.existing_root()? else {
             return Ok(false);
-        }
-        let metadata = match fs::symlink_metadata(&path) {
-            Ok(metadata) => metadata,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(error) => return Err(ContextError::io("inspect", path)(error)),
         };
-        if metadata.is_dir() {
-            fs::remove_dir_all(&path).map_err(ContextError::io("remove", path))?;
-        } else {
-            fs::remove_file(&path).map_err(ContextError::io("remove", path))?;
-        }
-        Ok(true)
+        root.remove_tree(relative).map_err(from_confine)
     }
 }
 
@@ -282,92 +194,58 @@ impl CacheFs {
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) name: String,
-    pub(crate) metadata: Metadata,
+    pub(crate) kind: FileKind,
+    /// Its size (a symlink's own).
+    pub(crate) bytes: u64,
 }
 
-fn check_directory(path: &Path, metadata: &Metadata) -> Result<()> {
-    if metadata.file_type().is_symlink() {
-        return Err(ContextError::Confined {
-            path: path.to_path_buf(),
-            rule: Confinement::NoSymlink,
-        });
+impl Entry {
+    pub(crate) fn is_directory(&self) -> bool {
+        self.kind == FileKind::Directory
     }
-    if !metadata.is_dir() {
-        return Err(ContextError::WrongKind {
-            path: path.to_path_buf(),
-            expected: "directory",
-        });
-    }
-    Ok(())
 }
 
-fn check_file(path: &Path, metadata: &Metadata) -> Result<()> {
-    if metadata.file_type().is_symlink() {
-        return Err(ContextError::Confined {
-            path: path.to_path_buf(),
+/// The directory holding `relative`, unless that is the root.
+fn non_empty_parent(relative: &Path) -> Option<&Path> {
+    relative
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+}
+
+/// The context cache's error for a refusal or failure beneath its root.
+fn from_confine(error: hearth_confine::Error) -> ContextError {
+    use hearth_confine::Error;
+    match error {
+        Error::Escape { path }
+        | Error::ThroughSymlink { path }
+        | Error::SymlinkLoop { path }
+        | Error::SymlinkTarget { path } => ContextError::Confined {
+            path,
             rule: Confinement::NoSymlink,
-        });
-    }
-    if !metadata.is_file() {
-        return Err(ContextError::WrongKind {
-            path: path.to_path_buf(),
+        },
+        Error::HardLinked { path, .. } => ContextError::Confined {
+            path,
+            rule: Confinement::SingleLink,
+        },
+        Error::NotRegularFile { path, .. } => ContextError::WrongKind {
+            path,
             expected: "regular file",
-        });
+        },
+        Error::NotDirectory { path, .. } => ContextError::WrongKind {
+            path,
+            expected: "directory",
+        },
+        Error::Io {
+            operation,
+            path,
+            source,
+        } => ContextError::Io {
+            operation,
+            path,
+            source,
+        },
+        other => ContextError::Cache(other),
     }
-    Ok(())
-}
-
-fn create_directory(path: &Path, recursive: bool) -> Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(recursive);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    match builder.create(path) {
-        Ok(()) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(error) => Err(ContextError::io("create directory", path)(error)),
-    }
-}
-
-fn write_new_file(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    owner_only(&mut options);
-    let mut file = options
-        .open(path)
-        .map_err(ContextError::io("create", path))?;
-    file.write_all(contents)
-        .and_then(|()| file.sync_all())
-        .map_err(ContextError::io("write", path))
-}
-
-/// Best effort: a snapshot is regenerable, so a failed directory sync is only logged.
-fn sync_directory(directory: &Path) {
-    #[cfg(unix)]
-    if let Err(error) = File::open(directory).and_then(|handle| handle.sync_all()) {
-        tracing::debug!(path = %directory.display(), %error, "could not sync a cache directory");
-    }
-}
-
-fn no_follow(options: &mut OpenOptions) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // O_NOFOLLOW is a small positive flag: the cast to the C `int` is exact.
-        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
-    }
-    #[cfg(not(unix))]
-    let _unused = options;
-}
-
-fn owner_only(options: &mut OpenOptions) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    #[cfg(not(unix))]
-    let _unused = options;
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ fn lock_file(cache: &CacheFs, relative: &Path) -> Result<File> {
     for _ in 0..ATTEMPTS {
         let file = cache.open_lock_file(relative)?;
         file.lock().map_err(ContextError::io("lock", &path))?;
-        if same_file(&file, &path) {
+        if cache.still_names(relative, &file)? {
             return Ok(file);
         }
     }
@@ -87,17 +87,3 @@ fn lock_file(cache: &CacheFs, relative: &Path) -> Result<File> {
 
 /// How many times a replaced lock file is reopened before giving up.
 const ATTEMPTS: usize = 32;
-
-#[cfg(unix)]
-fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), std::fs::symlink_metadata(path)) {
-        (Ok(held), Ok(named)) => held.dev() == named.dev() && held.ino() == named.ino(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn same_file(_file: &File, _path: &Path) -> bool {
-    true
-}

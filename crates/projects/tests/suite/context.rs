@@ -514,6 +514,73 @@ async fn a_symlinked_cache_folder_is_refused() {
     );
 }
 
+#[tokio::test]
+async fn a_symlinked_lock_folder_is_refused_and_nothing_is_written_through_it() {
+    let fixture = Fixture::new();
+    let project = fixture.project("alpha");
+    std::fs::write(project.folder.join("notes.md"), "# Notes\n").unwrap();
+    let outside = fixture.home.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(fixture.cache_root()).unwrap();
+    std::os::unix::fs::symlink(&outside, fixture.cache_root().join("locks")).unwrap();
+
+    let (reason, cached) = failed(&only_status(
+        &fixture.run(&project, &[file("notes.md")]).await,
+    ));
+
+    assert!(!cached);
+    assert!(reason.contains("rule no-symlink"), "{reason}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "no lock file created outside"
+    );
+    assert_eq!(
+        fixture.listing("files"),
+        Vec::<String>::new(),
+        "nothing converted without its lock"
+    );
+}
+
+#[tokio::test]
+async fn a_marker_folder_swapped_for_a_symlink_is_not_followed() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/broken"))
+        .respond_with(ResponseTemplate::new(500))
+        .expect(2)
+        .mount(&server)
+        .await;
+    let fixture = Fixture::new();
+    let project = fixture.project("alpha");
+    let sources = [web(format!("{}/broken", server.uri()))];
+    failed(&only_status(&fixture.run(&project, &sources).await));
+    let buckets = fixture.listing("markers");
+    assert_eq!(
+        buckets.len(),
+        1,
+        "the failure left the project's marker bucket"
+    );
+    // The project's bucket is replaced by a link to a folder outside the cache.
+    let bucket = fixture.cache_root().join("markers").join(&buckets[0]);
+    std::fs::remove_dir_all(&bucket).unwrap();
+    let outside = fixture.home.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &bucket).unwrap();
+
+    let (reason, cached) = failed(&only_status(&fixture.retry(&project, &sources).await));
+
+    assert!(!cached);
+    assert!(reason.contains("500"), "the source's own failure: {reason}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "no marker written through the link"
+    );
+    assert!(std::fs::symlink_metadata(&bucket).unwrap().is_symlink());
+    server.verify().await;
+}
+
 #[test]
 fn internal_paths_stay_inside_the_root() {
     let cache = ContextCache::new(PathBuf::from("/data/context-cache"));

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use hearth_store::{AUDIT_GENESIS_HASH, AuditRecord, AuditSealer, StoreError};
 use serde::Serialize;
 
-use super::AuditLog;
-use super::head::{ChainHead, HeadLine, HeadLines};
+use super::head::{ChainHead, HeadFile, HeadLine, HeadLines};
 use super::key::{self, AuditKey};
+use super::{AuditFiles, AuditLog};
 use crate::error::Result;
 
 /// Rows read per batch while verifying.
@@ -240,24 +240,7 @@ impl AuditLog {
             Some(files) => key::read(&files.key),
             None => key::ephemeral().map(Some),
         };
-        let mut report = ChainReport {
-            rows: 0,
-            head: None,
-            keyed_from: None,
-            key_id: None,
-            key_file: files.map(|files| files.key.clone()),
-            head_file: head_file.map(|file| file.path().to_path_buf()),
-            recorded_head: lines.newest().map(|line| line.head.clone()),
-            notes: Vec::new(),
-            broken: None,
-        };
-        if lines.unreadable > 0 {
-            report.notes.push(format!(
-                "the head file {} has {} unreadable line(s), skipped (a line torn by a crash, or an edit)",
-                head_file.map_or_else(String::new, |file| file.path().display().to_string()),
-                lines.unreadable
-            ));
-        }
+        let mut report = first_report(files, head_file, &lines);
         let mut walk = Walk {
             key: &key,
             key_file: files.map_or_else(
@@ -276,58 +259,102 @@ impl AuditLog {
             rows: 0,
             keyed_from: None,
         };
-        let last_seq = loop {
+        let walked = self.walk_rows(&mut walk).await?;
+        report.keyed_from = walk.keyed_from;
+        let last_seq = match walked {
+            Ok(last_seq) => last_seq,
+            Err(broken) => {
+                report.rows = walk.rows + 1;
+                report.broken = Some(broken);
+                return Ok(report);
+            }
+        };
+        report.rows = walk.rows;
+        if let (Some(_), Ok(Some(key))) = (walk.keyed_from, &key) {
+            report.key_id = Some(key.id().to_owned());
+        }
+        report.broken = tail(&report, &lines, last_seq, &walk.head_file)
+            .or_else(|| kept_heads(&walk.kept, last_seq));
+        if report.broken.is_none() {
+            report.broken = self.unaudited_applies().await?;
+        }
+        if report.broken.is_none() {
+            notes(&mut report, &lines, last_seq, &walk.head_file);
+            report.head = (last_seq > 0).then(|| ChainHead {
+                seq: last_seq,
+                hash: walk.previous.clone(),
+            });
+        }
+        Ok(report)
+    }
+
+    /// Check 2: walks every row in batches; the last row's sequence number, or the first
+    /// broken link.
+    async fn walk_rows(&self, walk: &mut Walk<'_>) -> Result<std::result::Result<i64, BrokenLink>> {
+        loop {
             let batch = self
                 .inner
                 .store
                 .audit_after(walk.expected_seq - 1, VERIFY_BATCH)
                 .await?;
             if batch.is_empty() {
-                break walk.expected_seq - 1;
+                return Ok(Ok(walk.expected_seq - 1));
             }
             for record in &batch {
                 if let Some(broken) = walk.check(record) {
-                    report.rows = walk.rows + 1;
-                    report.keyed_from = walk.keyed_from;
-                    report.broken = Some(broken);
-                    return Ok(report);
+                    return Ok(Err(broken));
                 }
             }
-        };
-        report.rows = walk.rows;
-        report.keyed_from = walk.keyed_from;
-        if let (Some(_), Ok(Some(key))) = (walk.keyed_from, &key) {
-            report.key_id = Some(key.id().to_owned());
         }
-        let last = (last_seq > 0).then(|| ChainHead {
-            seq: last_seq,
-            hash: walk.previous.clone(),
-        });
-        report.broken = tail(&report, &lines, last_seq, &walk.head_file)
-            .or_else(|| kept_heads(&walk.kept, last_seq));
-        if report.broken.is_none() {
-            let unaudited = self.inner.store.unaudited_applies(UNAUDITED_SHOWN).await?;
-            if !unaudited.is_empty() {
-                let ids: Vec<&str> = unaudited
-                    .iter()
-                    .map(|apply| apply.proposal_id.as_str())
-                    .collect();
-                report.broken = Some(BrokenLink {
-                    check: AuditCheck::Proposals,
-                    seq: None,
-                    reason: format!(
-                        "applied proposal(s) {} have no `applied` entry in the audit log: entries about them were removed, or could not be written when they were applied (if one was being applied just now, verify again)",
-                        ids.join(", ")
-                    ),
-                });
-            }
-        }
-        if report.broken.is_none() {
-            notes(&mut report, &lines, last_seq, &walk.head_file);
-            report.head = last;
-        }
-        Ok(report)
     }
+
+    /// Check 5: every applied proposal has its `applied` entry.
+    async fn unaudited_applies(&self) -> Result<Option<BrokenLink>> {
+        let unaudited = self.inner.store.unaudited_applies(UNAUDITED_SHOWN).await?;
+        if unaudited.is_empty() {
+            return Ok(None);
+        }
+        let ids: Vec<&str> = unaudited
+            .iter()
+            .map(|apply| apply.proposal_id.as_str())
+            .collect();
+        Ok(Some(BrokenLink {
+            check: AuditCheck::Proposals,
+            seq: None,
+            reason: format!(
+                "applied proposal(s) {} have no `applied` entry in the audit log: entries about them were removed, or could not be written when they were applied (if one was being applied just now, verify again)",
+                ids.join(", ")
+            ),
+        }))
+    }
+}
+
+/// The report before any row is read: where the key and head files are, the newest head
+/// the head file records, and a note on its unreadable lines.
+fn first_report(
+    files: Option<&AuditFiles>,
+    head_file: Option<&HeadFile>,
+    lines: &HeadLines,
+) -> ChainReport {
+    let mut report = ChainReport {
+        rows: 0,
+        head: None,
+        keyed_from: None,
+        key_id: None,
+        key_file: files.map(|files| files.key.clone()),
+        head_file: head_file.map(|file| file.path().to_path_buf()),
+        recorded_head: lines.newest().map(|line| line.head.clone()),
+        notes: Vec::new(),
+        broken: None,
+    };
+    if lines.unreadable > 0 {
+        report.notes.push(format!(
+            "the head file {} has {} unreadable line(s), skipped (a line torn by a crash, or an edit)",
+            head_file.map_or_else(String::new, |file| file.path().display().to_string()),
+            lines.unreadable
+        ));
+    }
+    report
 }
 
 /// Check 3: the table reaches the head file's newest line.
