@@ -43,7 +43,7 @@ fn parse_uris(value: &Value) {
                     "{text:?} parses, but prints as {printed:?}"
                 );
             }
-            std::hint::black_box(core::ProviderId::parse(text).is_ok());
+            std::hint::black_box(core::HarnessId::parse(text).is_ok());
         }
         Value::Array(items) => items.iter().for_each(parse_uris),
         Value::Object(members) => members.values().for_each(parse_uris),

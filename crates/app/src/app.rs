@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hearth_config::{Config, Paths};
-use hearth_core::Agent;
+use hearth_core::Harness;
 use hearth_host::{Host, HostConfig, MessageLimits, ScopeSeam};
 use hearth_projects::{ProjectScopes, Projects};
 use hearth_store::{Access, SqliteStore};
@@ -110,7 +110,7 @@ impl App {
     pub fn start_host(
         &self,
         store: Arc<SqliteStore>,
-        agents: Vec<Arc<dyn Agent>>,
+        agents: Vec<Arc<dyn Harness>>,
         source: &str,
     ) -> Host {
         let config = HostConfig {

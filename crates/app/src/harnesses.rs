@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use hearth_acp::{AcpHarness, ConfiguredAgent, LentTools};
-use hearth_agent::{AgentSettings, NativeAgent};
 use hearth_config::ProviderKind;
-use hearth_core::{Agent, ProviderId, Toolbox};
+use hearth_core::{Harness, HarnessId, Toolbox};
+use hearth_harness_acp::{AcpHarness, ConfiguredAgent, LentTools};
+use hearth_harness_native::{AgentSettings, NativeHarness};
+use hearth_harness_replay::ReplayHarness;
 use hearth_llm::{Discovery, DiscoveryOptions, Environment, discover_providers};
-use hearth_replay::ReplayAgent;
 
 use crate::app::App;
 
@@ -86,7 +86,7 @@ pub fn external_agents(app: &App) -> (Vec<ConfiguredAgent>, Vec<String>) {
 /// Every external agent Hearth knows, installed or not.
 pub fn all_external_agents(app: &App) -> (Vec<ConfiguredAgent>, Vec<String>) {
     let lent = lent_tools(app);
-    hearth_acp::configured_agents(&app.config, &|_| lent.clone(), &|key| {
+    hearth_harness_acp::configured_agents(&app.config, &|_| lent.clone(), &|key| {
         std::env::var(key).ok()
     })
 }
@@ -97,12 +97,12 @@ pub fn acp_harness(
     agent: &ConfiguredAgent,
     store: Option<&Arc<hearth_store::SqliteStore>>,
 ) -> AcpHarness {
-    let options = hearth_acp::HarnessOptions {
+    let options = hearth_harness_acp::AcpOptions {
         data_directory: Some(app.paths.home.clone()),
         supervisor: std::env::current_exe().ok(),
         process_directory: std::env::current_dir().ok(),
         audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
-        timeouts: hearth_acp::Timeouts::default(),
+        timeouts: hearth_harness_acp::Timeouts::default(),
         readable: vec![app.paths.context_cache()],
         output_limits: app.output_limits(),
     };
@@ -120,10 +120,10 @@ fn toolbox(
 
 /// Builds every available harness: the replay harness and one native agent per model
 /// provider.
-pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn Agent>>> {
-    let replay =
-        ReplayAgent::from_env(options.scenario.as_deref())?.with_output_limits(app.output_limits());
-    let mut agents: Vec<Arc<dyn Agent>> = vec![Arc::new(replay)];
+pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn Harness>>> {
+    let replay = ReplayHarness::from_env(options.scenario.as_deref())?
+        .with_output_limits(app.output_limits());
+    let mut agents: Vec<Arc<dyn Harness>> = vec![Arc::new(replay)];
     let (external, problems) = external_agents(app);
     for problem in problems {
         tracing::warn!("{problem}");
@@ -157,7 +157,7 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
         .with_titles(options.titles == Titles::Generate)
         .with_output_limits(app.output_limits());
     for provider in &discovery.providers {
-        if let Err(error) = ProviderId::parse(&provider.id) {
+        if let Err(error) = HarnessId::parse(&provider.id) {
             tracing::warn!(
                 "the model provider `{}` in config.toml cannot be used: {error}; rename its [providers.{}] section",
                 provider.id,
@@ -178,7 +178,7 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
             );
             continue;
         }
-        match NativeAgent::from_provider(provider, Arc::clone(&toolbox), settings.clone()) {
+        match NativeHarness::from_provider(provider, Arc::clone(&toolbox), settings.clone()) {
             Ok(agent) => agents.push(Arc::new(agent)),
             // Not fatal: other providers and the demo still work; `hearth doctor` and
             // `hearth run --provider` say what is wrong with this one.
@@ -279,7 +279,7 @@ fn is_known(app: &App, id: &str) -> bool {
 /// The provider used when none is named: `[defaults] provider`, else the first model
 /// provider found, else the offline demo. A `[defaults] provider` that names nothing
 /// Hearth knows (a typo) is an error, never a quiet fall back to another provider.
-pub fn default_provider(app: &App, discovery: &Discovery) -> anyhow::Result<ProviderId> {
+pub fn default_provider(app: &App, discovery: &Discovery) -> anyhow::Result<HarnessId> {
     let configured = app.config.defaults.provider.as_deref();
     if let Some(id) = configured
         && !is_known(app, id)
@@ -298,7 +298,7 @@ pub fn default_provider(app: &App, discovery: &Discovery) -> anyhow::Result<Prov
             .or(configured)
             .unwrap_or(REPLAY),
     };
-    Ok(ProviderId::parse(id)?)
+    Ok(HarnessId::parse(id)?)
 }
 
 /// Whether looking for a local Ollama can matter: no provider is named (on the command

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use chrono::Duration;
 use chrono_tz::Tz;
 use futures::future::BoxFuture;
-use hearth_agent::UserTimeZone;
 use hearth_calendar::{
     CalendarError, CalendarOptions, Calendars, DavRequest, DavResponse, DavTransport, LocalSource,
     Subscription, SubscriptionSource, calendar_tools, parse_time_zone,
@@ -21,6 +20,7 @@ use hearth_fetch::{
     ContentTypes, FetchObserver, FetchOutcome, FetchPolicy, FetchRecord, FetchRequest, Fetcher,
     PrivateNetworks, WEB_FETCH_TOOL, WebFetchTool,
 };
+use hearth_harness_native::UserTimeZone;
 use hearth_mcp_client::{McpTools, SessionMcpServers};
 use hearth_projects::ClientFiles;
 use hearth_server::{DEFAULT_PORT, read_record, server_file};

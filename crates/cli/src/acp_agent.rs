@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hearth_core::ProviderId;
+use hearth_core::HarnessId;
 
 use hearth_app::App;
 
@@ -37,7 +37,7 @@ pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
     )
     .await?;
     let provider = match args.provider {
-        Some(name) => ProviderId::parse(&name)?,
+        Some(name) => HarnessId::parse(&name)?,
         None => backend
             .default_provider
             .clone()
@@ -54,7 +54,7 @@ pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let host = backend.host.clone();
-    let services = hearth_acp_agent::Services {
+    let services = hearth_acp_server::Services {
         host: host.clone(),
         gate,
         provider,
@@ -62,7 +62,7 @@ pub async fn acp(app: &App, args: AcpArgs) -> anyhow::Result<ExitCode> {
         mcp,
         files,
     };
-    let served = hearth_acp_agent::serve(services, hearth_acp_agent::stdio()).await;
+    let served = hearth_acp_server::serve(services, hearth_acp_server::stdio()).await;
     // Waits for every write of the sessions served, retried as needed.
     host.shutdown().await;
     served.map_err(|error| anyhow::anyhow!("serving ACP on stdin/stdout: {error}"))?;

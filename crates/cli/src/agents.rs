@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Subcommand;
-use hearth_acp::{AgentStatus, ConfiguredAgent, PermissionMode};
+use hearth_harness_acp::{AgentStatus, ConfiguredAgent, PermissionMode};
 use serde_json::json;
 
 use hearth_app::App;
@@ -119,7 +119,7 @@ pub fn render(check: &AgentCheck, out: &mut String) {
 
 /// What a started agent said about itself.
 fn render_status(
-    spec: &hearth_acp::AgentSpec,
+    spec: &hearth_harness_acp::AgentSpec,
     status: &AgentStatus,
     elapsed: Duration,
     out: &mut String,

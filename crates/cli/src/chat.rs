@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use hearth_core::{ChatSeed, ChatUri, ProviderId, StopReason, UserMessage, escape_controls_inline};
+use hearth_core::{ChatSeed, ChatUri, HarnessId, StopReason, UserMessage, escape_controls_inline};
 use hearth_host::Host;
 use tokio::sync::mpsc;
 
@@ -108,7 +108,7 @@ fn parse(line: &str) -> Input<'_> {
 /// The chat in use and what new sessions are made of.
 struct Conversation {
     host: Host,
-    provider: ProviderId,
+    provider: HarnessId,
     model: Option<String>,
     /// The scope the user is in and its active session (`/new` makes sessions in it).
     view: ScopeView,

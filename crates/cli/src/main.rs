@@ -147,7 +147,7 @@ fn supervise(arguments: Vec<std::ffi::OsString>) -> ExitCode {
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(hearth_acp::supervise::supervise(arguments)),
+        Ok(runtime) => runtime.block_on(hearth_harness_acp::supervise::supervise(arguments)),
         Err(error) => {
             report(&anyhow::anyhow!(
                 "cannot start the agent supervisor: {error}"
@@ -171,7 +171,7 @@ const ISOLATED_JOBS: &[(&str, hearth_process::JobFn)] = &[
 fn main() -> ExitCode {
     let mut arguments = std::env::args_os();
     match arguments.nth(1) {
-        Some(first) if first == hearth_acp::supervise::SUBCOMMAND => {
+        Some(first) if first == hearth_harness_acp::supervise::SUBCOMMAND => {
             return supervise(arguments.collect());
         }
         Some(first) if first == hearth_process::ISOLATED_JOB_SUBCOMMAND => {

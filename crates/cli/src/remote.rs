@@ -390,7 +390,7 @@ pub async fn respond_permission(
 
 /// Starts a harness in the server (an external agent's process) so its own sessions
 /// are listed.
-pub async fn start_harness(remote: &Remote, provider: &core::ProviderId) -> anyhow::Result<()> {
+pub async fn start_harness(remote: &Remote, provider: &core::HarnessId) -> anyhow::Result<()> {
     remote
         .client
         .call::<wire::HarnessStart>(&wire::HarnessStartParams {

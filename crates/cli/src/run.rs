@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use hearth_core::{
-    Action, ChatUri, Envelope, ProviderId, ResourceUri, ResponsePart, Scope, StopReason,
+    Action, ChatUri, Envelope, HarnessId, ResourceUri, ResponsePart, Scope, StopReason,
     ToolCallStatus, UserMessage, escape_controls,
 };
 use hearth_host::{Host, HostError, NewSessionRequest, Unsaved};
@@ -96,7 +96,7 @@ pub(crate) struct Start {
     /// The host with every harness.
     pub host: Host,
     /// The provider of new sessions.
-    pub provider: ProviderId,
+    pub provider: HarnessId,
     /// No provider is set up at all: the demo answers, and the user is told how to add one.
     pub no_provider: bool,
 }
@@ -175,7 +175,7 @@ pub(crate) async fn start(
         );
     }
     let provider = match &named {
-        Some(id) => ProviderId::parse(id)?,
+        Some(id) => HarnessId::parse(id)?,
         None => harnesses::default_provider(app, &discovery)?,
     };
     if let Some(resolved) = discovery.get(provider.as_str())
@@ -323,7 +323,7 @@ pub(crate) async fn continued_session(
 pub(crate) async fn target_chat(
     host: &Host,
     session: Option<&str>,
-    provider: &ProviderId,
+    provider: &HarnessId,
     model: Option<&str>,
     scope: &Scope,
 ) -> anyhow::Result<ChatUri> {

@@ -298,7 +298,7 @@ pub struct LoginArgs {
     revoke: bool,
 }
 
-/// `hearth login`: a one-time link that logs a browser into the running server's Agent
+/// `hearth login`: a one-time link that logs a browser into the running server's Harness
 /// Home; `--revoke` logs every browser out.
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub async fn login(app: &App, args: LoginArgs) -> anyhow::Result<ExitCode> {

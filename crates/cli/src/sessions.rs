@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use hearth_core::{ChatUri, ProviderId, Turn, TurnId};
+use hearth_core::{ChatUri, HarnessId, Turn, TurnId};
 use hearth_store::{ChatRecord, ScopeFilter, SessionQuery, Store};
 use serde_json::json;
 
@@ -132,7 +132,7 @@ async fn existing_session(
 }
 
 /// The providers whose sessions are the offline demo.
-fn demo_providers(app: &App) -> Vec<ProviderId> {
+fn demo_providers(app: &App) -> Vec<HarnessId> {
     harnesses::build(app, &HarnessOptions::default())
         .map(|agents| {
             agents
@@ -145,7 +145,7 @@ fn demo_providers(app: &App) -> Vec<ProviderId> {
         .unwrap_or_default()
 }
 
-fn is_demo(app: &App, provider: &ProviderId) -> bool {
+fn is_demo(app: &App, provider: &HarnessId) -> bool {
     demo_providers(app).contains(provider)
 }
 
@@ -219,7 +219,7 @@ async fn query_of(app: &App, args: &ListArgs) -> anyhow::Result<SessionQuery> {
     };
     Ok(SessionQuery {
         scope,
-        provider: provider.as_deref().map(ProviderId::parse).transpose()?,
+        provider: provider.as_deref().map(HarnessId::parse).transpose()?,
         provenance: args.external.then_some(hearth_core::Provenance::External),
         cursor: args.cursor.clone(),
         limit: args.limit,
@@ -228,7 +228,7 @@ async fn query_of(app: &App, args: &ListArgs) -> anyhow::Result<SessionQuery> {
 
 /// The agents asked for their own lists first (`--external`): the one named, or every
 /// installed one.
-fn asked_agents(app: &App, args: &ListArgs, provider: Option<&ProviderId>) -> Vec<ProviderId> {
+fn asked_agents(app: &App, args: &ListArgs, provider: Option<&HarnessId>) -> Vec<HarnessId> {
     if !args.external {
         return Vec::new();
     }
@@ -244,7 +244,7 @@ fn asked_agents(app: &App, args: &ListArgs, provider: Option<&ProviderId>) -> Ve
 }
 
 /// Starts these agents in this process, so the conversations they list join the store.
-async fn start_agents(app: &App, asked: &[ProviderId]) -> anyhow::Result<()> {
+async fn start_agents(app: &App, asked: &[HarnessId]) -> anyhow::Result<()> {
     let host = local_host(app).await?;
     let started =
         futures::future::join_all(asked.iter().map(|provider| host.start_harness(provider))).await;

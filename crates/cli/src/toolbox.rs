@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use hearth_core::{
-    ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, ToolDescription, TurnId,
+    ChatUri, HarnessId, Scope, SessionId, SessionUri, ToolCallContext, ToolDescription, TurnId,
     escape_controls, escape_controls_inline, new_id,
 };
 use hearth_tools::{Actor, UserActor};
@@ -58,7 +58,7 @@ pub enum ToolsCommand {
 
 /// The context of a call from the command line: a one-off session of its own.
 fn cli_context() -> anyhow::Result<ToolCallContext> {
-    let session = SessionUri::new(ProviderId::parse(CLI_PROVIDER)?, SessionId::generate());
+    let session = SessionUri::new(HarnessId::parse(CLI_PROVIDER)?, SessionId::generate());
     Ok(ToolCallContext {
         chat: ChatUri::default_for(&session),
         session,

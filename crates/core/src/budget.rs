@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 
-use crate::agent::Signal;
+use crate::harness::Signal;
 use crate::output::{
     Dropped, OutputLimit, OutputLimits, TOOL_TITLE_BYTES, clip_arguments, clip_text, cut_mark,
     dropped_mark,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{BackingId, ChatUri, ProjectId, ProviderId, SessionUri, TurnId};
+use crate::ids::{ChatUri, ConversationId, HarnessId, ProjectId, SessionUri, TurnId};
 use crate::turn::Timestamp;
 
 /// How a chat came into existence. Recorded in the catalog; a restored chat's origin is
@@ -74,9 +74,9 @@ impl Scope {
 /// The harness's backing blob for a chat. Opaque to the host: stored and handed back
 /// byte for byte, never parsed, validated or rewritten.
 #[derive(Clone, PartialEq, Eq, Default)]
-pub struct ProviderData(Vec<u8>);
+pub struct HarnessData(Vec<u8>);
 
-impl ProviderData {
+impl HarnessData {
     /// Wraps raw bytes.
     pub fn from_bytes(bytes: Vec<u8>) -> Self {
         Self(bytes)
@@ -103,9 +103,9 @@ impl ProviderData {
     }
 }
 
-impl fmt::Debug for ProviderData {
+impl fmt::Debug for HarnessData {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ProviderData({} bytes)", self.0.len())
+        write!(f, "HarnessData({} bytes)", self.0.len())
     }
 }
 
@@ -125,7 +125,7 @@ pub struct SessionSummary {
     /// The session.
     pub uri: SessionUri,
     /// Its harness.
-    pub provider: ProviderId,
+    pub provider: HarnessId,
     /// Display title (the default chat's, or one the user set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -171,7 +171,7 @@ pub struct ChatSummary {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DiscoveredChat {
     /// The provider-native conversation id.
-    pub backing: BackingId,
+    pub backing: ConversationId,
     /// Title, if the provider has one.
     pub title: Option<String>,
     /// When the conversation started.
@@ -179,7 +179,7 @@ pub struct DiscoveredChat {
     /// When it last changed.
     pub updated_at: Timestamp,
     /// What the harness needs to materialize it as a session's default chat.
-    pub provider_data: ProviderData,
+    pub provider_data: HarnessData,
     /// The working directory it ran in, if known.
     pub working_directory: Option<PathBuf>,
 }

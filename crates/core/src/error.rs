@@ -47,7 +47,7 @@ pub enum UriError {
 /// What kind of failure a harness reports; the host and the protocol classify by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum AgentErrorKind {
+pub enum HarnessErrorKind {
     /// The chat or turn is not known to the harness.
     NotFound,
     /// The harness does not offer this operation (see its capabilities).
@@ -67,16 +67,16 @@ pub enum AgentErrorKind {
 /// A harness failure: a kind the host can act on and a message for the user.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{message}")]
-pub struct AgentError {
+pub struct HarnessError {
     /// The class of failure.
-    pub kind: AgentErrorKind,
+    pub kind: HarnessErrorKind,
     /// What failed, on what, and what to do.
     pub message: String,
 }
 
-impl AgentError {
+impl HarnessError {
     /// An error of the given kind.
-    pub fn new(kind: AgentErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: HarnessErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
             message: message.into(),
@@ -85,39 +85,39 @@ impl AgentError {
 
     /// The chat is not known to the harness.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(AgentErrorKind::NotFound, message)
+        Self::new(HarnessErrorKind::NotFound, message)
     }
 
     /// The harness does not offer the operation.
     pub fn unsupported(message: impl Into<String>) -> Self {
-        Self::new(AgentErrorKind::Unsupported, message)
+        Self::new(HarnessErrorKind::Unsupported, message)
     }
 
     /// The request is invalid.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new(AgentErrorKind::InvalidInput, message)
+        Self::new(HarnessErrorKind::InvalidInput, message)
     }
 
     /// The harness itself failed.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(AgentErrorKind::Internal, message)
+        Self::new(HarnessErrorKind::Internal, message)
     }
 
     /// Whether retrying the same operation may succeed.
     pub fn is_retryable(&self) -> bool {
         match self.kind {
-            AgentErrorKind::Transient | AgentErrorKind::Busy => true,
-            AgentErrorKind::NotFound
-            | AgentErrorKind::Unsupported
-            | AgentErrorKind::InvalidInput
-            | AgentErrorKind::Provider
-            | AgentErrorKind::Internal => false,
+            HarnessErrorKind::Transient | HarnessErrorKind::Busy => true,
+            HarnessErrorKind::NotFound
+            | HarnessErrorKind::Unsupported
+            | HarnessErrorKind::InvalidInput
+            | HarnessErrorKind::Provider
+            | HarnessErrorKind::Internal => false,
         }
     }
 }
 
 /// Result of a harness operation.
-pub type AgentResult<T> = Result<T, AgentError>;
+pub type HarnessResult<T> = Result<T, HarnessError>;
 
 /// A tool failure, worded so a model can act on it.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]

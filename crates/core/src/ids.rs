@@ -97,7 +97,7 @@ macro_rules! string_id {
 string_id!(
     /// A harness's provider id (`replay`, `openai`, `claude-code`): lower-case ASCII,
     /// digits, `-` and `_`.
-    ProviderId,
+    HarnessId,
     "provider id",
     valid_provider
 );
@@ -132,9 +132,10 @@ string_id!(
     valid_id
 );
 string_id!(
-    /// A provider-native conversation id (an LLM transcript, an ACP session, a thread)
-    /// that backs a chat. Used to keep chat backings out of the top-level session list.
-    BackingId,
+    /// The id of a harness's own conversation behind a chat (an LLM transcript, an ACP
+    /// session, a thread). Used to keep such conversations out of the top-level session
+    /// list.
+    ConversationId,
     "backing id",
     valid_id
 );
@@ -182,19 +183,19 @@ impl ProposalId {
 /// Identifies a session: `hearth-session:<provider>/<session-id>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionUri {
-    provider: ProviderId,
+    provider: HarnessId,
     id: SessionId,
 }
 
 impl SessionUri {
     /// A session URI from its parts.
-    pub fn new(provider: ProviderId, id: SessionId) -> Self {
+    pub fn new(provider: HarnessId, id: SessionId) -> Self {
         Self { provider, id }
     }
 
     /// The provider that owns this session; routing uses it even for sessions that were
     /// not created by this process.
-    pub fn provider(&self) -> &ProviderId {
+    pub fn provider(&self) -> &HarnessId {
         &self.provider
     }
 
@@ -223,7 +224,7 @@ impl SessionUri {
             value: text.to_owned(),
         })?;
         Ok(Self {
-            provider: ProviderId::parse(provider)?,
+            provider: HarnessId::parse(provider)?,
             id: SessionId::parse(id)?,
         })
     }
@@ -270,7 +271,7 @@ impl ChatUri {
     }
 
     /// The provider that owns the chat's session.
-    pub fn provider(&self) -> &ProviderId {
+    pub fn provider(&self) -> &HarnessId {
         self.session.provider()
     }
 
@@ -305,7 +306,7 @@ impl ChatUri {
             return Err(malformed());
         };
         Ok(Self {
-            session: SessionUri::new(ProviderId::parse(provider)?, SessionId::parse(session)?),
+            session: SessionUri::new(HarnessId::parse(provider)?, SessionId::parse(session)?),
             chat: ChatId::parse(chat)?,
         })
     }

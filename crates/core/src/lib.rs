@@ -1,6 +1,6 @@
 //! Hearth's domain: identities, chats and sessions, the turn model, the state clients
 //! see (snapshots, actions, envelopes and the one reducer), and the two seams the rest
-//! of Hearth plugs into — the [`Agent`] harness trait and the [`ToolHandler`] tool trait
+//! of Hearth plugs into — the [`Harness`] harness trait and the [`ToolHandler`] tool trait
 //! (with [`TypedTool`] for tools whose arguments are a Rust type).
 //! It also holds the one way every crate shows text it did not write: control
 //! characters escaped ([`escape_controls`]) and credentials in URLs redacted
@@ -10,12 +10,12 @@
 //!
 //! This crate does no I/O: no files, no network, no database, no runtime.
 
-mod agent;
 mod agent_state;
 mod backoff;
 mod budget;
 mod chat;
 mod error;
+mod harness;
 mod ids;
 mod output;
 mod parts;
@@ -27,21 +27,21 @@ mod turn;
 mod typed_tool;
 mod untrusted;
 
-pub use agent::{
-    Agent, AgentDescriptor, AgentEvent, Capabilities, ChatBacking, ChatContext, ChatMetadata,
-    ChatSeed, CreateChatRequest, Customizations, EventSink, MultipleChats,
-    MultipleWorkingDirectories, PermissionAnswer, PermissionGrant, Signal, TurnOutcome,
-};
 pub use agent_state::{AgentChatState, AvailableCommand, Choice, ChoiceState};
 pub use backoff::Backoff;
 pub use budget::{Admitted, TurnBudget};
 pub use chat::{
-    ChatOrigin, ChatSummary, DiscoveredChat, Provenance, ProviderData, Scope, SessionSummary,
+    ChatOrigin, ChatSummary, DiscoveredChat, HarnessData, Provenance, Scope, SessionSummary,
 };
-pub use error::{AgentError, AgentErrorKind, AgentResult, ToolError, UriError};
+pub use error::{HarnessError, HarnessErrorKind, HarnessResult, ToolError, UriError};
+pub use harness::{
+    Capabilities, ChatContext, ChatMetadata, ChatSeed, CreateChatRequest, CreatedChat,
+    Customizations, EventSink, Harness, HarnessDescriptor, HarnessEvent, MultipleChats,
+    MultipleWorkingDirectories, PermissionAnswer, PermissionGrant, Signal, TurnOutcome,
+};
 pub use ids::{
-    BackingId, CHAT_SCHEME, ChatId, ChatUri, DEFAULT_CHAT_ID, ProjectId, ProposalId, ProviderId,
-    SESSION_SCHEME, SessionId, SessionUri, TurnId, new_id,
+    CHAT_SCHEME, ChatId, ChatUri, ConversationId, DEFAULT_CHAT_ID, HarnessId, ProjectId,
+    ProposalId, SESSION_SCHEME, SessionId, SessionUri, TurnId, new_id,
 };
 pub use output::{
     DEFAULT_ANSWER_BYTES, DEFAULT_TOOL_CALL_UPDATES, DEFAULT_TOOL_CALLS, DEFAULT_TOOL_OUTPUT_BYTES,

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 
-use crate::agent::Customizations;
 use crate::chat::Scope;
+use crate::harness::Customizations;
 
 /// Why a scope takes no new sessions or turns (its project was deleted, or its folder
 /// is missing). The message says what happened and what to do; what was said in the

@@ -1,4 +1,4 @@
-//! What every Hearth harness shares: the scaffold between the [`Agent`] trait and a
+//! What every Hearth harness shares: the scaffold between the [`Harness`] trait and a
 //! harness's own conversation logic.
 //!
 //! Owns:
@@ -15,13 +15,13 @@
 //!
 //! Does not own: what a backing holds (history, model, title: each harness's own type),
 //! how a turn runs, what a harness tells the host and when, or each harness's errors —
-//! [`TableError`] and [`BackingError`] convert to [`AgentError`] as they are, or a
+//! [`TableError`] and [`BackingError`] convert to [`HarnessError`] as they are, or a
 //! harness maps them into its own wording. URIs, the chat catalog and persistence are the
 //! host's.
 //!
-//! [`Agent`]: hearth_core::Agent
+//! [`Harness`]: hearth_core::Harness
 //! [`EventSink`]: hearth_core::EventSink
-//! [`AgentError`]: hearth_core::AgentError
+//! [`HarnessError`]: hearth_core::HarnessError
 
 mod sink;
 mod table;

@@ -38,7 +38,7 @@ impl SinkCell {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use hearth_core::{AgentEvent, ProviderId};
+    use hearth_core::{HarnessEvent, HarnessId};
     use pretty_assertions::assert_eq;
 
     use super::*;
@@ -46,8 +46,8 @@ mod tests {
     #[test]
     fn events_reach_the_attached_sink_only() {
         let cell = SinkCell::new();
-        let event = AgentEvent::DiscoverChats {
-            provider: ProviderId::parse("test").unwrap(),
+        let event = HarnessEvent::DiscoverChats {
+            provider: HarnessId::parse("test").unwrap(),
             chats: Vec::new(),
         };
         let before = cell.get();

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use hearth_core::{AgentError, AgentErrorKind, ChatUri, TurnId};
+use hearth_core::{ChatUri, HarnessError, HarnessErrorKind, TurnId};
 use tokio_util::sync::CancellationToken;
 
 /// Identifies one run of a turn in a [`ChatTable`], so that a finishing turn can tell
@@ -76,13 +76,13 @@ pub enum TableError {
     },
 }
 
-impl From<TableError> for AgentError {
+impl From<TableError> for HarnessError {
     fn from(error: TableError) -> Self {
         let kind = match &error {
-            TableError::NotOpen { .. } => AgentErrorKind::NotFound,
-            TableError::Busy { .. } => AgentErrorKind::Busy,
+            TableError::NotOpen { .. } => HarnessErrorKind::NotFound,
+            TableError::Busy { .. } => HarnessErrorKind::Busy,
         };
-        AgentError::new(kind, error.to_string())
+        HarnessError::new(kind, error.to_string())
     }
 }
 
@@ -320,8 +320,8 @@ mod tests {
         assert_eq!(table.with(&missing, |_| ()), Err(not_open.clone()));
         assert_eq!(table.cancel_run(&missing), Err(not_open.clone()));
         assert_eq!(table.forget(&missing), None);
-        let error = AgentError::from(not_open);
-        assert_eq!(error.kind, AgentErrorKind::NotFound);
+        let error = HarnessError::from(not_open);
+        assert_eq!(error.kind, HarnessErrorKind::NotFound);
         assert!(
             error
                 .message
@@ -352,7 +352,7 @@ mod tests {
             Err(busy.clone())
         );
         assert_eq!(table.insert(&held, vec!["replaced"]), Err(busy.clone()));
-        assert_eq!(AgentError::from(busy).kind, AgentErrorKind::Busy);
+        assert_eq!(HarnessError::from(busy).kind, HarnessErrorKind::Busy);
 
         assert_eq!(
             table.finish_run(&held, run, |turns| turns.push("second")),

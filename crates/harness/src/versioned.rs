@@ -1,7 +1,7 @@
 //! Versioned provider data: a harness's backing stored as a JSON object with a `format`
 //! number, so that a build refuses data a newer build wrote instead of misreading it.
 
-use hearth_core::{AgentError, ChatUri, ProviderData};
+use hearth_core::{ChatUri, HarnessData, HarnessError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -66,12 +66,12 @@ pub enum BackingError {
     },
 }
 
-impl From<BackingError> for AgentError {
+impl From<BackingError> for HarnessError {
     fn from(error: BackingError) -> Self {
         match error {
-            BackingError::Encode { .. } => AgentError::internal(error.to_string()),
+            BackingError::Encode { .. } => HarnessError::internal(error.to_string()),
             BackingError::Unreadable { .. } | BackingError::Newer { .. } => {
-                AgentError::invalid(error.to_string())
+                HarnessError::invalid(error.to_string())
             }
         }
     }
@@ -81,7 +81,7 @@ impl From<BackingError> for AgentError {
 pub fn encode<B: VersionedBacking>(
     chat: &ChatUri,
     backing: &B,
-) -> Result<ProviderData, BackingError> {
+) -> Result<HarnessData, BackingError> {
     let failed = |reason: String| BackingError::Encode {
         chat: chat.clone(),
         what: B::WHAT,
@@ -100,12 +100,12 @@ pub fn encode<B: VersionedBacking>(
     let mut object = Map::with_capacity(fields.len() + 1);
     object.insert(FORMAT_KEY.to_owned(), Value::from(B::FORMAT));
     object.extend(fields.into_iter().filter(|(key, _)| key != FORMAT_KEY));
-    ProviderData::encode(&Value::Object(object)).map_err(|error| failed(error.to_string()))
+    HarnessData::encode(&Value::Object(object)).map_err(|error| failed(error.to_string()))
 }
 
 /// Reads a chat's backing back from its provider data, refusing data without a `format`
 /// and data of a newer format than [`VersionedBacking::FORMAT`].
-pub fn decode<B: VersionedBacking>(chat: &ChatUri, data: &ProviderData) -> Result<B, BackingError> {
+pub fn decode<B: VersionedBacking>(chat: &ChatUri, data: &HarnessData) -> Result<B, BackingError> {
     #[derive(serde::Deserialize)]
     struct Version {
         format: u32,
@@ -141,7 +141,7 @@ fn json_kind(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use hearth_core::{AgentErrorKind, SessionUri};
+    use hearth_core::{HarnessErrorKind, SessionUri};
     use pretty_assertions::assert_eq;
     use serde::Deserialize;
 
@@ -184,8 +184,8 @@ mod tests {
         const WHAT: &'static str = "bare";
     }
 
-    fn data(json: &str) -> ProviderData {
-        ProviderData::from_bytes(json.as_bytes().to_vec())
+    fn data(json: &str) -> HarnessData {
+        HarnessData::from_bytes(json.as_bytes().to_vec())
     }
 
     #[test]
@@ -233,7 +233,10 @@ mod tests {
             }
         );
         assert!(error.to_string().contains("version 99"), "{error}");
-        assert_eq!(AgentError::from(error).kind, AgentErrorKind::InvalidInput);
+        assert_eq!(
+            HarnessError::from(error).kind,
+            HarnessErrorKind::InvalidInput
+        );
     }
 
     #[test]
@@ -261,7 +264,10 @@ mod tests {
                     .contains("not what the notes harness writes"),
                 "{error}"
             );
-            assert_eq!(AgentError::from(error).kind, AgentErrorKind::InvalidInput);
+            assert_eq!(
+                HarnessError::from(error).kind,
+                HarnessErrorKind::InvalidInput
+            );
         }
     }
 
@@ -276,6 +282,6 @@ mod tests {
                 reason: "a versioned backing must serialize to a JSON object, not a number".into()
             }
         );
-        assert_eq!(AgentError::from(error).kind, AgentErrorKind::Internal);
+        assert_eq!(HarnessError::from(error).kind, HarnessErrorKind::Internal);
     }
 }

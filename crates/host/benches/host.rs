@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth_core::{
-    Agent, ChatUri, ProviderId, ResourceUri, SessionId, SessionUri, Turn, TurnId, UserMessage,
+    ChatUri, Harness, HarnessId, ResourceUri, SessionId, SessionUri, Turn, TurnId, UserMessage,
 };
 use hearth_host::{Host, HostConfig};
 use hearth_store::{SessionQuery, SqliteStore, Store};
@@ -31,7 +31,7 @@ fn session_id(index: usize) -> String {
 
 fn big_session() -> SessionUri {
     SessionUri::new(
-        ProviderId::parse("fake").unwrap(),
+        HarnessId::parse("fake").unwrap(),
         SessionId::parse("big-session").unwrap(),
     )
 }
@@ -213,7 +213,7 @@ async fn start_host(path: &Path) -> Host {
     let store = Arc::new(SqliteStore::open(path).await.unwrap());
     Host::start(
         store,
-        vec![FakeAgent::new("fake") as Arc<dyn Agent>],
+        vec![FakeAgent::new("fake") as Arc<dyn Harness>],
         HostConfig::default(),
     )
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use hearth_core::OutputLimits;
 use hearth_core::{
-    Agent, ChatUri, ResourceUri, Signal, ToolCallContent, ToolCallPart, ToolCallPatch,
+    ChatUri, Harness, ResourceUri, Signal, ToolCallContent, ToolCallPart, ToolCallPatch,
     ToolCallStatus, ToolResult, UserMessage,
 };
 use hearth_host::HostConfig;
@@ -173,7 +173,7 @@ fn finished(turn_id: &hearth_core::TurnId, call_id: String) -> Signal {
 /// Runs one turn in this process and prints `millis peak_kib turn_bytes db_bytes`.
 async fn probe(run: Run, config: HostConfig) {
     let fake = FakeAgent::new("fake");
-    let test = TestHost::start_with(vec![fake.clone() as Arc<dyn Agent>], config).await;
+    let test = TestHost::start_with(vec![fake.clone() as Arc<dyn Harness>], config).await;
     let session = test.session("fake").await;
     let chat = ChatUri::default_for(&session);
     let mut subscription = test

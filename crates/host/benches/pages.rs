@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth_core::{
-    Agent, ChatUri, ProviderId, ResourceState, ResourceUri, SessionId, SessionUri, Turn, TurnId,
+    ChatUri, Harness, HarnessId, ResourceState, ResourceUri, SessionId, SessionUri, Turn, TurnId,
     UserMessage,
 };
 use hearth_host::{Host, HostConfig, TurnWindow};
@@ -27,7 +27,7 @@ const FILL_VERSION: &str = "v1";
 
 fn session() -> SessionUri {
     SessionUri::new(
-        ProviderId::parse("fake").unwrap(),
+        HarnessId::parse("fake").unwrap(),
         SessionId::parse("long-chat").unwrap(),
     )
 }
@@ -110,7 +110,7 @@ async fn start_host(path: &Path) -> Host {
     let store = Arc::new(SqliteStore::open(path).await.unwrap());
     Host::start(
         store,
-        vec![FakeAgent::new("fake") as Arc<dyn Agent>],
+        vec![FakeAgent::new("fake") as Arc<dyn Harness>],
         HostConfig::default(),
     )
 }

@@ -3,7 +3,7 @@
 //! back a chat.
 
 use hearth_core::{
-    Action, ChatOrigin, ChatSummary, ChatUri, DiscoveredChat, Provenance, ProviderId, ResourceUri,
+    Action, ChatOrigin, ChatSummary, ChatUri, DiscoveredChat, HarnessId, Provenance, ResourceUri,
     Scope, SessionId, SessionSummary, SessionUri,
 };
 use hearth_store::{ChatRecord, NewSession, Registration};
@@ -17,11 +17,11 @@ use crate::host::Host;
 /// chat's backing.
 pub(crate) struct CreatingChat {
     host: Host,
-    provider: ProviderId,
+    provider: HarnessId,
 }
 
 impl Host {
-    pub(crate) fn creating_chat(&self, provider: &ProviderId) -> CreatingChat {
+    pub(crate) fn creating_chat(&self, provider: &HarnessId) -> CreatingChat {
         *self
             .inner
             .lock()
@@ -73,7 +73,7 @@ impl Host {
     /// While the provider is creating chats, they wait until it is done.
     pub(crate) async fn register_discovered(
         &self,
-        provider: &ProviderId,
+        provider: &HarnessId,
         chats: Vec<DiscoveredChat>,
     ) {
         {
@@ -96,7 +96,7 @@ impl Host {
 
     async fn register_one_discovered(
         &self,
-        provider: &ProviderId,
+        provider: &HarnessId,
         discovered: DiscoveredChat,
     ) -> HostResult<()> {
         let store = &self.inner.store;

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use hearth_core::{Backoff, ChatUri, ProviderData, Turn, TurnId};
+use hearth_core::{Backoff, ChatUri, HarnessData, Turn, TurnId};
 use hearth_store::{StoreError, StoreResult};
 
 /// Pauses before each new attempt of a write that failed with a transient error: 50 ms,
@@ -128,7 +128,7 @@ struct Kept {
     /// Final states of turns, oldest first.
     turns: Vec<Turn>,
     /// The latest provider data, with the lease epoch it was to be written at.
-    provider_data: Option<(ProviderData, Option<i64>)>,
+    provider_data: Option<(HarnessData, Option<i64>)>,
     /// The store's last error.
     reason: String,
 }
@@ -143,7 +143,7 @@ impl Kept {
 pub(crate) struct Retry {
     pub chat: ChatUri,
     pub turns: Vec<Turn>,
-    pub provider_data: Option<(ProviderData, Option<i64>)>,
+    pub provider_data: Option<(HarnessData, Option<i64>)>,
 }
 
 /// What the store refused, per chat, shared by the write queue (which fills and clears it)
@@ -175,7 +175,7 @@ impl Ledger {
     pub fn keep_provider_data(
         &self,
         chat: &ChatUri,
-        provider_data: ProviderData,
+        provider_data: HarnessData,
         epoch: Option<i64>,
         error: &StoreError,
     ) {
@@ -346,7 +346,7 @@ mod tests {
         ledger.keep_turn(&chat, turn.clone(), &full());
         ledger.keep_provider_data(
             &chat,
-            ProviderData::from_bytes(b"{}".to_vec()),
+            HarnessData::from_bytes(b"{}".to_vec()),
             None,
             &full(),
         );

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use hearth_core::{AgentError, ProviderId, UriError};
+use hearth_core::{HarnessError, HarnessId, UriError};
 use hearth_store::StoreError;
 use thiserror::Error;
 
@@ -26,7 +26,7 @@ pub enum HostError {
     )]
     UnknownProvider {
         /// The provider asked for.
-        provider: ProviderId,
+        provider: HarnessId,
         /// The registered ones.
         available: String,
     },
@@ -34,7 +34,7 @@ pub enum HostError {
     #[error("`{provider}` does not support {what}")]
     Unsupported {
         /// The harness.
-        provider: ProviderId,
+        provider: HarnessId,
         /// The operation.
         what: &'static str,
     },
@@ -49,11 +49,11 @@ pub enum HostError {
     Uri(#[from] UriError),
     /// The harness failed.
     #[error("{provider}: {source}")]
-    Agent {
+    Harness {
         /// The harness.
-        provider: ProviderId,
+        provider: HarnessId,
         /// Its error.
-        source: AgentError,
+        source: HarnessError,
     },
     /// The store failed.
     #[error(transparent)]
@@ -74,7 +74,7 @@ impl HostError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Busy(_) => true,
-            Self::Agent { source, .. } => source.is_retryable(),
+            Self::Harness { source, .. } => source.is_retryable(),
             Self::Store(error) => error.is_retryable(),
             Self::Shared(error) => error.is_retryable(),
             Self::NotFound { .. }

@@ -4,7 +4,7 @@
 use std::sync::Weak;
 
 use hearth_core::{
-    Action, AgentEvent, AgentResult, ChatSummary, ChatUri, ResourceUri, ResponsePart, Signal,
+    Action, ChatSummary, ChatUri, HarnessEvent, HarnessResult, ResourceUri, ResponsePart, Signal,
     StopReason, TurnId, TurnOutcome, now,
 };
 use hearth_store::ChatRecord;
@@ -20,12 +20,12 @@ use crate::writer::WriteJob;
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum HostEvent {
     /// Something a harness emitted.
-    Agent(AgentEvent),
+    Harness(HarnessEvent),
     /// A host-started turn's `send` returned (queued after every event it emitted).
     SendFinished {
         chat: ChatUri,
         turn_id: TurnId,
-        result: AgentResult<TurnOutcome>,
+        result: HarnessResult<TurnOutcome>,
     },
     /// An aborted turn did not stop within the grace period.
     AbortExpired { chat: ChatUri, turn_id: TurnId },
@@ -36,10 +36,10 @@ pub(crate) enum HostEvent {
 impl Host {
     pub(crate) async fn handle_event(&self, event: HostEvent) {
         match event {
-            HostEvent::Agent(AgentEvent::Progress { chat, signal }) => {
+            HostEvent::Harness(HarnessEvent::Progress { chat, signal }) => {
                 self.handle_signal(&chat, signal)
             }
-            HostEvent::Agent(AgentEvent::SpawnChat {
+            HostEvent::Harness(HarnessEvent::SpawnChat {
                 chat,
                 origin,
                 title,
@@ -64,10 +64,10 @@ impl Host {
                     tracing::error!(%chat, %error, "could not add a spawned chat to its session");
                 }
             }
-            HostEvent::Agent(AgentEvent::EndChat { chat }) => {
+            HostEvent::Harness(HarnessEvent::EndChat { chat }) => {
                 tracing::debug!(%chat, "spawned chat ended")
             }
-            HostEvent::Agent(AgentEvent::DiscoverChats { provider, chats }) => {
+            HostEvent::Harness(HarnessEvent::DiscoverChats { provider, chats }) => {
                 self.register_discovered(&provider, chats).await;
             }
             HostEvent::SendFinished {
@@ -129,7 +129,7 @@ impl Host {
                     entry.provider_data = Some(provider_data.clone());
                     epoch = entry.lease_epoch;
                 }
-                self.inner.queue(WriteJob::ProviderData {
+                self.inner.queue(WriteJob::HarnessData {
                     chat: chat.clone(),
                     provider_data,
                     epoch,

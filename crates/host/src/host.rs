@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use hearth_core::{
-    Agent, AgentDescriptor, ChatContext, ChatUri, Envelope, EventSink, ProviderId, ResourceUri,
+    ChatContext, ChatUri, Envelope, EventSink, Harness, HarnessDescriptor, HarnessId, ResourceUri,
     Scopes, SessionUri, Snapshot,
 };
 use hearth_store::Store;
@@ -85,7 +85,7 @@ impl Default for HostConfig {
 
 pub(crate) struct Inner {
     pub store: Arc<dyn Store>,
-    pub agents: HashMap<ProviderId, Arc<dyn Agent>>,
+    pub agents: HashMap<HarnessId, Arc<dyn Harness>>,
     pub config: HostConfig,
     pub state: Mutex<HostState>,
     pub events: mpsc::Sender<HostEvent>,
@@ -135,7 +135,7 @@ impl Host {
     /// Starts a host over a store with the given harnesses. Must run inside a Tokio
     /// runtime: it spawns the event loop, the write-behind queue and the checkpoint
     /// ticker.
-    pub fn start(store: Arc<dyn Store>, agents: Vec<Arc<dyn Agent>>, config: HostConfig) -> Self {
+    pub fn start(store: Arc<dyn Store>, agents: Vec<Arc<dyn Harness>>, config: HostConfig) -> Self {
         let (events, event_receiver) = mpsc::channel(EVENT_QUEUE);
         let (writer, write_receiver) = Writer::new();
         let ledger = Arc::new(Ledger::default());
@@ -146,7 +146,7 @@ impl Host {
             holder: instance.holder.clone(),
             lease_ttl: config.lease_ttl,
         };
-        let agents: HashMap<ProviderId, Arc<dyn Agent>> = agents
+        let agents: HashMap<HarnessId, Arc<dyn Harness>> = agents
             .into_iter()
             .map(|agent| (agent.descriptor().id, agent))
             .collect();
@@ -166,7 +166,7 @@ impl Host {
             agent.attach(EventSink::new(move |event| {
                 let sender = sender.clone();
                 async move {
-                    if sender.send(HostEvent::Agent(event)).await.is_err() {
+                    if sender.send(HostEvent::Harness(event)).await.is_err() {
                         tracing::debug!("host stopped; dropping a harness event");
                     }
                 }
@@ -180,7 +180,7 @@ impl Host {
     }
 
     /// The registered harnesses.
-    pub fn descriptors(&self) -> Vec<AgentDescriptor> {
+    pub fn descriptors(&self) -> Vec<HarnessDescriptor> {
         let mut descriptors: Vec<_> = self
             .inner
             .agents
@@ -192,7 +192,7 @@ impl Host {
     }
 
     /// A registered harness.
-    pub fn agent(&self, provider: &str) -> Option<Arc<dyn Agent>> {
+    pub fn agent(&self, provider: &str) -> Option<Arc<dyn Harness>> {
         self.inner
             .agents
             .iter()
@@ -304,7 +304,7 @@ impl Host {
     /// Starts a harness on purpose (its agent process, for an external agent) and lets
     /// the conversations it finds in its own catalog join the registry as external
     /// sessions. Harnesses also start by themselves on first use.
-    pub async fn start_harness(&self, provider: &ProviderId) -> HostResult<()> {
+    pub async fn start_harness(&self, provider: &HarnessId) -> HostResult<()> {
         self.inner.check_running()?;
         let agent = self.inner.agent(provider)?;
         agent
@@ -367,13 +367,13 @@ impl Inner {
 
     /// The harness of a session, by its URI's provider (also for sessions not created
     /// by this process).
-    pub fn agent_for(&self, session: &SessionUri) -> HostResult<Arc<dyn Agent>> {
+    pub fn agent_for(&self, session: &SessionUri) -> HostResult<Arc<dyn Harness>> {
         self.agent(session.provider())
     }
 
-    pub fn agent(&self, provider: &ProviderId) -> HostResult<Arc<dyn Agent>> {
+    pub fn agent(&self, provider: &HarnessId) -> HostResult<Arc<dyn Harness>> {
         self.agents.get(provider).cloned().ok_or_else(|| {
-            let mut available: Vec<_> = self.agents.keys().map(ProviderId::as_str).collect();
+            let mut available: Vec<_> = self.agents.keys().map(HarnessId::as_str).collect();
             available.sort_unstable();
             HostError::UnknownProvider {
                 provider: provider.clone(),
@@ -403,8 +403,8 @@ impl Inner {
         ))
     }
 
-    pub fn agent_error(provider: &ProviderId, source: hearth_core::AgentError) -> HostError {
-        HostError::Agent {
+    pub fn agent_error(provider: &HarnessId, source: hearth_core::HarnessError) -> HostError {
+        HostError::Harness {
             provider: provider.clone(),
             source,
         }

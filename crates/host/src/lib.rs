@@ -9,7 +9,7 @@
 //! in its own size only, however much the turn holds.
 //!
 //! It routes and records; it does not know any concrete harness (harnesses are handed
-//! in as [`hearth_core::Agent`] objects and gated by their capabilities) and it has no
+//! in as [`hearth_core::Harness`] objects and gated by their capabilities) and it has no
 //! transport (servers and the CLI sit on top of it).
 //!
 //! What it records is retried when the store fails for a moment, and what the store still

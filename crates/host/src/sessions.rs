@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use hearth_core::{
-    Action, Agent, ChatBacking, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState,
-    ChatSummary, ChatUri, CreateChatRequest, Provenance, ProviderData, ProviderId, ResourceUri,
+    Action, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri,
+    CreateChatRequest, CreatedChat, Harness, HarnessData, HarnessId, Provenance, ResourceUri,
     Scope, SessionId, SessionState, SessionSummary, SessionUri, Turn, TurnId, now,
 };
 use hearth_store::{ChatLease, ChatRecord, NewSession, SessionPage, SessionQuery};
@@ -21,7 +21,7 @@ use crate::state::{ChatEntry, LeaseHold, Resolution, SessionEntry};
 #[derive(Clone, Debug)]
 pub struct NewSessionRequest {
     /// The harness.
-    pub provider: ProviderId,
+    pub provider: HarnessId,
     /// Global or a project; fixed for the session's life.
     pub scope: Scope,
     /// Initial title.
@@ -92,7 +92,7 @@ pub(crate) fn chat_entry(
     }
 }
 
-fn chat_record(summary: ChatSummary, backing: ChatBacking) -> ChatRecord {
+fn chat_record(summary: ChatSummary, backing: CreatedChat) -> ChatRecord {
     ChatRecord {
         summary,
         provider_data: Some(backing.provider_data),
@@ -407,7 +407,7 @@ impl Host {
     /// forgetting it.
     async fn imported_turns(
         &self,
-        agent: &dyn Agent,
+        agent: &dyn Harness,
         context: &ChatContext,
         default_uri: &ChatUri,
     ) -> HostResult<Vec<Turn>> {
@@ -651,7 +651,7 @@ struct Loaded {
     /// The session's chat leases, read before its chats.
     leases: Vec<ChatLease>,
     /// The default chat's provider data.
-    default_data: Option<ProviderData>,
+    default_data: Option<HarnessData>,
     /// The default chat's turns when they were read now (a discovered session); `None`
     /// when they are read on first use.
     default_turns: Option<Vec<Turn>>,

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use futures::future::{BoxFuture, Shared};
 use hearth_core::{
-    Action, ChatState, ChatUri, DiscoveredChat, Envelope, OutputLimits, PartIndex, ProviderData,
-    ProviderId, ResourceState, ResourceUri, SessionState, SessionUri, Snapshot, TurnBudget, TurnId,
+    Action, ChatState, ChatUri, DiscoveredChat, Envelope, HarnessData, HarnessId, OutputLimits,
+    PartIndex, ResourceState, ResourceUri, SessionState, SessionUri, Snapshot, TurnBudget, TurnId,
     reduce_chat, reduce_chat_indexed, reduce_session,
 };
 use tokio::sync::broadcast;
@@ -145,7 +145,7 @@ pub(crate) struct ChatEntry {
     /// Summary, turns (empty while unresolved) and draft.
     pub state: ChatState,
     /// The harness's blob.
-    pub provider_data: Option<ProviderData>,
+    pub provider_data: Option<HarnessData>,
     /// Load state.
     pub resolution: Resolution,
     /// Identity of this entry; work started for an older entry is dropped.
@@ -171,10 +171,10 @@ pub(crate) struct HostState {
     next_generation: u64,
     pub shutting_down: bool,
     /// Harness `create_chat` calls in flight per provider, until their backing is marked.
-    pub creating: HashMap<ProviderId, usize>,
+    pub creating: HashMap<HarnessId, usize>,
     /// Discoveries that arrived while a provider was creating chats: registered once it
     /// is done, so a new chat's own backing is never taken for an external session.
-    pub deferred_discoveries: HashMap<ProviderId, Vec<DiscoveredChat>>,
+    pub deferred_discoveries: HashMap<HarnessId, Vec<DiscoveredChat>>,
 }
 
 impl HostState {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use hearth_core::{
-    Action, Agent, Backoff, ChatContext, ChatUri, ResourceUri, ResponsePart, Scope, Scopes,
+    Action, Backoff, ChatContext, ChatUri, Harness, ResourceUri, ResponsePart, Scope, Scopes,
     StopReason, Turn, TurnId, Usage, UserMessage, now,
 };
 
@@ -123,7 +123,7 @@ impl Host {
         &self,
         chat: &ChatUri,
         turn: &Turn,
-    ) -> HostResult<(ChatContext, Arc<dyn Agent>)> {
+    ) -> HostResult<(ChatContext, Arc<dyn Harness>)> {
         let store = &self.inner.store;
         with_retries(Persistence::Routine, "a prompt", || {
             store.insert_turn(chat, turn)
@@ -159,7 +159,7 @@ impl Host {
         &self,
         chat: ChatUri,
         turn_id: TurnId,
-        agent: Arc<dyn Agent>,
+        agent: Arc<dyn Harness>,
         context: ChatContext,
         mut message: UserMessage,
         first_context: Option<(Arc<dyn Scopes>, Scope)>,

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_core::{ChatSummary, ChatUri, ProviderData, SessionSummary, Turn};
+use hearth_core::{ChatSummary, ChatUri, HarnessData, SessionSummary, Turn};
 use hearth_store::{LeaseGrant, LeaseHolder, Store, StoreError, StoreResult};
 use tokio::sync::{mpsc, oneshot};
 
@@ -39,9 +39,9 @@ pub(crate) enum WriteJob {
     /// A harness replaced its blob. With an epoch, written only while the chat's lease
     /// has not passed to another owner since (an older blob must not replace a newer one
     /// another process wrote).
-    ProviderData {
+    HarnessData {
         chat: ChatUri,
-        provider_data: ProviderData,
+        provider_data: HarnessData,
         epoch: Option<i64>,
     },
     /// A chat's title or model changed.
@@ -129,7 +129,7 @@ impl WriterContext {
                 let saved = self.save_turn(persistence, &chat, &turn).await;
                 self.settle_turn(&chat, turn, save, saved);
             }
-            WriteJob::ProviderData {
+            WriteJob::HarnessData {
                 chat,
                 provider_data,
                 epoch,
@@ -224,7 +224,7 @@ impl WriterContext {
     fn settle_provider_data(
         &self,
         chat: &ChatUri,
-        provider_data: ProviderData,
+        provider_data: HarnessData,
         epoch: Option<i64>,
         written: StoreResult<bool>,
     ) {
@@ -283,7 +283,7 @@ impl WriterContext {
 async fn write_provider_data(
     store: &dyn Store,
     chat: &ChatUri,
-    provider_data: &ProviderData,
+    provider_data: &HarnessData,
     epoch: Option<i64>,
 ) -> StoreResult<bool> {
     match epoch {

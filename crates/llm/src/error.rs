@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use hearth_core::{AgentError, AgentErrorKind, ToolError};
+use hearth_core::{HarnessError, HarnessErrorKind, ToolError};
 use thiserror::Error;
 
 /// An error answer from a provider, in the provider's own words.
@@ -281,19 +281,19 @@ impl LlmError {
     }
 }
 
-impl From<LlmError> for AgentError {
+impl From<LlmError> for HarnessError {
     fn from(error: LlmError) -> Self {
         let kind = match &error {
-            _ if error.is_retryable() => AgentErrorKind::Transient,
+            _ if error.is_retryable() => HarnessErrorKind::Transient,
             LlmError::InvalidRequest(_) | LlmError::MissingApiKey { .. } => {
-                AgentErrorKind::InvalidInput
+                HarnessErrorKind::InvalidInput
             }
             LlmError::Api(api) if matches!(api.status, Some(400 | 404 | 413 | 422)) => {
-                AgentErrorKind::InvalidInput
+                HarnessErrorKind::InvalidInput
             }
-            _ => AgentErrorKind::Provider,
+            _ => HarnessErrorKind::Provider,
         };
-        AgentError::new(kind, error.to_string())
+        HarnessError::new(kind, error.to_string())
     }
 }
 
@@ -355,8 +355,8 @@ mod tests {
 
     #[test]
     fn agent_errors_keep_the_message() {
-        let error = AgentError::from(LlmError::Api(api(Some(404), None)));
-        assert_eq!(error.kind, AgentErrorKind::InvalidInput);
+        let error = HarnessError::from(LlmError::Api(api(Some(404), None)));
+        assert_eq!(error.kind, HarnessErrorKind::InvalidInput);
         assert!(error.message.contains("HTTP 404"));
     }
 }

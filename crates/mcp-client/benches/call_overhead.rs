@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth_config::McpServerConfig;
-use hearth_core::{ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, TurnId};
+use hearth_core::{ChatUri, HarnessId, Scope, SessionId, SessionUri, ToolCallContext, TurnId};
 use hearth_fetch::FetchPolicy;
 use hearth_mcp_client::McpTools;
 use hearth_store::SqliteStore;
@@ -88,7 +88,7 @@ fn report(label: &str, mut samples: Vec<Duration>) -> Duration {
 }
 
 fn context() -> ToolCallContext {
-    let session = SessionUri::new(ProviderId::parse("bench").unwrap(), SessionId::generate());
+    let session = SessionUri::new(HarnessId::parse("bench").unwrap(), SessionId::generate());
     ToolCallContext {
         chat: ChatUri::default_for(&session),
         session,

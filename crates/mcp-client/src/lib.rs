@@ -20,7 +20,7 @@
 //! - servers that belong to one session ([`SessionMcpServers`]: those an editor passes
 //!   with an ACP session), offered only in that session's turns, under the same rules.
 //!
-//! It does not own the tool registry (hearth-tools), the agent loop (hearth-agent) or the
+//! It does not own the tool registry (hearth-tools), the agent loop (hearth-harness-native) or the
 //! command line (`hearth mcp list`, `hearth doctor` live in hearth-cli).
 
 mod error;

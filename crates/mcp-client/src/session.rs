@@ -83,10 +83,10 @@ impl SessionMcpServers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hearth_core::{ProviderId, SessionId};
+    use hearth_core::{HarnessId, SessionId};
 
     fn session() -> SessionUri {
-        SessionUri::new(ProviderId::parse("mock").unwrap(), SessionId::generate())
+        SessionUri::new(HarnessId::parse("mock").unwrap(), SessionId::generate())
     }
 
     #[tokio::test]

@@ -233,7 +233,7 @@ impl ToolHandler for FileReadTool {
 mod tests {
     use std::sync::Arc;
 
-    use hearth_core::{ChatUri, ProviderId, Scope, SessionId, SessionUri, TurnId};
+    use hearth_core::{ChatUri, HarnessId, Scope, SessionId, SessionUri, TurnId};
     use pretty_assertions::assert_eq;
 
     use super::*;
@@ -249,7 +249,7 @@ mod tests {
     }
 
     fn call(directory: &Path) -> ToolCallContext {
-        let session = SessionUri::new(ProviderId::parse("mock").unwrap(), SessionId::generate());
+        let session = SessionUri::new(HarnessId::parse("mock").unwrap(), SessionId::generate());
         ToolCallContext {
             chat: ChatUri::default_for(&session),
             session,

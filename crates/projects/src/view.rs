@@ -134,7 +134,7 @@ impl ScopeView {
 
 #[cfg(test)]
 mod tests {
-    use hearth_core::{ProjectId, ProviderId, SessionId};
+    use hearth_core::{HarnessId, ProjectId, SessionId};
     use pretty_assertions::assert_eq;
 
     use super::*;
@@ -147,7 +147,7 @@ mod tests {
 
     fn session(id: &str) -> SessionUri {
         SessionUri::new(
-            ProviderId::parse("mock").unwrap(),
+            HarnessId::parse("mock").unwrap(),
             SessionId::parse(id).unwrap(),
         )
     }

@@ -154,7 +154,7 @@ impl TryFrom<SessionSummary> for core::SessionSummary {
     fn try_from(summary: SessionSummary) -> Result<Self> {
         Ok(Self {
             uri: parse("uri", &summary.uri, core::SessionUri::parse)?,
-            provider: parse("provider", &summary.provider, core::ProviderId::parse)?,
+            provider: parse("provider", &summary.provider, core::HarnessId::parse)?,
             title: summary.title,
             provenance: summary.provenance.into(),
             source: summary.source,
@@ -278,8 +278,8 @@ impl From<core::Capabilities> for Capabilities {
     }
 }
 
-impl From<core::AgentDescriptor> for HarnessInfo {
-    fn from(descriptor: core::AgentDescriptor) -> Self {
+impl From<core::HarnessDescriptor> for HarnessInfo {
+    fn from(descriptor: core::HarnessDescriptor) -> Self {
         Self {
             id: descriptor.id.to_string(),
             name: descriptor.name,

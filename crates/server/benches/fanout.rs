@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
-use hearth_core::{ChatUri, ProviderId, Signal, TurnId};
+use hearth_core::{ChatUri, HarnessId, Signal, TurnId};
 use hearth_server::{Backend, Client, Secret, Server, ServerOptions};
 use hearth_test_support::{FakeAgent, TestHost, test_config};
 use tokio::sync::Barrier;
@@ -45,7 +45,7 @@ async fn start() -> Bench {
     let fake = FakeAgent::new("fake");
     let host = TestHost::start_with(vec![fake.clone()], test_config()).await;
     let backend = Backend {
-        default_provider: Some(ProviderId::parse("fake").unwrap()),
+        default_provider: Some(HarnessId::parse("fake").unwrap()),
         ..Backend::new(host.host.clone())
     };
     let token = Secret::generate().unwrap();

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hearth_config::Config;
-use hearth_core::{ProviderId, Toolbox};
+use hearth_core::{HarnessId, Toolbox};
 use hearth_host::Host;
 
 use crate::approvals::Approvals;
@@ -18,7 +18,7 @@ pub struct Backend {
     /// The configuration (`provider/list`, `provider/test`).
     pub config: Config,
     /// The provider `session/create` uses when none is named.
-    pub default_provider: Option<ProviderId>,
+    pub default_provider: Option<HarnessId>,
     /// The tools lent to MCP clients; `None` turns `/mcp` off.
     pub toolbox: Option<Arc<dyn Toolbox>>,
     /// Proposals and the audit log; `None` makes `proposal/*` and `audit/list` answer

@@ -1,7 +1,7 @@
 //! The server edge: host and server failures become JSON-RPC errors with structured
 //! data (kind, message, retryable). This is the only place that maps them.
 
-use hearth_core::AgentErrorKind;
+use hearth_core::HarnessErrorKind;
 use hearth_host::HostError;
 use hearth_protocol::{ErrorKind, ProtocolError, RpcError};
 
@@ -19,13 +19,13 @@ fn kind_of(error: &HostError) -> ErrorKind {
         }
         HostError::Unsupported { .. } => ErrorKind::Unsupported,
         HostError::Busy(_) => ErrorKind::Busy,
-        HostError::Agent { source, .. } => match source.kind {
-            AgentErrorKind::NotFound => ErrorKind::NotFound,
-            AgentErrorKind::Unsupported => ErrorKind::Unsupported,
-            AgentErrorKind::InvalidInput => ErrorKind::InvalidParams,
-            AgentErrorKind::Busy => ErrorKind::Busy,
-            AgentErrorKind::Provider | AgentErrorKind::Transient => ErrorKind::Provider,
-            AgentErrorKind::Internal => ErrorKind::Internal,
+        HostError::Harness { source, .. } => match source.kind {
+            HarnessErrorKind::NotFound => ErrorKind::NotFound,
+            HarnessErrorKind::Unsupported => ErrorKind::Unsupported,
+            HarnessErrorKind::InvalidInput => ErrorKind::InvalidParams,
+            HarnessErrorKind::Busy => ErrorKind::Busy,
+            HarnessErrorKind::Provider | HarnessErrorKind::Transient => ErrorKind::Provider,
+            HarnessErrorKind::Internal => ErrorKind::Internal,
         },
         // Another Hearth process is answering in the chat.
         HostError::Store(hearth_store::StoreError::Leased { .. }) => ErrorKind::Busy,
@@ -66,7 +66,7 @@ pub(crate) fn internal(message: impl std::fmt::Display) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hearth_core::AgentError;
+    use hearth_core::HarnessError;
 
     #[test]
     fn host_errors_map_to_kinds_and_codes() {
@@ -80,9 +80,9 @@ mod tests {
         });
         assert_eq!(missing.kind(), ErrorKind::NotFound);
         assert!(!missing.is_retryable());
-        let transient = host_error(&HostError::Agent {
-            provider: hearth_core::ProviderId::parse("openai").unwrap(),
-            source: AgentError::new(AgentErrorKind::Transient, "rate limited"),
+        let transient = host_error(&HostError::Harness {
+            provider: hearth_core::HarnessId::parse("openai").unwrap(),
+            source: HarnessError::new(HarnessErrorKind::Transient, "rate limited"),
         });
         assert_eq!(transient.kind(), ErrorKind::Provider);
         assert!(transient.is_retryable());

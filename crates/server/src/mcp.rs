@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use hearth_core::{
-    ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, ToolDescription, Toolbox,
+    ChatUri, HarnessId, Scope, SessionId, SessionUri, ToolCallContext, ToolDescription, Toolbox,
     TurnId, new_id,
 };
 use rmcp::model::{
@@ -45,7 +45,7 @@ impl McpTools {
     /// A fresh MCP session over a toolbox.
     pub fn new(toolbox: Arc<dyn Toolbox>) -> Result<Self> {
         let provider =
-            ProviderId::parse(MCP_PROVIDER).map_err(|error| ServerError::Mcp(error.to_string()))?;
+            HarnessId::parse(MCP_PROVIDER).map_err(|error| ServerError::Mcp(error.to_string()))?;
         Ok(Self {
             toolbox,
             session: SessionUri::new(provider, SessionId::generate()),

@@ -1,6 +1,6 @@
 //! Sessions and harnesses: `initialize`, `session/*`, `harness/start`.
 
-use hearth_core::{ProjectId, ProviderId, Scope, SessionUri, TurnId};
+use hearth_core::{HarnessId, ProjectId, Scope, SessionUri, TurnId};
 use hearth_host::NewSessionRequest;
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError, ScopeFilter};
 use hearth_store::SessionQuery;
@@ -44,7 +44,7 @@ async fn session_list(
     let provider = params
         .provider
         .as_deref()
-        .map(|provider| parse_field("provider", provider, ProviderId::parse))
+        .map(|provider| parse_field("provider", provider, HarnessId::parse))
         .transpose()?;
     let query = SessionQuery {
         scope,
@@ -82,7 +82,7 @@ async fn session_create(
         }
     }
     let provider = match params.provider.as_deref() {
-        Some(provider) => parse_field("provider", provider, ProviderId::parse)?,
+        Some(provider) => parse_field("provider", provider, HarnessId::parse)?,
         None => shared.backend.default_provider.clone().ok_or_else(|| {
             RpcError::new(
                 ErrorKind::InvalidParams,
@@ -166,7 +166,7 @@ async fn harness_start(
     params: <wire::HarnessStart as Method>::Params,
 ) -> Result<<wire::HarnessStart as Method>::Response, RpcError> {
     let host = shared.host();
-    let provider = parse_field("provider", &params.provider, ProviderId::parse)?;
+    let provider = parse_field("provider", &params.provider, HarnessId::parse)?;
     host.start_harness(&provider)
         .await
         .map_err(|e| host_error(&e))?;

@@ -1,7 +1,7 @@
 //! The chat catalog: chats of a session, provider data, drafts, chat backings.
 
 use hearth_core::{
-    BackingId, ChatOrigin, ChatSummary, ChatUri, ProviderData, ProviderId, SessionUri, now,
+    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now,
 };
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
@@ -30,9 +30,9 @@ pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
             created_at: from_millis(row.try_get("created_at").map_err(get)?)?,
             updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
         },
-        provider_data: provider_data.map(ProviderData::from_bytes),
+        provider_data: provider_data.map(HarnessData::from_bytes),
         backing: backing
-            .map(|text| parse_id("backing id", &text, BackingId::parse))
+            .map(|text| parse_id("backing id", &text, ConversationId::parse))
             .transpose()?,
         draft: row.try_get("draft").map_err(get)?,
         queued: match row.try_get::<Option<String>, _>("queued").map_err(get)? {
@@ -61,8 +61,8 @@ impl SqliteStore {
         .bind(origin)
         .bind(chat.summary.title.as_deref())
         .bind(chat.summary.model.as_deref())
-        .bind(chat.provider_data.as_ref().map(ProviderData::as_bytes))
-        .bind(chat.backing.as_ref().map(BackingId::as_str))
+        .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
+        .bind(chat.backing.as_ref().map(ConversationId::as_str))
         .bind(chat.draft.as_deref())
         .bind(to_millis(&chat.summary.created_at))
         .bind(to_millis(&chat.summary.updated_at))
@@ -162,7 +162,7 @@ impl SqliteStore {
     pub(crate) async fn set_provider_data_impl(
         &self,
         chat: &ChatUri,
-        provider_data: &ProviderData,
+        provider_data: &HarnessData,
     ) -> StoreResult<()> {
         let result = sqlx::query("UPDATE chats SET provider_data = ? WHERE uri = ?")
             .bind(provider_data.as_bytes())
@@ -219,8 +219,8 @@ impl SqliteStore {
 
     pub(crate) async fn mark_backing_impl(
         &self,
-        provider: &ProviderId,
-        backing: &BackingId,
+        provider: &HarnessId,
+        backing: &ConversationId,
         chat: &ChatUri,
     ) -> StoreResult<()> {
         sqlx::query(
@@ -238,8 +238,8 @@ impl SqliteStore {
 
     pub(crate) async fn is_backing_impl(
         &self,
-        provider: &ProviderId,
-        backing: &BackingId,
+        provider: &HarnessId,
+        backing: &ConversationId,
     ) -> StoreResult<bool> {
         let found: Option<i64> =
             sqlx::query_scalar("SELECT 1 FROM chat_backings WHERE provider = ? AND backing = ?")

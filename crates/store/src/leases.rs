@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use hearth_core::{ChatUri, ProviderData, SessionUri, Timestamp, now};
+use hearth_core::{ChatUri, HarnessData, SessionUri, Timestamp, now};
 use sqlx::Connection;
 
 use crate::codec::{from_millis, parse_id, to_millis};
@@ -233,7 +233,7 @@ impl SqliteStore {
     pub(crate) async fn set_provider_data_at_impl(
         &self,
         chat: &ChatUri,
-        provider_data: &ProviderData,
+        provider_data: &HarnessData,
         epoch: i64,
     ) -> StoreResult<bool> {
         let result = sqlx::query(

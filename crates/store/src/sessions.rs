@@ -1,6 +1,6 @@
 //! The session registry: create, discover, list, update, delete (tombstone).
 
-use hearth_core::{Provenance, ProviderId, Scope, SessionSummary, SessionUri, now};
+use hearth_core::{HarnessId, Provenance, Scope, SessionSummary, SessionUri, now};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Connection, Row};
 
@@ -57,7 +57,7 @@ pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
         .transpose()?;
     Ok(SessionSummary {
         uri: parse_id("session uri", &uri, SessionUri::parse)?,
-        provider: parse_id("provider id", &provider, ProviderId::parse)?,
+        provider: parse_id("provider id", &provider, HarnessId::parse)?,
         title: row.try_get("title").map_err(get)?,
         provenance: if provenance == "external" {
             Provenance::External

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    BackingId, ChatSummary, ChatUri, ProviderData, ProviderId, SessionSummary, SessionUri, Turn,
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionSummary, SessionUri, Turn,
     TurnId,
 };
 use sqlx::SqlitePool;
@@ -201,7 +201,7 @@ impl Store for SqliteStore {
     fn set_provider_data<'a>(
         &'a self,
         chat: &'a ChatUri,
-        provider_data: &'a ProviderData,
+        provider_data: &'a HarnessData,
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(self.set_provider_data_impl(chat, provider_data))
     }
@@ -224,8 +224,8 @@ impl Store for SqliteStore {
 
     fn mark_backing<'a>(
         &'a self,
-        provider: &'a ProviderId,
-        backing: &'a BackingId,
+        provider: &'a HarnessId,
+        backing: &'a ConversationId,
         chat: &'a ChatUri,
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(self.mark_backing_impl(provider, backing, chat))
@@ -233,8 +233,8 @@ impl Store for SqliteStore {
 
     fn is_backing<'a>(
         &'a self,
-        provider: &'a ProviderId,
-        backing: &'a BackingId,
+        provider: &'a HarnessId,
+        backing: &'a ConversationId,
     ) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(self.is_backing_impl(provider, backing))
     }
@@ -302,7 +302,7 @@ impl Store for SqliteStore {
     fn set_provider_data_at<'a>(
         &'a self,
         chat: &'a ChatUri,
-        provider_data: &'a ProviderData,
+        provider_data: &'a HarnessData,
         epoch: i64,
     ) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(self.set_provider_data_at_impl(chat, provider_data, epoch))

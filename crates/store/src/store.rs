@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    BackingId, ChatSummary, ChatUri, ProjectId, Provenance, ProviderData, ProviderId,
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId, Provenance,
     SessionSummary, SessionUri, Turn, TurnId,
 };
 
@@ -17,9 +17,9 @@ pub struct ChatRecord {
     /// Summary (uri, origin, title, model, times).
     pub summary: ChatSummary,
     /// The harness's opaque blob.
-    pub provider_data: Option<ProviderData>,
+    pub provider_data: Option<HarnessData>,
     /// The provider-native conversation behind the chat.
-    pub backing: Option<BackingId>,
+    pub backing: Option<ConversationId>,
     /// The unsent draft.
     pub draft: Option<String>,
     /// Messages waiting for the running turn, in sending order.
@@ -53,7 +53,7 @@ pub struct SessionQuery {
     /// Scope filter.
     pub scope: ScopeFilter,
     /// Only this provider.
-    pub provider: Option<ProviderId>,
+    pub provider: Option<HarnessId>,
     /// Only sessions of this provenance (created through Hearth, or found by discovery).
     pub provenance: Option<Provenance>,
     /// Continue after this cursor (from a previous page).
@@ -174,7 +174,7 @@ pub trait Store: Send + Sync + 'static {
     fn set_provider_data<'a>(
         &'a self,
         chat: &'a ChatUri,
-        provider_data: &'a ProviderData,
+        provider_data: &'a HarnessData,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Sets or clears a chat's draft (durable when it returns).
@@ -194,16 +194,16 @@ pub trait Store: Send + Sync + 'static {
     /// Records that a provider conversation backs a chat.
     fn mark_backing<'a>(
         &'a self,
-        provider: &'a ProviderId,
-        backing: &'a BackingId,
+        provider: &'a HarnessId,
+        backing: &'a ConversationId,
         chat: &'a ChatUri,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Whether a provider conversation backs some chat.
     fn is_backing<'a>(
         &'a self,
-        provider: &'a ProviderId,
-        backing: &'a BackingId,
+        provider: &'a HarnessId,
+        backing: &'a ConversationId,
     ) -> BoxFuture<'a, StoreResult<bool>>;
 
     /// Appends a turn (durable when it returns: the user's message is acknowledged).
@@ -265,7 +265,7 @@ pub trait Store: Send + Sync + 'static {
     fn set_provider_data_at<'a>(
         &'a self,
         chat: &'a ChatUri,
-        provider_data: &'a ProviderData,
+        provider_data: &'a HarnessData,
         epoch: i64,
     ) -> BoxFuture<'a, StoreResult<bool>>;
 }

@@ -1,11 +1,11 @@
 //! The behaviours every harness must show through the real host: create, send and
 //! stream, abort mid-stream, fork, side chat, restore after a restart, dispose, metadata.
-//! Written once; run against any [`Agent`] with [`conformance_suite!`](crate::conformance_suite).
+//! Written once; run against any [`Harness`] with [`conformance_suite!`](crate::conformance_suite).
 
 use std::sync::Arc;
 
 use hearth_core::{
-    Action, Agent, ChatOrigin, ChatSeed, ChatUri, Mirror, Provenance, ResourceState, ResourceUri,
+    Action, ChatOrigin, ChatSeed, ChatUri, Harness, Mirror, Provenance, ResourceState, ResourceUri,
     StopReason, TurnId, UserMessage,
 };
 use hearth_host::{Host, HostError};
@@ -16,7 +16,7 @@ use crate::test_host::{TestHost, next_envelope, until_turn_completes};
 /// A harness under test.
 pub trait ConformanceSubject: Send + Sync {
     /// A fresh harness instance; called again after a simulated restart.
-    fn agent(&self) -> Arc<dyn Agent>;
+    fn agent(&self) -> Arc<dyn Harness>;
     /// The harness's provider id.
     fn provider(&self) -> String;
     /// A prompt the harness answers quickly with at least two text deltas.
@@ -39,7 +39,7 @@ pub async fn run_turn(
     (turn_id, envelopes, reason)
 }
 
-fn agents(subject: &dyn ConformanceSubject) -> Vec<Arc<dyn Agent>> {
+fn agents(subject: &dyn ConformanceSubject) -> Vec<Arc<dyn Harness>> {
     vec![subject.agent()]
 }
 
@@ -257,7 +257,7 @@ pub async fn fork(subject: &dyn ConformanceSubject) {
     );
 }
 
-fn subject_agent(test: &TestHost, subject: &dyn ConformanceSubject) -> Arc<dyn Agent> {
+fn subject_agent(test: &TestHost, subject: &dyn ConformanceSubject) -> Arc<dyn Harness> {
     let provider = subject.provider();
     test.host
         .agent(&provider)

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    Agent, AgentDescriptor, AgentError, AgentEvent, AgentResult, BackingId, Capabilities,
-    ChatBacking, ChatContext, ChatMetadata, ChatSeed, ChatUri, CreateChatRequest, EventSink,
-    MultipleChats, PermissionAnswer, ProviderData, ProviderId, Signal, StopReason, Turn, TurnId,
+    Capabilities, ChatContext, ChatMetadata, ChatSeed, ChatUri, ConversationId, CreateChatRequest,
+    CreatedChat, EventSink, Harness, HarnessData, HarnessDescriptor, HarnessError, HarnessEvent,
+    HarnessId, HarnessResult, MultipleChats, PermissionAnswer, Signal, StopReason, Turn, TurnId,
     TurnOutcome, UserMessage,
 };
 use tokio::sync::{oneshot, watch};
@@ -32,7 +32,7 @@ pub enum Call {
         /// The chat.
         chat: ChatUri,
         /// The blob.
-        provider_data: Option<ProviderData>,
+        provider_data: Option<HarnessData>,
     },
     /// `send`.
     Send {
@@ -62,7 +62,7 @@ pub enum Call {
 #[derive(Default)]
 struct State {
     calls: Vec<Call>,
-    pending: HashMap<ChatUri, (TurnId, oneshot::Sender<AgentResult<TurnOutcome>>)>,
+    pending: HashMap<ChatUri, (TurnId, oneshot::Sender<HarnessResult<TurnOutcome>>)>,
     materialize_failures: usize,
     materialize_delay: Duration,
     /// While closed, `materialize_chat` waits (after recording its call) until it opens.
@@ -78,7 +78,7 @@ struct State {
 
 /// A harness driven by the test.
 pub struct FakeAgent {
-    descriptor: AgentDescriptor,
+    descriptor: HarnessDescriptor,
     state: Mutex<State>,
     sink: Mutex<Option<EventSink>>,
 }
@@ -101,9 +101,9 @@ impl FakeAgent {
     /// A fake with the given capabilities.
     pub fn with_capabilities(provider: &str, capabilities: Capabilities) -> Arc<Self> {
         let id =
-            ProviderId::parse(provider).unwrap_or_else(|_| panic!("bad provider id {provider}"));
+            HarnessId::parse(provider).unwrap_or_else(|_| panic!("bad provider id {provider}"));
         Arc::new(Self {
-            descriptor: AgentDescriptor {
+            descriptor: HarnessDescriptor {
                 id,
                 name: format!("Fake {provider}"),
                 description: "a harness driven by tests".into(),
@@ -182,7 +182,7 @@ impl FakeAgent {
     }
 
     /// Emits an event as the harness (waiting while the host's queue is full).
-    pub async fn emit(&self, event: AgentEvent) {
+    pub async fn emit(&self, event: HarnessEvent) {
         let sink = self
             .sink
             .lock()
@@ -196,7 +196,7 @@ impl FakeAgent {
 
     /// Emits a progress signal for a chat.
     pub async fn progress(&self, chat: &ChatUri, signal: Signal) {
-        self.emit(AgentEvent::Progress {
+        self.emit(HarnessEvent::Progress {
             chat: chat.clone(),
             signal,
         })
@@ -219,7 +219,7 @@ impl FakeAgent {
     }
 
     /// Ends the pending turn of `chat` with an outcome.
-    pub fn finish(&self, chat: &ChatUri, result: AgentResult<TurnOutcome>) {
+    pub fn finish(&self, chat: &ChatUri, result: HarnessResult<TurnOutcome>) {
         let pending = self.lock().pending.remove(chat);
         let (_, done) = pending.unwrap_or_else(|| panic!("no pending turn in {chat}"));
         assert!(
@@ -244,8 +244,8 @@ impl FakeAgent {
     }
 }
 
-impl Agent for FakeAgent {
-    fn descriptor(&self) -> AgentDescriptor {
+impl Harness for FakeAgent {
+    fn descriptor(&self) -> HarnessDescriptor {
         self.descriptor.clone()
     }
 
@@ -260,7 +260,7 @@ impl Agent for FakeAgent {
         &'a self,
         context: &'a ChatContext,
         request: CreateChatRequest,
-    ) -> BoxFuture<'a, AgentResult<ChatBacking>> {
+    ) -> BoxFuture<'a, HarnessResult<CreatedChat>> {
         Box::pin(async move {
             self.record(Call::CreateChat {
                 context: context.clone(),
@@ -270,7 +270,7 @@ impl Agent for FakeAgent {
                 let mut state = self.lock();
                 let backing = state.with_backings.then(|| {
                     state.next_backing += 1;
-                    BackingId::parse(&format!("conv-{}", state.next_backing))
+                    ConversationId::parse(&format!("conv-{}", state.next_backing))
                         .unwrap_or_else(|_| panic!("bad id"))
                 });
                 (backing, state.discover_on_create)
@@ -280,22 +280,22 @@ impl Agent for FakeAgent {
                 context.chat
             );
             if let (Some(pause), Some(backing)) = (discover, &backing) {
-                self.emit(AgentEvent::DiscoverChats {
+                self.emit(HarnessEvent::DiscoverChats {
                     provider: self.descriptor.id.clone(),
                     chats: vec![hearth_core::DiscoveredChat {
                         backing: backing.clone(),
                         title: Some("just created".into()),
                         started_at: hearth_core::now(),
                         updated_at: hearth_core::now(),
-                        provider_data: ProviderData::from_bytes(blob.clone().into_bytes()),
+                        provider_data: HarnessData::from_bytes(blob.clone().into_bytes()),
                         working_directory: None,
                     }],
                 })
                 .await;
                 tokio::time::sleep(pause).await;
             }
-            Ok(ChatBacking {
-                provider_data: ProviderData::from_bytes(blob.into_bytes()),
+            Ok(CreatedChat {
+                provider_data: HarnessData::from_bytes(blob.into_bytes()),
                 backing,
                 model: None,
                 agent: None,
@@ -306,8 +306,8 @@ impl Agent for FakeAgent {
     fn materialize_chat<'a>(
         &'a self,
         context: &'a ChatContext,
-        provider_data: Option<ProviderData>,
-    ) -> BoxFuture<'a, AgentResult<Option<ProviderData>>> {
+        provider_data: Option<HarnessData>,
+    ) -> BoxFuture<'a, HarnessResult<Option<HarnessData>>> {
         Box::pin(async move {
             self.record(Call::Materialize {
                 chat: context.chat.clone(),
@@ -331,8 +331,8 @@ impl Agent for FakeAgent {
             let mut state = self.lock();
             if state.materialize_failures > 0 {
                 state.materialize_failures -= 1;
-                return Err(AgentError::new(
-                    hearth_core::AgentErrorKind::Transient,
+                return Err(HarnessError::new(
+                    hearth_core::HarnessErrorKind::Transient,
                     "backing unavailable",
                 ));
             }
@@ -345,7 +345,7 @@ impl Agent for FakeAgent {
         context: &'a ChatContext,
         turn_id: TurnId,
         message: UserMessage,
-    ) -> BoxFuture<'a, AgentResult<TurnOutcome>> {
+    ) -> BoxFuture<'a, HarnessResult<TurnOutcome>> {
         Box::pin(async move {
             let (done, wait) = oneshot::channel();
             {
@@ -358,11 +358,11 @@ impl Agent for FakeAgent {
                 state.pending.insert(context.chat.clone(), (turn_id, done));
             }
             wait.await
-                .unwrap_or_else(|_| Err(AgentError::internal("the test dropped the turn")))
+                .unwrap_or_else(|_| Err(HarnessError::internal("the test dropped the turn")))
         })
     }
 
-    fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+    fn abort<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>> {
         Box::pin(async move {
             self.record(Call::Abort(context.chat.clone()));
             if self.lock().ignore_aborts {
@@ -385,14 +385,14 @@ impl Agent for FakeAgent {
         &'a self,
         context: &'a ChatContext,
         model: String,
-    ) -> BoxFuture<'a, AgentResult<()>> {
+    ) -> BoxFuture<'a, HarnessResult<()>> {
         Box::pin(async move {
             self.record(Call::SetModel(context.chat.clone(), model));
             Ok(())
         })
     }
 
-    fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<Vec<Turn>>> {
+    fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Vec<Turn>>> {
         Box::pin(async move {
             self.record(Call::Messages(context.chat.clone()));
             Ok(self
@@ -407,21 +407,21 @@ impl Agent for FakeAgent {
     fn metadata<'a>(
         &'a self,
         context: &'a ChatContext,
-    ) -> BoxFuture<'a, AgentResult<ChatMetadata>> {
+    ) -> BoxFuture<'a, HarnessResult<ChatMetadata>> {
         Box::pin(async move {
             self.record(Call::Metadata(context.chat.clone()));
             Ok(ChatMetadata::default())
         })
     }
 
-    fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+    fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>> {
         Box::pin(async move {
             self.record(Call::Dispose(context.chat.clone()));
             Ok(())
         })
     }
 
-    fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, AgentResult<()>> {
+    fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>> {
         Box::pin(async move {
             self.record(Call::Release(context.chat.clone()));
             Ok(())
@@ -433,7 +433,7 @@ impl Agent for FakeAgent {
         context: &'a ChatContext,
         request_id: &'a str,
         answer: &'a PermissionAnswer,
-    ) -> BoxFuture<'a, AgentResult<()>> {
+    ) -> BoxFuture<'a, HarnessResult<()>> {
         Box::pin(async move {
             self.record(Call::RespondPermission(
                 context.chat.clone(),

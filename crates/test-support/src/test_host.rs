@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{
-    Action, Agent, ChatSeed, ChatUri, Envelope, ProviderId, Scope, SessionUri, StopReason, TurnId,
+    Action, ChatSeed, ChatUri, Envelope, Harness, HarnessId, Scope, SessionUri, StopReason, TurnId,
 };
 use hearth_host::{Host, HostConfig, NewSessionRequest};
 use hearth_store::SqliteStore;
@@ -40,17 +40,17 @@ pub fn test_config() -> HostConfig {
 
 impl TestHost {
     /// Starts a host with these harnesses on a fresh database.
-    pub async fn start(agents: Vec<Arc<dyn Agent>>) -> Self {
+    pub async fn start(agents: Vec<Arc<dyn Harness>>) -> Self {
         Self::start_with(agents, test_config()).await
     }
 
     /// Starts a host with a configuration of the test's choosing.
-    pub async fn start_with(agents: Vec<Arc<dyn Agent>>, config: HostConfig) -> Self {
+    pub async fn start_with(agents: Vec<Arc<dyn Harness>>, config: HostConfig) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("tempdir: {error}"));
         Self::start_in(dir, agents, config).await
     }
 
-    async fn start_in(dir: TempDir, agents: Vec<Arc<dyn Agent>>, config: HostConfig) -> Self {
+    async fn start_in(dir: TempDir, agents: Vec<Arc<dyn Harness>>, config: HostConfig) -> Self {
         let path = dir.path().join("hearth.db");
         let store = Arc::new(
             SqliteStore::open(&path)
@@ -68,7 +68,7 @@ impl TestHost {
 
     /// Shuts the host down cleanly and starts a new one on the same database with new
     /// harness instances (a process restart).
-    pub async fn restart(self, agents: Vec<Arc<dyn Agent>>) -> Self {
+    pub async fn restart(self, agents: Vec<Arc<dyn Harness>>) -> Self {
         self.host.shutdown().await;
         let Self { dir, host, store } = self;
         drop(host);
@@ -77,7 +77,7 @@ impl TestHost {
     }
 
     /// Drops the host without shutting it down (a crash: nothing is flushed).
-    pub async fn crash_and_restart(self, agents: Vec<Arc<dyn Agent>>) -> Self {
+    pub async fn crash_and_restart(self, agents: Vec<Arc<dyn Harness>>) -> Self {
         let Self { dir, host, store } = self;
         drop(host);
         store.close().await;
@@ -96,7 +96,7 @@ impl TestHost {
     pub async fn session(&self, provider: &str) -> SessionUri {
         self.host
             .create_session(NewSessionRequest {
-                provider: ProviderId::parse(provider).unwrap_or_else(|error| panic!("{error}")),
+                provider: HarnessId::parse(provider).unwrap_or_else(|error| panic!("{error}")),
                 scope: Scope::Global,
                 title: None,
                 model: None,

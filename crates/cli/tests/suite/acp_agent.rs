@@ -346,7 +346,7 @@ fn an_editor_that_leaves_instead_of_answering_leaves_the_proposal_pending() {
 }
 
 #[test]
-fn hearths_own_acp_client_drives_hearth_acp() {
+fn hearths_own_acp_client_drives_hearth_harness_acp() {
     let server = server();
     let hearth = Hearth::new();
     configure(

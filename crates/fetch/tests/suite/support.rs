@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use hearth_core::{ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, TurnId};
+use hearth_core::{ChatUri, HarnessId, Scope, SessionId, SessionUri, ToolCallContext, TurnId};
 use hearth_fetch::{
     AddressClass, ContentTypes, Embedding, FetchError, FetchPolicy, FetchRequest, Fetcher,
     Resolver, Rule, StaticResolver,
@@ -127,7 +127,7 @@ impl Resolver for ScriptedResolver {
 }
 
 pub fn tool_call() -> ToolCallContext {
-    let session = SessionUri::new(ProviderId::parse("replay").unwrap(), SessionId::generate());
+    let session = SessionUri::new(HarnessId::parse("replay").unwrap(), SessionId::generate());
     ToolCallContext {
         chat: ChatUri::default_for(&session),
         session,

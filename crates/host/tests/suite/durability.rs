@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    Agent, BackingId, ChatSummary, ChatUri, ProviderData, ProviderId, ResourceUri, Signal,
+    ChatSummary, ChatUri, ConversationId, Harness, HarnessData, HarnessId, ResourceUri, Signal,
     StopReason, Turn, TurnId, UserMessage,
 };
 use hearth_host::{Host, UnsavedPart};
@@ -162,7 +162,7 @@ impl Store for FaultyStore {
     fn set_provider_data<'a>(
         &'a self,
         chat: &'a ChatUri,
-        provider_data: &'a ProviderData,
+        provider_data: &'a HarnessData,
     ) -> BoxFuture<'a, StoreResult<()>> {
         match self.fault(&self.provider_data) {
             Some(error) => failed(error),
@@ -185,16 +185,16 @@ impl Store for FaultyStore {
     }
     fn mark_backing<'a>(
         &'a self,
-        provider: &'a ProviderId,
-        backing: &'a BackingId,
+        provider: &'a HarnessId,
+        backing: &'a ConversationId,
         chat: &'a ChatUri,
     ) -> BoxFuture<'a, StoreResult<()>> {
         self.inner.mark_backing(provider, backing, chat)
     }
     fn is_backing<'a>(
         &'a self,
-        provider: &'a ProviderId,
-        backing: &'a BackingId,
+        provider: &'a HarnessId,
+        backing: &'a ConversationId,
     ) -> BoxFuture<'a, StoreResult<bool>> {
         self.inner.is_backing(provider, backing)
     }
@@ -260,7 +260,7 @@ impl Store for FaultyStore {
     fn set_provider_data_at<'a>(
         &'a self,
         chat: &'a ChatUri,
-        provider_data: &'a ProviderData,
+        provider_data: &'a HarnessData,
         epoch: i64,
     ) -> BoxFuture<'a, StoreResult<bool>> {
         match self.fault(&self.provider_data) {
@@ -287,10 +287,14 @@ async fn setup() -> Setup {
         checkpoint_interval: Duration::from_secs(3600),
         ..test_config()
     };
-    let host = Host::start(store.clone(), vec![fake.clone() as Arc<dyn Agent>], config);
+    let host = Host::start(
+        store.clone(),
+        vec![fake.clone() as Arc<dyn Harness>],
+        config,
+    );
     let session = host
         .create_session(hearth_host::NewSessionRequest {
-            provider: ProviderId::parse("fake").unwrap(),
+            provider: HarnessId::parse("fake").unwrap(),
             scope: hearth_core::Scope::Global,
             title: None,
             model: None,
@@ -336,7 +340,7 @@ async fn answer_turn(setup: &Setup, answer: &str, before_end: impl FnOnce()) -> 
     fake.progress(
         chat,
         Signal::ProviderDataChanged {
-            provider_data: ProviderData::from_bytes(
+            provider_data: HarnessData::from_bytes(
                 format!("{{\"said\":\"{answer}\"}}").into_bytes(),
             ),
         },
@@ -349,7 +353,7 @@ async fn answer_turn(setup: &Setup, answer: &str, before_end: impl FnOnce()) -> 
     turn
 }
 
-async fn stored_provider_data(setup: &Setup) -> Option<ProviderData> {
+async fn stored_provider_data(setup: &Setup) -> Option<HarnessData> {
     setup
         .store
         .chats(setup.chat.session_ref())

@@ -4,16 +4,16 @@
 use std::sync::Arc;
 
 use hearth_core::{
-    Agent, AgentEvent, Capabilities, ChatSeed, ChatUri, DiscoveredChat, ProjectId, ProviderData,
-    ProviderId, Scope, TurnId, now,
+    Capabilities, ChatSeed, ChatUri, DiscoveredChat, Harness, HarnessData, HarnessEvent, HarnessId,
+    ProjectId, Scope, TurnId, now,
 };
 use hearth_host::{HostError, NewSessionRequest};
 use hearth_store::{ScopeFilter, SessionQuery, Store};
 use hearth_test_support::{Call, FakeAgent, TestHost};
 use pretty_assertions::assert_eq;
 
-fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
-    vec![fake.clone() as Arc<dyn Agent>]
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
+    vec![fake.clone() as Arc<dyn Harness>]
 }
 
 #[tokio::test]
@@ -43,16 +43,16 @@ async fn deleting_disposes_peers_first_and_the_default_last() {
 async fn a_deleted_session_is_never_rediscovered() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
-    let provider = ProviderId::parse("fake").unwrap();
+    let provider = HarnessId::parse("fake").unwrap();
     let discovered = DiscoveredChat {
-        backing: hearth_core::BackingId::parse("native-1").unwrap(),
+        backing: hearth_core::ConversationId::parse("native-1").unwrap(),
         title: None,
         started_at: now(),
         updated_at: now(),
-        provider_data: ProviderData::default(),
+        provider_data: HarnessData::default(),
         working_directory: None,
     };
-    fake.emit(AgentEvent::DiscoverChats {
+    fake.emit(HarnessEvent::DiscoverChats {
         provider: provider.clone(),
         chats: vec![discovered.clone()],
     })
@@ -66,7 +66,7 @@ async fn a_deleted_session_is_never_rediscovered() {
         .sessions;
     assert_eq!(listed.len(), 1);
     test.host.delete_session(&listed[0].uri).await.unwrap();
-    fake.emit(AgentEvent::DiscoverChats {
+    fake.emit(HarnessEvent::DiscoverChats {
         provider,
         chats: vec![discovered],
     })
@@ -90,12 +90,12 @@ async fn a_session_whose_harness_is_gone_can_still_be_deleted() {
     let broken = FakeAgent::new("broken");
     let stays = FakeAgent::new("stays");
     let test = test
-        .restart(vec![broken.clone() as Arc<dyn Agent>, stays.clone()])
+        .restart(vec![broken.clone() as Arc<dyn Harness>, stays.clone()])
         .await;
     let unattachable = test.session("broken").await;
     let kept = test.session("stays").await;
     let test = test
-        .restart(vec![broken.clone() as Arc<dyn Agent>, stays.clone()])
+        .restart(vec![broken.clone() as Arc<dyn Harness>, stays.clone()])
         .await;
     broken.fail_materialize(usize::MAX);
     assert!(
@@ -184,12 +184,12 @@ async fn forks_need_a_turn_of_the_same_session() {
 async fn listing_filters_by_scope_and_provider() {
     let alpha = FakeAgent::new("alpha");
     let beta = FakeAgent::new("beta");
-    let test = TestHost::start(vec![alpha as Arc<dyn Agent>, beta]).await;
+    let test = TestHost::start(vec![alpha as Arc<dyn Harness>, beta]).await;
     let global = test.session("alpha").await;
     let in_project = test
         .host
         .create_session(NewSessionRequest {
-            provider: ProviderId::parse("beta").unwrap(),
+            provider: HarnessId::parse("beta").unwrap(),
             scope: Scope::Project {
                 project_id: ProjectId::parse("p1").unwrap(),
             },
@@ -233,7 +233,7 @@ async fn listing_filters_by_scope_and_provider() {
         vec![in_project]
     );
     let alpha_only = SessionQuery {
-        provider: Some(ProviderId::parse("alpha").unwrap()),
+        provider: Some(HarnessId::parse("alpha").unwrap()),
         ..SessionQuery::default()
     };
     assert_eq!(list(alpha_only).await, vec![global]);
@@ -249,7 +249,7 @@ async fn unknown_things_give_clear_errors() {
     let error = test
         .host
         .create_session(NewSessionRequest {
-            provider: ProviderId::parse("ghost").unwrap(),
+            provider: HarnessId::parse("ghost").unwrap(),
             scope: Scope::Global,
             title: None,
             model: None,

@@ -3,17 +3,17 @@
 use std::sync::Arc;
 
 use hearth_core::{
-    Action, Agent, AgentEvent, ChatBacking, ChatId, ChatOrigin, ChatSeed, ChatUri, DiscoveredChat,
-    ProjectId, Provenance, ProviderData, ProviderId, ResourceUri, Scope, Signal, StopReason,
-    TurnId, UserMessage, now,
+    Action, ChatId, ChatOrigin, ChatSeed, ChatUri, CreatedChat, DiscoveredChat, Harness,
+    HarnessData, HarnessEvent, HarnessId, ProjectId, Provenance, ResourceUri, Scope, Signal,
+    StopReason, TurnId, UserMessage, now,
 };
 use hearth_host::NewSessionRequest;
 use hearth_store::{SessionQuery, Store};
 use hearth_test_support::{Call, FakeAgent, TestHost, WAIT, eventually, next_envelope};
 use pretty_assertions::assert_eq;
 
-fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
-    vec![fake.clone() as Arc<dyn Agent>]
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
+    vec![fake.clone() as Arc<dyn Harness>]
 }
 
 /// I1: provider data is stored and handed back byte for byte, never parsed.
@@ -26,7 +26,7 @@ async fn provider_data_is_returned_verbatim_on_restore() {
     let Call::CreateChat { .. } = &fake.calls()[0] else {
         panic!("no create")
     };
-    let blob = ProviderData::from_bytes(vec![0xff, 0xfe, b' ', b'{', 0x00, b'}', b'\t']);
+    let blob = HarnessData::from_bytes(vec![0xff, 0xfe, b' ', b'{', 0x00, b'}', b'\t']);
     fake.progress(
         &chat,
         Signal::ProviderDataChanged {
@@ -92,14 +92,14 @@ async fn spawned_chat_is_in_the_catalog_before_its_events() {
     let child = ChatUri::peer(&session, ChatId::generate());
     let turn_id = TurnId::generate();
     // Everything at once: the host must not apply the child's progress before the spawn.
-    fake.emit(AgentEvent::SpawnChat {
+    fake.emit(HarnessEvent::SpawnChat {
         chat: child.clone(),
         origin: ChatOrigin::Tool {
             parent_chat: parent.clone(),
             tool_call_id: "call-1".into(),
         },
         title: Some("researcher".into()),
-        backing: ChatBacking::default(),
+        backing: CreatedChat::default(),
     })
     .await;
     fake.progress(
@@ -280,11 +280,11 @@ async fn eviction_waits_for_a_resolve_in_flight() {
 async fn restored_sessions_route_by_uri_provider() {
     let alpha = FakeAgent::new("alpha");
     let beta = FakeAgent::new("beta");
-    let test = TestHost::start(vec![alpha.clone() as Arc<dyn Agent>, beta.clone()]).await;
+    let test = TestHost::start(vec![alpha.clone() as Arc<dyn Harness>, beta.clone()]).await;
     let session = test.session("beta").await;
     let (alpha, beta) = (FakeAgent::new("alpha"), FakeAgent::new("beta"));
     let test = test
-        .restart(vec![alpha.clone() as Arc<dyn Agent>, beta.clone()])
+        .restart(vec![alpha.clone() as Arc<dyn Harness>, beta.clone()])
         .await;
     let chat = ChatUri::default_for(&session);
     let host = test.host.clone();
@@ -312,16 +312,16 @@ async fn chat_backings_never_become_sessions() {
         .await
         .unwrap();
     let found = |id: &str| DiscoveredChat {
-        backing: hearth_core::BackingId::parse(id).unwrap(),
+        backing: hearth_core::ConversationId::parse(id).unwrap(),
         title: Some(format!("conversation {id}")),
         started_at: now(),
         updated_at: now(),
-        provider_data: ProviderData::from_bytes(id.as_bytes().to_vec()),
+        provider_data: HarnessData::from_bytes(id.as_bytes().to_vec()),
         working_directory: None,
     };
     let mut root = test.host.subscribe(&ResourceUri::Root).await.unwrap();
-    fake.emit(AgentEvent::DiscoverChats {
-        provider: ProviderId::parse("fake").unwrap(),
+    fake.emit(HarnessEvent::DiscoverChats {
+        provider: HarnessId::parse("fake").unwrap(),
         chats: vec![found("conv-1"), found("conv-2"), found("conv-99")],
     })
     .await;
@@ -361,14 +361,14 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
     // Anything deferred is registered (or refused) once the creations are done. A
     // conversation nobody created, discovered afterwards, is the marker: it is
     // registered, and nothing before it.
-    fake.emit(AgentEvent::DiscoverChats {
-        provider: ProviderId::parse("fake").unwrap(),
+    fake.emit(HarnessEvent::DiscoverChats {
+        provider: HarnessId::parse("fake").unwrap(),
         chats: vec![DiscoveredChat {
-            backing: hearth_core::BackingId::parse("conv-elsewhere").unwrap(),
+            backing: hearth_core::ConversationId::parse("conv-elsewhere").unwrap(),
             title: None,
             started_at: now(),
             updated_at: now(),
-            provider_data: ProviderData::from_bytes(b"x".to_vec()),
+            provider_data: HarnessData::from_bytes(b"x".to_vec()),
             working_directory: None,
         }],
     })
@@ -411,7 +411,7 @@ async fn harnesses_receive_host_facts_in_the_context() {
     let session = test
         .host
         .create_session(NewSessionRequest {
-            provider: ProviderId::parse("fake").unwrap(),
+            provider: HarnessId::parse("fake").unwrap(),
             scope: Scope::Project {
                 project_id: project.clone(),
             },

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{
-    Agent, ChatUri, ProviderData, ResourceUri, Signal, StopReason, TurnId, UserMessage, now,
+    ChatUri, Harness, HarnessData, ResourceUri, Signal, StopReason, TurnId, UserMessage, now,
 };
 use hearth_host::{Host, HostConfig, HostError};
 use hearth_store::{LeaseHolder, SqliteStore, Store, StoreError, Takeover};
@@ -17,8 +17,8 @@ use hearth_test_support::{
 };
 use pretty_assertions::assert_eq;
 
-fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
-    vec![fake.clone() as Arc<dyn Agent>]
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
+    vec![fake.clone() as Arc<dyn Harness>]
 }
 
 /// A second host (a second process) on the test host's database.
@@ -57,8 +57,8 @@ async fn answer(host: &Host, fake: &FakeAgent, chat: &ChatUri, prompt: &str, tex
     turn
 }
 
-fn blob(history: &str) -> ProviderData {
-    ProviderData::from_bytes(format!("{{\"history\":\"{history}\"}}").into_bytes())
+fn blob(history: &str) -> HarnessData {
+    HarnessData::from_bytes(format!("{{\"history\":\"{history}\"}}").into_bytes())
 }
 
 fn leased(error: &HostError) -> &LeaseHolder {
@@ -68,7 +68,7 @@ fn leased(error: &HostError) -> &LeaseHolder {
     }
 }
 
-async fn stored_blob(store: &dyn Store, chat: &ChatUri) -> Option<ProviderData> {
+async fn stored_blob(store: &dyn Store, chat: &ChatUri) -> Option<HarnessData> {
     store
         .chats(chat.session_ref())
         .await
@@ -168,7 +168,7 @@ async fn fake_answer(fake: &FakeAgent, chat: &ChatUri, turn: &TurnId, text: &str
     fake.finish_ok(chat);
 }
 
-fn materializations(fake: &FakeAgent, chat: &ChatUri) -> Vec<Option<ProviderData>> {
+fn materializations(fake: &FakeAgent, chat: &ChatUri) -> Vec<Option<HarnessData>> {
     fake.calls()
         .into_iter()
         .filter_map(|call| match call {

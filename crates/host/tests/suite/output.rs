@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use hearth_core::{
-    Action, Agent, ChatUri, OutputLimits, ResourceUri, ResponsePart, Signal, StopReason,
+    Action, ChatUri, Harness, OutputLimits, ResourceUri, ResponsePart, Signal, StopReason,
     TRUNCATED_MARK, ToolCallContent, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult, Turn,
     TurnId, UserMessage,
 };
@@ -23,7 +23,7 @@ async fn start(limits: OutputLimits) -> (Arc<FakeAgent>, TestHost, ChatUri) {
         output_limits: limits,
         ..test_config()
     };
-    let test = TestHost::start_with(vec![fake.clone() as Arc<dyn Agent>], config).await;
+    let test = TestHost::start_with(vec![fake.clone() as Arc<dyn Harness>], config).await;
     let chat = ChatUri::default_for(&test.session("fake").await);
     (fake, test, chat)
 }

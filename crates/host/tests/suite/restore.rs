@@ -4,16 +4,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{
-    Action, Agent, AgentEvent, ChatSeed, ChatUri, DiscoveredChat, Mirror, Provenance, ProviderData,
-    ProviderId, ResourceState, ResourceUri, Signal, StopReason, Turn, TurnId, UserMessage, now,
+    Action, ChatSeed, ChatUri, DiscoveredChat, Harness, HarnessData, HarnessEvent, HarnessId,
+    Mirror, Provenance, ResourceState, ResourceUri, Signal, StopReason, Turn, TurnId, UserMessage,
+    now,
 };
 use hearth_host::Resumed;
 use hearth_store::{SessionQuery, Store};
 use hearth_test_support::{Call, FakeAgent, TestHost, next_envelope, until_turn_completes};
 use pretty_assertions::assert_eq;
 
-fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
-    vec![fake.clone() as Arc<dyn Agent>]
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
+    vec![fake.clone() as Arc<dyn Harness>]
 }
 
 async fn answered_turn(
@@ -87,14 +88,14 @@ async fn external_sessions_show_the_harness_history() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
     let mut root = test.host.subscribe(&ResourceUri::Root).await.unwrap();
-    fake.emit(AgentEvent::DiscoverChats {
-        provider: ProviderId::parse("fake").unwrap(),
+    fake.emit(HarnessEvent::DiscoverChats {
+        provider: HarnessId::parse("fake").unwrap(),
         chats: vec![DiscoveredChat {
-            backing: hearth_core::BackingId::parse("native-7").unwrap(),
+            backing: hearth_core::ConversationId::parse("native-7").unwrap(),
             title: Some("from the terminal".into()),
             started_at: now(),
             updated_at: now(),
-            provider_data: ProviderData::from_bytes(b"native-7".to_vec()),
+            provider_data: HarnessData::from_bytes(b"native-7".to_vec()),
             working_directory: None,
         }],
     })
@@ -112,7 +113,7 @@ async fn external_sessions_show_the_harness_history() {
     assert_eq!(state.turns, vec![turn]);
     assert!(fake.calls().contains(&Call::Materialize {
         chat,
-        provider_data: Some(ProviderData::from_bytes(b"native-7".to_vec()))
+        provider_data: Some(HarnessData::from_bytes(b"native-7".to_vec()))
     }));
 }
 

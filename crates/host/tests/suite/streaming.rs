@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{
-    Action, Agent, AgentError, ChatUri, ResourceUri, ResponsePart, Signal, StopReason, TurnId,
+    Action, ChatUri, Harness, HarnessError, ResourceUri, ResponsePart, Signal, StopReason, TurnId,
     UserMessage,
 };
 use hearth_host::HostError;
@@ -12,8 +12,8 @@ use hearth_store::Store;
 use hearth_test_support::{FakeAgent, TestHost, eventually, until_turn_completes};
 use pretty_assertions::assert_eq;
 
-fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Agent>> {
-    vec![fake.clone() as Arc<dyn Agent>]
+fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
+    vec![fake.clone() as Arc<dyn Harness>]
 }
 
 async fn start_turn(test: &TestHost, fake: &FakeAgent, chat: &ChatUri, text: &str) -> TurnId {
@@ -178,8 +178,8 @@ async fn a_failed_turn_ends_with_the_error_shown() {
     let turn = start_turn(&test, &fake, &chat, "hi").await;
     fake.finish(
         &chat,
-        Err(AgentError::new(
-            hearth_core::AgentErrorKind::Provider,
+        Err(HarnessError::new(
+            hearth_core::HarnessErrorKind::Provider,
             "401 invalid API key",
         )),
     );

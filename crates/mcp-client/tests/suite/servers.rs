@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_config::McpServerConfig;
-use hearth_core::{ChatUri, ProviderId, Scope, SessionId, SessionUri, ToolCallContext, TurnId};
+use hearth_core::{ChatUri, HarnessId, Scope, SessionId, SessionUri, ToolCallContext, TurnId};
 use hearth_fetch::FetchPolicy;
 use hearth_mcp_client::{McpTools, ServerStatus};
 use hearth_tools::{PermissionAsker, PermissionQuestion, PermissionReply, with_permission_asker};
@@ -66,7 +66,7 @@ fn stdio(python: &std::path::Path, extra: impl FnOnce(&mut McpServerConfig)) -> 
 }
 
 fn context() -> ToolCallContext {
-    let session = SessionUri::new(ProviderId::parse("openai").unwrap(), SessionId::generate());
+    let session = SessionUri::new(HarnessId::parse("openai").unwrap(), SessionId::generate());
     ToolCallContext {
         chat: ChatUri::default_for(&session),
         session,

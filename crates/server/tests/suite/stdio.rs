@@ -13,7 +13,7 @@ async fn requests_and_envelopes_travel_as_json_lines() {
     let fake = FakeAgent::new("fake");
     let host = TestHost::start(vec![fake.clone()]).await;
     let backend = Backend {
-        default_provider: Some(hearth_core::ProviderId::parse("fake").unwrap()),
+        default_provider: Some(hearth_core::HarnessId::parse("fake").unwrap()),
         ..Backend::new(host.host.clone())
     };
     // One pipe each way, so closing the client's end is the server's end of input.

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_core::{ProviderId, Toolbox};
+use hearth_core::{HarnessId, Toolbox};
 use hearth_protocol::{self as wire, ChatSendParams, SessionCreateParams, UserMessage};
 use hearth_server::{Backend, Client, Notifications, Notified, Secret, Server, ServerOptions};
 use hearth_test_support::{FakeAgent, TestHost};
@@ -80,7 +80,7 @@ impl TestServer {
             )) as Arc<dyn hearth_server::Approvals>
         });
         let backend = Backend {
-            default_provider: Some(ProviderId::parse("fake").unwrap()),
+            default_provider: Some(HarnessId::parse("fake").unwrap()),
             toolbox: setup.toolbox,
             config: setup.config,
             approvals,

@@ -1,12 +1,12 @@
 use chrono::Duration;
 use hearth_core::{
-    ChatOrigin, ChatSummary, ChatUri, ProjectId, Provenance, ProviderData, ProviderId, Scope,
+    ChatOrigin, ChatSummary, ChatUri, HarnessData, HarnessId, ProjectId, Provenance, Scope,
     SessionId, SessionSummary, SessionUri, Timestamp,
 };
 use hearth_store::{ChatRecord, NewSession};
 
 pub fn session_uri(provider: &str) -> SessionUri {
-    SessionUri::new(ProviderId::parse(provider).unwrap(), SessionId::generate())
+    SessionUri::new(HarnessId::parse(provider).unwrap(), SessionId::generate())
 }
 
 pub fn chat_record(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> ChatRecord {
@@ -19,7 +19,7 @@ pub fn chat_record(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> ChatRecor
             created_at: at,
             updated_at: at,
         },
-        provider_data: Some(ProviderData::from_bytes(b"{\"k\": 1}".to_vec())),
+        provider_data: Some(HarnessData::from_bytes(b"{\"k\": 1}".to_vec())),
         backing: None,
         draft: None,
         queued: Vec::new(),

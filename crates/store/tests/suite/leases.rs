@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use hearth_core::{ChatUri, ProviderData, now};
+use hearth_core::{ChatUri, HarnessData, now};
 use hearth_store::{LeaseGrant, LeaseHolder, SqliteStore, Store, StoreError, Takeover};
 use pretty_assertions::assert_eq;
 
@@ -144,7 +144,7 @@ async fn an_expired_lease_is_taken_and_a_stopped_holders_only_by_compare_and_set
 #[tokio::test]
 async fn provider_data_at_an_old_epoch_is_not_written() {
     let (store, chat) = store_with_chat().await;
-    let blob = |text: &str| ProviderData::from_bytes(text.as_bytes().to_vec());
+    let blob = |text: &str| HarnessData::from_bytes(text.as_bytes().to_vec());
     let stored = |store: &SqliteStore| {
         let store = store.clone();
         let chat = chat.clone();

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use hearth_core::{
-    ChatId, ChatOrigin, ChatUri, ProposalId, ProviderData, Turn, TurnId, UserMessage, now,
+    ChatId, ChatOrigin, ChatUri, HarnessData, ProposalId, Turn, TurnId, UserMessage, now,
 };
 use hearth_store::{NewSession, ProposalRecord, ProposalStatus, ProposalStore, SqliteStore, Store};
 use pretty_assertions::assert_eq;
@@ -89,7 +89,7 @@ fn holds(bytes: &[u8], text: &str) -> bool {
 async fn session_saying(store: &SqliteStore, secret: &str) -> NewSession {
     let mut session = new_session("replay", None, at(0));
     session.summary.title = Some(format!("title {secret}"));
-    session.default_chat.provider_data = Some(ProviderData::from_bytes(
+    session.default_chat.provider_data = Some(HarnessData::from_bytes(
         format!("{{\"notes\":\"{secret}\"}}").into_bytes(),
     ));
     store.create_session(&session).await.unwrap();

@@ -1,5 +1,6 @@
 use hearth_core::{
-    BackingId, ChatId, ChatOrigin, ChatUri, ProjectId, Provenance, ProviderData, ProviderId, TurnId,
+    ChatId, ChatOrigin, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId, Provenance,
+    TurnId,
 };
 use hearth_store::{Registration, ScopeFilter, SessionQuery, SqliteStore, Store, StoreError};
 use pretty_assertions::assert_eq;
@@ -59,7 +60,7 @@ async fn filters_by_scope_and_provider() {
     let list = |scope, provider: Option<&str>| {
         let query = SessionQuery {
             scope,
-            provider: provider.map(|p| ProviderId::parse(p).unwrap()),
+            provider: provider.map(|p| HarnessId::parse(p).unwrap()),
             ..SessionQuery::default()
         };
         let store = &store;
@@ -177,7 +178,7 @@ async fn provider_data_is_stored_byte_for_byte() {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let uri = &session.summary.uri;
-    let blob = ProviderData::from_bytes(vec![0xff, 0x00, b'{', b' ', 0x80, b'}', b'\n']);
+    let blob = HarnessData::from_bytes(vec![0xff, 0x00, b'{', b' ', 0x80, b'}', b'\n']);
     let peer = ChatUri::peer(uri, ChatId::generate());
     let mut record = chat_record(
         peer.clone(),
@@ -188,13 +189,13 @@ async fn provider_data_is_stored_byte_for_byte() {
         at(1),
     );
     record.provider_data = Some(blob.clone());
-    record.backing = Some(BackingId::parse("thread-9").unwrap());
+    record.backing = Some(ConversationId::parse("thread-9").unwrap());
     store.insert_chat(&record).await.unwrap();
     let chats = store.chats(uri).await.unwrap();
     assert_eq!(chats.len(), 2);
     assert!(chats[0].summary.uri.is_default());
     assert_eq!(chats[1], record);
-    let replaced = ProviderData::from_bytes(b"  {\"b\":2,\"a\":1}  ".to_vec());
+    let replaced = HarnessData::from_bytes(b"  {\"b\":2,\"a\":1}  ".to_vec());
     store.set_provider_data(&peer, &replaced).await.unwrap();
     assert_eq!(
         store.chats(uri).await.unwrap()[1].provider_data,
@@ -224,8 +225,8 @@ async fn drafts_backings_and_chat_removal() {
         None
     );
 
-    let provider = ProviderId::parse("replay").unwrap();
-    let backing = BackingId::parse("conv-1").unwrap();
+    let provider = HarnessId::parse("replay").unwrap();
+    let backing = ConversationId::parse("conv-1").unwrap();
     assert!(!store.is_backing(&provider, &backing).await.unwrap());
     store
         .mark_backing(&provider, &backing, &default)

@@ -8,7 +8,7 @@ use std::time::Duration as StdDuration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    ApplyOutput, ChatUri, ProposalDraft, ProposalId, ProviderId, Scope, SessionId, SessionUri,
+    ApplyOutput, ChatUri, HarnessId, ProposalDraft, ProposalId, Scope, SessionId, SessionUri,
     Timestamp, ToolCallContext, ToolError, ToolHandler, ToolOutput, Toolbox, TurnId,
 };
 use hearth_store::SqliteStore;
@@ -211,7 +211,7 @@ pub fn user() -> UserActor {
 }
 
 pub fn context() -> ToolCallContext {
-    let session = SessionUri::new(ProviderId::parse("openai").unwrap(), SessionId::generate());
+    let session = SessionUri::new(HarnessId::parse("openai").unwrap(), SessionId::generate());
     ToolCallContext {
         chat: ChatUri::default_for(&session),
         session,

@@ -1,0 +1,342 @@
+//! A chat's backing as the agent keeps it — the model messages of every turn, hidden
+//! context, model, title — and its `provider_data` encoding.
+
+use hearth_core::{
+    ChatUri, HarnessData, ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus,
+    ToolResult, Turn, TurnId, Usage, UserMessage, now,
+};
+use hearth_harness::VersionedBacking;
+use hearth_llm::Message;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// What kind of conversation a chat is; it shapes the system prompt and the tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Role {
+    /// A conversation with the user (fresh or forked).
+    #[default]
+    Main,
+    /// A side chat: earlier messages are another conversation's context.
+    Side,
+    /// A subagent working on one task for another chat.
+    Subagent {
+        /// 1 for a subagent of a user's chat, 2 for its subagent, ...
+        depth: u32,
+    },
+}
+
+impl Role {
+    /// How deep in a chain of subagents the chat is.
+    pub fn depth(self) -> u32 {
+        match self {
+            Self::Main | Self::Side => 0,
+            Self::Subagent { depth } => depth,
+        }
+    }
+}
+
+/// One turn of a chat: the host's turn id, the user's message, and every model message
+/// the turn added (its user message first).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TurnRecord {
+    /// The host's turn id.
+    pub id: TurnId,
+    /// What the user sent.
+    pub user: UserMessage,
+    /// The model messages of the turn, oldest first; the first is the user's.
+    pub messages: Vec<Message>,
+    /// Why the turn ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+    /// Token usage of the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
+}
+
+/// The user's message as the model reads it: the text, then attachments and references.
+pub(crate) fn model_text(user: &UserMessage) -> String {
+    let mut text = user.text.clone();
+    for attachment in &user.attachments {
+        text.push_str(&format!(
+            "\n\n[Attached file: {} ({}) at {}]",
+            attachment.name, attachment.media_type, attachment.uri
+        ));
+    }
+    for reference in &user.context {
+        text.push_str(&format!(
+            "\n\n[Context: {} at {}]",
+            reference.label, reference.uri
+        ));
+    }
+    text
+}
+
+impl TurnRecord {
+    /// A turn that has just started.
+    pub fn new(id: TurnId, user: UserMessage) -> Self {
+        let messages = vec![Message::user(model_text(&user))];
+        Self {
+            id,
+            user,
+            messages,
+            stop_reason: None,
+            usage: None,
+            started_at: now(),
+            completed_at: None,
+        }
+    }
+
+    /// Ends the turn.
+    pub fn finish(&mut self, stop_reason: StopReason, usage: Option<Usage>) {
+        self.stop_reason = Some(stop_reason);
+        self.usage = usage;
+        self.completed_at = Some(now());
+    }
+
+    /// The text of the model's last answer in this turn.
+    pub fn final_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                Message::Assistant { text, .. } if !text.is_empty() => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The turn as Hearth shows it, rebuilt from the model messages.
+    pub fn to_turn(&self) -> Turn {
+        let mut parts = Vec::new();
+        for message in self.messages.iter().skip(1) {
+            match message {
+                Message::User { text } => parts.push(ResponsePart::Text { text: text.clone() }),
+                Message::Assistant { text, tool_calls } => {
+                    if !text.is_empty() {
+                        parts.push(ResponsePart::Text { text: text.clone() });
+                    }
+                    for call in tool_calls {
+                        parts.push(ResponsePart::ToolCall(ToolCallPart {
+                            call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                            status: ToolCallStatus::Pending,
+                            result: None,
+                            title: None,
+                            kind: None,
+                            locations: Vec::new(),
+                            content: Vec::new(),
+                        }));
+                    }
+                }
+                Message::ToolResult {
+                    call_id,
+                    content,
+                    is_error,
+                } => {
+                    let call = parts.iter_mut().rev().find_map(|part| match part {
+                        ResponsePart::ToolCall(call) if &call.call_id == call_id => Some(call),
+                        _ => None,
+                    });
+                    if let Some(call) = call {
+                        call.status = if *is_error {
+                            ToolCallStatus::Failed
+                        } else {
+                            ToolCallStatus::Completed
+                        };
+                        call.result = Some(ToolResult {
+                            content: content.clone(),
+                            is_error: *is_error,
+                        });
+                    }
+                }
+            }
+        }
+        Turn {
+            id: self.id.clone(),
+            user: self.user.clone(),
+            parts,
+            usage: self.usage,
+            stop_reason: self.stop_reason.clone(),
+            started_at: self.started_at,
+            completed_at: self.completed_at,
+        }
+    }
+}
+
+/// Everything a chat is: stored verbatim by the host as `provider_data` (with its layout
+/// version, see [`VersionedBacking`]), and all that `materialize_chat` needs to bring the
+/// chat back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Backing {
+    /// The provider id that wrote it.
+    pub provider: String,
+    /// The chat's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The chat's title, once generated (or a subagent's task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What kind of conversation it is.
+    #[serde(default)]
+    pub role: Role,
+    /// Hidden context (a side chat's view of its source), never shown as history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<Message>,
+    /// The visible history, finished turns with the host's turn ids.
+    #[serde(default)]
+    pub turns: Vec<TurnRecord>,
+    /// When the backing last changed.
+    pub updated_at: Timestamp,
+}
+
+impl Backing {
+    /// An empty chat.
+    pub fn fresh(provider: &str, model: Option<String>, title: Option<String>, role: Role) -> Self {
+        Self {
+            provider: provider.to_owned(),
+            model,
+            title,
+            role,
+            context: Vec::new(),
+            turns: Vec::new(),
+            updated_at: now(),
+        }
+    }
+
+    /// The visible turns up to and including a turn.
+    pub fn turns_through(&self, chat: &ChatUri, turn_id: &TurnId) -> Result<&[TurnRecord]> {
+        self.turns
+            .iter()
+            .position(|turn| &turn.id == turn_id)
+            .map(|position| &self.turns[..=position])
+            .ok_or_else(|| Error::UnknownTurn {
+                chat: chat.clone(),
+                turn: turn_id.clone(),
+            })
+    }
+
+    /// The whole conversation the model sees before a new turn: hidden context, then the
+    /// messages of every turn.
+    pub fn model_messages(&self) -> Vec<Message> {
+        let mut messages = self.context.clone();
+        for turn in &self.turns {
+            messages.extend(turn.messages.iter().cloned());
+        }
+        messages
+    }
+
+    /// The blob the host stores.
+    pub fn encode(&self, chat: &ChatUri) -> Result<HarnessData> {
+        Ok(hearth_harness::encode(chat, self)?)
+    }
+
+    /// Reads a stored blob back.
+    pub fn decode(chat: &ChatUri, data: &HarnessData) -> Result<Self> {
+        Ok(hearth_harness::decode(chat, data)?)
+    }
+}
+
+impl VersionedBacking for Backing {
+    const FORMAT: u32 = 1;
+    const WHAT: &'static str = "Hearth agent";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_core::{Attachment, SessionUri};
+    use hearth_llm::ToolCall;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn chat() -> ChatUri {
+        ChatUri::default_for(&SessionUri::parse("hearth-session:openai/s1").unwrap())
+    }
+
+    #[test]
+    fn round_trips_and_refuses_garbage_and_newer_layouts() {
+        let mut backing = Backing::fresh("openai", Some("gpt".into()), None, Role::Side);
+        backing.context.push(Message::user("earlier"));
+        let mut turn = TurnRecord::new(TurnId::generate(), UserMessage::text("hi"));
+        turn.messages.push(Message::assistant("hello"));
+        turn.finish(StopReason::EndTurn, None);
+        backing.turns.push(turn);
+        let data = backing.encode(&chat()).unwrap();
+        assert_eq!(Backing::decode(&chat(), &data).unwrap(), backing);
+
+        let garbage = HarnessData::from_bytes(b"\x00not json".to_vec());
+        let error = Backing::decode(&chat(), &garbage).unwrap_err();
+        assert!(
+            error.to_string().contains("not a Hearth agent backing"),
+            "{error}"
+        );
+        let newer = HarnessData::from_bytes(br#"{"format": 99}"#.to_vec());
+        let error = Backing::decode(&chat(), &newer).unwrap_err();
+        assert!(error.to_string().contains("version 99"), "{error}");
+    }
+
+    #[test]
+    fn turns_are_rebuilt_from_model_messages() {
+        let user = UserMessage {
+            text: "look".into(),
+            attachments: vec![Attachment {
+                name: "a.pdf".into(),
+                media_type: "application/pdf".into(),
+                uri: "/tmp/a.pdf".into(),
+            }],
+            context: Vec::new(),
+        };
+        let mut turn = TurnRecord::new(TurnId::generate(), user.clone());
+        assert_eq!(
+            turn.messages[0],
+            Message::user("look\n\n[Attached file: a.pdf (application/pdf) at /tmp/a.pdf]")
+        );
+        turn.messages.push(Message::Assistant {
+            text: "checking".into(),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "lookup".into(),
+                arguments: json!({"q": "x"}),
+            }],
+        });
+        turn.messages.push(Message::tool_error("c1", "nope"));
+        turn.messages.push(Message::assistant("done"));
+        turn.finish(StopReason::EndTurn, None);
+        let shown = turn.to_turn();
+        assert_eq!(shown.user, user);
+        assert_eq!(
+            shown.parts,
+            vec![
+                ResponsePart::Text {
+                    text: "checking".into()
+                },
+                ResponsePart::ToolCall(ToolCallPart {
+                    call_id: "c1".into(),
+                    name: "lookup".into(),
+                    arguments: json!({"q": "x"}),
+                    status: ToolCallStatus::Failed,
+                    result: Some(ToolResult {
+                        content: "nope".into(),
+                        is_error: true
+                    }),
+                    title: None,
+                    kind: None,
+                    locations: Vec::new(),
+                    content: Vec::new(),
+                }),
+                ResponsePart::Text {
+                    text: "done".into()
+                },
+            ]
+        );
+        assert_eq!(turn.final_text(), "done");
+    }
+}
