@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use hearth_core::Backoff;
+
 use crate::account::{CalDavAccount, PasswordSource};
 use crate::error::{CalDavError, Result};
 use crate::transport::{DavRequest, DavResponse, DavTransport};
@@ -12,6 +14,11 @@ use crate::xml;
 
 /// How often a request answered with a 5xx or a 429 is tried.
 const ATTEMPTS: u32 = 3;
+
+/// The pauses before trying such a request again: 250 ms, then 1 s.
+const BUSY: Backoff = Backoff::doubling(Duration::from_millis(250), Duration::from_secs(1))
+    .with_factor(4)
+    .with_retries(ATTEMPTS - 1);
 
 /// What a write requires of the resource on the server, so that it never overwrites
 /// another client's edit.
@@ -84,9 +91,8 @@ impl<'a> DavClient<'a> {
             allow_private_network: self.account.allow_private_network,
             max_bytes: self.max_bytes,
         };
-        let mut attempt = 0;
+        let mut retries = 0;
         loop {
-            attempt += 1;
             let answer = self.transport.send(request.clone()).await;
             // A busy or failing server is asked again; one that cannot be reached (or
             // timed out, having already been waited for) is not.
@@ -94,18 +100,17 @@ impl<'a> DavClient<'a> {
                 Ok(response) => busy(response.status),
                 Err(_) => false,
             };
-            if !retry || attempt >= ATTEMPTS {
+            let pause = if retry { BUSY.next(retries) } else { None };
+            let Some(pause) = pause else {
                 return match answer {
                     Ok(response) => self.check_auth(method, url, response),
                     Err(message) => Err(self
                         .account
                         .error(format!("{method} {url} failed: {message}"))),
                 };
-            }
-            tokio::time::sleep(Duration::from_millis(
-                250 * u64::from(4_u32.pow(attempt - 1)),
-            ))
-            .await;
+            };
+            retries += 1;
+            tokio::time::sleep(pause).await;
         }
     }
 

@@ -1,6 +1,6 @@
 //! Hearth's domain: identities, chats and sessions, the turn model, the state clients
 //! see (snapshots, actions, envelopes and the one reducer), and the two seams the rest
-//! of Hearth plugs into — the [`Harness`] harness trait and the [`ToolHandler`] tool trait
+//! of Hearth plugs into — the [`Harness`] trait and the [`ToolHandler`] tool trait
 //! (with [`TypedTool`] for tools whose arguments are a Rust type).
 //! It also holds the one way every crate shows text it did not write: control
 //! characters escaped ([`escape_controls`]) and credentials in URLs redacted

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::schema as acp;
 use hearth_confine::Roots;
 use hearth_core::{
-    Capabilities, ChatContext, ChatUri, ConversationId, DiscoveredChat, HarnessData,
+    Backoff, Capabilities, ChatContext, ChatUri, ConversationId, DiscoveredChat, HarnessData,
     HarnessDescriptor, HarnessEvent, MultipleChats, MultipleWorkingDirectories, Signal, now,
 };
 use serde_json::Value;
@@ -25,8 +25,8 @@ use crate::options::AcpOptions;
 use crate::shared::{Route, Shared};
 use crate::spec::AgentSpec;
 
-/// The longest pause before another start after failed ones.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The pause before another start after failed ones: 1 s, doubling to at most 30 s.
+const RESTART: Backoff = Backoff::doubling(Duration::from_secs(1), Duration::from_secs(30));
 /// Pages of `session/list` read at most when looking for the agent's conversations.
 const LIST_PAGES: usize = 20;
 
@@ -68,8 +68,7 @@ impl Restarts {
         if self.failures == 0 {
             return Duration::ZERO;
         }
-        let pause =
-            Duration::from_secs(1 << self.failures.saturating_sub(1).min(5)).min(MAX_BACKOFF);
+        let pause = RESTART.nominal(self.failures - 1);
         let waited = self
             .last_failure
             .map_or(pause, |last| now.saturating_duration_since(last));

@@ -4,7 +4,6 @@
 //! file, and the body is kept byte for byte.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hearth_core::ProjectId;
@@ -207,27 +206,20 @@ fn optional_text(mapping: &mut Mapping, key: &str) -> Result<Option<String>, Str
     }
 }
 
-/// Replaces `path` with `bytes` atomically: readers see the old file or the new one.
+/// Replaces `path` with `bytes` atomically and durably (readers see the old file or the
+/// new one); a new file gets the process's default permissions, a replaced one keeps its
+/// own.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> ProjectResult<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let io = |source| ProjectError::Io {
+    hearth_fs::write_atomic(
+        path,
+        bytes,
+        hearth_fs::WriteMode::Replace,
+        hearth_fs::FilePermissions::KeepExisting,
+    )
+    .map_err(|source| ProjectError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".hearth-")
-        .suffix(".tmp")
-        .tempfile_in(folder)
-        .map_err(io)?;
-    temporary.write_all(bytes).map_err(io)?;
-    temporary.as_file().sync_all().map_err(io)?;
-    temporary.persist(path).map_err(|error| io(error.error))?;
-    if let Ok(directory) = fs::File::open(folder)
-        && let Err(error) = directory.sync_all()
-    {
-        tracing::debug!(folder = %folder.display(), %error, "could not sync the folder");
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]
