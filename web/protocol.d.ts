@@ -588,8 +588,8 @@ export type HarnessInfo = {
 /** `harness/start`: starts a harness now (an external agent's process) so the
  * conversations in its own catalog are listed as external sessions. */
 export type HarnessStartParams = {
-  /** The harness's provider id. */
-  provider: string;
+  /** The harness's id (`provider`, its older name, is read too). */
+  harness: string;
 };
 
 /** What `harness/start` returns. */
@@ -608,7 +608,11 @@ export type InitializeParams = {
 
 /** What `initialize` returns. */
 export type InitializeResponse = {
-  /** The provider `session/create` uses when none is named. */
+  /** The harness `session/create` uses when none is named (absent from a server that
+   * predates the name: see `defaultProvider`). */
+  defaultHarness?: string | null;
+  /** Deprecated: the same as `defaultHarness`, still sent for clients written before
+   * the rename. */
   defaultProvider?: string | null;
   /** Optional parts on offer. */
   features: ServerFeatures;
@@ -1246,12 +1250,13 @@ export type ServerInfo = {
 
 /** `session/create`: a new session with its default chat. */
 export type SessionCreateParams = {
+  /** The harness (default: the server's default harness; `provider`, its older name,
+   * is read too). */
+  harness?: string | null;
   /** The model. */
   model?: string | null;
   /** The project; absent means the global scope. Fixed for the session's life. */
   projectId?: string | null;
-  /** The harness (default: the server's default provider). */
-  provider?: string | null;
   /** Initial title. */
   title?: string | null;
   /** Absolute directories the agent works in: the first is its working directory, the
@@ -1288,13 +1293,13 @@ export type SessionForkParams = {
 export type SessionListParams = {
   /** Continue after this cursor (a previous page's `nextCursor`). */
   cursor?: string | null;
+  /** Only this harness (`provider`, its older name, is read too). */
+  harness?: string | null;
   /** Page size, 1 to 500 (default 50). */
   limit?: number | null;
   /** Only sessions created through Hearth, or only those found in a provider's own
    * catalog (default: both). */
   provenance?: (Provenance | null);
-  /** Only this provider. */
-  provider?: string | null;
   /** Only this scope (default: any). */
   scope?: (ScopeFilter | null);
 };
@@ -1331,14 +1336,20 @@ export type SessionState = {
   summary: SessionSummary;
 };
 
-/** A session as listed. */
+/** A session as listed.
+ * 
+ * Read the harness with [`SessionSummary::harness_id`]: a server older than the name
+ * `harness` sends only `provider`. */
 export type SessionSummary = {
+  /** Its harness (empty from a server that predates the name: see `provider`). */
+  harness?: string;
   /** The model, when chosen. */
   model?: string | null;
   /** Created through Hearth or discovered. */
   provenance: Provenance;
-  /** Its harness. */
-  provider: string;
+  /** Deprecated: the same as `harness`, still sent for clients written before the
+   * rename; [`SessionSummary::harness_id`] reads whichever is there. */
+  provider?: string;
   /** The project scope, fixed for the session's life. */
   scope: Scope;
   /** Free-form source label (`cli`, `server`, `discovery`). */
@@ -1349,7 +1360,7 @@ export type SessionSummary = {
   title?: string | null;
   /** When anything in it last changed. */
   updatedAt: string;
-  /** The session (`hearth-session:<provider>/<id>`). */
+  /** The session (`hearth-session:<harness>/<id>`). */
   uri: string;
   /** Where its agent works: the first is the working directory, the rest additional
    * directories. Fixed when the session is created. */

@@ -103,7 +103,7 @@ async fn long_chat(client: &Client, notifications: &mut hearth_server::Notificat
     }
     let created = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("replay".into()),
+            harness: Some("replay".into()),
             title: Some("long chat".into()),
             ..SessionCreateParams::default()
         })

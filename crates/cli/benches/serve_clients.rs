@@ -78,7 +78,7 @@ fn main() {
         first.initialize("bench").await.unwrap();
         let created = first
             .call::<SessionCreate>(&SessionCreateParams {
-                provider: Some("replay".into()),
+                harness: Some("replay".into()),
                 ..SessionCreateParams::default()
             })
             .await

@@ -146,7 +146,7 @@ async fn target_chat(remote: &Remote, request: &RunRequest<'_>) -> anyhow::Resul
     let created = remote
         .client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: request.provider.map(str::to_owned),
+            harness: request.provider.map(str::to_owned),
             model: request.model.map(str::to_owned),
             project_id: request.project.clone(),
             ..SessionCreateParams::default()
@@ -216,7 +216,7 @@ pub async fn list_sessions(remote: &Remote, query: &SessionQuery) -> anyhow::Res
         .call::<SessionList>(&SessionListParams {
             cursor: query.cursor.clone(),
             limit: Some(query.limit),
-            provider: query.provider.as_ref().map(ToString::to_string),
+            harness: query.provider.as_ref().map(ToString::to_string),
             scope: Some(scope),
             provenance: query.provenance.map(Into::into),
         })
@@ -394,7 +394,7 @@ pub async fn start_harness(remote: &Remote, provider: &core::HarnessId) -> anyho
     remote
         .client
         .call::<wire::HarnessStart>(&wire::HarnessStartParams {
-            provider: provider.to_string(),
+            harness: provider.to_string(),
         })
         .await?;
     Ok(())

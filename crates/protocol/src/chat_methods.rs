@@ -280,8 +280,9 @@ pub struct PermissionRevokeGrantResponse {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HarnessStartParams {
-    /// The harness's provider id.
-    pub provider: String,
+    /// The harness's id (`provider`, its older name, is read too).
+    #[serde(alias = "provider")]
+    pub harness: String,
 }
 
 /// What `harness/start` returns.

@@ -132,6 +132,7 @@ impl From<core::SessionSummary> for SessionSummary {
     fn from(summary: core::SessionSummary) -> Self {
         Self {
             uri: summary.uri.to_string(),
+            harness: summary.provider.to_string(),
             provider: summary.provider.to_string(),
             title: summary.title,
             provenance: summary.provenance.into(),
@@ -154,7 +155,7 @@ impl TryFrom<SessionSummary> for core::SessionSummary {
     fn try_from(summary: SessionSummary) -> Result<Self> {
         Ok(Self {
             uri: parse("uri", &summary.uri, core::SessionUri::parse)?,
-            provider: parse("provider", &summary.provider, core::HarnessId::parse)?,
+            provider: parse("harness", summary.harness_id(), core::HarnessId::parse)?,
             title: summary.title,
             provenance: summary.provenance.into(),
             source: summary.source,

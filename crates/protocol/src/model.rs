@@ -71,12 +71,20 @@ pub enum Provenance {
 }
 
 /// A session as listed.
+///
+/// Read the harness with [`SessionSummary::harness_id`]: a server older than the name
+/// `harness` sends only `provider`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
-    /// The session (`hearth-session:<provider>/<id>`).
+    /// The session (`hearth-session:<harness>/<id>`).
     pub uri: String,
-    /// Its harness.
+    /// Its harness (empty from a server that predates the name: see `provider`).
+    #[serde(default)]
+    pub harness: String,
+    /// Deprecated: the same as `harness`, still sent for clients written before the
+    /// rename; [`SessionSummary::harness_id`] reads whichever is there.
+    #[serde(default)]
     pub provider: String,
     /// Display title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,6 +106,17 @@ pub struct SessionSummary {
     pub started_at: Timestamp,
     /// When anything in it last changed.
     pub updated_at: Timestamp,
+}
+
+impl SessionSummary {
+    /// The session's harness: `harness`, or `provider` from a server that predates it.
+    pub fn harness_id(&self) -> &str {
+        if self.harness.is_empty() {
+            &self.provider
+        } else {
+            &self.harness
+        }
+    }
 }
 
 /// A chat as its session's catalog lists it.

@@ -59,7 +59,12 @@ pub struct InitializeResponse {
     pub protocol_version: String,
     /// The harnesses sessions can be created with, with their capabilities.
     pub harnesses: Vec<HarnessInfo>,
-    /// The provider `session/create` uses when none is named.
+    /// The harness `session/create` uses when none is named (absent from a server that
+    /// predates the name: see `defaultProvider`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_harness: Option<String>,
+    /// Deprecated: the same as `defaultHarness`, still sent for clients written before
+    /// the rename.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_provider: Option<String>,
     /// Optional parts on offer.
@@ -96,9 +101,9 @@ pub struct SessionListParams {
     /// Page size, 1 to 500 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
-    /// Only this provider.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
+    /// Only this harness (`provider`, its older name, is read too).
+    #[serde(default, alias = "provider", skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
     /// Only this scope (default: any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<ScopeFilter>,
@@ -123,9 +128,10 @@ pub struct SessionListResponse {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionCreateParams {
-    /// The harness (default: the server's default provider).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
+    /// The harness (default: the server's default harness; `provider`, its older name,
+    /// is read too).
+    #[serde(default, alias = "provider", skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
     /// The model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,

@@ -42,9 +42,9 @@ async fn session_list(
         )?),
     };
     let provider = params
-        .provider
+        .harness
         .as_deref()
-        .map(|provider| parse_field("provider", provider, HarnessId::parse))
+        .map(|harness| parse_field("harness", harness, HarnessId::parse))
         .transpose()?;
     let query = SessionQuery {
         scope,
@@ -74,19 +74,19 @@ async fn session_create(
         shared.backend.projects.as_ref(),
     ) && let Ok((_, file)) = projects.open(project).await
     {
-        if params.provider.is_none() {
-            params.provider = file.agent.clone().or(file.provider.clone());
+        if params.harness.is_none() {
+            params.harness = file.agent.clone().or(file.provider.clone());
         }
         if params.model.is_none() {
             params.model = file.model;
         }
     }
-    let provider = match params.provider.as_deref() {
-        Some(provider) => parse_field("provider", provider, HarnessId::parse)?,
+    let provider = match params.harness.as_deref() {
+        Some(harness) => parse_field("harness", harness, HarnessId::parse)?,
         None => shared.backend.default_provider.clone().ok_or_else(|| {
             RpcError::new(
                 ErrorKind::InvalidParams,
-                "no `provider` given and the server has no default provider",
+                "no `harness` given and the server has no default harness",
                 false,
             )
         })?,
@@ -166,7 +166,7 @@ async fn harness_start(
     params: <wire::HarnessStart as Method>::Params,
 ) -> Result<<wire::HarnessStart as Method>::Response, RpcError> {
     let host = shared.host();
-    let provider = parse_field("provider", &params.provider, HarnessId::parse)?;
+    let provider = parse_field("harness", &params.harness, HarnessId::parse)?;
     host.start_harness(&provider)
         .await
         .map_err(|e| host_error(&e))?;
@@ -193,6 +193,7 @@ fn server_info(shared: &Shared) -> wire::InitializeResponse {
             .into_iter()
             .map(Into::into)
             .collect(),
+        default_harness: backend.default_provider.as_ref().map(ToString::to_string),
         default_provider: backend.default_provider.as_ref().map(ToString::to_string),
         features: wire::ServerFeatures {
             proposals: backend.approvals.is_some(),

@@ -219,7 +219,7 @@ class App {
   renderRecent() {
     const sessions = this.recent
       .filter((session) => this.inScope(session))
-      .filter((session) => !this.search || (session.title || 'New chat').toLowerCase().includes(this.search) || session.provider.includes(this.search));
+      .filter((session) => !this.search || (session.title || 'New chat').toLowerCase().includes(this.search) || (session.harness ?? '').includes(this.search));
     if (!sessions.length) {
       replace(this.recentList, el('li', { class: 'muted empty' }, this.search ? 'No chat matches.' : 'No chats yet.'));
       return;
@@ -233,7 +233,7 @@ class App {
     return el('li', { class: `recent${open ? ' open' : ''}`, dataset: { session: session.uri } },
       el('button', { class: 'recent-open', type: 'button', onclick: () => this.openSession(session.uri) },
         el('span', { class: 'recent-title' }, session.title || 'New chat'),
-        el('span', { class: 'recent-meta' }, `${session.provider} · ${when(session.updatedAt)}`),
+        el('span', { class: 'recent-meta' }, `${session.harness} · ${when(session.updatedAt)}`),
       ),
       el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Rename ${session.title || 'New chat'}`, onclick: () => this.rename(session) }, '✎'),
       el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Delete ${session.title || 'New chat'}`, onclick: () => this.remove(session) }, '🗑'),
@@ -383,12 +383,12 @@ class App {
   }
 
   async newChat() {
-    const harness = this.harnesses().find((h) => h.id === this.rpc.server?.defaultProvider) || this.harnesses()[0];
+    const harness = this.harnesses().find((h) => h.id === this.rpc.server?.defaultHarness) || this.harnesses()[0];
     const project = this.projects.find((p) => p.id === this.scope);
     /** @type {import('../../protocol').SessionCreateParams} */
     const params = {};
-    if (project?.agent || project?.provider) params.provider = project.agent || project.provider || undefined;
-    else if (harness) params.provider = harness.id;
+    if (project?.agent || project?.provider) params.harness = project.agent || project.provider || undefined;
+    else if (harness) params.harness = harness.id;
     if (this.scope) params.projectId = this.scope;
     try {
       const created = await this.rpc.call('session/create', params);
@@ -404,11 +404,11 @@ class App {
   /**
    * A landing session changes agent: a new session with it, carrying the draft.
    * @param {SessionTab} tab
-   * @param {string} provider
+   * @param {string} harness
    */
-  async switchHarness(tab, provider) {
+  async switchHarness(tab, harness) {
     /** @type {import('../../protocol').SessionCreateParams} */
-    const params = { provider };
+    const params = { harness };
     if (this.scope) params.projectId = this.scope;
     const created = await this.rpc.call('session/create', params);
     const draft = tab.textarea.value;
@@ -504,7 +504,7 @@ class App {
       chats.length
         ? el('ul', { class: 'shelf-list' }, ...chats.map((session) =>
             el('li', null, el('button', { class: 'shelf-item', type: 'button', onclick: () => this.openSession(session.uri) },
-              el('strong', null, session.title || 'New chat'), el('span', { class: 'muted' }, `${session.provider} · ${when(session.updatedAt)}`)))))
+              el('strong', null, session.title || 'New chat'), el('span', { class: 'muted' }, `${session.harness} · ${when(session.updatedAt)}`)))))
         : el('p', { class: 'muted' }, 'Your conversations will be listed here.'),
     );
     replace(shelves, this.scope ? null : projects, recent);

@@ -382,7 +382,7 @@ export class SessionTab {
 
   harnessChanged() {
     const provider = this.harnessSelect.value;
-    if (provider && this.session && provider !== this.session.summary.provider) {
+    if (provider && this.session && provider !== this.session.summary.harness) {
       this.host.switchHarness(this, provider).catch((error) => this.showError(message(error)));
     }
   }
@@ -497,7 +497,7 @@ export class SessionTab {
 
   renderHarness() {
     const harnesses = this.host.harnesses();
-    const current = this.session?.summary.provider;
+    const current = this.session?.summary.harness;
     const options = harnesses.map((harness) =>
       el('option', { value: harness.id, selected: harness.id === current }, harness.demo && !harness.name.includes('demo') ? `${harness.name} (demo)` : harness.name),
     );
@@ -555,7 +555,7 @@ export class SessionTab {
 
   /** @param {Turn} turn */
   renderTurn(turn) {
-    const harness = this.session ? this.host.harnessOf(this.session.summary.provider) : undefined;
+    const harness = this.session ? this.host.harnessOf(this.session.summary.harness ?? '') : undefined;
     const chats = harness?.capabilities.multipleChats;
     const actions = el('div', { class: 'turn-actions' },
       el('button', { class: 'button subtle small', type: 'button', title: 'A new session that continues from here', onclick: () => this.fork(turn) }, 'Fork'),

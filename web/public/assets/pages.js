@@ -292,7 +292,7 @@ export class SetupPage {
   async checkAgent(id, result) {
     replace(result, el('p', { class: 'muted' }, 'Starting…'));
     try {
-      const answer = await this.rpc.call('harness/start', { provider: id });
+      const answer = await this.rpc.call('harness/start', { harness: id });
       replace(result, el('p', { class: 'notice ok' }, `Ready: ${answer.harness.name}.`));
     } catch (error) {
       replace(result, el('p', { class: 'notice error', role: 'alert' }, message(error)));

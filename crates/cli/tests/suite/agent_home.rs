@@ -1172,7 +1172,7 @@ async fn setup_lists_standing_permissions_and_revokes_them() {
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("tester".into()),
+            harness: Some("tester".into()),
             working_directories: vec![work_path.display().to_string()],
             ..SessionCreateParams::default()
         })

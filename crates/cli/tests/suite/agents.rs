@@ -282,7 +282,7 @@ async fn agent_pid(served: &Served) -> (u32, hearth_server::Client) {
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("tester".into()),
+            harness: Some("tester".into()),
             ..SessionCreateParams::default()
         })
         .await
@@ -329,7 +329,7 @@ async fn a_permission_request_in_the_server_is_answered_with_hearth_permissions(
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("tester".into()),
+            harness: Some("tester".into()),
             working_directories: vec![work.display().to_string()],
             ..SessionCreateParams::default()
         })

@@ -187,7 +187,7 @@ async fn a_grant_covers_the_same_call_is_listed_and_revocable() {
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("tester".into()),
+            harness: Some("tester".into()),
             working_directories: vec![work.display().to_string()],
             ..SessionCreateParams::default()
         })

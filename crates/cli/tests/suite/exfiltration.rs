@@ -232,7 +232,7 @@ async fn in_the_server_the_user_is_asked_with_the_full_url() {
         script(&model, read_then_fetch(&host));
         let session = client
             .call::<SessionCreate>(&SessionCreateParams {
-                provider: Some("mock".into()),
+                harness: Some("mock".into()),
                 working_directories: vec![home.path().display().to_string()],
                 ..SessionCreateParams::default()
             })

@@ -175,7 +175,7 @@ async fn permissions_list_shows_hearths_words_first() {
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("tester".into()),
+            harness: Some("tester".into()),
             working_directories: vec![work.path().display().to_string()],
             ..SessionCreateParams::default()
         })

@@ -74,7 +74,7 @@ async fn through_a_server_too_large_is_an_error_not_a_dropped_connection() {
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("replay".into()),
+            harness: Some("replay".into()),
             ..SessionCreateParams::default()
         })
         .await

@@ -207,7 +207,7 @@ async fn in_the_server_the_user_allows_a_call_with_hearth_permissions() {
     let (client, _notifications) = served.client().await;
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("mock".into()),
+            harness: Some("mock".into()),
             ..SessionCreateParams::default()
         })
         .await

@@ -424,7 +424,7 @@ async fn session(
 ) -> hearth_server::Result<hearth_protocol::SessionCreateResponse> {
     client
         .call::<hearth_protocol::SessionCreate>(&hearth_protocol::SessionCreateParams {
-            provider: Some("replay".into()),
+            harness: Some("replay".into()),
             project_id: Some("cloned-tools".into()),
             ..hearth_protocol::SessionCreateParams::default()
         })

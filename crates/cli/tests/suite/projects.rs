@@ -509,7 +509,7 @@ async fn projects_through_the_server_protocol() {
     // A session made in the project through the server works in its folder's scope.
     let session = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("replay".into()),
+            harness: Some("replay".into()),
             project_id: Some(id.clone()),
             ..SessionCreateParams::default()
         })
@@ -542,7 +542,7 @@ async fn projects_through_the_server_protocol() {
     );
     let refused = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("replay".into()),
+            harness: Some("replay".into()),
             project_id: Some(id.clone()),
             ..SessionCreateParams::default()
         })

@@ -27,7 +27,7 @@ fn slow_scenario() -> String {
 async fn new_chat(client: &Client) -> String {
     let created = client
         .call::<SessionCreate>(&SessionCreateParams {
-            provider: Some("replay".into()),
+            harness: Some("replay".into()),
             ..SessionCreateParams::default()
         })
         .await

@@ -264,3 +264,67 @@ fn snapshots_fold_envelopes_like_the_host() {
     }
     assert_eq!(mirror, expected);
 }
+
+/// The harness was called `provider` on the wire before: a client still sending the old
+/// names is understood, one still reading them finds them, and a client reading an older
+/// server's answer gets the harness from the old name.
+#[test]
+fn the_harness_is_read_under_its_old_name_and_still_sent_under_it() {
+    let create: wire::SessionCreateParams =
+        serde_json::from_value(json!({ "provider": "replay" })).unwrap();
+    assert_eq!(create.harness.as_deref(), Some("replay"));
+    let list: wire::SessionListParams =
+        serde_json::from_value(json!({ "provider": "codex" })).unwrap();
+    assert_eq!(list.harness.as_deref(), Some("codex"));
+    let start: wire::HarnessStartParams =
+        serde_json::from_value(json!({ "provider": "gemini" })).unwrap();
+    assert_eq!(start.harness, "gemini");
+    let new: wire::SessionCreateParams =
+        serde_json::from_value(json!({ "harness": "claude" })).unwrap();
+    assert_eq!(new.harness.as_deref(), Some("claude"));
+
+    let session = SessionUri::parse("hearth-session:replay/s1").unwrap();
+    let summary = core::SessionSummary {
+        uri: session,
+        provider: core::HarnessId::parse("replay").unwrap(),
+        title: None,
+        provenance: core::Provenance::Hearth,
+        source: "cli".into(),
+        scope: core::Scope::Global,
+        model: None,
+        working_directories: Vec::new(),
+        started_at: now(),
+        updated_at: now(),
+    };
+    let sent = serde_json::to_value(wire::SessionSummary::from(summary.clone())).unwrap();
+    assert_eq!(sent["harness"], "replay");
+    assert_eq!(sent["provider"], "replay");
+    let read: wire::SessionSummary = serde_json::from_value(sent.clone()).unwrap();
+    assert_eq!(read.harness_id(), "replay");
+    let mut older = sent;
+    older.as_object_mut().unwrap().remove("harness");
+    let read: wire::SessionSummary = serde_json::from_value(older).unwrap();
+    assert_eq!(read.harness_id(), "replay");
+    assert_eq!(core::SessionSummary::try_from(read).unwrap(), summary);
+
+    let info: wire::InitializeResponse = serde_json::from_value(json!({
+        "serverInfo": { "name": "hearth", "version": "0.1.0" },
+        "protocolVersion": wire::PROTOCOL_VERSION,
+        "harnesses": [],
+        "defaultProvider": "replay",
+        "features": { "proposals": false, "audit": false, "mcp": false }
+    }))
+    .unwrap();
+    assert_eq!(info.default_harness, None);
+    assert_eq!(info.default_provider.as_deref(), Some("replay"));
+    let both = serde_json::to_value(wire::InitializeResponse {
+        default_harness: Some("codex".into()),
+        default_provider: Some("codex".into()),
+        ..info
+    })
+    .unwrap();
+    assert_eq!(both["defaultHarness"], "codex");
+    assert_eq!(both["defaultProvider"], "codex");
+    let read: wire::InitializeResponse = serde_json::from_value(both).unwrap();
+    assert_eq!(read.default_harness.as_deref(), Some("codex"));
+}

@@ -53,7 +53,7 @@ async fn initialize_comes_first_and_describes_the_harnesses() {
     let info = client.initialize("test").await.unwrap();
     assert_eq!(info.server_info.name, "hearth");
     assert_eq!(info.protocol_version, wire::PROTOCOL_VERSION);
-    assert_eq!(info.default_provider.as_deref(), Some("fake"));
+    assert_eq!(info.default_harness.as_deref(), Some("fake"));
     assert_eq!(info.harnesses.len(), 1);
     let capabilities = info.harnesses[0].capabilities;
     assert_eq!(
