@@ -26,7 +26,7 @@ use hearth_projects::ClientFiles;
 use hearth_store::SessionQuery;
 use hearth_tools::ApprovalGate;
 
-use crate::error::{AcpAgentError, Result};
+use crate::error::{AcpServerError, Result};
 use crate::files::EditorFiles;
 use crate::mapping;
 use crate::server::AGENT_NAME;
@@ -57,7 +57,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The Hearth session an ACP session id names (its URI).
 pub(crate) fn session_uri(id: &SessionId) -> Result<SessionUri> {
-    SessionUri::parse(&id.0).map_err(|error| AcpAgentError::SessionNotFound {
+    SessionUri::parse(&id.0).map_err(|error| AcpServerError::SessionNotFound {
         id: id.0.to_string(),
         reason: error.to_string(),
     })
@@ -221,20 +221,20 @@ impl HearthAgent {
     ) -> Result<Vec<SessionConfigOption>> {
         let chat = ChatUri::default_for(&session_uri(&request.session_id)?);
         if request.config_id.0.as_ref() != MODEL_OPTION {
-            return Err(AcpAgentError::Invalid(format!(
+            return Err(AcpServerError::Invalid(format!(
                 "unknown config option {:?}; the only option is {MODEL_OPTION:?}",
                 request.config_id.0
             )));
         }
         let Some(model) = request.value.as_value_id().map(|value| value.0.to_string()) else {
-            return Err(AcpAgentError::Invalid(
+            return Err(AcpServerError::Invalid(
                 "the model option takes one of its choices' ids".to_owned(),
             ));
         };
         let (_, choices) = self.models(&chat).await?;
         if !choices.is_empty() && !choices.iter().any(|(id, _)| id == &model) {
             let known: Vec<&str> = choices.iter().map(|(id, _)| id.as_str()).collect();
-            return Err(AcpAgentError::Invalid(format!(
+            return Err(AcpServerError::Invalid(format!(
                 "unknown model {model:?}; choose one of {}",
                 known.join(", ")
             )));

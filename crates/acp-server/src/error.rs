@@ -6,7 +6,7 @@ use serde_json::json;
 
 /// What can fail while serving a request.
 #[derive(Debug, thiserror::Error)]
-pub enum AcpAgentError {
+pub enum AcpServerError {
     /// The session id is not a Hearth session URI, or no such session exists.
     #[error("session {id} not found: {reason}")]
     SessionNotFound {
@@ -27,9 +27,9 @@ pub enum AcpAgentError {
 }
 
 /// The crate's result type.
-pub type Result<T> = std::result::Result<T, AcpAgentError>;
+pub type Result<T> = std::result::Result<T, AcpServerError>;
 
-impl AcpAgentError {
+impl AcpServerError {
     /// The JSON-RPC error the client receives.
     pub fn to_rpc(&self) -> Error {
         match self {
@@ -53,8 +53,8 @@ impl AcpAgentError {
     }
 }
 
-impl From<AcpAgentError> for Error {
-    fn from(error: AcpAgentError) -> Self {
+impl From<AcpServerError> for Error {
+    fn from(error: AcpServerError) -> Self {
         error.to_rpc()
     }
 }

@@ -26,5 +26,5 @@ mod proposals;
 mod server;
 mod turn;
 
-pub use error::{AcpAgentError, Result};
+pub use error::{AcpServerError, Result};
 pub use server::{AGENT_NAME, Services, serve, stdio};

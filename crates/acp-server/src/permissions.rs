@@ -18,7 +18,7 @@ use agent_client_protocol::v1::schema::{
 use hearth_core::{ChatUri, PermissionAnswer, PermissionOption, PermissionOptionKind};
 
 use crate::agent::HearthAgent;
-use crate::error::{AcpAgentError, Result};
+use crate::error::{AcpServerError, Result};
 use crate::proposals::VIA;
 
 /// A question the turn raised.
@@ -87,7 +87,7 @@ pub(crate) async fn ask(
             .find(|option| option.kind.is_some_and(|kind| !kind.allows()))
             .map(|option| option.id.clone())
             .ok_or_else(|| {
-                AcpAgentError::Invalid(format!(
+                AcpServerError::Invalid(format!(
                     "permission request {} offers no way to refuse and the editor did not answer",
                     question.request_id
                 ))

@@ -8,11 +8,16 @@
 
 use std::sync::Arc;
 
-use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, SessionNotification};
+use agent_client_protocol::v1::schema::{
+    PromptRequest, PromptResponse, SessionId, SessionNotification,
+};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
-use hearth_core::{Action, ChatUri, ResponsePart, StopReason, Usage, UserMessage};
+use hearth_core::{
+    Action, ChatUri, Envelope, ResponsePart, StopReason, TurnId, Usage, UserMessage,
+};
 use serde_json::json;
+use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 
@@ -40,6 +45,8 @@ pub(crate) fn start(
     })
 }
 
+/// Runs one prompt: sends it to the host, streams the turn to the editor, waits for
+/// every question it raised and answers with the turn's stop reason.
 async fn run(
     agent: Arc<HearthAgent>,
     connection: ConnectionTo<Client>,
@@ -52,32 +59,74 @@ async fn run(
         .host
         .send_streaming(&chat, UserMessage::text(text))
         .await
-        .map_err(crate::AcpAgentError::from)?;
-    let mut questions = JoinSet::new();
-    let mut permission_questions = JoinSet::new();
-    let mut failure = None;
-    let (stop, usage) = loop {
-        let envelope = match subscription.receiver.recv().await {
-            Ok(envelope) => envelope,
-            Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, %chat, "the editor's stream fell behind; updates were lost");
-                continue;
+        .map_err(crate::AcpServerError::from)?;
+    let mut turn = Turn {
+        agent,
+        connection,
+        session_id: request.session_id,
+        chat,
+        turn_id,
+        questions: JoinSet::new(),
+        permission_questions: JoinSet::new(),
+        failure: None,
+    };
+    let (stop, usage) = turn.stream(&mut subscription.receiver).await?;
+    turn.settle_questions().await;
+    answer(stop, usage, turn.failure)
+}
+
+/// One running turn as the editor sees it: where its updates go and the questions it
+/// has asked so far.
+struct Turn {
+    agent: Arc<HearthAgent>,
+    connection: ConnectionTo<Client>,
+    session_id: SessionId,
+    chat: ChatUri,
+    turn_id: TurnId,
+    questions: JoinSet<crate::Result<proposals::Asked>>,
+    permission_questions: JoinSet<crate::Result<String>>,
+    /// The turn's error message, if it reported one.
+    failure: Option<String>,
+}
+
+impl Turn {
+    /// Forwards the chat's envelopes to the editor until the turn completes (or the host
+    /// closes the stream), returning the stop reason and usage.
+    async fn stream(
+        &mut self,
+        receiver: &mut broadcast::Receiver<Envelope>,
+    ) -> Result<(StopReason, Option<Usage>), Error> {
+        loop {
+            let envelope = match receiver.recv().await {
+                Ok(envelope) => envelope,
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, chat = %self.chat, "the editor's stream fell behind; updates were lost");
+                    continue;
+                }
+                Err(RecvError::Closed) => return Ok((StopReason::Incomplete, None)),
+            };
+            if let Some(update) = mapping::update_for(&envelope.action, &self.turn_id) {
+                self.connection
+                    .send_notification(SessionNotification::new(self.session_id.clone(), update))?;
             }
-            Err(RecvError::Closed) => break (StopReason::Incomplete, None),
-        };
-        if let Some(update) = mapping::update_for(&envelope.action, &turn_id) {
-            connection
-                .send_notification(SessionNotification::new(request.session_id.clone(), update))?;
+            if let Some(ended) = self.observe(envelope.action) {
+                return Ok(ended);
+            }
         }
-        match envelope.action {
+    }
+
+    /// Acts on one action of this turn: asks about proposals and permission requests,
+    /// remembers an error, and returns the stop reason and usage once the turn completed.
+    fn observe(&mut self, action: Action) -> Option<(StopReason, Option<Usage>)> {
+        match action {
             Action::PartAdded {
                 turn_id: id,
                 part: ResponsePart::Proposal { proposal_id, .. },
-            } if id == turn_id => {
-                questions.spawn(proposals::ask(
-                    agent.clone(),
-                    connection.clone(),
-                    request.session_id.clone(),
+            } if id == self.turn_id => {
+                self.questions.spawn(proposals::ask(
+                    self.agent.clone(),
+                    self.connection.clone(),
+                    self.session_id.clone(),
                     proposal_id,
                 ));
             }
@@ -91,52 +140,67 @@ async fn run(
                         tool_call_id,
                         outcome: None,
                     },
-            } if id == turn_id => {
+            } if id == self.turn_id => {
                 let question = permissions::Question {
-                    chat: chat.clone(),
+                    chat: self.chat.clone(),
                     request_id,
                     title,
                     options,
                     tool_call_id,
                 };
-                permission_questions.spawn(permissions::ask(
-                    agent.clone(),
-                    connection.clone(),
-                    request.session_id.clone(),
+                self.permission_questions.spawn(permissions::ask(
+                    self.agent.clone(),
+                    self.connection.clone(),
+                    self.session_id.clone(),
                     question,
                 ));
             }
             Action::PartAdded {
                 turn_id: id,
                 part: ResponsePart::Error { message },
-            } if id == turn_id => failure = Some(message),
+            } if id == self.turn_id => self.failure = Some(message),
             Action::TurnCompleted {
                 turn_id: id,
                 stop_reason,
                 usage,
                 ..
-            } if id == turn_id => break (stop_reason, usage),
+            } if id == self.turn_id => return Some((stop_reason, usage)),
             _ => {}
         }
-    };
-    while let Some(settled) = questions.join_next().await {
-        match settled {
-            Ok(Ok(asked)) => tracing::debug!(?asked, "proposal asked about"),
-            Ok(Err(error)) => {
-                tracing::warn!(%error, "asking about a proposal failed; it stays pending")
+        None
+    }
+
+    /// Waits until every proposal and permission question the turn asked is settled,
+    /// logging the ones that failed.
+    async fn settle_questions(&mut self) {
+        while let Some(settled) = self.questions.join_next().await {
+            match settled {
+                Ok(Ok(asked)) => tracing::debug!(?asked, "proposal asked about"),
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "asking about a proposal failed; it stays pending")
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "asking about a proposal stopped; it stays pending")
+                }
             }
-            Err(error) => {
-                tracing::warn!(%error, "asking about a proposal stopped; it stays pending")
+        }
+        while let Some(settled) = self.permission_questions.join_next().await {
+            match settled {
+                Ok(Ok(option)) => tracing::debug!(option, "permission answered"),
+                Ok(Err(error)) => tracing::warn!(%error, "answering a permission request failed"),
+                Err(error) => tracing::warn!(%error, "asking for permission stopped"),
             }
         }
     }
-    while let Some(settled) = permission_questions.join_next().await {
-        match settled {
-            Ok(Ok(option)) => tracing::debug!(option, "permission answered"),
-            Ok(Err(error)) => tracing::warn!(%error, "answering a permission request failed"),
-            Err(error) => tracing::warn!(%error, "asking for permission stopped"),
-        }
-    }
+}
+
+/// The answer to `session/prompt` for a turn that ended with `stop`: its ACP stop reason
+/// and usage, or an error saying why the turn failed.
+fn answer(
+    stop: StopReason,
+    usage: Option<Usage>,
+    failure: Option<String>,
+) -> Result<PromptResponse, Error> {
     match mapping::stop_reason(&stop) {
         Some(reason) => Ok(PromptResponse::new(reason).meta(usage_meta(usage.as_ref()))),
         None => Err(Error::new(

@@ -207,56 +207,19 @@ impl Fetcher {
         }
     }
 
+    /// Sends `request` to `requested_url`, following redirects within the policy, and
+    /// reads the final response.
     async fn follow(&self, requested_url: Url, request: &FetchRequest) -> Result<FetchResponse> {
         let mut url = requested_url.clone();
         let mut redirects = Vec::new();
         loop {
             check_url(&self.policy, &url).map_err(|rule| refusal(&url, rule))?;
-            let method = match request.method.as_deref() {
-                Some(method) => reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                    FetchError::Client {
-                        message: format!("`{method}` is not an HTTP method"),
-                    }
-                })?,
-                None => reqwest::Method::GET,
-            };
-            let mut builder = self
-                .client()?
-                .request(method, url.clone())
-                .header(ACCEPT, request.accept.accept_header());
-            for (name, value) in &request.headers {
-                builder = builder.header(name.as_str(), value.as_str());
-            }
-            // Secrets go to the origin the caller named, never where a redirect leads.
-            if url.origin() == requested_url.origin() {
-                for (name, value) in &request.credentials {
-                    let mut value =
-                        reqwest::header::HeaderValue::from_str(value).map_err(|_| {
-                            FetchError::Client {
-                                message: format!(
-                                    "the `{name}` header holds characters HTTP does not allow"
-                                ),
-                            }
-                        })?;
-                    value.set_sensitive(true);
-                    builder = builder.header(name.as_str(), value);
-                }
-            }
-            if let Some(body) = &request.body {
-                builder = builder.body(body.clone());
-            }
+            let builder = self.hop_request(&url, &requested_url, request)?;
             let response = builder
                 .send()
                 .await
                 .map_err(|error| send_error(&url, &error, &self.policy))?;
-            // Defence in depth: the peer must be an address the guard accepts.
-            if let Some(peer) = response.remote_addr() {
-                let name = match url.host() {
-                    Some(Host::Domain(name)) => Some(name),
-                    Some(Host::Ipv4(_) | Host::Ipv6(_)) | None => None,
-                };
-                check_address(&self.policy, peer.ip(), name).map_err(|rule| refusal(&url, rule))?;
-            }
+            self.check_peer(&url, &response)?;
             let status = response.status();
             if is_followed_redirect(status) {
                 if redirects.len() >= self.policy.max_redirects() {
@@ -272,46 +235,118 @@ impl Fetcher {
                 redirects.push(std::mem::replace(&mut url, next));
                 continue;
             }
-            if !status.is_success() && !request.any_status {
-                return Err(FetchError::Status {
-                    url: redacted(&url),
-                    status: status.as_u16(),
-                });
+            return self
+                .read_final(response, request, requested_url, url, redirects)
+                .await;
+        }
+    }
+
+    /// The request for one hop to `url`: method, accepted types, headers, body, and the
+    /// credentials only when `url` is on the origin the caller named.
+    fn hop_request(
+        &self,
+        url: &Url,
+        requested_url: &Url,
+        request: &FetchRequest,
+    ) -> Result<reqwest::RequestBuilder> {
+        let method = match request.method.as_deref() {
+            Some(method) => {
+                reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| FetchError::Client {
+                    message: format!("`{method}` is not an HTTP method"),
+                })?
             }
-            let media_type = MediaType::parse(
-                response
-                    .headers()
-                    .get(CONTENT_TYPE)
-                    .and_then(|value| value.to_str().ok()),
-            );
-            if status.is_success() && !request.accept.accepts(&media_type.essence) {
-                return Err(FetchError::UnsupportedContentType {
-                    url: redacted(&url),
-                    content_type: media_type.essence,
-                    accepted: request.accept.to_string(),
-                });
+            None => reqwest::Method::GET,
+        };
+        let mut builder = self
+            .client()?
+            .request(method, url.clone())
+            .header(ACCEPT, request.accept.accept_header());
+        for (name, value) in &request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        // Secrets go to the origin the caller named, never where a redirect leads.
+        if url.origin() == requested_url.origin() {
+            for (name, value) in &request.credentials {
+                let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                    FetchError::Client {
+                        message: format!(
+                            "the `{name}` header holds characters HTTP does not allow"
+                        ),
+                    }
+                })?;
+                value.set_sensitive(true);
+                builder = builder.header(name.as_str(), value);
             }
-            let cap = request
-                .max_bytes
-                .map_or(self.policy.max_response_bytes(), |bytes| {
-                    bytes.min(self.policy.max_response_bytes())
-                });
-            let etag = response
-                .headers()
-                .get(ETAG)
-                .and_then(|value| value.to_str().ok())
-                .map(str::to_owned);
-            let body = read_capped(response, &url, cap, &self.policy).await?;
-            return Ok(FetchResponse {
-                requested_url,
-                final_url: url,
-                redirects,
+        }
+        if let Some(body) = &request.body {
+            builder = builder.body(body.clone());
+        }
+        Ok(builder)
+    }
+
+    /// Defence in depth: refuses a response whose peer is an address the guard would not
+    /// have accepted for `url`.
+    fn check_peer(&self, url: &Url, response: &reqwest::Response) -> Result<()> {
+        if let Some(peer) = response.remote_addr() {
+            let name = match url.host() {
+                Some(Host::Domain(name)) => Some(name),
+                Some(Host::Ipv4(_) | Host::Ipv6(_)) | None => None,
+            };
+            check_address(&self.policy, peer.ip(), name).map_err(|rule| refusal(url, rule))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the final (non-redirect) response's status and content type and reads its
+    /// body within the size cap.
+    async fn read_final(
+        &self,
+        response: reqwest::Response,
+        request: &FetchRequest,
+        requested_url: Url,
+        url: Url,
+        redirects: Vec<Url>,
+    ) -> Result<FetchResponse> {
+        let status = response.status();
+        if !status.is_success() && !request.any_status {
+            return Err(FetchError::Status {
+                url: redacted(&url),
                 status: status.as_u16(),
-                media_type,
-                etag,
-                body,
             });
         }
+        let media_type = MediaType::parse(
+            response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok()),
+        );
+        if status.is_success() && !request.accept.accepts(&media_type.essence) {
+            return Err(FetchError::UnsupportedContentType {
+                url: redacted(&url),
+                content_type: media_type.essence,
+                accepted: request.accept.to_string(),
+            });
+        }
+        let cap = request
+            .max_bytes
+            .map_or(self.policy.max_response_bytes(), |bytes| {
+                bytes.min(self.policy.max_response_bytes())
+            });
+        let etag = response
+            .headers()
+            .get(ETAG)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let body = read_capped(response, &url, cap, &self.policy).await?;
+        Ok(FetchResponse {
+            requested_url,
+            final_url: url,
+            redirects,
+            status: status.as_u16(),
+            media_type,
+            etag,
+            body,
+        })
     }
 }
 

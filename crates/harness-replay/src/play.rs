@@ -8,6 +8,7 @@ use hearth_core::{
     ResponsePart, SessionUri, Signal, StopReason, ToolCallPart, ToolCallPatch, ToolCallStatus,
     ToolResult, Turn, TurnBudget, TurnId, UserMessage, now,
 };
+use hearth_harness::RunId;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::ReplayHarness;
@@ -339,20 +340,11 @@ impl Player<'_> {
         });
         self.start_call(stage, &call_id, SUBAGENT_TOOL, arguments)
             .await;
-
-        let child = ChatUri::peer(&self.session, ChatId::generate());
-        let child_turn = TurnId::generate();
-        let cancel = stage.cancel.child_token();
-        let backing = Backing::fresh(
-            &self.agent.scenario.name,
-            self.model.clone(),
-            Some(subagent.title.clone()),
-        );
-        let provider_data = match backing.encode(&child) {
-            Ok(data) => data,
-            Err(error) => {
+        let child = match self.spawn_subagent(stage, &call_id, subagent).await {
+            Ok(child) => child,
+            Err(message) => {
                 let result = ToolResult {
-                    content: error.message,
+                    content: message,
                     is_error: true,
                 };
                 self.update_call(stage, &call_id, ToolCallStatus::Failed, Some(result))
@@ -360,16 +352,43 @@ impl Player<'_> {
                 return Ended::Done;
             }
         };
+        let (status, result) = self.run_subagent(child, subagent).await;
+        self.update_call(stage, &call_id, status, Some(result))
+            .await;
+        if stage.cancel.is_cancelled() {
+            return Ended::Aborted;
+        }
+        Ended::Done
+    }
+
+    /// Adds the subagent's chat to the agent's table, already running, and announces it
+    /// to the host as spawned by the `call_id` call; fails with the message for the call
+    /// when the chat's backing cannot be encoded.
+    async fn spawn_subagent(
+        &self,
+        stage: &Stage,
+        call_id: &str,
+        subagent: &ScriptedSubagent,
+    ) -> Result<SubagentChat, String> {
+        let chat = ChatUri::peer(&self.session, ChatId::generate());
+        let turn_id = TurnId::generate();
+        let cancel = stage.cancel.child_token();
+        let backing = Backing::fresh(
+            &self.agent.scenario.name,
+            self.model.clone(),
+            Some(subagent.title.clone()),
+        );
+        let provider_data = backing.encode(&chat).map_err(|error| error.message)?;
         let run = self
             .agent
             .chats
-            .add_running(&child, backing, &child_turn, &cancel);
+            .add_running(&chat, backing, &turn_id, &cancel);
         self.sink
             .send(HarnessEvent::SpawnChat {
-                chat: child.clone(),
+                chat: chat.clone(),
                 origin: ChatOrigin::Tool {
                     parent_chat: stage.chat.clone(),
-                    tool_call_id: call_id.clone(),
+                    tool_call_id: call_id.to_owned(),
                 },
                 title: Some(subagent.title.clone()),
                 backing: CreatedChat {
@@ -380,64 +399,96 @@ impl Player<'_> {
                 },
             })
             .await;
+        Ok(SubagentChat {
+            chat,
+            turn_id,
+            cancel,
+            run,
+        })
+    }
+
+    /// Plays the subagent's steps as its chat's turn, completes the turn and ends the
+    /// chat; returns the status and result of the parent's call.
+    async fn run_subagent(
+        &self,
+        child: SubagentChat,
+        subagent: &ScriptedSubagent,
+    ) -> (ToolCallStatus, ToolResult) {
+        let SubagentChat {
+            chat,
+            turn_id,
+            cancel,
+            run,
+        } = child;
         let user = UserMessage::text(subagent.prompt.clone());
         self.signal(
-            &child,
+            &chat,
             Signal::TurnStarted {
-                turn_id: child_turn.clone(),
+                turn_id: turn_id.clone(),
                 user: user.clone(),
             },
         )
         .await;
-        let mut child_stage = Stage::new(
-            child.clone(),
-            child_turn.clone(),
+        let mut stage = Stage::new(
+            chat.clone(),
+            turn_id.clone(),
             user,
             cancel,
             self.agent.output_limits,
         );
-        let ended = self.play(&mut child_stage, &subagent.steps).await;
+        let ended = self.play(&mut stage, &subagent.steps).await;
         if let Ended::Failed(message) = &ended {
             let message = message.clone();
-            let turn_id = child_turn.clone();
-            self.signal(&child, Signal::Error { turn_id, message })
-                .await;
+            let turn_id = turn_id.clone();
+            self.signal(&chat, Signal::Error { turn_id, message }).await;
         }
-        let stop_reason = child_stage.finish(&ended);
-        let usage = child_stage.turn.usage;
-        let answer = child_stage.turn.response_text();
+        let stop_reason = stage.finish(&ended);
+        let usage = stage.turn.usage;
+        let answer = stage.turn.response_text();
         self.signal(
-            &child,
+            &chat,
             Signal::TurnCompleted {
-                turn_id: child_turn,
+                turn_id,
                 stop_reason: stop_reason.clone(),
                 usage,
             },
         )
         .await;
-        if let Some(provider_data) = self.agent.finish_run(&child, run, child_stage.turn) {
-            self.signal(&child, Signal::ProviderDataChanged { provider_data })
+        if let Some(provider_data) = self.agent.finish_run(&chat, run, stage.turn) {
+            self.signal(&chat, Signal::ProviderDataChanged { provider_data })
                 .await;
         }
-        self.sink.send(HarnessEvent::EndChat { chat: child }).await;
-
-        let (status, result) = match (&ended, &stop_reason) {
-            (Ended::Aborted, _) => (ToolCallStatus::Cancelled, answer),
-            (Ended::Failed(message), _) => (ToolCallStatus::Failed, message.clone()),
-            (_, StopReason::Error) => (ToolCallStatus::Failed, answer),
-            _ => (ToolCallStatus::Completed, answer),
-        };
-        let result = ToolResult {
-            content: result,
-            is_error: status == ToolCallStatus::Failed,
-        };
-        self.update_call(stage, &call_id, status, Some(result))
-            .await;
-        if stage.cancel.is_cancelled() {
-            return Ended::Aborted;
-        }
-        Ended::Done
+        self.sink.send(HarnessEvent::EndChat { chat }).await;
+        subagent_outcome(&ended, &stop_reason, answer)
     }
+}
+
+/// A subagent's chat, spawned and running its one turn.
+struct SubagentChat {
+    chat: ChatUri,
+    turn_id: TurnId,
+    cancel: CancellationToken,
+    run: RunId,
+}
+
+/// The parent call's status and result for a subagent whose turn `ended` with
+/// `stop_reason` and `answer`.
+fn subagent_outcome(
+    ended: &Ended,
+    stop_reason: &StopReason,
+    answer: String,
+) -> (ToolCallStatus, ToolResult) {
+    let (status, result) = match (ended, stop_reason) {
+        (Ended::Aborted, _) => (ToolCallStatus::Cancelled, answer),
+        (Ended::Failed(message), _) => (ToolCallStatus::Failed, message.clone()),
+        (_, StopReason::Error) => (ToolCallStatus::Failed, answer),
+        _ => (ToolCallStatus::Completed, answer),
+    };
+    let result = ToolResult {
+        content: result,
+        is_error: status == ToolCallStatus::Failed,
+    };
+    (status, result)
 }
 
 /// Replaces the turn's plan, or adds one (as the host's reducer does).

@@ -303,6 +303,16 @@ impl<'de> Visitor<'de> for StepVisitor {
 
 /// Checks a step map as a whole and builds the step.
 fn build_step(slots: Slots) -> Result<Step, String> {
+    let kind = checked_kind(&slots)?;
+    let delay_ms = slots.delay_ms.unwrap_or(0);
+    Ok(Step {
+        delay_ms,
+        kind: step_kind(kind, slots)?,
+    })
+}
+
+/// The step's kind, once the map is known to have one and only options that kind takes.
+fn checked_kind(slots: &Slots) -> Result<Kind, String> {
     let Some(kind) = slots.kind else {
         return Err(format!(
             "a step needs a kind: one of {} (e.g. `text: Hello`)",
@@ -321,12 +331,17 @@ fn build_step(slots: Slots) -> Result<Step, String> {
             options_message(kind)
         ));
     }
+    Ok(kind)
+}
+
+/// What a step of `kind` does, built from its main value and options.
+fn step_kind(kind: Kind, slots: Slots) -> Result<StepKind, String> {
     let main = slots.main.unwrap_or_default();
     let stream = match slots.stream {
         Some(StreamDef::Words) => Streaming::Words,
         Some(StreamDef::Whole) | None => Streaming::Whole,
     };
-    let kind = match kind {
+    Ok(match kind {
         Kind::Text => StepKind::Text { text: main, stream },
         Kind::Reasoning => StepKind::Reasoning { text: main, stream },
         Kind::ToolCall => StepKind::ToolCall(ScriptedToolCall {
@@ -342,19 +357,7 @@ fn build_step(slots: Slots) -> Result<Step, String> {
             },
         }),
         Kind::Plan => StepKind::Plan {
-            entries: slots
-                .plan
-                .unwrap_or_default()
-                .into_iter()
-                .map(|entry| PlanEntry {
-                    content: entry.content,
-                    status: match entry.status {
-                        PlanStatusDef::Pending => PlanStatus::Pending,
-                        PlanStatusDef::InProgress => PlanStatus::InProgress,
-                        PlanStatusDef::Completed => PlanStatus::Completed,
-                    },
-                })
-                .collect(),
+            entries: plan_entries(slots.plan.unwrap_or_default()),
         },
         Kind::Subagent => {
             let (Some(prompt), Some(steps)) = (slots.prompt, slots.steps) else {
@@ -370,28 +373,42 @@ fn build_step(slots: Slots) -> Result<Step, String> {
         }
         Kind::Error => StepKind::Error { message: main },
         Kind::Fail => StepKind::Fail { message: main },
-        Kind::Usage => {
-            let usage = slots.usage.unwrap_or(UsageDef {
-                input_tokens: 0,
-                output_tokens: 0,
-                cached_input_tokens: 0,
-                reasoning_tokens: 0,
-            });
-            StepKind::Usage {
-                usage: Usage {
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                    cached_input_tokens: usage.cached_input_tokens,
-                    reasoning_tokens: usage.reasoning_tokens,
-                },
-            }
-        }
+        Kind::Usage => StepKind::Usage {
+            usage: step_usage(slots.usage),
+        },
         Kind::Stop => StepKind::Stop {
             reason: stop_reason_from_name(main.trim()),
         },
-    };
-    Ok(Step {
-        delay_ms: slots.delay_ms.unwrap_or(0),
-        kind,
     })
+}
+
+/// A `plan` step's entries as the turn holds them.
+fn plan_entries(entries: Vec<PlanEntryDef>) -> Vec<PlanEntry> {
+    entries
+        .into_iter()
+        .map(|entry| PlanEntry {
+            content: entry.content,
+            status: match entry.status {
+                PlanStatusDef::Pending => PlanStatus::Pending,
+                PlanStatusDef::InProgress => PlanStatus::InProgress,
+                PlanStatusDef::Completed => PlanStatus::Completed,
+            },
+        })
+        .collect()
+}
+
+/// A `usage` step's token counts; a step without them reports zero of each.
+fn step_usage(usage: Option<UsageDef>) -> Usage {
+    let usage = usage.unwrap_or(UsageDef {
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: 0,
+        reasoning_tokens: 0,
+    });
+    Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+    }
 }

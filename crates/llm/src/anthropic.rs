@@ -15,7 +15,7 @@ use crate::driver::{DecodeContext, Decoder, StreamExchange, event_stream};
 use crate::error::{LlmError, Result};
 use crate::event::EventStream;
 use crate::openai::model_ids;
-use crate::request::{Message, ModelRequest, temperature_json};
+use crate::request::{Message, ModelRequest, ToolSpec, temperature_json};
 use crate::transport::{Auth, Exchange, Transport};
 
 pub(crate) use decode::stream_decoder;
@@ -129,65 +129,9 @@ impl StreamExchange for MessagesExchange {
     }
 }
 
-/// The Messages request body. Consecutive messages of one role are merged (tool results
-/// and the next user text form one user turn), tool results first in a user turn, and
-/// empty text blocks are left out, as the API requires.
+/// The Messages request body: model, token limit, system prompt, the conversation as
+/// [`conversation_turns`] shapes it, tools and temperature, streamed.
 fn messages_body(request: &ModelRequest, default_max_tokens: Option<u32>) -> Value {
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, block: Value| match turns.last_mut() {
-        Some((last, blocks)) if *last == role => blocks.push(block),
-        _ => turns.push((role, vec![block])),
-    };
-    for message in &request.messages {
-        match message {
-            Message::User { text } => {
-                if !text.is_empty() {
-                    push("user", json!({"type": "text", "text": text}));
-                }
-            }
-            Message::Assistant { text, tool_calls } => {
-                if !text.is_empty() {
-                    push("assistant", json!({"type": "text", "text": text}));
-                }
-                for call in tool_calls {
-                    let input = if call.arguments.is_object() {
-                        call.arguments.clone()
-                    } else {
-                        json!({})
-                    };
-                    push(
-                        "assistant",
-                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
-                    );
-                }
-            }
-            Message::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => {
-                let mut block = Map::new();
-                block.insert("type".into(), "tool_result".into());
-                block.insert("tool_use_id".into(), call_id.clone().into());
-                if !content.is_empty() {
-                    block.insert("content".into(), content.clone().into());
-                }
-                if *is_error {
-                    block.insert("is_error".into(), true.into());
-                }
-                push("user", Value::Object(block));
-            }
-        }
-    }
-    let messages: Vec<Value> = turns
-        .into_iter()
-        .map(|(role, mut blocks)| {
-            if role == "user" {
-                blocks.sort_by_key(|block| block["type"] != "tool_result");
-            }
-            json!({"role": role, "content": blocks})
-        })
-        .collect();
     let mut body = Map::new();
     body.insert("model".into(), request.model.clone().into());
     body.insert(
@@ -201,20 +145,12 @@ fn messages_body(request: &ModelRequest, default_max_tokens: Option<u32>) -> Val
     if let Some(system) = request.system.as_deref().filter(|text| !text.is_empty()) {
         body.insert("system".into(), system.into());
     }
-    body.insert("messages".into(), Value::Array(messages));
+    body.insert(
+        "messages".into(),
+        Value::Array(conversation_turns(&request.messages)),
+    );
     if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let schema = if tool.parameters.is_object() {
-                    tool.parameters.clone()
-                } else {
-                    json!({"type": "object", "properties": {}})
-                };
-                json!({"name": tool.name, "description": tool.description, "input_schema": schema})
-            })
-            .collect();
+        let tools = request.tools.iter().map(tool_json).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(temperature) = request.temperature {
@@ -224,10 +160,89 @@ fn messages_body(request: &ModelRequest, default_max_tokens: Option<u32>) -> Val
     Value::Object(body)
 }
 
+/// The conversation as Messages turns. Consecutive messages of one role are merged (tool
+/// results and the next user text form one user turn), tool results first in a user
+/// turn, and empty text blocks are left out, as the API requires.
+fn conversation_turns(messages: &[Message]) -> Vec<Value> {
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    for (role, block) in messages.iter().flat_map(message_blocks) {
+        match turns.last_mut() {
+            Some((last, blocks)) if *last == role => blocks.push(block),
+            _ => turns.push((role, vec![block])),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, mut blocks)| {
+            if role == "user" {
+                blocks.sort_by_key(|block| block["type"] != "tool_result");
+            }
+            json!({"role": role, "content": blocks})
+        })
+        .collect()
+}
+
+/// The content blocks one message contributes, each with the role of the turn it
+/// belongs to; empty text gives no block.
+fn message_blocks(message: &Message) -> Vec<(&'static str, Value)> {
+    let mut blocks = Vec::new();
+    match message {
+        Message::User { text } => {
+            if !text.is_empty() {
+                blocks.push(("user", json!({"type": "text", "text": text})));
+            }
+        }
+        Message::Assistant { text, tool_calls } => {
+            if !text.is_empty() {
+                blocks.push(("assistant", json!({"type": "text", "text": text})));
+            }
+            for call in tool_calls {
+                let input = if call.arguments.is_object() {
+                    call.arguments.clone()
+                } else {
+                    json!({})
+                };
+                blocks.push((
+                    "assistant",
+                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
+                ));
+            }
+        }
+        Message::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
+            let mut block = Map::new();
+            block.insert("type".into(), "tool_result".into());
+            block.insert("tool_use_id".into(), call_id.clone().into());
+            if !content.is_empty() {
+                block.insert("content".into(), content.clone().into());
+            }
+            if *is_error {
+                block.insert("is_error".into(), true.into());
+            }
+            blocks.push(("user", Value::Object(block)));
+        }
+    }
+    blocks
+}
+
+/// One tool as the Messages API declares it; a tool without an object schema takes an
+/// empty object.
+fn tool_json(tool: &ToolSpec) -> Value {
+    let schema = if tool.parameters.is_object() {
+        tool.parameters.clone()
+    } else {
+        json!({"type": "object", "properties": {}})
+    };
+    json!({"name": tool.name, "description": tool.description, "input_schema": schema})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::{ToolCall, ToolSpec};
+    use crate::request::ToolCall;
     use pretty_assertions::assert_eq;
 
     #[test]

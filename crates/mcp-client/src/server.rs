@@ -1,6 +1,7 @@
 //! One MCP server: its connection (started on first use, restarted after a failure),
 //! its tools, and calls with a time limit.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -223,11 +224,8 @@ impl Server {
         }
     }
 
+    /// Starts the server over its transport, shakes hands and lists its tools.
     async fn start(&self) -> Result<(Connection, Vec<ToolReport>)> {
-        let failed = |message: String| McpError::Start {
-            server: self.spec.name.clone(),
-            message,
-        };
         let (service, process) = match &self.spec.transport {
             Transport::Stdio {
                 command,
@@ -235,72 +233,24 @@ impl Server {
                 env,
                 pass_env,
             } => {
-                // A process group of its own, a minimal environment, and its stderr kept
-                // (bounded): a server that crashes on start says why.
-                let launch = Launch::new(format!("mcp server {}", self.spec.name), command)
-                    .args(args.iter().cloned())
-                    .env(
-                        ChildEnv::minimal()
-                            .pass(pass_env.iter().cloned())
-                            .set(env.clone()),
-                    );
-                let (process, pipes) = Process::spawn(&launch).map_err(|error| {
-                    failed(format!("cannot run `{command}`: {}", spawn_failure(&error)))
-                })?;
-                self.lock().stderr = Some(process.stderr().clone());
-                let Some(stdin) = pipes.stdin else {
-                    return Err(failed("its stdin could not be opened".to_owned()));
-                };
-                let service = match ().serve((pipes.stdout, stdin)).await {
-                    Ok(service) => service,
-                    Err(error) => {
-                        // Let the process end and its last words arrive before quoting them.
-                        let ended = tokio::time::timeout(
-                            std::time::Duration::from_secs(2),
-                            process.exited(),
-                        )
-                        .await;
-                        if ended.is_err() {
-                            process.kill();
-                        }
-                        settle_stderr(process.stderr()).await;
-                        return Err(failed(format!(
-                            "the MCP handshake failed: {error}{}",
-                            process.stderr().quoted()
-                        )));
-                    }
-                };
+                let (service, process) = self.start_stdio(command, args, env, pass_env).await?;
                 (service, Some(process))
             }
             Transport::Http {
                 url,
                 bearer_token_env,
                 local,
-            } => {
-                if !local {
-                    self.check_url(url).await.map_err(failed)?;
-                }
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                if let Some(variable) = bearer_token_env {
-                    let token = std::env::var(variable).map_err(|_| {
-                        failed(format!(
-                            "the environment variable `{variable}` (bearer_token_env) is not set"
-                        ))
-                    })?;
-                    config = config.auth_header(token);
-                }
-                let service = ()
-                    .serve(StreamableHttpClientTransport::from_config(config))
-                    .await
-                    .map_err(|error| failed(format!("the MCP handshake failed: {error}")))?;
-                (service, None)
-            }
+            } => (
+                self.start_http(url, bearer_token_env.as_deref(), *local)
+                    .await?,
+                None,
+            ),
         };
         let peer = service.peer().clone();
         let listed = peer
             .list_all_tools()
             .await
-            .map_err(|error| failed(format!("listing its tools failed: {error}")))?;
+            .map_err(|error| self.start_failure(format!("listing its tools failed: {error}")))?;
         let tools = listed.iter().map(|tool| self.tool_report(tool)).collect();
         Ok((
             Connection {
@@ -310,6 +260,84 @@ impl Server {
             },
             tools,
         ))
+    }
+
+    /// The error for a start that failed, naming this server.
+    fn start_failure(&self, message: String) -> McpError {
+        McpError::Start {
+            server: self.spec.name.clone(),
+            message,
+        }
+    }
+
+    /// Runs a stdio server's program and shakes hands with it.
+    ///
+    /// The program gets a process group of its own, a minimal environment, and its stderr
+    /// kept (bounded): a server that crashes on start says why.
+    async fn start_stdio(
+        &self,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        pass_env: &[String],
+    ) -> Result<(RunningService<RoleClient, ()>, Process)> {
+        let launch = Launch::new(format!("mcp server {}", self.spec.name), command)
+            .args(args.iter().cloned())
+            .env(
+                ChildEnv::minimal()
+                    .pass(pass_env.iter().cloned())
+                    .set(env.clone()),
+            );
+        let (process, pipes) = Process::spawn(&launch).map_err(|error| {
+            self.start_failure(format!("cannot run `{command}`: {}", spawn_failure(&error)))
+        })?;
+        self.lock().stderr = Some(process.stderr().clone());
+        let Some(stdin) = pipes.stdin else {
+            return Err(self.start_failure("its stdin could not be opened".to_owned()));
+        };
+        match ().serve((pipes.stdout, stdin)).await {
+            Ok(service) => Ok((service, process)),
+            Err(error) => {
+                // Let the process end and its last words arrive before quoting them.
+                let ended =
+                    tokio::time::timeout(std::time::Duration::from_secs(2), process.exited()).await;
+                if ended.is_err() {
+                    process.kill();
+                }
+                settle_stderr(process.stderr()).await;
+                Err(self.start_failure(format!(
+                    "the MCP handshake failed: {error}{}",
+                    process.stderr().quoted()
+                )))
+            }
+        }
+    }
+
+    /// Connects to a streamable-HTTP server (checked by the fetcher's rules unless it is
+    /// marked local) and shakes hands with it.
+    async fn start_http(
+        &self,
+        url: &str,
+        bearer_token_env: Option<&str>,
+        local: bool,
+    ) -> Result<RunningService<RoleClient, ()>> {
+        if !local {
+            self.check_url(url)
+                .await
+                .map_err(|message| self.start_failure(message))?;
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        if let Some(variable) = bearer_token_env {
+            let token = std::env::var(variable).map_err(|_| {
+                self.start_failure(format!(
+                    "the environment variable `{variable}` (bearer_token_env) is not set"
+                ))
+            })?;
+            config = config.auth_header(token);
+        }
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .map_err(|error| self.start_failure(format!("the MCP handshake failed: {error}")))
     }
 
     /// The guarded fetcher's rules for the URL and every address its host resolves to.

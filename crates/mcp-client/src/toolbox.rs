@@ -12,6 +12,7 @@ use hearth_tools::{
     Actor, AuditEntry, AuditKind, AuditLog, AuditOutcome, Decision, PermissionQuestion,
     PermissionReply, canonical_json, permission_asker, sha256_hex, tool_call_options,
 };
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use crate::error::McpError;
@@ -236,71 +237,49 @@ impl McpTools {
             name,
             arguments: &arguments,
         };
-        let prepared = self.prepare(name, &arguments).await;
-        let (server, tool, object) = match prepared {
+        let (server, tool, object) = match self.prepare(name, &arguments).await {
             Ok(prepared) => prepared,
-            Err(message) => {
-                recorder
-                    .tool_call(Decision::Denied, None, AuditOutcome::error(&message))
-                    .await;
-                return error_outcome(message);
-            }
+            Err(message) => return recorder.denied(message).await,
         };
-        let approval = if tool.read_only {
-            Approval::ReadOnly
+        let approval = match self.approval(&recorder, &server, &tool).await {
+            Ok(approval) => approval,
+            Err(message) => return recorder.denied(message).await,
+        };
+        let result = self.run_tool(&server, &tool, object).await;
+        recorder.ran(approval, result).await
+    }
+
+    /// Why the call may run: the tool is read-only, allowed, or the user said yes; the
+    /// message the model gets when the user did not.
+    async fn approval(
+        &self,
+        recorder: &Recorder<'_>,
+        server: &Server,
+        tool: &ToolReport,
+    ) -> Result<Approval, String> {
+        if tool.read_only {
+            Ok(Approval::ReadOnly)
         } else if tool.allowed {
-            Approval::AllowList
+            Ok(Approval::AllowList)
         } else {
-            match self.ask(&recorder, &server.spec.name, &tool).await {
-                Ok(approval) => approval,
-                Err(message) => {
-                    recorder
-                        .tool_call(Decision::Denied, None, AuditOutcome::error(&message))
-                        .await;
-                    return error_outcome(message);
-                }
-            }
-        };
-        let result = match self.runtime() {
-            Ok(runtime) => {
-                let server = Arc::clone(&server);
-                let tool_name = tool.name.clone();
-                runtime
-                    .run(async move { server.call(&tool_name, object).await })
-                    .await
-                    .and_then(|result| result)
-            }
-            Err(error) => Err(error),
-        };
-        match result {
-            Ok(result) => {
-                let (content, is_error) = render_result(&result);
-                let outcome = if is_error {
-                    AuditOutcome::error(content.chars().take(500).collect::<String>())
-                } else {
-                    AuditOutcome::ok()
-                };
-                recorder
-                    .tool_call(Decision::Ran, Some(approval), outcome)
-                    .await;
-                ToolCallOutcome {
-                    content,
-                    is_error,
-                    proposal: None,
-                }
-            }
-            Err(error) => {
-                let message = format!("`{name}`: {error}");
-                recorder
-                    .tool_call(
-                        Decision::Failed,
-                        Some(approval),
-                        AuditOutcome::error(&message),
-                    )
-                    .await;
-                error_outcome(message)
-            }
+            self.ask(recorder, &server.spec.name, tool).await
         }
+    }
+
+    /// Runs the tool on the MCP runtime.
+    async fn run_tool(
+        &self,
+        server: &Arc<Server>,
+        tool: &ToolReport,
+        object: Map<String, Value>,
+    ) -> Result<CallToolResult, McpError> {
+        let runtime = self.runtime()?;
+        let server = Arc::clone(server);
+        let tool_name = tool.name.clone();
+        runtime
+            .run(async move { server.call(&tool_name, object).await })
+            .await
+            .and_then(|result| result)
     }
 
     /// The server, the tool and the arguments object of a call, or the message the
@@ -487,6 +466,47 @@ impl Recorder<'_> {
             "arguments": self.arguments,
         }));
         self.append(entry).await;
+    }
+
+    /// Records a call that was not run and returns the model's error outcome.
+    async fn denied(&self, message: String) -> ToolCallOutcome {
+        self.tool_call(Decision::Denied, None, AuditOutcome::error(&message))
+            .await;
+        error_outcome(message)
+    }
+
+    /// Records how a call that was approved ended and returns what the model gets.
+    async fn ran(
+        &self,
+        approval: Approval,
+        result: Result<CallToolResult, McpError>,
+    ) -> ToolCallOutcome {
+        match result {
+            Ok(result) => {
+                let (content, is_error) = render_result(&result);
+                let outcome = if is_error {
+                    AuditOutcome::error(content.chars().take(500).collect::<String>())
+                } else {
+                    AuditOutcome::ok()
+                };
+                self.tool_call(Decision::Ran, Some(approval), outcome).await;
+                ToolCallOutcome {
+                    content,
+                    is_error,
+                    proposal: None,
+                }
+            }
+            Err(error) => {
+                let message = format!("`{}`: {error}", self.name);
+                self.tool_call(
+                    Decision::Failed,
+                    Some(approval),
+                    AuditOutcome::error(&message),
+                )
+                .await;
+                error_outcome(message)
+            }
+        }
     }
 
     async fn permission(&self, reply: &PermissionReply, hash: &str) {

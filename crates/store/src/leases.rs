@@ -84,7 +84,20 @@ fn expiry(at: i64, ttl: Duration) -> i64 {
     at.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// One attempt to take a chat's lease: for whom, when, and until when.
+struct Taking<'a> {
+    chat: &'a ChatUri,
+    holder: &'a LeaseHolder,
+    /// Now, in milliseconds.
+    at: i64,
+    /// When the lease taken would end, in milliseconds.
+    expires_at: i64,
+}
+
 impl SqliteStore {
+    /// Takes `chat`'s lease for `holder` in one immediate transaction: a first lease, a
+    /// renewal of the holder's own, or a takeover of one that ended (or whose holder
+    /// `takeover` says stopped); a lease another holder still holds is refused.
     pub(crate) async fn take_lease_impl(
         &self,
         chat: &ChatUri,
@@ -93,7 +106,12 @@ impl SqliteStore {
         takeover: &Takeover,
     ) -> StoreResult<LeaseGrant> {
         let at = to_millis(&now());
-        let expires_at = expiry(at, ttl);
+        let taking = Taking {
+            chat,
+            holder,
+            at,
+            expires_at: expiry(at, ttl),
+        };
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
         let mut transaction = connection
             .begin_with("BEGIN IMMEDIATE")
@@ -107,75 +125,15 @@ impl SqliteStore {
         .await
         .map_err(|e| self.error(e))?;
         let grant = match row {
-            None => {
-                let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = ?")
-                    .bind(chat.to_string())
-                    .fetch_optional(&mut *transaction)
-                    .await
-                    .map_err(|e| self.error(e))?;
-                if exists.is_none() {
-                    return Err(StoreError::NotFound {
-                        what: "chat",
-                        key: chat.to_string(),
-                    });
-                }
-                sqlx::query(
-                    "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
-                     VALUES (?, ?, ?, ?, 1, ?, ?)",
-                )
-                .bind(chat.to_string())
-                .bind(&holder.instance)
-                .bind(i64::from(holder.pid))
-                .bind(&holder.host)
-                .bind(at)
-                .bind(expires_at)
-                .execute(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-                LeaseGrant {
-                    epoch: 1,
-                    previous_epoch: 0,
-                }
-            }
+            None => self.first_lease(&mut transaction, &taking).await?,
             Some((owner, _, _, epoch, _)) if owner == holder.instance => {
-                sqlx::query(
-                    "UPDATE chat_leases SET expires_at = ?, taken_at = CASE WHEN expires_at <= ? THEN ? ELSE taken_at END
-                     WHERE chat_uri = ?",
-                )
-                .bind(expires_at)
-                .bind(at)
-                .bind(at)
-                .bind(chat.to_string())
-                .execute(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-                LeaseGrant {
-                    epoch,
-                    previous_epoch: epoch,
-                }
+                self.renew_lease(&mut transaction, &taking, epoch).await?
             }
             Some((owner, _, _, epoch, ends))
                 if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
             {
-                sqlx::query(
-                    "UPDATE chat_leases SET owner = ?, pid = ?, host = ?, epoch = ?, taken_at = ?, expires_at = ?
-                     WHERE chat_uri = ? AND owner = ?",
-                )
-                .bind(&holder.instance)
-                .bind(i64::from(holder.pid))
-                .bind(&holder.host)
-                .bind(epoch + 1)
-                .bind(at)
-                .bind(expires_at)
-                .bind(chat.to_string())
-                .bind(&owner)
-                .execute(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-                LeaseGrant {
-                    epoch: epoch + 1,
-                    previous_epoch: epoch,
-                }
+                self.take_over_lease(&mut transaction, &taking, &owner, epoch)
+                    .await?
             }
             Some((owner, pid, host, _, ends)) => {
                 return Err(StoreError::Leased {
@@ -187,6 +145,98 @@ impl SqliteStore {
         };
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(grant)
+    }
+
+    /// Writes the first lease of a chat that never had one (epoch 1); fails if the chat
+    /// does not exist.
+    async fn first_lease(
+        &self,
+        connection: &mut sqlx::SqliteConnection,
+        taking: &Taking<'_>,
+    ) -> StoreResult<LeaseGrant> {
+        let chat = taking.chat.to_string();
+        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = ?")
+            .bind(&chat)
+            .fetch_optional(&mut *connection)
+            .await
+            .map_err(|e| self.error(e))?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound {
+                what: "chat",
+                key: chat,
+            });
+        }
+        sqlx::query(
+            "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
+             VALUES (?, ?, ?, ?, 1, ?, ?)",
+        )
+        .bind(&chat)
+        .bind(&taking.holder.instance)
+        .bind(i64::from(taking.holder.pid))
+        .bind(&taking.holder.host)
+        .bind(taking.at)
+        .bind(taking.expires_at)
+        .execute(&mut *connection)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(LeaseGrant {
+            epoch: 1,
+            previous_epoch: 0,
+        })
+    }
+
+    /// Extends the holder's own lease (same epoch); a lease that had ended counts as
+    /// taken again now.
+    async fn renew_lease(
+        &self,
+        connection: &mut sqlx::SqliteConnection,
+        taking: &Taking<'_>,
+        epoch: i64,
+    ) -> StoreResult<LeaseGrant> {
+        sqlx::query(
+            "UPDATE chat_leases SET expires_at = ?, taken_at = CASE WHEN expires_at <= ? THEN ? ELSE taken_at END
+             WHERE chat_uri = ?",
+        )
+        .bind(taking.expires_at)
+        .bind(taking.at)
+        .bind(taking.at)
+        .bind(taking.chat.to_string())
+        .execute(&mut *connection)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(LeaseGrant {
+            epoch,
+            previous_epoch: epoch,
+        })
+    }
+
+    /// Moves the lease from `owner` to the new holder under the next epoch.
+    async fn take_over_lease(
+        &self,
+        connection: &mut sqlx::SqliteConnection,
+        taking: &Taking<'_>,
+        owner: &str,
+        epoch: i64,
+    ) -> StoreResult<LeaseGrant> {
+        sqlx::query(
+            "UPDATE chat_leases SET owner = ?, pid = ?, host = ?, epoch = ?, taken_at = ?, expires_at = ?
+             WHERE chat_uri = ? AND owner = ?",
+        )
+        .bind(&taking.holder.instance)
+        .bind(i64::from(taking.holder.pid))
+        .bind(&taking.holder.host)
+        .bind(epoch + 1)
+        .bind(taking.at)
+        .bind(taking.expires_at)
+        .bind(taking.chat.to_string())
+        .bind(owner)
+        .execute(&mut *connection)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(LeaseGrant {
+            epoch: epoch + 1,
+            previous_epoch: epoch,
+        })
     }
 
     pub(crate) async fn release_lease_impl(

@@ -11,40 +11,17 @@ use super::{
 use crate::client::{ClientOptions, Protocol, endpoint};
 use crate::secret::ApiKey;
 
+/// The provider a `[providers.<id>]` section declares, or `None` for a section that
+/// declares an external agent rather than a model provider.
 pub(super) fn from_config(
     id: &str,
     config: &ProviderConfig,
     env: &Environment,
 ) -> Result<Option<ResolvedProvider>, String> {
-    let protocol = match config.kind {
-        Some(ProviderKind::Openai) => Protocol::OpenAiChat,
-        Some(ProviderKind::Anthropic) => Protocol::AnthropicMessages,
-        Some(ProviderKind::Acp) => return Ok(None),
-        None => {
-            return Err(format!(
-                "provider `{id}` in config.toml has no `kind`: add kind = \"openai\" or kind = \"anthropic\""
-            ));
-        }
+    let Some(protocol) = config_protocol(id, config)? else {
+        return Ok(None);
     };
-    // A section without `base_url` takes the protocol's standard variable when it is set
-    // (as OpenAI's and Anthropic's SDKs do), else the official endpoint: adding a default
-    // model to the configuration never moves the traffic to another host.
-    let url_variable = protocol.base_url_variable();
-    let (base_url, base_url_source) = match (&config.base_url, env.get(url_variable)) {
-        (Some(url), _) => (url.clone(), BaseUrlSource::ConfigFile),
-        (None, Some(url)) => (
-            url,
-            BaseUrlSource::Environment {
-                variable: url_variable.to_owned(),
-            },
-        ),
-        (None, None) => (
-            protocol.default_base_url().to_owned(),
-            BaseUrlSource::Official {
-                unset: url_variable.to_owned(),
-            },
-        ),
-    };
+    let (base_url, base_url_source) = config_base_url(config, protocol, env);
     let official = matches!(base_url_source, BaseUrlSource::Official { .. });
     let mut options =
         ClientOptions::new(id, &base_url).map_err(|error| match &base_url_source {
@@ -53,34 +30,8 @@ pub(super) fn from_config(
             }
             _ => format!("{error}; fix [providers.{id}] in config.toml"),
         })?;
-    let key = if let Some(inline) = config.api_key.as_deref().and_then(ApiKey::new) {
-        options.api_key = Some(inline);
-        KeyStatus::Found {
-            from: "config.toml api_key".to_owned(),
-        }
-    } else {
-        // The standard key variable goes only where the standard variables point (the
-        // official endpoint, or the environment's own base URL): a key is never sent to
-        // another server unless the configuration names it for that server.
-        let paired = !matches!(base_url_source, BaseUrlSource::ConfigFile);
-        let variable = config
-            .api_key_env
-            .clone()
-            .or_else(|| paired.then(|| protocol.api_key_variable().to_owned()));
-        let required = official || config.api_key_env.is_some();
-        key_from(&mut options, variable.as_deref(), env, required)
-    };
-    if let Some(retries) = config.max_retries {
-        options.retry.max_retries = retries;
-    }
-    if let Some(seconds) = config.connect_timeout_secs {
-        options.connect_timeout = Duration::from_secs(seconds.max(1));
-    }
-    if let Some(seconds) = config.idle_timeout_secs {
-        options.idle_timeout = Duration::from_secs(seconds.max(1));
-    }
-    options.max_tokens = config.max_tokens;
-    options.headers = config.headers.clone();
+    let key = config_key(&mut options, config, protocol, env, &base_url_source);
+    apply_config_options(&mut options, config);
     let default_model = config
         .default_model
         .clone()
@@ -96,6 +47,90 @@ pub(super) fn from_config(
         key,
         options,
     }))
+}
+
+/// The protocol a section's `kind` names; `None` for `kind = "acp"`, an error when the
+/// section has no `kind`.
+fn config_protocol(id: &str, config: &ProviderConfig) -> Result<Option<Protocol>, String> {
+    match config.kind {
+        Some(ProviderKind::Openai) => Ok(Some(Protocol::OpenAiChat)),
+        Some(ProviderKind::Anthropic) => Ok(Some(Protocol::AnthropicMessages)),
+        Some(ProviderKind::Acp) => Ok(None),
+        None => Err(format!(
+            "provider `{id}` in config.toml has no `kind`: add kind = \"openai\" or kind = \"anthropic\""
+        )),
+    }
+}
+
+/// The section's base URL and where it came from.
+///
+/// A section without `base_url` takes the protocol's standard variable when it is set
+/// (as OpenAI's and Anthropic's SDKs do), else the official endpoint: adding a default
+/// model to the configuration never moves the traffic to another host.
+fn config_base_url(
+    config: &ProviderConfig,
+    protocol: Protocol,
+    env: &Environment,
+) -> (String, BaseUrlSource) {
+    let url_variable = protocol.base_url_variable();
+    match (&config.base_url, env.get(url_variable)) {
+        (Some(url), _) => (url.clone(), BaseUrlSource::ConfigFile),
+        (None, Some(url)) => (
+            url,
+            BaseUrlSource::Environment {
+                variable: url_variable.to_owned(),
+            },
+        ),
+        (None, None) => (
+            protocol.default_base_url().to_owned(),
+            BaseUrlSource::Official {
+                unset: url_variable.to_owned(),
+            },
+        ),
+    }
+}
+
+/// Sets the section's API key on `options` (inline, or from its variable) and says where
+/// it was found.
+fn config_key(
+    options: &mut ClientOptions,
+    config: &ProviderConfig,
+    protocol: Protocol,
+    env: &Environment,
+    base_url_source: &BaseUrlSource,
+) -> KeyStatus {
+    if let Some(inline) = config.api_key.as_deref().and_then(ApiKey::new) {
+        options.api_key = Some(inline);
+        return KeyStatus::Found {
+            from: "config.toml api_key".to_owned(),
+        };
+    }
+    // The standard key variable goes only where the standard variables point (the
+    // official endpoint, or the environment's own base URL): a key is never sent to
+    // another server unless the configuration names it for that server.
+    let paired = !matches!(base_url_source, BaseUrlSource::ConfigFile);
+    let variable = config
+        .api_key_env
+        .clone()
+        .or_else(|| paired.then(|| protocol.api_key_variable().to_owned()));
+    let official = matches!(base_url_source, BaseUrlSource::Official { .. });
+    let required = official || config.api_key_env.is_some();
+    key_from(options, variable.as_deref(), env, required)
+}
+
+/// Applies the section's retry, timeout, token and header settings to `options`.
+fn apply_config_options(options: &mut ClientOptions, config: &ProviderConfig) {
+    if let Some(retries) = config.max_retries {
+        options.retry.max_retries = retries;
+    }
+    if let Some(seconds) = config.connect_timeout_secs {
+        options.connect_timeout = Duration::from_secs(seconds.max(1));
+    }
+    if let Some(seconds) = config.idle_timeout_secs {
+        options.idle_timeout = Duration::from_secs(seconds.max(1));
+    }
+    options.max_tokens = config.max_tokens;
+    options.headers = config.headers.clone();
 }
 
 pub(super) fn from_environment(

@@ -264,6 +264,9 @@ impl Materializer {
         }
     }
 
+    /// Brings one source's snapshot up to date: fresh snapshots and remembered failures
+    /// are answered from the cache; otherwise, under the artifact's lock, the source is
+    /// converted again and its snapshot (or its failure) stored.
     async fn try_materialize(
         &self,
         project_id: &str,
@@ -283,18 +286,13 @@ impl Materializer {
             return Ok(status);
         }
         // Step 3.
-        if has_marker && !options.retry_failed {
-            let cache = self.cache.clone();
-            let (id, marked) = (project_id.to_owned(), artifact.clone());
-            let marker = blocking(move || cache.read_marker(&id, &marked)).await?;
-            if let Some(marker) = marker
-                && marker.fingerprint == check.fingerprint
-            {
-                return Ok(SourceStatus::Failed {
-                    reason: marker.error,
-                    cached_marker: true,
-                });
-            }
+        if has_marker
+            && !options.retry_failed
+            && let Some(status) = self
+                .remembered_failure(project_id, artifact, &check.fingerprint)
+                .await?
+        {
+            return Ok(status);
         }
         // Step 4.
         let lock = ArtifactLock::acquire(self.cache.fs(), &artifact.name).await?;
@@ -302,48 +300,21 @@ impl Materializer {
         if let Some(status) = self.fresh(project_id, artifact, &check, has_marker).await {
             return Ok(status);
         }
-        let converted = self.convert(work).await;
-        let status = match converted {
+        let status = match self.convert(work).await {
             Ok(snapshot) => {
-                let title = snapshot.title.as_deref().and_then(clean_title);
-                let header = SnapshotHeader {
-                    fingerprint: check.fingerprint,
-                    source: work.source(),
-                    converted_at: Utc::now(),
-                    title: title.clone(),
-                    truncated: snapshot.truncated,
-                };
-                let cache = self.cache.clone();
-                let written = artifact.clone();
-                let body = snapshot.markdown;
-                let bytes =
-                    blocking(move || cache.write_snapshot(&written, &header, &body)).await?;
-                if has_marker {
-                    self.clear_marker(project_id, artifact).await;
-                }
-                SourceStatus::Ready {
-                    snapshot: self.cache.snapshot_path(artifact),
-                    title,
-                    fresh: false,
-                    bytes,
-                }
+                self.store_snapshot(
+                    project_id,
+                    work,
+                    artifact,
+                    check.fingerprint,
+                    snapshot,
+                    has_marker,
+                )
+                .await?
             }
             Err(error) => {
-                if error.is_source_failure() {
-                    let marker = FailureMarker {
-                        source: work.source(),
-                        error: error.to_string(),
-                        fingerprint: check.fingerprint,
-                        failed_at: Utc::now(),
-                    };
-                    let cache = self.cache.clone();
-                    let (id, marked) = (project_id.to_owned(), artifact.clone());
-                    if let Err(write) =
-                        blocking(move || cache.write_marker(&id, &marked, &marker)).await
-                    {
-                        tracing::warn!(error = %write, "could not write a failure marker");
-                    }
-                }
+                self.remember_failure(project_id, work, artifact, check.fingerprint, &error)
+                    .await;
                 SourceStatus::Failed {
                     reason: error.to_string(),
                     cached_marker: false,
@@ -352,6 +323,85 @@ impl Materializer {
         };
         drop(lock);
         Ok(status)
+    }
+
+    /// The failed status a marker remembers for this very version of the source (same
+    /// fingerprint), if there is one.
+    async fn remembered_failure(
+        &self,
+        project_id: &str,
+        artifact: &Artifact,
+        fingerprint: &str,
+    ) -> Result<Option<SourceStatus>> {
+        let cache = self.cache.clone();
+        let (id, marked) = (project_id.to_owned(), artifact.clone());
+        let marker = blocking(move || cache.read_marker(&id, &marked)).await?;
+        Ok(marker
+            .filter(|marker| marker.fingerprint == fingerprint)
+            .map(|marker| SourceStatus::Failed {
+                reason: marker.error,
+                cached_marker: true,
+            }))
+    }
+
+    /// Writes a converted snapshot to the cache, clears an old failure marker, and
+    /// returns the ready status.
+    async fn store_snapshot(
+        &self,
+        project_id: &str,
+        work: &Work,
+        artifact: &Artifact,
+        fingerprint: String,
+        snapshot: Snapshot,
+        has_marker: bool,
+    ) -> Result<SourceStatus> {
+        let title = snapshot.title.as_deref().and_then(clean_title);
+        let header = SnapshotHeader {
+            fingerprint,
+            source: work.source(),
+            converted_at: Utc::now(),
+            title: title.clone(),
+            truncated: snapshot.truncated,
+        };
+        let cache = self.cache.clone();
+        let written = artifact.clone();
+        let body = snapshot.markdown;
+        let bytes = blocking(move || cache.write_snapshot(&written, &header, &body)).await?;
+        if has_marker {
+            self.clear_marker(project_id, artifact).await;
+        }
+        Ok(SourceStatus::Ready {
+            snapshot: self.cache.snapshot_path(artifact),
+            title,
+            fresh: false,
+            bytes,
+        })
+    }
+
+    /// Writes a failure marker when the conversion failed because of the source itself,
+    /// so the same version is not tried again; a marker that cannot be written is logged.
+    async fn remember_failure(
+        &self,
+        project_id: &str,
+        work: &Work,
+        artifact: &Artifact,
+        fingerprint: String,
+        error: &ContextError,
+    ) {
+        if !error.is_source_failure() {
+            return;
+        }
+        let marker = FailureMarker {
+            source: work.source(),
+            error: error.to_string(),
+            fingerprint,
+            failed_at: Utc::now(),
+        };
+        let cache = self.cache.clone();
+        let (id, marked) = (project_id.to_owned(), artifact.clone());
+        if let Err(write) = blocking(move || cache.write_marker(&id, &marked, &marker)).await {
+            tracing::warn!(error = %write, "could not write a failure marker");
+        }
     }
 
     /// The ready status if the snapshot is fresh, clearing a stale marker.
