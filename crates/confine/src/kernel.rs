@@ -137,6 +137,28 @@ pub(crate) fn links(stat: &Stat) -> u64 {
     u64::from(stat.st_nlink)
 }
 
+/// Refuses what `stat` describes unless it is a regular file with one name: a
+/// directory, device or pipe is not read or replaced as a file, and a file with other
+/// hard links may be one outside the roots under another name.
+pub(crate) fn one_regular_file(stat: &Stat, path: &Path) -> Result<(), Error> {
+    match kind(stat) {
+        FileKind::RegularFile => {}
+        other => {
+            return Err(Error::NotRegularFile {
+                path: path.to_path_buf(),
+                kind: other,
+            });
+        }
+    }
+    if links(stat) > 1 {
+        return Err(Error::HardLinked {
+            path: path.to_path_buf(),
+            links: links(stat),
+        });
+    }
+    Ok(())
+}
+
 /// The size `stat` records.
 pub(crate) fn size(stat: &Stat) -> u64 {
     u64::try_from(stat.st_size).unwrap_or(0)

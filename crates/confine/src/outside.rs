@@ -18,8 +18,10 @@ use std::path::{Path, PathBuf};
 use rustix::fd::AsFd;
 use rustix::fs::{Mode, OFlags};
 
-use crate::error::{Error, FileKind, Result};
-use crate::kernel::{Ancestry, Identity, ancestry, confirmed_parent, io_error, kind, links, size};
+use crate::error::{Error, Result};
+use crate::kernel::{
+    Ancestry, Identity, ancestry, confirmed_parent, io_error, one_regular_file, size,
+};
 
 /// Reads the regular file at `path` (following symlinks), refusing it when it is
 /// really inside one of the `denied` directories, has more than one hard link, or is
@@ -33,21 +35,7 @@ pub fn read_outside(path: &Path, denied: &[PathBuf], max_bytes: u64) -> Result<V
     let located = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
         .map_err(|errno| io_error(errno, "open", path))?;
     let stat = rustix::fs::fstat(&located).map_err(|errno| io_error(errno, "stat", path))?;
-    match kind(&stat) {
-        FileKind::RegularFile => {}
-        other => {
-            return Err(Error::NotRegularFile {
-                path: path.to_path_buf(),
-                kind: other,
-            });
-        }
-    }
-    if links(&stat) > 1 {
-        return Err(Error::HardLinked {
-            path: path.to_path_buf(),
-            links: links(&stat),
-        });
-    }
+    one_regular_file(&stat, path)?;
     let identity = Identity::of(&stat);
     let denied: Vec<Identity> = denied
         .iter()

@@ -7,9 +7,9 @@ use rustix::fd::AsFd;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::error::{Error, FileKind, Result};
+use crate::error::{Error, Result};
 use crate::kernel::{
-    BENEATH, Identity, io_error, kind, links, locate_beneath, open_beneath, open_error, size,
+    BENEATH, Identity, io_error, locate_beneath, one_regular_file, open_beneath, open_error, size,
 };
 use crate::roots::{Located, Roots};
 
@@ -37,21 +37,7 @@ impl Roots {
         };
         let stat = rustix::fs::fstat(&handle).map_err(|errno| io_error(errno, "stat", path))?;
         self.check_not_denied(&located, handle.as_fd(), &stat, path)?;
-        match kind(&stat) {
-            FileKind::RegularFile => {}
-            other => {
-                return Err(Error::NotRegularFile {
-                    path: path.to_path_buf(),
-                    kind: other,
-                });
-            }
-        }
-        if links(&stat) > 1 {
-            return Err(Error::HardLinked {
-                path: path.to_path_buf(),
-                links: links(&stat),
-            });
-        }
+        one_regular_file(&stat, path)?;
         let too_large = |size: u64| Error::TooLarge {
             path: path.to_path_buf(),
             size,

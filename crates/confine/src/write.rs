@@ -15,8 +15,8 @@ use rustix::io::Errno;
 use crate::digest::{sha256_hex, sha256_hex_of};
 use crate::error::{Error, FileKind, Result};
 use crate::kernel::{
-    BENEATH, Identity, NAME_ONLY, confirmed_canonical, io_error, kind, links, open_beneath,
-    open_error,
+    BENEATH, Identity, NAME_ONLY, confirmed_canonical, io_error, kind, one_regular_file,
+    open_beneath, open_error,
 };
 use crate::lexical::split_name;
 use crate::roots::{Located, Roots};
@@ -219,24 +219,10 @@ impl Roots {
             }
             FileKind::Directory => {
                 self.check_directory_not_denied(located.root, handle.as_fd(), path)?;
-                return Err(Error::NotRegularFile {
-                    path: path.to_path_buf(),
-                    kind: FileKind::Directory,
-                });
             }
-            other => {
-                return Err(Error::NotRegularFile {
-                    path: path.to_path_buf(),
-                    kind: other,
-                });
-            }
+            _ => {}
         }
-        if links(&stat) > 1 {
-            return Err(Error::HardLinked {
-                path: path.to_path_buf(),
-                links: links(&stat),
-            });
-        }
+        one_regular_file(&stat, path)?;
         let changed = || Error::Changed {
             path: path.to_path_buf(),
         };

@@ -9,8 +9,8 @@ use hearth_protocol::{
     RpcError,
 };
 use hearth_tools::{
-    ApplyOutcome, ApprovalGate, AuditCheck, AuditLog, AuditQuery, AuditRow, ChainHead,
-    ProposalQuery, ProposalStatus, ToolsError, UserActor,
+    ApplyOutcome, ApprovalGate, AuditLog, AuditQuery, AuditRow, ChainHead, ProposalQuery,
+    ProposalStatus, ToolsError, UserActor,
 };
 
 use crate::approvals::Approvals;
@@ -247,23 +247,7 @@ impl Approvals for GateApprovals {
                 .verify_with(kept.as_slice())
                 .await
                 .map_err(|e| tools_error(&e))?;
-            let problem = report.broken.as_ref().map(|broken| {
-                let at = broken
-                    .seq
-                    .map(|seq| format!(" at entry {seq}"))
-                    .unwrap_or_default();
-                let after = match broken.check {
-                    AuditCheck::Chain | AuditCheck::Key | AuditCheck::Head => {
-                        "; entries from there on cannot be trusted (an export or a head kept from before shows what they were)"
-                    }
-                    AuditCheck::Tail | AuditCheck::Kept | AuditCheck::Proposals => "",
-                };
-                format!(
-                    "the audit log is broken{at} ({} check): {}{after}",
-                    broken.check.as_str(),
-                    broken.reason
-                )
-            });
+            let problem = report.broken.as_ref().map(ToString::to_string);
             Ok(wire::AuditVerifyResponse {
                 ok: problem.is_none(),
                 entries: report.rows,

@@ -1,6 +1,7 @@
 //! Store errors, each saying what failed, on what, and what to do.
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -133,6 +134,24 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// An I/O failure on a file of the store (or beside it), classified: a file or
+    /// file system that cannot be written, a full disk, or anything else.
+    pub fn from_io(path: &Path, error: &io::Error) -> Self {
+        match error.kind() {
+            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => Self::ReadOnly {
+                path: path.to_path_buf(),
+                detail: error.to_string(),
+            },
+            io::ErrorKind::StorageFull => Self::DiskFull {
+                path: path.to_path_buf(),
+            },
+            _ => Self::Database {
+                path: path.to_path_buf(),
+                detail: error.to_string(),
+            },
+        }
+    }
+
     /// Whether retrying the same operation may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {

@@ -65,21 +65,7 @@ pub(crate) fn companion(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn io_error(path: &Path, error: io::Error) -> StoreError {
-    match error.kind() {
-        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-            StoreError::ReadOnly {
-                path: path.to_path_buf(),
-                detail: error.to_string(),
-            }
-        }
-        io::ErrorKind::StorageFull => StoreError::DiskFull {
-            path: path.to_path_buf(),
-        },
-        _ => StoreError::Database {
-            path: path.to_path_buf(),
-            detail: error.to_string(),
-        },
-    }
+    StoreError::from_io(path, &error)
 }
 
 /// Checks that an existing file is an SQLite database before SQLite touches it.

@@ -137,21 +137,7 @@ pub(crate) fn plain_seal(record: &AuditRecord) -> String {
 
 /// An I/O failure on a key or head file, classified as the store classifies its own.
 pub(crate) fn io_error(path: &Path, error: &io::Error) -> StoreError {
-    match error.kind() {
-        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-            StoreError::ReadOnly {
-                path: path.to_path_buf(),
-                detail: error.to_string(),
-            }
-        }
-        io::ErrorKind::StorageFull => StoreError::DiskFull {
-            path: path.to_path_buf(),
-        },
-        _ => StoreError::Database {
-            path: path.to_path_buf(),
-            detail: error.to_string(),
-        },
-    }
+    StoreError::from_io(path, error)
 }
 
 /// The key in `path`; `None` when there is no such file.

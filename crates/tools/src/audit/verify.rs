@@ -65,6 +65,25 @@ pub struct BrokenLink {
     pub reason: String,
 }
 
+/// What the user is told: where the log broke, which check, why, and whether the
+/// entries after it can be trusted.
+impl std::fmt::Display for BrokenLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the audit log is broken")?;
+        if let Some(seq) = self.seq {
+            write!(f, " at entry {seq}")?;
+        }
+        write!(f, " ({} check): {}", self.check.as_str(), self.reason)?;
+        match self.check {
+            AuditCheck::Chain | AuditCheck::Key | AuditCheck::Head => write!(
+                f,
+                "; entries from there on cannot be trusted (an export or a head kept from before shows what they were)"
+            ),
+            AuditCheck::Tail | AuditCheck::Kept | AuditCheck::Proposals => Ok(()),
+        }
+    }
+}
+
 /// What verifying found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ChainReport {
