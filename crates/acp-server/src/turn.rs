@@ -13,11 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
-use hearth_core::{
-    Action, ChatUri, Envelope, ResponsePart, StopReason, TurnId, Usage, UserMessage,
-};
+use hearth_core::{Action, ChatUri, ResponsePart, StopReason, TurnId, Usage, UserMessage};
 use serde_json::json;
-use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 
@@ -94,7 +91,7 @@ impl Turn {
     /// closes the stream), returning the stop reason and usage.
     async fn stream(
         &mut self,
-        receiver: &mut broadcast::Receiver<Envelope>,
+        receiver: &mut hearth_host::EnvelopeReceiver,
     ) -> Result<(StopReason, Option<Usage>), Error> {
         loop {
             let envelope = match receiver.recv().await {

@@ -49,7 +49,7 @@ enum Answerer<'a> {
     /// The host in this process.
     Local {
         host: &'a Host,
-        receiver: tokio::sync::broadcast::Receiver<Envelope>,
+        receiver: hearth_host::EnvelopeReceiver,
     },
     /// A running server, over its connection.
     Remote {

@@ -160,7 +160,7 @@ async fn probe(agent: PathBuf, limits: OutputLimits, prompt: String) {
 }
 
 async fn wait(
-    receiver: &mut tokio::sync::broadcast::Receiver<hearth_core::Envelope>,
+    receiver: &mut hearth_host::EnvelopeReceiver,
     turn_id: &hearth_core::TurnId,
 ) -> StopReason {
     loop {

@@ -12,12 +12,13 @@ use hearth_core::{
     Scopes, SessionUri, Snapshot,
 };
 use hearth_store::Store;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use crate::durability::{Ledger, Unsaved};
 use crate::error::{HostError, HostResult};
 use crate::events::{HostEvent, run_events, run_ticker};
 use crate::lease::Instance;
+use crate::receiver::EnvelopeReceiver;
 use crate::sessions::make_context;
 use crate::state::HostState;
 use crate::writer::{WriteJob, Writer, WriterContext, run_writer};
@@ -105,7 +106,7 @@ pub struct Subscription {
     pub snapshot: Snapshot,
     /// Envelopes with seq > `snapshot.seq`. A `Lagged` error means the subscriber fell
     /// behind: subscribe again for a fresh snapshot.
-    pub receiver: broadcast::Receiver<Envelope>,
+    pub receiver: EnvelopeReceiver,
     /// A chat snapshot taken with [`TurnWindow::Latest`](crate::TurnWindow) leaves out
     /// earlier turns.
     pub older_turns: bool,
@@ -119,7 +120,7 @@ pub enum Resumed {
         /// Missed envelopes, in order.
         missed: Vec<Envelope>,
         /// Live envelopes after them.
-        receiver: broadcast::Receiver<Envelope>,
+        receiver: EnvelopeReceiver,
     },
     /// Too much was missed: a fresh snapshot.
     Snapshot(Box<Subscription>),

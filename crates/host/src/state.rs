@@ -17,6 +17,7 @@ use hearth_core::{
 use tokio::sync::broadcast;
 
 use crate::error::HostError;
+use crate::receiver::EnvelopeReceiver;
 
 /// Envelopes buffered per subscriber before it counts as fallen behind (allocated only
 /// for resources someone subscribed to).
@@ -31,8 +32,8 @@ pub(crate) type SharedTask = Shared<BoxFuture<'static, Result<(), Arc<HostError>
 struct Channel {
     seq: u64,
     /// Created by the first subscriber.
-    sender: Option<broadcast::Sender<Envelope>>,
-    recent: VecDeque<Envelope>,
+    sender: Option<broadcast::Sender<Arc<Envelope>>>,
+    recent: VecDeque<Arc<Envelope>>,
 }
 
 impl Channel {
@@ -220,11 +221,11 @@ impl HostState {
         }
         let channel = self.channel(&resource);
         channel.seq += 1;
-        let envelope = Envelope {
+        let envelope = Arc::new(Envelope {
             seq: channel.seq,
             resource,
             action,
-        };
+        });
         if channel.recent.len() == REPLAY_CAPACITY {
             channel.recent.pop_front();
         }
@@ -268,11 +269,13 @@ impl HostState {
     }
 
     /// A receiver for the resource's envelopes after the current seq.
-    pub fn receiver(&mut self, resource: &ResourceUri) -> broadcast::Receiver<Envelope> {
-        self.channel(resource)
-            .sender
-            .get_or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
-            .subscribe()
+    pub fn receiver(&mut self, resource: &ResourceUri) -> EnvelopeReceiver {
+        EnvelopeReceiver::new(
+            self.channel(resource)
+                .sender
+                .get_or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
+                .subscribe(),
+        )
     }
 
     /// The buffered envelopes after `seq`, if the buffer still reaches back that far.
@@ -293,7 +296,7 @@ impl HostState {
                 .recent
                 .iter()
                 .filter(|envelope| envelope.seq > seq)
-                .cloned()
+                .map(|envelope| Envelope::clone(envelope))
                 .collect(),
         )
     }

@@ -227,7 +227,7 @@ const HUB_BATCH: usize = 256;
 async fn run_hub(
     fanout: std::sync::Weak<FanOut>,
     hub: Arc<Hub>,
-    mut receiver: broadcast::Receiver<Envelope>,
+    mut receiver: hearth_host::EnvelopeReceiver,
 ) {
     let mut batch: Vec<(u64, Utf8Bytes)> = Vec::with_capacity(HUB_BATCH);
     loop {

@@ -8,10 +8,9 @@ use std::time::Duration;
 use hearth_core::{
     Action, ChatSeed, ChatUri, Envelope, Harness, HarnessId, Scope, SessionUri, StopReason, TurnId,
 };
-use hearth_host::{Host, HostConfig, NewSessionRequest};
+use hearth_host::{EnvelopeReceiver, Host, HostConfig, NewSessionRequest};
 use hearth_store::SqliteStore;
 use tempfile::TempDir;
-use tokio::sync::broadcast;
 
 /// How long any wait in a test may take before it fails. Generous, so that a machine
 /// busy with other builds never fails a test that waits on an event; a test that does
@@ -108,7 +107,7 @@ impl TestHost {
 }
 
 /// Receives the next envelope, failing the test after [`WAIT`].
-pub async fn next_envelope(receiver: &mut broadcast::Receiver<Envelope>) -> Envelope {
+pub async fn next_envelope(receiver: &mut EnvelopeReceiver) -> Envelope {
     match tokio::time::timeout(WAIT, receiver.recv()).await {
         Ok(Ok(envelope)) => envelope,
         Ok(Err(error)) => panic!("subscription broke: {error}"),
@@ -118,7 +117,7 @@ pub async fn next_envelope(receiver: &mut broadcast::Receiver<Envelope>) -> Enve
 
 /// Receives envelopes until the turn completes; returns them all and the stop reason.
 pub async fn until_turn_completes(
-    receiver: &mut broadcast::Receiver<Envelope>,
+    receiver: &mut EnvelopeReceiver,
     turn_id: &TurnId,
 ) -> (Vec<Envelope>, StopReason) {
     let mut seen = Vec::new();

@@ -135,7 +135,7 @@ impl Driven {
 }
 
 /// The next envelope; a subscriber that fell behind lost envelopes, which fails the run.
-pub(crate) async fn next(receiver: &mut broadcast::Receiver<Envelope>) -> Envelope {
+pub(crate) async fn next(receiver: &mut hearth_host::EnvelopeReceiver) -> Envelope {
     match tokio::time::timeout(WAIT, receiver.recv()).await {
         Ok(Ok(envelope)) => envelope,
         Ok(Err(broadcast::error::RecvError::Lagged(missed))) => {
