@@ -25,29 +25,8 @@ use hearth_projects::{OpenEnd, PendingOpen, ScopeView};
 /// `hearth chat` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ChatArgs {
-    /// Provider id: a model provider (`openai`, `anthropic`, `ollama`, a config.toml id)
-    /// or `replay`, the offline demo (default: the configured default, else the first
-    /// provider found, else the demo).
-    #[arg(long)]
-    provider: Option<String>,
-    /// An external agent to chat with (`claude`, `codex`, `gemini`, `opencode`, an
-    /// [agents.<id>] of config.toml; see `hearth agents list`).
-    #[arg(long, conflicts_with = "provider")]
-    agent: Option<String>,
-    /// Model to use.
-    #[arg(long)]
-    model: Option<String>,
-    /// Continue a session (its default chat) or a chat: its URI, id, or a unique
-    /// prefix of its id.
-    #[arg(long, value_name = "URI")]
-    session: Option<String>,
-    /// Continue the most recent session (of --project, else of the global scope).
-    #[arg(short = 'c', long = "continue", conflicts_with = "session")]
-    continue_latest: bool,
-    /// Start the session in a project (its name or id): it works in the project's folder
-    /// with its instructions and context, and uses its default agent and model.
-    #[arg(long, conflicts_with = "session")]
-    project: Option<String>,
+    #[command(flatten)]
+    target: crate::run::TargetArgs,
     /// Replay scenario file for the `replay` provider (default: the built-in demo).
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
@@ -496,16 +475,12 @@ impl Conversation {
     /// The conversation `hearth chat` starts in: the session it continues, or a new one
     /// in the chosen project, with its provider and model.
     async fn begin(app: &App, args: &ChatArgs) -> anyhow::Result<Self> {
-        let project = crate::run::ProjectChoice::resolve(app, args.project.as_deref()).await?;
-        let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
-        let model = args.model.clone().or_else(|| project.model());
-        let session = crate::run::continued_session(
-            app,
-            args.session.as_deref(),
-            args.continue_latest,
-            &project.scope,
-        )
-        .await?;
+        let crate::run::Target {
+            project,
+            session,
+            provider,
+            model,
+        } = args.target.resolve(app).await?;
         let start = start(
             app,
             provider.as_deref(),

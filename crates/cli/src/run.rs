@@ -38,19 +38,15 @@ Exit status:
   75   another Hearth process is answering in the chat; nothing was sent
   130  the turn was interrupted (Ctrl-C) or aborted";
 
-/// `hearth run` arguments.
+/// Who answers and where, as `hearth run` and `hearth chat` take it.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXIT_STATUS)]
-pub struct RunArgs {
-    /// The prompt; `-` reads it from stdin.
-    #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
-    prompt: Vec<String>,
+pub struct TargetArgs {
     /// Provider id: a model provider (`openai`, `anthropic`, `ollama`, a config.toml id)
     /// or `replay`, the offline demo (default: the configured default, else the first
     /// provider found, else the demo).
     #[arg(long)]
     provider: Option<String>,
-    /// An external agent to run the prompt (`claude`, `codex`, `gemini`, `opencode`, an
+    /// An external agent to answer (`claude`, `codex`, `gemini`, `opencode`, an
     /// [agents.<id>] of config.toml; see `hearth agents list`).
     #[arg(long, conflicts_with = "provider")]
     agent: Option<String>,
@@ -69,6 +65,48 @@ pub struct RunArgs {
     /// with its instructions and context, and uses its default agent and model.
     #[arg(long, conflicts_with = "session")]
     project: Option<String>,
+}
+
+/// What [`TargetArgs`] come to: the project (or the global scope), the session to
+/// continue, and the harness and model (the project's defaults where none was named).
+pub(crate) struct Target {
+    pub project: ProjectChoice,
+    pub session: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+}
+
+impl TargetArgs {
+    /// Resolves the project, the session to continue, the harness and the model.
+    pub(crate) async fn resolve(&self, app: &App) -> anyhow::Result<Target> {
+        let project = ProjectChoice::resolve(app, self.project.as_deref()).await?;
+        let session = continued_session(
+            app,
+            self.session.as_deref(),
+            self.continue_latest,
+            &project.scope,
+        )
+        .await?;
+        let provider = project.provider(app, self.agent.as_deref(), self.provider.as_deref())?;
+        let model = self.model.clone().or_else(|| project.model());
+        Ok(Target {
+            project,
+            session,
+            provider,
+            model,
+        })
+    }
+}
+
+/// `hearth run` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_STATUS)]
+pub struct RunArgs {
+    /// The prompt; `-` reads it from stdin.
+    #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
+    prompt: Vec<String>,
+    #[command(flatten)]
+    target: TargetArgs,
     /// Print every event as a JSON line instead of the answer text.
     #[arg(long)]
     json: bool,
@@ -477,16 +515,12 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Refused before anything is created or sent.
     app.limits().check(&UserMessage::text(prompt.clone()))?;
-    let project = ProjectChoice::resolve(app, args.project.as_deref()).await?;
-    let session = continued_session(
-        app,
-        args.session.as_deref(),
-        args.continue_latest,
-        &project.scope,
-    )
-    .await?;
-    let provider = project.provider(app, args.agent.as_deref(), args.provider.as_deref())?;
-    let model = args.model.clone().or_else(|| project.model());
+    let Target {
+        project,
+        session,
+        provider,
+        model,
+    } = args.target.resolve(app).await?;
     let request = crate::remote::RunRequest {
         prompt,
         provider: provider.as_deref(),
