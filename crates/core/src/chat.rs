@@ -71,7 +71,7 @@ impl Scope {
     }
 }
 
-/// The harness's backing blob for a chat. Opaque to the host: stored and handed back
+/// The harness's conversation blob for a chat. Opaque to the host: stored and handed back
 /// byte for byte, never parsed, validated or rewritten.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct HarnessData(Vec<u8>);
@@ -170,8 +170,8 @@ pub struct ChatSummary {
 /// A conversation found in a provider's own catalog, offered to the host's registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DiscoveredChat {
-    /// The provider-native conversation id.
-    pub backing: ConversationId,
+    /// The harness's own id of the conversation.
+    pub conversation: ConversationId,
     /// Title, if the provider has one.
     pub title: Option<String>,
     /// When the conversation started.

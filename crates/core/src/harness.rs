@@ -113,7 +113,7 @@ pub struct ChatContext {
     pub model: Option<String>,
 }
 
-/// How a new chat's backing is to be provisioned.
+/// How a new chat's conversation is to be provisioned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChatSeed {
     /// An empty conversation.
@@ -146,9 +146,9 @@ pub struct CreateChatRequest {
 pub struct CreatedChat {
     /// The blob the host stores and hands back on restore.
     pub provider_data: HarnessData,
-    /// A separately enumerable provider conversation behind the chat, kept out of the
-    /// top-level session list.
-    pub backing: Option<ConversationId>,
+    /// A separately enumerable conversation of the harness behind the chat, kept out of
+    /// the top-level session list.
+    pub conversation: Option<ConversationId>,
     /// The model the chat will use.
     pub model: Option<String>,
     /// What the agent offers in the chat from the start (commands, modes, models).
@@ -164,16 +164,16 @@ pub struct TurnOutcome {
     pub usage: Option<Usage>,
 }
 
-/// Metadata of a chat's backing.
+/// Metadata of a chat's conversation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChatMetadata {
     /// Title, if the harness has one.
     pub title: Option<String>,
     /// Current model.
     pub model: Option<String>,
-    /// When the backing last changed.
+    /// When the conversation last changed.
     pub updated_at: Option<Timestamp>,
-    /// Number of turns in the backing's history.
+    /// Number of turns in the conversation's history.
     pub turn_count: usize,
 }
 
@@ -289,7 +289,7 @@ pub enum Signal {
         /// The title.
         title: String,
     },
-    /// The chat's backing blob changed; the host stores it verbatim.
+    /// The chat's conversation blob changed; the host stores it verbatim.
     ProviderDataChanged {
         /// The new blob.
         provider_data: HarnessData,
@@ -320,8 +320,8 @@ pub enum HarnessEvent {
         origin: ChatOrigin,
         /// Title.
         title: Option<String>,
-        /// Backing.
-        backing: CreatedChat,
+        /// What the harness made for it.
+        created: CreatedChat,
     },
     /// A spawned chat finished and will not run again.
     EndChat {
@@ -411,7 +411,7 @@ pub struct PermissionGrant {
 }
 
 /// A harness: something that runs chats (Hearth's own agent loop, an external ACP agent,
-/// the replay harness). It owns each chat's backing; the host owns URIs, membership and
+/// the replay harness). It owns each chat's conversation; the host owns URIs, membership and
 /// persistence. Every operation addresses exactly one chat and gets its facts in a
 /// [`ChatContext`]; optional abilities are declared in [`Capabilities`].
 pub trait Harness: Send + Sync + 'static {
@@ -436,14 +436,14 @@ pub trait Harness: Send + Sync + 'static {
         futures::future::ready(()).boxed()
     }
 
-    /// Provisions the backing of a new chat (`context.chat`): fresh, fork or side chat.
+    /// Provisions the conversation of a new chat (`context.chat`): fresh, fork or side chat.
     fn create_chat<'a>(
         &'a self,
         context: &'a ChatContext,
         request: CreateChatRequest,
     ) -> BoxFuture<'a, HarnessResult<CreatedChat>>;
 
-    /// Re-attaches a chat's backing after a restart or eviction, from the blob the host
+    /// Re-attaches a chat's conversation after a restart or eviction, from the blob the host
     /// stored. Returns a replacement blob only when the harness recovered a canonical one.
     fn materialize_chat<'a>(
         &'a self,
@@ -473,16 +473,16 @@ pub trait Harness: Send + Sync + 'static {
     /// The chat's history as the harness knows it.
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Vec<Turn>>>;
 
-    /// Metadata of the chat's backing.
+    /// Metadata of the chat's conversation.
     fn metadata<'a>(
         &'a self,
         context: &'a ChatContext,
     ) -> BoxFuture<'a, HarnessResult<ChatMetadata>>;
 
-    /// Destroys the chat's backing (the user removed the chat or its session).
+    /// Destroys the chat's conversation (the user removed the chat or its session).
     fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>>;
 
-    /// Frees the chat's live resources without destroying its backing (idle eviction).
+    /// Frees the chat's live resources without destroying its conversation (idle eviction).
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>>;
 
     /// Delivers the user's answer to a permission request the harness raised with

@@ -136,7 +136,7 @@ string_id!(
     /// session, a thread). Used to keep such conversations out of the top-level session
     /// list.
     ConversationId,
-    "backing id",
+    "conversation id",
     valid_id
 );
 

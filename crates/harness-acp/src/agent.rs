@@ -13,8 +13,8 @@ use hearth_core::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::backing::{AcpBacking, Transcript, TurnRecord, transcript};
 use crate::connection::Connection;
+use crate::conversation::{AcpConversation, Transcript, TurnRecord, transcript};
 use crate::error::{Error, Result};
 use crate::harness::{AcpHarness, Inner};
 use crate::prompt::{self, Accepts};
@@ -27,10 +27,10 @@ impl Inner {
         request: CreateChatRequest,
     ) -> Result<CreatedChat> {
         let connection = self.connection().await?;
-        let (mut backing, opened) = match &request.seed {
+        let (mut conversation, opened) = match &request.seed {
             ChatSeed::Fresh => {
                 let opened = self.new_session(&connection, context).await?;
-                (self.backing_for(context, &opened), opened)
+                (self.conversation_for(context, &opened), opened)
             }
             ChatSeed::Fork {
                 source_chat,
@@ -43,7 +43,7 @@ impl Inner {
                 let source = self
                     .shared
                     .chats
-                    .with(source_chat, |entry| entry.backing.clone())?;
+                    .with(source_chat, |entry| entry.conversation.clone())?;
                 let through = source.turns_through(turn_id).ok_or_else(|| {
                     Error::Invalid(format!("turn `{turn_id}` is not in chat `{source_chat}`"))
                 })?;
@@ -65,23 +65,24 @@ impl Inner {
                     }
                     _ => self.new_session(&connection, context).await?,
                 };
-                let mut backing = self.backing_for(context, &opened);
+                let mut conversation = self.conversation_for(context, &opened);
                 if fork {
-                    backing.turns = through.to_vec();
+                    conversation.turns = through.to_vec();
                     if !native {
-                        backing.pending_context = Some(transcript(through, Transcript::Continue));
+                        conversation.pending_context =
+                            Some(transcript(through, Transcript::Continue));
                     }
                 } else {
-                    backing.pending_context = Some(transcript(through, Transcript::Aside));
+                    conversation.pending_context = Some(transcript(through, Transcript::Aside));
                 }
-                (backing, opened)
+                (conversation, opened)
             }
         };
-        backing.attached = Some(connection.generation);
+        conversation.attached = Some(connection.generation);
         let chat = &context.chat;
-        let provider_data = hearth_harness::encode(chat, &backing)?;
-        let model = backing.model.clone();
-        self.shared.chats.insert(chat, backing)?;
+        let provider_data = hearth_harness::encode(chat, &conversation)?;
+        let model = conversation.model.clone();
+        self.shared.chats.insert(chat, conversation)?;
         let agent = self
             .shared
             .routes()
@@ -89,7 +90,7 @@ impl Inner {
             .map(|route| route.agent_state.clone());
         Ok(CreatedChat {
             provider_data,
-            backing: ConversationId::parse(&opened.session_id).ok(),
+            conversation: ConversationId::parse(&opened.session_id).ok(),
             model,
             agent,
         })
@@ -101,20 +102,20 @@ impl Inner {
             return if self.shared.chats.with(chat, |_| ()).is_ok() {
                 Ok(())
             } else {
-                Err(Error::Backing(format!(
-                    "chat `{chat}` has no stored backing, so agent `{}` cannot reopen it",
+                Err(Error::Conversation(format!(
+                    "chat `{chat}` has no stored conversation, so agent `{}` cannot reopen it",
                     self.shared.agent()
                 )))
             };
         };
-        let backing: AcpBacking = hearth_harness::decode(chat, &data)?;
-        if let Some(session_id) = &backing.session_id {
+        let conversation: AcpConversation = hearth_harness::decode(chat, &data)?;
+        if let Some(session_id) = &conversation.session_id {
             let route = self.route(context);
             let mut routes = self.shared.routes();
             routes.retain(|_, existing| &existing.chat != chat);
             routes.insert(session_id.clone(), route);
         }
-        self.shared.chats.restore(chat, backing);
+        self.shared.chats.restore(chat, conversation);
         Ok(())
     }
 
@@ -128,13 +129,13 @@ impl Inner {
     ) -> Result<TurnOutcome> {
         let chat = &context.chat;
         let cancel = CancellationToken::new();
-        let (run, backing) = self
-            .shared
-            .chats
-            .start_run(chat, &turn_id, &cancel, Clone::clone)?;
+        let (run, conversation) =
+            self.shared
+                .chats
+                .start_run(chat, &turn_id, &cancel, Clone::clone)?;
         let started_at = now();
         let result = self
-            .prompt(context, &turn_id, &message, &cancel, &backing)
+            .prompt(context, &turn_id, &message, &cancel, &conversation)
             .await;
         // Whatever is still waiting for the user will not be answered any more.
         for request_id in self.shared.cancel_waiting(chat, &turn_id) {
@@ -173,17 +174,19 @@ impl Inner {
             started_at,
             completed_at: Some(now()),
         };
-        let provider_data = self.shared.chats.finish_run(chat, run, |backing| {
-            backing.turns.push(record);
+        let provider_data = self.shared.chats.finish_run(chat, run, |conversation| {
+            conversation.turns.push(record);
             if accepted {
-                backing.pending_context = None;
+                conversation.pending_context = None;
             }
-            backing.updated_at = now();
-            hearth_harness::encode(chat, backing)
+            conversation.updated_at = now();
+            hearth_harness::encode(chat, conversation)
         });
         match provider_data {
-            Some(Ok(data)) => self.publish_backing(chat, data).await,
-            Some(Err(error)) => tracing::error!(%chat, %error, "could not record a chat's backing"),
+            Some(Ok(data)) => self.publish_conversation(chat, data).await,
+            Some(Err(error)) => {
+                tracing::error!(%chat, %error, "could not record a chat's conversation")
+            }
             None => tracing::debug!(%chat, "the chat went away while its turn ran"),
         }
         result
@@ -193,8 +196,12 @@ impl Inner {
 
     /// The scope's instructions, given with the first prompt of a conversation to an
     /// agent that does not find them in an `AGENTS.md` by itself.
-    fn instructions_preface(&self, context: &ChatContext, backing: &AcpBacking) -> Option<String> {
-        if !backing.turns.is_empty() || backing.external {
+    fn instructions_preface(
+        &self,
+        context: &ChatContext,
+        conversation: &AcpConversation,
+    ) -> Option<String> {
+        if !conversation.turns.is_empty() || conversation.external {
             return None;
         }
         let customizations = context.customizations.as_ref()?;
@@ -215,7 +222,7 @@ impl Inner {
         turn_id: &TurnId,
         message: &UserMessage,
         cancel: &CancellationToken,
-        backing: &AcpBacking,
+        conversation: &AcpConversation,
     ) -> std::result::Result<(TurnOutcome, ()), PromptFailure> {
         let chat = &context.chat;
         let not_sent = |error: Error| PromptFailure {
@@ -233,7 +240,7 @@ impl Inner {
             image: prompt_capabilities.image,
             embedded: prompt_capabilities.embedded_context,
         };
-        let preface = self.preface(context, backing);
+        let preface = self.preface(context, conversation);
         let blocks = prompt::prompt(message, preface.as_deref(), accepts);
         if cancel.is_cancelled() {
             return Ok((aborted(), ()));
@@ -285,9 +292,9 @@ impl Inner {
 
     /// What goes before the user's message: the scope's instructions (first prompt
     /// only) and the context the chat still has to hand over.
-    fn preface(&self, context: &ChatContext, backing: &AcpBacking) -> Option<String> {
-        let instructions = self.instructions_preface(context, backing);
-        match (instructions, backing.pending_context.as_deref()) {
+    fn preface(&self, context: &ChatContext, conversation: &AcpConversation) -> Option<String> {
+        let instructions = self.instructions_preface(context, conversation);
+        match (instructions, conversation.pending_context.as_deref()) {
             (Some(instructions), Some(pending)) => Some(format!("{instructions}\n{pending}")),
             (Some(instructions), None) => Some(instructions),
             (None, pending) => pending.map(str::to_owned),
@@ -431,11 +438,11 @@ impl Inner {
     /// Records the model the agent took for the chat, and shows what it offers now.
     async fn model_chosen(&self, chat: &ChatUri, session_id: &str, model: String) -> Result<()> {
         let data = self.shared.chats.with(chat, |entry| {
-            entry.backing.model = Some(model);
-            entry.backing.updated_at = now();
-            hearth_harness::encode(chat, &entry.backing)
+            entry.conversation.model = Some(model);
+            entry.conversation.updated_at = now();
+            hearth_harness::encode(chat, &entry.conversation)
         })??;
-        self.publish_backing(chat, data).await;
+        self.publish_conversation(chat, data).await;
         let state = self
             .shared
             .routes()
@@ -453,12 +460,12 @@ impl Inner {
     /// before Hearth knew it — what the agent replays when it reopens it.
     async fn messages(&self, context: &ChatContext) -> Result<Vec<Turn>> {
         let chat = &context.chat;
-        let backing = self
+        let conversation = self
             .shared
             .chats
-            .with(chat, |entry| entry.backing.clone())?;
-        if !(backing.external && backing.turns.is_empty()) {
-            return Ok(backing.turns.iter().map(TurnRecord::to_turn).collect());
+            .with(chat, |entry| entry.conversation.clone())?;
+        if !(conversation.external && conversation.turns.is_empty()) {
+            return Ok(conversation.turns.iter().map(TurnRecord::to_turn).collect());
         }
         let connection = self.connection().await?;
         let (_, replayed) = self.attach(&connection, context).await?;
@@ -470,15 +477,15 @@ impl Inner {
                 user: UserMessage::text(exchange.user),
                 answer: exchange.agent,
                 stop_reason: Some(StopReason::EndTurn),
-                started_at: backing.updated_at,
-                completed_at: Some(backing.updated_at),
+                started_at: conversation.updated_at,
+                completed_at: Some(conversation.updated_at),
             })
             .collect();
         let data = self.shared.chats.with(chat, |entry| {
-            entry.backing.turns.clone_from(&records);
-            hearth_harness::encode(chat, &entry.backing)
+            entry.conversation.turns.clone_from(&records);
+            hearth_harness::encode(chat, &entry.conversation)
         })??;
-        self.publish_backing(chat, data).await;
+        self.publish_conversation(chat, data).await;
         Ok(records.iter().map(TurnRecord::to_turn).collect())
     }
 
@@ -644,10 +651,10 @@ impl Harness for AcpHarness {
                 .shared
                 .chats
                 .with(&context.chat, |entry| ChatMetadata {
-                    title: entry.backing.title.clone(),
-                    model: entry.backing.model.clone(),
-                    updated_at: Some(entry.backing.updated_at),
-                    turn_count: entry.backing.turns.len(),
+                    title: entry.conversation.title.clone(),
+                    model: entry.conversation.model.clone(),
+                    updated_at: Some(entry.conversation.updated_at),
+                    turn_count: entry.conversation.turns.len(),
                 })
                 .map_err(Error::from),
         )

@@ -11,8 +11,8 @@ use agent_client_protocol::v1::schema as acp;
 use hearth_core::{ChatContext, ChatUri};
 use serde_json::Value;
 
-use crate::backing::AcpBacking;
 use crate::connection::Connection;
+use crate::conversation::AcpConversation;
 use crate::error::{Error, Result};
 use crate::harness::Inner;
 use crate::shared::Replayed;
@@ -156,19 +156,19 @@ impl Inner {
         context: &ChatContext,
     ) -> Result<(String, Option<Vec<Replayed>>)> {
         let chat = &context.chat;
-        let backing = self
+        let conversation = self
             .shared
             .chats
-            .with(chat, |entry| entry.backing.clone())?;
-        let Some(session_id) = backing.session_id.clone() else {
+            .with(chat, |entry| entry.conversation.clone())?;
+        let Some(session_id) = conversation.session_id.clone() else {
             let opened = self.new_session(connection, context).await?;
             self.shared.chats.with(chat, |entry| {
-                entry.backing.session_id = Some(opened.session_id.clone());
-                entry.backing.attached = Some(connection.generation);
+                entry.conversation.session_id = Some(opened.session_id.clone());
+                entry.conversation.attached = Some(connection.generation);
             })?;
             return Ok((opened.session_id, None));
         };
-        if backing.attached == Some(connection.generation) {
+        if conversation.attached == Some(connection.generation) {
             return Ok((session_id, None));
         }
         let capabilities = &connection.info.capabilities;
@@ -196,7 +196,7 @@ impl Inner {
             )));
         };
         self.shared.chats.with(chat, |entry| {
-            entry.backing.attached = Some(connection.generation);
+            entry.conversation.attached = Some(connection.generation);
         })?;
         Ok((session_id, replayed))
     }
@@ -308,12 +308,13 @@ impl Inner {
         }
     }
 
-    /// The backing of a new chat.
-    pub fn backing_for(&self, context: &ChatContext, opened: &Opened) -> AcpBacking {
-        let mut backing = AcpBacking::new(self.shared.agent(), context.working_directories.clone());
-        backing.session_id = Some(opened.session_id.clone());
-        backing.model = opened.model.clone();
-        backing
+    /// The conversation of a new chat.
+    pub fn conversation_for(&self, context: &ChatContext, opened: &Opened) -> AcpConversation {
+        let mut conversation =
+            AcpConversation::new(self.shared.agent(), context.working_directories.clone());
+        conversation.session_id = Some(opened.session_id.clone());
+        conversation.model = opened.model.clone();
+        conversation
     }
 }
 

@@ -86,9 +86,9 @@ pub enum Error {
     /// The request made no sense.
     #[error("{0}")]
     Invalid(String),
-    /// The stored backing of a chat could not be used.
+    /// The stored conversation of a chat could not be used.
     #[error("{0}")]
-    Backing(String),
+    Conversation(String),
     /// A chat is not held, or already runs a turn.
     #[error(transparent)]
     Table(#[from] hearth_harness::TableError),
@@ -106,7 +106,7 @@ impl Error {
             Self::Timeout { .. } => HarnessErrorKind::Transient,
             Self::Unsupported { .. } | Self::ReadOnly(_) => HarnessErrorKind::Unsupported,
             Self::Invalid(_) => HarnessErrorKind::InvalidInput,
-            Self::Backing(_) => HarnessErrorKind::Internal,
+            Self::Conversation(_) => HarnessErrorKind::Internal,
             Self::Table(hearth_harness::TableError::NotOpen { .. }) => HarnessErrorKind::NotFound,
             Self::Table(hearth_harness::TableError::Busy { .. }) => HarnessErrorKind::Busy,
         }

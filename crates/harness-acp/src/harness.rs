@@ -17,8 +17,8 @@ use hearth_core::{
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 
-use crate::backing::AcpBacking;
 use crate::connection::{AgentInfo, Connection};
+use crate::conversation::AcpConversation;
 use crate::error::{Error, Result};
 use crate::mapping;
 use crate::options::AcpOptions;
@@ -424,7 +424,7 @@ impl Inner {
                 .await?;
             for session in answer.sessions {
                 let id = session.session_id.to_string();
-                let Ok(backing_id) = ConversationId::parse(&id) else {
+                let Ok(conversation_id) = ConversationId::parse(&id) else {
                     tracing::debug!(agent = %self.shared.agent(), session = %id, "skipping a session whose id Hearth cannot use");
                     continue;
                 };
@@ -435,12 +435,12 @@ impl Inner {
                     .map_or_else(now, |time| time.with_timezone(&chrono::Utc));
                 let mut directories = vec![session.cwd.clone()];
                 directories.extend(session.additional_directories.iter().cloned());
-                let mut backing = AcpBacking::new(self.shared.agent(), directories);
-                backing.session_id = Some(id);
-                backing.title.clone_from(&session.title);
-                backing.external = true;
-                let chat = external_chat(&self.shared.spec.id, &backing_id);
-                let provider_data = match hearth_harness::encode(&chat, &backing) {
+                let mut conversation = AcpConversation::new(self.shared.agent(), directories);
+                conversation.session_id = Some(id);
+                conversation.title.clone_from(&session.title);
+                conversation.external = true;
+                let chat = external_chat(&self.shared.spec.id, &conversation_id);
+                let provider_data = match hearth_harness::encode(&chat, &conversation) {
                     Ok(data) => data,
                     Err(error) => {
                         tracing::warn!(%error, "could not record a discovered session");
@@ -448,7 +448,7 @@ impl Inner {
                     }
                 };
                 found.push(DiscoveredChat {
-                    backing: backing_id,
+                    conversation: conversation_id,
                     title: session.title,
                     started_at: updated_at,
                     updated_at,
@@ -474,8 +474,8 @@ impl Inner {
         Ok(())
     }
 
-    /// Hands a changed backing to the host.
-    pub async fn publish_backing(&self, chat: &ChatUri, data: HarnessData) {
+    /// Hands a changed conversation to the host.
+    pub async fn publish_conversation(&self, chat: &ChatUri, data: HarnessData) {
         self.shared
             .sink
             .get()
@@ -490,8 +490,8 @@ impl Inner {
 }
 
 /// The URI of the default chat a discovered session becomes (for error messages only).
-fn external_chat(provider: &hearth_core::HarnessId, backing: &ConversationId) -> ChatUri {
-    match hearth_core::SessionId::parse(backing.as_str()) {
+fn external_chat(provider: &hearth_core::HarnessId, conversation: &ConversationId) -> ChatUri {
+    match hearth_core::SessionId::parse(conversation.as_str()) {
         Ok(id) => ChatUri::default_for(&hearth_core::SessionUri::new(provider.clone(), id)),
         Err(_) => ChatUri::default_for(&hearth_core::SessionUri::new(
             provider.clone(),
@@ -500,9 +500,9 @@ fn external_chat(provider: &hearth_core::HarnessId, backing: &ConversationId) ->
     }
 }
 
-impl From<hearth_harness::BackingError> for Error {
-    fn from(error: hearth_harness::BackingError) -> Self {
-        Self::Backing(error.to_string())
+impl From<hearth_harness::ConversationError> for Error {
+    fn from(error: hearth_harness::ConversationError) -> Self {
+        Self::Conversation(error.to_string())
     }
 }
 

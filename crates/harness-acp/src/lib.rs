@@ -3,7 +3,7 @@
 //!
 //! One [`AcpHarness`] per configured agent ([`AgentSpec`]). It starts the agent's
 //! process when a chat first needs it and keeps it for all of the agent's chats; each
-//! chat is one session of the agent, whose id is the chat's backing. What the agent can
+//! chat is one session of the agent, whose id is the chat's conversation. What the agent can
 //! do comes from its `initialize` answer, never from its name: reopening sessions after
 //! a restart (`session/load`, `session/resume`), listing them (discovery of the
 //! conversations Hearth did not create), its own forks; forks and side chats of agents
@@ -21,9 +21,9 @@
 //! and how they answer (the CLI, the server, the web UI).
 
 mod agent;
-mod backing;
 mod chats;
 mod connection;
+mod conversation;
 mod error;
 mod files;
 mod grants;

@@ -12,7 +12,7 @@ use hearth_core::{AgentChatState, ChatUri, Signal, ToolCallPart, TurnId};
 use hearth_harness::{ChatTable, SinkCell};
 use tokio::sync::oneshot;
 
-use crate::backing::AcpBacking;
+use crate::conversation::AcpConversation;
 use crate::grants::{Grant, Scope, ShownCommand};
 use crate::options::AcpOptions;
 use crate::spec::AgentSpec;
@@ -151,7 +151,7 @@ pub(crate) struct Shared {
     pub spec: AgentSpec,
     pub options: AcpOptions,
     pub sink: SinkCell,
-    pub chats: ChatTable<AcpBacking>,
+    pub chats: ChatTable<AcpConversation>,
     pub terminals: Terminals,
     routes: Mutex<HashMap<String, Route>>,
     /// Updates for sessions no route knows yet, by session.

@@ -11,8 +11,8 @@ use hearth_harness::{ChatTable, RunId, SinkCell};
 use hearth_llm::{Message, ModelClient, ResolvedProvider, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
-use crate::backing::{Backing, Role, TurnRecord};
 use crate::context::ListedTool;
+use crate::conversation::{Conversation, Role, TurnRecord};
 use crate::error::{Error, Result};
 use crate::permissions::PendingPermissions;
 use crate::settings::AgentSettings;
@@ -49,7 +49,7 @@ pub(crate) struct Inner {
     /// Where events go.
     pub sink: SinkCell,
     /// The live chats.
-    pub chats: ChatTable<Backing>,
+    pub chats: ChatTable<Conversation>,
     /// Permission requests waiting for the user.
     pub permissions: PendingPermissions,
 }
@@ -58,7 +58,7 @@ pub(crate) struct Inner {
 /// provider id is the provider's (`openai`, `anthropic`, `ollama`, a config id).
 ///
 /// It calls the model through an [`Arc<dyn ModelClient>`](ModelClient), offers the
-/// [`Toolbox`]'s tools plus its own `task` tool, and keeps each chat's backing in memory
+/// [`Toolbox`]'s tools plus its own `task` tool, and keeps each chat's conversation in memory
 /// and in the `provider_data` it hands to the host after every turn.
 #[derive(Clone)]
 pub struct NativeHarness {
@@ -164,9 +164,13 @@ impl Inner {
 
     /// The model of a chat: the host's choice, else the chat's, else the provider's
     /// (configured, or the one it lists).
-    pub fn model_for(&self, context_model: Option<&str>, backing: &Backing) -> Result<String> {
+    pub fn model_for(
+        &self,
+        context_model: Option<&str>,
+        conversation: &Conversation,
+    ) -> Result<String> {
         context_model
-            .or(backing.model.as_deref())
+            .or(conversation.model.as_deref())
             .or(self.default_model.as_deref())
             .or(self.listed_model.get().map(String::as_str))
             .filter(|model| !model.trim().is_empty())
@@ -228,7 +232,7 @@ impl Inner {
         }
         let chosen = self
             .chats
-            .with(&context.chat, |entry| entry.backing.model.is_some())
+            .with(&context.chat, |entry| entry.conversation.model.is_some())
             .unwrap_or(false);
         if chosen {
             return Ok(());
@@ -276,13 +280,13 @@ impl Inner {
         cancel: &CancellationToken,
     ) -> Result<(RunId, Started)> {
         self.chats
-            .try_start_run(&context.chat, turn_id, cancel, |backing| {
+            .try_start_run(&context.chat, turn_id, cancel, |conversation| {
                 Ok(Started {
-                    model: self.model_for(context.model.as_deref(), backing)?,
-                    prior: backing.model_messages(),
-                    role: backing.role,
-                    turn_count: backing.turns.len(),
-                    titled: backing.title.is_some(),
+                    model: self.model_for(context.model.as_deref(), conversation)?,
+                    prior: conversation.model_messages(),
+                    role: conversation.role,
+                    turn_count: conversation.turns.len(),
+                    titled: conversation.title.is_some(),
                 })
             })
     }
@@ -290,28 +294,28 @@ impl Inner {
     /// Records a finished turn in its chat's history and returns the new blob, unless the
     /// chat was disposed, released or replaced while the turn ran.
     pub fn finish_run(&self, chat: &ChatUri, run: RunId, turn: TurnRecord) -> Option<HarnessData> {
-        let encoded = self.chats.finish_run(chat, run, |backing| {
-            backing.turns.push(turn);
-            backing.updated_at = now();
-            backing.encode(chat)
+        let encoded = self.chats.finish_run(chat, run, |conversation| {
+            conversation.turns.push(turn);
+            conversation.updated_at = now();
+            conversation.encode(chat)
         })?;
         encoded
             .inspect_err(
-                |error| tracing::error!(%chat, %error, "could not record a chat's backing"),
+                |error| tracing::error!(%chat, %error, "could not record a chat's conversation"),
             )
             .ok()
     }
 
-    /// Changes a held chat's backing and tells the host the new blob.
-    pub async fn update_backing(
+    /// Changes a held chat's conversation and tells the host the new blob.
+    pub async fn update_conversation(
         &self,
         chat: &ChatUri,
-        change: impl FnOnce(&mut Backing),
+        change: impl FnOnce(&mut Conversation),
     ) -> Result<()> {
         let provider_data = self.chats.with(chat, |entry| {
-            change(&mut entry.backing);
-            entry.backing.updated_at = now();
-            entry.backing.encode(chat)
+            change(&mut entry.conversation);
+            entry.conversation.updated_at = now();
+            entry.conversation.encode(chat)
         })??;
         self.sink
             .get()

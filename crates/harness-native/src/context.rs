@@ -5,7 +5,7 @@ use chrono::{DateTime, Local, Utc};
 use hearth_config::ClockFormat;
 use hearth_core::ProjectId;
 
-use crate::backing::Role;
+use crate::conversation::Role;
 use crate::settings::{AgentSettings, UserTimeZone};
 
 /// A tool as the system prompt lists it.

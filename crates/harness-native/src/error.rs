@@ -1,7 +1,7 @@
 //! The crate's one error type, and how it reaches the host.
 
 use hearth_core::{ChatUri, HarnessError, HarnessErrorKind, TurnId};
-use hearth_harness::{BackingError, TableError};
+use hearth_harness::{ConversationError, TableError};
 use thiserror::Error;
 
 /// What can go wrong in Hearth's agent outside a model call (model failures are
@@ -34,11 +34,11 @@ pub enum Error {
         /// The turn asked for.
         turn: TurnId,
     },
-    /// Stored provider data that is not a backing of this agent.
+    /// Stored provider data that is not a conversation of this agent.
     #[error(
-        "cannot restore chat `{chat}`: its stored provider data is not a Hearth agent backing ({reason}); its turns are still in Hearth's store, but the agent cannot continue it"
+        "cannot restore chat `{chat}`: its stored provider data is not a Hearth agent conversation ({reason}); its turns are still in Hearth's store, but the agent cannot continue it"
     )]
-    UnreadableBacking {
+    UnreadableConversation {
         /// The chat.
         chat: ChatUri,
         /// What the decoder said.
@@ -48,7 +48,7 @@ pub enum Error {
     #[error(
         "cannot restore chat `{chat}`: its provider data has layout version {found}, but this Hearth reads version {supported}; use the Hearth version that wrote it"
     )]
-    NewerBacking {
+    NewerConversation {
         /// The chat.
         chat: ChatUri,
         /// The version found.
@@ -60,12 +60,12 @@ pub enum Error {
     #[error(
         "cannot restore chat `{chat}`: Hearth has no stored provider data for it, and the agent keeps a chat only in that data"
     )]
-    NoBacking {
+    NoConversation {
         /// The chat.
         chat: ChatUri,
     },
-    /// A backing could not be encoded.
-    #[error("could not encode the backing of chat `{chat}`: {reason}")]
+    /// A conversation could not be encoded.
+    #[error("could not encode the conversation of chat `{chat}`: {reason}")]
     Encode {
         /// The chat.
         chat: ChatUri,
@@ -128,9 +128,9 @@ impl From<Error> for HarnessError {
             Error::NotOpen { .. } => HarnessErrorKind::NotFound,
             Error::Busy { .. } => HarnessErrorKind::Busy,
             Error::UnknownTurn { .. }
-            | Error::UnreadableBacking { .. }
-            | Error::NewerBacking { .. }
-            | Error::NoBacking { .. }
+            | Error::UnreadableConversation { .. }
+            | Error::NewerConversation { .. }
+            | Error::NoConversation { .. }
             | Error::NoModel { .. }
             | Error::NoModelListed { .. }
             | Error::ModelToChoose { .. }
@@ -151,25 +151,25 @@ impl From<TableError> for Error {
     }
 }
 
-impl From<BackingError> for Error {
-    fn from(error: BackingError) -> Self {
+impl From<ConversationError> for Error {
+    fn from(error: ConversationError) -> Self {
         match error {
-            BackingError::Encode { chat, reason, .. } => Self::Encode { chat, reason },
-            BackingError::Unreadable {
+            ConversationError::Encode { chat, reason, .. } => Self::Encode { chat, reason },
+            ConversationError::Unreadable {
                 chat,
                 bytes,
                 reason,
                 ..
-            } => Self::UnreadableBacking {
+            } => Self::UnreadableConversation {
                 chat,
                 reason: format!("{bytes} bytes: {reason}"),
             },
-            BackingError::Newer {
+            ConversationError::Newer {
                 chat,
                 found,
                 supported,
                 ..
-            } => Self::NewerBacking {
+            } => Self::NewerConversation {
                 chat,
                 found,
                 supported,

@@ -13,17 +13,21 @@ use hearth_harness::TableError;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Inner, NativeHarness};
-use crate::backing::{Backing, Role, TurnRecord};
 use crate::context::{DynamicContext, system_prompt};
+use crate::conversation::{Conversation, Role, TurnRecord};
 use crate::error::{Error, Result};
 use crate::title::spawn_title;
 use crate::turn::{Ended, TurnLoop};
 
 impl Inner {
-    /// The backing a new chat starts with.
-    fn backing_for_seed(&self, context: &ChatContext, seed: &ChatSeed) -> Result<Backing> {
+    /// The conversation a new chat starts with.
+    fn conversation_for_seed(
+        &self,
+        context: &ChatContext,
+        seed: &ChatSeed,
+    ) -> Result<Conversation> {
         let fresh = |model: Option<String>, role: Role| {
-            Backing::fresh(
+            Conversation::fresh(
                 self.provider(),
                 context
                     .model
@@ -46,21 +50,26 @@ impl Inner {
             } => (source_chat, turn_id),
         };
         self.chats.with(source_chat, |source| {
-            let through = source.backing.turns_through(source_chat, turn_id)?;
+            let through = source.conversation.turns_through(source_chat, turn_id)?;
             Ok(match seed {
                 ChatSeed::Fork { .. } => {
-                    let mut backing = fresh(source.backing.model.clone(), source.backing.role);
-                    backing.context.clone_from(&source.backing.context);
-                    backing.turns = through.to_vec();
-                    backing
+                    let mut conversation =
+                        fresh(source.conversation.model.clone(), source.conversation.role);
+                    conversation
+                        .context
+                        .clone_from(&source.conversation.context);
+                    conversation.turns = through.to_vec();
+                    conversation
                 }
                 ChatSeed::Fresh | ChatSeed::SideChat { .. } => {
-                    let mut backing = fresh(source.backing.model.clone(), Role::Side);
-                    backing.context.clone_from(&source.backing.context);
+                    let mut conversation = fresh(source.conversation.model.clone(), Role::Side);
+                    conversation
+                        .context
+                        .clone_from(&source.conversation.context);
                     for turn in through {
-                        backing.context.extend(turn.messages.iter().cloned());
+                        conversation.context.extend(turn.messages.iter().cloned());
                     }
-                    backing
+                    conversation
                 }
             })
         })?
@@ -68,13 +77,13 @@ impl Inner {
 
     fn create(&self, context: &ChatContext, request: &CreateChatRequest) -> Result<CreatedChat> {
         let chat = &context.chat;
-        let backing = self.backing_for_seed(context, &request.seed)?;
-        let provider_data = backing.encode(chat)?;
-        let model = backing.model.clone();
-        self.chats.insert(chat, backing)?;
+        let conversation = self.conversation_for_seed(context, &request.seed)?;
+        let provider_data = conversation.encode(chat)?;
+        let model = conversation.model.clone();
+        self.chats.insert(chat, conversation)?;
         Ok(CreatedChat {
             provider_data,
-            backing: None,
+            conversation: None,
             model,
             agent: None,
         })
@@ -88,21 +97,26 @@ impl Inner {
         let chat = &context.chat;
         let Some(data) = provider_data else {
             // Nothing stored: a chat this agent still holds gives its blob back.
-            return match self.chats.with(chat, |entry| entry.backing.encode(chat)) {
+            return match self
+                .chats
+                .with(chat, |entry| entry.conversation.encode(chat))
+            {
                 Ok(encoded) => encoded.map(Some),
-                Err(TableError::NotOpen { .. }) => Err(Error::NoBacking { chat: chat.clone() }),
+                Err(TableError::NotOpen { .. }) => {
+                    Err(Error::NoConversation { chat: chat.clone() })
+                }
                 Err(error) => Err(error.into()),
             };
         };
-        let backing = Backing::decode(chat, &data)?;
-        if backing.provider != self.provider() {
+        let conversation = Conversation::decode(chat, &data)?;
+        if conversation.provider != self.provider() {
             tracing::info!(
                 %chat,
-                recorded = %backing.provider,
+                recorded = %conversation.provider,
                 "a chat recorded by another provider continues here"
             );
         }
-        self.chats.restore(chat, backing);
+        self.chats.restore(chat, conversation);
         Ok(None)
     }
 }
@@ -236,7 +250,9 @@ impl Harness for NativeHarness {
         }
         async move {
             self.inner
-                .update_backing(&context.chat, |backing| backing.model = Some(model))
+                .update_conversation(&context.chat, |conversation| {
+                    conversation.model = Some(model)
+                })
                 .await
                 .map_err(HarnessError::from)
         }
@@ -246,7 +262,7 @@ impl Harness for NativeHarness {
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Vec<Turn>>> {
         let turns = self.inner.chats.with(&context.chat, |entry| {
             entry
-                .backing
+                .conversation
                 .turns
                 .iter()
                 .map(TurnRecord::to_turn)
@@ -260,12 +276,12 @@ impl Harness for NativeHarness {
         context: &'a ChatContext,
     ) -> BoxFuture<'a, HarnessResult<ChatMetadata>> {
         let metadata = self.inner.chats.with(&context.chat, |entry| {
-            let backing = &entry.backing;
+            let conversation = &entry.conversation;
             ChatMetadata {
-                title: backing.title.clone(),
-                model: backing.model.clone(),
-                updated_at: Some(backing.updated_at),
-                turn_count: backing.turns.len(),
+                title: conversation.title.clone(),
+                model: conversation.model.clone(),
+                updated_at: Some(conversation.updated_at),
+                turn_count: conversation.turns.len(),
             }
         });
         ready(metadata.map_err(Error::from))

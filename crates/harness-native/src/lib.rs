@@ -22,11 +22,11 @@
 //!
 //! Chats can be forked at any turn, side chats see a source's context up to a turn without
 //! its visible history, the model can be switched per chat, and a chat gets a generated
-//! title after its first turn. A chat's backing (its model messages per turn, hidden
+//! title after its first turn. A chat's conversation (its model messages per turn, hidden
 //! context, model, title) is handed to the host as opaque `provider_data` after every
 //! turn, so a chat continues with its full history after a restart.
 //!
-//! Owns: the loop, the dynamic context, the `task` tool, each chat's backing. Does not
+//! Owns: the loop, the dynamic context, the `task` tool, each chat's conversation. Does not
 //! own: the model clients (`hearth-llm`), the tools and the approval gate (the
 //! `Toolbox` it is given), URIs, the chat catalog or persistence (the host).
 //!
@@ -35,8 +35,8 @@
 //! [`Signal`]: hearth_core::Signal
 
 mod agent;
-mod backing;
 mod context;
+mod conversation;
 mod error;
 mod harness;
 mod outcome;

@@ -7,7 +7,7 @@ use hearth_core::{
 use hearth_harness::RunId;
 use serde_json::{Value, json};
 
-use crate::backing::{Backing, Role, TurnRecord};
+use crate::conversation::{Conversation, Role, TurnRecord};
 use crate::outcome::Outcome;
 use crate::turn::{Ended, TurnLoop};
 
@@ -68,20 +68,20 @@ impl TurnLoop<'_> {
         let cancel = self.cancel.child_token();
         let role = Role::Subagent { depth };
         let title = (!description.is_empty()).then_some(description);
-        let backing = Backing::fresh(
+        let conversation = Conversation::fresh(
             self.inner.provider(),
             Some(self.model.clone()),
             title.clone(),
             role,
         );
-        let provider_data = match backing.encode(&child) {
+        let provider_data = match conversation.encode(&child) {
             Ok(data) => data,
             Err(error) => return Outcome::failed(error.to_string()),
         };
         let run = self
             .inner
             .chats
-            .add_running(&child, backing, &child_turn, &cancel);
+            .add_running(&child, conversation, &child_turn, &cancel);
         self.spawn_child(&child, call_id, title, provider_data)
             .await;
         let user = UserMessage::text(text_argument(arguments, "prompt"));
@@ -126,9 +126,9 @@ impl TurnLoop<'_> {
                     tool_call_id: call_id.to_owned(),
                 },
                 title,
-                backing: CreatedChat {
+                created: CreatedChat {
                     provider_data,
-                    backing: None,
+                    conversation: None,
                     model: Some(self.model.clone()),
                     agent: None,
                 },

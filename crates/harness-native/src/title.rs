@@ -48,7 +48,7 @@ pub(crate) fn clean_title(answer: &str) -> Option<String> {
 }
 
 /// Generates a chat's title in the background; it shows as `TitleChanged` and is kept in
-/// the chat's backing.
+/// the chat's conversation.
 pub(crate) fn spawn_title(
     inner: Arc<Inner>,
     chat: ChatUri,
@@ -79,9 +79,9 @@ pub(crate) fn spawn_title(
         };
         let mut changed = false;
         let updated = inner
-            .update_backing(&chat, |backing| {
-                if backing.title.is_none() {
-                    backing.title = Some(title.clone());
+            .update_conversation(&chat, |conversation| {
+                if conversation.title.is_none() {
+                    conversation.title = Some(title.clone());
                     changed = true;
                 }
             })

@@ -20,8 +20,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Inner, OfferedTools};
-use crate::backing::{Role, TurnRecord};
 use crate::context::{DynamicContext, system_prompt};
+use crate::conversation::{Role, TurnRecord};
 use crate::outcome::Outcome;
 use crate::permissions::TurnAsker;
 use crate::task::TASK_TOOL;

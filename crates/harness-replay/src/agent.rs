@@ -9,7 +9,7 @@ use hearth_core::{
 };
 use hearth_harness::{ChatTable, RunId, SinkCell, TableError};
 
-use crate::backing::Backing;
+use crate::conversation::Conversation;
 use crate::error::{ReplayError, Result};
 use crate::scenario::Scenario;
 
@@ -48,7 +48,7 @@ pub struct ReplayHarness {
     pub(crate) delay_scale: f64,
     pub(crate) output_limits: OutputLimits,
     pub(crate) sink: SinkCell,
-    pub(crate) chats: ChatTable<Backing>,
+    pub(crate) chats: ChatTable<Conversation>,
 }
 
 impl std::fmt::Debug for ReplayHarness {
@@ -188,14 +188,14 @@ impl ReplayHarness {
     /// Records a finished turn in its chat's history and returns the new blob, unless the
     /// chat was disposed, released or replaced while the turn ran.
     pub(crate) fn finish_run(&self, chat: &ChatUri, run: RunId, turn: Turn) -> Option<HarnessData> {
-        let encoded = self.chats.finish_run(chat, run, |backing| {
-            backing.history.push(turn);
-            backing.updated_at = now();
-            backing.encode(chat)
+        let encoded = self.chats.finish_run(chat, run, |conversation| {
+            conversation.history.push(turn);
+            conversation.updated_at = now();
+            conversation.encode(chat)
         })?;
         encoded
             .inspect_err(|error| {
-                tracing::error!(%chat, %error, "could not record a replay chat's backing");
+                tracing::error!(%chat, %error, "could not record a replay chat's conversation");
             })
             .ok()
     }

@@ -14,7 +14,7 @@ use hearth_harness::TableError;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{ReplayHarness, Started, table_error};
-use crate::backing::Backing;
+use crate::conversation::Conversation;
 use crate::play::{Ended, Player, Stage};
 use crate::scenario::{Step, StepKind, Streaming};
 
@@ -40,9 +40,13 @@ impl ReplayHarness {
         }
     }
 
-    fn backing_for_seed(&self, context: &ChatContext, seed: &ChatSeed) -> HarnessResult<Backing> {
+    fn conversation_for_seed(
+        &self,
+        context: &ChatContext,
+        seed: &ChatSeed,
+    ) -> HarnessResult<Conversation> {
         let fresh = |model: Option<String>| {
-            Backing::fresh(
+            Conversation::fresh(
                 &self.scenario.name,
                 context
                     .model
@@ -65,15 +69,17 @@ impl ReplayHarness {
         };
         self.chats
             .with(source_chat, |source| {
-                let through = source.backing.history_through(source_chat, turn_id)?;
-                let mut backing = fresh(source.backing.model.clone());
-                backing.context.clone_from(&source.backing.context);
+                let through = source.conversation.history_through(source_chat, turn_id)?;
+                let mut conversation = fresh(source.conversation.model.clone());
+                conversation
+                    .context
+                    .clone_from(&source.conversation.context);
                 if matches!(seed, ChatSeed::Fork { .. }) {
-                    backing.history = through.to_vec();
+                    conversation.history = through.to_vec();
                 } else {
-                    backing.context.extend(through.iter().cloned());
+                    conversation.context.extend(through.iter().cloned());
                 }
-                Ok(backing)
+                Ok(conversation)
             })
             .map_err(table_error)?
     }
@@ -84,11 +90,11 @@ impl ReplayHarness {
         request: CreateChatRequest,
     ) -> HarnessResult<CreatedChat> {
         let chat = &context.chat;
-        let backing = self.backing_for_seed(context, &request.seed)?;
-        let provider_data = backing.encode(chat)?;
-        let model = backing.model.clone();
+        let conversation = self.conversation_for_seed(context, &request.seed)?;
+        let provider_data = conversation.encode(chat)?;
+        let model = conversation.model.clone();
         self.chats
-            .insert(chat, backing)
+            .insert(chat, conversation)
             .map_err(|error| match error {
                 TableError::Busy { chat, .. } => HarnessError::new(
                     HarnessErrorKind::Busy,
@@ -98,7 +104,7 @@ impl ReplayHarness {
             })?;
         Ok(CreatedChat {
             provider_data,
-            backing: None,
+            conversation: None,
             model,
             agent: None,
         })
@@ -112,7 +118,10 @@ impl ReplayHarness {
         let chat = &context.chat;
         let Some(data) = provider_data else {
             // Nothing stored: a chat this harness still holds gives its blob back.
-            return match self.chats.with(chat, |entry| entry.backing.encode(chat)) {
+            return match self
+                .chats
+                .with(chat, |entry| entry.conversation.encode(chat))
+            {
                 Ok(encoded) => encoded.map(Some),
                 Err(TableError::NotOpen { .. }) => Err(HarnessError::not_found(format!(
                     "cannot restore replay chat `{chat}`: Hearth has no stored provider data for \
@@ -121,16 +130,16 @@ impl ReplayHarness {
                 Err(error) => Err(table_error(error)),
             };
         };
-        let backing = Backing::decode(chat, &data)?;
-        if backing.scenario != self.scenario.name {
+        let conversation = Conversation::decode(chat, &data)?;
+        if conversation.scenario != self.scenario.name {
             tracing::warn!(
                 %chat,
-                recorded = %backing.scenario,
+                recorded = %conversation.scenario,
                 playing = %self.scenario.name,
                 "a replay chat recorded with another scenario continues with this one"
             );
         }
-        self.chats.restore(chat, backing);
+        self.chats.restore(chat, conversation);
         Ok(None)
     }
 
@@ -144,9 +153,9 @@ impl ReplayHarness {
         let cancel = CancellationToken::new();
         let (run, started) = self
             .chats
-            .start_run(chat, &turn_id, &cancel, |backing| Started {
-                turn_count: backing.history.len(),
-                model: backing.model.clone(),
+            .start_run(chat, &turn_id, &cancel, |conversation| Started {
+                turn_count: conversation.history.len(),
+                model: conversation.model.clone(),
             })
             .map_err(table_error)?;
         let steps = self.steps_for(&message.text, started.turn_count);
@@ -242,9 +251,9 @@ impl Harness for ReplayHarness {
     ) -> BoxFuture<'a, HarnessResult<()>> {
         let chat = &context.chat;
         let result = self.chats.with(chat, |entry| {
-            entry.backing.model = Some(model);
-            entry.backing.updated_at = now();
-            entry.backing.encode(chat)
+            entry.conversation.model = Some(model);
+            entry.conversation.updated_at = now();
+            entry.conversation.encode(chat)
         });
         async move {
             let provider_data = result.map_err(table_error)??;
@@ -260,7 +269,7 @@ impl Harness for ReplayHarness {
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Vec<Turn>>> {
         let result = self
             .chats
-            .with(&context.chat, |entry| entry.backing.history.clone())
+            .with(&context.chat, |entry| entry.conversation.history.clone())
             .map_err(table_error);
         async move { result }.boxed()
     }
@@ -272,15 +281,15 @@ impl Harness for ReplayHarness {
         let result = self
             .chats
             .with(&context.chat, |entry| {
-                let backing = &entry.backing;
+                let conversation = &entry.conversation;
                 ChatMetadata {
-                    title: backing
+                    title: conversation
                         .title
                         .clone()
-                        .or_else(|| title_from(&backing.history)),
-                    model: backing.model.clone(),
-                    updated_at: Some(backing.updated_at),
-                    turn_count: backing.history.len(),
+                        .or_else(|| title_from(&conversation.history)),
+                    model: conversation.model.clone(),
+                    updated_at: Some(conversation.updated_at),
+                    turn_count: conversation.history.len(),
                 }
             })
             .map_err(table_error);

@@ -3,7 +3,7 @@
 //! benchmarks (deterministic, with delays scaled down to nothing) and the offline demo a
 //! new user sees when no model provider is configured; its descriptor is marked `demo`.
 //!
-//! It owns each replay chat's backing — the visible history (the host's turn ids, the
+//! It owns each replay chat's conversation — the visible history (the host's turn ids, the
 //! prompts, the answers), a side chat's hidden context, the model — and hands all of it
 //! to the host as opaque `provider_data` after every turn, so a chat comes back from the
 //! blob alone after a restart or eviction. It owns nothing else: URIs, the catalog and
@@ -15,7 +15,7 @@
 //! this crate's manifest):
 //!
 //! ```yaml
-//! name: weather                # required; recorded in every chat's backing
+//! name: weather                # required; recorded in every chat's conversation
 //! description: A short demo.   # optional
 //! turns:
 //!   - when: forecast           # optional: plays when the prompt contains this
@@ -72,7 +72,7 @@
 //! `HEARTH_REPLAY_DELAY_SCALE`).
 
 mod agent;
-mod backing;
+mod conversation;
 mod error;
 mod harness;
 mod parse;

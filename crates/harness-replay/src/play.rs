@@ -12,7 +12,7 @@ use hearth_harness::RunId;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::ReplayHarness;
-use crate::backing::Backing;
+use crate::conversation::Conversation;
 use crate::scenario::{ScriptedSubagent, ScriptedToolCall, Step, StepKind, Streaming, ToolOutcome};
 
 /// The tool name under which a subagent shows in its parent's answer.
@@ -363,7 +363,7 @@ impl Player<'_> {
 
     /// Adds the subagent's chat to the agent's table, already running, and announces it
     /// to the host as spawned by the `call_id` call; fails with the message for the call
-    /// when the chat's backing cannot be encoded.
+    /// when the chat's conversation cannot be encoded.
     async fn spawn_subagent(
         &self,
         stage: &Stage,
@@ -373,16 +373,16 @@ impl Player<'_> {
         let chat = ChatUri::peer(&self.session, ChatId::generate());
         let turn_id = TurnId::generate();
         let cancel = stage.cancel.child_token();
-        let backing = Backing::fresh(
+        let conversation = Conversation::fresh(
             &self.agent.scenario.name,
             self.model.clone(),
             Some(subagent.title.clone()),
         );
-        let provider_data = backing.encode(&chat).map_err(|error| error.message)?;
+        let provider_data = conversation.encode(&chat).map_err(|error| error.message)?;
         let run = self
             .agent
             .chats
-            .add_running(&chat, backing, &turn_id, &cancel);
+            .add_running(&chat, conversation, &turn_id, &cancel);
         self.sink
             .send(HarnessEvent::SpawnChat {
                 chat: chat.clone(),
@@ -391,9 +391,9 @@ impl Player<'_> {
                     tool_call_id: call_id.to_owned(),
                 },
                 title: Some(subagent.title.clone()),
-                backing: CreatedChat {
+                created: CreatedChat {
                     provider_data,
-                    backing: None,
+                    conversation: None,
                     model: self.model.clone(),
                     agent: None,
                 },

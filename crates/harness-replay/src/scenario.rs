@@ -15,7 +15,7 @@ pub const DEMO_SCENARIO: &str = include_str!("../demo.yaml");
 /// A scripted conversation: turns of steps, played one turn per prompt.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
-    /// Short name, recorded in every chat's backing.
+    /// Short name, recorded in every chat's conversation.
     pub name: String,
     /// What the scenario shows.
     pub description: Option<String>,

@@ -1,4 +1,4 @@
-//! The table of a harness's live chats: each chat's backing, its running turn, and a
+//! The table of a harness's live chats: each chat's conversation, its running turn, and a
 //! token cancelling its background work.
 
 use std::collections::HashMap;
@@ -24,12 +24,12 @@ pub struct Run {
     pub cancel: CancellationToken,
 }
 
-/// A live chat: the harness's backing `B`, its running turn, and a token cancelling its
+/// A live chat: the harness's conversation `B`, its running turn, and a token cancelling its
 /// background work.
 #[derive(Debug)]
 pub struct ChatEntry<B> {
     /// The harness's own record of the chat.
-    pub backing: B,
+    pub conversation: B,
     /// The turn running in the chat, if any.
     pub run: Option<Run>,
     /// Cancels background work of the chat (title generation, say) when it goes away;
@@ -38,9 +38,9 @@ pub struct ChatEntry<B> {
 }
 
 impl<B> ChatEntry<B> {
-    fn idle(backing: B) -> Self {
+    fn idle(conversation: B) -> Self {
         Self {
-            backing,
+            conversation,
             run: None,
             background: CancellationToken::new(),
         }
@@ -86,7 +86,7 @@ impl From<TableError> for HarnessError {
     }
 }
 
-/// The chats a harness holds, each with its backing `B` and its running turn.
+/// The chats a harness holds, each with its conversation `B` and its running turn.
 ///
 /// Every operation takes the lock once, so a check and the change it guards cannot be
 /// interleaved with another caller's. The closures given to [`start_run`](Self::start_run),
@@ -131,7 +131,7 @@ impl<B> ChatTable<B> {
 
     /// Inserts or replaces a chat (cancelling the replaced entry's background work);
     /// refuses while the existing entry runs a turn.
-    pub fn insert(&self, chat: &ChatUri, backing: B) -> Result<(), TableError> {
+    pub fn insert(&self, chat: &ChatUri, conversation: B) -> Result<(), TableError> {
         let mut chats = self.lock();
         if let Some(existing) = chats.get(chat) {
             if let Some(run) = &existing.run {
@@ -143,16 +143,16 @@ impl<B> ChatTable<B> {
             existing.background.cancel();
             tracing::debug!(%chat, "replacing a held chat");
         }
-        chats.insert(chat.clone(), ChatEntry::idle(backing));
+        chats.insert(chat.clone(), ChatEntry::idle(conversation));
         Ok(())
     }
 
     /// Materialize semantics: inserts unless the chat is running a turn (then keeps the
     /// live state); returns whether it inserted.
     ///
-    /// Restoring a held idle chat replaces its backing and keeps its background work
+    /// Restoring a held idle chat replaces its conversation and keeps its background work
     /// (it belongs to the same chat, and is still cancelled when the chat goes away).
-    pub fn restore(&self, chat: &ChatUri, backing: B) -> bool {
+    pub fn restore(&self, chat: &ChatUri, conversation: B) -> bool {
         let mut chats = self.lock();
         match chats.get_mut(chat) {
             Some(existing) if existing.run.is_some() => {
@@ -160,17 +160,17 @@ impl<B> ChatTable<B> {
                 false
             }
             Some(existing) => {
-                existing.backing = backing;
+                existing.conversation = conversation;
                 true
             }
             None => {
-                chats.insert(chat.clone(), ChatEntry::idle(backing));
+                chats.insert(chat.clone(), ChatEntry::idle(conversation));
                 true
             }
         }
     }
 
-    /// Marks the chat as running `turn_id`; `read` sees the backing (to take the prior
+    /// Marks the chat as running `turn_id`; `read` sees the conversation (to take the prior
     /// history, model, ...). Busy if it already runs.
     pub fn start_run<T>(
         &self,
@@ -179,8 +179,8 @@ impl<B> ChatTable<B> {
         cancel: &CancellationToken,
         read: impl FnOnce(&B) -> T,
     ) -> Result<(RunId, T), TableError> {
-        self.try_start_run(chat, turn_id, cancel, |backing| {
-            Ok::<_, TableError>(read(backing))
+        self.try_start_run(chat, turn_id, cancel, |conversation| {
+            Ok::<_, TableError>(read(conversation))
         })
     }
 
@@ -204,7 +204,7 @@ impl<B> ChatTable<B> {
             }
             .into());
         }
-        let read = read(&entry.backing)?;
+        let read = read(&entry.conversation)?;
         let id = self.next_run();
         entry.run = Some(Run {
             id,
@@ -218,12 +218,12 @@ impl<B> ChatTable<B> {
     pub fn add_running(
         &self,
         chat: &ChatUri,
-        backing: B,
+        conversation: B,
         turn_id: &TurnId,
         cancel: &CancellationToken,
     ) -> RunId {
         let id = self.next_run();
-        let mut entry = ChatEntry::idle(backing);
+        let mut entry = ChatEntry::idle(conversation);
         entry.run = Some(Run {
             id,
             turn_id: turn_id.clone(),
@@ -236,7 +236,7 @@ impl<B> ChatTable<B> {
         id
     }
 
-    /// Ends a run: `finish` changes the backing (records the turn) and its result is
+    /// Ends a run: `finish` changes the conversation (records the turn) and its result is
     /// returned — unless the chat was disposed, released or replaced while the turn ran
     /// (then `None`, and `finish` is not called).
     pub fn finish_run<T>(
@@ -250,7 +250,7 @@ impl<B> ChatTable<B> {
             .get_mut(chat)
             .filter(|entry| entry.run.as_ref().is_some_and(|current| current.id == run))?;
         entry.run = None;
-        Some(finish(&mut entry.backing))
+        Some(finish(&mut entry.conversation))
     }
 
     /// Reads or changes a held chat.
@@ -277,11 +277,11 @@ impl<B> ChatTable<B> {
         })
     }
 
-    /// Forgets a chat, cancelling its run and background work; returns its backing.
+    /// Forgets a chat, cancelling its run and background work; returns its conversation.
     pub fn forget(&self, chat: &ChatUri) -> Option<B> {
         let entry = self.lock().remove(chat)?;
         entry.cancel_all();
-        Some(entry.backing)
+        Some(entry.conversation)
     }
 
     /// The chats held.
@@ -301,7 +301,9 @@ mod tests {
     }
 
     fn history(table: &ChatTable<Vec<&'static str>>, chat: &ChatUri) -> Vec<&'static str> {
-        table.with(chat, |entry| entry.backing.clone()).unwrap()
+        table
+            .with(chat, |entry| entry.conversation.clone())
+            .unwrap()
     }
 
     #[test]

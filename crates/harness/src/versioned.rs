@@ -1,4 +1,4 @@
-//! Versioned provider data: a harness's backing stored as a JSON object with a `format`
+//! Versioned provider data: a harness's conversation stored as a JSON object with a `format`
 //! number, so that a build refuses data a newer build wrote instead of misreading it.
 
 use hearth_core::{ChatUri, HarnessData, HarnessError};
@@ -6,44 +6,44 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-/// The key of the layout version in every encoded backing.
+/// The key of the layout version in every encoded conversation.
 const FORMAT_KEY: &str = "format";
 
-/// A backing stored as versioned provider data: it serializes to a JSON object, which
+/// A conversation stored as versioned provider data: it serializes to a JSON object, which
 /// [`encode`] writes with a `format` key first (overwriting a `format` field of the
-/// backing's own, if it has one) and [`decode`] checks before reading the rest.
+/// conversation's own, if it has one) and [`decode`] checks before reading the rest.
 ///
 /// Raise [`FORMAT`](Self::FORMAT) when older builds could misread the new layout; keep
-/// new fields `#[serde(default)]` so that older data still reads. The backing must not
+/// new fields `#[serde(default)]` so that older data still reads. The conversation must not
 /// deny unknown fields unless it declares `format` itself.
-pub trait VersionedBacking: Serialize + DeserializeOwned {
+pub trait VersionedConversation: Serialize + DeserializeOwned {
     /// The layout version this build writes and the newest it reads.
     const FORMAT: u32;
     /// Who wrote it, for messages (e.g. "Hearth agent", "replay").
     const WHAT: &'static str;
 }
 
-/// Why a backing could not be encoded or decoded.
+/// Why a conversation could not be encoded or decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BackingError {
-    /// The backing could not be serialized.
-    #[error("could not encode the {what} backing of chat `{chat}`: {reason}")]
+pub enum ConversationError {
+    /// The conversation could not be serialized.
+    #[error("could not encode the {what} conversation of chat `{chat}`: {reason}")]
     Encode {
         /// The chat.
         chat: ChatUri,
-        /// Who the backing belongs to ([`VersionedBacking::WHAT`]).
+        /// Who the conversation belongs to ([`VersionedConversation::WHAT`]).
         what: &'static str,
         /// What the encoder said.
         reason: String,
     },
-    /// Stored provider data that is not a backing of this kind.
+    /// Stored provider data that is not a conversation of this kind.
     #[error(
         "cannot restore chat `{chat}`: its stored provider data ({bytes} bytes) is not what the {what} harness writes ({reason}); its turns are still in Hearth's store, but the harness cannot continue it"
     )]
     Unreadable {
         /// The chat.
         chat: ChatUri,
-        /// Who the backing would belong to ([`VersionedBacking::WHAT`]).
+        /// Who the conversation would belong to ([`VersionedConversation::WHAT`]).
         what: &'static str,
         /// Size of the stored data.
         bytes: usize,
@@ -57,7 +57,7 @@ pub enum BackingError {
     Newer {
         /// The chat.
         chat: ChatUri,
-        /// Who the backing belongs to ([`VersionedBacking::WHAT`]).
+        /// Who the conversation belongs to ([`VersionedConversation::WHAT`]).
         what: &'static str,
         /// The version found.
         found: u32,
@@ -66,32 +66,32 @@ pub enum BackingError {
     },
 }
 
-impl From<BackingError> for HarnessError {
-    fn from(error: BackingError) -> Self {
+impl From<ConversationError> for HarnessError {
+    fn from(error: ConversationError) -> Self {
         match error {
-            BackingError::Encode { .. } => HarnessError::internal(error.to_string()),
-            BackingError::Unreadable { .. } | BackingError::Newer { .. } => {
+            ConversationError::Encode { .. } => HarnessError::internal(error.to_string()),
+            ConversationError::Unreadable { .. } | ConversationError::Newer { .. } => {
                 HarnessError::invalid(error.to_string())
             }
         }
     }
 }
 
-/// The provider data of a chat's backing: its JSON object, `format` first.
-pub fn encode<B: VersionedBacking>(
+/// The provider data of a chat's conversation: its JSON object, `format` first.
+pub fn encode<B: VersionedConversation>(
     chat: &ChatUri,
-    backing: &B,
-) -> Result<HarnessData, BackingError> {
-    let failed = |reason: String| BackingError::Encode {
+    conversation: &B,
+) -> Result<HarnessData, ConversationError> {
+    let failed = |reason: String| ConversationError::Encode {
         chat: chat.clone(),
         what: B::WHAT,
         reason,
     };
-    let fields = match serde_json::to_value(backing) {
+    let fields = match serde_json::to_value(conversation) {
         Ok(Value::Object(fields)) => fields,
         Ok(other) => {
             return Err(failed(format!(
-                "a versioned backing must serialize to a JSON object, not {}",
+                "a versioned conversation must serialize to a JSON object, not {}",
                 json_kind(&other)
             )));
         }
@@ -103,14 +103,17 @@ pub fn encode<B: VersionedBacking>(
     HarnessData::encode(&Value::Object(object)).map_err(|error| failed(error.to_string()))
 }
 
-/// Reads a chat's backing back from its provider data, refusing data without a `format`
-/// and data of a newer format than [`VersionedBacking::FORMAT`].
-pub fn decode<B: VersionedBacking>(chat: &ChatUri, data: &HarnessData) -> Result<B, BackingError> {
+/// Reads a chat's conversation back from its provider data, refusing data without a `format`
+/// and data of a newer format than [`VersionedConversation::FORMAT`].
+pub fn decode<B: VersionedConversation>(
+    chat: &ChatUri,
+    data: &HarnessData,
+) -> Result<B, ConversationError> {
     #[derive(serde::Deserialize)]
     struct Version {
         format: u32,
     }
-    let unreadable = |error: serde_json::Error| BackingError::Unreadable {
+    let unreadable = |error: serde_json::Error| ConversationError::Unreadable {
         chat: chat.clone(),
         what: B::WHAT,
         bytes: data.as_bytes().len(),
@@ -118,7 +121,7 @@ pub fn decode<B: VersionedBacking>(chat: &ChatUri, data: &HarnessData) -> Result
     };
     let version: Version = data.decode().map_err(unreadable)?;
     if version.format > B::FORMAT {
-        return Err(BackingError::Newer {
+        return Err(ConversationError::Newer {
             chat: chat.clone(),
             what: B::WHAT,
             found: version.format,
@@ -158,28 +161,28 @@ mod tests {
         lines: Vec<String>,
     }
 
-    impl VersionedBacking for Notes {
+    impl VersionedConversation for Notes {
         const FORMAT: u32 = 2;
         const WHAT: &'static str = "notes";
     }
 
-    /// A backing that keeps its own (stale) `format` field.
+    /// A conversation that keeps its own (stale) `format` field.
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Stamped {
         format: u32,
         title: String,
     }
 
-    impl VersionedBacking for Stamped {
+    impl VersionedConversation for Stamped {
         const FORMAT: u32 = 3;
         const WHAT: &'static str = "stamped";
     }
 
-    /// A backing that is not a JSON object.
+    /// A conversation that is not a JSON object.
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Bare(u32);
 
-    impl VersionedBacking for Bare {
+    impl VersionedConversation for Bare {
         const FORMAT: u32 = 1;
         const WHAT: &'static str = "bare";
     }
@@ -225,7 +228,7 @@ mod tests {
         let error = decode::<Notes>(&chat(), &data(r#"{"format": 99, "title": "t"}"#)).unwrap_err();
         assert_eq!(
             error,
-            BackingError::Newer {
+            ConversationError::Newer {
                 chat: chat(),
                 what: "notes",
                 found: 99,
@@ -247,14 +250,14 @@ mod tests {
             (r#"{"format": 2}"#, "missing field `title`"),
         ] {
             let error = decode::<Notes>(&chat(), &data(json)).unwrap_err();
-            let BackingError::Unreadable {
+            let ConversationError::Unreadable {
                 what,
                 bytes,
                 reason: found,
                 ..
             } = &error
             else {
-                panic!("expected an unreadable backing, got {error:?}");
+                panic!("expected an unreadable conversation, got {error:?}");
             };
             assert_eq!((*what, *bytes), ("notes", json.len()));
             assert!(found.starts_with(reason), "{found}");
@@ -272,14 +275,15 @@ mod tests {
     }
 
     #[test]
-    fn a_backing_that_is_not_an_object_is_not_encoded() {
+    fn a_conversation_that_is_not_an_object_is_not_encoded() {
         let error = encode(&chat(), &Bare(7)).unwrap_err();
         assert_eq!(
             error,
-            BackingError::Encode {
+            ConversationError::Encode {
                 chat: chat(),
                 what: "bare",
-                reason: "a versioned backing must serialize to a JSON object, not a number".into()
+                reason: "a versioned conversation must serialize to a JSON object, not a number"
+                    .into()
             }
         );
         assert_eq!(HarnessError::from(error).kind, HarnessErrorKind::Internal);

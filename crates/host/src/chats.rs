@@ -32,7 +32,7 @@ pub(crate) enum InitialTurns {
     },
 }
 
-/// Whether resolving a chat has the harness attach its backing first.
+/// Whether resolving a chat has the harness attach its conversation first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Attach {
     /// Not attached yet.
@@ -117,24 +117,24 @@ impl Host {
         };
         let context = make_context(&self.inner.config, &session_summary, &summary);
         let _creating = self.creating_chat(&provider);
-        let backing = agent
+        let created = agent
             .create_chat(&context, CreateChatRequest { seed })
             .await
             .map_err(|error| Inner::agent_error(&provider, error))?;
-        if backing.model.is_some() {
-            summary.model.clone_from(&backing.model);
+        if created.model.is_some() {
+            summary.model.clone_from(&created.model);
         }
-        let agent_state = backing.agent.clone();
+        let agent_state = created.agent.clone();
         let record = ChatRecord {
             summary,
-            provider_data: Some(backing.provider_data),
-            backing: backing.backing,
+            provider_data: Some(created.provider_data),
+            conversation: created.conversation,
             draft: None,
             queued: Vec::new(),
         };
         if let Err(error) = self.add_chat(record, initial).await {
             if let Err(dispose) = agent.dispose_chat(&context).await {
-                tracing::warn!(%dispose, "could not dispose the backing of a chat that failed to register");
+                tracing::warn!(%dispose, "could not dispose the conversation of a chat that failed to register");
             }
             return Err(error);
         }
@@ -219,9 +219,9 @@ impl Host {
                 turns
             }
         };
-        if let Some(backing) = &record.backing {
+        if let Some(conversation) = &record.conversation {
             store
-                .mark_backing(session.provider(), backing, &uri)
+                .mark_conversation(session.provider(), conversation, &uri)
                 .await?;
         }
         let mut state = self.inner.lock();
@@ -239,7 +239,7 @@ impl Host {
         Ok(())
     }
 
-    /// Removes a peer chat: aborts its turn, has the harness dispose its backing, and
+    /// Removes a peer chat: aborts its turn, has the harness dispose its conversation, and
     /// deletes it. The default chat goes only with its session.
     pub async fn dispose_chat(&self, chat: &ChatUri) -> HostResult<()> {
         if chat.is_default() {
@@ -252,7 +252,7 @@ impl Host {
         self.abort(chat).await?;
         let agent = self.inner.agent_for(chat.session_ref())?;
         if let Err(error) = agent.dispose_chat(&context).await {
-            tracing::warn!(%chat, %error, "the harness could not dispose the chat's backing");
+            tracing::warn!(%chat, %error, "the harness could not dispose the chat's conversation");
         }
         self.inner.store.delete_chat(chat).await?;
         let mut state = self.inner.lock();
@@ -267,7 +267,7 @@ impl Host {
         Ok(())
     }
 
-    /// Loads a chat's backing and turns once, however many callers ask at the same time.
+    /// Loads a chat's conversation and turns once, however many callers ask at the same time.
     /// A failure leaves the chat listed and the next call retries; a result for a chat
     /// deleted or evicted meanwhile is dropped.
     pub async fn resolve_chat(&self, chat: &ChatUri) -> HostResult<()> {
@@ -365,7 +365,7 @@ impl Host {
         Ok((context, turns))
     }
 
-    /// Has the harness attach a chat's backing, keeping the blob it recovers for a chat
+    /// Has the harness attach a chat's conversation, keeping the blob it recovers for a chat
     /// stored without one.
     async fn materialize(&self, chat: &ChatUri, context: &ChatContext) -> HostResult<()> {
         let provider_data = self

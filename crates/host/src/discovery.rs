@@ -11,10 +11,10 @@ use hearth_store::{ChatRecord, NewSession, Registration};
 use crate::error::HostResult;
 use crate::host::Host;
 
-/// A harness `create_chat` call in flight, from before the call until its backing is
+/// A harness `create_chat` call in flight, from before the call until its conversation is
 /// marked (or the creation failed). While one is, discoveries from that provider wait:
 /// the new conversation may already be in the harness's catalog but not yet known as a
-/// chat's backing.
+/// chat's conversation.
 pub(crate) struct CreatingChat {
     host: Host,
     provider: HarnessId,
@@ -100,12 +100,15 @@ impl Host {
         discovered: DiscoveredChat,
     ) -> HostResult<()> {
         let store = &self.inner.store;
-        if store.is_backing(provider, &discovered.backing).await? {
+        if store
+            .is_conversation(provider, &discovered.conversation)
+            .await?
+        {
             return Ok(());
         }
         let uri = SessionUri::new(
             provider.clone(),
-            SessionId::parse(discovered.backing.as_str())?,
+            SessionId::parse(discovered.conversation.as_str())?,
         );
         let summary = SessionSummary {
             uri: uri.clone(),
@@ -130,7 +133,7 @@ impl Host {
         let record = ChatRecord {
             summary: chat,
             provider_data: Some(discovered.provider_data),
-            backing: Some(discovered.backing.clone()),
+            conversation: Some(discovered.conversation.clone()),
             draft: None,
             queued: Vec::new(),
         };
@@ -142,7 +145,11 @@ impl Host {
             .await?;
         if registration == Registration::Added {
             store
-                .mark_backing(provider, &discovered.backing, &ChatUri::default_for(&uri))
+                .mark_conversation(
+                    provider,
+                    &discovered.conversation,
+                    &ChatUri::default_for(&uri),
+                )
                 .await?;
             self.inner
                 .lock()

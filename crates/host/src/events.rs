@@ -43,7 +43,7 @@ impl Host {
                 chat,
                 origin,
                 title,
-                backing,
+                created,
             }) => {
                 let at = now();
                 let record = ChatRecord {
@@ -51,12 +51,12 @@ impl Host {
                         uri: chat.clone(),
                         origin,
                         title,
-                        model: backing.model,
+                        model: created.model,
                         created_at: at,
                         updated_at: at,
                     },
-                    provider_data: Some(backing.provider_data),
-                    backing: backing.backing,
+                    provider_data: Some(created.provider_data),
+                    conversation: created.conversation,
                     draft: None,
                     queued: Vec::new(),
                 };

@@ -92,11 +92,11 @@ pub(crate) fn chat_entry(
     }
 }
 
-fn chat_record(summary: ChatSummary, backing: CreatedChat) -> ChatRecord {
+fn chat_record(summary: ChatSummary, created: CreatedChat) -> ChatRecord {
     ChatRecord {
         summary,
-        provider_data: Some(backing.provider_data),
-        backing: backing.backing,
+        provider_data: Some(created.provider_data),
+        conversation: created.conversation,
         draft: None,
         queued: Vec::new(),
     }
@@ -223,30 +223,30 @@ impl Host {
         let agent = self.inner.agent(&summary.provider)?;
         let context = make_context(&self.inner.config, &summary, &chat);
         let _creating = self.creating_chat(&summary.provider);
-        let backing = agent
+        let created = agent
             .create_chat(&context, CreateChatRequest { seed })
             .await
             .map_err(|error| Inner::agent_error(&summary.provider, error))?;
         if chat.model.is_none() {
-            chat.model.clone_from(&backing.model);
+            chat.model.clone_from(&created.model);
         }
-        let marker = backing.backing.clone();
-        let agent_state = backing.agent.clone();
-        let record = chat_record(chat.clone(), backing);
+        let marker = created.conversation.clone();
+        let agent_state = created.agent.clone();
+        let record = chat_record(chat.clone(), created);
         let new = NewSession {
             summary: summary.clone(),
             default_chat: record.clone(),
         };
         if let Err(error) = self.inner.store.create_session(&new).await {
             if let Err(dispose) = agent.dispose_chat(&context).await {
-                tracing::warn!(%dispose, "could not dispose the backing of a session that failed to register");
+                tracing::warn!(%dispose, "could not dispose the conversation of a session that failed to register");
             }
             return Err(error.into());
         }
         if let Some(marker) = marker {
             self.inner
                 .store
-                .mark_backing(&summary.provider, &marker, &chat.uri)
+                .mark_conversation(&summary.provider, &marker, &chat.uri)
                 .await?;
         }
         let mut state = self.inner.lock();
@@ -559,7 +559,7 @@ impl Host {
     }
 
     /// Releases sessions nobody used for `idle`: no running turn, no subscriber. Their
-    /// backings are released (never destroyed) and they reload on next use. Returns how
+    /// conversations are released (never destroyed) and they reload on next use. Returns how
     /// many were evicted.
     pub async fn evict_idle(&self, idle: Duration) -> usize {
         let now = Instant::now();

@@ -60,13 +60,13 @@ pub(crate) struct SessionEntry {
     pub last_used: Instant,
 }
 
-/// Whether a chat's turns and backing are loaded.
+/// Whether a chat's turns and conversation are loaded.
 pub(crate) enum Resolution {
-    /// Turns loaded, backing attached.
+    /// Turns loaded, conversation attached.
     Resolved,
     /// Listed from the catalog only.
     Unresolved,
-    /// Backing attached (a restored session's default chat), turns not read yet: they
+    /// Conversation attached (a restored session's default chat), turns not read yet: they
     /// are read on first use, without attaching it again.
     Attached,
     /// Being resolved; later callers wait on the same work.
@@ -171,10 +171,10 @@ pub(crate) struct HostState {
     retired: HashMap<ResourceUri, u64>,
     next_generation: u64,
     pub shutting_down: bool,
-    /// Harness `create_chat` calls in flight per provider, until their backing is marked.
+    /// Harness `create_chat` calls in flight per provider, until their conversation is marked.
     pub creating: HashMap<HarnessId, usize>,
     /// Discoveries that arrived while a provider was creating chats: registered once it
-    /// is done, so a new chat's own backing is never taken for an external session.
+    /// is done, so a new chat's own conversation is never taken for an external session.
     pub deferred_discoveries: HashMap<HarnessId, Vec<DiscoveredChat>>,
 }
 

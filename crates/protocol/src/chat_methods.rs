@@ -166,7 +166,7 @@ pub struct ChatSetQueueParams {
 #[serde(rename_all = "camelCase")]
 pub struct ChatSetQueueResponse {}
 
-/// `chat/resolve`: loads a chat's turns (restoring its backing if needed) and returns
+/// `chat/resolve`: loads a chat's turns (restoring its conversation if needed) and returns
 /// them.
 pub type ChatResolveParams = ChatParams;
 

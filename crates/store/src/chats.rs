@@ -1,4 +1,4 @@
-//! The chat catalog: chats of a session, provider data, drafts, chat backings.
+//! The chat catalog: chats of a session, provider data, drafts, chat conversations.
 
 use hearth_core::{
     ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now,
@@ -20,7 +20,7 @@ pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
     let uri: String = row.try_get("uri").map_err(get)?;
     let origin: String = row.try_get("origin").map_err(get)?;
     let provider_data: Option<Vec<u8>> = row.try_get("provider_data").map_err(get)?;
-    let backing: Option<String> = row.try_get("backing").map_err(get)?;
+    let conversation: Option<String> = row.try_get("backing").map_err(get)?;
     Ok(ChatRecord {
         summary: ChatSummary {
             uri: parse_id("chat uri", &uri, ChatUri::parse)?,
@@ -31,8 +31,8 @@ pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
             updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
         },
         provider_data: provider_data.map(HarnessData::from_bytes),
-        backing: backing
-            .map(|text| parse_id("backing id", &text, ConversationId::parse))
+        conversation: conversation
+            .map(|text| parse_id("conversation id", &text, ConversationId::parse))
             .transpose()?,
         draft: row.try_get("draft").map_err(get)?,
         queued: match row.try_get::<Option<String>, _>("queued").map_err(get)? {
@@ -62,7 +62,7 @@ impl SqliteStore {
         .bind(chat.summary.title.as_deref())
         .bind(chat.summary.model.as_deref())
         .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
-        .bind(chat.backing.as_ref().map(ConversationId::as_str))
+        .bind(chat.conversation.as_ref().map(ConversationId::as_str))
         .bind(chat.draft.as_deref())
         .bind(to_millis(&chat.summary.created_at))
         .bind(to_millis(&chat.summary.updated_at))
@@ -217,10 +217,10 @@ impl SqliteStore {
         self.expect_row(result.rows_affected(), "chat", chat)
     }
 
-    pub(crate) async fn mark_backing_impl(
+    pub(crate) async fn mark_conversation_impl(
         &self,
         provider: &HarnessId,
-        backing: &ConversationId,
+        conversation: &ConversationId,
         chat: &ChatUri,
     ) -> StoreResult<()> {
         sqlx::query(
@@ -228,7 +228,7 @@ impl SqliteStore {
              ON CONFLICT (provider, backing) DO UPDATE SET chat_uri = excluded.chat_uri",
         )
         .bind(provider.as_str())
-        .bind(backing.as_str())
+        .bind(conversation.as_str())
         .bind(chat.to_string())
         .execute(&self.pool)
         .await
@@ -236,15 +236,15 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(crate) async fn is_backing_impl(
+    pub(crate) async fn is_conversation_impl(
         &self,
         provider: &HarnessId,
-        backing: &ConversationId,
+        conversation: &ConversationId,
     ) -> StoreResult<bool> {
         let found: Option<i64> =
             sqlx::query_scalar("SELECT 1 FROM chat_backings WHERE provider = ? AND backing = ?")
                 .bind(provider.as_str())
-                .bind(backing.as_str())
+                .bind(conversation.as_str())
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(|e| self.error(e))?;

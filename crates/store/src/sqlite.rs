@@ -222,21 +222,21 @@ impl Store for SqliteStore {
         Box::pin(self.set_queue_impl(chat, queued))
     }
 
-    fn mark_backing<'a>(
+    fn mark_conversation<'a>(
         &'a self,
         provider: &'a HarnessId,
-        backing: &'a ConversationId,
+        conversation: &'a ConversationId,
         chat: &'a ChatUri,
     ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.mark_backing_impl(provider, backing, chat))
+        Box::pin(self.mark_conversation_impl(provider, conversation, chat))
     }
 
-    fn is_backing<'a>(
+    fn is_conversation<'a>(
         &'a self,
         provider: &'a HarnessId,
-        backing: &'a ConversationId,
+        conversation: &'a ConversationId,
     ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.is_backing_impl(provider, backing))
+        Box::pin(self.is_conversation_impl(provider, conversation))
     }
 
     fn insert_turn<'a>(

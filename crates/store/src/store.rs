@@ -18,8 +18,8 @@ pub struct ChatRecord {
     pub summary: ChatSummary,
     /// The harness's opaque blob.
     pub provider_data: Option<HarnessData>,
-    /// The provider-native conversation behind the chat.
-    pub backing: Option<ConversationId>,
+    /// The harness's own conversation behind the chat.
+    pub conversation: Option<ConversationId>,
     /// The unsent draft.
     pub draft: Option<String>,
     /// Messages waiting for the running turn, in sending order.
@@ -192,18 +192,18 @@ pub trait Store: Send + Sync + 'static {
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Records that a provider conversation backs a chat.
-    fn mark_backing<'a>(
+    fn mark_conversation<'a>(
         &'a self,
         provider: &'a HarnessId,
-        backing: &'a ConversationId,
+        conversation: &'a ConversationId,
         chat: &'a ChatUri,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Whether a provider conversation backs some chat.
-    fn is_backing<'a>(
+    fn is_conversation<'a>(
         &'a self,
         provider: &'a HarnessId,
-        backing: &'a ConversationId,
+        conversation: &'a ConversationId,
     ) -> BoxFuture<'a, StoreResult<bool>>;
 
     /// Appends a turn (durable when it returns: the user's message is acknowledged).

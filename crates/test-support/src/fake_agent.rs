@@ -67,10 +67,10 @@ struct State {
     materialize_delay: Duration,
     /// While closed, `materialize_chat` waits (after recording its call) until it opens.
     materialize_gate: Option<watch::Sender<bool>>,
-    next_backing: u64,
-    with_backings: bool,
+    next_conversation: u64,
+    with_conversations: bool,
     ignore_aborts: bool,
-    /// Announce each new backing through `DiscoverChats` before `create_chat` returns,
+    /// Announce each new conversation through `DiscoverChats` before `create_chat` returns,
     /// then wait this long (a harness whose catalog lists a conversation at once).
     discover_on_create: Option<Duration>,
     messages: HashMap<ChatUri, Vec<Turn>>,
@@ -160,12 +160,12 @@ impl FakeAgent {
         .await;
     }
 
-    /// Returns a separately enumerable backing id from every `create_chat`.
-    pub fn give_backings(&self) {
-        self.lock().with_backings = true;
+    /// Returns a separately enumerable conversation id from every `create_chat`.
+    pub fn give_conversations(&self) {
+        self.lock().with_conversations = true;
     }
 
-    /// Makes `create_chat` announce the new backing through `DiscoverChats`, then pause
+    /// Makes `create_chat` announce the new conversation through `DiscoverChats`, then pause
     /// before returning (a harness whose catalog lists a conversation at once).
     pub fn discover_on_create(&self, pause: Duration) {
         self.lock().discover_on_create = Some(pause);
@@ -266,24 +266,24 @@ impl Harness for FakeAgent {
                 context: context.clone(),
                 seed: request.seed.clone(),
             });
-            let (backing, discover) = {
+            let (conversation, discover) = {
                 let mut state = self.lock();
-                let backing = state.with_backings.then(|| {
-                    state.next_backing += 1;
-                    ConversationId::parse(&format!("conv-{}", state.next_backing))
+                let conversation = state.with_conversations.then(|| {
+                    state.next_conversation += 1;
+                    ConversationId::parse(&format!("conv-{}", state.next_conversation))
                         .unwrap_or_else(|_| panic!("bad id"))
                 });
-                (backing, state.discover_on_create)
+                (conversation, state.discover_on_create)
             };
             let blob = format!(
                 "{{\"chat\": \"{}\", \"note\": \"opaque\\u00e9\"}}  ",
                 context.chat
             );
-            if let (Some(pause), Some(backing)) = (discover, &backing) {
+            if let (Some(pause), Some(conversation)) = (discover, &conversation) {
                 self.emit(HarnessEvent::DiscoverChats {
                     provider: self.descriptor.id.clone(),
                     chats: vec![hearth_core::DiscoveredChat {
-                        backing: backing.clone(),
+                        conversation: conversation.clone(),
                         title: Some("just created".into()),
                         started_at: hearth_core::now(),
                         updated_at: hearth_core::now(),
@@ -296,7 +296,7 @@ impl Harness for FakeAgent {
             }
             Ok(CreatedChat {
                 provider_data: HarnessData::from_bytes(blob.into_bytes()),
-                backing,
+                conversation,
                 model: None,
                 agent: None,
             })
@@ -333,7 +333,7 @@ impl Harness for FakeAgent {
                 state.materialize_failures -= 1;
                 return Err(HarnessError::new(
                     hearth_core::HarnessErrorKind::Transient,
-                    "backing unavailable",
+                    "conversation unavailable",
                 ));
             }
             Ok(None)

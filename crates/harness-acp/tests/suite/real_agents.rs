@@ -459,8 +459,8 @@ async fn last_turn(host: &Host, chat: &ChatUri) -> hearth_core::Turn {
         .unwrap()
 }
 
-/// The backings of a session's chats, as Hearth recorded them.
-async fn backings(test: &TestHost, session: &SessionUri) -> Vec<String> {
+/// The conversations of a session's chats, as Hearth recorded them.
+async fn conversations(test: &TestHost, session: &SessionUri) -> Vec<String> {
     test.store
         .chats(session)
         .await
@@ -468,9 +468,9 @@ async fn backings(test: &TestHost, session: &SessionUri) -> Vec<String> {
         .into_iter()
         .map(|record| {
             record
-                .backing
-                .map(|backing| backing.as_str().to_owned())
-                .unwrap_or_else(|| panic!("chat {} has no backing", record.summary.uri))
+                .conversation
+                .map(|conversation| conversation.as_str().to_owned())
+                .unwrap_or_else(|| panic!("chat {} has no conversation", record.summary.uri))
         })
         .collect()
 }
@@ -547,9 +547,9 @@ async fn conversation_elsewhere(bench: &Bench) -> String {
     bench.model.push(ModelTurn::text("noted elsewhere"));
     let ran = ask(&elsewhere.host, &chat, "written elsewhere", no_answer).await;
     assert_eq!(ran.reason, StopReason::EndTurn, "{}", bench.agent.id());
-    let backing = backings(&elsewhere, &session).await.remove(0);
+    let conversation = conversations(&elsewhere, &session).await.remove(0);
     elsewhere.host.shutdown().await;
-    backing
+    conversation
 }
 
 /// The model's answer streams into the chat.
@@ -849,7 +849,7 @@ async fn discovery_skips_our_sessions(
     let ran = ask(&test.host, &peer, "peer talk", no_answer).await;
     assert_eq!(ran.reason, StopReason::EndTurn, "{id}");
     assert_eq!(ran.streamed(), "peer pong", "{id}");
-    let ours = backings(test, session).await;
+    let ours = conversations(test, session).await;
     assert_eq!(ours.len(), 2, "{id}: {ours:?}");
     test.host.start_harness(&bench.provider()).await.unwrap();
     let page = test
@@ -866,7 +866,7 @@ async fn discovery_skips_our_sessions(
     assert!(
         external
             .iter()
-            .all(|backing| !ours.iter().any(|our| our == backing)),
+            .all(|conversation| !ours.iter().any(|our| our == conversation)),
         "{id}: a session behind our chats was listed as external: {page:#?}"
     );
     let lists = harness.status().expect("the agent started").list;

@@ -156,7 +156,7 @@ async fn unreadable_provider_data_is_refused_with_what_to_do() {
         .unwrap_err();
     assert_eq!(error.kind, HarnessErrorKind::InvalidInput);
     assert!(
-        error.message.contains("not a Hearth agent backing"),
+        error.message.contains("not a Hearth agent conversation"),
         "{error}"
     );
     let error = agent.materialize_chat(&chat, None).await.unwrap_err();

@@ -58,7 +58,7 @@ async fn the_task_tool_spawns_a_chat_before_its_events_and_returns_its_answer() 
         chat: child,
         origin,
         title,
-        backing,
+        created,
     } = events[spawn].clone()
     else {
         unreachable!()
@@ -73,7 +73,7 @@ async fn the_task_tool_spawns_a_chat_before_its_events_and_returns_its_answer() 
         }
     );
     assert_eq!(title.as_deref(), Some("Check tides"));
-    assert_eq!(backing.model.as_deref(), Some(MODEL));
+    assert_eq!(created.model.as_deref(), Some(MODEL));
     let first_child_event = position(
         &events,
         |event| matches!(event, HarnessEvent::Progress { chat, .. } if chat == &child),

@@ -43,11 +43,11 @@ async fn a_fork_copies_the_history_through_a_turn_and_goes_on_alone() {
             turn_id: second.clone(),
         },
     );
-    let backing = agent
+    let conversation = agent
         .create_chat(&fork, CreateChatRequest { seed })
         .await
         .unwrap();
-    assert!(!backing.provider_data.as_bytes().is_empty());
+    assert!(!conversation.provider_data.as_bytes().is_empty());
     let source_history = agent.messages(&source).await.unwrap();
     assert_eq!(
         agent.messages(&fork).await.unwrap(),
@@ -131,7 +131,7 @@ async fn a_side_chat_sees_the_context_but_shows_no_history() {
             turn_id: first.clone(),
         },
     );
-    let backing = agent
+    let conversation = agent
         .create_chat(
             &side,
             CreateChatRequest {
@@ -145,7 +145,7 @@ async fn a_side_chat_sees_the_context_but_shows_no_history() {
         .unwrap();
     assert!(agent.messages(&side).await.unwrap().is_empty());
     assert_eq!(agent.metadata(&side).await.unwrap().turn_count, 0);
-    let blob: serde_json::Value = backing.provider_data.decode().unwrap();
+    let blob: serde_json::Value = conversation.provider_data.decode().unwrap();
     let hidden = blob["context"].as_array().expect("hidden context");
     assert_eq!(hidden.len(), 1);
     assert_eq!(hidden[0]["id"], first.as_str());

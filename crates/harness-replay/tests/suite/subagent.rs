@@ -45,7 +45,7 @@ async fn a_subagent_spawns_a_chat_before_its_events_and_answers_the_task_call() 
         chat: child,
         origin,
         title,
-        backing,
+        created,
     } = events[spawn].clone()
     else {
         unreachable!()
@@ -60,7 +60,7 @@ async fn a_subagent_spawns_a_chat_before_its_events_and_answers_the_task_call() 
             tool_call_id: "call_1".into()
         }
     );
-    assert!(!backing.provider_data.as_bytes().is_empty());
+    assert!(!created.provider_data.as_bytes().is_empty());
 
     // The spawn comes strictly before every event of the child.
     let first_child_event = position(

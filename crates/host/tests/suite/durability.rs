@@ -183,20 +183,20 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<()>> {
         self.inner.set_queue(chat, queued)
     }
-    fn mark_backing<'a>(
+    fn mark_conversation<'a>(
         &'a self,
         provider: &'a HarnessId,
-        backing: &'a ConversationId,
+        conversation: &'a ConversationId,
         chat: &'a ChatUri,
     ) -> BoxFuture<'a, StoreResult<()>> {
-        self.inner.mark_backing(provider, backing, chat)
+        self.inner.mark_conversation(provider, conversation, chat)
     }
-    fn is_backing<'a>(
+    fn is_conversation<'a>(
         &'a self,
         provider: &'a HarnessId,
-        backing: &'a ConversationId,
+        conversation: &'a ConversationId,
     ) -> BoxFuture<'a, StoreResult<bool>> {
-        self.inner.is_backing(provider, backing)
+        self.inner.is_conversation(provider, conversation)
     }
     fn insert_turn<'a>(
         &'a self,

@@ -45,7 +45,7 @@ async fn a_deleted_session_is_never_rediscovered() {
     let test = TestHost::start(agents(&fake)).await;
     let provider = HarnessId::parse("fake").unwrap();
     let discovered = DiscoveredChat {
-        backing: hearth_core::ConversationId::parse("native-1").unwrap(),
+        conversation: hearth_core::ConversationId::parse("native-1").unwrap(),
         title: None,
         started_at: now(),
         updated_at: now(),

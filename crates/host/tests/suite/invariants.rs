@@ -99,7 +99,7 @@ async fn spawned_chat_is_in_the_catalog_before_its_events() {
             tool_call_id: "call-1".into(),
         },
         title: Some("researcher".into()),
-        backing: CreatedChat::default(),
+        created: CreatedChat::default(),
     })
     .await;
     fake.progress(
@@ -302,9 +302,9 @@ async fn restored_sessions_route_by_uri_provider() {
 
 /// I7: a conversation that backs a chat never shows up as a session of its own.
 #[tokio::test]
-async fn chat_backings_never_become_sessions() {
+async fn chat_conversations_never_become_sessions() {
     let fake = FakeAgent::new("fake");
-    fake.give_backings();
+    fake.give_conversations();
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
     test.host
@@ -312,7 +312,7 @@ async fn chat_backings_never_become_sessions() {
         .await
         .unwrap();
     let found = |id: &str| DiscoveredChat {
-        backing: hearth_core::ConversationId::parse(id).unwrap(),
+        conversation: hearth_core::ConversationId::parse(id).unwrap(),
         title: Some(format!("conversation {id}")),
         started_at: now(),
         updated_at: now(),
@@ -350,9 +350,9 @@ async fn chat_backings_never_become_sessions() {
 /// I7, under a race: a harness that lists a new conversation in its catalog while
 /// `create_chat` is still running must not see it registered as an external session.
 #[tokio::test]
-async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session() {
+async fn a_conversation_discovered_while_its_chat_is_created_never_becomes_a_session() {
     let fake = FakeAgent::new("fake");
-    fake.give_backings();
+    fake.give_conversations();
     fake.discover_on_create(std::time::Duration::from_millis(100));
     let test = TestHost::start(agents(&fake)).await;
     let session = test.session("fake").await;
@@ -364,7 +364,7 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
     fake.emit(HarnessEvent::DiscoverChats {
         provider: HarnessId::parse("fake").unwrap(),
         chats: vec![DiscoveredChat {
-            backing: hearth_core::ConversationId::parse("conv-elsewhere").unwrap(),
+            conversation: hearth_core::ConversationId::parse("conv-elsewhere").unwrap(),
             title: None,
             started_at: now(),
             updated_at: now(),
@@ -382,7 +382,7 @@ async fn a_backing_discovered_while_its_chat_is_created_never_becomes_a_session(
     assert_eq!(
         added.uri.id().as_str(),
         "conv-elsewhere",
-        "the backing discovered while its chat was created became a session"
+        "the conversation discovered while its chat was created became a session"
     );
     test.host.flush().await;
     let listed = test

@@ -91,7 +91,7 @@ async fn external_sessions_show_the_harness_history() {
     fake.emit(HarnessEvent::DiscoverChats {
         provider: HarnessId::parse("fake").unwrap(),
         chats: vec![DiscoveredChat {
-            backing: hearth_core::ConversationId::parse("native-7").unwrap(),
+            conversation: hearth_core::ConversationId::parse("native-7").unwrap(),
             title: Some("from the terminal".into()),
             started_at: now(),
             updated_at: now(),

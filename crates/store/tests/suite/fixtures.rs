@@ -20,7 +20,7 @@ pub fn chat_record(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> ChatRecor
             updated_at: at,
         },
         provider_data: Some(HarnessData::from_bytes(b"{\"k\": 1}".to_vec())),
-        backing: None,
+        conversation: None,
         draft: None,
         queued: Vec::new(),
     }

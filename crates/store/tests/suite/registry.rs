@@ -189,7 +189,7 @@ async fn provider_data_is_stored_byte_for_byte() {
         at(1),
     );
     record.provider_data = Some(blob.clone());
-    record.backing = Some(ConversationId::parse("thread-9").unwrap());
+    record.conversation = Some(ConversationId::parse("thread-9").unwrap());
     store.insert_chat(&record).await.unwrap();
     let chats = store.chats(uri).await.unwrap();
     assert_eq!(chats.len(), 2);
@@ -204,7 +204,7 @@ async fn provider_data_is_stored_byte_for_byte() {
 }
 
 #[tokio::test]
-async fn drafts_backings_and_chat_removal() {
+async fn drafts_conversations_and_chat_removal() {
     let store = store().await;
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
@@ -226,13 +226,23 @@ async fn drafts_backings_and_chat_removal() {
     );
 
     let provider = HarnessId::parse("replay").unwrap();
-    let backing = ConversationId::parse("conv-1").unwrap();
-    assert!(!store.is_backing(&provider, &backing).await.unwrap());
+    let conversation = ConversationId::parse("conv-1").unwrap();
+    assert!(
+        !store
+            .is_conversation(&provider, &conversation)
+            .await
+            .unwrap()
+    );
     store
-        .mark_backing(&provider, &backing, &default)
+        .mark_conversation(&provider, &conversation, &default)
         .await
         .unwrap();
-    assert!(store.is_backing(&provider, &backing).await.unwrap());
+    assert!(
+        store
+            .is_conversation(&provider, &conversation)
+            .await
+            .unwrap()
+    );
 
     let peer = ChatUri::peer(&session.summary.uri, ChatId::generate());
     store

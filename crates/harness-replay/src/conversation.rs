@@ -1,16 +1,16 @@
-//! A chat's backing as the replay harness keeps it, and its `provider_data` encoding.
+//! A chat's conversation as the replay harness keeps it, and its `provider_data` encoding.
 
 use hearth_core::{
     ChatUri, HarnessData, HarnessError, HarnessResult, Timestamp, Turn, TurnId, now,
 };
-use hearth_harness::{BackingError, VersionedBacking};
+use hearth_harness::{ConversationError, VersionedConversation};
 use serde::{Deserialize, Serialize};
 
 /// Everything a replay chat is: stored verbatim by the host as `provider_data` (with its
-/// layout version, see [`VersionedBacking`]), and all that `materialize_chat` needs to
+/// layout version, see [`VersionedConversation`]), and all that `materialize_chat` needs to
 /// bring the chat back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Backing {
+pub(crate) struct Conversation {
     /// The scenario the chat was played from.
     pub scenario: String,
     /// The chat's model.
@@ -25,11 +25,11 @@ pub(crate) struct Backing {
     /// Hidden context (a side chat's view of its source), never shown as history.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<Turn>,
-    /// When the backing last changed.
+    /// When the conversation last changed.
     pub updated_at: Timestamp,
 }
 
-impl Backing {
+impl Conversation {
     /// An empty chat.
     pub fn fresh(scenario: &str, model: Option<String>, title: Option<String>) -> Self {
         Self {
@@ -57,35 +57,35 @@ impl Backing {
 
     /// The blob the host stores.
     pub fn encode(&self, chat: &ChatUri) -> HarnessResult<HarnessData> {
-        hearth_harness::encode(chat, self).map_err(backing_error)
+        hearth_harness::encode(chat, self).map_err(conversation_error)
     }
 
     /// Reads a stored blob back.
     pub fn decode(chat: &ChatUri, data: &HarnessData) -> HarnessResult<Self> {
-        hearth_harness::decode(chat, data).map_err(backing_error)
+        hearth_harness::decode(chat, data).map_err(conversation_error)
     }
 }
 
-impl VersionedBacking for Backing {
+impl VersionedConversation for Conversation {
     const FORMAT: u32 = 1;
     const WHAT: &'static str = "replay";
 }
 
-/// A backing that cannot be stored or read, in the replay harness's words.
-fn backing_error(error: BackingError) -> HarnessError {
+/// A conversation that cannot be stored or read, in the replay harness's words.
+fn conversation_error(error: ConversationError) -> HarnessError {
     match error {
-        BackingError::Encode { .. } => HarnessError::from(error),
-        BackingError::Unreadable {
+        ConversationError::Encode { .. } => HarnessError::from(error),
+        ConversationError::Unreadable {
             chat,
             bytes,
             reason,
             ..
         } => HarnessError::invalid(format!(
             "cannot restore replay chat `{chat}`: its stored provider data ({bytes} bytes) is not \
-             a replay backing ({reason}); the chat's turns are still in Hearth's store, but the \
+             a replay conversation ({reason}); the chat's turns are still in Hearth's store, but the \
              replay harness cannot continue it"
         )),
-        BackingError::Newer {
+        ConversationError::Newer {
             chat,
             found,
             supported,
@@ -109,20 +109,23 @@ mod tests {
 
     #[test]
     fn round_trips_and_refuses_garbage() {
-        let mut backing = Backing::fresh("demo", Some("demo".into()), None);
+        let mut conversation = Conversation::fresh("demo", Some("demo".into()), None);
         let mut turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
         turn.push_text("hello");
-        backing.history.push(turn);
-        let data = backing.encode(&chat()).unwrap();
-        assert_eq!(Backing::decode(&chat(), &data).unwrap(), backing);
+        conversation.history.push(turn);
+        let data = conversation.encode(&chat()).unwrap();
+        assert_eq!(Conversation::decode(&chat(), &data).unwrap(), conversation);
 
         let garbage = HarnessData::from_bytes(b"\x00not json".to_vec());
-        let error = Backing::decode(&chat(), &garbage).unwrap_err();
+        let error = Conversation::decode(&chat(), &garbage).unwrap_err();
         assert_eq!(error.kind, HarnessErrorKind::InvalidInput);
-        assert!(error.message.contains("not a replay backing"), "{error}");
+        assert!(
+            error.message.contains("not a replay conversation"),
+            "{error}"
+        );
 
         let future = HarnessData::from_bytes(br#"{"format": 99}"#.to_vec());
-        let error = Backing::decode(&chat(), &future).unwrap_err();
+        let error = Conversation::decode(&chat(), &future).unwrap_err();
         assert!(error.message.contains("version 99"), "{error}");
     }
 }

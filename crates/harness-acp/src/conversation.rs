@@ -1,4 +1,4 @@
-//! A chat's backing as the ACP harness keeps it and hands to the host as provider data:
+//! A chat's conversation as the ACP harness keeps it and hands to the host as provider data:
 //! the agent's session id, where it works, its model and title, and a short record of
 //! every turn (for forks, side chats and history after a restart).
 
@@ -44,7 +44,7 @@ impl TurnRecord {
 
 /// Everything a chat is to the ACP harness.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct AcpBacking {
+pub(crate) struct AcpConversation {
     /// The agent (provider id) that holds the conversation.
     pub agent: String,
     /// The agent's session id, once it has one.
@@ -77,12 +77,12 @@ pub(crate) struct AcpBacking {
     pub attached: Option<u64>,
 }
 
-impl hearth_harness::VersionedBacking for AcpBacking {
+impl hearth_harness::VersionedConversation for AcpConversation {
     const FORMAT: u32 = 1;
     const WHAT: &'static str = "ACP agent";
 }
 
-impl AcpBacking {
+impl AcpConversation {
     /// A chat of `agent` working in `directories`.
     pub fn new(agent: &str, directories: Vec<PathBuf>) -> Self {
         Self {
@@ -157,21 +157,21 @@ mod tests {
     }
 
     #[test]
-    fn backings_round_trip_without_their_live_state() {
+    fn conversations_round_trip_without_their_live_state() {
         let chat = ChatUri::default_for(&SessionUri::parse("hearth-session:codex/s1").unwrap());
-        let mut backing = AcpBacking::new("codex", vec!["/work".into()]);
-        backing.session_id = Some("0199-abc".into());
-        backing.turns.push(record("hi", "hello"));
-        backing.attached = Some(3);
-        let data = hearth_harness::encode(&chat, &backing).unwrap();
-        let back: AcpBacking = hearth_harness::decode(&chat, &data).unwrap();
+        let mut conversation = AcpConversation::new("codex", vec!["/work".into()]);
+        conversation.session_id = Some("0199-abc".into());
+        conversation.turns.push(record("hi", "hello"));
+        conversation.attached = Some(3);
+        let data = hearth_harness::encode(&chat, &conversation).unwrap();
+        let back: AcpConversation = hearth_harness::decode(&chat, &data).unwrap();
         assert_eq!(back.attached, None);
         assert_eq!(
-            AcpBacking {
+            AcpConversation {
                 attached: Some(3),
                 ..back
             },
-            backing
+            conversation
         );
     }
 

@@ -1,11 +1,11 @@
-//! A chat's backing as the agent keeps it — the model messages of every turn, hidden
+//! A chat's conversation as the agent keeps it — the model messages of every turn, hidden
 //! context, model, title — and its `provider_data` encoding.
 
 use hearth_core::{
     ChatUri, HarnessData, ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus,
     ToolResult, Turn, TurnId, Usage, UserMessage, now,
 };
-use hearth_harness::VersionedBacking;
+use hearth_harness::VersionedConversation;
 use hearth_llm::Message;
 use serde::{Deserialize, Serialize};
 
@@ -172,10 +172,10 @@ impl TurnRecord {
 }
 
 /// Everything a chat is: stored verbatim by the host as `provider_data` (with its layout
-/// version, see [`VersionedBacking`]), and all that `materialize_chat` needs to bring the
+/// version, see [`VersionedConversation`]), and all that `materialize_chat` needs to bring the
 /// chat back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Backing {
+pub(crate) struct Conversation {
     /// The provider id that wrote it.
     pub provider: String,
     /// The chat's model.
@@ -193,11 +193,11 @@ pub(crate) struct Backing {
     /// The visible history, finished turns with the host's turn ids.
     #[serde(default)]
     pub turns: Vec<TurnRecord>,
-    /// When the backing last changed.
+    /// When the conversation last changed.
     pub updated_at: Timestamp,
 }
 
-impl Backing {
+impl Conversation {
     /// An empty chat.
     pub fn fresh(provider: &str, model: Option<String>, title: Option<String>, role: Role) -> Self {
         Self {
@@ -244,7 +244,7 @@ impl Backing {
     }
 }
 
-impl VersionedBacking for Backing {
+impl VersionedConversation for Conversation {
     const FORMAT: u32 = 1;
     const WHAT: &'static str = "Hearth agent";
 }
@@ -263,23 +263,25 @@ mod tests {
 
     #[test]
     fn round_trips_and_refuses_garbage_and_newer_layouts() {
-        let mut backing = Backing::fresh("openai", Some("gpt".into()), None, Role::Side);
-        backing.context.push(Message::user("earlier"));
+        let mut conversation = Conversation::fresh("openai", Some("gpt".into()), None, Role::Side);
+        conversation.context.push(Message::user("earlier"));
         let mut turn = TurnRecord::new(TurnId::generate(), UserMessage::text("hi"));
         turn.messages.push(Message::assistant("hello"));
         turn.finish(StopReason::EndTurn, None);
-        backing.turns.push(turn);
-        let data = backing.encode(&chat()).unwrap();
-        assert_eq!(Backing::decode(&chat(), &data).unwrap(), backing);
+        conversation.turns.push(turn);
+        let data = conversation.encode(&chat()).unwrap();
+        assert_eq!(Conversation::decode(&chat(), &data).unwrap(), conversation);
 
         let garbage = HarnessData::from_bytes(b"\x00not json".to_vec());
-        let error = Backing::decode(&chat(), &garbage).unwrap_err();
+        let error = Conversation::decode(&chat(), &garbage).unwrap_err();
         assert!(
-            error.to_string().contains("not a Hearth agent backing"),
+            error
+                .to_string()
+                .contains("not a Hearth agent conversation"),
             "{error}"
         );
         let newer = HarnessData::from_bytes(br#"{"format": 99}"#.to_vec());
-        let error = Backing::decode(&chat(), &newer).unwrap_err();
+        let error = Conversation::decode(&chat(), &newer).unwrap_err();
         assert!(error.to_string().contains("version 99"), "{error}");
     }
 
