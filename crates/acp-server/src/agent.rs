@@ -277,7 +277,7 @@ impl HearthAgent {
             })
             .unwrap_or_else(|| {
                 // The configured models, for sessions of the provider they belong to.
-                if chat.provider() == &self.provider {
+                if chat.harness() == &self.provider {
                     self.models
                         .iter()
                         .map(|model| (model.clone(), model.clone()))

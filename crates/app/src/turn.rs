@@ -398,7 +398,7 @@ fn local_question(host: &Host, chat: &ChatUri, envelope: &Envelope) -> Option<Qu
             })
     });
     Some(Question {
-        agent: chat.provider().to_string(),
+        agent: chat.harness().to_string(),
         chat: chat.to_string(),
         request_id: request_id.clone(),
         title: title.clone(),
@@ -418,7 +418,7 @@ pub async fn pending_questions(client: &Client) -> anyhow::Result<Vec<Question>>
         .map(|pending| {
             let chat = ChatUri::parse(&pending.chat)?;
             Ok(Question {
-                agent: chat.provider().to_string(),
+                agent: chat.harness().to_string(),
                 chat: pending.chat,
                 request_id: pending.request_id,
                 title: pending.title,

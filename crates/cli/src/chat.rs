@@ -499,7 +499,7 @@ impl Conversation {
             Err(_) => project.scope.clone(),
         };
         Ok(Self {
-            external_agent: hearth_app::harnesses::is_external_agent(app, chat.provider().as_str()),
+            external_agent: hearth_app::harnesses::is_external_agent(app, chat.harness().as_str()),
             host: start.host,
             provider: start.provider,
             model,

@@ -164,7 +164,7 @@ async fn target_chat(remote: &Remote, request: &RunRequest<'_>) -> anyhow::Resul
 #[allow(clippy::print_stderr)]
 pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<ExitCode> {
     let chat = core::ChatUri::parse(&target_chat(&remote, &request).await?)?;
-    if is_demo(&remote.info, chat.provider().as_str()) {
+    if is_demo(&remote.info, chat.harness().as_str()) {
         if request.provider.is_some() || request.session.is_some() {
             eprintln!("hearth: this is the built-in demo (scripted answers, no model).");
         } else {

@@ -159,8 +159,8 @@ impl Start {
 /// The provider a `--session`/`--chat` URI belongs to, if it parses.
 fn provider_of(uri: &str) -> Option<String> {
     match ResourceUri::parse(uri).ok()? {
-        ResourceUri::Session(session) => Some(session.provider().to_string()),
-        ResourceUri::Chat(chat) => Some(chat.provider().to_string()),
+        ResourceUri::Session(session) => Some(session.harness().to_string()),
+        ResourceUri::Chat(chat) => Some(chat.harness().to_string()),
         ResourceUri::Root => None,
     }
 }
@@ -260,7 +260,7 @@ pub(crate) fn announce(app: &App, start: &Start, chat: &ChatUri) {
         );
     } else if start
         .host
-        .agent(chat.provider().as_str())
+        .agent(chat.harness().as_str())
         .is_some_and(|agent| agent.descriptor().demo)
     {
         // Chosen on purpose (`--provider replay`, or a session of the demo's): real

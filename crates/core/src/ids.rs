@@ -193,9 +193,9 @@ impl SessionUri {
         Self { provider, id }
     }
 
-    /// The provider that owns this session; routing uses it even for sessions that were
+    /// The harness that owns this session; routing uses it even for sessions that were
     /// not created by this process.
-    pub fn provider(&self) -> &HarnessId {
+    pub fn harness(&self) -> &HarnessId {
         &self.provider
     }
 
@@ -270,9 +270,9 @@ impl ChatUri {
         &self.session
     }
 
-    /// The provider that owns the chat's session.
-    pub fn provider(&self) -> &HarnessId {
-        self.session.provider()
+    /// The harness that owns the chat's session.
+    pub fn harness(&self) -> &HarnessId {
+        self.session.harness()
     }
 
     /// The chat's id within its session.
@@ -362,7 +362,7 @@ mod tests {
     fn session_uri_round_trips() {
         let uri = session();
         assert_eq!(uri.to_string(), "hearth-session:replay/abc-1");
-        assert_eq!(uri.provider().as_str(), "replay");
+        assert_eq!(uri.harness().as_str(), "replay");
         assert_eq!(SessionUri::parse(&uri.to_string()).unwrap(), uri);
     }
 

@@ -98,7 +98,7 @@ impl Host {
         self.inner.check_running()?;
         self.ensure_session(session).await?;
         let agent = self.inner.agent_for(session)?;
-        let provider = session.provider().clone();
+        let provider = session.harness().clone();
         let (origin, what, supported) = seed_origin(&seed, &agent.descriptor().capabilities);
         if !supported {
             return Err(HostError::Unsupported { provider, what });
@@ -221,7 +221,7 @@ impl Host {
         };
         if let Some(conversation) = &record.conversation {
             store
-                .mark_conversation(session.provider(), conversation, &uri)
+                .mark_conversation(session.harness(), conversation, &uri)
                 .await?;
         }
         let mut state = self.inner.lock();
@@ -378,7 +378,7 @@ impl Host {
         let recovered = agent
             .materialize_chat(context, provider_data.clone())
             .await
-            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+            .map_err(|error| Inner::agent_error(chat.harness(), error))?;
         if provider_data.is_none()
             && let Some(recovered) = recovered
         {
@@ -417,7 +417,7 @@ impl Host {
         agent
             .set_model(&context, model.clone())
             .await
-            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+            .map_err(|error| Inner::agent_error(chat.harness(), error))?;
         let mut state = self.inner.lock();
         let Some(entry) = state.chats.get(chat) else {
             return Err(HostError::NotFound {

@@ -80,7 +80,7 @@ impl Host {
                     Err(error) => (
                         StopReason::Error,
                         None,
-                        Some(format!("{}: {error}", chat.provider())),
+                        Some(format!("{}: {error}", chat.harness())),
                     ),
                 };
                 self.complete_turn(&chat, &turn_id, stop_reason, usage, error);

@@ -369,7 +369,7 @@ impl Inner {
     /// The harness of a session, by its URI's provider (also for sessions not created
     /// by this process).
     pub fn agent_for(&self, session: &SessionUri) -> HostResult<Arc<dyn Harness>> {
-        self.agent(session.provider())
+        self.agent(session.harness())
     }
 
     pub fn agent(&self, provider: &HarnessId) -> HostResult<Arc<dyn Harness>> {

@@ -231,7 +231,7 @@ impl Host {
         let recovered = agent
             .materialize_chat(&context, record.provider_data.clone())
             .await
-            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+            .map_err(|error| Inner::agent_error(chat.harness(), error))?;
         let mut state = self.inner.lock();
         let Some(entry) = state.chats.get_mut(chat) else {
             return Err(HostError::NotFound {

@@ -154,7 +154,7 @@ impl Host {
         agent
             .respond_permission(&context, request_id, answer)
             .await
-            .map_err(|error| Inner::agent_error(chat.provider(), error))?;
+            .map_err(|error| Inner::agent_error(chat.harness(), error))?;
         let mut state = self.inner.lock();
         state.publish(
             ResourceUri::Chat(chat.clone()),

@@ -157,7 +157,7 @@ impl Host {
         let agent = self.inner.agent_for(source)?;
         if !agent.descriptor().capabilities.supports_fork() {
             return Err(HostError::Unsupported {
-                provider: source.provider().clone(),
+                provider: source.harness().clone(),
                 what: "forking",
             });
         }
@@ -173,7 +173,7 @@ impl Host {
             let turns = turns_through(&state.chats, &source_chat, turn_id)?;
             (session.state.summary.clone(), turns)
         };
-        let uri = SessionUri::new(source.provider().clone(), SessionId::generate());
+        let uri = SessionUri::new(source.harness().clone(), SessionId::generate());
         let at = now();
         let summary = SessionSummary {
             uri: uri.clone(),
@@ -353,7 +353,7 @@ impl Host {
         let recovered = agent
             .materialize_chat(&context, default.provider_data.clone())
             .await
-            .map_err(|error| Inner::agent_error(session.provider(), error))?;
+            .map_err(|error| Inner::agent_error(session.harness(), error))?;
         let mut default_data = default.provider_data.clone();
         if default_data.is_none()
             && let Some(recovered) = recovered
@@ -417,7 +417,7 @@ impl Host {
             turns = agent
                 .messages(context)
                 .await
-                .map_err(|error| Inner::agent_error(default_uri.provider(), error))?;
+                .map_err(|error| Inner::agent_error(default_uri.harness(), error))?;
             settle_stale_turns(&mut turns);
             for turn in &turns {
                 store.insert_turn(default_uri, turn).await?;

@@ -129,7 +129,7 @@ async fn an_mcp_client_lists_and_calls_hearths_tools() {
     );
     let calls = tools.calls.lock().unwrap().clone();
     assert_eq!(calls.len(), 2);
-    assert_eq!(calls[0].1.session.provider().as_str(), "mcp");
+    assert_eq!(calls[0].1.session.harness().as_str(), "mcp");
     assert_eq!(calls[0].1.session, calls[1].1.session);
     client.cancel().await.unwrap();
 }
