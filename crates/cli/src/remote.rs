@@ -276,7 +276,7 @@ pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow:
         out = crate::shown::json(&json!({ "session": state.summary, "chats": rendered }))?;
         out.push('\n');
     } else {
-        let demo = is_demo(&remote.info, state.summary.provider.as_str());
+        let demo = is_demo(&remote.info, state.summary.harness.as_str());
         render::session_header(&state.summary, demo, &mut out);
         for chat in &chats {
             out.push('\n');

@@ -222,7 +222,7 @@ pub fn session_header(session: &SessionSummary, demo: bool, out: &mut String) {
         ),
     );
     let demo = if demo { " (demo)" } else { "" };
-    push_line(out, &format!("provider  {}{demo}", session.provider));
+    push_line(out, &format!("provider  {}{demo}", session.harness));
     push_line(out, &format!("scope     {scope}"));
     let external = match session.provenance {
         hearth_core::Provenance::Hearth => "",

@@ -282,10 +282,10 @@ fn render_page(app: &App, page: &hearth_store::SessionPage) -> String {
         out.push_str(&format!(
             "{:<16}  {:<14}  {:<40}  {}\n",
             render::local_time(&session.updated_at),
-            if demo.contains(&session.provider) {
-                format!("{} (demo)", session.provider)
+            if demo.contains(&session.harness) {
+                format!("{} (demo)", session.harness)
             } else {
-                session.provider.to_string()
+                session.harness.to_string()
             },
             title,
             session.uri
@@ -377,7 +377,7 @@ async fn show_session(
         return json_line(&json!({ "session": summary, "chats": rendered }));
     }
     let mut out = String::new();
-    render::session_header(summary, is_demo(app, &summary.provider), &mut out);
+    render::session_header(summary, is_demo(app, &summary.harness), &mut out);
     for chat in chats {
         out.push('\n');
         out.push_str(&render::chat_heading(&chat.summary));

@@ -124,8 +124,9 @@ pub enum Provenance {
 pub struct SessionSummary {
     /// The session.
     pub uri: SessionUri,
-    /// Its harness.
-    pub provider: HarnessId,
+    /// Its harness (`provider` in JSON, as scripts reading `--json` output know it).
+    #[serde(rename = "provider")]
+    pub harness: HarnessId,
     /// Display title (the default chat's, or one the user set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,

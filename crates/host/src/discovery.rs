@@ -112,7 +112,7 @@ impl Host {
         );
         let summary = SessionSummary {
             uri: uri.clone(),
-            provider: provider.clone(),
+            harness: provider.clone(),
             title: discovered.title.clone(),
             provenance: Provenance::External,
             source: "discovery".into(),

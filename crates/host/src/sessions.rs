@@ -115,7 +115,7 @@ impl Host {
         let at = now();
         let summary = SessionSummary {
             uri: uri.clone(),
-            provider: request.provider.clone(),
+            harness: request.provider.clone(),
             title: request.title,
             provenance: Provenance::Hearth,
             source: self.inner.config.source.clone(),
@@ -220,13 +220,13 @@ impl Host {
         seed: ChatSeed,
         turns: Vec<Turn>,
     ) -> HostResult<()> {
-        let agent = self.inner.agent(&summary.provider)?;
+        let agent = self.inner.agent(&summary.harness)?;
         let context = make_context(&self.inner.config, &summary, &chat);
-        let _creating = self.creating_chat(&summary.provider);
+        let _creating = self.creating_chat(&summary.harness);
         let created = agent
             .create_chat(&context, CreateChatRequest { seed })
             .await
-            .map_err(|error| Inner::agent_error(&summary.provider, error))?;
+            .map_err(|error| Inner::agent_error(&summary.harness, error))?;
         if chat.model.is_none() {
             chat.model.clone_from(&created.model);
         }
@@ -246,7 +246,7 @@ impl Host {
         if let Some(marker) = marker {
             self.inner
                 .store
-                .mark_conversation(&summary.provider, &marker, &chat.uri)
+                .mark_conversation(&summary.harness, &marker, &chat.uri)
                 .await?;
         }
         let mut state = self.inner.lock();

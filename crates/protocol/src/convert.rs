@@ -132,8 +132,8 @@ impl From<core::SessionSummary> for SessionSummary {
     fn from(summary: core::SessionSummary) -> Self {
         Self {
             uri: summary.uri.to_string(),
-            harness: summary.provider.to_string(),
-            provider: summary.provider.to_string(),
+            harness: summary.harness.to_string(),
+            provider: summary.harness.to_string(),
             title: summary.title,
             provenance: summary.provenance.into(),
             source: summary.source,
@@ -155,7 +155,7 @@ impl TryFrom<SessionSummary> for core::SessionSummary {
     fn try_from(summary: SessionSummary) -> Result<Self> {
         Ok(Self {
             uri: parse("uri", &summary.uri, core::SessionUri::parse)?,
-            provider: parse("harness", summary.harness_id(), core::HarnessId::parse)?,
+            harness: parse("harness", summary.harness_id(), core::HarnessId::parse)?,
             title: summary.title,
             provenance: summary.provenance.into(),
             source: summary.source,

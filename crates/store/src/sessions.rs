@@ -57,7 +57,7 @@ pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
         .transpose()?;
     Ok(SessionSummary {
         uri: parse_id("session uri", &uri, SessionUri::parse)?,
-        provider: parse_id("provider id", &provider, HarnessId::parse)?,
+        harness: parse_id("provider id", &provider, HarnessId::parse)?,
         title: row.try_get("title").map_err(get)?,
         provenance: if provenance == "external" {
             Provenance::External
@@ -98,7 +98,7 @@ impl SqliteStore {
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(summary.uri.to_string())
-        .bind(summary.provider.as_str())
+        .bind(summary.harness.as_str())
         .bind(summary.title.as_deref())
         .bind(provenance_text(summary.provenance))
         .bind(&summary.source)

@@ -286,7 +286,7 @@ fn the_harness_is_read_under_its_old_name_and_still_sent_under_it() {
     let session = SessionUri::parse("hearth-session:replay/s1").unwrap();
     let summary = core::SessionSummary {
         uri: session,
-        provider: core::HarnessId::parse("replay").unwrap(),
+        harness: core::HarnessId::parse("replay").unwrap(),
         title: None,
         provenance: core::Provenance::Hearth,
         source: "cli".into(),

@@ -31,7 +31,7 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
     NewSession {
         summary: SessionSummary {
             uri: uri.clone(),
-            provider: uri.harness().clone(),
+            harness: uri.harness().clone(),
             title: Some("a session".into()),
             provenance: Provenance::Hearth,
             source: "test".into(),
