@@ -317,8 +317,7 @@ impl ToolHandler for WebFetchTool {
         arguments: Value,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let arguments: Arguments = serde_json::from_value(arguments)
-                .map_err(|error| ToolError::InvalidArguments(error.to_string()))?;
+            let arguments: Arguments = hearth_core::parse_arguments(WEB_FETCH_TOOL, arguments)?;
             self.run(call, arguments).await
         })
     }

@@ -170,8 +170,7 @@ impl ToolHandler for FileReadTool {
         arguments: Value,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let arguments: Arguments = serde_json::from_value(arguments)
-                .map_err(|error| ToolError::InvalidArguments(error.to_string()))?;
+            let arguments: Arguments = hearth_core::parse_arguments(self.name(), arguments)?;
             let given = PathBuf::from(arguments.path.trim());
             let path = if given.is_absolute() {
                 given
