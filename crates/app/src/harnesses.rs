@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use hearth_config::ProviderKind;
 use hearth_core::{Harness, HarnessId, Toolbox};
 use hearth_harness_acp::{AcpHarness, ConfiguredAgent, LentTools};
 use hearth_harness_native::{AgentSettings, NativeHarness};
@@ -202,15 +201,9 @@ fn discovery_config(app: &App) -> Cow<'_, hearth_config::Config> {
     }
 }
 
-/// Whether an id can name a model provider (not the demo, not an ACP agent).
+/// Whether an id can name a model provider (not the demo, not an external agent).
 fn is_model_provider(app: &App, id: &str) -> bool {
-    id != REPLAY
-        && !is_external_agent(app, id)
-        && app
-            .config
-            .providers
-            .get(id)
-            .is_none_or(|provider| provider.kind != Some(ProviderKind::Acp))
+    id != REPLAY && !is_external_agent(app, id)
 }
 
 /// Whether an id names an external agent (one of `[agents]`, or an installed built-in

@@ -4,9 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth_config::{
-    Config, ExternalAgentConfig, PermissionsSetting, ProviderConfig, ProviderKind,
-};
+use hearth_config::{Config, ExternalAgentConfig, PermissionsSetting};
 use hearth_core::{HarnessId, ToolKind};
 
 use crate::spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};
@@ -189,14 +187,13 @@ fn policy(
     }
 }
 
-/// What Hearth knows of one agent: the built-in agent of that id, its `[agents.<id>]`
-/// section, and its older `[providers.<id>] kind = "acp"` one. The section wins over the
-/// older one, which wins over the built-in settings.
+/// What Hearth knows of one agent: the built-in agent of that id and its `[agents.<id>]`
+/// section (which the configuration also fills from an older
+/// `[providers.<id>] kind = "acp"` one). The section wins over the built-in settings.
 struct Declared<'a> {
     id: &'a str,
     preset: Option<Preset>,
     section: Option<&'a ExternalAgentConfig>,
-    legacy: Option<&'a ProviderConfig>,
 }
 
 impl<'a> Declared<'a> {
@@ -205,24 +202,17 @@ impl<'a> Declared<'a> {
             id,
             preset: PRESETS.iter().find(|preset| preset.id == id).copied(),
             section: config.agents.get(id),
-            legacy: config
-                .providers
-                .get(id)
-                .filter(|provider| provider.kind == Some(ProviderKind::Acp)),
         }
     }
 
     /// The program configured to run the agent, if one is.
     fn command(&self) -> Option<String> {
-        self.section
-            .and_then(|section| section.command.clone())
-            .or_else(|| self.legacy.and_then(|provider| provider.command.clone()))
+        self.section.and_then(|section| section.command.clone())
     }
 
     fn args(&self) -> Vec<String> {
         self.section
             .and_then(|section| section.args.clone())
-            .or_else(|| self.legacy.map(|provider| provider.args.clone()))
             .or_else(|| {
                 self.preset
                     .map(|preset| preset.args.iter().map(|arg| (*arg).to_owned()).collect())
@@ -230,16 +220,11 @@ impl<'a> Declared<'a> {
             .unwrap_or_default()
     }
 
-    /// The variables set: the older section's, then the section's.
+    /// The variables the section sets.
     fn env(&self) -> Vec<(String, String)> {
-        let mut env: Vec<(String, String)> = self
-            .legacy
-            .map(|provider| provider.env.clone().into_iter().collect())
-            .unwrap_or_default();
-        if let Some(section) = self.section {
-            env.extend(section.env.clone());
-        }
-        env
+        self.section
+            .map(|section| section.env.clone().into_iter().collect())
+            .unwrap_or_default()
     }
 
     /// The variables of Hearth's environment passed: the built-in agent's, then the
@@ -280,14 +265,7 @@ impl<'a> Declared<'a> {
 /// The ids of every agent Hearth knows: the built-in ones, then the configured ones.
 fn agent_ids(config: &Config) -> Vec<String> {
     let mut ids: Vec<String> = PRESETS.iter().map(|preset| preset.id.to_owned()).collect();
-    let configured = config.agents.keys().chain(
-        config
-            .providers
-            .iter()
-            .filter(|(_, provider)| provider.kind == Some(ProviderKind::Acp))
-            .map(|(id, _)| id),
-    );
-    for id in configured {
+    for id in config.agents.keys() {
         if !ids.contains(id) {
             ids.push(id.clone());
         }
