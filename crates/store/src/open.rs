@@ -64,10 +64,6 @@ pub(crate) fn companion(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn io_error(path: &Path, error: io::Error) -> StoreError {
-    StoreError::from_io(path, &error)
-}
-
 /// Checks that an existing file is an SQLite database before SQLite touches it.
 fn check_header(path: &Path) -> StoreResult<()> {
     let mut file = match fs::File::open(path) {
@@ -119,7 +115,7 @@ fn ensure_directory(path: &Path) -> StoreResult<()> {
         return Ok(());
     };
     // Only its owner may look inside (0700): it holds every conversation.
-    hearth_config::create_private_dir(parent).map_err(|error| io_error(parent, error))
+    hearth_config::create_private_dir(parent).map_err(|error| StoreError::from_io(parent, &error))
 }
 
 /// Creates a missing database file as an empty file only its owner can read and write
@@ -134,7 +130,7 @@ fn create_private_database(path: &Path) -> StoreResult<()> {
         Ok(_) => Ok(()),
         // It exists (perhaps made by another process this instant): SQLite checks it.
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(error) => Err(io_error(path, error)),
+        Err(error) => Err(StoreError::from_io(path, &error)),
     }
 }
 

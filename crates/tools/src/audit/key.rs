@@ -135,11 +135,6 @@ pub(crate) fn plain_seal(record: &AuditRecord) -> String {
     sha256_hex(content.to_string().as_bytes())
 }
 
-/// An I/O failure on a key or head file, classified as the store classifies its own.
-pub(crate) fn io_error(path: &Path, error: &io::Error) -> StoreError {
-    StoreError::from_io(path, error)
-}
-
 /// The key in `path`; `None` when there is no such file.
 pub(crate) fn read(path: &Path) -> StoreResult<Option<AuditKey>> {
     let bytes = match fs::read(path) {
@@ -154,7 +149,7 @@ pub(crate) fn read(path: &Path) -> StoreResult<Option<AuditKey>> {
                 ),
             });
         }
-        Err(error) => return Err(io_error(path, &error)),
+        Err(error) => return Err(StoreError::from_io(path, &error)),
     };
     warn_if_shared(path);
     AuditKey::from_bytes(&bytes, path).map(Some)
@@ -204,7 +199,7 @@ pub(crate) fn create(path: &Path) -> StoreResult<AuditKey> {
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(directory).map_err(|error| io_error(directory, &error))?;
+    fs::create_dir_all(directory).map_err(|error| StoreError::from_io(directory, &error))?;
     // Written whole beside it and linked into place: no reader sees a partial key, and
     // an existing key is never replaced.
     let linked = hearth_fs::write_atomic(
@@ -226,7 +221,7 @@ pub(crate) fn create(path: &Path) -> StoreResult<AuditKey> {
                 ))
             })
         }
-        Err(error) => Err(io_error(path, &error)),
+        Err(error) => Err(StoreError::from_io(path, &error)),
     }
 }
 

@@ -252,7 +252,7 @@ impl AuditLog {
         let lines = match head_file {
             Some(file) => file
                 .read()
-                .map_err(|error| key::io_error(file.path(), &error))?,
+                .map_err(|error| StoreError::from_io(file.path(), &error))?,
             None => HeadLines::default(),
         };
         let key = match files {
