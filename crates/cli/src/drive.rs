@@ -60,6 +60,7 @@ pub(crate) async fn drive(
                 }
             }
             TurnEvent::Question(question) => {
+                printer.break_line(&mut std::io::stdout().lock())?;
                 match ask(&question, answers.as_deref_mut(), interrupts).await? {
                     Reply::Chosen(option) => answer(stream, &question, &option, false).await,
                     Reply::Refused { option_id, notice } => {

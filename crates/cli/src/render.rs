@@ -63,21 +63,43 @@ pub fn tool_call_line(call: &ToolCallPart) -> String {
         }
     };
     if let Some(result) = &call.result {
-        line.push_str(&format!(" → {}", result_line(&result.content)));
+        match short_result(&result.content) {
+            Some(short) => line.push_str(&format!(" → {short}")),
+            None => line.push_str(" →"),
+        }
     }
     line
 }
 
-/// The first line of a tool's result (at most 100 characters), escaped.
-pub fn result_line(content: &str) -> String {
-    let first: String = content
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .take(100)
+/// Results this long or longer are shown under their call, one line each.
+const SHORT_RESULT: usize = 100;
+
+/// A tool's result that fits on its call's line (one line of under 100 characters),
+/// escaped; `None` when it must be shown in lines of its own ([`result_lines`]).
+pub fn short_result(content: &str) -> Option<String> {
+    let content = content.trim_end_matches('\n');
+    if content.contains('\n') || content.chars().count() >= SHORT_RESULT {
+        return None;
+    }
+    Some(escape_controls_inline(content).into_owned())
+}
+
+/// A tool's whole result as indented lines, escaped: at most `limit` lines, then one
+/// saying how many more there are and where to read them.
+pub fn result_lines(content: &str, limit: Option<usize>) -> Vec<String> {
+    let lines: Vec<&str> = content.trim_end_matches('\n').lines().collect();
+    let shown = limit.unwrap_or(usize::MAX).min(lines.len());
+    let mut out: Vec<String> = lines[..shown]
+        .iter()
+        .map(|line| format!("    {}", escape_controls_inline(line)))
         .collect();
-    escape_controls_inline(&first).into_owned()
+    if shown < lines.len() {
+        out.push(format!(
+            "    … {} more lines (`hearth sessions show` prints them all)",
+            lines.len() - shown
+        ));
+    }
+    out
 }
 
 /// A response part as text lines.
@@ -96,6 +118,13 @@ pub fn part(part: &ResponsePart, out: &mut String) {
         }
         ResponsePart::ToolCall(call) => {
             push_line(out, &tool_call_line(call));
+            if let Some(result) = &call.result
+                && short_result(&result.content).is_none()
+            {
+                for line in result_lines(&result.content, None) {
+                    push_line(out, &line);
+                }
+            }
         }
         ResponsePart::Plan { entries } => {
             out.push_str("plan:\n");
@@ -245,6 +274,24 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn a_long_result_is_shown_whole_or_up_to_a_limit() {
+        let content: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        assert_eq!(short_result(&content), None);
+        assert_eq!(result_lines(&content, None).len(), 30);
+        let limited = result_lines(&content, Some(12));
+        assert_eq!(limited.len(), 13);
+        assert_eq!(limited[11], "    line 12");
+        assert!(limited[12].contains("18 more lines"), "{limited:?}");
+        let long_line = "x".repeat(150);
+        assert_eq!(short_result(&long_line), None);
+        assert_eq!(
+            result_lines(&long_line, Some(12)),
+            vec![format!("    {long_line}")]
+        );
+        assert_eq!(short_result("ok\n").as_deref(), Some("ok"));
+    }
+
+    #[test]
     fn what_an_agent_wrote_is_shown_escaped() {
         let mut call = ToolCallPart::new(
             "c1",
@@ -258,9 +305,19 @@ mod tests {
         });
         assert_eq!(
             tool_call_line(&call),
-            "⚙ read({\"path\":\"\\u{9b}x\"}) done → found \\x1b[2Jit"
+            "⚙ read({\"path\":\"\\u{9b}x\"}) done →"
+        );
+        let mut out = String::new();
+        part(&ResponsePart::ToolCall(call.clone()), &mut out);
+        assert_eq!(
+            out,
+            "⚙ read({\"path\":\"\\u{9b}x\"}) done →\n    found \\x1b[2Jit\n    second line\n"
         );
         call.title = Some("Read\x1b]52;c;b3duZWQ=\x07 a.txt".into());
+        call.result = Some(ToolResult {
+            content: "found \x1b[2Jit\n".into(),
+            is_error: false,
+        });
         assert_eq!(
             tool_call_line(&call),
             "⚙ Read\\x1b]52;c;b3duZWQ=\\x07 a.txt done → found \\x1b[2Jit"

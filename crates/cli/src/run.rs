@@ -87,6 +87,9 @@ impl TargetArgs {
             &project.scope,
         )
         .await?;
+        if let Some(session) = &session {
+            self.check_continued_harness(session)?;
+        }
         let provider = project.provider(app, self.agent.as_deref(), self.provider.as_deref())?;
         let model = self.model.clone().or_else(|| project.model());
         Ok(Target {
@@ -95,6 +98,32 @@ impl TargetArgs {
             provider,
             model,
         })
+    }
+}
+
+impl TargetArgs {
+    /// A continued session answers through its own harness: an `--agent` or `--provider`
+    /// naming another one is refused rather than silently ignored.
+    fn check_continued_harness(&self, session: &str) -> anyhow::Result<()> {
+        let Some(harness) = provider_of(session) else {
+            return Ok(());
+        };
+        let (flag, named) = match (&self.agent, &self.provider) {
+            (Some(agent), _) => ("--agent", agent),
+            (None, Some(provider)) => ("--provider", provider),
+            (None, None) => return Ok(()),
+        };
+        if named.as_str() == harness {
+            return Ok(());
+        }
+        bail!(
+            "session {session} belongs to `{harness}`, but {flag} {named} was given: a session goes on with the agent or provider it started with; drop {flag} to continue it, or leave out {} to start a new session on `{named}`",
+            if self.continue_latest {
+                "-c"
+            } else {
+                "--session"
+            }
+        )
     }
 }
 
@@ -460,6 +489,20 @@ impl Printer {
         Ok(())
     }
 
+    /// Ends the answer's open line on a terminal, so that what follows on stderr (a tool
+    /// call, an error, a question) starts on a line of its own instead of being glued to
+    /// the answer. Output to a file or pipe is left exactly as the agent wrote it.
+    pub(crate) fn break_line(&mut self, stdout: &mut impl Write) -> anyhow::Result<()> {
+        if !self.json && self.printed > 0 && !self.ends_with_newline {
+            if std::io::stdout().is_terminal() {
+                stdout.write_all(b"\n")?;
+                stdout.flush()?;
+                self.ends_with_newline = true;
+            }
+        }
+        Ok(())
+    }
+
     #[allow(clippy::print_stderr)]
     pub(crate) fn envelope(&mut self, envelope: &Envelope) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
@@ -467,6 +510,16 @@ impl Printer {
             stdout.write_all(crate::shown::json(envelope)?.as_bytes())?;
             stdout.write_all(b"\n")?;
             return Ok(stdout.flush()?);
+        }
+        if let Action::PartAdded {
+            part: ResponsePart::Error { .. },
+            ..
+        } = &envelope.action
+        {
+            // An answer that failed ends where it broke off, whoever reads it.
+            self.finish_line()?;
+        } else if self.goes_to_stderr(&envelope.action) {
+            self.break_line(&mut stdout)?;
         }
         match &envelope.action {
             Action::TextDelta { text, .. } => {
@@ -485,12 +538,16 @@ impl Printer {
                 status: ToolCallStatus::Completed | ToolCallStatus::Failed,
                 result: Some(result),
                 ..
-            } => {
-                let first = render::result_line(&result.content);
-                if !first.trim().is_empty() {
-                    eprintln!("  → {first}");
+            } => match render::short_result(&result.content) {
+                Some(short) if short.trim().is_empty() => {}
+                Some(short) => eprintln!("  → {short}"),
+                None => {
+                    eprintln!("  →");
+                    for line in render::result_lines(&result.content, Some(LIVE_RESULT_LINES)) {
+                        eprintln!("{line}");
+                    }
                 }
-            }
+            },
             Action::PartAdded {
                 part: ResponsePart::PermissionRequest { .. },
                 ..
@@ -504,7 +561,28 @@ impl Printer {
         }
         Ok(())
     }
+
+    /// Whether [`Printer::envelope`] prints this on stderr (outside JSON).
+    fn goes_to_stderr(&self, action: &Action) -> bool {
+        match action {
+            Action::ReasoningDelta { .. } => self.show_reasoning,
+            Action::ToolCallStarted { .. } => true,
+            Action::ToolCallUpdated {
+                status: ToolCallStatus::Completed | ToolCallStatus::Failed,
+                result: Some(_),
+                ..
+            } => true,
+            Action::PartAdded { part, .. } => !matches!(
+                part,
+                ResponsePart::Text { .. } | ResponsePart::PermissionRequest { .. }
+            ),
+            _ => false,
+        }
+    }
 }
+
+/// Lines of a tool's result printed as a turn runs; `hearth sessions show` prints all.
+const LIVE_RESULT_LINES: usize = 20;
 
 /// Runs `hearth run`.
 #[allow(clippy::print_stderr)]

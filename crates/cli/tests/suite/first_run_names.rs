@@ -131,6 +131,31 @@ fn run_continue_answers_in_the_most_recent_session() {
 }
 
 #[test]
+fn continuing_with_another_agent_or_provider_is_refused_naming_both() {
+    let (hearth, newest, _) = two_sessions();
+    let before = shown(&hearth, &newest);
+    let error = hearth.fails(&["run", "-c", "--agent", "codex", "hello"]);
+    assert!(
+        error.contains("belongs to `replay`")
+            && error.contains("--agent codex")
+            && error.contains("drop --agent"),
+        "{error}"
+    );
+    let error = hearth.fails(&["run", "--session", &newest, "--provider", "openai", "hi"]);
+    assert!(
+        error.contains("belongs to `replay`") && error.contains("--provider openai"),
+        "{error}"
+    );
+    let error = hearth.fails(&["chat", "-c", "--agent", "gemini"]);
+    assert!(error.contains("--agent gemini"), "{error}");
+    // Nothing was sent: the session is as it was.
+    assert_eq!(shown(&hearth, &newest), before);
+    // Naming the session's own harness is fine.
+    hearth.ok(&["run", "-c", "--provider", "replay", "sixth walnut"]);
+    assert!(shown(&hearth, &newest).contains("sixth walnut"));
+}
+
+#[test]
 fn a_proposal_is_named_by_a_prefix_of_its_id() {
     let (hearth, _) = with_calendar();
     let id = stage_event(&hearth, "Dentist", "2030-03-04T09:00");

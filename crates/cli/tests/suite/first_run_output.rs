@@ -364,3 +364,37 @@ fn a_ctrl_c_at_the_prompt_after_a_stopped_answer_leaves_the_chat_with_status_130
     assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("hearth: leaving the chat"), "{stderr}");
 }
+
+#[test]
+fn an_error_after_a_partial_answer_is_on_a_line_of_its_own() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    server.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .text("slow ")
+            .text("pon")
+            .reset(),
+    );
+    // stdout and stderr into one file, as `hearth run … 2>&1` on a terminal shows them.
+    let both = tempfile::NamedTempFile::new().unwrap();
+    let shared = both.reopen().unwrap();
+    let status = command(&hearth)
+        .args(["run", "count"])
+        .stdin(Stdio::null())
+        .stdout(shared.try_clone().unwrap())
+        .stderr(shared)
+        .spawn()
+        .unwrap()
+        .wait_within(PROCESS_WAIT);
+    assert!(!status.success());
+    let mut seen = String::new();
+    both.reopen().unwrap().read_to_string(&mut seen).unwrap();
+    let error_line = seen
+        .lines()
+        .find(|line| line.contains('✗'))
+        .unwrap_or_else(|| panic!("no error line:\n{seen}"));
+    assert!(error_line.starts_with('✗'), "glued to the answer:\n{seen}");
+    assert!(seen.lines().any(|line| line == "slow pon"), "{seen}");
+}

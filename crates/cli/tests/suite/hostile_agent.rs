@@ -80,7 +80,7 @@ fn run_shows_a_hostile_agents_escape_sequences_as_text() {
     for shown in [
         "thinking\\x1b[2J hard",
         "⚙ Read\\x1b]52;c;cm0gLXJmIH4=\\x07 notes.txt running",
-        "  → result \\u{9b}31min red\\x1b[2J",
+        "  →\n    result \\u{9b}31min red\\x1b[2J\n    second line\n",
         "hearth: tester asked: Edit\\x1b]0;owned\\x07 notes.txt\nhearth: refused: nobody can answer here",
     ] {
         assert!(stderr.contains(shown), "`{shown}` in:\n{stderr}");
@@ -145,7 +145,7 @@ fn chat_asks_in_hearths_words_and_listings_stay_inert() {
         &format!("title     {title}\n"),
         "  ┆ thinking\\x1b[2J hard\n",
         "  [ ] step\\x1b[8m hidden\n",
-        "⚙ Read\\x1b]52;c;cm0gLXJmIH4=\\x07 notes.txt done → result \\u{9b}31min red\\x1b[2J\n",
+        "⚙ Read\\x1b]52;c;cm0gLXJmIH4=\\x07 notes.txt done →\n    result \\u{9b}31min red\\x1b[2J\n    second line\n",
         "? Edit\\x1b]0;owned\\x07 notes.txt [allow always \"Refuse\\x1b[8m (allow always)\" / refuse once \"Allow\\x1b[2J\"] → allow always \"Refuse\\x1b[8m (allow always)\"\n",
     ] {
         assert!(show.contains(shown), "`{shown}` in:\n{show}");
