@@ -334,6 +334,9 @@ pub enum HarnessEvent {
         provider: HarnessId,
         /// What was found.
         chats: Vec<DiscoveredChat>,
+        /// Other harnesses that read the same catalog (two adapters of one agent): a
+        /// conversation one of them already has is not listed again.
+        peers: Vec<HarnessId>,
     },
 }
 

@@ -468,6 +468,7 @@ impl Inner {
                 .send(HarnessEvent::DiscoverChats {
                     provider: self.shared.spec.id.clone(),
                     chats: found,
+                    peers: crate::presets::catalog_peers(&self.shared.spec.id),
                 })
                 .await;
         }

@@ -99,6 +99,21 @@ pub const PRESETS: [Preset; 5] = [
     },
 ];
 
+/// The other built-in agents that read the same catalog of sessions as `id`: both Claude
+/// adapters list Claude Code's own sessions, so each is listed once, under whichever
+/// adapter found it first.
+pub fn catalog_peers(id: &HarnessId) -> Vec<HarnessId> {
+    const CLAUDE: [&str; 2] = ["claude", "claude-code"];
+    if !CLAUDE.contains(&id.as_str()) {
+        return Vec::new();
+    }
+    CLAUDE
+        .iter()
+        .filter(|peer| **peer != id.as_str())
+        .filter_map(|peer| HarnessId::parse(peer).ok())
+        .collect()
+}
+
 /// An agent of the configuration or a built-in one, and whether it can be started.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfiguredAgent {
@@ -363,6 +378,16 @@ mod tests {
     use pretty_assertions::assert_eq;
     use std::collections::HashMap;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn both_claude_adapters_read_one_catalog_and_no_other_agent_shares_it() {
+        let id = |text: &str| HarnessId::parse(text).unwrap();
+        assert_eq!(catalog_peers(&id("claude")), vec![id("claude-code")]);
+        assert_eq!(catalog_peers(&id("claude-code")), vec![id("claude")]);
+        for other in ["codex", "gemini", "opencode", "my-agent"] {
+            assert_eq!(catalog_peers(&id(other)), Vec::new(), "{other}");
+        }
+    }
 
     fn executable(directory: &Path, name: &str) -> PathBuf {
         let path = directory.join(name);

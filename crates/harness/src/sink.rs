@@ -49,6 +49,7 @@ mod tests {
         let event = HarnessEvent::DiscoverChats {
             provider: HarnessId::parse("test").unwrap(),
             chats: Vec::new(),
+            peers: Vec::new(),
         };
         let before = cell.get();
         let received = Arc::new(Mutex::new(Vec::new()));

@@ -52,12 +52,15 @@ impl Drop for CreatingChat {
             state.creating.remove(&self.provider);
             state.deferred_discoveries.remove(&self.provider)
         };
-        let Some(chats) = deferred else { return };
+        let Some(deferred) = deferred else { return };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 let host = self.host.clone();
                 let provider = self.provider.clone();
-                runtime.spawn(async move { host.register_discovered(&provider, chats).await });
+                runtime.spawn(async move {
+                    host.register_discovered(&provider, deferred.chats, deferred.peers)
+                        .await;
+                });
             }
             Err(_) => tracing::warn!(
                 provider = %self.provider,
@@ -70,25 +73,36 @@ impl Drop for CreatingChat {
 impl Host {
     /// Registers conversations a harness found in its own catalog: additive, marked
     /// external, never over a tombstone, never for a conversation that backs a chat.
-    /// While the provider is creating chats, they wait until it is done.
+    /// While the provider is creating chats, they wait until it is done. A conversation
+    /// one of `peers` (harnesses reading the same catalog) already has is left out: one
+    /// native session is listed once.
     pub(crate) async fn register_discovered(
         &self,
         provider: &HarnessId,
         chats: Vec<DiscoveredChat>,
+        peers: Vec<HarnessId>,
     ) {
         {
             let mut state = self.inner.lock();
             if state.creating.contains_key(provider) {
-                state
+                let deferred = state
                     .deferred_discoveries
                     .entry(provider.clone())
-                    .or_default()
-                    .extend(chats);
+                    .or_default();
+                deferred.chats.extend(chats);
+                for peer in peers {
+                    if !deferred.peers.contains(&peer) {
+                        deferred.peers.push(peer);
+                    }
+                }
                 return;
             }
         }
         for discovered in chats {
-            if let Err(error) = self.register_one_discovered(provider, discovered).await {
+            if let Err(error) = self
+                .register_one_discovered(provider, discovered, &peers)
+                .await
+            {
                 tracing::warn!(%provider, %error, "could not register a discovered conversation");
             }
         }
@@ -98,13 +112,16 @@ impl Host {
         &self,
         provider: &HarnessId,
         discovered: DiscoveredChat,
+        peers: &[HarnessId],
     ) -> HostResult<()> {
         let store = &self.inner.store;
-        if store
-            .is_conversation(provider, &discovered.conversation)
-            .await?
-        {
-            return Ok(());
+        for owner in std::iter::once(provider).chain(peers) {
+            if store
+                .is_conversation(owner, &discovered.conversation)
+                .await?
+            {
+                return Ok(());
+            }
         }
         let uri = SessionUri::new(
             provider.clone(),

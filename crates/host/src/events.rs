@@ -67,8 +67,12 @@ impl Host {
             HostEvent::Harness(HarnessEvent::EndChat { chat }) => {
                 tracing::debug!(%chat, "spawned chat ended")
             }
-            HostEvent::Harness(HarnessEvent::DiscoverChats { provider, chats }) => {
-                self.register_discovered(&provider, chats).await;
+            HostEvent::Harness(HarnessEvent::DiscoverChats {
+                provider,
+                chats,
+                peers,
+            }) => {
+                self.register_discovered(&provider, chats, peers).await;
             }
             HostEvent::SendFinished {
                 chat,

@@ -175,7 +175,7 @@ pub(crate) struct HostState {
     pub creating: HashMap<HarnessId, usize>,
     /// Discoveries that arrived while a provider was creating chats: registered once it
     /// is done, so a new chat's own conversation is never taken for an external session.
-    pub deferred_discoveries: HashMap<HarnessId, Vec<DiscoveredChat>>,
+    pub deferred_discoveries: HashMap<HarnessId, DeferredDiscovery>,
 }
 
 impl HostState {
@@ -396,4 +396,12 @@ mod tests {
         assert_eq!(state.snapshot(&resource).unwrap().seq, 5);
         assert!(state.replay_since(&resource, 1).is_none());
     }
+}
+
+/// Conversations a harness found while it was creating chats, and the harnesses that
+/// read the same catalog.
+#[derive(Default)]
+pub(crate) struct DeferredDiscovery {
+    pub chats: Vec<DiscoveredChat>,
+    pub peers: Vec<HarnessId>,
 }

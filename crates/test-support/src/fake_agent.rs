@@ -290,6 +290,7 @@ impl Harness for FakeAgent {
                         provider_data: HarnessData::from_bytes(blob.clone().into_bytes()),
                         working_directory: None,
                     }],
+                    peers: Vec::new(),
                 })
                 .await;
                 tokio::time::sleep(pause).await;

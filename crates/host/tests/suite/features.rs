@@ -55,6 +55,7 @@ async fn a_deleted_session_is_never_rediscovered() {
     fake.emit(HarnessEvent::DiscoverChats {
         provider: provider.clone(),
         chats: vec![discovered.clone()],
+        peers: Vec::new(),
     })
     .await;
     test.host.flush().await;
@@ -69,6 +70,7 @@ async fn a_deleted_session_is_never_rediscovered() {
     fake.emit(HarnessEvent::DiscoverChats {
         provider,
         chats: vec![discovered],
+        peers: Vec::new(),
     })
     .await;
     test.host.flush().await;
@@ -80,6 +82,66 @@ async fn a_deleted_session_is_never_rediscovered() {
             .sessions
             .is_empty()
     );
+}
+
+#[tokio::test]
+async fn a_conversation_two_harnesses_read_from_one_catalog_is_listed_once() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let first = HarnessId::parse("fake").unwrap();
+    let twin = HarnessId::parse("fake-twin").unwrap();
+    let discovered = |id: &str| DiscoveredChat {
+        conversation: hearth_core::ConversationId::parse(id).unwrap(),
+        title: Some(id.to_owned()),
+        started_at: now(),
+        updated_at: now(),
+        provider_data: HarnessData::default(),
+        working_directory: None,
+    };
+    let listed = || async {
+        let mut listed: Vec<String> = test
+            .host
+            .list_sessions(&SessionQuery::default())
+            .await
+            .unwrap()
+            .sessions
+            .iter()
+            .map(|session| session.uri.to_string())
+            .collect();
+        listed.sort();
+        listed
+    };
+    fake.emit(HarnessEvent::DiscoverChats {
+        provider: first.clone(),
+        chats: vec![discovered("native-1")],
+        peers: vec![twin.clone()],
+    })
+    .await;
+    // The twin reads the same catalog: what the first has is not listed again, what
+    // only the twin found is.
+    fake.emit(HarnessEvent::DiscoverChats {
+        provider: twin.clone(),
+        chats: vec![discovered("native-1"), discovered("native-2")],
+        peers: vec![first.clone()],
+    })
+    .await;
+    test.host.flush().await;
+    assert_eq!(
+        listed().await,
+        vec![
+            "hearth-session:fake-twin/native-2".to_owned(),
+            "hearth-session:fake/native-1".to_owned(),
+        ]
+    );
+    // Without the peers named, the same conversation would be a second session.
+    fake.emit(HarnessEvent::DiscoverChats {
+        provider: twin,
+        chats: vec![discovered("native-1")],
+        peers: Vec::new(),
+    })
+    .await;
+    test.host.flush().await;
+    assert_eq!(listed().await.len(), 3);
 }
 
 #[tokio::test]

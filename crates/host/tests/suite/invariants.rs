@@ -323,6 +323,7 @@ async fn chat_conversations_never_become_sessions() {
     fake.emit(HarnessEvent::DiscoverChats {
         provider: HarnessId::parse("fake").unwrap(),
         chats: vec![found("conv-1"), found("conv-2"), found("conv-99")],
+        peers: Vec::new(),
     })
     .await;
     let added = next_envelope(&mut root.receiver).await;
@@ -371,6 +372,7 @@ async fn a_conversation_discovered_while_its_chat_is_created_never_becomes_a_ses
             provider_data: HarnessData::from_bytes(b"x".to_vec()),
             working_directory: None,
         }],
+        peers: Vec::new(),
     })
     .await;
     let added = loop {

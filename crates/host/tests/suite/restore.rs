@@ -98,6 +98,7 @@ async fn external_sessions_show_the_harness_history() {
             provider_data: HarnessData::from_bytes(b"native-7".to_vec()),
             working_directory: None,
         }],
+        peers: Vec::new(),
     })
     .await;
     let Action::SessionAdded { summary } = next_envelope(&mut root.receiver).await.action else {
