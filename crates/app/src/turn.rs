@@ -384,18 +384,25 @@ fn local_question(host: &Host, chat: &ChatUri, envelope: &Envelope) -> Option<Qu
     else {
         return None;
     };
+    let state = host.peek_chat(chat);
+    let turn = state
+        .as_ref()
+        .and_then(|state| state.turns.iter().rev().find(|turn| &turn.id == turn_id));
+    // A request settled by the time its envelope is read (the policy answered it, or
+    // another window did) is no question any more.
+    let settled = turn.is_some_and(|turn| {
+        turn.parts.iter().any(|part| {
+            matches!(part, ResponsePart::PermissionRequest { request_id: id, outcome: Some(_), .. } if id == request_id)
+        })
+    });
+    if settled {
+        return None;
+    }
     let call = tool_call_id.as_ref().and_then(|call_id| {
-        host.peek_chat(chat)?
-            .turns
-            .iter()
-            .rev()
-            .find(|turn| &turn.id == turn_id)?
-            .parts
-            .iter()
-            .find_map(|part| match part {
-                ResponsePart::ToolCall(call) if &call.call_id == call_id => Some(call.clone()),
-                _ => None,
-            })
+        turn?.parts.iter().find_map(|part| match part {
+            ResponsePart::ToolCall(call) if &call.call_id == call_id => Some(call.clone()),
+            _ => None,
+        })
     });
     Some(Question {
         agent: chat.harness().to_string(),

@@ -493,12 +493,14 @@ impl Printer {
     /// call, an error, a question) starts on a line of its own instead of being glued to
     /// the answer. Output to a file or pipe is left exactly as the agent wrote it.
     pub(crate) fn break_line(&mut self, stdout: &mut impl Write) -> anyhow::Result<()> {
-        if !self.json && self.printed > 0 && !self.ends_with_newline {
-            if std::io::stdout().is_terminal() {
-                stdout.write_all(b"\n")?;
-                stdout.flush()?;
-                self.ends_with_newline = true;
-            }
+        if !self.json
+            && self.printed > 0
+            && !self.ends_with_newline
+            && std::io::stdout().is_terminal()
+        {
+            stdout.write_all(b"\n")?;
+            stdout.flush()?;
+            self.ends_with_newline = true;
         }
         Ok(())
     }

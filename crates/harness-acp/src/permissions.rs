@@ -406,9 +406,16 @@ impl Handlers {
             }
         };
         let kind = kind_of(&raised.options, &option_id);
+        // A refusal Hearth made because nobody could be asked is the policy's, not the
+        // user's: audited as Hearth's, and never remembered for the rest of the chat.
+        let by_policy = via == hearth_core::PERMISSION_BY_POLICY;
         self.shared.audit_permission(
             &raised.chat,
-            Decision::Answered,
+            if by_policy {
+                Decision::Policy
+            } else {
+                Decision::Answered
+            },
             &raised.request_id,
             &raised.title,
             AuditOutcome::ok_with(option_id.clone()),
@@ -417,7 +424,9 @@ impl Handlers {
         if kind.is_some_and(PermissionOptionKind::allows) {
             self.remember_allowed(raised);
         }
-        if let Some(kind) = kind {
+        if let Some(kind) = kind
+            && !by_policy
+        {
             self.remember_always(raised, kind);
         }
         Outcome {

@@ -447,3 +447,97 @@ fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
         .output_within(PROCESS_WAIT);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "[]\n");
 }
+
+/// Quotes a word for `sh -c`.
+fn sh_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+#[tokio::test]
+async fn a_terminal_question_answered_in_another_window_is_withdrawn() {
+    let state = tempfile::tempdir().unwrap();
+    let (_dir, work) = work();
+    let hearth = hearth_with_agent(state.path(), "");
+    let served = Served::start(hearth, &[], &[]);
+    let (client, _notifications) = served.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some("tester".into()),
+            working_directories: vec![work.display().to_string()],
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let target = work.join("elsewhere.txt");
+    // `hearth run` on a terminal (script gives it one), through the running server.
+    let run = served.hearth.command();
+    let mut words = vec![run.get_program().to_string_lossy().into_owned()];
+    words.extend(run.get_args().map(|arg| arg.to_string_lossy().into_owned()));
+    words.extend([
+        "run".to_owned(),
+        "--session".to_owned(),
+        session.session.summary.uri.clone(),
+        format!("/write {} answered elsewhere", target.display()),
+    ]);
+    let line: Vec<String> = words.iter().map(|word| sh_quoted(word)).collect();
+    let mut terminal = std::process::Command::new("script");
+    terminal
+        .args(["-q", "-e", "-c", &line.join(" "), "/dev/null"])
+        .current_dir(&work)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in run.get_envs() {
+        match value {
+            Some(value) => terminal.env(name, value),
+            None => terminal.env_remove(name),
+        };
+    }
+    let mut child = terminal.spawn().unwrap();
+    // Keeps the terminal's input open (a closed one would refuse the question).
+    let _input = child.stdin.take().unwrap();
+    let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let output = std::sync::Arc::clone(&output);
+        let mut stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buffer = [0_u8; 4096];
+            while let Ok(read) = std::io::Read::read(&mut stdout, &mut buffer) {
+                if read == 0 {
+                    break;
+                }
+                output
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
+            }
+        })
+    };
+    let shown = |what: &str| output.lock().unwrap().contains(what);
+    let deadline = Instant::now() + WAIT;
+    while !shown("answer (number") {
+        assert!(
+            Instant::now() < deadline,
+            "the terminal was not asked:\n{}",
+            output.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let listed = served.hearth.ok(&["permissions", "list", "--json"]);
+    let request: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    let id = request["requestId"].as_str().unwrap().to_owned();
+    served.hearth.ok(&["permissions", "allow", &id]);
+    let status = child.wait_within(PROCESS_WAIT);
+    reader.join().unwrap();
+    let output = output.lock().unwrap().clone();
+    assert!(status.success(), "{output}");
+    assert!(
+        output.contains("hearth: answered elsewhere: allow once"),
+        "{output}"
+    );
+    assert!(!output.contains("does not exist"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "answered elsewhere"
+    );
+}

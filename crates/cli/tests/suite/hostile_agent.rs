@@ -85,6 +85,24 @@ fn run_shows_a_hostile_agents_escape_sequences_as_text() {
     ] {
         assert!(stderr.contains(shown), "`{shown}` in:\n{stderr}");
     }
+    // Nobody was asked: the refusal is on record as Hearth's policy, not the user's.
+    let answers: Vec<(String, String)> = hearth
+        .ok(&["audit", "export"])
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|row| row["kind"] == "permission" && row["decision"] != "requested")
+        .map(|row| {
+            (
+                row["decision"].as_str().unwrap_or_default().to_owned(),
+                row["actor"].to_string(),
+            )
+        })
+        .collect();
+    assert!(!answers.is_empty());
+    for (decision, actor) in &answers {
+        assert_eq!(decision, "policy", "{answers:?}");
+        assert!(!actor.contains("user"), "{answers:?}");
+    }
     // JSON stays JSON, and keeps what the agent sent.
     let output = hearth
         .command()
