@@ -285,8 +285,26 @@ pub async fn mcp(app: &App, args: McpArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let tools = Tools::open(app).await?;
-    serve_mcp_stdio(hearth_app::tools::lent_toolbox(app, &tools)).await?;
+    serve_mcp_stdio(hearth_app::tools::lent_toolbox(app, &tools), lent_chat()).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The chat an agent's lent tools work for, as Hearth named it when it lent them; a
+/// value that is no chat URI is said and left out (the calls are then the MCP
+/// session's own).
+#[allow(clippy::print_stderr)]
+fn lent_chat() -> Option<hearth_core::ChatUri> {
+    let value = std::env::var(hearth_core::LENT_CHAT_VARIABLE).ok()?;
+    match hearth_core::ChatUri::parse(&value) {
+        Ok(chat) => Some(chat),
+        Err(error) => {
+            eprintln!(
+                "hearth: ignoring {}: {error}",
+                hearth_core::LENT_CHAT_VARIABLE
+            );
+            None
+        }
+    }
 }
 
 /// `hearth login` arguments.

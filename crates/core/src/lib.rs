@@ -55,8 +55,8 @@ pub use state::{
     SequenceGap, SessionState, Snapshot, reduce, reduce_chat, reduce_chat_indexed, reduce_session,
 };
 pub use tool::{
-    ApplyOutput, ProposalDraft, StagedProposal, ToolCallContext, ToolCallOutcome, ToolDescription,
-    ToolHandler, ToolOutput, ToolReach, Toolbox,
+    ApplyOutput, LENT_CHAT_VARIABLE, ProposalDraft, StagedProposal, ToolCallContext,
+    ToolCallOutcome, ToolDescription, ToolHandler, ToolOutput, ToolReach, Toolbox,
 };
 pub use tool_call::{ToolCallContent, ToolCallPatch, ToolKind, ToolLocation};
 pub use turn::{

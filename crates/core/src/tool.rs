@@ -15,6 +15,11 @@ use crate::chat::Scope;
 use crate::error::ToolError;
 use crate::ids::{ChatUri, ProposalId, SessionUri, TurnId};
 
+/// The variable that names the Hearth chat an external agent's lent tools (`hearth mcp
+/// --stdio`) work for: set for each session Hearth lends its tools to, so what those
+/// tools stage and audit names the chat that asked.
+pub const LENT_CHAT_VARIABLE: &str = "HEARTH_LENT_CHAT";
+
 /// Who is calling a tool, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolCallContext {

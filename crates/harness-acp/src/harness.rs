@@ -301,8 +301,9 @@ impl Inner {
         }
     }
 
-    /// The MCP servers lent to every session: Hearth's own tools, unless opted out.
-    pub fn lent_servers(&self) -> Vec<acp::McpServer> {
+    /// The MCP servers lent to a chat's session: Hearth's own tools, unless opted out,
+    /// told which chat they work for.
+    pub fn lent_servers(&self, chat: &ChatUri) -> Vec<acp::McpServer> {
         self.shared
             .spec
             .lent_tools
@@ -318,6 +319,10 @@ impl Inner {
                                 .map(|(name, value)| {
                                     acp::EnvVariable::new(name.clone(), value.clone())
                                 })
+                                .chain([acp::EnvVariable::new(
+                                    hearth_core::LENT_CHAT_VARIABLE.to_owned(),
+                                    chat.to_string(),
+                                )])
                                 .collect(),
                         ),
                 )

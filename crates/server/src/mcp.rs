@@ -38,6 +38,7 @@ pub const MCP_PROVIDER: &str = "mcp";
 pub struct McpTools {
     toolbox: Arc<dyn Toolbox>,
     session: SessionUri,
+    chat: ChatUri,
     working_directories: Vec<PathBuf>,
 }
 
@@ -46,17 +47,30 @@ impl McpTools {
     pub fn new(toolbox: Arc<dyn Toolbox>) -> Result<Self> {
         let provider =
             HarnessId::parse(MCP_PROVIDER).map_err(|error| ServerError::Mcp(error.to_string()))?;
+        let session = SessionUri::new(provider, SessionId::generate());
         Ok(Self {
             toolbox,
-            session: SessionUri::new(provider, SessionId::generate()),
+            chat: ChatUri::default_for(&session),
+            session,
             working_directories: std::env::current_dir().into_iter().collect(),
         })
+    }
+
+    /// An MCP session that works for a Hearth chat (an external agent's, whose session
+    /// Hearth lent its tools to): its calls are that chat's.
+    pub fn for_chat(toolbox: Arc<dyn Toolbox>, chat: ChatUri) -> Self {
+        Self {
+            toolbox,
+            session: chat.session(),
+            chat,
+            working_directories: std::env::current_dir().into_iter().collect(),
+        }
     }
 
     fn call_context(&self) -> ToolCallContext {
         ToolCallContext {
             session: self.session.clone(),
-            chat: ChatUri::default_for(&self.session),
+            chat: self.chat.clone(),
             turn_id: TurnId::generate(),
             call_id: new_id(),
             scope: Scope::Global,
@@ -157,8 +171,11 @@ pub(crate) fn http_service(
 }
 
 /// Serves MCP on this process's stdin and stdout until the client leaves.
-pub async fn serve_mcp_stdio(toolbox: Arc<dyn Toolbox>) -> Result<()> {
-    let tools = McpTools::new(toolbox)?;
+pub async fn serve_mcp_stdio(toolbox: Arc<dyn Toolbox>, chat: Option<ChatUri>) -> Result<()> {
+    let tools = match chat {
+        Some(chat) => McpTools::for_chat(toolbox, chat),
+        None => McpTools::new(toolbox)?,
+    };
     let running = match tools.serve(rmcp::transport::io::stdio()).await {
         Ok(running) => running,
         // The client closed stdin before it asked anything: nothing to serve, nothing

@@ -430,6 +430,21 @@ fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
         r#"/mcp-call hearth event_create {"title":"Dentist","start":"2026-12-03T10:00:00","end":"2026-12-03T11:00:00"}"#,
     );
     assert!(staged.starts_with("Staged proposal"), "{staged}");
+    // The proposal names the chat whose agent staged it, not a session of its own.
+    let asked = hearth.session_uris().remove(0);
+    let id = staged
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .trim_end_matches([':', '.']);
+    let shown = hearth.ok(&["proposals", "show", id]);
+    assert!(
+        shown.contains(&format!(
+            " by hearth-chat:{}/default",
+            &asked["hearth-session:".len()..]
+        )),
+        "{asked}:\n{shown}"
+    );
     let proposals = hearth.ok(&["proposals", "list"]);
     assert!(proposals.contains("pending"), "{proposals}");
     assert!(proposals.contains("Create event 'Dentist'"), "{proposals}");
