@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use hearth_core::{Harness, HarnessId, Toolbox};
-use hearth_harness_acp::{AcpHarness, ConfiguredAgent, LentTools};
+use hearth_harness_acp::{AcpHarness, ConfiguredAgent, LentTools, StartProgress};
 use hearth_harness_native::{AgentSettings, NativeHarness};
 use hearth_harness_replay::ReplayHarness;
 use hearth_llm::{Discovery, DiscoveryOptions, Environment, discover_providers};
@@ -48,6 +48,19 @@ pub struct HarnessOptions {
     /// The sessions whose files the native agent's `file_read` reads through their
     /// client (`hearth acp`'s editor buffers); `None` when the surface has none.
     pub client_files: Option<hearth_projects::ClientFiles>,
+    /// Told how starting external agents and opening their sessions goes (a terminal
+    /// shows it while it waits).
+    pub agent_progress: Option<AgentProgress>,
+}
+
+/// What is told how an external agent comes up.
+#[derive(Clone)]
+pub struct AgentProgress(pub StartProgress);
+
+impl std::fmt::Debug for AgentProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentProgress")
+    }
 }
 
 /// Hearth's MCP server, as lent to external agents: this binary's `mcp --stdio` over the
@@ -95,15 +108,26 @@ pub fn acp_harness(
     app: &App,
     agent: &ConfiguredAgent,
     store: Option<&Arc<hearth_store::SqliteStore>>,
+    progress: Option<&AgentProgress>,
 ) -> AcpHarness {
+    let mut timeouts = hearth_harness_acp::Timeouts::default();
+    if let Some(seconds) = app
+        .config
+        .agents
+        .get(agent.spec.id.as_str())
+        .and_then(|section| section.start_timeout_seconds)
+    {
+        timeouts.start = std::time::Duration::from_secs(seconds.max(1));
+    }
     let options = hearth_harness_acp::AcpOptions {
         data_directory: Some(app.paths.home.clone()),
         supervisor: std::env::current_exe().ok(),
         process_directory: std::env::current_dir().ok(),
         audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
-        timeouts: hearth_harness_acp::Timeouts::default(),
+        timeouts,
         readable: vec![app.paths.context_cache()],
         output_limits: app.output_limits(),
+        progress: progress.map(|progress| progress.0.clone()),
     };
     AcpHarness::new(agent.spec.clone(), options)
 }
@@ -134,7 +158,12 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
             );
             continue;
         }
-        agents.push(Arc::new(acp_harness(app, agent, options.store.as_ref())));
+        agents.push(Arc::new(acp_harness(
+            app,
+            agent,
+            options.store.as_ref(),
+            options.agent_progress.as_ref(),
+        )));
     }
     let discovery = match &options.discovery {
         Some(discovery) => Cow::Borrowed(discovery),

@@ -2,12 +2,13 @@
 //! of `config.toml` — whether it is installed, and for those that are, what it says
 //! about itself when started: its version, what it can do, how one signs in.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use clap::Subcommand;
-use hearth_harness_acp::{AgentStatus, ConfiguredAgent, PermissionMode};
+use hearth_harness_acp::{AgentStatus, ConfiguredAgent, PermissionMode, StartPhase};
 use serde_json::json;
 
 use hearth_app::App;
@@ -42,13 +43,25 @@ impl AgentCheck {
     }
 }
 
-/// Checks every known agent: installed ones are started (all at once) and stopped.
+/// How long `agents list` and `doctor` wait for one agent to start: one that hangs
+/// (usually trying to reach the network) is reported, not waited for a minute.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Checks every known agent: installed ones are started (all at once, each given
+/// [`PROBE_TIMEOUT`]) and stopped.
 pub async fn check_all(app: &App, start: bool) -> (Vec<AgentCheck>, Vec<String>) {
     let (agents, problems) = harnesses::all_external_agents(app);
     let checks = futures::future::join_all(agents.into_iter().map(|agent| async move {
         let status = if agent.installed.is_ok() && start {
-            let harness = harnesses::acp_harness(app, &agent, None);
-            let checked = harness.check().await.map_err(|error| error.to_string());
+            let harness = harnesses::acp_harness(app, &agent, None, None);
+            let checked = match tokio::time::timeout(PROBE_TIMEOUT, harness.check()).await {
+                Ok(checked) => checked.map_err(|error| error.to_string()),
+                Err(_) => Err(format!(
+                    "it did not finish starting within {} s (an agent that hangs at start-up is usually trying to reach the network; its own log or `{}` run by hand shows why)",
+                    PROBE_TIMEOUT.as_secs(),
+                    agent.spec.command.display()
+                )),
+            };
             harness.stop().await;
             Some(checked)
         } else {
@@ -223,4 +236,87 @@ pub async fn agents(app: &App, command: AgentsCommand) -> anyhow::Result<ExitCod
             ExitCode::SUCCESS
         },
     )
+}
+
+/// Shows on a terminal how an external agent comes up: at once that it starts, then
+/// every few seconds what it is still waiting for, so a slow or hanging agent is never
+/// silence. `None` when stderr is no terminal.
+#[allow(clippy::print_stderr)]
+pub fn terminal_progress() -> Option<harnesses::AgentProgress> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let waiting: Arc<Mutex<Option<Waiting>>> = Arc::new(Mutex::new(None));
+    let progress: hearth_harness_acp::StartProgress = Arc::new(move |agent, phase| {
+        let mut slot = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(line) = progress_line(agent.as_str(), phase, slot.as_ref()) {
+            eprintln!("{line}");
+        }
+        match phase {
+            StartPhase::Starting | StartPhase::OpeningSession => {
+                let since = Instant::now();
+                let ticker = tokio::runtime::Handle::try_current().ok().map(|runtime| {
+                    let agent = agent.to_string();
+                    runtime.spawn(async move {
+                        let mut every = tokio::time::interval_at(
+                            tokio::time::Instant::now() + STILL_WAITING,
+                            STILL_WAITING,
+                        );
+                        loop {
+                            every.tick().await;
+                            eprintln!(
+                                "hearth: still waiting for {agent} to {} ({} s)",
+                                waiting_for(phase),
+                                since.elapsed().as_secs()
+                            );
+                        }
+                    })
+                });
+                if let Some(previous) = slot.replace(Waiting { phase, ticker }) {
+                    previous.stop();
+                }
+            }
+            StartPhase::Started | StartPhase::SessionOpen | StartPhase::Failed => {
+                if let Some(previous) = slot.take() {
+                    previous.stop();
+                }
+            }
+        }
+    });
+    Some(harnesses::AgentProgress(progress))
+}
+
+/// How often a terminal is told that an agent is still starting.
+const STILL_WAITING: Duration = Duration::from_secs(5);
+
+/// What the terminal is waiting for, and the task that says so now and then.
+struct Waiting {
+    phase: StartPhase,
+    ticker: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Waiting {
+    fn stop(self) {
+        if let Some(ticker) = self.ticker {
+            ticker.abort();
+        }
+    }
+}
+
+fn waiting_for(phase: StartPhase) -> &'static str {
+    match phase {
+        StartPhase::OpeningSession => "open the session",
+        _ => "start",
+    }
+}
+
+/// The line a phase is shown with, if any: starting is said at once; what follows only
+/// when it took long enough to have been waited for.
+fn progress_line(agent: &str, phase: StartPhase, waiting: Option<&Waiting>) -> Option<String> {
+    match phase {
+        StartPhase::Starting => Some(format!("hearth: starting {agent}…")),
+        StartPhase::Failed => waiting
+            .map(|waiting| format!("hearth: {agent} could not {}", waiting_for(waiting.phase))),
+        StartPhase::Started | StartPhase::OpeningSession | StartPhase::SessionOpen => None,
+    }
 }

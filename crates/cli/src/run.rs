@@ -268,6 +268,7 @@ pub(crate) async fn start(
             store: Some(store.clone()),
             session_mcp: None,
             client_files: None,
+            agent_progress: crate::agents::terminal_progress(),
         },
     )?;
     let host = app.start_host(store, agents, "cli");

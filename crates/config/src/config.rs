@@ -506,6 +506,9 @@ pub struct ExternalAgentConfig {
     pub auth_method: Option<String>,
     /// `false` hides a built-in agent.
     pub enabled: Option<bool>,
+    /// How long it may take to start (until it answers `initialize`), in seconds
+    /// (default 60).
+    pub start_timeout_seconds: Option<u64>,
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ async fn probe(agent: PathBuf, limits: OutputLimits, prompt: String) {
         timeouts: Timeouts::default(),
         readable: Vec::new(),
         output_limits: limits,
+        progress: None,
     };
     let agents: Vec<Arc<dyn Harness>> = vec![Arc::new(AcpHarness::new(spec, options))];
     let config = HostConfig {

@@ -15,6 +15,7 @@ use crate::connection::Connection;
 use crate::conversation::AcpConversation;
 use crate::error::{Error, Result};
 use crate::harness::Inner;
+use crate::options::StartPhase;
 use crate::shared::Replayed;
 
 /// Quiet time after the answer to `session/load` after which the agent's replay of the
@@ -94,9 +95,16 @@ impl Inner {
         request: impl serde::Serialize,
         known: Option<&str>,
     ) -> Result<Opened> {
-        let (answer, raw): (Answer, Value) = connection
+        self.shared.progress(StartPhase::OpeningSession);
+        let answered = connection
             .request_json(method, request, self.shared.options.timeouts.request)
-            .await?;
+            .await;
+        self.shared.progress(if answered.is_ok() {
+            StartPhase::SessionOpen
+        } else {
+            StartPhase::Failed
+        });
+        let (answer, raw): (Answer, Value) = answered?;
         let session_id = match (answer.created_session(), known) {
             (Some(id), _) => id,
             (None, Some(id)) => id.to_owned(),

@@ -358,7 +358,14 @@ impl Connection {
                 }
             } => Err(Error::Timeout {
                 agent: self.agent.clone(),
-                what: what.to_owned(),
+                what: if what == "initialize" {
+                    format!(
+                        "initialize (raise the limit with start_timeout_seconds under [agents.{}] in config.toml)",
+                        self.agent
+                    )
+                } else {
+                    what.to_owned()
+                },
                 seconds: timeout.map_or(0, |timeout| timeout.as_secs()),
                 stderr: self.process.stderr(),
             }),

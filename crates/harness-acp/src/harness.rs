@@ -21,7 +21,7 @@ use crate::connection::{AgentInfo, Connection};
 use crate::conversation::AcpConversation;
 use crate::error::{Error, Result};
 use crate::mapping;
-use crate::options::AcpOptions;
+use crate::options::{AcpOptions, StartPhase};
 use crate::shared::{Route, Shared};
 use crate::spec::AgentSpec;
 
@@ -238,8 +238,10 @@ impl Inner {
             tokio::time::sleep(pause).await;
         }
         let generation = self.generations.fetch_add(1, Ordering::Relaxed) + 1;
+        self.shared.progress(StartPhase::Starting);
         match Connection::open(&self.shared, generation).await {
             Ok(connection) => {
+                self.shared.progress(StartPhase::Started);
                 *self.restarts.lock().unwrap_or_else(PoisonError::into_inner) = Restarts::default();
                 self.learned(&connection.info);
                 let connection = Arc::new(connection);
@@ -247,6 +249,7 @@ impl Inner {
                 Ok(connection)
             }
             Err(error) => {
+                self.shared.progress(StartPhase::Failed);
                 let mut restarts = self.restarts.lock().unwrap_or_else(PoisonError::into_inner);
                 restarts.failures = restarts.failures.saturating_add(1);
                 restarts.last_failure = Some(Instant::now());

@@ -43,6 +43,6 @@ mod terminals;
 
 pub use error::{Error, Result};
 pub use harness::{AcpHarness, AgentStatus};
-pub use options::{AcpOptions, Timeouts};
+pub use options::{AcpOptions, StartPhase, StartProgress, Timeouts};
 pub use presets::{ConfiguredAgent, PRESETS, Preset, configured_agents};
 pub use spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};

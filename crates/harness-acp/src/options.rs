@@ -3,7 +3,10 @@
 //! log, and the time limits.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use hearth_core::HarnessId;
 
 use hearth_tools::AuditLog;
 
@@ -29,6 +32,25 @@ impl Default for Timeouts {
     }
 }
 
+/// A step of bringing an agent up, for a client to show while it waits (an agent can
+/// take seconds to start, and minutes when it hangs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartPhase {
+    /// Its process is being started and asked `initialize`.
+    Starting,
+    /// It answered `initialize`.
+    Started,
+    /// A session is being opened for a chat (`session/new`, `load`, `resume`, `fork`).
+    OpeningSession,
+    /// The session is open.
+    SessionOpen,
+    /// Starting it or opening the session failed.
+    Failed,
+}
+
+/// Told each [`StartPhase`] of an agent as it happens.
+pub type StartProgress = Arc<dyn Fn(&HarnessId, StartPhase) + Send + Sync>;
+
 /// How the harness runs its agents.
 #[derive(Clone, Default)]
 pub struct AcpOptions {
@@ -50,6 +72,8 @@ pub struct AcpOptions {
     /// How much of an agent's output one turn keeps (the harness's own record of it
     /// too).
     pub output_limits: hearth_core::OutputLimits,
+    /// Told how starting the agent and opening sessions go.
+    pub progress: Option<StartProgress>,
 }
 
 impl std::fmt::Debug for AcpOptions {
@@ -62,6 +86,7 @@ impl std::fmt::Debug for AcpOptions {
             .field("timeouts", &self.timeouts)
             .field("readable", &self.readable)
             .field("output_limits", &self.output_limits)
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }

@@ -180,6 +180,13 @@ impl Shared {
         self.spec.id.as_str()
     }
 
+    /// Tells the client how bringing the agent up goes.
+    pub fn progress(&self, phase: crate::options::StartPhase) {
+        if let Some(progress) = &self.options.progress {
+            progress(&self.spec.id, phase);
+        }
+    }
+
     /// A fresh id for something of `kind` (a permission request, a tool call Hearth
     /// adds, a terminal).
     pub fn fresh_id(&self, kind: &str) -> String {

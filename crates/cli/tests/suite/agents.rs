@@ -468,6 +468,62 @@ fn sh_quoted(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
+/// `command` run on a terminal of its own (`script` gives it one: stdin, stdout and
+/// stderr are the terminal, all read from the returned command's stdout), with the
+/// same environment and working directory; stdin, stdout and stderr piped.
+fn on_a_terminal(command: &std::process::Command) -> std::process::Command {
+    let mut words = vec![command.get_program().to_string_lossy().into_owned()];
+    words.extend(
+        command
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned()),
+    );
+    let line: Vec<String> = words.iter().map(|word| sh_quoted(word)).collect();
+    let mut terminal = std::process::Command::new("script");
+    terminal
+        .args(["-q", "-e", "-c", &line.join(" "), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(directory) = command.get_current_dir() {
+        terminal.current_dir(directory);
+    }
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => terminal.env(name, value),
+            None => terminal.env_remove(name),
+        };
+    }
+    terminal
+}
+
+#[test]
+fn a_terminal_sees_an_agent_start_and_a_hanging_one_ends_at_its_start_timeout() {
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        "[agents.hang]\ncommand = \"/bin/sleep\"\nargs = [\"600\"]\nstart_timeout_seconds = 1\n",
+    );
+    let (_dir, work) = work();
+    let mut run = hearth.command();
+    run.current_dir(&work)
+        .args(["run", "--agent", "hang", "hello"]);
+    let started = Instant::now();
+    let output = on_a_terminal(&run)
+        .stdin(Stdio::null())
+        .output_within(PROCESS_WAIT);
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{shown}");
+    assert!(shown.contains("hearth: starting hang…"), "{shown}");
+    assert!(shown.contains("hearth: hang could not start"), "{shown}");
+    assert!(
+        shown.contains("start_timeout_seconds under [agents.hang]"),
+        "{shown}"
+    );
+    // The whole run ended well before the default limit of a minute.
+    assert!(started.elapsed() < Duration::from_secs(50), "{shown}");
+}
+
 #[tokio::test]
 async fn a_terminal_question_answered_in_another_window_is_withdrawn() {
     let state = tempfile::tempdir().unwrap();
@@ -484,31 +540,15 @@ async fn a_terminal_question_answered_in_another_window_is_withdrawn() {
         .await
         .unwrap();
     let target = work.join("elsewhere.txt");
-    // `hearth run` on a terminal (script gives it one), through the running server.
-    let run = served.hearth.command();
-    let mut words = vec![run.get_program().to_string_lossy().into_owned()];
-    words.extend(run.get_args().map(|arg| arg.to_string_lossy().into_owned()));
-    words.extend([
+    // `hearth run` on a terminal, through the running server.
+    let mut run = served.hearth.command();
+    run.current_dir(&work).args([
         "run".to_owned(),
         "--session".to_owned(),
         session.session.summary.uri.clone(),
         format!("/write {} answered elsewhere", target.display()),
     ]);
-    let line: Vec<String> = words.iter().map(|word| sh_quoted(word)).collect();
-    let mut terminal = std::process::Command::new("script");
-    terminal
-        .args(["-q", "-e", "-c", &line.join(" "), "/dev/null"])
-        .current_dir(&work)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (name, value) in run.get_envs() {
-        match value {
-            Some(value) => terminal.env(name, value),
-            None => terminal.env_remove(name),
-        };
-    }
-    let mut child = terminal.spawn().unwrap();
+    let mut child = on_a_terminal(&run).spawn().unwrap();
     // Keeps the terminal's input open (a closed one would refuse the question).
     let _input = child.stdin.take().unwrap();
     let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));

@@ -71,6 +71,7 @@ impl Driven {
             timeouts: Timeouts::default(),
             readable: Vec::new(),
             output_limits: hearth_core::OutputLimits::default(),
+            progress: None,
         };
         let harness = AcpHarness::new(spec, options);
         let agents: Vec<Arc<dyn Harness>> = vec![Arc::new(harness.clone())];

@@ -198,6 +198,7 @@ impl Bench {
                 timeouts: Timeouts::default(),
                 readable: Vec::new(),
                 output_limits: hearth_core::OutputLimits::default(),
+                progress: None,
             },
         )
     }

@@ -116,6 +116,7 @@ impl Setup {
             timeouts: hearth_harness_acp::Timeouts::default(),
             readable: Vec::new(),
             output_limits: hearth_core::OutputLimits::default(),
+            progress: None,
         }
     }
 
