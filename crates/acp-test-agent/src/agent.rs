@@ -352,6 +352,11 @@ impl TestAgent {
         Ok(ListSessionsResponse::new(sessions).next_cursor(next))
     }
 
+    /// How many sessions are live in this process (open and not closed).
+    pub(crate) fn live_sessions(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+
     /// `session/close`: the session stops being live; its file stays.
     pub(crate) fn close_session(
         &self,

@@ -104,6 +104,10 @@ pub(crate) async fn run(
         Command::Terminal { command, args, env } => {
             client_calls::terminal(turn, command, args, env).await
         }
+        Command::Live => {
+            turn.say(format!("live sessions: {}", turn.agent.live_sessions()))?;
+            Ok(StopReason::EndTurn)
+        }
         Command::Mcp => {
             turn.say(client_calls::mcp_listing(
                 &turn.session.record().mcp_servers,

@@ -53,6 +53,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
     ),
     spec("mcp", "", "List the session's MCP servers as JSON."),
     spec(
+        "live",
+        "",
+        "Say how many sessions are live in this process.",
+    ),
+    spec(
         "mcp-call",
         "SERVER TOOL [JSONARGS]",
         "Call a tool of a stdio MCP server.",
@@ -186,6 +191,8 @@ pub(crate) enum Command {
     SneakRun { command: String, args: Vec<String> },
     /// `/mcp`.
     Mcp,
+    /// `/live`.
+    Live,
     /// `/mcp-call SERVER TOOL [JSONARGS]`.
     McpCall {
         server: String,
@@ -324,6 +331,7 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
             names: arguments.iter().map(|name| (*name).to_owned()).collect(),
         },
         ("mcp", []) => Command::Mcp,
+        ("live", []) => Command::Live,
         ("mcp-call", [_, _, ..]) => {
             let (server, after_server) = first_word(rest)?;
             let (tool, arguments) = first_word(after_server)?;

@@ -110,14 +110,17 @@ pub fn acp_harness(
     store: Option<&Arc<hearth_store::SqliteStore>>,
     progress: Option<&AgentProgress>,
 ) -> AcpHarness {
+    let section = app.config.agents.get(agent.spec.id.as_str());
     let mut timeouts = hearth_harness_acp::Timeouts::default();
-    if let Some(seconds) = app
-        .config
-        .agents
-        .get(agent.spec.id.as_str())
-        .and_then(|section| section.start_timeout_seconds)
-    {
+    if let Some(seconds) = section.and_then(|section| section.start_timeout_seconds) {
         timeouts.start = std::time::Duration::from_secs(seconds.max(1));
+    }
+    let mut live = hearth_harness_acp::LiveLimits::default();
+    if let Some(sessions) = section.and_then(|section| section.max_live_sessions) {
+        live.max_sessions = sessions.max(1);
+    }
+    if let Some(minutes) = section.and_then(|section| section.idle_release_minutes) {
+        live.idle_release = std::time::Duration::from_secs(minutes.max(1) * 60);
     }
     let options = hearth_harness_acp::AcpOptions {
         data_directory: Some(app.paths.home.clone()),
@@ -128,6 +131,7 @@ pub fn acp_harness(
         readable: vec![app.paths.context_cache()],
         output_limits: app.output_limits(),
         progress: progress.map(|progress| progress.0.clone()),
+        live,
     };
     AcpHarness::new(agent.spec.clone(), options)
 }

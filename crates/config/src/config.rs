@@ -509,6 +509,12 @@ pub struct ExternalAgentConfig {
     /// How long it may take to start (until it answers `initialize`), in seconds
     /// (default 60).
     pub start_timeout_seconds: Option<u64>,
+    /// How many of its sessions stay open at most (default 4): the least recently used
+    /// one beyond that is closed and reopened when its chat is used again.
+    pub max_live_sessions: Option<usize>,
+    /// Minutes after which an unused session is closed, and the agent stopped when none
+    /// of its sessions is open (default 10).
+    pub idle_release_minutes: Option<u64>,
 }
 
 #[cfg(test)]

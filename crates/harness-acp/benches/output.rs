@@ -94,6 +94,7 @@ async fn probe(agent: PathBuf, limits: OutputLimits, prompt: String) {
         readable: Vec::new(),
         output_limits: limits,
         progress: None,
+        live: hearth_harness_acp::LiveLimits::default(),
     };
     let agents: Vec<Arc<dyn Harness>> = vec![Arc::new(AcpHarness::new(spec, options))];
     let config = HostConfig {

@@ -83,6 +83,7 @@ impl Inner {
         let provider_data = hearth_harness::encode(chat, &conversation)?;
         let model = conversation.model.clone();
         self.shared.chats.insert(chat, conversation)?;
+        self.touched(chat);
         let agent = self
             .shared
             .routes()
@@ -134,6 +135,8 @@ impl Inner {
                 .chats
                 .start_run(chat, &turn_id, &cancel, Clone::clone)?;
         let started_at = now();
+        self.make_room(Some(chat)).await;
+        self.settled_releases().await;
         let result = self
             .prompt(context, &turn_id, &message, &cancel, &conversation)
             .await;
@@ -182,6 +185,8 @@ impl Inner {
             conversation.updated_at = now();
             hearth_harness::encode(chat, conversation)
         });
+        self.touched(chat);
+        self.enforce_limit().await;
         match provider_data {
             Some(Ok(data)) => self.publish_conversation(chat, data).await,
             Some(Err(error)) => {
@@ -572,10 +577,14 @@ impl Harness for AcpHarness {
         request: CreateChatRequest,
     ) -> BoxFuture<'a, HarnessResult<CreatedChat>> {
         async move {
-            self.inner
+            self.inner.make_room(None).await;
+            let created = self
+                .inner
                 .create(context, request)
                 .await
-                .map_err(HarnessError::from)
+                .map_err(HarnessError::from)?;
+            self.inner.enforce_limit().await;
+            Ok(created)
         }
         .boxed()
     }
@@ -663,6 +672,7 @@ impl Harness for AcpHarness {
     fn dispose_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>> {
         async move {
             self.inner.shared.chats.forget(&context.chat);
+            self.inner.untouched(&context.chat);
             self.inner.shared.terminals.release_chat(&context.chat);
             self.inner.close_session(&context.chat, true).await;
             Ok(())
@@ -673,6 +683,7 @@ impl Harness for AcpHarness {
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>> {
         async move {
             self.inner.shared.chats.forget(&context.chat);
+            self.inner.untouched(&context.chat);
             self.inner.shared.terminals.release_chat(&context.chat);
             self.inner.close_session(&context.chat, false).await;
             Ok(())

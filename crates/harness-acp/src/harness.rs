@@ -83,6 +83,12 @@ pub(crate) struct Inner {
     info: RwLock<Option<AgentInfo>>,
     generations: AtomicU64,
     restarts: Mutex<Restarts>,
+    /// When chats and the agent were last used (see [`crate::live`]).
+    pub(crate) usage: Mutex<crate::live::Usage>,
+    /// Held while a session is being closed to keep the agent small.
+    pub(crate) releasing: AsyncMutex<()>,
+    /// This harness, for the task that releases idle sessions.
+    pub(crate) me: std::sync::Weak<Inner>,
 }
 
 /// An external agent that speaks the Agent Client Protocol, as a Hearth harness.
@@ -122,13 +128,16 @@ impl AcpHarness {
             demo: false,
         };
         Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|me| Inner {
                 shared: Arc::new(Shared::new(spec, options)),
                 descriptor: RwLock::new(descriptor),
                 connection: AsyncMutex::new(None),
                 info: RwLock::new(None),
                 generations: AtomicU64::new(0),
                 restarts: Mutex::new(Restarts::default()),
+                usage: Mutex::new(crate::live::Usage::default()),
+                releasing: AsyncMutex::new(()),
+                me: me.clone(),
             }),
         }
     }
@@ -246,6 +255,7 @@ impl Inner {
                 self.learned(&connection.info);
                 let connection = Arc::new(connection);
                 *slot = Some(Arc::clone(&connection));
+                self.watch();
                 Ok(connection)
             }
             Err(error) => {

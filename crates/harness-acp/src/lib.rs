@@ -30,6 +30,7 @@ mod grants;
 mod handlers;
 mod harness;
 mod lines;
+mod live;
 mod mapping;
 mod options;
 mod permissions;
@@ -43,6 +44,7 @@ mod terminals;
 
 pub use error::{Error, Result};
 pub use harness::{AcpHarness, AgentStatus};
+pub use live::LiveLimits;
 pub use options::{AcpOptions, StartPhase, StartProgress, Timeouts};
 pub use presets::{ConfiguredAgent, PRESETS, Preset, configured_agents};
 pub use spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};

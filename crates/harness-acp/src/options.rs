@@ -74,6 +74,8 @@ pub struct AcpOptions {
     pub output_limits: hearth_core::OutputLimits,
     /// Told how starting the agent and opening sessions go.
     pub progress: Option<StartProgress>,
+    /// How many sessions stay open, and for how long unused.
+    pub live: crate::live::LiveLimits,
 }
 
 impl std::fmt::Debug for AcpOptions {
@@ -87,6 +89,7 @@ impl std::fmt::Debug for AcpOptions {
             .field("readable", &self.readable)
             .field("output_limits", &self.output_limits)
             .field("progress", &self.progress.is_some())
+            .field("live", &self.live)
             .finish()
     }
 }

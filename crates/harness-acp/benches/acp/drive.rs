@@ -72,6 +72,7 @@ impl Driven {
             readable: Vec::new(),
             output_limits: hearth_core::OutputLimits::default(),
             progress: None,
+            live: hearth_harness_acp::LiveLimits::default(),
         };
         let harness = AcpHarness::new(spec, options);
         let agents: Vec<Arc<dyn Harness>> = vec![Arc::new(harness.clone())];

@@ -1,6 +1,7 @@
 mod conformance;
 mod faults;
 mod files;
+mod live;
 mod output;
 mod permissions;
 mod real_agents;

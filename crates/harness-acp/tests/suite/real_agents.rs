@@ -199,6 +199,7 @@ impl Bench {
                 readable: Vec::new(),
                 output_limits: hearth_core::OutputLimits::default(),
                 progress: None,
+                live: hearth_harness_acp::LiveLimits::default(),
             },
         )
     }

@@ -117,6 +117,7 @@ impl Setup {
             readable: Vec::new(),
             output_limits: hearth_core::OutputLimits::default(),
             progress: None,
+            live: hearth_harness_acp::LiveLimits::default(),
         }
     }
 
