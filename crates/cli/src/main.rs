@@ -88,7 +88,8 @@ enum Command {
     /// The model providers found: base URL (and why), default model, key.
     #[command(subcommand)]
     Providers(providers::ProvidersCommand),
-    /// External agents (Claude, Codex, Gemini CLI, OpenCode, …): installed, version, abilities.
+    /// External agents (Claude, Codex, Gemini CLI, OpenCode, GitHub Copilot, …): installed,
+    /// version, abilities.
     #[command(subcommand)]
     Agents(agents::AgentsCommand),
     /// Answer external agents' permission requests waiting in `hearth serve`.

@@ -46,8 +46,8 @@ pub struct TargetArgs {
     /// provider found, else the demo).
     #[arg(long)]
     provider: Option<String>,
-    /// An external agent to answer (`claude`, `codex`, `gemini`, `opencode`, an
-    /// [agents.<id>] of config.toml; see `hearth agents list`).
+    /// An external agent to answer (`claude`, `codex`, `gemini`, `opencode`, `copilot`,
+    /// an [agents.<id>] of config.toml; see `hearth agents list`).
     #[arg(long, conflicts_with = "provider")]
     agent: Option<String>,
     /// Model to use.

@@ -1,5 +1,6 @@
 //! Hearth's harness for external agents that speak the Agent Client Protocol (ACP):
-//! Claude (through its ACP adapters), Codex, Gemini CLI, OpenCode, and any other.
+//! Claude (through its ACP adapters), Codex, Gemini CLI, OpenCode, GitHub Copilot, and any
+//! other.
 //!
 //! One [`AcpHarness`] per configured agent ([`AgentSpec`]). It starts the agent's
 //! process when a chat first needs it and keeps it for all of the agent's chats; each

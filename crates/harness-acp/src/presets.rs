@@ -42,9 +42,9 @@ const CLAUDE_ENV: &[&str] = &[
     "IS_SANDBOX",
 ];
 
-/// Claude (through Zed's ACP adapter), Claude Code's older adapter, Codex, Gemini CLI and
-/// OpenCode.
-pub const PRESETS: [Preset; 5] = [
+/// Claude (through Zed's ACP adapter), Claude Code's older adapter, Codex, Gemini CLI,
+/// OpenCode and GitHub Copilot CLI.
+pub const PRESETS: [Preset; 6] = [
     Preset {
         id: "claude",
         name: "Claude",
@@ -96,6 +96,20 @@ pub const PRESETS: [Preset; 5] = [
             "GOOGLE_*",
             "OPENROUTER_*",
         ],
+    },
+    Preset {
+        id: "copilot",
+        name: "GitHub Copilot",
+        program: "copilot",
+        args: &["--acp"],
+        package: "@github/copilot",
+        // It reads AGENTS.md (and CLAUDE.md, GEMINI.md, .github/copilot-instructions.md)
+        // in its working directory and the git root.
+        reads_agents_file: true,
+        // Its settings and bring-your-own-key provider (`COPILOT_PROVIDER_*`,
+        // `COPILOT_MODEL`, `COPILOT_HOME`, ...), and the GitHub tokens it signs in with
+        // (`COPILOT_GITHUB_TOKEN`, then `GH_TOKEN`, then `GITHUB_TOKEN`).
+        pass_env: &["COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN"],
     },
 ];
 
@@ -401,6 +415,7 @@ mod tests {
         let bin = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
         let codex = executable(bin.path(), "codex-acp");
+        let copilot = executable(bin.path(), "copilot");
         std::fs::create_dir_all(home.path().join("npm/bin")).unwrap();
         let gemini = executable(&home.path().join("npm/bin"), "gemini");
         std::fs::write(home.path().join(".npmrc"), "prefix=~/npm\n").unwrap();
@@ -444,7 +459,14 @@ mod tests {
         let ids: Vec<&str> = agents.iter().map(|agent| agent.spec.id.as_str()).collect();
         assert_eq!(
             ids,
-            vec!["claude", "claude-code", "codex", "gemini", "mine"]
+            vec![
+                "claude",
+                "claude-code",
+                "codex",
+                "gemini",
+                "copilot",
+                "mine"
+            ]
         );
         let by_id = |id: &str| {
             agents
@@ -466,6 +488,18 @@ mod tests {
         assert_eq!(by_id("gemini").spec.command, gemini);
         assert_eq!(by_id("gemini").spec.args, vec!["--acp".to_owned()]);
         assert!(by_id("gemini").spec.lent_tools.is_some());
+        assert_eq!(by_id("copilot").installed, Ok(()));
+        assert_eq!(by_id("copilot").spec.command, copilot);
+        assert_eq!(by_id("copilot").spec.args, vec!["--acp".to_owned()]);
+        assert_eq!(
+            by_id("copilot").spec.pass_env,
+            vec![
+                "COPILOT_*".to_owned(),
+                "GH_TOKEN".to_owned(),
+                "GITHUB_TOKEN".to_owned()
+            ]
+        );
+        assert!(by_id("copilot").spec.reads_agents_file);
         assert_eq!(by_id("mine").spec.policy.mode, PermissionMode::Reject);
         assert_eq!(by_id("mine").preset, None);
         assert_eq!(

@@ -15,6 +15,7 @@
 //! | `@zed-industries/codex-acp` | `codex` | OpenAI Responses | `apply_patch` (freeform: `*** Add File:` patch) | the agent itself |
 //! | `@google/gemini-cli` | `gemini` | Gemini `streamGenerateContent` | `write_file {file_path, content}` | the client (`fs/read_text_file`, then `fs/write_text_file`) |
 //! | `opencode-ai` | `opencode` | OpenAI Chat Completions | `write {filePath, content}` | the client (`fs/write_text_file`) |
+//! | `@github/copilot` | `copilot` | OpenAI Chat Completions | `create {path, file_text}` | the agent itself |
 //!
 //! Every one of them asks `session/request_permission` before that write, with an
 //! `allow_once` option among others.
@@ -49,6 +50,9 @@ pub enum RealAgent {
     Gemini,
     /// OpenCode in ACP mode, `opencode-ai` (a native binary).
     OpenCode,
+    /// GitHub Copilot CLI in ACP mode, `@github/copilot` (a native binary, which
+    /// unpacks itself into a cache folder on its first start).
+    Copilot,
 }
 
 /// How an agent's program is started.
@@ -117,18 +121,19 @@ impl AgentLaunch {
 
 impl RealAgent {
     /// Every agent, in a fixed order.
-    pub fn all() -> [RealAgent; 5] {
+    pub fn all() -> [RealAgent; 6] {
         [
             RealAgent::ClaudeAgent,
             RealAgent::ClaudeCode,
             RealAgent::Codex,
             RealAgent::Gemini,
             RealAgent::OpenCode,
+            RealAgent::Copilot,
         ]
     }
 
-    /// The agent's short id: `claude`, `claude-code`, `codex`, `gemini`, `opencode`
-    /// (also its folder under the install directory).
+    /// The agent's short id: `claude`, `claude-code`, `codex`, `gemini`, `opencode`,
+    /// `copilot` (also its folder under the install directory).
     pub fn id(self) -> &'static str {
         match self {
             RealAgent::ClaudeAgent => "claude",
@@ -136,6 +141,7 @@ impl RealAgent {
             RealAgent::Codex => "codex",
             RealAgent::Gemini => "gemini",
             RealAgent::OpenCode => "opencode",
+            RealAgent::Copilot => "copilot",
         }
     }
 
@@ -181,6 +187,13 @@ impl RealAgent {
                 runner: Runner::Native,
                 args: &["acp"],
             },
+            RealAgent::Copilot => Package {
+                name: "@github/copilot",
+                version: "1.0.102",
+                entry: "@github/copilot-linux-x64/copilot",
+                runner: Runner::Native,
+                args: &["--acp"],
+            },
         }
     }
 
@@ -196,7 +209,7 @@ impl RealAgent {
             RealAgent::ClaudeAgent | RealAgent::ClaudeCode => WireFormat::AnthropicMessages,
             RealAgent::Codex => WireFormat::OpenAiResponses,
             RealAgent::Gemini => WireFormat::GeminiGenerateContent,
-            RealAgent::OpenCode => WireFormat::OpenAiChat,
+            RealAgent::OpenCode | RealAgent::Copilot => WireFormat::OpenAiChat,
         }
     }
 
@@ -305,6 +318,9 @@ impl RealAgent {
             RealAgent::Codex => setup::codex(home, model_url, workdir),
             RealAgent::Gemini => setup::gemini(home, model_url),
             RealAgent::OpenCode => setup::opencode(home, model_url),
+            RealAgent::Copilot => {
+                setup::copilot(home, model_url, &RealAgent::agents_dir().join(self.id()))
+            }
         };
         env.extend(specific);
         AgentLaunch { command, args, env }

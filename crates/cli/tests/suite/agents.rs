@@ -232,7 +232,7 @@ fn agents_list_reports_each_agent_and_what_it_can_do() {
     );
     assert_eq!(tester["status"]["loadSession"], true);
     // The built-in agents are listed too, installed or not.
-    for id in ["claude", "codex", "gemini", "opencode"] {
+    for id in ["claude", "codex", "gemini", "opencode", "copilot"] {
         assert!(
             stdout.contains(&format!("\"id\":\"{id}\"")),
             "{id}: {stdout}"

@@ -59,7 +59,7 @@ enum WritePath {
 
 fn write_path(agent: RealAgent) -> WritePath {
     match agent {
-        RealAgent::ClaudeAgent | RealAgent::Codex => WritePath::AgentDisk,
+        RealAgent::ClaudeAgent | RealAgent::Codex | RealAgent::Copilot => WritePath::AgentDisk,
         RealAgent::ClaudeCode | RealAgent::Gemini | RealAgent::OpenCode => WritePath::ThroughHearth,
     }
 }
@@ -77,18 +77,42 @@ enum OutsideWrite {
 fn outside_write(agent: RealAgent) -> OutsideWrite {
     match agent {
         RealAgent::Gemini => OutsideWrite::RefusesItself,
-        RealAgent::ClaudeAgent | RealAgent::ClaudeCode | RealAgent::Codex | RealAgent::OpenCode => {
-            OutsideWrite::AsksNamingIt
-        }
+        RealAgent::ClaudeAgent
+        | RealAgent::ClaudeCode
+        | RealAgent::Codex
+        | RealAgent::OpenCode
+        | RealAgent::Copilot => OutsideWrite::AsksNamingIt,
     }
 }
 
 /// How an agent's turn ends after a refused write: Codex offers one way to refuse,
-/// "abort", which cancels its turn.
+/// "abort", which cancels its turn. (Copilot ends its turn at a refusal too, but as an
+/// ordinary end, without asking its model again: see [`notice_after_a_refusal`].)
 fn after_refusal(agent: RealAgent) -> StopReason {
     match agent {
         RealAgent::Codex => StopReason::Aborted,
         _ => StopReason::EndTurn,
+    }
+}
+
+/// The text an agent adds to a turn's answer, of its own, after a file it wrote: GitHub
+/// Copilot (1.0.102) sends its `session.info` notices as answer text, "Info: <path>"
+/// after a file it created, right before the model's next words (with nothing between
+/// them). Hearth shows the text as the agent sent it.
+fn notice_after_a_write(agent: RealAgent, path: &std::path::Path) -> String {
+    match agent {
+        RealAgent::Copilot => format!("Info: {}", path.display()),
+        _ => String::new(),
+    }
+}
+
+/// The text an agent adds of its own after a tool call was refused, where it then ends
+/// its turn without asking its model again: Copilot's "Info: Operation cancelled by
+/// user". `None`: the agent goes on to its model (which has nothing scripted).
+fn notice_after_a_refusal(agent: RealAgent) -> Option<&'static str> {
+    match agent {
+        RealAgent::Copilot => Some("Info: Operation cancelled by user"),
+        _ => None,
     }
 }
 
@@ -595,7 +619,11 @@ async fn writes_what_the_user_allows(bench: &Bench, host: &Host, chat: &ChatUri)
         "{id}"
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), content, "{id}");
-    assert_eq!(turn.response_text(), "done", "{id}");
+    assert_eq!(
+        turn.response_text(),
+        format!("{}done", notice_after_a_write(bench.agent, &target)),
+        "{id}"
+    );
     let rows = bench.audit_rows().await;
     let writes: Vec<_> = rows
         .iter()
@@ -624,6 +652,7 @@ async fn refuses_a_write_outside(bench: &Bench, host: &Host, chat: &ChatUri) {
     let outside = tempfile::tempdir().unwrap();
     let escape = outside.path().canonicalize().unwrap().join("escape.txt");
     let audited_before = bench.audit_rows().await.len();
+    let served_before = bench.model.served().len();
     // No answer is scripted after the refusal: some agents end their turn there, the
     // others get the mock model's note that nothing was scripted.
     bench
@@ -646,6 +675,11 @@ async fn refuses_a_write_outside(bench: &Bench, host: &Host, chat: &ChatUri) {
         !new_rows.iter().any(|(kind, _, _, _)| kind == "file_write"),
         "{id}: {new_rows:#?}"
     );
+    if let Some(notice) = notice_after_a_refusal(bench.agent) {
+        // The turn ended with the agent's notice; the model was asked for the write only.
+        assert_eq!(turn.response_text(), notice, "{id}");
+        assert_eq!(bench.model.served().len(), served_before + 1, "{id}");
+    }
     match outside_write(bench.agent) {
         OutsideWrite::AsksNamingIt => {
             assert_eq!(ran.asked.len(), 1, "{id}: {:#?}", ran.asked);
@@ -754,6 +788,7 @@ async fn aborts_mid_turn(bench: &Bench, host: &Host, chat: &ChatUri) {
     let turn = last_turn(host, chat).await;
     assert_eq!(ran.reason, StopReason::Aborted, "{id}: {}", error_of(&turn));
     let kept = turn.response_text();
+    eprintln!("{id}: an aborted turn kept {kept:?}");
     assert!(kept.starts_with("tick 1 "), "{id}: kept {kept:?}");
     assert!(kept.len() < ticks(40).concat().len(), "{id}: kept {kept:?}");
     // The agent hung up on the model: the rest of the answer was never sent.
@@ -803,7 +838,15 @@ async fn goes_on_after_a_restart(bench: &Bench, test: &TestHost, session: &Sessi
         .collect();
     assert_eq!(history.len(), 7, "{id}: {history:#?}");
     assert_eq!(history[0], ("say ping", "pong".to_owned()), "{id}");
-    assert_eq!(history[1], ("create hello.txt", "done".to_owned()), "{id}");
+    let target = bench.work().join("hello.txt");
+    assert_eq!(
+        history[1],
+        (
+            "create hello.txt",
+            format!("{}done", notice_after_a_write(bench.agent, &target))
+        ),
+        "{id}"
+    );
     assert_eq!(
         history[4],
         ("are you back?", "back again".to_owned()),
@@ -922,9 +965,10 @@ async fn scenario(agent: RealAgent) {
     test.host.shutdown().await;
 
     eprintln!(
-        "==== {id}: {:?} in all; {} requests of the agent's loop; discovery {}",
+        "==== {id}: {:?} in all; {} requests of the agent's loop, {} incidental; discovery {}",
         clock.started.elapsed(),
         bench.model.served().len(),
+        bench.model.incidental().len(),
         if lists {
             "lists sessions"
         } else {
@@ -959,4 +1003,9 @@ async fn gemini_cli_through_hearth() {
 #[tokio::test]
 async fn opencode_through_hearth() {
     scenario(RealAgent::OpenCode).await;
+}
+
+#[tokio::test]
+async fn copilot_through_hearth() {
+    scenario(RealAgent::Copilot).await;
 }

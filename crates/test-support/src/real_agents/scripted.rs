@@ -58,7 +58,9 @@ pub enum ModelTurn {
     ///   <path>`, one `+` line per line of `content`, `*** End Patch` (so the file ends
     ///   with a newline, and `content` must not be empty);
     /// - Gemini: `write_file {file_path, content}`;
-    /// - OpenCode: `write {filePath, content}`.
+    /// - OpenCode: `write {filePath, content}`;
+    /// - Copilot: `create {path, file_text}` (taken when the request advertises it and
+    ///   no `write`).
     WriteFile {
         /// The file, absolute.
         path: PathBuf,

@@ -15,6 +15,7 @@ pub(super) const CLAUDE_SMALL_MODEL: &str = "claude-haiku-4-5";
 pub(super) const CODEX_MODEL: &str = "hearth-mock";
 pub(super) const GEMINI_MODEL: &str = "gemini-2.5-flash";
 pub(super) const OPENCODE_MODEL: &str = "hearth-mock";
+pub(super) const COPILOT_MODEL: &str = "hearth-mock";
 
 /// Version of `@opencode-ai/plugin` that OpenCode would install into its config folder.
 const OPENCODE_PLUGIN_VERSION: &str = "1.18.33";
@@ -307,5 +308,34 @@ pub(super) fn opencode(home: &Path, model_url: &str) -> Env {
         var("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1"),
         var("OPENCODE_DISABLE_PROJECT_CONFIG", "1"),
         var("OPENCODE_PURE", "1"),
+    ]
+}
+
+/// GitHub Copilot CLI: a "bring your own key" provider (`COPILOT_PROVIDER_*`, OpenAI
+/// Chat Completions) on the mock server, which needs no GitHub sign-in; offline mode
+/// (no GitHub features, telemetry or update checks) and no auto-update. The mock model
+/// is not in Copilot's catalog: its prompt and output limits are given so that Copilot
+/// does not guess them.
+///
+/// `COPILOT_HOME` (its settings, session state and logs) is under `home`, but its
+/// package cache is `package_dir/pkg-cache`, beside its install and kept between runs:
+/// on its first start the binary unpacks about 235 MB there, which later starts reuse.
+pub(super) fn copilot(home: &Path, model_url: &str, package_dir: &Path) -> Env {
+    let copilot_home = home.join(".copilot");
+    create_dir(&copilot_home);
+    vec![
+        var("COPILOT_HOME", path_string(&copilot_home)),
+        var(
+            "COPILOT_PKG_CACHE_HOME",
+            path_string(&package_dir.join("pkg-cache")),
+        ),
+        var("COPILOT_PROVIDER_BASE_URL", format!("{model_url}/v1")),
+        var("COPILOT_PROVIDER_TYPE", "openai"),
+        var("COPILOT_PROVIDER_API_KEY", API_KEY),
+        var("COPILOT_PROVIDER_MAX_PROMPT_TOKENS", "128000"),
+        var("COPILOT_PROVIDER_MAX_OUTPUT_TOKENS", "4096"),
+        var("COPILOT_MODEL", COPILOT_MODEL),
+        var("COPILOT_OFFLINE", "true"),
+        var("COPILOT_AUTO_UPDATE", "false"),
     ]
 }

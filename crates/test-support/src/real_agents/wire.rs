@@ -281,6 +281,8 @@ fn answer(format: WireFormat, call: &TurnRequest, turn: &ModelTurn, number: u64)
         }
         ModelTurn::WriteFile { path, content } => {
             let file_path = path.to_string_lossy().into_owned();
+            // Copilot advertises `create`, OpenCode `write`.
+            let creates_with_create = call.advertises("create") && !call.advertises("write");
             let (name, arguments) = match format {
                 WireFormat::AnthropicMessages => {
                     let name = if call.advertises("mcp__acp__Write") {
@@ -305,6 +307,10 @@ fn answer(format: WireFormat, call: &TurnRequest, turn: &ModelTurn, number: u64)
                 WireFormat::GeminiGenerateContent => (
                     "write_file",
                     Arguments::Json(json!({"file_path": file_path, "content": content})),
+                ),
+                WireFormat::OpenAiChat if creates_with_create => (
+                    "create",
+                    Arguments::Json(json!({"path": file_path, "file_text": content})),
                 ),
                 WireFormat::OpenAiChat => (
                     "write",

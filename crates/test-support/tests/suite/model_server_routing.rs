@@ -215,6 +215,22 @@ async fn each_wire_format_renders_the_write_tool_the_agent_advertises() {
                 "data: [DONE]",
             ],
         ),
+        (
+            WireFormat::OpenAiChat,
+            "/v1/chat/completions",
+            json!({"model": "m", "stream": true, "messages": [], "tools": [
+                {"type": "function", "function": {"name": "view"}},
+                {"type": "function", "function": {"name": "create"}},
+                {"type": "function", "function": {"name": "edit"}},
+            ]}),
+            vec![
+                r#""name":"create""#,
+                r#"\"path\":\"/w/a.txt\""#,
+                r#"\"file_text\":\"one\\ntwo\\n\""#,
+                r#""finish_reason":"tool_calls""#,
+                "data: [DONE]",
+            ],
+        ),
     ];
     for (format, path, request, expected) in cases {
         let server = MockModelServer::start().await.unwrap();

@@ -47,7 +47,7 @@ enum WritePath {
 /// Each agent's way, as its pinned version does it.
 fn expected_write_path(agent: RealAgent) -> WritePath {
     match agent {
-        RealAgent::ClaudeAgent | RealAgent::Codex => WritePath::AgentDisk,
+        RealAgent::ClaudeAgent | RealAgent::Codex | RealAgent::Copilot => WritePath::AgentDisk,
         RealAgent::ClaudeCode | RealAgent::Gemini | RealAgent::OpenCode => WritePath::ClientFs,
     }
 }
@@ -479,4 +479,9 @@ async fn gemini_cli_answers_and_writes_a_file() {
 #[tokio::test]
 async fn opencode_answers_and_writes_a_file() {
     say_ping_then_write_a_file(RealAgent::OpenCode).await;
+}
+
+#[tokio::test]
+async fn copilot_answers_and_writes_a_file() {
+    say_ping_then_write_a_file(RealAgent::Copilot).await;
 }
