@@ -135,7 +135,12 @@ impl Inner {
 /// The reason an agent gave for not reopening a session, for a notice in the chat.
 pub(crate) fn refusal_reason(error: &Error) -> String {
     match error {
-        Error::Refused { what, message, .. } => format!("it answered {what} with: {message}"),
+        Error::Refused { what, message, .. } => {
+            format!(
+                "it answered {what} with: {}",
+                hearth_process::cut(message, 300)
+            )
+        }
         Error::ReadOnly(_) => "it offers neither session/load nor session/resume".to_owned(),
         other => other.to_string(),
     }
