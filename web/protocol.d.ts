@@ -1186,6 +1186,10 @@ export type ResponsePart = ({
     /** What failed and what to do. */
     message: string;
     type: 'error';
+  } | {
+    /** What happened. */
+    message: string;
+    type: 'notice';
   });
 
 /** `subscription/resync`: the client fell behind; this snapshot replaces its state and

@@ -106,9 +106,11 @@ pub(crate) fn replay(turn: &Turn) -> Vec<SessionUpdate> {
                     "\n\nError: {message}\n"
                 ))));
             }
+            // Hearth's own notes about the chat are not the agent's words.
             ResponsePart::Text { .. }
             | ResponsePart::Reasoning { .. }
-            | ResponsePart::PermissionRequest { .. } => {}
+            | ResponsePart::PermissionRequest { .. }
+            | ResponsePart::Notice { .. } => {}
         }
     }
     updates

@@ -222,6 +222,16 @@ impl TestAgent {
             .ok_or_else(|| session_not_found(id))
     }
 
+    /// Writes a session just created, unless it waits for its first turn.
+    fn save_new(&self, record: &SessionRecord) -> Result<(), Error> {
+        match self.settings.saving {
+            crate::config::Saving::AtOnce => {
+                self.store.save(record).map_err(|error| internal(&error))
+            }
+            crate::config::Saving::WithFirstTurn => Ok(()),
+        }
+    }
+
     /// `session/new`.
     pub(crate) fn new_session(
         &self,
@@ -233,7 +243,7 @@ impl TestAgent {
             request.additional_directories,
             request.mcp_servers,
         );
-        self.store.save(&record).map_err(|error| internal(&error))?;
+        self.save_new(&record)?;
         let options = config_options(&record.model);
         let live = self.make_live(record);
         tracing::info!(session = %live.id(), "session created");
@@ -308,7 +318,7 @@ impl TestAgent {
         record.title = source.title;
         record.model = source.model;
         record.history = source.history;
-        self.store.save(&record).map_err(|error| internal(&error))?;
+        self.save_new(&record)?;
         let options = config_options(&record.model);
         let live = self.make_live(record);
         tracing::info!(session = %live.id(), from = %request.session_id, "session forked");

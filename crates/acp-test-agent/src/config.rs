@@ -26,6 +26,8 @@ pub(crate) const STATE_VAR: &str = "HEARTH_TEST_AGENT_STATE";
 pub(crate) const IGNORE_CLIENT_CAPS_VAR: &str = "HEARTH_TEST_AGENT_IGNORE_CLIENT_CAPS";
 /// How many sessions one `session/list` page holds.
 pub(crate) const PAGE_SIZE_VAR: &str = "HEARTH_TEST_AGENT_PAGE_SIZE";
+/// When a new session is first written to disk (see [`Saving`]).
+pub(crate) const SAVE_VAR: &str = "HEARTH_TEST_AGENT_SAVE";
 /// `tracing` filter for the agent's own logs (stderr).
 pub(crate) const LOG_VAR: &str = "HEARTH_TEST_AGENT_LOG";
 
@@ -90,6 +92,16 @@ pub(crate) enum ClientCapabilityChecks {
     Ignore,
 }
 
+/// When a new (or forked) session is first written to disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Saving {
+    /// At once: it can be loaded after a restart even if it never had a turn.
+    AtOnce,
+    /// With its first turn, as Codex and the Claude agents do: after a restart, loading
+    /// or resuming a session that never had a turn is refused (`-32002`).
+    WithFirstTurn,
+}
+
 /// Where session files live.
 pub(crate) enum StateDir {
     /// A directory the caller named; it outlives the process.
@@ -130,6 +142,8 @@ pub(crate) struct Settings {
     pub(crate) client_checks: ClientCapabilityChecks,
     /// Sessions per `session/list` page.
     pub(crate) page_size: usize,
+    /// When new sessions are first written.
+    pub(crate) saving: Saving,
 }
 
 impl Settings {
@@ -153,6 +167,13 @@ impl Settings {
                 _ => bail!("{PAGE_SIZE_VAR}={value:?} is not a positive number"),
             },
             Err(_) => DEFAULT_PAGE_SIZE,
+        };
+        let saving = match std::env::var(SAVE_VAR).as_deref() {
+            Ok("at-once") | Ok("") | Err(_) => Saving::AtOnce,
+            Ok("with-first-turn") => Saving::WithFirstTurn,
+            Ok(other) => {
+                bail!("{SAVE_VAR}={other:?} is not understood; use at-once or with-first-turn")
+            }
         };
         let state_dir = match std::env::var_os(STATE_VAR) {
             Some(path) if !path.is_empty() => {
@@ -178,6 +199,7 @@ impl Settings {
             state_dir,
             client_checks,
             page_size,
+            saving,
         })
     }
 

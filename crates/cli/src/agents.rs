@@ -145,8 +145,9 @@ fn render_status(
         ),
         elapsed.as_secs_f64()
     ));
+    out.push_str(&format!("  reopen    {}\n", reopen_text(status)));
     out.push_str(&format!(
-        "  sessions  reopen: {}, list: {}, resume: {}, fork: {}\n",
+        "  sessions  load: {}, list: {}, resume: {}, fork: {}\n",
         yes(status.load),
         yes(status.list),
         yes(status.resume),
@@ -174,6 +175,32 @@ fn render_status(
     ));
 }
 
+/// How a chat of the agent goes on after a restart: the way the agent offers, and how
+/// the last reopening on this data directory went (every chat goes on either way: when
+/// the agent does not reopen its session, a new one gets the chat's transcript).
+fn reopen_text(status: &AgentStatus) -> String {
+    let offered = match (status.load, status.resume) {
+        (true, _) => "session/load",
+        (false, true) => "session/resume",
+        (false, false) => {
+            return "chats continue from Hearth's transcript (the agent cannot reopen its sessions)"
+                .to_owned();
+        }
+    };
+    match &status.last_reopen {
+        None => format!("with {offered}; else chats continue from Hearth's transcript"),
+        Some(last) if last.reopened => format!(
+            "with {offered}; last reopening worked ({}); else chats continue from Hearth's transcript",
+            last.at.format("%Y-%m-%d %H:%M")
+        ),
+        Some(last) => format!(
+            "with {offered}, but the last reopening failed ({}: {}), so that chat continued from Hearth's transcript",
+            last.at.format("%Y-%m-%d %H:%M"),
+            hearth_core::escape_controls_inline(last.message.as_deref().unwrap_or("refused"))
+        ),
+    }
+}
+
 fn check_json(check: &AgentCheck) -> serde_json::Value {
     let spec = &check.agent.spec;
     let status = match &check.status {
@@ -185,6 +212,7 @@ fn check_json(check: &AgentCheck) -> serde_json::Value {
             "listSessions": status.list,
             "resumeSession": status.resume,
             "forkSession": status.fork,
+            "lastReopen": status.last_reopen,
             "images": status.images,
             "embeddedContext": status.embedded_context,
             "authMethods": status.auth_methods,

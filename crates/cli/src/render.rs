@@ -184,6 +184,9 @@ pub fn part(part: &ResponsePart, out: &mut String) {
         ResponsePart::Error { message } => {
             push_line(out, &format!("✗ {}", crate::shown::message(message)));
         }
+        ResponsePart::Notice { message } => {
+            push_line(out, &format!("ℹ {}", crate::shown::message(message)));
+        }
     }
 }
 
@@ -349,6 +352,9 @@ mod tests {
             ResponsePart::Error {
                 message: "agent said \x07 at http://u:pw@h/".into(),
             },
+            ResponsePart::Notice {
+                message: "a new session\x1b[2J took over".into(),
+            },
         ];
         let mut out = String::new();
         for response in &parts {
@@ -356,7 +362,7 @@ mod tests {
         }
         assert_eq!(
             out,
-            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow always \"Refuse\\x1b[8m\"] → allow always \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\n"
+            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow always \"Refuse\\x1b[8m\"] → allow always \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\nℹ a new session\\x1b[2J took over\n"
         );
     }
 }

@@ -268,6 +268,14 @@ pub enum Signal {
         /// What failed and what to do.
         message: String,
     },
+    /// Something the user should know about the chat that is not the agent's answer
+    /// (its agent session could not be reopened and a new one took over, say).
+    Notice {
+        /// The turn.
+        turn_id: TurnId,
+        /// What happened.
+        message: String,
+    },
     /// Usage so far.
     Usage {
         /// The turn.

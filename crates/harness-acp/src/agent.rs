@@ -130,16 +130,14 @@ impl Inner {
     ) -> Result<TurnOutcome> {
         let chat = &context.chat;
         let cancel = CancellationToken::new();
-        let (run, conversation) =
-            self.shared
-                .chats
-                .start_run(chat, &turn_id, &cancel, Clone::clone)?;
+        let (run, ()) = self
+            .shared
+            .chats
+            .start_run(chat, &turn_id, &cancel, |_| ())?;
         let started_at = now();
         self.make_room(Some(chat)).await;
         self.settled_releases().await;
-        let result = self
-            .prompt(context, &turn_id, &message, &cancel, &conversation)
-            .await;
+        let result = self.prompt(context, &turn_id, &message, &cancel).await;
         // Whatever is still waiting for the user will not be answered any more.
         for request_id in self.shared.cancel_waiting(chat, &turn_id) {
             self.shared
@@ -205,8 +203,9 @@ impl Inner {
         &self,
         context: &ChatContext,
         conversation: &AcpConversation,
+        session: AgentSession,
     ) -> Option<String> {
-        if !conversation.turns.is_empty() || conversation.external {
+        if session == AgentSession::Continued || conversation.external {
             return None;
         }
         let customizations = context.customizations.as_ref()?;
@@ -227,7 +226,6 @@ impl Inner {
         turn_id: &TurnId,
         message: &UserMessage,
         cancel: &CancellationToken,
-        conversation: &AcpConversation,
     ) -> std::result::Result<(TurnOutcome, ()), PromptFailure> {
         let chat = &context.chat;
         let not_sent = |error: Error| PromptFailure {
@@ -239,13 +237,39 @@ impl Inner {
             () = cancel.cancelled() => return Ok((aborted(), ())),
         };
         let (session_id, _) = self.attach(&connection, context).await.map_err(not_sent)?;
+        // Attaching may have put the chat in a new session that still has to get the
+        // chat's transcript: the preface is made from the conversation as it is now.
+        let (conversation, notice) = self
+            .shared
+            .chats
+            .with(chat, |entry| {
+                let notice = entry.conversation.notice.take();
+                (entry.conversation.clone(), notice)
+            })
+            .map_err(|error| not_sent(error.into()))?;
         self.begin_turn(chat, &session_id, turn_id).await;
+        let session = match notice {
+            Some(message) => {
+                self.shared
+                    .signal(
+                        chat,
+                        vec![Signal::Notice {
+                            turn_id: turn_id.clone(),
+                            message,
+                        }],
+                    )
+                    .await;
+                AgentSession::New
+            }
+            None if conversation.turns.is_empty() => AgentSession::New,
+            None => AgentSession::Continued,
+        };
         let prompt_capabilities = &connection.info.capabilities.prompt_capabilities;
         let accepts = Accepts {
             image: prompt_capabilities.image,
             embedded: prompt_capabilities.embedded_context,
         };
-        let preface = self.preface(context, conversation);
+        let preface = self.preface(context, &conversation, session);
         let blocks = prompt::prompt(message, preface.as_deref(), accepts);
         if cancel.is_cancelled() {
             return Ok((aborted(), ()));
@@ -297,8 +321,13 @@ impl Inner {
 
     /// What goes before the user's message: the scope's instructions (first prompt
     /// only) and the context the chat still has to hand over.
-    fn preface(&self, context: &ChatContext, conversation: &AcpConversation) -> Option<String> {
-        let instructions = self.instructions_preface(context, conversation);
+    fn preface(
+        &self,
+        context: &ChatContext,
+        conversation: &AcpConversation,
+        session: AgentSession,
+    ) -> Option<String> {
+        let instructions = self.instructions_preface(context, conversation, session);
         match (instructions, conversation.pending_context.as_deref()) {
             (Some(instructions), Some(pending)) => Some(format!("{instructions}\n{pending}")),
             (Some(instructions), None) => Some(instructions),
@@ -517,6 +546,16 @@ impl Inner {
             )))
         }
     }
+}
+
+/// Whether the agent's session has had the chat's earlier prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AgentSession {
+    /// A session that has had none of them: the chat's first prompt, or a new session
+    /// that took over a chat whose session could not be reopened.
+    New,
+    /// The session the chat's earlier prompts went to.
+    Continued,
 }
 
 /// A failed prompt, and whether the agent had it (then the history handed over with it

@@ -1,8 +1,9 @@
 //! Opening the agent's sessions for chats: a new one for a fresh chat, a fork (the
 //! agent's own fork when it offers one at the last turn, else a new session that gets
 //! the copied history with its first prompt), and reopening a chat's session on a newly
-//! started agent (`session/load`, replaying history; `session/resume`; or, when the
-//! agent offers neither, a clear note that the chat stays read-only).
+//! started agent (`session/load`, replaying history, or `session/resume`). When the
+//! agent refuses to reopen a session, or offers neither, the chat goes on in a new
+//! session seeded with its transcript.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -12,10 +13,11 @@ use hearth_core::{ChatContext, ChatUri};
 use serde_json::Value;
 
 use crate::connection::Connection;
-use crate::conversation::AcpConversation;
+use crate::conversation::{AcpConversation, Transcript, transcript};
 use crate::error::{Error, Result};
 use crate::harness::Inner;
 use crate::options::StartPhase;
+use crate::reopen::{Reopen, ReopenMethod, ReopenOutcome, refusal_reason};
 use crate::shared::Replayed;
 
 /// Quiet time after the answer to `session/load` after which the agent's replay of the
@@ -158,6 +160,12 @@ impl Inner {
     /// Makes sure a chat's session is open on the running agent: reopens it after the
     /// agent (re)started. Returns the session id and, when reopening replayed it, the
     /// history the agent holds.
+    ///
+    /// A chat never dies with its agent session: when the agent refuses to reopen it
+    /// (an empty session it never saved, a fork it never used, a session it lost) or
+    /// cannot reopen sessions at all, the chat goes on in a fresh session that gets the
+    /// chat's transcript, from Hearth's own record, with its next prompt (see
+    /// [`Self::revive`]).
     pub async fn attach(
         &self,
         connection: &Connection,
@@ -179,34 +187,135 @@ impl Inner {
         if conversation.attached == Some(connection.generation) {
             return Ok((session_id, None));
         }
-        let capabilities = &connection.info.capabilities;
-        let (cwd, additional) = self.directories(connection, context)?;
-        let replayed = if capabilities.load_session {
-            self.load_session(connection, context, &session_id, cwd, additional)
-                .await?
-        } else if capabilities.session_capabilities.resume.is_some() {
-            let request = acp::ResumeSessionRequest::new(session_id.clone(), cwd)
-                .additional_directories(additional)
-                .mcp_servers(self.lent_servers(&context.chat));
-            self.open::<acp::ResumeSessionResponse>(
-                connection,
-                context,
-                "session/resume",
-                request,
-                Some(&session_id),
-            )
-            .await?;
-            None
-        } else {
-            return Err(Error::ReadOnly(format!(
-                "agent `{}` cannot reopen its conversations after it restarted (it offers neither session/load nor session/resume), so this chat cannot go on; its history stays readable here — start a new session to continue",
-                self.shared.agent()
-            )));
+        // A conversation the agent had before Hearth knew it, of which Hearth holds no
+        // turn, has nothing to go on from but the agent's own session.
+        let revivable = !(conversation.external && conversation.turns.is_empty());
+        let reopened = match self
+            .reopen(connection, context, &session_id)
+            .await
+            .map_err(|failure| (failure, revivable))
+        {
+            Ok(replayed) => replayed,
+            Err((Reopen::Refused(error), true)) => {
+                return self.revive(connection, context, &error).await;
+            }
+            Err((Reopen::Refused(error) | Reopen::Failed(error), _)) => return Err(error),
         };
         self.shared.chats.with(chat, |entry| {
             entry.conversation.attached = Some(connection.generation);
         })?;
-        Ok((session_id, replayed))
+        Ok((session_id, reopened))
+    }
+
+    /// Reopens a session on a newly started agent, the way it offers (`session/load`,
+    /// else `session/resume`), and records what happened for `agents list`.
+    async fn reopen(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+        session_id: &str,
+    ) -> std::result::Result<Option<Vec<Replayed>>, Reopen> {
+        let capabilities = &connection.info.capabilities;
+        let (cwd, additional) = self
+            .directories(connection, context)
+            .map_err(Reopen::Failed)?;
+        let (method, result) = if capabilities.load_session {
+            let loaded = self
+                .load_session(connection, context, session_id, cwd, additional)
+                .await;
+            (ReopenMethod::Load, loaded)
+        } else if capabilities.session_capabilities.resume.is_some() {
+            let request = acp::ResumeSessionRequest::new(session_id.to_owned(), cwd)
+                .additional_directories(additional)
+                .mcp_servers(self.lent_servers(&context.chat));
+            let resumed = self
+                .open::<acp::ResumeSessionResponse>(
+                    connection,
+                    context,
+                    "session/resume",
+                    request,
+                    Some(session_id),
+                )
+                .await
+                .map(|_| None);
+            (ReopenMethod::Resume, resumed)
+        } else {
+            return Err(Reopen::Refused(Error::ReadOnly(format!(
+                "agent `{}` cannot reopen its conversations (it offers neither session/load nor session/resume), so a conversation it had before Hearth knew it cannot be shown or continued here",
+                self.shared.agent()
+            ))));
+        };
+        match result {
+            Ok(replayed) => {
+                self.remember_reopen(method, ReopenOutcome::Reopened);
+                Ok(replayed)
+            }
+            // The agent answered: it will not reopen this session.
+            Err(error @ Error::Refused { .. }) => {
+                self.remember_reopen(
+                    method,
+                    ReopenOutcome::Refused {
+                        message: error.to_string(),
+                    },
+                );
+                Err(Reopen::Refused(error))
+            }
+            // It stopped, broke the protocol or did not answer: the restart logic
+            // handles that on the next try.
+            Err(error) => Err(Reopen::Failed(error)),
+        }
+    }
+
+    /// Goes on with a chat whose agent session could not be reopened: a fresh session
+    /// becomes the chat's conversation (published, so it outlives a restart), the chat's
+    /// transcript waits to go with its next prompt, and a notice tells the user.
+    async fn revive(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+        refusal: &Error,
+    ) -> Result<(String, Option<Vec<Replayed>>)> {
+        let chat = &context.chat;
+        let opened = self.new_session(connection, context).await?;
+        tracing::info!(
+            agent = %self.shared.agent(),
+            %chat,
+            session = %opened.session_id,
+            reason = %refusal,
+            "the chat goes on in a new session of the agent"
+        );
+        let agent = self.shared.agent();
+        let data = self.shared.chats.with(chat, |entry| {
+            let conversation = &mut entry.conversation;
+            let handed_over = if conversation.pending_context.is_some() {
+                // What the agent still lacks (a fork's history, a side chat's source)
+                // is handed over already with the next prompt.
+                true
+            } else if conversation.turns.is_empty() {
+                false
+            } else {
+                conversation.pending_context =
+                    Some(transcript(&conversation.turns, Transcript::Continue));
+                true
+            };
+            conversation.notice = Some(if handed_over {
+                format!(
+                    "{agent} could not reopen this chat's session ({}); it goes on in a new session, which gets this chat's history with your message",
+                    refusal_reason(refusal)
+                )
+            } else {
+                format!(
+                    "{agent} could not reopen this chat's session ({}); it goes on in a new session",
+                    refusal_reason(refusal)
+                )
+            });
+            conversation.session_id = Some(opened.session_id.clone());
+            conversation.attached = Some(connection.generation);
+            conversation.updated_at = hearth_core::now();
+            hearth_harness::encode(chat, conversation)
+        })??;
+        self.publish_conversation(chat, data).await;
+        Ok((opened.session_id, None))
     }
 
     /// Reopens a session with `session/load`; returns the history the agent replayed.

@@ -75,6 +75,10 @@ pub(crate) struct AcpConversation {
     /// session is reopened).
     #[serde(skip)]
     pub attached: Option<u64>,
+    /// What to tell the user with the chat's next turn: its session could not be
+    /// reopened and a new one took over (not stored).
+    #[serde(skip)]
+    pub notice: Option<String>,
 }
 
 impl hearth_harness::VersionedConversation for AcpConversation {
@@ -96,6 +100,7 @@ impl AcpConversation {
             turns: Vec::new(),
             updated_at: now(),
             attached: None,
+            notice: None,
         }
     }
 

@@ -49,6 +49,10 @@ pub struct AgentStatus {
     pub embedded_context: bool,
     /// Its sign-in methods, as `id (name)`.
     pub auth_methods: Vec<String>,
+    /// How the last reopening of a session on it went, as recorded in Hearth's data
+    /// directory (when a chat's session is not reopened, the chat goes on in a new
+    /// session that gets its transcript).
+    pub last_reopen: Option<crate::LastReopen>,
 }
 
 /// Starts after failures wait longer each time.
@@ -176,6 +180,7 @@ impl AcpHarness {
                         ))
                     })
                     .collect(),
+                last_reopen: self.inner.last_reopen(),
             }
         })
     }

@@ -186,6 +186,7 @@ fn turn_of(signal: &Signal) -> Option<&TurnId> {
         | Signal::PermissionRequested { turn_id, .. }
         | Signal::PermissionResolved { turn_id, .. }
         | Signal::Error { turn_id, .. }
+        | Signal::Notice { turn_id, .. }
         | Signal::Usage { turn_id, .. }
         | Signal::TurnCompleted { turn_id, .. } => Some(turn_id),
         Signal::TitleChanged { .. }
@@ -253,6 +254,10 @@ fn action_of(signal: Signal) -> Option<Action> {
         Signal::Error { turn_id, message } => Action::PartAdded {
             turn_id,
             part: ResponsePart::Error { message },
+        },
+        Signal::Notice { turn_id, message } => Action::PartAdded {
+            turn_id,
+            part: ResponsePart::Notice { message },
         },
         Signal::Usage { turn_id, usage } => Action::UsageUpdated { turn_id, usage },
         Signal::TurnStarted { .. }

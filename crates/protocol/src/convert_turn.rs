@@ -285,6 +285,7 @@ impl From<core::ResponsePart> for ResponsePart {
                 tool_call_id,
             },
             core::ResponsePart::Error { message } => Self::Error { message },
+            core::ResponsePart::Notice { message } => Self::Notice { message },
         }
     }
 }
@@ -320,6 +321,7 @@ impl TryFrom<ResponsePart> for core::ResponsePart {
                 tool_call_id,
             },
             ResponsePart::Error { message } => Self::Error { message },
+            ResponsePart::Notice { message } => Self::Notice { message },
         })
     }
 }

@@ -340,6 +340,12 @@ pub enum ResponsePart {
         /// What failed and what to do.
         message: String,
     },
+    /// A note from Hearth about the chat, not part of the agent's answer (its agent
+    /// session could not be reopened and a new one took over, say).
+    Notice {
+        /// What happened.
+        message: String,
+    },
 }
 
 /// One exchange: a user message and the response.

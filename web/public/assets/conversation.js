@@ -630,6 +630,8 @@ export class SessionTab {
         return this.renderPermission(turn, part);
       case 'error':
         return el('div', { class: 'notice error', role: 'alert' }, part.message);
+      case 'notice':
+        return el('div', { class: 'notice info', role: 'status' }, part.message);
       default:
         return document.createTextNode('');
     }

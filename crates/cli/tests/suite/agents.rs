@@ -596,3 +596,52 @@ async fn a_terminal_question_answered_in_another_window_is_withdrawn() {
         "answered elsewhere"
     );
 }
+
+#[test]
+fn a_chat_whose_session_the_agent_lost_goes_on_and_agents_list_says_so() {
+    let state = tempfile::tempdir().unwrap();
+    let (_dir, work) = work();
+    let hearth = hearth_with_agent(state.path(), "");
+    let run = |args: &[&str]| {
+        let output = hearth
+            .command()
+            .current_dir(&work)
+            .args(args)
+            .output_within(PROCESS_WAIT);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        (stdout, stderr)
+    };
+    run(&["run", "--agent", "tester", "the secret word is heron"]);
+    let session = hearth.session_uris().pop().unwrap();
+    // The agent loses every session it had.
+    for entry in std::fs::read_dir(state.path()).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let (stdout, stderr) = run(&["run", "--session", &session, "what was the word?"]);
+    // The test agent echoes its prompt: the new session got the chat's history.
+    assert!(stdout.contains("the secret word is heron"), "{stdout}");
+    assert!(stdout.contains("what was the word?"), "{stdout}");
+    assert!(
+        stderr.contains("ℹ tester could not reopen this chat's session"),
+        "{stderr}"
+    );
+    let shown = hearth.ok(&["sessions", "show", &session]);
+    assert!(shown.contains("ℹ tester could not reopen"), "{shown}");
+    let listed = hearth.ok(&["agents", "list"]);
+    assert!(
+        listed.contains("reopen    with session/load, but the last reopening failed"),
+        "{listed}"
+    );
+    assert!(listed.contains("not found"), "{listed}");
+    // The new session is the chat's: the next run reopens it as it is.
+    let (stdout, stderr) = run(&["run", "--session", &session, "and now?"]);
+    assert_eq!(stdout, "echo: and now?\n");
+    assert!(!stderr.contains("ℹ"), "{stderr}");
+    let listed = hearth.ok(&["agents", "list"]);
+    assert!(
+        listed.contains("reopen    with session/load; last reopening worked"),
+        "{listed}"
+    );
+}

@@ -13,10 +13,14 @@
 //!    on in the reopened session;
 //! 7. the agent's session discovery never lists the sessions behind Hearth's chats (a
 //!    peer chat's included) as external ones, and does list a conversation Hearth does
-//!    not know (held by the agent from another Hearth database).
+//!    not know (held by the agent from another Hearth database);
+//! 8. Hearth restarted again: a session that never had a turn answers its first prompt;
+//! 9. a fork of the chat at its last turn, never used before that restart, goes on with
+//!    the conversation it copied (the agent reopens it, or a new session that gets the
+//!    chat's transcript takes over).
 //!
-//! Each agent starts four times: once for the conversation held elsewhere, once for
-//! steps 1–5, again after the kill, and once more after Hearth's restart. Where an
+//! Each agent starts five times: once for the conversation held elsewhere, once for
+//! steps 1–5, again after the kill, and once more after each of Hearth's restarts. Where an
 //! agent's own behaviour differs (how it writes, how it refuses, its known defects),
 //! the tables below say so and the test asserts what the agent really does.
 //!
@@ -130,9 +134,32 @@ fn answers_after_an_abort(agent: RealAgent) -> bool {
 /// a new record of it, in a file named after the current minute and the session's id:
 /// within the minute the session was created in, that is the session's own file, whose
 /// history the new record wipes; the reopening then fails ("Invalid session
-/// identifier") and the conversation is lost.
+/// identifier") and the chat goes on in a new session from Hearth's transcript. The
+/// test waits for the next minute, to see the agent's own reopening work.
 fn reopens_only_in_a_later_minute(agent: RealAgent) -> bool {
     agent == RealAgent::Gemini
+}
+
+/// How an agent answers, after Hearth restarted, `session/load` of a session that never
+/// had a turn (a new session, or a fork never used), as measured: Codex and both Claude
+/// adapters never saved it ("Resource not found", "Session not found"), Gemini CLI looks
+/// for a file the session never got ("Invalid session identifier"); OpenCode saves a
+/// session when it makes it, and reopens it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UnusedReopen {
+    /// The agent reopens it.
+    Reopens,
+    /// The agent refuses; a new session that gets the chat's transcript takes over,
+    /// with a notice.
+    Refuses,
+}
+
+fn unused_reopen(agent: RealAgent) -> UnusedReopen {
+    if agent == RealAgent::OpenCode {
+        UnusedReopen::Reopens
+    } else {
+        UnusedReopen::Refuses
+    }
 }
 
 /// Waits until the (UTC) minute after the one `since` falls in.
@@ -923,6 +950,87 @@ async fn discovery_skips_our_sessions(
     lists
 }
 
+/// A chat whose agent session is to be reopened after Hearth's next restart: a session
+/// that never had a turn, and a fork of the chat at its last turn, never used.
+struct Unused {
+    session: SessionUri,
+    fork: ChatUri,
+}
+
+/// Makes a session that gets no turn and a fork of the chat at its last turn, both left
+/// unused until Hearth restarts.
+async fn leaves_a_session_and_a_fork_unused(bench: &Bench, host: &Host, chat: &ChatUri) -> Unused {
+    let id = bench.agent.id();
+    let session = bench.session(host).await;
+    let last = last_turn(host, chat).await;
+    let fork = host
+        .create_chat(
+            &chat.session(),
+            ChatSeed::Fork {
+                source_chat: chat.clone(),
+                turn_id: last.id,
+            },
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{id}: fork: {error}"));
+    Unused { session, fork }
+}
+
+/// How reopening a chat's session went, as the chat's last turn shows it (the notice of
+/// a new session taking over, or none when the agent reopened it), checked against
+/// [`unused_reopen`]; returns it for the report.
+fn reopening(agent: RealAgent, turn: &hearth_core::Turn) -> String {
+    let id = agent.id();
+    let notice = turn.parts.iter().find_map(|part| match part {
+        ResponsePart::Notice { message } => Some(message.clone()),
+        _ => None,
+    });
+    match (unused_reopen(agent), notice) {
+        (UnusedReopen::Refuses, Some(notice)) => {
+            assert!(notice.contains("could not reopen"), "{id}: {notice}");
+            format!("refused, a new session took over ({notice})")
+        }
+        (UnusedReopen::Reopens, None) => "reopened by the agent".to_owned(),
+        (expected, notice) => panic!("{id}: expected {expected:?}, the turn shows {notice:?}"),
+    }
+}
+
+/// A session that had no turn before Hearth restarted answers its first prompt (the
+/// agent reopens it, or, as agents that keep only used sessions refuse, a new session
+/// takes over with a notice). Returns what happened, for the report.
+async fn an_unused_session_answers_after_a_restart(
+    bench: &Bench,
+    test: &TestHost,
+    unused: &Unused,
+) -> String {
+    let id = bench.agent.id();
+    let chat = ChatUri::default_for(&unused.session);
+    bench.model.push(ModelTurn::text("first words"));
+    let ran = ask(&test.host, &chat, "hello, new session", no_answer).await;
+    let turn = last_turn(&test.host, &chat).await;
+    assert_eq!(ran.reason, StopReason::EndTurn, "{id}: {}", error_of(&turn));
+    assert_eq!(ran.streamed(), "first words", "{id}");
+    reopening(bench.agent, &turn)
+}
+
+/// A fork of the chat at its last turn, never used before Hearth restarted, goes on:
+/// the model is asked with the conversation the fork copied. Returns what happened,
+/// for the report.
+async fn a_fork_goes_on_after_a_restart(bench: &Bench, test: &TestHost, unused: &Unused) -> String {
+    let id = bench.agent.id();
+    bench.model.push(ModelTurn::text("forked answer"));
+    let ran = ask(&test.host, &unused.fork, "and in the fork?", no_answer).await;
+    let turn = last_turn(&test.host, &unused.fork).await;
+    assert_eq!(ran.reason, StopReason::EndTurn, "{id}: {}", error_of(&turn));
+    assert_eq!(ran.streamed(), "forked answer", "{id}");
+    let request = bench.last_model_request();
+    assert!(
+        request.contains("say ping") && request.contains("after the restart"),
+        "{id}: the fork lost the conversation it copied: {request}"
+    );
+    reopening(bench.agent, &turn)
+}
+
 async fn scenario(agent: RealAgent) {
     if agent.locate_or_skip().is_none() {
         return;
@@ -961,6 +1069,21 @@ async fn scenario(agent: RealAgent) {
     clock.lap("Hearth restarted, session/load");
     let lists = discovery_skips_our_sessions(&bench, &test, &harness, &session, &elsewhere).await;
     clock.lap("a peer chat, discovery");
+    let unused = leaves_a_session_and_a_fork_unused(&bench, &test.host, &chat).await;
+    clock.lap("a session and a fork left unused");
+
+    let harness = bench.harness();
+    let test = test.restart(vec![Arc::new(harness.clone())]).await;
+    let unused_session = an_unused_session_answers_after_a_restart(&bench, &test, &unused).await;
+    clock.lap("Hearth restarted, the unused session answers");
+    let fork = a_fork_goes_on_after_a_restart(&bench, &test, &unused).await;
+    clock.lap("the unused fork goes on");
+    let last_reopen = harness.status().and_then(|status| status.last_reopen);
+    assert_eq!(
+        last_reopen.as_ref().map(|last| last.reopened),
+        Some(unused_reopen(agent) == UnusedReopen::Reopens),
+        "{id}: {last_reopen:?}"
+    );
     assert_eq!(bench.model.pending(), 0, "{id}: scripted answers left");
     test.host.shutdown().await;
 
@@ -975,6 +1098,9 @@ async fn scenario(agent: RealAgent) {
             "not offered"
         }
     );
+    eprintln!("  reopening a session with no turn: {unused_session}");
+    eprintln!("  reopening an unused fork: {fork}");
+    eprintln!("  last reopening recorded: {last_reopen:?}");
     for (step, time) in &clock.steps {
         eprintln!("  {step}: {time:?}");
     }
