@@ -419,21 +419,23 @@ async fn call_tool(
         }
     };
     let servers = turn.session.record().mcp_servers;
-    let stdio = match servers
+    let found = servers
         .iter()
         .find(|candidate| server_name(candidate) == Some(server))
-    {
-        Some(McpServer::Stdio(stdio)) => stdio.clone(),
-        Some(_) => anyhow::bail!(
-            "MCP server {server} is not a stdio server; only stdio servers can be called"
-        ),
-        None => anyhow::bail!("this session has no MCP server named {server}"),
+        .cloned();
+    let Some(found) = found else {
+        anyhow::bail!("this session has no MCP server named {server}");
     };
     let mut connections = turn.session.mcp.lock().await;
     if !connections.contains_key(server) {
-        let connection = McpConnection::open(&stdio)
-            .await
-            .map_err(|error| error.context(format!("connecting to MCP server {server}")))?;
+        let connection = match &found {
+            McpServer::Stdio(stdio) => McpConnection::open(stdio).await,
+            McpServer::Http(http) => McpConnection::open_http(http).await,
+            _ => anyhow::bail!(
+                "MCP server {server} is neither a stdio nor an HTTP server; those cannot be called"
+            ),
+        }
+        .map_err(|error| error.context(format!("connecting to MCP server {server}")))?;
         connections.insert(server.to_owned(), connection);
     }
     match connections.get(server) {

@@ -8,23 +8,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_client_protocol::v1::schema::McpServerStdio;
+use agent_client_protocol::v1::schema::{McpServerHttp, McpServerStdio};
 use anyhow::Context;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
 /// How long the MCP handshake may take.
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
-/// An open connection to one stdio MCP server.
+/// An open connection to one MCP server: a stdio one (the agent owns its process) or
+/// one over streamable HTTP.
 pub(crate) struct McpConnection {
     service: RunningService<RoleClient, ()>,
-    child: tokio::process::Child,
+    child: Option<tokio::process::Child>,
 }
 
 impl McpConnection {
@@ -53,7 +56,35 @@ impl McpConnection {
             .await
             .context("the MCP handshake timed out")?
             .context("the MCP handshake failed")?;
-        Ok(Self { service, child })
+        Ok(Self {
+            service,
+            child: Some(child),
+        })
+    }
+
+    /// Connects to a streamable HTTP server, sending its `Authorization: Bearer` header
+    /// when `session/new` gave one.
+    pub(crate) async fn open_http(server: &McpServerHttp) -> anyhow::Result<Self> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
+        if let Some(token) = server
+            .headers
+            .iter()
+            .find(|header| header.name.eq_ignore_ascii_case("authorization"))
+            .and_then(|header| header.value.strip_prefix("Bearer "))
+        {
+            config = config.auth_header(token.to_owned());
+        }
+        let service = tokio::time::timeout(
+            HANDSHAKE_LIMIT,
+            ().serve(StreamableHttpClientTransport::from_config(config)),
+        )
+        .await
+        .context("the MCP handshake timed out")?
+        .context("the MCP handshake failed")?;
+        Ok(Self {
+            service,
+            child: None,
+        })
     }
 
     /// Calls `tool` and renders the result as text: the text contents joined by
@@ -89,7 +120,9 @@ impl McpConnection {
         if let Err(error) = self.service.cancel().await {
             tracing::debug!(%error, "the MCP client task ended badly");
         }
-        if let Err(error) = self.child.kill().await {
+        if let Some(mut child) = self.child.take()
+            && let Err(error) = child.kill().await
+        {
             tracing::debug!(%error, "killing the MCP server failed (it may have exited)");
         }
     }

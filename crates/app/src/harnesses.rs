@@ -103,12 +103,97 @@ pub fn all_external_agents(app: &App) -> (Vec<ConfiguredAgent>, Vec<String>) {
     })
 }
 
+/// Hearth's tools lent to every external agent's sessions over one loopback HTTP
+/// endpoint of this process, started when the first session needs it.
+struct LentEndpoint {
+    app: App,
+    store: Arc<hearth_store::SqliteStore>,
+    started: std::sync::OnceLock<Option<hearth_server::LentEndpoint>>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl LentEndpoint {
+    fn endpoint(&self) -> Option<&hearth_server::LentEndpoint> {
+        self.started
+            .get_or_init(|| {
+                let tools = crate::tools::Tools::over(&self.app, Arc::clone(&self.store))
+                    .map_err(|error| error.to_string());
+                let started = tools.and_then(|tools| {
+                    hearth_server::LentEndpoint::start(
+                        crate::tools::lent_toolbox(&self.app, &tools),
+                        self.stop.clone(),
+                    )
+                    .map_err(|error| error.to_string())
+                });
+                match started {
+                    Ok(endpoint) => Some(endpoint),
+                    Err(error) => {
+                        tracing::warn!(%error, "Hearth's tools are lent to each agent session by a process of its own instead");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+}
+
+impl hearth_harness_acp::LentOverHttp for LentEndpoint {
+    fn lend(&self, chat: &hearth_core::ChatUri) -> Option<(String, String)> {
+        let endpoint = self.endpoint()?;
+        match endpoint.token_for(chat) {
+            Ok(token) => Some((endpoint.url().to_owned(), token)),
+            Err(error) => {
+                tracing::warn!(%error, "no token for a chat's lent tools");
+                None
+            }
+        }
+    }
+
+    fn revoke(&self, chat: &hearth_core::ChatUri) {
+        if let Some(Some(endpoint)) = self.started.get() {
+            endpoint.revoke(chat);
+        }
+    }
+}
+
+impl Drop for LentEndpoint {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// The lent-tools endpoint of this process's external agents, over `store`.
+fn lent_endpoint(
+    app: &App,
+    store: Option<&Arc<hearth_store::SqliteStore>>,
+) -> Option<Arc<dyn hearth_harness_acp::LentOverHttp>> {
+    let store = store?;
+    Some(Arc::new(LentEndpoint {
+        app: app.clone(),
+        store: Arc::clone(store),
+        started: std::sync::OnceLock::new(),
+        stop: tokio_util::sync::CancellationToken::new(),
+    }))
+}
+
 /// A harness for an external agent.
 pub fn acp_harness(
     app: &App,
     agent: &ConfiguredAgent,
     store: Option<&Arc<hearth_store::SqliteStore>>,
     progress: Option<&AgentProgress>,
+) -> AcpHarness {
+    acp_harness_lending(app, agent, store, progress, None)
+}
+
+/// [`acp_harness`], lending Hearth's tools over `lent_http` to an agent that takes MCP
+/// over HTTP.
+fn acp_harness_lending(
+    app: &App,
+    agent: &ConfiguredAgent,
+    store: Option<&Arc<hearth_store::SqliteStore>>,
+    progress: Option<&AgentProgress>,
+    lent_http: Option<Arc<dyn hearth_harness_acp::LentOverHttp>>,
 ) -> AcpHarness {
     let section = app.config.agents.get(agent.spec.id.as_str());
     let mut timeouts = hearth_harness_acp::Timeouts::default();
@@ -132,6 +217,7 @@ pub fn acp_harness(
         output_limits: app.output_limits(),
         progress: progress.map(|progress| progress.0.clone()),
         live,
+        lent_http,
     };
     AcpHarness::new(agent.spec.clone(), options)
 }
@@ -155,6 +241,11 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
     for problem in problems {
         tracing::warn!("{problem}");
     }
+    let lent_http = if external.is_empty() {
+        None
+    } else {
+        lent_endpoint(app, options.store.as_ref())
+    };
     for agent in &external {
         if agent.spec.id.as_str() == REPLAY {
             tracing::warn!(
@@ -162,11 +253,12 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
             );
             continue;
         }
-        agents.push(Arc::new(acp_harness(
+        agents.push(Arc::new(acp_harness_lending(
             app,
             agent,
             options.store.as_ref(),
             options.agent_progress.as_ref(),
+            lent_http.clone(),
         )));
     }
     let discovery = match &options.discovery {

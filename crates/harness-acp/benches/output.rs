@@ -95,6 +95,7 @@ async fn probe(agent: PathBuf, limits: OutputLimits, prompt: String) {
         output_limits: limits,
         progress: None,
         live: hearth_harness_acp::LiveLimits::default(),
+        lent_http: None,
     };
     let agents: Vec<Arc<dyn Harness>> = vec![Arc::new(AcpHarness::new(spec, options))];
     let config = HostConfig {

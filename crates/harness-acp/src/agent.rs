@@ -712,6 +712,9 @@ impl Harness for AcpHarness {
         async move {
             self.inner.shared.chats.forget(&context.chat);
             self.inner.untouched(&context.chat);
+            if let Some(endpoint) = &self.inner.shared.options.lent_http {
+                endpoint.revoke(&context.chat);
+            }
             self.inner.shared.terminals.release_chat(&context.chat);
             self.inner.close_session(&context.chat, true).await;
             Ok(())
@@ -723,6 +726,9 @@ impl Harness for AcpHarness {
         async move {
             self.inner.shared.chats.forget(&context.chat);
             self.inner.untouched(&context.chat);
+            if let Some(endpoint) = &self.inner.shared.options.lent_http {
+                endpoint.revoke(&context.chat);
+            }
             self.inner.shared.terminals.release_chat(&context.chat);
             self.inner.close_session(&context.chat, false).await;
             Ok(())

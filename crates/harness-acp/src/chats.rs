@@ -137,7 +137,7 @@ impl Inner {
         let (cwd, additional) = self.directories(connection, context)?;
         let request = acp::NewSessionRequest::new(cwd)
             .additional_directories(additional)
-            .mcp_servers(self.lent_servers(&context.chat));
+            .mcp_servers(self.lent_servers(connection, &context.chat));
         self.open::<acp::NewSessionResponse>(connection, context, "session/new", request, None)
             .await
     }
@@ -152,7 +152,7 @@ impl Inner {
         let (cwd, additional) = self.directories(connection, context)?;
         let request = acp::ForkSessionRequest::new(source_session.to_owned(), cwd)
             .additional_directories(additional)
-            .mcp_servers(self.lent_servers(&context.chat));
+            .mcp_servers(self.lent_servers(connection, &context.chat));
         self.open::<acp::ForkSessionResponse>(connection, context, "session/fork", request, None)
             .await
     }
@@ -227,7 +227,7 @@ impl Inner {
         } else if capabilities.session_capabilities.resume.is_some() {
             let request = acp::ResumeSessionRequest::new(session_id.to_owned(), cwd)
                 .additional_directories(additional)
-                .mcp_servers(self.lent_servers(&context.chat));
+                .mcp_servers(self.lent_servers(connection, &context.chat));
             let resumed = self
                 .open::<acp::ResumeSessionResponse>(
                     connection,
@@ -335,7 +335,7 @@ impl Inner {
         }
         let request = acp::LoadSessionRequest::new(session_id.to_owned(), cwd)
             .additional_directories(additional)
-            .mcp_servers(self.lent_servers(&context.chat));
+            .mcp_servers(self.lent_servers(connection, &context.chat));
         let loaded = connection
             .request_json::<_, acp::LoadSessionResponse>(
                 "session/load",

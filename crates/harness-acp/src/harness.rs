@@ -320,32 +320,40 @@ impl Inner {
     }
 
     /// The MCP servers lent to a chat's session: Hearth's own tools, unless opted out,
-    /// told which chat they work for.
-    pub fn lent_servers(&self, chat: &ChatUri) -> Vec<acp::McpServer> {
-        self.shared
-            .spec
-            .lent_tools
-            .iter()
-            .map(|tools| {
-                acp::McpServer::Stdio(
-                    acp::McpServerStdio::new("hearth", tools.command.clone())
-                        .args(tools.args.clone())
-                        .env(
-                            tools
-                                .env
-                                .iter()
-                                .map(|(name, value)| {
-                                    acp::EnvVariable::new(name.clone(), value.clone())
-                                })
-                                .chain([acp::EnvVariable::new(
-                                    hearth_core::LENT_CHAT_VARIABLE.to_owned(),
-                                    chat.to_string(),
-                                )])
-                                .collect(),
-                        ),
-                )
-            })
-            .collect()
+    /// knowing which chat they work for. An agent that takes MCP over HTTP gets the
+    /// process's one lent-tools endpoint with the chat's token; any other gets a
+    /// `hearth mcp --stdio` of its own.
+    pub fn lent_servers(&self, connection: &Connection, chat: &ChatUri) -> Vec<acp::McpServer> {
+        let Some(tools) = &self.shared.spec.lent_tools else {
+            return Vec::new();
+        };
+        let over_http = connection.info.capabilities.mcp_capabilities.http;
+        if over_http
+            && let Some(endpoint) = &self.shared.options.lent_http
+            && let Some((url, token)) = endpoint.lend(chat)
+        {
+            return vec![acp::McpServer::Http(
+                acp::McpServerHttp::new("hearth", url).headers(vec![acp::HttpHeader::new(
+                    "Authorization",
+                    format!("Bearer {token}"),
+                )]),
+            )];
+        }
+        vec![acp::McpServer::Stdio(
+            acp::McpServerStdio::new("hearth", tools.command.clone())
+                .args(tools.args.clone())
+                .env(
+                    tools
+                        .env
+                        .iter()
+                        .map(|(name, value)| acp::EnvVariable::new(name.clone(), value.clone()))
+                        .chain([acp::EnvVariable::new(
+                            hearth_core::LENT_CHAT_VARIABLE.to_owned(),
+                            chat.to_string(),
+                        )])
+                        .collect(),
+                ),
+        )]
     }
 
     /// A route for a session: the chat, confined to the context's directories.

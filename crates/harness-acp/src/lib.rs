@@ -47,7 +47,7 @@ mod terminals;
 pub use error::{Error, Result};
 pub use harness::{AcpHarness, AgentStatus};
 pub use live::LiveLimits;
-pub use options::{AcpOptions, StartPhase, StartProgress, Timeouts};
+pub use options::{AcpOptions, LentOverHttp, StartPhase, StartProgress, Timeouts};
 pub use presets::{ConfiguredAgent, PRESETS, Preset, configured_agents};
 pub use reopen::LastReopen;
 pub use spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};

@@ -51,6 +51,16 @@ pub enum StartPhase {
 /// Told each [`StartPhase`] of an agent as it happens.
 pub type StartProgress = Arc<dyn Fn(&HarnessId, StartPhase) + Send + Sync>;
 
+/// Hearth's tools lent over one HTTP endpoint for the whole process, to agents that
+/// take MCP over HTTP (instead of a `hearth mcp --stdio` process per session).
+pub trait LentOverHttp: Send + Sync {
+    /// The endpoint's URL and the bearer token of `chat`'s sessions; `None` when the
+    /// tools cannot be lent this way now (the session then gets a process of its own).
+    fn lend(&self, chat: &hearth_core::ChatUri) -> Option<(String, String)>;
+    /// Forgets `chat`'s token: its sessions can no longer call the tools.
+    fn revoke(&self, chat: &hearth_core::ChatUri);
+}
+
 /// How the harness runs its agents.
 #[derive(Clone, Default)]
 pub struct AcpOptions {
@@ -76,6 +86,8 @@ pub struct AcpOptions {
     pub progress: Option<StartProgress>,
     /// How many sessions stay open, and for how long unused.
     pub live: crate::live::LiveLimits,
+    /// The process's lent-tools endpoint, for agents that take MCP over HTTP.
+    pub lent_http: Option<Arc<dyn LentOverHttp>>,
 }
 
 impl std::fmt::Debug for AcpOptions {
@@ -90,6 +102,7 @@ impl std::fmt::Debug for AcpOptions {
             .field("output_limits", &self.output_limits)
             .field("progress", &self.progress.is_some())
             .field("live", &self.live)
+            .field("lent_http", &self.lent_http.is_some())
             .finish()
     }
 }

@@ -60,7 +60,7 @@ pub use error::{Result, ServerError};
 pub use gate::GateApprovals;
 pub use guard::{RPC_PROTOCOL, SESSION_HEADER, SESSION_PROTOCOL_PREFIX};
 pub use login::{DEFAULT_LOGIN_LIFETIME, LOGIN_KEY_FILE, login_key_file, rotate_login_key};
-pub use mcp::{MCP_PROVIDER, McpTools, serve_mcp_stdio};
+pub use mcp::{LentEndpoint, MCP_PROVIDER, McpTools, serve_mcp_stdio};
 pub use options::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions,

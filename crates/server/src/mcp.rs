@@ -8,8 +8,9 @@
 //! session is recorded as its own Hearth session id under the `mcp` provider, so its
 //! proposals and audit entries say where they came from.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use hearth_core::{
@@ -40,6 +41,9 @@ pub struct McpTools {
     session: SessionUri,
     chat: ChatUri,
     working_directories: Vec<PathBuf>,
+    /// On the lent-tools endpoint: the chats by their tokens; each call is the chat of
+    /// the token it carries.
+    lent: Option<LentChats>,
 }
 
 impl McpTools {
@@ -53,6 +57,7 @@ impl McpTools {
             chat: ChatUri::default_for(&session),
             session,
             working_directories: std::env::current_dir().into_iter().collect(),
+            lent: None,
         })
     }
 
@@ -64,7 +69,31 @@ impl McpTools {
             session: chat.session(),
             chat,
             working_directories: std::env::current_dir().into_iter().collect(),
+            lent: None,
         }
+    }
+
+    /// The context of a call: on the lent-tools endpoint, the chat whose token the
+    /// request carries (`None` when it carries none that is known).
+    fn call_context_for(&self, context: &RequestContext<RoleServer>) -> Option<ToolCallContext> {
+        let Some(lent) = &self.lent else {
+            return Some(self.call_context());
+        };
+        let parts = context.extensions.get::<axum::http::request::Parts>()?;
+        let token = bearer(&parts.headers)?;
+        let chat = lent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(token)
+            .cloned()?;
+        Some(ToolCallContext {
+            session: chat.session(),
+            chat,
+            turn_id: TurnId::generate(),
+            call_id: new_id(),
+            scope: Scope::Global,
+            working_directories: self.working_directories.clone(),
+        })
     }
 
     fn call_context(&self) -> ToolCallContext {
@@ -126,10 +155,15 @@ impl ServerHandler for McpTools {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let context = self.call_context();
+        let Some(context) = self.call_context_for(&context) else {
+            return Err(ErrorData::invalid_request(
+                "this request carries no token of a Hearth chat",
+                None,
+            ));
+        };
         let outcome = self.toolbox.call(&context, &request.name, arguments).await;
         let mut result = if outcome.is_error {
             CallToolResult::error(vec![ContentBlock::text(outcome.content)])
@@ -188,4 +222,127 @@ pub async fn serve_mcp_stdio(toolbox: Arc<dyn Toolbox>, chat: Option<ChatUri>) -
         .await
         .map_err(|error| ServerError::Mcp(error.to_string()))?;
     Ok(())
+}
+
+/// The chats of the lent-tools endpoint, by their tokens.
+type LentChats = Arc<Mutex<HashMap<String, ChatUri>>>;
+
+/// The token of a `Bearer` authorization header.
+fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+}
+
+/// Hearth's tools lent to external agents' sessions over one loopback HTTP endpoint for
+/// the whole process, instead of a `hearth mcp --stdio` process per session. Each chat
+/// gets a token of its own ([`LentEndpoint::token_for`]); a request without a known
+/// token is refused before it reaches the tools, and what a call stages or records is
+/// the chat of its token.
+#[derive(Clone)]
+pub struct LentEndpoint {
+    url: String,
+    chats: LentChats,
+}
+
+impl std::fmt::Debug for LentEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LentEndpoint")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LentEndpoint {
+    /// Starts the endpoint on 127.0.0.1 (a port of the system's choosing) on the current
+    /// runtime; it serves until `cancel`.
+    pub fn start(toolbox: Arc<dyn Toolbox>, cancel: CancellationToken) -> Result<Self> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+            .map_err(|error| ServerError::Mcp(format!("lending Hearth's tools: {error}")))?;
+        let port = listener
+            .local_addr()
+            .map_err(|error| ServerError::Mcp(error.to_string()))?
+            .port();
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|error| ServerError::Mcp(format!("lending Hearth's tools: {error}")))?;
+        let chats: LentChats = Arc::default();
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts([format!("127.0.0.1:{port}"), "127.0.0.1".to_owned()])
+            .with_cancellation_token(cancel.clone());
+        let tools = {
+            let chats = Arc::clone(&chats);
+            move || {
+                let mut tools =
+                    McpTools::new(Arc::clone(&toolbox)).map_err(std::io::Error::other)?;
+                tools.lent = Some(Arc::clone(&chats));
+                Ok(tools)
+            }
+        };
+        let service: StreamableHttpService<McpTools, LocalSessionManager> =
+            StreamableHttpService::new(tools, Arc::default(), config);
+        let known = Arc::clone(&chats);
+        let router = Router::new()
+            .fallback_service(service)
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let known = Arc::clone(&known);
+                    async move {
+                        let allowed = bearer(request.headers()).is_some_and(|token| {
+                            known
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .contains_key(token)
+                        });
+                        if allowed {
+                            next.run(request).await
+                        } else {
+                            axum::response::IntoResponse::into_response(
+                                axum::http::StatusCode::UNAUTHORIZED,
+                            )
+                        }
+                    }
+                },
+            ));
+        tokio::spawn(async move {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { cancel.cancelled().await })
+                .await;
+            if let Err(error) = served {
+                tracing::warn!(%error, "the lent-tools endpoint stopped");
+            }
+        });
+        Ok(Self {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            chats,
+        })
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The token of `chat` (made on first use): the header value
+    /// `Authorization: Bearer <token>` a session of that chat sends.
+    pub fn token_for(&self, chat: &ChatUri) -> Result<String> {
+        let mut chats = self.chats.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((token, _)) = chats.iter().find(|(_, known)| *known == chat) {
+            return Ok(token.clone());
+        }
+        let token = crate::token::Secret::generate()?.expose().to_owned();
+        chats.insert(token.clone(), chat.clone());
+        Ok(token)
+    }
+
+    /// Forgets a chat's token: its sessions can no longer call the tools.
+    pub fn revoke(&self, chat: &ChatUri) {
+        self.chats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, known| known != chat);
+    }
 }

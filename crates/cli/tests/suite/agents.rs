@@ -463,6 +463,61 @@ fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
     assert_eq!(String::from_utf8_lossy(&output.stdout), "[]\n");
 }
 
+#[test]
+fn an_agent_that_takes_mcp_over_http_borrows_the_one_endpoint_with_its_chats_token() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\", HEARTH_TEST_AGENT_CAPS = \"load,list,resume,fork,close,mcp-http\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let (_dir, work) = work();
+    let run = |args: &[&str]| {
+        let output = hearth
+            .command()
+            .current_dir(&work)
+            .args(args)
+            .output_within(PROCESS_WAIT);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let servers = run(&["run", "--agent", "tester", "/mcp"]);
+    let listed: serde_json::Value = serde_json::from_str(servers.trim()).unwrap();
+    assert_eq!(listed[0]["name"], "hearth", "{servers}");
+    assert_eq!(listed[0]["type"], "http", "{servers}");
+    let url = listed[0]["url"].as_str().unwrap();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let staged = run(&[
+        "run",
+        "--agent",
+        "tester",
+        r#"/mcp-call hearth event_create {"title":"Dentist","start":"2026-12-03T10:00:00","end":"2026-12-03T11:00:00"}"#,
+    ]);
+    assert!(staged.starts_with("Staged proposal"), "{staged}");
+    let asked = hearth.session_uris().remove(0);
+    let id = staged
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .trim_end_matches([':', '.']);
+    let shown = hearth.ok(&["proposals", "show", id]);
+    assert!(
+        shown.contains(&format!(
+            " by hearth-chat:{}/default",
+            &asked["hearth-session:".len()..]
+        )),
+        "{asked}:\n{shown}"
+    );
+}
+
 /// Quotes a word for `sh -c`.
 fn sh_quoted(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))

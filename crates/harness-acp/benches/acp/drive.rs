@@ -73,6 +73,7 @@ impl Driven {
             output_limits: hearth_core::OutputLimits::default(),
             progress: None,
             live: hearth_harness_acp::LiveLimits::default(),
+            lent_http: None,
         };
         let harness = AcpHarness::new(spec, options);
         let agents: Vec<Arc<dyn Harness>> = vec![Arc::new(harness.clone())];

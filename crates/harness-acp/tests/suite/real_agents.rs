@@ -251,6 +251,7 @@ impl Bench {
                 output_limits: hearth_core::OutputLimits::default(),
                 progress: None,
                 live: hearth_harness_acp::LiveLimits::default(),
+                lent_http: None,
             },
         )
     }

@@ -118,6 +118,7 @@ impl Setup {
             output_limits: hearth_core::OutputLimits::default(),
             progress: None,
             live: hearth_harness_acp::LiveLimits::default(),
+            lent_http: None,
         }
     }
 

@@ -147,3 +147,60 @@ async fn mcp_without_the_token_is_refused() {
     );
     assert!(().serve(transport).await.is_err());
 }
+
+/// An MCP client of the lent-tools endpoint with `token`, if the endpoint lets it in.
+async fn lent_client(
+    endpoint: &hearth_server::LentEndpoint,
+    token: &str,
+) -> Option<rmcp::service::RunningService<rmcp::RoleClient, ()>> {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(endpoint.url().to_owned())
+            .auth_header(token.to_owned()),
+    );
+    ().serve(transport).await.ok()
+}
+
+#[tokio::test]
+async fn the_lent_tools_endpoint_serves_each_chat_by_its_token_and_nobody_else() {
+    let tools = Arc::new(TestTools::default());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let endpoint = hearth_server::LentEndpoint::start(tools.clone(), stop.clone()).unwrap();
+    assert!(endpoint.url().starts_with("http://127.0.0.1:"));
+    let chat = |name: &str| {
+        hearth_core::ChatUri::parse(&format!("hearth-chat:claude/{name}/default")).unwrap()
+    };
+    let (first, second) = (chat("first-session"), chat("second-session"));
+    let first_token = endpoint.token_for(&first).unwrap();
+    assert_eq!(endpoint.token_for(&first).unwrap(), first_token);
+    let second_token = endpoint.token_for(&second).unwrap();
+    assert_ne!(first_token, second_token);
+
+    for (token, expected) in [(&first_token, &first), (&second_token, &second)] {
+        let client = lent_client(&endpoint, token).await.expect("a known token");
+        client
+            .call_tool(
+                CallToolRequestParams::new("note_create")
+                    .with_arguments(json!({"title": "x"}).as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        let calls = tools.calls.lock().unwrap().clone();
+        let (name, context) = calls.last().unwrap();
+        assert_eq!(name, "note_create");
+        assert_eq!(&context.chat, expected);
+        assert_eq!(context.session, expected.session());
+        client.cancel().await.unwrap();
+    }
+    // No token, an unknown one, a revoked one: refused before any tool.
+    let calls = tools.calls.lock().unwrap().len();
+    assert!(lent_client(&endpoint, &"0".repeat(64)).await.is_none());
+    let no_token = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(endpoint.url().to_owned()),
+    );
+    assert!(().serve(no_token).await.is_err());
+    endpoint.revoke(&first);
+    assert!(lent_client(&endpoint, &first_token).await.is_none());
+    assert!(lent_client(&endpoint, &second_token).await.is_some());
+    assert_eq!(tools.calls.lock().unwrap().len(), calls);
+    stop.cancel();
+}
