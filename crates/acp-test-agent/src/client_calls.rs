@@ -285,7 +285,23 @@ pub(crate) async fn terminal(
             return Ok(StopReason::EndTurn);
         }
     };
+    // The call that runs in the terminal names it, as agents do, so the client can show
+    // the output as it comes.
+    let call = next_tool_call_id();
+    turn.update(SessionUpdate::ToolCall(
+        ToolCall::new(call.clone(), "Run a command")
+            .kind(ToolKind::Execute)
+            .status(ToolCallStatus::InProgress)
+            .content(vec![ToolCallContent::Terminal(
+                agent_client_protocol::v1::schema::Terminal::new(terminal.clone()),
+            )]),
+    ))?;
     let outcome = run_terminal(turn, &terminal).await;
+    let status = match &outcome {
+        TerminalOutcome::Finished { .. } => ToolCallStatus::Completed,
+        _ => ToolCallStatus::Failed,
+    };
+    turn.update(tool_status(&call, status, None))?;
     if let Err(error) = turn
         .request(ReleaseTerminalRequest::new(turn.session_id(), terminal))
         .await

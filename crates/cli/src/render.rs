@@ -102,6 +102,45 @@ pub fn result_lines(content: &str, limit: Option<usize>) -> Vec<String> {
     out
 }
 
+/// What a call shows of the terminal it runs in: the output (between the fences of
+/// the text after the terminal in its content) and, once the command ended, how.
+pub fn terminal_output(
+    content: &[hearth_core::ToolCallContent],
+) -> Option<(String, Option<String>)> {
+    let position = content
+        .iter()
+        .position(|item| matches!(item, hearth_core::ToolCallContent::Terminal { .. }))?;
+    let hearth_core::ToolCallContent::Text { text } = content.get(position + 1)? else {
+        return None;
+    };
+    let text = text
+        .strip_prefix("(earlier output left out)\n")
+        .unwrap_or(text);
+    let (fence, rest) = text.split_once('\n')?;
+    if fence.len() < 3 || !fence.chars().all(|character| character == '`') {
+        return None;
+    }
+    let (body, after) = if let Some(body) = rest.strip_prefix(fence) {
+        ("", body)
+    } else {
+        rest.split_once(&format!("\n{fence}"))?
+    };
+    let ended = after.strip_prefix('\n').map(str::to_owned);
+    Some((body.to_owned(), ended))
+}
+
+/// A terminal's output as indented lines, escaped, then how the command ended.
+pub fn terminal_lines(output: &str, ended: Option<&str>) -> Vec<String> {
+    let mut lines: Vec<String> = output
+        .lines()
+        .map(|line| format!("  │ {}", escape_controls_inline(line)))
+        .collect();
+    if let Some(ended) = ended {
+        lines.push(format!("  └ {}", escape_controls_inline(ended)));
+    }
+    lines
+}
+
 /// A response part as text lines.
 pub fn part(part: &ResponsePart, out: &mut String) {
     match part {
@@ -118,6 +157,11 @@ pub fn part(part: &ResponsePart, out: &mut String) {
         }
         ResponsePart::ToolCall(call) => {
             push_line(out, &tool_call_line(call));
+            if let Some((output, ended)) = terminal_output(&call.content) {
+                for line in terminal_lines(&output, ended.as_deref()) {
+                    push_line(out, &line);
+                }
+            }
             if let Some(result) = &call.result
                 && short_result(&result.content).is_none()
             {

@@ -466,6 +466,8 @@ pub(crate) struct Printer {
     show_reasoning: bool,
     printed: usize,
     ends_with_newline: bool,
+    /// Bytes of each call's terminal output printed so far.
+    terminals: std::collections::HashMap<String, usize>,
 }
 
 impl Printer {
@@ -476,6 +478,34 @@ impl Printer {
             show_reasoning,
             printed: 0,
             ends_with_newline: true,
+            terminals: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Prints what a call's terminal output gained since it was last printed.
+    #[allow(clippy::print_stderr)]
+    fn terminal_update(&mut self, call_id: &str, content: &[hearth_core::ToolCallContent]) {
+        let Some((output, ended)) = render::terminal_output(content) else {
+            return;
+        };
+        let printed = self.terminals.entry(call_id.to_owned()).or_default();
+        // What was printed is a start of the output, unless older output was dropped
+        // meanwhile: then all of what is kept now.
+        let start = if output.is_char_boundary(*printed) {
+            *printed
+        } else {
+            0
+        };
+        let rest = &output[start..];
+        // Only whole lines while it runs; the rest once it ended.
+        let new = match (&ended, rest.rfind('\n')) {
+            (Some(_), _) => rest,
+            (None, Some(end)) => &rest[..=end],
+            (None, None) => "",
+        };
+        *printed = start + new.len();
+        for line in render::terminal_lines(new, ended.as_deref()) {
+            eprintln!("{line}");
         }
     }
 
@@ -538,6 +568,17 @@ impl Printer {
             }
             Action::ToolCallStarted { call, .. } => eprintln!("{}", render::tool_call_line(call)),
             Action::ToolCallUpdated {
+                call_id,
+                patch:
+                    hearth_core::ToolCallPatch {
+                        content: Some(content),
+                        ..
+                    },
+                ..
+            } if render::terminal_output(content).is_some() => {
+                self.terminal_update(call_id, content);
+            }
+            Action::ToolCallUpdated {
                 status: ToolCallStatus::Completed | ToolCallStatus::Failed,
                 result: Some(result),
                 ..
@@ -570,6 +611,14 @@ impl Printer {
         match action {
             Action::ReasoningDelta { .. } => self.show_reasoning,
             Action::ToolCallStarted { .. } => true,
+            Action::ToolCallUpdated {
+                patch:
+                    hearth_core::ToolCallPatch {
+                        content: Some(content),
+                        ..
+                    },
+                ..
+            } if render::terminal_output(content).is_some() => true,
             Action::ToolCallUpdated {
                 status: ToolCallStatus::Completed | ToolCallStatus::Failed,
                 result: Some(_),

@@ -396,7 +396,16 @@ fn apply_turn(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
             if let Some(position) = lookup.call(turn, call_id)
                 && let ResponsePart::ToolCall(call) = &mut turn.parts[position]
             {
-                call.status = *status;
+                // A finished call stays finished: a late update (a terminal's last
+                // output, say) does not make it run again.
+                let finished = matches!(
+                    call.status,
+                    ToolCallStatus::Completed | ToolCallStatus::Failed | ToolCallStatus::Cancelled
+                );
+                if !finished || !matches!(status, ToolCallStatus::Pending | ToolCallStatus::Running)
+                {
+                    call.status = *status;
+                }
                 if result.is_some() {
                     call.result = result.clone();
                 }
@@ -639,6 +648,49 @@ mod tests {
         };
         assert_eq!(call.status, ToolCallStatus::Cancelled);
         assert_eq!(state.turns[0].stop_reason, Some(StopReason::Aborted));
+    }
+
+    #[test]
+    fn a_finished_call_is_not_made_to_run_again_by_a_late_update() {
+        let mut state = chat_state();
+        let turn = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        let turn_id = turn.id.clone();
+        reduce_chat(&mut state, &Action::TurnStarted { turn });
+        reduce_chat(
+            &mut state,
+            &Action::ToolCallStarted {
+                turn_id: turn_id.clone(),
+                call: ToolCallPart::new(
+                    "c1",
+                    "run",
+                    serde_json::json!({}),
+                    ToolCallStatus::Running,
+                ),
+            },
+        );
+        let update = |status| Action::ToolCallUpdated {
+            turn_id: turn_id.clone(),
+            call_id: "c1".into(),
+            status,
+            result: None,
+            patch: ToolCallPatch {
+                title: Some(format!("{status:?}")),
+                ..ToolCallPatch::default()
+            },
+        };
+        reduce_chat(&mut state, &update(ToolCallStatus::Completed));
+        reduce_chat(&mut state, &update(ToolCallStatus::Running));
+        let ResponsePart::ToolCall(call) = &state.turns[0].parts[0] else {
+            panic!("no call")
+        };
+        // The status stays; the rest of the late update is taken.
+        assert_eq!(call.status, ToolCallStatus::Completed);
+        assert_eq!(call.title.as_deref(), Some("Running"));
+        reduce_chat(&mut state, &update(ToolCallStatus::Failed));
+        let ResponsePart::ToolCall(call) = &state.turns[0].parts[0] else {
+            panic!("no call")
+        };
+        assert_eq!(call.status, ToolCallStatus::Failed);
     }
 
     #[test]

@@ -65,7 +65,11 @@ impl Handlers {
             }
         };
         if let Some((chat, (signals, ambient_started))) = routed {
+            let terminals = crate::terminal_output::named(&signals);
             self.shared.signal(&chat, signals).await;
+            for (turn_id, call_id, terminal) in terminals {
+                crate::terminal_output::follow(&self.shared, &chat, turn_id, call_id, terminal);
+            }
             if let Some(turn_id) = ambient_started {
                 close_when_quiet(Arc::clone(&self.shared), chat, turn_id);
             }

@@ -42,6 +42,7 @@ mod reopen;
 mod shared;
 mod spec;
 pub mod supervise;
+mod terminal_output;
 mod terminals;
 
 pub use error::{Error, Result};

@@ -196,6 +196,20 @@ impl Shared {
         )
     }
 
+    /// The status of a call of a chat's running turn, as the turn records it.
+    pub fn call_status(
+        &self,
+        chat: &ChatUri,
+        call_id: &str,
+    ) -> Option<hearth_core::ToolCallStatus> {
+        self.routes()
+            .values()
+            .find(|route| &route.chat == chat)
+            .and_then(|route| route.turn.as_ref())
+            .and_then(|turn| turn.calls.get(call_id))
+            .map(|call| call.status)
+    }
+
     pub fn routes(&self) -> MutexGuard<'_, HashMap<String, Route>> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }

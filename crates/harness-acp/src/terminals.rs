@@ -54,6 +54,8 @@ struct Terminal {
     output: Arc<Mutex<Output>>,
     /// The command's process (its group is killed when the terminal is dropped).
     process: Process,
+    /// The tool calls (turn, call id) whose shown content follows this terminal's output.
+    followed_by: Vec<(TurnId, String)>,
 }
 
 /// The terminals of an agent, by id.
@@ -118,6 +120,7 @@ impl Terminals {
                 chat: run.chat.clone(),
                 output,
                 process,
+                followed_by: Vec::new(),
             },
         );
         Ok(())
@@ -137,7 +140,41 @@ impl Terminals {
         })
     }
 
-    fn exit_of(&self, id: &str) -> Option<watch::Receiver<Option<ExitReport>>> {
+    /// Notes that `call` shows this terminal's output; `false` when it already does or
+    /// there is no such terminal.
+    pub(crate) fn follow(&self, id: &str, turn_id: &TurnId, call: &str) -> bool {
+        match lock(&self.0).get_mut(id) {
+            Some(terminal) if !terminal.followed_by.iter().any(|(_, known)| known == call) => {
+                terminal
+                    .followed_by
+                    .push((turn_id.clone(), call.to_owned()));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The chat of a terminal and the calls that show its output.
+    pub(crate) fn followers(&self, id: &str) -> Option<(ChatUri, Vec<(TurnId, String)>)> {
+        let terminals = lock(&self.0);
+        let terminal = terminals.get(id)?;
+        Some((terminal.chat.clone(), terminal.followed_by.clone()))
+    }
+
+    /// The output so far, whether older output was dropped, and how the command ended;
+    /// `None` when there is no such terminal (any more).
+    pub(crate) fn shown(&self, id: &str) -> Option<(String, bool, Option<ExitReport>)> {
+        let terminals = lock(&self.0);
+        let terminal = terminals.get(id)?;
+        let output = lock(&terminal.output);
+        Some((
+            String::from_utf8_lossy(&output.bytes).into_owned(),
+            output.truncated,
+            terminal.process.exit_report(),
+        ))
+    }
+
+    pub(crate) fn exit_of(&self, id: &str) -> Option<watch::Receiver<Option<ExitReport>>> {
         lock(&self.0)
             .get(id)
             .map(|terminal| terminal.process.exit_watch())
@@ -553,6 +590,8 @@ impl Handlers {
 
         admission: Admission,
     ) {
+        // The calls that show its output show all of it before it goes.
+        crate::terminal_output::show_last(&self.shared, &request.terminal_id.to_string()).await;
         let result = if self
             .shared
             .terminals

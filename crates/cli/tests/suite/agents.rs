@@ -518,6 +518,35 @@ fn an_agent_that_takes_mcp_over_http_borrows_the_one_endpoint_with_its_chats_tok
     );
 }
 
+#[test]
+fn a_commands_output_is_shown_under_its_call() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "allow = [\"execute\"]\n");
+    let (_dir, work) = work();
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args([
+            "run",
+            "--agent",
+            "tester",
+            "/terminal echo hello-from-terminal",
+        ])
+        .output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("  │ hello-from-terminal\n  └ exit status 0"),
+        "{stderr}"
+    );
+    let session = hearth.session_uris().remove(0);
+    let shown = hearth.ok(&["sessions", "show", &session]);
+    assert!(
+        shown.contains("  │ hello-from-terminal\n  └ exit status 0"),
+        "{shown}"
+    );
+}
+
 /// Quotes a word for `sh -c`.
 fn sh_quoted(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))

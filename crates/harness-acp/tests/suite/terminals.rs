@@ -125,3 +125,77 @@ async fn output_is_capped_and_a_turn_that_ends_kills_its_commands() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn a_commands_output_shows_in_its_call_while_it_runs_and_when_it_ended() {
+    let mut setup = Setup::new();
+    setup.policy = PermissionPolicy {
+        mode: PermissionMode::Ask,
+        allow_kinds: vec![ToolKind::Execute],
+    };
+    let test = TestHost::start(setup.agents()).await;
+    let chat = ChatUri::default_for(&session(&test.host, &setup.work()).await);
+    // The command waits for a file the test writes once the first line was shown.
+    let go = setup.work().join("go");
+    std::fs::write(
+        setup.work().join("steps.sh"),
+        format!(
+            "echo first step\nwhile [ ! -e {} ]; do sleep 0.05; done\necho second step\n",
+            go.display()
+        ),
+    )
+    .unwrap();
+    let (turn_id, mut subscription) = send(&test.host, &chat, "/terminal sh steps.sh").await;
+    let shown = |envelope: &hearth_core::Envelope| match &envelope.action {
+        hearth_core::Action::ToolCallUpdated { patch, .. } => {
+            patch.content.as_ref().and_then(|content| {
+                content.iter().find_map(|item| match item {
+                    hearth_core::ToolCallContent::Text { text } => Some(text.clone()),
+                    _ => None,
+                })
+            })
+        }
+        _ => None,
+    };
+    // While it runs: the first line, and not the second.
+    let running = loop {
+        let envelope = hearth_test_support::next_envelope(&mut subscription.receiver).await;
+        if let Some(text) = shown(&envelope) {
+            break text;
+        }
+    };
+    assert_eq!(running, "```\nfirst step\n```");
+    std::fs::write(&go, "").unwrap();
+    let (envelopes, reason) = finish(&mut subscription, &turn_id).await;
+    assert_eq!(reason, StopReason::EndTurn);
+    let last = envelopes.iter().rev().find_map(shown);
+    assert_eq!(
+        last.as_deref(),
+        Some("```\nfirst step\nsecond step\n```\nexit status 0")
+    );
+    // What the chat keeps: the call, finished, showing the whole output.
+    let state = test.host.chat(&chat).await.unwrap();
+    let call = state.turns[0]
+        .parts
+        .iter()
+        .find_map(|part| match part {
+            hearth_core::ResponsePart::ToolCall(call)
+                if call
+                    .content
+                    .iter()
+                    .any(|item| matches!(item, hearth_core::ToolCallContent::Terminal { .. })) =>
+            {
+                Some(call.clone())
+            }
+            _ => None,
+        })
+        .expect("the call that ran in the terminal");
+    assert_eq!(call.status, hearth_core::ToolCallStatus::Completed);
+    assert!(
+        call.content.iter().any(|item| matches!(
+            item,
+            hearth_core::ToolCallContent::Text { text } if text.contains("second step")
+        )),
+        "{call:?}"
+    );
+}
