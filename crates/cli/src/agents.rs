@@ -47,14 +47,49 @@ impl AgentCheck {
 /// (usually trying to reach the network) is reported, not waited for a minute.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How far a check goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Installed or not, without starting anything.
+    Installed,
+    /// Started: what the agent says about itself.
+    Start,
+    /// Started, and a session opened in a temporary folder and ended again: a sign-in
+    /// the agent lacks shows here.
+    Session,
+}
+
 /// Checks every known agent: installed ones are started (all at once, each given
 /// [`PROBE_TIMEOUT`]) and stopped.
-pub async fn check_all(app: &App, start: bool) -> (Vec<AgentCheck>, Vec<String>) {
+pub async fn check_all(app: &App, probe: Probe) -> (Vec<AgentCheck>, Vec<String>) {
     let (agents, problems) = harnesses::all_external_agents(app);
     let checks = futures::future::join_all(agents.into_iter().map(|agent| async move {
-        let status = if agent.installed.is_ok() && start {
+        let status = if agent.installed.is_ok() && probe != Probe::Installed {
             let harness = harnesses::acp_harness(app, &agent, None, None);
-            let checked = match tokio::time::timeout(PROBE_TIMEOUT, harness.check()).await {
+            let checking = async {
+                let checked = harness.check().await?;
+                if probe == Probe::Session {
+                    let trial = std::env::temp_dir().join(format!(
+                        "hearth-doctor-{}-{}",
+                        std::process::id(),
+                        agent.spec.id
+                    ));
+                    std::fs::create_dir_all(&trial)
+                        .map_err(|error| hearth_harness_acp::Error::Invalid(error.to_string()))?;
+                    let tried = harness.try_session(&trial).await;
+                    if let Err(error) = std::fs::remove_dir_all(&trial) {
+                        tracing::debug!(%error, "could not remove {}", trial.display());
+                    }
+                    tried.map_err(|error| {
+                        hearth_harness_acp::Error::Invalid(format!(
+                            "it starts, but opening a session fails: {error} (if it needs a sign-in: `hearth agents login {}`, or its own sign-in)",
+                            agent.spec.id
+                        ))
+                    })?;
+                }
+                Ok::<_, hearth_harness_acp::Error>(checked)
+            };
+            let checked = match tokio::time::timeout(PROBE_TIMEOUT, checking).await {
                 Ok(checked) => checked.map_err(|error| error.to_string()),
                 Err(_) => Err(format!(
                     "it did not finish starting within {} s (an agent that hangs at start-up is usually trying to reach the network; its own log or `{}` run by hand shows why)",
@@ -234,7 +269,15 @@ fn check_json(check: &AgentCheck) -> serde_json::Value {
 /// Runs `hearth agents …`.
 pub async fn agents(app: &App, command: AgentsCommand) -> anyhow::Result<ExitCode> {
     let AgentsCommand::List { no_start, json } = command;
-    let (checks, problems) = check_all(app, !no_start).await;
+    let (checks, problems) = check_all(
+        app,
+        if no_start {
+            Probe::Installed
+        } else {
+            Probe::Start
+        },
+    )
+    .await;
     let mut out = String::new();
     if json {
         for check in &checks {

@@ -94,7 +94,7 @@ pub async fn doctor(app: &App, args: DoctorArgs) -> anyhow::Result<ExitCode> {
 
 /// Starts the installed external agents (or the one named) and reports each.
 async fn doctor_agents(app: &App, only: Option<&str>, mut out: String) -> anyhow::Result<ExitCode> {
-    let (checks, problems) = agents::check_all(app, true).await;
+    let (checks, problems) = agents::check_all(app, agents::Probe::Session).await;
     let checks: Vec<_> = checks
         .into_iter()
         .filter(|check| match only {

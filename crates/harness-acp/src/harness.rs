@@ -201,6 +201,48 @@ impl AcpHarness {
         Ok((status, elapsed))
     }
 
+    /// Opens a session in `directory` and ends it again (deleted where the agent can, else
+    /// closed), to learn whether sessions can be started: a sign-in the agent lacks shows
+    /// here, not when it starts.
+    pub async fn try_session(&self, directory: &Path) -> Result<()> {
+        let connection = self.inner.connection().await?;
+        let timeout = self.inner.shared.options.timeouts.request;
+        let (answer, _): (acp::NewSessionResponse, Value) = connection
+            .request_json(
+                "session/new",
+                acp::NewSessionRequest::new(directory.to_path_buf()),
+                timeout,
+            )
+            .await?;
+        let session_id = answer.session_id;
+        let capabilities = &connection.info.capabilities.session_capabilities;
+        let ended = if capabilities.delete.is_some() {
+            connection
+                .request(
+                    "session/delete",
+                    acp::DeleteSessionRequest::new(session_id),
+                    Some(timeout),
+                )
+                .await
+                .map(drop)
+        } else if capabilities.close.is_some() {
+            connection
+                .request(
+                    "session/close",
+                    acp::CloseSessionRequest::new(session_id),
+                    Some(timeout),
+                )
+                .await
+                .map(drop)
+        } else {
+            Ok(())
+        };
+        if let Err(error) = ended {
+            tracing::debug!(agent = %self.inner.shared.agent(), %error, "could not end the trial session");
+        }
+        Ok(())
+    }
+
     /// Stops the agent's process, if it runs.
     pub async fn stop(&self) {
         self.inner.stop().await;

@@ -729,3 +729,27 @@ fn a_chat_whose_session_the_agent_lost_goes_on_and_agents_list_says_so() {
         "{listed}"
     );
 }
+
+#[test]
+fn doctor_fails_an_agent_that_starts_but_cannot_open_a_session_without_a_sign_in() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\", HEARTH_TEST_AGENT_AUTH = \"1\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    // It starts: `agents list` says so.
+    let listed = hearth.ok(&["agents", "list"]);
+    assert!(listed.contains("status    ok"), "{listed}");
+    // Opening a session needs a sign-in nobody gave: doctor says so and fails.
+    let doctor = hearth.run(&["doctor", "--provider", "tester"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(!doctor.status.success(), "{text}");
+    assert!(text.contains("opening a session fails"), "{text}");
+    assert!(text.contains("hearth agents login tester"), "{text}");
+    assert!(text.contains("0 of 1 agent(s) work"), "{text}");
+}
