@@ -60,7 +60,7 @@ pub use tool::{
 };
 pub use tool_call::{ToolCallContent, ToolCallPatch, ToolKind, ToolLocation};
 pub use turn::{
-    Attachment, ContextReference, PERMISSION_BY_POLICY, PERMISSION_CANCELLED, PERMISSION_EXPIRED,
+    Attachment, ContextReference, Cost, PERMISSION_BY_POLICY, PERMISSION_CANCELLED, PERMISSION_EXPIRED,
     PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason,
     Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
 };

@@ -100,7 +100,7 @@ pub use subscription::{
     SubscriptionEndedNotification, UnsubscribeParams, UnsubscribeResponse,
 };
 pub use turn::{
-    Attachment, ContextReference, PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus,
+    Attachment, ContextReference, Cost, PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus,
     ResponsePart, StopReason, ToolCallContent, ToolCallPart, ToolCallPatch, ToolCallStatus,
     ToolKind, ToolLocation, ToolResult, Turn, Usage, UserMessage,
 };
