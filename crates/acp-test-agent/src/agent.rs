@@ -437,7 +437,12 @@ impl TestAgent {
                 request.config_id.0
             )));
         }
-        let known: Vec<&str> = self.settings.models.iter().map(|(value, _)| *value).collect();
+        let known: Vec<&str> = self
+            .settings
+            .models
+            .iter()
+            .map(|(value, _)| *value)
+            .collect();
         let model = request
             .value
             .as_value_id()

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    CancelNotification, CloseSessionRequest, ConfigOptionUpdate, CurrentModeUpdate, ForkSessionRequest,
-    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
-    ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    UnstructuredCommandInput,
+    CancelNotification, CloseSessionRequest, ConfigOptionUpdate, CurrentModeUpdate,
+    ForkSessionRequest, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, ResumeSessionRequest, SessionId, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, UnstructuredCommandInput,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 
@@ -142,19 +142,19 @@ pub(crate) async fn serve(
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |request: SetSessionModeRequest, responder, connection| {
-                    match agent.set_mode(&request) {
-                        Ok(answer) => {
-                            responder.respond(answer)?;
-                            connection.send_notification(SessionNotification::new(
-                                request.session_id.clone(),
-                                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                                    request.mode_id.clone(),
-                                )),
-                            ))
-                        }
-                        Err(error) => responder.respond_with_error(error),
+                async move |request: SetSessionModeRequest, responder, connection| match agent
+                    .set_mode(&request)
+                {
+                    Ok(answer) => {
+                        responder.respond(answer)?;
+                        connection.send_notification(SessionNotification::new(
+                            request.session_id.clone(),
+                            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                                request.mode_id.clone(),
+                            )),
+                        ))
                     }
+                    Err(error) => responder.respond_with_error(error),
                 }
             },
             agent_client_protocol::on_receive_request!(),

@@ -52,7 +52,12 @@ impl Inner {
                 what: "choosing a mode (it offers no modes)".to_owned(),
             });
         };
-        if !offered.choices.choices.iter().any(|choice| choice.id == mode) {
+        if !offered
+            .choices
+            .choices
+            .iter()
+            .any(|choice| choice.id == mode)
+        {
             let known: Vec<&str> = offered
                 .choices
                 .choices
@@ -65,8 +70,14 @@ impl Inner {
                 known.join(", ")
             )));
         }
-        self.apply(&connection, &session_id, Setting::Mode, offered.option, &mode)
-            .await?;
+        self.apply(
+            &connection,
+            &session_id,
+            Setting::Mode,
+            offered.option,
+            &mode,
+        )
+        .await?;
         self.record_setting(&context.chat, |conversation| {
             conversation.mode = Some(mode);
         })
@@ -259,11 +270,7 @@ impl Inner {
 
     /// The usage a turn of the chat ends with: the token counts of the agent's answer,
     /// with the context window and cost it last reported in the turn.
-    pub(crate) fn turn_usage(
-        &self,
-        chat: &ChatUri,
-        answer: &acp::PromptResponse,
-    ) -> Option<Usage> {
+    pub(crate) fn turn_usage(&self, chat: &ChatUri, answer: &acp::PromptResponse) -> Option<Usage> {
         let window = self
             .shared
             .routes()

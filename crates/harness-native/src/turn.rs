@@ -47,7 +47,9 @@ impl Ended {
 
     pub fn usage(&self) -> Option<Usage> {
         match self {
-            Self::Stopped(_, usage) | Self::Aborted(usage) | Self::Failed(_, usage) => usage.clone(),
+            Self::Stopped(_, usage) | Self::Aborted(usage) | Self::Failed(_, usage) => {
+                usage.clone()
+            }
         }
     }
 }
