@@ -499,6 +499,53 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    #[test]
+    fn usage_stored_before_the_window_and_cost_still_reads() {
+        let old: Usage =
+            serde_json::from_value(serde_json::json!({"input_tokens": 3, "output_tokens": 4}))
+                .unwrap();
+        assert_eq!(
+            old,
+            Usage {
+                input_tokens: 3,
+                output_tokens: 4,
+                ..Usage::default()
+            }
+        );
+        // What is not reported is not written either.
+        assert_eq!(
+            serde_json::to_value(&old).unwrap(),
+            serde_json::json!({"input_tokens": 3, "output_tokens": 4})
+        );
+        assert_eq!(Cost::new(f64::NAN, "USD"), None);
+    }
+
+    #[test]
+    fn accumulated_usage_adds_tokens_and_keeps_the_latest_window_and_cost() {
+        let mut total = Usage {
+            input_tokens: 1,
+            context_used: Some(10),
+            context_size: Some(100),
+            cost: Cost::new(0.5, "USD"),
+            ..Usage::default()
+        };
+        total.accumulate(&Usage {
+            input_tokens: 2,
+            context_used: Some(20),
+            ..Usage::default()
+        });
+        assert_eq!(
+            total,
+            Usage {
+                input_tokens: 3,
+                context_used: Some(20),
+                context_size: Some(100),
+                cost: Cost::new(0.5, "USD"),
+                ..Usage::default()
+            }
+        );
+    }
+
     fn call(id: &str, status: ToolCallStatus) -> ResponsePart {
         ResponsePart::ToolCall(ToolCallPart::new(id, "web_fetch", Value::Null, status))
     }
