@@ -435,6 +435,18 @@ export type ChatSetDraftParams = {
 /** What `chat/setDraft` returns. */
 export type ChatSetDraftResponse = { [key: string]: unknown };
 
+/** `chat/setMode`: the mode the chat's next turns use (one of the agent's modes, listed
+ * in the chat's agent state). */
+export type ChatSetModeParams = {
+  /** The chat. */
+  chat: string;
+  /** The mode's id. */
+  mode: string;
+};
+
+/** What `chat/setMode` returns. */
+export type ChatSetModeResponse = { [key: string]: unknown };
+
 /** `chat/setModel`: the model the chat's next turns use. */
 export type ChatSetModelParams = {
   /** The chat. */
@@ -544,6 +556,14 @@ export type ContextReference = {
   label: string;
   /** What it points at. */
   uri: string;
+};
+
+/** An amount spent, in a currency (ISO 4217, e.g. `USD`) or another unit (`credits`). */
+export type Cost = {
+  /** The amount. */
+  amount: number;
+  /** Its unit. */
+  currency: string;
 };
 
 /** An action addressed to a resource, numbered per resource: the params of the
@@ -1528,10 +1548,16 @@ export type UnsubscribeResponse = {
   unsubscribed: boolean;
 };
 
-/** Token usage of a turn. */
+/** Token usage of a turn, and what the agent says about its context window and cost. */
 export type Usage = {
   /** Prompt tokens served from a cache. */
   cachedInputTokens?: number;
+  /** The context window's size in tokens, when the agent says. */
+  contextSize?: number | null;
+  /** Tokens in the context window now, when the agent says. */
+  contextUsed?: number | null;
+  /** What the conversation has cost so far, when the agent says. */
+  cost?: (Cost | null);
   /** Prompt tokens. */
   inputTokens?: number;
   /** Completion tokens. */
@@ -1563,6 +1589,7 @@ export interface Methods {
   'chat/resolve': { params: ChatParams; result: ChatResolveResponse };
   'chat/send': { params: ChatSendParams; result: ChatSendResponse };
   'chat/setDraft': { params: ChatSetDraftParams; result: ChatSetDraftResponse };
+  'chat/setMode': { params: ChatSetModeParams; result: ChatSetModeResponse };
   'chat/setModel': { params: ChatSetModelParams; result: ChatSetModelResponse };
   'chat/setQueue': { params: ChatSetQueueParams; result: ChatSetQueueResponse };
   'chat/turns': { params: ChatTurnsParams; result: ChatTurnsResponse };

@@ -17,16 +17,16 @@ use agent_client_protocol::v1::schema::{
     Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
     ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpServer, NewSessionRequest,
     NewSessionResponse, ResumeSessionRequest, ResumeSessionResponse, SessionConfigOption,
-    SessionConfigOptionCategory, SessionConfigSelectOption, SessionId, SessionInfo,
-    SetSessionConfigOptionRequest,
+    SessionConfigOptionCategory, SessionConfigSelectOption, SessionId, SessionInfo, SessionMode,
+    SessionModeState, SetSessionConfigOptionRequest, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Error, ErrorCode, schema::ProtocolVersion};
 use serde_json::json;
 
-use crate::config::{Capability, ClientCapabilityChecks, Settings, TOKEN_VAR};
+use crate::config::{Capability, ClientCapabilityChecks, ReopenSettings, Settings, TOKEN_VAR};
 use crate::output::Output;
 use crate::sessions::{LiveSession, lock};
-use crate::store::{SessionRecord, Store};
+use crate::store::{DEFAULT_MODE, DEFAULT_MODEL, SessionRecord, Store};
 
 /// The agent's name in `agentInfo`.
 pub(crate) const AGENT_NAME: &str = "hearth-acp-test-agent";
@@ -91,17 +91,18 @@ pub(crate) fn invalid_params(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::INVALID_PARAMS, message)
 }
 
-/// The session config options for a session using `model`.
-pub(crate) fn config_options(model: &str) -> Vec<SessionConfigOption> {
-    let choices: Vec<SessionConfigSelectOption> = MODELS
-        .iter()
-        .map(|(value, name)| SessionConfigSelectOption::new(*value, *name))
-        .collect();
-    vec![
-        SessionConfigOption::select(MODEL_OPTION, "Model", model.to_owned(), choices)
-            .category(SessionConfigOptionCategory::Model)
-            .description("The model that answers in this session".to_owned()),
-    ]
+/// The modes `session/set_mode` accepts.
+pub(crate) const MODES: &[(&str, &str)] = &[("ask", "Ask"), ("code", "Code")];
+
+/// The session modes for a session in `mode`.
+pub(crate) fn modes(mode: &str) -> SessionModeState {
+    SessionModeState::new(
+        mode.to_owned(),
+        MODES
+            .iter()
+            .map(|(id, name)| SessionMode::new(*id, *name))
+            .collect(),
+    )
 }
 
 impl TestAgent {
@@ -116,6 +117,21 @@ impl TestAgent {
             client: Mutex::new(ClientCapabilities::default()),
             sessions: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The session config options for a session using `model` (of the models offered).
+    pub(crate) fn config_options(&self, model: &str) -> Vec<SessionConfigOption> {
+        let choices: Vec<SessionConfigSelectOption> = self
+            .settings
+            .models
+            .iter()
+            .map(|(value, name)| SessionConfigSelectOption::new(*value, *name))
+            .collect();
+        vec![
+            SessionConfigOption::select(MODEL_OPTION, "Model", model.to_owned(), choices)
+                .category(SessionConfigOptionCategory::Model)
+                .description("The model that answers in this session".to_owned()),
+        ]
     }
 
     /// Check 1: the capability behind `method` is advertised.
@@ -244,10 +260,12 @@ impl TestAgent {
             request.mcp_servers,
         );
         self.save_new(&record)?;
-        let options = config_options(&record.model);
+        let options = self.config_options(&record.model);
         let live = self.make_live(record);
         tracing::info!(session = %live.id(), "session created");
-        Ok(NewSessionResponse::new(live.id().clone()).config_options(options))
+        Ok(NewSessionResponse::new(live.id().clone())
+            .config_options(options)
+            .modes(modes(DEFAULT_MODE)))
     }
 
     /// Shared by `session/load` and `session/resume`: makes the session live with the
@@ -260,6 +278,21 @@ impl TestAgent {
         mcp_servers: &[McpServer],
     ) -> Result<SessionRecord, Error> {
         let mut record = self.find(id)?;
+        let offered = |model: &str| self.settings.models.iter().any(|(id, _)| *id == model);
+        if self.settings.reopen == ReopenSettings::Defaults || !offered(&record.model) {
+            record.model = self
+                .settings
+                .models
+                .iter()
+                .map(|(id, _)| *id)
+                .find(|id| *id == DEFAULT_MODEL)
+                .or_else(|| self.settings.models.first().map(|(id, _)| *id))
+                .unwrap_or(DEFAULT_MODEL)
+                .to_owned();
+        }
+        if self.settings.reopen == ReopenSettings::Defaults {
+            record.mode = DEFAULT_MODE.to_owned();
+        }
         record.cwd = cwd.to_path_buf();
         record.additional_directories = additional_directories.to_vec();
         record.mcp_servers = mcp_servers.to_vec();
@@ -282,7 +315,9 @@ impl TestAgent {
             &request.additional_directories,
             &request.mcp_servers,
         )?;
-        let response = LoadSessionResponse::new().config_options(config_options(&record.model));
+        let response = LoadSessionResponse::new()
+            .config_options(self.config_options(&record.model))
+            .modes(modes(&record.mode));
         Ok((response, record))
     }
 
@@ -299,7 +334,9 @@ impl TestAgent {
             &request.additional_directories,
             &request.mcp_servers,
         )?;
-        Ok(ResumeSessionResponse::new().config_options(config_options(&record.model)))
+        Ok(ResumeSessionResponse::new()
+            .config_options(self.config_options(&record.model))
+            .modes(modes(&record.mode)))
     }
 
     /// `session/fork`: a new session with a copy of the history.
@@ -317,12 +354,16 @@ impl TestAgent {
         );
         record.title = source.title;
         record.model = source.model;
+        record.mode = source.mode;
         record.history = source.history;
         self.save_new(&record)?;
-        let options = config_options(&record.model);
+        let options = self.config_options(&record.model);
+        let session_modes = modes(&record.mode);
         let live = self.make_live(record);
         tracing::info!(session = %live.id(), from = %request.session_id, "session forked");
-        Ok(ForkSessionResponse::new(live.id().clone()).config_options(options))
+        Ok(ForkSessionResponse::new(live.id().clone())
+            .config_options(options)
+            .modes(session_modes))
     }
 
     /// `session/list`: every session on disk, newest first, filtered by `cwd`, paged
@@ -396,7 +437,12 @@ impl TestAgent {
                 request.config_id.0
             )));
         }
-        let known: Vec<&str> = MODELS.iter().map(|(value, _)| *value).collect();
+        let known: Vec<&str> = self
+            .settings
+            .models
+            .iter()
+            .map(|(value, _)| *value)
+            .collect();
         let model = request
             .value
             .as_value_id()
@@ -414,7 +460,29 @@ impl TestAgent {
             record.updated_at = chrono::Utc::now();
         })
         .map_err(|error| internal(&error))?;
-        Ok(config_options(&model))
+        Ok(self.config_options(&model))
+    }
+
+    /// `session/set_mode`: changes the mode.
+    pub(crate) fn set_mode(
+        &self,
+        request: &SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        let live = self.live(&request.session_id)?;
+        let mode = request.mode_id.0.to_string();
+        if !MODES.iter().any(|(id, _)| *id == mode) {
+            let known: Vec<&str> = MODES.iter().map(|(id, _)| *id).collect();
+            return Err(invalid_params(format!(
+                "unknown mode {mode:?}; choose one of {}",
+                known.join(", ")
+            )));
+        }
+        live.update(&self.store, |record| {
+            record.mode = mode;
+            record.updated_at = chrono::Utc::now();
+        })
+        .map_err(|error| internal(&error))?;
+        Ok(SetSessionModeResponse::new())
     }
 
     /// `session/cancel`: cancels the session's running turn, if any.

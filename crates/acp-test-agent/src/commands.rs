@@ -12,7 +12,7 @@ use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
     Cost, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionInfoUpdate, SessionUpdate,
     StopReason, ToolCall, ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ToolCallUpdateFields, ToolKind, Usage, UsageUpdate,
 };
 use serde_json::json;
 
@@ -35,6 +35,11 @@ pub(crate) const CRASH_STATUS: i32 = 3;
 /// What `/usage` reports.
 const USAGE_USED: u64 = 1234;
 const USAGE_SIZE: u64 = 200_000;
+/// The token counts `/usage` answers with.
+const USAGE_INPUT: u64 = 100;
+const USAGE_OUTPUT: u64 = 20;
+const USAGE_CACHED: u64 = 60;
+const USAGE_THOUGHT: u64 = 5;
 
 /// Numbers tool calls across the process.
 static TOOL_CALLS: AtomicU64 = AtomicU64::new(1);
@@ -92,6 +97,16 @@ pub(crate) async fn run(
                 UsageUpdate::new(USAGE_USED, USAGE_SIZE).cost(Cost::new(0.01, "USD")),
             ))?;
             turn.say("usage sent")?;
+            turn.usage = Some(
+                Usage::new(USAGE_INPUT + USAGE_OUTPUT, USAGE_INPUT, USAGE_OUTPUT)
+                    .cached_read_tokens(USAGE_CACHED)
+                    .thought_tokens(USAGE_THOUGHT),
+            );
+            Ok(StopReason::EndTurn)
+        }
+        Command::Settings => {
+            let record = turn.session.record();
+            turn.say(format!("model {} mode {}", record.model, record.mode))?;
             Ok(StopReason::EndTurn)
         }
         Command::Tool => tool(turn),

@@ -28,6 +28,11 @@ pub(crate) const IGNORE_CLIENT_CAPS_VAR: &str = "HEARTH_TEST_AGENT_IGNORE_CLIENT
 pub(crate) const PAGE_SIZE_VAR: &str = "HEARTH_TEST_AGENT_PAGE_SIZE";
 /// When a new session is first written to disk (see [`Saving`]).
 pub(crate) const SAVE_VAR: &str = "HEARTH_TEST_AGENT_SAVE";
+/// `1` puts a reopened session (load, resume) back on the default model and mode, as
+/// agents do that keep no settings with a session.
+pub(crate) const REOPEN_DEFAULTS_VAR: &str = "HEARTH_TEST_AGENT_REOPEN_DEFAULTS";
+/// Comma list of the models offered (of `test-small`, `test-large`); all when unset.
+pub(crate) const MODELS_VAR: &str = "HEARTH_TEST_AGENT_MODELS";
 /// `tracing` filter for the agent's own logs (stderr).
 pub(crate) const LOG_VAR: &str = "HEARTH_TEST_AGENT_LOG";
 
@@ -102,6 +107,15 @@ pub(crate) enum Saving {
     WithFirstTurn,
 }
 
+/// What a reopened session keeps of its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReopenSettings {
+    /// The model and mode it had.
+    Kept,
+    /// The default model and mode.
+    Defaults,
+}
+
 /// Where session files live.
 pub(crate) enum StateDir {
     /// A directory the caller named; it outlives the process.
@@ -144,6 +158,10 @@ pub(crate) struct Settings {
     pub(crate) page_size: usize,
     /// When new sessions are first written.
     pub(crate) saving: Saving,
+    /// What a reopened session keeps of its settings.
+    pub(crate) reopen: ReopenSettings,
+    /// The models offered: `(id, name)`.
+    pub(crate) models: Vec<(&'static str, &'static str)>,
 }
 
 impl Settings {
@@ -175,6 +193,15 @@ impl Settings {
                 bail!("{SAVE_VAR}={other:?} is not understood; use at-once or with-first-turn")
             }
         };
+        let reopen = match std::env::var(REOPEN_DEFAULTS_VAR).as_deref() {
+            Ok("1") => ReopenSettings::Defaults,
+            Ok("0") | Ok("") | Err(_) => ReopenSettings::Kept,
+            Ok(other) => bail!("{REOPEN_DEFAULTS_VAR}={other:?} is not understood; use 1 or 0"),
+        };
+        let models = match std::env::var(MODELS_VAR) {
+            Ok(list) if !list.trim().is_empty() => parse_models(&list)?,
+            _ => crate::agent::MODELS.to_vec(),
+        };
         let state_dir = match std::env::var_os(STATE_VAR) {
             Some(path) if !path.is_empty() => {
                 let path = PathBuf::from(path);
@@ -200,6 +227,8 @@ impl Settings {
             client_checks,
             page_size,
             saving,
+            reopen,
+            models,
         })
     }
 
@@ -238,6 +267,21 @@ impl Settings {
             )
             .session_capabilities(session)
     }
+}
+
+/// Parses a comma list of model ids, each one of [`crate::agent::MODELS`].
+fn parse_models(list: &str) -> anyhow::Result<Vec<(&'static str, &'static str)>> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(|id| {
+            crate::agent::MODELS
+                .iter()
+                .find(|(known, _)| *known == id)
+                .copied()
+                .with_context(|| format!("{MODELS_VAR}: unknown model {id:?}"))
+        })
+        .collect()
 }
 
 /// Parses a comma list of capability tokens; `none` (or an empty list) is the empty set.

@@ -29,7 +29,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
     ),
     spec("think", "", "Two thought chunks, then text."),
     spec("plan", "", "A plan with three entries, then text."),
-    spec("usage", "", "A usage update, then text."),
+    spec(
+        "usage",
+        "",
+        "A usage update, then text; the answer carries token counts.",
+    ),
+    spec("settings", "", "Say the session's model and mode."),
     spec(
         "tool",
         "",
@@ -169,6 +174,8 @@ pub(crate) enum Command {
     Plan,
     /// `/usage`.
     Usage,
+    /// `/settings`.
+    Settings,
     /// `/tool`.
     Tool,
     /// `/write PATH CONTENT...` and `/write-noask PATH CONTENT...`.
@@ -287,6 +294,7 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         ("think", []) => Command::Think,
         ("plan", []) => Command::Plan,
         ("usage", []) => Command::Usage,
+        ("settings", []) => Command::Settings,
         ("tool", []) => Command::Tool,
         ("write" | "write-noask" | "sneak-write", [_, ..]) => {
             let (path, content) = first_word(rest)?;

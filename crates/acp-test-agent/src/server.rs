@@ -11,10 +11,11 @@ use std::sync::Arc;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    CancelNotification, CloseSessionRequest, ConfigOptionUpdate, ForkSessionRequest,
-    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
-    ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
+    CancelNotification, CloseSessionRequest, ConfigOptionUpdate, CurrentModeUpdate,
+    ForkSessionRequest, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, ResumeSessionRequest, SessionId, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, UnstructuredCommandInput,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 
@@ -24,7 +25,7 @@ use crate::store::Exchange;
 use crate::turn::{self, text_chunk};
 
 /// The commands announced in `available_commands_update`.
-const ANNOUNCED_COMMANDS: &[&str] = &["slow", "write", "read"];
+const ANNOUNCED_COMMANDS: &[&str] = &["slow", "write", "read", "settings"];
 
 /// Serves the agent over `transport` until the client leaves.
 pub(crate) async fn serve(
@@ -134,6 +135,26 @@ pub(crate) async fn serve(
                         }
                         Err(error) => responder.respond_with_error(error),
                     }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: SetSessionModeRequest, responder, connection| match agent
+                    .set_mode(&request)
+                {
+                    Ok(answer) => {
+                        responder.respond(answer)?;
+                        connection.send_notification(SessionNotification::new(
+                            request.session_id.clone(),
+                            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                                request.mode_id.clone(),
+                            )),
+                        ))
+                    }
+                    Err(error) => responder.respond_with_error(error),
                 }
             },
             agent_client_protocol::on_receive_request!(),

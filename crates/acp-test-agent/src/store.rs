@@ -14,6 +14,12 @@ use uuid::Uuid;
 
 /// The model a new session starts with.
 pub(crate) const DEFAULT_MODEL: &str = "test-small";
+/// The mode a new session starts in.
+pub(crate) const DEFAULT_MODE: &str = "ask";
+
+fn default_mode() -> String {
+    DEFAULT_MODE.to_owned()
+}
 
 /// One exchange of the history: what the user sent and what the agent streamed back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +53,9 @@ pub(crate) struct SessionRecord {
     pub(crate) updated_at: DateTime<Utc>,
     /// The selected model (`test-small` or `test-large`).
     pub(crate) model: String,
+    /// The selected mode (`ask` or `code`).
+    #[serde(default = "default_mode")]
+    pub(crate) mode: String,
     /// Every answered turn, oldest first.
     #[serde(default)]
     pub(crate) history: Vec<Exchange>,
@@ -69,6 +78,7 @@ impl SessionRecord {
             created_at: now,
             updated_at: now,
             model: DEFAULT_MODEL.to_owned(),
+            mode: DEFAULT_MODE.to_owned(),
             history: Vec::new(),
         }
     }

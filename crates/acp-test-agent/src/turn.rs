@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, PromptRequest, PromptResponse, SessionId, SessionNotification,
-    SessionUpdate, TextContent,
+    SessionUpdate, TextContent, Usage,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcRequest, RequestCancellation};
@@ -36,6 +36,8 @@ pub(crate) struct Turn {
     pub(crate) cancel: CancellationToken,
     connection: ConnectionTo<Client>,
     reply: String,
+    /// The token counts the answer carries, when the command reports them.
+    pub(crate) usage: Option<Usage>,
 }
 
 impl Turn {
@@ -213,6 +215,7 @@ async fn run(
         cancel: ticket.cancel.clone(),
         connection,
         reply: String::new(),
+        usage: None,
     };
     let outcome = commands::run(&mut turn, &input, command).await;
     watcher.abort();
@@ -222,6 +225,7 @@ async fn run(
         agent,
         session,
         reply,
+        usage,
         ..
     } = turn;
     session
@@ -236,7 +240,7 @@ async fn run(
             record.updated_at = chrono::Utc::now();
         })
         .map_err(|error| internal(&error))?;
-    Ok(PromptResponse::new(stop))
+    Ok(PromptResponse::new(stop).usage(usage))
 }
 
 /// The title a session gets from its first prompt: the first non-blank line, cut to

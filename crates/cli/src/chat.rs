@@ -1,7 +1,9 @@
 //! `hearth chat`: an interactive terminal chat. Answers stream to stdout; Ctrl-C aborts
 //! the running turn (not the program), and a second Ctrl-C (while the answer stops, soon
 //! after the first, or at the prompt) leaves with status 130; `/fork`, `/model NAME`,
-//! `/new`, `/quit`. Reads lines from stdin, so it works on a pipe too. An answer the store
+//! `/mode [ID]`, `/new`, `/quit`; `/help` also lists the agent's own commands, which go
+//! to the agent as typed. After an answer, the usage it reported (tokens, the context
+//! window, the cost) is shown on a dim line. Reads lines from stdin, so it works on a pipe too. An answer the store
 //! refused to save is reported at once and tried again with the next message; one still
 //! unsaved at the end makes the exit status 74, as for `hearth run`.
 
@@ -36,7 +38,7 @@ pub struct ChatArgs {
 }
 
 const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
-model), /new (a new session), /open URI (another session, in its scope), /project NAME|global \
+model), /mode [ID] (list the agent's modes, or switch), /new (a new session), /open URI (another session, in its scope), /project NAME|global \
 (a new session in a project, or the global scope), /quit (or Ctrl-D); an agent's own /commands \
 go to the agent; Ctrl-C stops an answer";
 
@@ -46,6 +48,8 @@ enum Input<'a> {
     Prompt(&'a str),
     Fork,
     Model(Option<&'a str>),
+    /// `/mode [ID]`: list the agent's modes, or switch to one.
+    Mode(Option<&'a str>),
     New,
     /// `/open URI`: another session, switching to its scope.
     Open(&'a str),
@@ -75,6 +79,7 @@ fn parse(line: &str) -> Input<'_> {
     match name {
         "fork" => Input::Fork,
         "model" => Input::Model(Some(rest).filter(|rest| !rest.is_empty())),
+        "mode" => Input::Mode(Some(rest).filter(|rest| !rest.is_empty())),
         "new" => Input::New,
         "open" if !rest.is_empty() => Input::Open(rest),
         "project" => Input::Project(Some(rest).filter(|rest| !rest.is_empty())),
@@ -264,6 +269,11 @@ impl Conversation {
                 eprintln!("hearth: model {}", escape_controls_inline(model));
             }
             Input::Model(None) => self.show_model().await?,
+            Input::Mode(Some(mode)) => {
+                self.host.set_mode(&self.chat, mode.to_owned()).await?;
+                eprintln!("hearth: mode {}", escape_controls_inline(mode));
+            }
+            Input::Mode(None) => self.show_modes().await?,
             Input::New => {
                 self.chat = target_chat(
                     &self.host,
@@ -284,7 +294,7 @@ impl Conversation {
             Input::Open(uri) => self.open(uri).await,
             Input::Project(None) => eprintln!("hearth: in {}", scope_name(self.view.scope())),
             Input::Project(Some(key)) => self.enter(key).await,
-            Input::Help => eprintln!("hearth: {HELP}"),
+            Input::Help => self.help().await,
             Input::Unknown(name) => eprintln!(
                 "hearth: unknown command /{}; {HELP}",
                 escape_controls_inline(name)
@@ -346,6 +356,58 @@ impl Conversation {
             }
         }
         Ok(())
+    }
+
+    /// `/mode`: the agent's modes, the current one marked.
+    #[allow(clippy::print_stderr)]
+    async fn show_modes(&self) -> anyhow::Result<()> {
+        let state = self.host.chat(&self.chat).await?;
+        match state.agent.and_then(|agent| agent.modes) {
+            Some(modes) => {
+                eprintln!("hearth: modes (switch with /mode ID):");
+                for line in crate::offered::mode_lines(&modes) {
+                    eprintln!("{line}");
+                }
+            }
+            None => eprintln!("hearth: this chat's agent offers no modes"),
+        }
+        Ok(())
+    }
+
+    /// `/help`: Hearth's commands, then the agent's own.
+    #[allow(clippy::print_stderr)]
+    async fn help(&self) {
+        eprintln!("hearth: {HELP}");
+        let agent = self
+            .host
+            .chat(&self.chat)
+            .await
+            .ok()
+            .and_then(|state| state.agent);
+        for line in crate::offered::command_lines(self.chat.harness().as_str(), agent.as_ref()) {
+            eprintln!("{line}");
+        }
+    }
+
+    /// The usage the chat's last turn reported, on a dim line (plain off a terminal).
+    #[allow(clippy::print_stderr)]
+    async fn show_usage(&self) {
+        let Ok(state) = self.host.chat(&self.chat).await else {
+            return;
+        };
+        let Some(line) = state
+            .turns
+            .last()
+            .and_then(|turn| turn.usage.as_ref())
+            .and_then(crate::offered::usage_line)
+        else {
+            return;
+        };
+        if crate::colour_on_stderr() {
+            eprintln!("\x1b[2m{line}\x1b[0m");
+        } else {
+            eprintln!("{line}");
+        }
     }
 
     /// Tells the user when the store refused what was just said, and when what it refused
@@ -410,6 +472,7 @@ impl Conversation {
             eprintln!("hearth: answer stopped; what arrived is kept");
             return Ok(TurnEnd::Stopped);
         }
+        self.show_usage().await;
         Ok(TurnEnd::Answered)
     }
 }
@@ -578,6 +641,8 @@ mod tests {
         assert_eq!(parse("/fork"), Input::Fork);
         assert_eq!(parse("/model  gpt-x "), Input::Model(Some("gpt-x")));
         assert_eq!(parse("/model"), Input::Model(None));
+        assert_eq!(parse("/mode code"), Input::Mode(Some("code")));
+        assert_eq!(parse("/mode"), Input::Mode(None));
         assert_eq!(parse("/new"), Input::New);
         assert_eq!(parse("/quit"), Input::Quit);
         assert_eq!(parse("/frob x"), Input::Unknown("frob"));

@@ -18,6 +18,7 @@ mod drive;
 mod interrupts;
 mod mcp_servers;
 mod names;
+mod offered;
 mod permissions;
 mod projects;
 mod proposals;
@@ -66,7 +67,7 @@ struct Cli {
 enum Command {
     /// Send one prompt and stream the answer to stdout.
     Run(run::RunArgs),
-    /// Chat in the terminal: answers stream, Ctrl-C stops one, /fork, /model, /new, /quit.
+    /// Chat in the terminal: answers stream, Ctrl-C stops one, /fork, /model, /mode, /new, /quit.
     Chat(chat::ChatArgs),
     /// Check every model provider: latency, or the exact error and what to fix.
     Doctor(doctor::DoctorArgs),
@@ -135,7 +136,7 @@ fn init_logging(verbose: u8) {
 
 /// Whether stderr may carry colours: only on a terminal, and never with `NO_COLOR` set to
 /// anything but the empty string (<https://no-color.org>).
-fn colour_on_stderr() -> bool {
+pub(crate) fn colour_on_stderr() -> bool {
     use std::io::IsTerminal as _;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
     !no_color && std::io::stderr().is_terminal()

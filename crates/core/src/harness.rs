@@ -481,6 +481,21 @@ pub trait Harness: Send + Sync + 'static {
         model: String,
     ) -> BoxFuture<'a, HarnessResult<()>>;
 
+    /// Switches the chat's mode (how the agent works: asks first, edits freely, only
+    /// plans; the agent's own set) for later turns. Harnesses without modes keep the
+    /// default, which refuses.
+    fn set_mode<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        mode: String,
+    ) -> BoxFuture<'a, HarnessResult<()>> {
+        let message = format!(
+            "chat `{}` has no modes to switch (asked for `{mode}`): its harness offers none",
+            context.chat
+        );
+        Box::pin(async move { Err(crate::error::HarnessError::unsupported(message)) })
+    }
+
     /// The chat's history as the harness knows it.
     fn messages<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Vec<Turn>>>;
 

@@ -60,9 +60,10 @@ pub use tool::{
 };
 pub use tool_call::{ToolCallContent, ToolCallPatch, ToolKind, ToolLocation};
 pub use turn::{
-    Attachment, ContextReference, PERMISSION_BY_POLICY, PERMISSION_CANCELLED, PERMISSION_EXPIRED,
-    PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus, ResponsePart, StopReason,
-    Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage, now,
+    Attachment, ContextReference, Cost, PERMISSION_BY_POLICY, PERMISSION_CANCELLED,
+    PERMISSION_EXPIRED, PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus,
+    ResponsePart, StopReason, Timestamp, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage,
+    UserMessage, now,
 };
 pub use typed_tool::{TypedTool, arguments_schema, parse_arguments};
 pub use untrusted::{REDACTED, escape_controls, escape_controls_inline, redact_userinfo};

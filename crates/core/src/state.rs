@@ -428,7 +428,7 @@ fn apply_turn(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
                 }
             }
         }
-        Action::UsageUpdated { usage, .. } => turn.usage = Some(*usage),
+        Action::UsageUpdated { usage, .. } => turn.usage = Some(usage.clone()),
         Action::TurnCompleted {
             stop_reason,
             usage,
@@ -438,7 +438,7 @@ fn apply_turn(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
             turn.end(stop_reason.clone());
             turn.completed_at = Some(*completed_at);
             if usage.is_some() {
-                turn.usage = *usage;
+                turn.usage.clone_from(usage);
             }
         }
         _ => {}

@@ -97,8 +97,8 @@ impl StopReason {
     }
 }
 
-/// Token usage of a turn.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Token usage of a turn, and what the agent says about its context window and cost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens.
     #[serde(default)]
@@ -112,6 +112,38 @@ pub struct Usage {
     /// Tokens spent on reasoning.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
+    /// Tokens in the context window now, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_used: Option<u64>,
+    /// The size of the context window in tokens, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_size: Option<u64>,
+    /// What the conversation has cost so far, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+}
+
+/// An amount spent, in a currency (an ISO 4217 code such as `USD`) or another unit
+/// (such as `credits`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    /// The amount; always finite ([`Cost::new`] refuses others).
+    pub amount: f64,
+    /// Its unit.
+    pub currency: String,
+}
+
+// Amounts are finite (see `Cost::new`; JSON has no NaN), so equality is reflexive.
+impl Eq for Cost {}
+
+impl Cost {
+    /// A cost of `amount` in `currency`; `None` for an amount that is not a finite number.
+    pub fn new(amount: f64, currency: impl Into<String>) -> Option<Self> {
+        amount.is_finite().then(|| Self {
+            amount,
+            currency: currency.into(),
+        })
+    }
 }
 
 fn is_zero(value: &u64) -> bool {
@@ -125,6 +157,16 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
+        // The window and the cost are states, not amounts: the latest report holds.
+        if other.context_used.is_some() {
+            self.context_used = other.context_used;
+        }
+        if other.context_size.is_some() {
+            self.context_size = other.context_size;
+        }
+        if other.cost.is_some() {
+            self.cost.clone_from(&other.cost);
+        }
     }
 }
 
@@ -456,6 +498,53 @@ impl Turn {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn usage_stored_before_the_window_and_cost_still_reads() {
+        let old: Usage =
+            serde_json::from_value(serde_json::json!({"input_tokens": 3, "output_tokens": 4}))
+                .unwrap();
+        assert_eq!(
+            old,
+            Usage {
+                input_tokens: 3,
+                output_tokens: 4,
+                ..Usage::default()
+            }
+        );
+        // What is not reported is not written either.
+        assert_eq!(
+            serde_json::to_value(&old).unwrap(),
+            serde_json::json!({"input_tokens": 3, "output_tokens": 4})
+        );
+        assert_eq!(Cost::new(f64::NAN, "USD"), None);
+    }
+
+    #[test]
+    fn accumulated_usage_adds_tokens_and_keeps_the_latest_window_and_cost() {
+        let mut total = Usage {
+            input_tokens: 1,
+            context_used: Some(10),
+            context_size: Some(100),
+            cost: Cost::new(0.5, "USD"),
+            ..Usage::default()
+        };
+        total.accumulate(&Usage {
+            input_tokens: 2,
+            context_used: Some(20),
+            ..Usage::default()
+        });
+        assert_eq!(
+            total,
+            Usage {
+                input_tokens: 3,
+                context_used: Some(20),
+                context_size: Some(100),
+                cost: Cost::new(0.5, "USD"),
+                ..Usage::default()
+            }
+        );
+    }
 
     fn call(id: &str, status: ToolCallStatus) -> ResponsePart {
         ResponsePart::ToolCall(ToolCallPart::new(id, "web_fetch", Value::Null, status))

@@ -292,7 +292,7 @@ impl Inner {
         Ok((
             TurnOutcome {
                 stop_reason,
-                usage: None,
+                usage: self.turn_usage(chat, &answer),
             },
             (),
         ))
@@ -413,7 +413,7 @@ impl Inner {
 
     /// Chooses the model through the agent's configuration option that holds it, and
     /// takes the settings it answers with.
-    async fn set_model_option(
+    pub(crate) async fn set_model_option(
         &self,
         connection: &Connection,
         session_id: &str,
@@ -446,7 +446,7 @@ impl Inner {
 
     /// Chooses the model through `session/set_model`, for an agent that lists models
     /// without a configuration option.
-    async fn set_session_model(
+    pub(crate) async fn set_session_model(
         &self,
         connection: &Connection,
         session_id: &str,
@@ -674,6 +674,20 @@ impl Harness for AcpHarness {
         async move {
             self.inner
                 .set_model(context, model)
+                .await
+                .map_err(HarnessError::from)
+        }
+        .boxed()
+    }
+
+    fn set_mode<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        mode: String,
+    ) -> BoxFuture<'a, HarnessResult<()>> {
+        async move {
+            self.inner
+                .set_mode(context, mode)
                 .await
                 .map_err(HarnessError::from)
         }

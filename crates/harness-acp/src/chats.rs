@@ -204,6 +204,8 @@ impl Inner {
         self.shared.chats.with(chat, |entry| {
             entry.conversation.attached = Some(connection.generation);
         })?;
+        self.restore_settings(connection, context, &session_id)
+            .await;
         Ok((session_id, reopened))
     }
 

@@ -53,9 +53,14 @@ pub(crate) struct AcpConversation {
     /// The working directory, then additional directories.
     #[serde(default)]
     pub directories: Vec<PathBuf>,
-    /// The current model, when the agent says.
+    /// The current model, when the agent says; the user's choice once they made one
+    /// (set again when the session is reopened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The mode the user chose (set again when the session is reopened); `None` while
+    /// the chat is on the agent's own default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     /// The title the agent gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -94,6 +99,7 @@ impl AcpConversation {
             session_id: None,
             directories,
             model: None,
+            mode: None,
             title: None,
             external: false,
             pending_context: None,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::schema as acp;
 use hearth_core::{
     ChatUri, OutputLimits, Signal, TOOL_TITLE_BYTES, ToolCallContent, ToolCallPart, ToolCallPatch,
-    TurnId, Usage, UserMessage, append_bounded, cut_mark,
+    TurnId, UserMessage, append_bounded, cut_mark,
 };
 
 use crate::lines::Admission;
@@ -253,14 +253,13 @@ fn signals(
             turn_id,
             entries: mapping::plan(&plan),
         }),
-        acp::SessionUpdate::UsageUpdate(usage) => Some(Signal::Usage {
-            turn_id,
-            // The agent reports the tokens in its context window.
-            usage: Usage {
-                input_tokens: usage.used,
-                ..Usage::default()
-            },
-        }),
+        acp::SessionUpdate::UsageUpdate(update) => {
+            let usage = mapping::window(&update);
+            if let Some(turn) = turn {
+                turn.usage = Some(usage.clone());
+            }
+            Some(Signal::Usage { turn_id, usage })
+        }
         _ => None,
     };
     signals.extend(signal);
@@ -394,9 +393,10 @@ pub(crate) fn apply_agent_state(route: &mut Route, update: &acp::SessionUpdate) 
                 route.model_option = Some(id);
                 route.agent_state.models = Some(models);
             }
-            if let Some((_, modes)) =
+            if let Some((id, modes)) =
                 mapping::config_choice(&update.config_options, mapping::Setting::Mode)
             {
+                route.mode_option = Some(id);
                 route.agent_state.modes = Some(modes);
             }
         }

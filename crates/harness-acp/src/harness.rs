@@ -459,7 +459,8 @@ impl Inner {
                 route.model_option = Some(id);
                 route.agent_state.models = Some(models);
             }
-            if let Some((_, modes)) = mapping::config_choice(options, mapping::Setting::Mode) {
+            if let Some((id, modes)) = mapping::config_choice(options, mapping::Setting::Mode) {
+                route.mode_option = Some(id);
                 route.agent_state.modes = Some(modes);
             }
         }

@@ -39,6 +39,7 @@ mod presets;
 mod process;
 mod prompt;
 mod reopen;
+mod settings;
 mod shared;
 mod spec;
 pub mod supervise;

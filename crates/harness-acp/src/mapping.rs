@@ -6,7 +6,7 @@ use agent_client_protocol::v1::schema as acp;
 use hearth_core::{
     AvailableCommand, Choice, ChoiceState, PermissionOption, PermissionOptionKind, PlanEntry,
     PlanStatus, StopReason, ToolCallContent, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolKind,
-    ToolLocation, ToolResult,
+    ToolLocation, ToolResult, Usage,
 };
 use serde_json::Value;
 
@@ -259,6 +259,31 @@ pub(crate) fn commands(commands: &[acp::AvailableCommand]) -> Vec<AvailableComma
             }),
         })
         .collect()
+}
+
+/// The token counts of a prompt's answer in Hearth's terms.
+pub(crate) fn tokens(usage: &acp::Usage) -> Usage {
+    Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_input_tokens: usage.cached_read_tokens.unwrap_or_default(),
+        reasoning_tokens: usage.thought_tokens.unwrap_or_default(),
+        ..Usage::default()
+    }
+}
+
+/// A `usage_update` in Hearth's terms: the context window (tokens in it, its size) and
+/// what the session has cost so far. It holds no token counts of the turn.
+pub(crate) fn window(update: &acp::UsageUpdate) -> Usage {
+    Usage {
+        context_used: Some(update.used),
+        context_size: Some(update.size),
+        cost: update
+            .cost
+            .as_ref()
+            .and_then(|cost| hearth_core::Cost::new(cost.amount, cost.currency.clone())),
+        ..Usage::default()
+    }
 }
 
 /// Session modes in Hearth's terms.

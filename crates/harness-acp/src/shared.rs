@@ -40,6 +40,8 @@ pub(crate) struct TurnState {
     pub allowed: Vec<Allowed>,
     /// The answer text so far.
     pub answer: String,
+    /// The agent's latest report of its context window and cost in this turn.
+    pub usage: Option<hearth_core::Usage>,
 }
 
 impl TurnState {
@@ -49,6 +51,7 @@ impl TurnState {
             calls: HashMap::new(),
             allowed: Vec::new(),
             answer: String::new(),
+            usage: None,
         }
     }
 
@@ -104,6 +107,8 @@ pub(crate) struct Route {
     pub agent_state: AgentChatState,
     /// The configuration option that holds the model, if the agent has one.
     pub model_option: Option<String>,
+    /// The configuration option that holds the mode, if the agent has one.
+    pub mode_option: Option<String>,
     /// What the user allowed or refused for the rest of the chat, exactly as shown.
     pub grants: Vec<Grant>,
     /// A turn the harness opened for what the agent said outside the user's turns.
@@ -123,6 +128,7 @@ impl Route {
             turn: None,
             agent_state: AgentChatState::default(),
             model_option: None,
+            mode_option: None,
             grants: Vec::new(),
             ambient: None,
             ambient_touched: None,

@@ -163,7 +163,7 @@ impl TurnRecord {
             id: self.id.clone(),
             user: self.user.clone(),
             parts,
-            usage: self.usage,
+            usage: self.usage.clone(),
             stop_reason: self.stop_reason.clone(),
             started_at: self.started_at,
             completed_at: self.completed_at,

@@ -162,7 +162,7 @@ impl NativeHarness {
         let ended = turn_loop.run(&started.prior, &mut record).await;
         let stop_reason = ended.stop_reason();
         let usage = ended.usage();
-        record.finish(stop_reason.clone(), usage);
+        record.finish(stop_reason.clone(), usage.clone());
         let first_exchange = (inner.settings.generate_titles
             && !started.titled
             && started.turn_count == 0

@@ -159,7 +159,7 @@ impl TurnLoop<'_> {
                 .await;
         }
         let usage = ended.usage();
-        record.finish(stop_reason.clone(), usage);
+        record.finish(stop_reason.clone(), usage.clone());
         let answer = record.final_text();
         self.sink
             .progress(

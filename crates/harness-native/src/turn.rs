@@ -47,7 +47,9 @@ impl Ended {
 
     pub fn usage(&self) -> Option<Usage> {
         match self {
-            Self::Stopped(_, usage) | Self::Aborted(usage) | Self::Failed(_, usage) => *usage,
+            Self::Stopped(_, usage) | Self::Aborted(usage) | Self::Failed(_, usage) => {
+                usage.clone()
+            }
         }
     }
 }
@@ -104,11 +106,11 @@ struct Tally {
 
 impl Tally {
     fn total(&self) -> Option<Usage> {
-        match (self.done, self.current) {
+        match (&self.done, &self.current) {
             (None, None) => None,
             (done, current) => {
-                let mut total = done.unwrap_or_default();
-                total.accumulate(&current.unwrap_or_default());
+                let mut total = done.clone().unwrap_or_default();
+                total.accumulate(&current.clone().unwrap_or_default());
                 Some(total)
             }
         }

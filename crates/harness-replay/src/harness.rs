@@ -168,7 +168,7 @@ impl ReplayHarness {
         let mut stage = Stage::new(chat.clone(), turn_id, message, cancel, self.output_limits);
         let ended = player.play(&mut stage, &steps).await;
         let stop_reason = stage.finish(&ended);
-        let usage = stage.turn.usage;
+        let usage = stage.turn.usage.clone();
         if let Some(provider_data) = self.finish_run(chat, run, stage.turn) {
             player
                 .sink

@@ -257,7 +257,7 @@ impl Player<'_> {
             StepKind::Usage { usage } => {
                 let total = stage.turn.usage.get_or_insert_with(Default::default);
                 total.accumulate(usage);
-                let usage = *total;
+                let usage = total.clone();
                 self.signal(&stage.chat, Signal::Usage { turn_id, usage })
                     .await;
                 Ended::Done
@@ -443,7 +443,7 @@ impl Player<'_> {
             self.signal(&chat, Signal::Error { turn_id, message }).await;
         }
         let stop_reason = stage.finish(&ended);
-        let usage = stage.turn.usage;
+        let usage = stage.turn.usage.clone();
         let answer = stage.turn.response_text();
         self.signal(
             &chat,

@@ -410,5 +410,6 @@ fn step_usage(usage: Option<UsageDef>) -> Usage {
         output_tokens: usage.output_tokens,
         cached_input_tokens: usage.cached_input_tokens,
         reasoning_tokens: usage.reasoning_tokens,
+        ..Usage::default()
     }
 }

@@ -433,6 +433,18 @@ impl Host {
         Ok(())
     }
 
+    /// Switches a chat's mode (one of those its agent offers) for later turns. The chat's
+    /// agent state shows the new mode once the agent took it.
+    pub async fn set_mode(&self, chat: &ChatUri, mode: String) -> HostResult<()> {
+        self.resolve_chat(chat).await?;
+        let context = self.inner.context_for(chat)?;
+        let agent = self.inner.agent_for(chat.session_ref())?;
+        agent
+            .set_mode(&context, mode)
+            .await
+            .map_err(|error| Inner::agent_error(chat.harness(), error))
+    }
+
     /// Sends a message now when the chat is idle (returns its turn), or queues it behind
     /// the running turn and any message queued before (returns `None`). Queued messages
     /// are kept with the chat and sent one per turn, in order, as each turn ends.

@@ -172,7 +172,7 @@ impl ResponseAssembler {
             StreamEvent::TextDelta { text } => response.text.push_str(text),
             StreamEvent::ReasoningDelta { text } => response.reasoning.push_str(text),
             StreamEvent::ToolCallCompleted(call) => response.tool_calls.push(call.clone()),
-            StreamEvent::Usage(usage) => response.usage = Some(*usage),
+            StreamEvent::Usage(usage) => response.usage = Some(usage.clone()),
             StreamEvent::Finished { reason } => response.finish_reason = Some(reason.clone()),
             StreamEvent::Retrying { .. }
             | StreamEvent::ToolCallStarted { .. }

@@ -114,6 +114,22 @@ pub struct ChatSetModelParams {
 #[serde(rename_all = "camelCase")]
 pub struct ChatSetModelResponse {}
 
+/// `chat/setMode`: the mode the chat's next turns use (one of the agent's modes, listed
+/// in the chat's agent state).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetModeParams {
+    /// The chat.
+    pub chat: String,
+    /// The mode's id.
+    pub mode: String,
+}
+
+/// What `chat/setMode` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSetModeResponse {}
+
 /// `chat/setDraft`: stores the chat's unsent draft.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -7,7 +7,7 @@ use crate::convert_tool::{details_from_wire, details_to_wire};
 use crate::convert::{parse, try_all};
 use crate::error::{ProtocolError, Result};
 use crate::turn::{
-    Attachment, ContextReference, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
+    Attachment, ContextReference, Cost, PermissionOption, PlanEntry, PlanStatus, ResponsePart,
     StopReason, ToolCallPart, ToolCallStatus, ToolResult, Turn, Usage, UserMessage,
 };
 
@@ -106,6 +106,12 @@ impl From<core::Usage> for Usage {
             output_tokens: usage.output_tokens,
             cached_input_tokens: usage.cached_input_tokens,
             reasoning_tokens: usage.reasoning_tokens,
+            context_used: usage.context_used,
+            context_size: usage.context_size,
+            cost: usage.cost.map(|cost| Cost {
+                amount: cost.amount,
+                currency: cost.currency,
+            }),
         }
     }
 }
@@ -117,6 +123,11 @@ impl From<Usage> for core::Usage {
             output_tokens: usage.output_tokens,
             cached_input_tokens: usage.cached_input_tokens,
             reasoning_tokens: usage.reasoning_tokens,
+            context_used: usage.context_used,
+            context_size: usage.context_size,
+            cost: usage
+                .cost
+                .and_then(|cost| core::Cost::new(cost.amount, cost.currency)),
         }
     }
 }

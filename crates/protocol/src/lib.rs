@@ -49,12 +49,12 @@ pub use chat_methods::{
     ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
     ChatDisposeResponse, ChatParams, ChatQueueParams, ChatQueueResponse, ChatResolveParams,
     ChatResolveResponse, ChatSeed, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
-    ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams,
-    ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
-    HarnessStartResponse, PendingPermission, PermissionGrant, PermissionGrantsParams,
-    PermissionGrantsResponse, PermissionListParams, PermissionListResponse,
-    PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
-    PermissionRevokeGrantResponse,
+    ChatSetDraftResponse, ChatSetModeParams, ChatSetModeResponse, ChatSetModelParams,
+    ChatSetModelResponse, ChatSetQueueParams, ChatSetQueueResponse, ChatTurnsParams,
+    ChatTurnsResponse, HarnessStartParams, HarnessStartResponse, PendingPermission,
+    PermissionGrant, PermissionGrantsParams, PermissionGrantsResponse, PermissionListParams,
+    PermissionListResponse, PermissionRespondParams, PermissionRespondResponse,
+    PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
 pub use jsonrpc::{
@@ -63,13 +63,13 @@ pub use jsonrpc::{
 };
 pub use methods::{
     AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate, ChatDispose,
-    ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetModel, ChatSetQueue, ChatTurns,
-    ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method, NotificationMethod,
-    PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant, ProjectAddSource,
-    ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource,
-    ProjectRename, ProjectTrust, ProposalApprove, ProposalList, ProposalReject, ProviderList,
-    ProviderTest, Resynced, SessionCreate, SessionDispose, SessionFork, SessionList, SessionRename,
-    Subscribe, SubscriptionEnded, Unsubscribe,
+    ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel, ChatSetQueue,
+    ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
+    NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,
+    ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
+    ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
+    ProposalReject, ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose,
+    SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -100,9 +100,9 @@ pub use subscription::{
     SubscriptionEndedNotification, UnsubscribeParams, UnsubscribeResponse,
 };
 pub use turn::{
-    Attachment, ContextReference, PermissionOption, PermissionOptionKind, PlanEntry, PlanStatus,
-    ResponsePart, StopReason, ToolCallContent, ToolCallPart, ToolCallPatch, ToolCallStatus,
-    ToolKind, ToolLocation, ToolResult, Turn, Usage, UserMessage,
+    Attachment, ContextReference, Cost, PermissionOption, PermissionOptionKind, PlanEntry,
+    PlanStatus, ResponsePart, StopReason, ToolCallContent, ToolCallPart, ToolCallPatch,
+    ToolCallStatus, ToolKind, ToolLocation, ToolResult, Turn, Usage, UserMessage,
 };
 
 /// The protocol version this build speaks. Bumped when a change breaks old clients.

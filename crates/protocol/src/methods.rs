@@ -16,11 +16,12 @@ use crate::calendar::{
 use crate::chat_methods::{
     ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
     ChatQueueParams, ChatQueueResponse, ChatResolveResponse, ChatSendParams, ChatSendResponse,
-    ChatSetDraftParams, ChatSetDraftResponse, ChatSetModelParams, ChatSetModelResponse,
-    ChatSetQueueParams, ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse,
-    HarnessStartParams, HarnessStartResponse, PermissionGrantsParams, PermissionGrantsResponse,
-    PermissionListParams, PermissionListResponse, PermissionRespondParams,
-    PermissionRespondResponse, PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
+    ChatSetDraftParams, ChatSetDraftResponse, ChatSetModeParams, ChatSetModeResponse,
+    ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams, ChatSetQueueResponse,
+    ChatTurnsParams, ChatTurnsResponse, HarnessStartParams, HarnessStartResponse,
+    PermissionGrantsParams, PermissionGrantsResponse, PermissionListParams, PermissionListResponse,
+    PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
+    PermissionRevokeGrantResponse,
 };
 use crate::projects::{
     ProjectAddSourceParams, ProjectCreateParams, ProjectCreateResponse, ProjectDeleteResponse,
@@ -133,6 +134,8 @@ methods! {
     ChatAbort = "chat/abort" (ChatParams) -> ChatAbortResponse;
     /// `chat/setModel`: the model of later turns.
     ChatSetModel = "chat/setModel" (ChatSetModelParams) -> ChatSetModelResponse;
+    /// `chat/setMode`: the agent's mode for later turns.
+    ChatSetMode = "chat/setMode" (ChatSetModeParams) -> ChatSetModeResponse;
     /// `chat/setDraft`: the unsent draft.
     ChatSetDraft = "chat/setDraft" (ChatSetDraftParams) -> ChatSetDraftResponse;
     /// `chat/queue`: sends now, or queues behind the running turn.

@@ -65,8 +65,8 @@ pub enum StopReason {
     Other(String),
 }
 
-/// Token usage of a turn.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Token usage of a turn, and what the agent says about its context window and cost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens.
@@ -81,7 +81,29 @@ pub struct Usage {
     /// Tokens spent on reasoning.
     #[serde(default)]
     pub reasoning_tokens: u64,
+    /// Tokens in the context window now, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_used: Option<u64>,
+    /// The context window's size in tokens, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_size: Option<u64>,
+    /// What the conversation has cost so far, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
 }
+
+/// An amount spent, in a currency (ISO 4217, e.g. `USD`) or another unit (`credits`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// The amount.
+    pub amount: f64,
+    /// Its unit.
+    pub currency: String,
+}
+
+// Amounts come from finite core amounts or JSON, which has no NaN.
+impl Eq for Cost {}
 
 /// Lifecycle of a tool call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -17,6 +17,7 @@ pub(crate) fn register(table: &mut MethodTable) {
     route!(table, wire::ChatSetQueue => chat_set_queue);
     route!(table, wire::ChatAbort => chat_abort);
     route!(table, wire::ChatSetModel => chat_set_model);
+    route!(table, wire::ChatSetMode => chat_set_mode);
     route!(table, wire::ChatSetDraft => chat_set_draft);
     route!(table, wire::ChatResolve => chat_resolve);
     route!(table, wire::ChatTurns => chat_turns);
@@ -111,6 +112,18 @@ async fn chat_set_model(
         .await
         .map_err(|e| host_error(&e))?;
     Ok(wire::ChatSetModelResponse {})
+}
+
+async fn chat_set_mode(
+    shared: &Shared,
+    params: <wire::ChatSetMode as Method>::Params,
+) -> Result<<wire::ChatSetMode as Method>::Response, RpcError> {
+    let host = shared.host();
+    let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
+    host.set_mode(&chat, params.mode)
+        .await
+        .map_err(|e| host_error(&e))?;
+    Ok(wire::ChatSetModeResponse {})
 }
 
 async fn chat_set_draft(

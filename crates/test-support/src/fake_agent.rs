@@ -47,6 +47,8 @@ pub enum Call {
     Abort(ChatUri),
     /// `set_model`.
     SetModel(ChatUri, String),
+    /// `set_mode`.
+    SetMode(ChatUri, String),
     /// `messages`.
     Messages(ChatUri),
     /// `metadata`.
@@ -389,6 +391,17 @@ impl Harness for FakeAgent {
     ) -> BoxFuture<'a, HarnessResult<()>> {
         Box::pin(async move {
             self.record(Call::SetModel(context.chat.clone(), model));
+            Ok(())
+        })
+    }
+
+    fn set_mode<'a>(
+        &'a self,
+        context: &'a ChatContext,
+        mode: String,
+    ) -> BoxFuture<'a, HarnessResult<()>> {
+        Box::pin(async move {
+            self.record(Call::SetMode(context.chat.clone(), mode));
             Ok(())
         })
     }

@@ -104,8 +104,20 @@ export class SessionTab {
       rows: 2,
       placeholder: 'Ask anything…  (Enter sends, Shift+Enter for a new line)',
       'aria-label': 'Message',
-      oninput: () => this.edited(),
+      oninput: () => {
+        this.edited();
+        this.renderCommandMenu();
+      },
       onkeydown: (/** @type {KeyboardEvent} */ event) => {
+        if (event.key === 'Tab' && !event.shiftKey && this.completeCommand()) {
+          event.preventDefault();
+          return;
+        }
+        if (event.key === 'Escape' && !this.commandMenu.hidden) {
+          event.preventDefault();
+          this.commandMenu.hidden = true;
+          return;
+        }
         if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
           event.preventDefault();
           this.submit();
@@ -116,6 +128,9 @@ export class SessionTab {
     this.stopButton = el('button', { class: 'button danger stop', type: 'button', hidden: true, onclick: () => this.stop() }, 'Stop');
     this.harnessSelect = el('select', { class: 'select', 'aria-label': 'Agent', onchange: () => this.harnessChanged() });
     this.modelSelect = el('select', { class: 'select', 'aria-label': 'Model', hidden: true, onchange: () => this.modelChanged() });
+    this.modeSelect = el('select', { class: 'select', 'aria-label': 'Mode', hidden: true, onchange: () => this.modeChanged() });
+    // The agent's own slash commands, offered while a `/name` is typed at the start.
+    this.commandMenu = el('ul', { class: 'command-menu', role: 'listbox', 'aria-label': 'Agent commands', hidden: true });
     this.queueList = el('ul', { class: 'queue', 'aria-label': 'Queued messages' });
     this.gateNote = el('p', { class: 'gate-note', hidden: true, role: 'status' }, 'Answer the request above to go on.');
     this.composerError = el('p', { class: 'composer-error', role: 'alert', hidden: true });
@@ -131,8 +146,9 @@ export class SessionTab {
       this.queueList,
       this.gateNote,
       this.composerError,
+      this.commandMenu,
       this.textarea,
-      el('div', { class: 'composer-bar' }, this.harnessSelect, this.modelSelect, el('span', { class: 'spacer' }), this.stopButton, this.sendButton),
+      el('div', { class: 'composer-bar' }, this.harnessSelect, this.modelSelect, this.modeSelect, el('span', { class: 'spacer' }), this.stopButton, this.sendButton),
     );
     this.landingTitle = el('div', { class: 'landing-title' }, el('h1', null, 'What shall we work on?'), el('p', { class: 'landing-subtitle' }));
     this.landingShelves = el('div', { class: 'landing-shelves' });
@@ -396,6 +412,64 @@ export class SessionTab {
     }
   }
 
+  async modeChanged() {
+    if (!this.chatUri) return;
+    try {
+      await this.rpc.call('chat/setMode', { chat: this.chatUri, mode: this.modeSelect.value });
+    } catch (error) {
+      this.showError(message(error));
+      this.renderModes();
+    }
+  }
+
+  /** The agent's commands whose names start with the `/word` typed at the start, if any. */
+  matchingCommands() {
+    const commands = this.chat?.agent?.commands ?? [];
+    const typed = /^\/(\S*)$/.exec(this.textarea.value);
+    if (!typed || !commands.length) return [];
+    return commands.filter((command) => command.name.startsWith(typed[1]));
+  }
+
+  renderCommandMenu() {
+    const matches = this.matchingCommands();
+    this.commandMenu.hidden = !matches.length;
+    replace(
+      this.commandMenu,
+      ...matches.map((command) =>
+        el(
+          'li',
+          {
+            class: 'command',
+            role: 'option',
+            dataset: { command: command.name },
+            // The textarea keeps the focus; the click picks the command.
+            onmousedown: (/** @type {MouseEvent} */ event) => event.preventDefault(),
+            onclick: () => this.useCommand(command.name),
+          },
+          el('span', { class: 'command-name' }, `/${command.name}`),
+          command.inputHint ? el('span', { class: 'command-hint' }, ` ${command.inputHint}`) : '',
+          command.description ? el('span', { class: 'command-description' }, ` — ${command.description}`) : '',
+        ),
+      ),
+    );
+  }
+
+  /** Tab: completes the first command offered; whether there was one. */
+  completeCommand() {
+    const [first] = this.matchingCommands();
+    if (!first) return false;
+    this.useCommand(first.name);
+    return true;
+  }
+
+  /** @param {string} name */
+  useCommand(name) {
+    this.textarea.value = `/${name} `;
+    this.commandMenu.hidden = true;
+    this.textarea.focus();
+    this.edited();
+  }
+
   async refreshProposals() {
     if (!this.chat) return;
     const wanted = this.chat.turns.some((turn) => partsOf(turn).some((part) => part.type === 'proposal'));
@@ -474,6 +548,7 @@ export class SessionTab {
     this.sendButton.textContent = running ? 'Queue' : 'Send';
     this.sendButton.setAttribute('aria-label', running ? 'Queue the message' : 'Send');
     this.renderModels();
+    this.renderModes();
     this.renderQueue();
   }
 
@@ -522,6 +597,21 @@ export class SessionTab {
     replace(
       this.modelSelect,
       ...models.choices.map((choice) => el('option', { value: choice.id, selected: choice.id === models.current }, choice.name)),
+    );
+  }
+
+  renderModes() {
+    const modes = this.chat?.agent?.modes;
+    if (!modes || !modes.choices.length) {
+      this.modeSelect.hidden = true;
+      return;
+    }
+    this.modeSelect.hidden = false;
+    replace(
+      this.modeSelect,
+      ...modes.choices.map((choice) =>
+        el('option', { value: choice.id, selected: choice.id === modes.current, title: choice.description ?? '' }, choice.name || choice.id),
+      ),
     );
   }
 
@@ -580,8 +670,9 @@ export class SessionTab {
       };
       footer.append(el('span', { class: `stop-reason ${turn.stopReason}` }, reasons[/** @type {keyof reasons} */ (turn.stopReason)] || String(turn.stopReason)));
     }
-    if (turn.usage) {
-      footer.append(el('span', { class: 'usage', title: 'Tokens' }, `${turn.usage.inputTokens} in · ${turn.usage.outputTokens} out`));
+    const usage = turn.usage ? usageText(turn.usage) : '';
+    if (usage) {
+      footer.append(el('span', { class: 'usage', title: 'Tokens, the context window, cost' }, usage));
     }
     if (turn.completedAt) footer.append(el('time', { dateTime: turn.completedAt }, when(turn.completedAt)));
     return el('article', { class: 'turn', dataset: { turn: turn.id } }, user, response, footer);
@@ -785,4 +876,19 @@ export function statusText(proposal) {
     default:
       return String(proposal.status);
   }
+}
+
+/**
+ * What a turn's usage says, in one line: tokens, the context window, the cost — each part
+ * only when reported.
+ * @param {import('../../protocol').Usage} usage
+ */
+export function usageText(usage) {
+  const parts = [];
+  if (usage.inputTokens || usage.outputTokens) parts.push(`${usage.inputTokens} in · ${usage.outputTokens} out`);
+  if (usage.contextUsed != null) {
+    parts.push(usage.contextSize != null ? `context ${usage.contextUsed}/${usage.contextSize}` : `context ${usage.contextUsed}`);
+  }
+  if (usage.cost) parts.push(`cost ${usage.cost.amount} ${usage.cost.currency}`);
+  return parts.join(' · ');
 }

@@ -67,7 +67,7 @@ async fn initialize_new_session_and_an_echo() {
                 .iter()
                 .map(|command| command.name.as_str())
                 .collect();
-            assert_eq!(names, ["slow", "write", "read"]);
+            assert_eq!(names, ["slow", "settings", "write", "read"]);
 
             let answer = harness.prompt(&created.session_id, "hello there").await;
             assert_eq!(answer.stop_reason, StopReason::EndTurn);

@@ -312,6 +312,91 @@ async fn first_run_landing_send_streams_the_answer_and_drafts_survive_tabs_and_r
     chromium.close().await;
 }
 
+/// The mode select appears for an agent that offers modes and switches the agent's
+/// mode; typing `/` offers the agent's commands; a turn's usage shows under its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mode_select_switches_the_agents_mode_and_its_commands_are_offered() {
+    let Some(chromium) = Chromium::launch().await else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let work_path = work.path().canonicalize().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let served = Served::start_in(hearth, Some(&work_path), &[], &[]);
+    let page = logged_in(&chromium, &served).await;
+    let chose: bool = eval(
+        &page,
+        &format!(
+            "(s => {{ s.value = 'tester'; s.dispatchEvent(new Event('change')); return s.value === 'tester'; }})(document.querySelector('{VISIBLE} select'))"
+        ),
+    )
+    .await;
+    assert!(chose, "the agent picker lists the tester");
+    let mode = format!("{VISIBLE} select[aria-label=Mode]");
+    wait_for(
+        &page,
+        &format!("(s => s && !s.hidden && s.value === 'ask')(document.querySelector('{mode}'))"),
+    )
+    .await;
+    let offered: Vec<String> = eval(
+        &page,
+        &format!("[...document.querySelector('{mode}').options].map(o => o.value)"),
+    )
+    .await;
+    assert_eq!(offered, ["ask", "code"]);
+    let switched: bool = eval(
+        &page,
+        &format!(
+            "(s => {{ s.value = 'code'; s.dispatchEvent(new Event('change')); return s.value === 'code'; }})(document.querySelector('{mode}'))"
+        ),
+    )
+    .await;
+    assert!(switched);
+
+    let input = format!("{VISIBLE} textarea");
+    type_into(&page, &input, "/set").await;
+    wait_for(
+        &page,
+        &format!("(m => m && !m.hidden && m.textContent.includes('/settings'))(document.querySelector('{VISIBLE} .command-menu'))"),
+    )
+    .await;
+    let listed: Vec<String> = eval(
+        &page,
+        &format!("[...document.querySelectorAll('{VISIBLE} .command-menu .command')].map(c => c.dataset.command)"),
+    )
+    .await;
+    assert_eq!(listed, ["settings"], "only the commands that match");
+    screenshot(&page, "agent-commands").await;
+    click(&page, &format!("{VISIBLE} .command-menu .command")).await;
+    let completed: String = eval(&page, &value_of(&input)).await;
+    assert_eq!(completed, "/settings ");
+    press_enter(&page, &input).await;
+    // The agent answers in the mode chosen.
+    wait_for(
+        &page,
+        &format!("[...document.querySelectorAll('{VISIBLE} .turn')].some(t => t.textContent.includes('model test-small mode code'))"),
+    )
+    .await;
+
+    type_into(&page, &input, "/usage").await;
+    press_enter(&page, &input).await;
+    wait_for(
+        &page,
+        &format!("[...document.querySelectorAll('{VISIBLE} .turn-footer .usage')].some(u => u.textContent === '100 in · 20 out · context 1234/200000 · cost 0.01 USD')"),
+    )
+    .await;
+    screenshot(&page, "mode-and-usage").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_card_makes_the_composer_inert_until_it_is_answered() {
     let Some(chromium) = Chromium::launch().await else {

@@ -211,6 +211,55 @@ fn chat_asks_inline_and_the_typed_answer_decides() {
     );
 }
 
+/// `/mode` lists the agent's modes and switches them, `/help` lists the agent's own
+/// commands, one of them typed goes to the agent as the prompt, and the usage a turn
+/// reported is shown after its answer.
+#[test]
+fn chat_switches_modes_lists_and_passes_on_the_agents_commands_and_shows_usage() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+    let mut child = hearth
+        .command()
+        .current_dir(&work)
+        .args(["chat", "--agent", "tester"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/mode\n/mode code\n/settings\n/help\n/usage\n/mode yolo\n")
+        .unwrap();
+    let output = child.wait_with_output_within(PROCESS_WAIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("hearth: modes (switch with /mode ID):\n  * ask — Ask\n    code — Code\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hearth: mode code\n"), "{stderr}");
+    // `/settings` is the agent's command: the agent answers it, in the mode chosen.
+    assert!(stdout.contains("model test-small mode code"), "{stdout}");
+    assert!(
+        stderr.contains("tester commands (sent to the agent):\n  /slow N — Stream N ticks"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  /settings — Say the session's model and mode."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tokens 100 in / 20 out (60 cached) · context 1234/200000 · cost 0.01 USD"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no mode `yolo`"), "{stderr}");
+}
+
 #[test]
 fn agents_list_reports_each_agent_and_what_it_can_do() {
     let state = tempfile::tempdir().unwrap();

@@ -96,7 +96,7 @@ async fn the_agents_commands_and_models_are_shown_and_the_model_can_be_switched(
             .iter()
             .map(|command| command.name.as_str())
             .collect::<Vec<_>>(),
-        vec!["slow", "write", "read"]
+        vec!["slow", "settings", "write", "read"]
     );
     let models = agent.models.expect("models");
     assert_eq!(models.current, "test-small");

@@ -59,7 +59,7 @@ async fn tool_calls_run_and_their_results_go_back_to_the_model() {
         ..Usage::default()
     };
     assert_eq!(outcome.stop_reason, StopReason::EndTurn);
-    assert_eq!(outcome.usage, Some(total));
+    assert_eq!(outcome.usage, Some(total.clone()));
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

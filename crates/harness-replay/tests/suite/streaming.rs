@@ -52,7 +52,7 @@ async fn steps_stream_in_order_and_the_turn_is_recorded() {
         outcome,
         TurnOutcome {
             stop_reason: StopReason::EndTurn,
-            usage: Some(total)
+            usage: Some(total.clone())
         }
     );
     let plan = |answer| {
@@ -130,7 +130,7 @@ async fn steps_stream_in_order_and_the_turn_is_recorded() {
             },
             Signal::Usage {
                 turn_id: id(),
-                usage: total
+                usage: total.clone()
             },
         ]
     );

@@ -349,6 +349,7 @@ impl Assembly {
             output_tokens: self.output_tokens,
             cached_input_tokens: self.cache_read,
             reasoning_tokens: 0,
+            ..Usage::default()
         }));
     }
 

@@ -106,6 +106,7 @@ impl WireUsage {
                 .as_ref()
                 .and_then(|details| details.reasoning_tokens)
                 .unwrap_or_default(),
+            ..Usage::default()
         }
     }
 }

@@ -152,6 +152,9 @@ fn every_action(chat: &ChatUri) -> Vec<core::Action> {
             usage: Usage {
                 input_tokens: 3,
                 output_tokens: 4,
+                context_used: Some(1234),
+                context_size: Some(200_000),
+                cost: core::Cost::new(0.01, "USD"),
                 ..Usage::default()
             },
         },

@@ -5,11 +5,11 @@ use hearth_config::Config;
 use hearth_core::{ChatUri, PermissionOption, PermissionOptionKind, Signal, TurnId};
 use hearth_protocol::{
     self as wire, ChatCreate, ChatCreateParams, ChatDispose, ChatParams, ChatResolve, ChatSeed,
-    ChatSetDraft, ChatSetDraftParams, ChatSetModel, ChatSetModelParams, ErrorKind, PermissionList,
-    PermissionListParams, PermissionRespond, PermissionRespondParams, ProviderList,
-    ProviderListParams, ProviderTest, ProviderTestOutcome, ProviderTestParams, SessionDispose,
-    SessionDisposeParams, SessionFork, SessionForkParams, SessionList, SessionListParams,
-    Subscribe, SubscribeParams,
+    ChatSetDraft, ChatSetDraftParams, ChatSetMode, ChatSetModeParams, ChatSetModel,
+    ChatSetModelParams, ErrorKind, PermissionList, PermissionListParams, PermissionRespond,
+    PermissionRespondParams, ProviderList, ProviderListParams, ProviderTest, ProviderTestOutcome,
+    ProviderTestParams, SessionDispose, SessionDisposeParams, SessionFork, SessionForkParams,
+    SessionList, SessionListParams, Subscribe, SubscribeParams,
 };
 use hearth_server::{Client, ServerError};
 use hearth_test_support::{Call, MockModelServer, MockResponse};
@@ -163,6 +163,42 @@ async fn peer_chats_are_created_forked_drafted_and_disposed() {
         .map(|listing| listing.summary.uri.as_str())
         .collect();
     assert_eq!(chats, [chat.as_str(), fork.uri.as_str()]);
+}
+
+/// `chat/setMode` reaches the chat's harness with the mode asked for; a chat URI that
+/// does not parse is refused as invalid params, naming the field.
+#[tokio::test]
+async fn a_mode_switch_reaches_the_harness() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
+    let session = create_session(&client).await;
+    let chat = session.chats[0].summary.uri.clone();
+    client
+        .call::<ChatSetMode>(&ChatSetModeParams {
+            chat: chat.clone(),
+            mode: "code".into(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        server.fake.calls().contains(&Call::SetMode(
+            ChatUri::parse(&chat).unwrap(),
+            "code".into()
+        )),
+        "{:?}",
+        server.fake.calls()
+    );
+    let error = rpc_error(
+        client
+            .call::<ChatSetMode>(&ChatSetModeParams {
+                chat: "not a chat".into(),
+                mode: "code".into(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(error.kind(), ErrorKind::InvalidParams, "{error:?}");
+    assert!(error.message.contains("chat"), "{}", error.message);
 }
 
 #[tokio::test]

@@ -228,7 +228,7 @@ async fn an_older_database_is_migrated_without_losing_turns() {
     assert_eq!(turns.len(), 2);
     assert_eq!(turns[0].user.text, "hello");
     assert_eq!(turns[0].response_text(), "hi there");
-    assert_eq!(turns[0].usage.unwrap().input_tokens, 3);
+    assert_eq!(turns[0].usage.as_ref().unwrap().input_tokens, 3);
     assert_eq!(turns[0].stop_reason, Some(StopReason::EndTurn));
     assert_eq!(
         turns[0].completed_at.unwrap().timestamp_millis(),
