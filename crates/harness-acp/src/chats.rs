@@ -317,6 +317,9 @@ impl Inner {
             hearth_harness::encode(chat, conversation)
         })??;
         self.publish_conversation(chat, data).await;
+        // The new session starts on the agent's defaults: the chat's choices again.
+        self.restore_settings(connection, context, &opened.session_id)
+            .await;
         Ok((opened.session_id, None))
     }
 

@@ -77,6 +77,41 @@ async fn a_chosen_model_and_mode_are_set_again_after_the_agent_restarts() {
 }
 
 #[tokio::test]
+async fn a_chat_revived_in_a_new_session_keeps_its_chosen_model_and_mode() {
+    let setup = Setup::new();
+    let test = TestHost::start(setup.agents()).await;
+    let chat = ChatUri::default_for(&session(&test.host, &setup.work()).await);
+    test.host
+        .set_model(&chat, "test-large".into())
+        .await
+        .unwrap();
+    test.host.set_mode(&chat, "code".into()).await.unwrap();
+    assert_eq!(
+        agent_settings(&test.host, &chat).await,
+        "model test-large mode code"
+    );
+    // The agent loses every session it had: the chat goes on in a new one.
+    let state = setup
+        .env
+        .iter()
+        .find(|(name, _)| name == "HEARTH_TEST_AGENT_STATE")
+        .map(|(_, value)| std::path::PathBuf::from(value))
+        .unwrap();
+    let test = test.restart(setup.agents()).await;
+    for entry in std::fs::read_dir(&state).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    // The first prompt carries the chat's history to the new session; the next one is
+    // the agent's to answer.
+    let revived = agent_settings(&test.host, &chat).await;
+    assert!(revived.contains("<conversation_so_far>"), "{revived}");
+    assert_eq!(
+        agent_settings(&test.host, &chat).await,
+        "model test-large mode code"
+    );
+}
+
+#[tokio::test]
 async fn an_unchosen_chat_stays_on_what_the_agent_reopens_it_with() {
     // The control: the test agent does come back on its defaults.
     let setup = Setup::with_env(&[REOPEN_DEFAULTS]);
