@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, McpCapabilities, PromptCapabilities, SessionCapabilities,
-    SessionCloseCapabilities, SessionForkCapabilities, SessionListCapabilities,
-    SessionResumeCapabilities,
+    AgentAuthCapabilities, AgentCapabilities, LogoutCapabilities, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities,
 };
 use anyhow::{Context, bail};
 
@@ -58,6 +58,8 @@ pub(crate) enum Capability {
     McpHttp,
     /// `mcpCapabilities.sse`.
     McpSse,
+    /// `auth.logout`.
+    Logout,
 }
 
 /// The explicit table from token to capability; `none` is handled apart.
@@ -72,6 +74,7 @@ const CAPABILITY_TOKENS: &[(&str, Capability)] = &[
     ("embedded", Capability::Embedded),
     ("mcp-http", Capability::McpHttp),
     ("mcp-sse", Capability::McpSse),
+    ("logout", Capability::Logout),
 ];
 
 /// Whether session methods wait for `authenticate`.
@@ -144,6 +147,8 @@ pub(crate) struct Settings {
     pub(crate) page_size: usize,
     /// When new sessions are first written.
     pub(crate) saving: Saving,
+    /// Which terminal sign-in is offered.
+    pub(crate) terminal_auth: crate::sign_in::TerminalAuth,
 }
 
 impl Settings {
@@ -200,6 +205,7 @@ impl Settings {
             client_checks,
             page_size,
             saving,
+            terminal_auth: crate::sign_in::TerminalAuth::from_env()?,
         })
     }
 
@@ -223,8 +229,13 @@ impl Settings {
         if self.has(Capability::Close) {
             session = session.close(SessionCloseCapabilities::new());
         }
+        let mut auth = AgentAuthCapabilities::new();
+        if self.has(Capability::Logout) {
+            auth = auth.logout(LogoutCapabilities::new());
+        }
         AgentCapabilities::new()
             .load_session(self.has(Capability::Load))
+            .auth(auth)
             .prompt_capabilities(
                 PromptCapabilities::new()
                     .image(self.has(Capability::Image))

@@ -12,8 +12,8 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
     CancelNotification, CloseSessionRequest, ConfigOptionUpdate, ForkSessionRequest,
-    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
-    ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate,
+    InitializeRequest, ListSessionsRequest, LoadSessionRequest, LogoutRequest, NewSessionRequest,
+    PromptRequest, ResumeSessionRequest, SessionId, SessionNotification, SessionUpdate,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -48,6 +48,15 @@ pub(crate) async fn serve(
                 let agent = agent.clone();
                 async move |request: AuthenticateRequest, responder, _connection| {
                     responder.respond_with_result(agent.authenticate(&request))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: LogoutRequest, responder, _connection| {
+                    responder.respond_with_result(agent.logout(&request))
                 }
             },
             agent_client_protocol::on_receive_request!(),
