@@ -82,7 +82,7 @@ pub(crate) struct Connection {
 
 /// How Hearth starts an agent: its command, with a minimal environment and the variables
 /// its configuration passes or sets, in the directory Hearth runs agents in.
-fn launch_of(shared: &Shared) -> Launch {
+pub(crate) fn launch_of(shared: &Shared) -> Launch {
     let spec = &shared.spec;
     Launch {
         command: spec.command.clone(),
@@ -280,7 +280,14 @@ impl Connection {
                     .fs(acp::FileSystemCapabilities::new()
                         .read_text_file(true)
                         .write_text_file(true))
-                    .terminal(true),
+                    .terminal(true)
+                    // `hearth agents login` runs terminal sign-ins, in both forms.
+                    .auth(acp::AuthCapabilities::new().terminal(true))
+                    .meta(
+                        serde_json::json!({ crate::sign_in::TERMINAL_AUTH_META: true })
+                            .as_object()
+                            .cloned(),
+                    ),
             )
             .client_info(acp::Implementation::new(
                 "hearth",
@@ -406,7 +413,8 @@ impl Connection {
         {
             return self.stopped().await;
         }
-        if error.code == ErrorCode::AUTH_REQUIRED {
+        // A failed sign-in is told in the agent's own words, not as a request to sign in.
+        if error.code == ErrorCode::AUTH_REQUIRED && what != "authenticate" {
             return Error::AuthRequired {
                 agent: self.agent.clone(),
                 methods: self.info.methods_text(),

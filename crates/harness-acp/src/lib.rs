@@ -16,7 +16,9 @@
 //! signals, the agent's permission requests (its configured [`PermissionPolicy`], then
 //! the user), its file requests confined to the session's directories
 //! (`hearth-confine`) and written only when the user allowed them, its terminals, and
-//! lending Hearth's own tools to it as an MCP server ([`LentTools`]).
+//! lending Hearth's own tools to it as an MCP server ([`LentTools`]), and signing in to
+//! it and out ([`SignInMethod`]: its own sign-in run in a terminal, or `authenticate`;
+//! `logout`).
 //!
 //! Does not own: URIs, the chat catalog, persistence (the host); what the user is shown
 //! and how they answer (the CLI, the server, the web UI).
@@ -40,6 +42,7 @@ mod process;
 mod prompt;
 mod reopen;
 mod shared;
+mod sign_in;
 mod spec;
 pub mod supervise;
 mod terminals;
@@ -50,4 +53,5 @@ pub use live::LiveLimits;
 pub use options::{AcpOptions, StartPhase, StartProgress, Timeouts};
 pub use presets::{ConfiguredAgent, PRESETS, Preset, configured_agents};
 pub use reopen::LastReopen;
+pub use sign_in::{SignInCommand, SignInMethod, SignInWay};
 pub use spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};

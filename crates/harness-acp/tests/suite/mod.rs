@@ -6,6 +6,7 @@ mod output;
 mod permissions;
 mod real_agents;
 mod sessions;
+mod sign_in;
 pub(crate) mod support;
 mod terminals;
 mod turns;
