@@ -49,6 +49,8 @@ pub(crate) enum ClientMethod {
     WriteTextFile,
     /// `terminal/*` (`terminal`).
     Terminal,
+    /// `elicitation/create` in form mode (`elicitation.form`).
+    Elicitation,
 }
 
 impl ClientMethod {
@@ -58,6 +60,7 @@ impl ClientMethod {
             Self::ReadTextFile => "fs.readTextFile",
             Self::WriteTextFile => "fs.writeTextFile",
             Self::Terminal => "terminal",
+            Self::Elicitation => "elicitation.form",
         }
     }
 }
@@ -162,6 +165,10 @@ impl TestAgent {
             ClientMethod::ReadTextFile => client.fs.read_text_file,
             ClientMethod::WriteTextFile => client.fs.write_text_file,
             ClientMethod::Terminal => client.terminal,
+            ClientMethod::Elicitation => client
+                .elicitation
+                .as_ref()
+                .is_some_and(|elicitation| elicitation.form.is_some()),
         }
     }
 

@@ -16,6 +16,7 @@
 //! environment variables.
 
 mod agent;
+mod ask;
 mod client_calls;
 mod commands;
 mod config;

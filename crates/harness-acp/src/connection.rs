@@ -147,6 +147,10 @@ fn client(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
+            answered_by!(handlers, acp::CreateElicitationRequest => elicitation),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
             answered_by!(handlers, acp::ReadTextFileRequest => read_file),
             agent_client_protocol::on_receive_request!(),
         )
@@ -281,6 +285,11 @@ impl Connection {
                         .read_text_file(true)
                         .write_text_file(true))
                     .terminal(true)
+                    // The agent's questions are put to the user (see `elicitation`).
+                    .elicitation(
+                        acp::ElicitationCapabilities::new()
+                            .form(acp::ElicitationFormCapabilities::new()),
+                    )
                     // `hearth agents login` runs terminal sign-ins, in both forms.
                     .auth(acp::AuthCapabilities::new().terminal(true))
                     .meta(

@@ -14,7 +14,7 @@
 //! everything it started; see [`supervise`]), the connection and its limits (line
 //! length, junk, how many messages may wait), mapping every `session/update` to progress
 //! signals, the agent's permission requests (its configured [`PermissionPolicy`], then
-//! the user), its file requests confined to the session's directories
+//! the user) and its questions to the user (elicitation, asked the same way), its file requests confined to the session's directories
 //! (`hearth-confine`) and written only when the user allowed them, its terminals, and
 //! lending Hearth's own tools to it as an MCP server ([`LentTools`]), and signing in to
 //! it and out ([`SignInMethod`]: its own sign-in run in a terminal, or `authenticate`;
@@ -27,6 +27,7 @@ mod agent;
 mod chats;
 mod connection;
 mod conversation;
+mod elicitation;
 mod error;
 mod files;
 mod grants;

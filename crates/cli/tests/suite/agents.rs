@@ -813,3 +813,58 @@ fn login_with_an_agent_method_reports_the_agents_answer_and_names_the_choices() 
     let error = hearth.fails(&["agents", "login", "nobody"]);
     assert!(error.contains("no agent `nobody`"), "{error}");
 }
+
+#[test]
+fn an_agents_question_is_asked_in_chat_and_declined_where_nobody_can_answer() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+
+    // Nobody can answer: declined, with a note saying where it could be answered.
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "/ask choice"])
+        .output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "answer: decline\n");
+    assert!(
+        stderr.contains(
+            "hearth: tester asked: Which colour?\nhearth: declined: nobody can answer here"
+        ),
+        "{stderr}"
+    );
+
+    // In a chat, the choices are shown and the typed one goes back to the agent.
+    let mut child = hearth
+        .command()
+        .current_dir(&work)
+        .args(["chat", "--agent", "tester"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/ask choice\n2\n/ask confirm\nn\n")
+        .unwrap();
+    let output = child.wait_with_output_within(PROCESS_WAIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("answer: accept color=green"), "{stdout}");
+    assert!(stdout.contains("answer: decline"), "{stdout}");
+    assert!(stderr.contains("? tester asks: Which colour?"), "{stderr}");
+    assert!(
+        stderr.contains("  [2] answer         agent's label: \"green\"\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  [4] refuse once    agent's label: \"Decline\"\n"),
+        "{stderr}"
+    );
+}

@@ -1,4 +1,5 @@
 mod conformance;
+mod elicitation;
 mod faults;
 mod files;
 mod live;
