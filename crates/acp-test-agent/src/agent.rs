@@ -15,10 +15,11 @@ use agent_client_protocol::v1::schema::{
     AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
     CloseSessionRequest, CloseSessionResponse, ForkSessionRequest, ForkSessionResponse,
     Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpServer, NewSessionRequest,
-    NewSessionResponse, ResumeSessionRequest, ResumeSessionResponse, SessionConfigOption,
-    SessionConfigOptionCategory, SessionConfigSelectOption, SessionId, SessionInfo, SessionMode,
-    SessionModeState, SetSessionConfigOptionRequest, SetSessionModeRequest, SetSessionModeResponse,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutRequest, LogoutResponse,
+    McpServer, NewSessionRequest, NewSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionId,
+    SessionInfo, SessionMode, SessionModeState, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Error, ErrorCode, schema::ProtocolVersion};
 use serde_json::json;
@@ -49,6 +50,8 @@ pub(crate) enum ClientMethod {
     WriteTextFile,
     /// `terminal/*` (`terminal`).
     Terminal,
+    /// `elicitation/create` in form mode (`elicitation.form`).
+    Elicitation,
 }
 
 impl ClientMethod {
@@ -58,6 +61,7 @@ impl ClientMethod {
             Self::ReadTextFile => "fs.readTextFile",
             Self::WriteTextFile => "fs.writeTextFile",
             Self::Terminal => "terminal",
+            Self::Elicitation => "elicitation.form",
         }
     }
 }
@@ -145,10 +149,12 @@ impl TestAgent {
         ))
     }
 
-    /// Check 2: authentication is done, or not required.
+    /// Check 2: authentication is done (by `authenticate`, or by a sign-in stored in the
+    /// state directory), or not required.
     fn authorised(&self) -> Result<(), Error> {
         if self.settings.auth == crate::config::AuthMode::Open
             || self.authenticated.load(Ordering::Acquire)
+            || crate::sign_in::signed_in(&self.settings.state_dir.path())
         {
             return Ok(());
         }
@@ -176,20 +182,29 @@ impl TestAgent {
             ClientMethod::ReadTextFile => client.fs.read_text_file,
             ClientMethod::WriteTextFile => client.fs.write_text_file,
             ClientMethod::Terminal => client.terminal,
+            ClientMethod::Elicitation => client
+                .elicitation
+                .as_ref()
+                .is_some_and(|elicitation| elicitation.form.is_some()),
         }
     }
 
     /// `initialize`: records the client's capabilities and answers protocol v1.
     pub(crate) fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         tracing::debug!(client = ?request.client_info, "initialize");
-        *lock(&self.client) = request.client_capabilities;
-        let methods = match self.settings.auth {
+        let mut methods = match self.settings.auth {
             crate::config::AuthMode::Open => Vec::new(),
             crate::config::AuthMode::Required => vec![AuthMethod::Agent(
                 AuthMethodAgent::new(AUTH_METHOD, "Test login")
                     .description(format!("set {TOKEN_VAR}")),
             )],
         };
+        methods.extend(
+            self.settings
+                .terminal_auth
+                .method(&request.client_capabilities),
+        );
+        *lock(&self.client) = request.client_capabilities;
         InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(self.settings.agent_capabilities())
             .auth_methods(methods)
@@ -216,6 +231,19 @@ impl TestAgent {
         }
         self.authenticated.store(true, Ordering::Release);
         Ok(AuthenticateResponse::new())
+    }
+
+    /// `logout`: forgets `authenticate` and removes the stored sign-in.
+    pub(crate) fn logout(&self, _request: &LogoutRequest) -> Result<LogoutResponse, Error> {
+        self.offered(Capability::Logout, "logout")?;
+        self.authenticated.store(false, Ordering::Release);
+        crate::sign_in::sign_out(&self.settings.state_dir.path()).map_err(|error| {
+            Error::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("removing the stored sign-in: {error}"),
+            )
+        })?;
+        Ok(LogoutResponse::new())
     }
 
     fn make_live(&self, record: SessionRecord) -> Arc<LiveSession> {

@@ -116,6 +116,7 @@ pub(crate) async fn run(
             permission,
         } => client_calls::write(turn, &path, &content, permission).await,
         Command::Read { path } => client_calls::read(turn, &path).await,
+        Command::Ask { kind } => crate::ask::ask(turn, kind).await,
         Command::Terminal { command, args, env } => {
             client_calls::terminal(turn, command, args, env).await
         }

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, McpCapabilities, PromptCapabilities, SessionCapabilities,
-    SessionCloseCapabilities, SessionForkCapabilities, SessionListCapabilities,
-    SessionResumeCapabilities,
+    AgentAuthCapabilities, AgentCapabilities, LogoutCapabilities, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities,
 };
 use anyhow::{Context, bail};
 
@@ -63,6 +63,8 @@ pub(crate) enum Capability {
     McpHttp,
     /// `mcpCapabilities.sse`.
     McpSse,
+    /// `auth.logout`.
+    Logout,
 }
 
 /// The explicit table from token to capability; `none` is handled apart.
@@ -77,6 +79,7 @@ const CAPABILITY_TOKENS: &[(&str, Capability)] = &[
     ("embedded", Capability::Embedded),
     ("mcp-http", Capability::McpHttp),
     ("mcp-sse", Capability::McpSse),
+    ("logout", Capability::Logout),
 ];
 
 /// Whether session methods wait for `authenticate`.
@@ -162,6 +165,8 @@ pub(crate) struct Settings {
     pub(crate) reopen: ReopenSettings,
     /// The models offered: `(id, name)`.
     pub(crate) models: Vec<(&'static str, &'static str)>,
+    /// Which terminal sign-in is offered.
+    pub(crate) terminal_auth: crate::sign_in::TerminalAuth,
 }
 
 impl Settings {
@@ -229,6 +234,7 @@ impl Settings {
             saving,
             reopen,
             models,
+            terminal_auth: crate::sign_in::TerminalAuth::from_env()?,
         })
     }
 
@@ -252,8 +258,13 @@ impl Settings {
         if self.has(Capability::Close) {
             session = session.close(SessionCloseCapabilities::new());
         }
+        let mut auth = AgentAuthCapabilities::new();
+        if self.has(Capability::Logout) {
+            auth = auth.logout(LogoutCapabilities::new());
+        }
         AgentCapabilities::new()
             .load_session(self.has(Capability::Load))
+            .auth(auth)
             .prompt_capabilities(
                 PromptCapabilities::new()
                     .image(self.has(Capability::Image))

@@ -8,13 +8,15 @@
 //! [`config`]).
 //!
 //! `hearth-acp-test-agent mcp-server` runs a tiny stdio MCP server instead (tools
-//! `echo` and `env`), for tests of `/mcp-call`.
+//! `echo` and `env`), for tests of `/mcp-call`; `hearth-acp-test-agent login` is its
+//! terminal sign-in (see [`sign_in`]).
 //!
 //! What it does not do: think. Every answer is a fixed function of the prompt and the
 //! session's state. The crate's README holds the reference table of commands and
 //! environment variables.
 
 mod agent;
+mod ask;
 mod client_calls;
 mod commands;
 mod config;
@@ -26,6 +28,7 @@ mod output;
 mod prompt;
 mod server;
 mod sessions;
+mod sign_in;
 mod store;
 mod turn;
 
@@ -55,17 +58,31 @@ enum Mode {
 #[allow(clippy::print_stderr)]
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if let [word, rest @ ..] = arguments.as_slice()
+        && word == sign_in::LOGIN_SUBCOMMAND
+    {
+        // The terminal sign-in: no runtime, no logs, just the user's terminal.
+        std::process::exit(match sign_in::login(rest) {
+            Ok(true) => 0,
+            Ok(false) => 1,
+            Err(error) => {
+                eprintln!("{AGENT_NAME} {}: {error:#}", sign_in::LOGIN_SUBCOMMAND);
+                2
+            }
+        });
+    }
     let mode = match arguments.as_slice() {
         [] => Mode::Agent,
         [word] if word == "mcp-server" => Mode::McpServer,
         _ => {
-            eprintln!("usage: {AGENT_NAME} [mcp-server]");
+            eprintln!("usage: {AGENT_NAME} [mcp-server | login [ARGS…]]");
             std::process::exit(2);
         }
     };
     if matches!(mode, Mode::Agent) {
         eprintln!("{AGENT_NAME} {AGENT_VERSION} pid {}", std::process::id());
     }
+
     init_logging();
     let outcome = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

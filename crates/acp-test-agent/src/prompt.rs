@@ -52,6 +52,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
     ),
     spec("read", "PATH", "Read a file through the client."),
     spec(
+        "ask",
+        "choice|confirm|text",
+        "Ask the user a question (elicitation/create, form mode).",
+    ),
+    spec(
         "terminal",
         "CMD ARGS...",
         "Run a command in a client terminal.",
@@ -186,6 +191,8 @@ pub(crate) enum Command {
     },
     /// `/read PATH`.
     Read { path: String },
+    /// `/ask KIND`.
+    Ask { kind: crate::ask::AskKind },
     /// `/terminal [NAME=VALUE...] CMD ARGS...`.
     Terminal {
         command: String,
@@ -310,6 +317,9 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         }
         ("read", [path]) => Command::Read {
             path: (*path).to_owned(),
+        },
+        ("ask", [kind]) => Command::Ask {
+            kind: crate::ask::AskKind::parse(kind)?,
         },
         ("terminal", [_, ..]) => {
             // Leading NAME=VALUE words are variables the terminal is asked to set.

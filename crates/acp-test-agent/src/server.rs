@@ -12,7 +12,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
     CancelNotification, CloseSessionRequest, ConfigOptionUpdate, CurrentModeUpdate,
-    ForkSessionRequest, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
+    ForkSessionRequest, InitializeRequest, ListSessionsRequest, LoadSessionRequest, LogoutRequest,
     NewSessionRequest, PromptRequest, ResumeSessionRequest, SessionId, SessionNotification,
     SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
     SetSessionModeRequest, UnstructuredCommandInput,
@@ -49,6 +49,15 @@ pub(crate) async fn serve(
                 let agent = agent.clone();
                 async move |request: AuthenticateRequest, responder, _connection| {
                     responder.respond_with_result(agent.authenticate(&request))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: LogoutRequest, responder, _connection| {
+                    responder.respond_with_result(agent.logout(&request))
                 }
             },
             agent_client_protocol::on_receive_request!(),

@@ -1,6 +1,7 @@
 //! `hearth agents list`: every external agent Hearth knows — the built-in ones and those
 //! of `config.toml` — whether it is installed, and for those that are, what it says
 //! about itself when started: its version, what it can do, how one signs in.
+//! `hearth agents login` and `logout` are in [`crate::sign_in`].
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -25,6 +26,21 @@ pub enum AgentsCommand {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+    },
+    /// Sign in to an agent: runs its own sign-in in this terminal, or asks it to sign in
+    /// with the method chosen.
+    Login {
+        /// The agent (see `hearth agents list`).
+        agent: String,
+        /// The sign-in method, one of the ids the agent offers (`hearth agents list`
+        /// shows them); by default its own terminal sign-in, or its only method.
+        #[arg(long)]
+        method: Option<String>,
+    },
+    /// Sign out of an agent (for agents that offer it).
+    Logout {
+        /// The agent.
+        agent: String,
     },
 }
 
@@ -199,12 +215,18 @@ fn render_status(
             "none offered".to_owned()
         } else {
             format!(
-                "{}{}",
+                "{}{}; `hearth agents login {}`{}",
                 hearth_core::escape_controls_inline(&status.auth_methods.join(", ")),
                 spec.auth_method
                     .as_deref()
                     .map(|method| format!(" (uses `{method}`)"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                spec.id,
+                if status.logout {
+                    format!(", `hearth agents logout {}`", spec.id)
+                } else {
+                    String::new()
+                }
             )
         }
     ));
@@ -251,6 +273,7 @@ fn check_json(check: &AgentCheck) -> serde_json::Value {
             "images": status.images,
             "embeddedContext": status.embedded_context,
             "authMethods": status.auth_methods,
+            "logout": status.logout,
         }),
         Some(Err(error)) => json!({ "ok": false, "error": error }),
         None => serde_json::Value::Null,
@@ -268,7 +291,13 @@ fn check_json(check: &AgentCheck) -> serde_json::Value {
 
 /// Runs `hearth agents …`.
 pub async fn agents(app: &App, command: AgentsCommand) -> anyhow::Result<ExitCode> {
-    let AgentsCommand::List { no_start, json } = command;
+    let (no_start, json) = match command {
+        AgentsCommand::List { no_start, json } => (no_start, json),
+        AgentsCommand::Login { agent, method } => {
+            return crate::sign_in::login(app, &agent, method.as_deref()).await;
+        }
+        AgentsCommand::Logout { agent } => return crate::sign_in::logout(app, &agent).await,
+    };
     let (checks, problems) = check_all(
         app,
         if no_start {

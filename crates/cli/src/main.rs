@@ -29,6 +29,7 @@ mod run;
 mod serve;
 mod sessions;
 mod shown;
+mod sign_in;
 mod toolbox;
 
 /// Hearth: a local-first agent host.
@@ -90,7 +91,7 @@ enum Command {
     #[command(subcommand)]
     Providers(providers::ProvidersCommand),
     /// External agents (Claude, Codex, Gemini CLI, OpenCode, GitHub Copilot, …): installed,
-    /// version, abilities.
+    /// version, abilities; sign in and out.
     #[command(subcommand)]
     Agents(agents::AgentsCommand),
     /// Answer external agents' permission requests waiting in `hearth serve`.

@@ -167,9 +167,24 @@ pub fn describe(question: &Question) -> String {
         }
     }
     for (index, option) in question.options.iter().enumerate() {
-        out.push_str(&format!("  [{}] {}\n", index + 1, option_text(option)));
+        let text = match (is_question(question), option.kind) {
+            // A value the agent asked for: the answer is the agent's label itself.
+            (true, None) => format!(
+                "{:<EFFECT_WIDTH$}  agent's label: {}",
+                "answer",
+                agent_label(option)
+            ),
+            _ => option_text(option),
+        };
+        out.push_str(&format!("  [{}] {text}\n", index + 1));
     }
     out
+}
+
+/// Whether the agent asks the user something (elicitation) rather than for permission
+/// to run a tool call: a question is about no call.
+fn is_question(question: &Question) -> bool {
+    question.call.is_none()
 }
 
 /// The option a typed answer means: its number, or `y`/`yes` (allow once), `a`/`always`
@@ -247,6 +262,16 @@ pub async fn ask(
     interrupts: &mut Interrupts,
 ) -> anyhow::Result<Reply> {
     let Some(lines) = lines else {
+        if is_question(question) {
+            return Ok(Reply::Refused {
+                option_id: refusal(&question.options),
+                notice: format!(
+                    "hearth: {} asked: {}\nhearth: declined: nobody can answer here (not a terminal). Answer it from a terminal (`hearth run` or `hearth chat`), or in Agent Home while `hearth serve` runs it",
+                    question.agent,
+                    escape_controls_inline(&question.title),
+                ),
+            });
+        }
         return Ok(Reply::Refused {
             option_id: refusal(&question.options),
             notice: format!(
@@ -259,7 +284,11 @@ pub async fn ask(
     };
     eprint!("\n{}", describe(question));
     loop {
-        eprint!("  answer (number, y, n, always, never): ");
+        if is_question(question) {
+            eprint!("  answer (number, or n to decline): ");
+        } else {
+            eprint!("  answer (number, y, n, always, never): ");
+        }
         std::io::stderr().flush()?;
         let line = tokio::select! {
             line = lines.recv() => line,

@@ -82,7 +82,7 @@ pub(crate) struct Connection {
 
 /// How Hearth starts an agent: its command, with a minimal environment and the variables
 /// its configuration passes or sets, in the directory Hearth runs agents in.
-fn launch_of(shared: &Shared) -> Launch {
+pub(crate) fn launch_of(shared: &Shared) -> Launch {
     let spec = &shared.spec;
     Launch {
         command: spec.command.clone(),
@@ -144,6 +144,10 @@ fn client(
         )
         .on_receive_request(
             answered_by!(handlers, acp::RequestPermissionRequest => permission),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            answered_by!(handlers, acp::CreateElicitationRequest => elicitation),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -280,7 +284,19 @@ impl Connection {
                     .fs(acp::FileSystemCapabilities::new()
                         .read_text_file(true)
                         .write_text_file(true))
-                    .terminal(true),
+                    .terminal(true)
+                    // The agent's questions are put to the user (see `elicitation`).
+                    .elicitation(
+                        acp::ElicitationCapabilities::new()
+                            .form(acp::ElicitationFormCapabilities::new()),
+                    )
+                    // `hearth agents login` runs terminal sign-ins, in both forms.
+                    .auth(acp::AuthCapabilities::new().terminal(true))
+                    .meta(
+                        serde_json::json!({ crate::sign_in::TERMINAL_AUTH_META: true })
+                            .as_object()
+                            .cloned(),
+                    ),
             )
             .client_info(acp::Implementation::new(
                 "hearth",
@@ -406,7 +422,8 @@ impl Connection {
         {
             return self.stopped().await;
         }
-        if error.code == ErrorCode::AUTH_REQUIRED {
+        // A failed sign-in is told in the agent's own words, not as a request to sign in.
+        if error.code == ErrorCode::AUTH_REQUIRED && what != "authenticate" {
             return Error::AuthRequired {
                 agent: self.agent.clone(),
                 methods: self.info.methods_text(),

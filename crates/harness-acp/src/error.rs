@@ -64,7 +64,7 @@ pub enum Error {
     },
     /// The agent wants the user to sign in first.
     #[error(
-        "agent `{agent}` needs you to sign in first; it offers: {methods}. Sign in with the agent's own command, or set `auth_method = \"<id>\"` under [agents.{agent}] in config.toml"
+        "agent `{agent}` needs you to sign in first; it offers: {methods}. Sign in with `hearth agents login {agent}`, or set `auth_method = \"<id>\"` under [agents.{agent}] in config.toml"
     )]
     AuthRequired {
         /// The agent id.

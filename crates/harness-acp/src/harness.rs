@@ -49,6 +49,8 @@ pub struct AgentStatus {
     pub embedded_context: bool,
     /// Its sign-in methods, as `id (name)`.
     pub auth_methods: Vec<String>,
+    /// It signs out when asked (`logout`).
+    pub logout: bool,
     /// How the last reopening of a session on it went, as recorded in Hearth's data
     /// directory (when a chat's session is not reopened, the chat goes on in a new
     /// session that gets its transcript).
@@ -180,6 +182,7 @@ impl AcpHarness {
                         ))
                     })
                     .collect(),
+                logout: capabilities.auth.logout.is_some(),
                 last_reopen: self.inner.last_reopen(),
             }
         })

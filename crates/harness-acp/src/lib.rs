@@ -14,9 +14,11 @@
 //! everything it started; see [`supervise`]), the connection and its limits (line
 //! length, junk, how many messages may wait), mapping every `session/update` to progress
 //! signals, the agent's permission requests (its configured [`PermissionPolicy`], then
-//! the user), its file requests confined to the session's directories
+//! the user) and its questions to the user (elicitation, asked the same way), its file requests confined to the session's directories
 //! (`hearth-confine`) and written only when the user allowed them, its terminals, and
-//! lending Hearth's own tools to it as an MCP server ([`LentTools`]).
+//! lending Hearth's own tools to it as an MCP server ([`LentTools`]), and signing in to
+//! it and out ([`SignInMethod`]: its own sign-in run in a terminal, or `authenticate`;
+//! `logout`).
 //!
 //! Does not own: URIs, the chat catalog, persistence (the host); what the user is shown
 //! and how they answer (the CLI, the server, the web UI).
@@ -25,6 +27,7 @@ mod agent;
 mod chats;
 mod connection;
 mod conversation;
+mod elicitation;
 mod error;
 mod files;
 mod grants;
@@ -41,6 +44,7 @@ mod prompt;
 mod reopen;
 mod settings;
 mod shared;
+mod sign_in;
 mod spec;
 pub mod supervise;
 mod terminal_output;
@@ -52,4 +56,5 @@ pub use live::LiveLimits;
 pub use options::{AcpOptions, LentOverHttp, StartPhase, StartProgress, Timeouts};
 pub use presets::{ConfiguredAgent, PRESETS, Preset, configured_agents};
 pub use reopen::LastReopen;
+pub use sign_in::{SignInCommand, SignInMethod, SignInWay};
 pub use spec::{AgentSpec, LentTools, PermissionMode, PermissionPolicy};

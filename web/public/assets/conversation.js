@@ -37,25 +37,28 @@ const DRAFT_DELAY_MS = 400;
  * What choosing a permission option does, in Hearth's words (the agent's label may say
  * anything). The same words as the command line's prompt.
  * @param {string | null | undefined} kind
+ * @param {boolean} [question] the agent asks a question rather than for permission
  */
-function optionEffect(kind) {
+function optionEffect(kind, question = false) {
   switch (kind) {
     case 'allowOnce': return 'Allow once';
     case 'allowAlways': return 'Allow always';
     case 'rejectOnce': return 'Refuse once';
     case 'rejectAlways': return 'Refuse always';
-    default: return 'Agent\'s choice (what it does is not stated)';
+    // A question the agent asks (about no tool call): an option is an answer.
+    default: return question ? 'Answer' : 'Agent\'s choice (what it does is not stated)';
   }
 }
 
 /**
  * A permission option as shown: Hearth's words first, then the agent's label, isolated.
  * @param {{ label: string, kind?: string | null }} option
+ * @param {boolean} [question] the agent asks a question rather than for permission
  * @returns {Node[]}
  */
-function optionText(option) {
+function optionText(option, question = false) {
   return [
-    el('span', { class: 'option-effect' }, optionEffect(option.kind)),
+    el('span', { class: 'option-effect' }, optionEffect(option.kind, question)),
     el('span', { class: 'option-label' }, 'agent: “', el('bdi', null, option.label), '”'),
   ];
 }
@@ -738,9 +741,11 @@ export class SessionTab {
     const card = el('div', { class: 'card permission', role: 'group', 'aria-label': `Permission: ${part.title}`, dataset: { request: part.requestId } },
       el('div', { class: 'card-title' }, 'The agent asks: ', el('strong', null, el('bdi', null, part.title))),
     );
+    // A question the agent asks the user (elicitation) is about no tool call.
+    const question = !part.toolCallId;
     if (part.outcome) {
       const chosen = part.options.find((option) => option.id === part.outcome);
-      card.append(el('p', { class: 'muted' }, 'Answered: ', ...(chosen ? optionText(chosen) : [el('bdi', null, part.outcome)])));
+      card.append(el('p', { class: 'muted' }, 'Answered: ', ...(chosen ? optionText(chosen, question) : [el('bdi', null, part.outcome)])));
       return card;
     }
     const error = el('p', { class: 'card-error', role: 'alert', hidden: true });
@@ -750,7 +755,7 @@ export class SessionTab {
       el('button', {
         type: 'button',
         class: `button ${option.kind && option.kind.startsWith('reject') ? 'danger' : 'primary'}`,
-        'aria-label': `${optionEffect(option.kind)} (the agent's label: ${option.label})`,
+        'aria-label': `${optionEffect(option.kind, question)} (the agent's label: ${option.label})`,
         onclick: async () => {
           if (!this.chatUri) return;
           for (const button of buttons) button.disabled = true;
@@ -762,7 +767,7 @@ export class SessionTab {
             for (const button of buttons) button.disabled = false;
           }
         },
-      }, ...optionText(option)),
+      }, ...optionText(option, question)),
     );
     card.append(el('div', { class: 'card-actions' }, ...buttons), error);
     return card;

@@ -10,9 +10,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, CreateTerminalRequest, CreateTerminalResponse,
-    FileSystemCapabilities, InitializeRequest, InitializeResponse, NewSessionRequest,
-    PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
+    AuthCapabilities, ClientCapabilities, ContentBlock, CreateTerminalRequest,
+    CreateTerminalResponse, FileSystemCapabilities, InitializeRequest, InitializeResponse,
+    NewSessionRequest, PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
     ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
     SessionNotification, SessionUpdate, TerminalExitStatus, TerminalOutputRequest,
@@ -60,6 +60,7 @@ impl AgentProcess {
             .env_remove("HEARTH_TEST_AGENT_AUTH")
             .env_remove("HEARTH_TEST_AGENT_TOKEN")
             .env_remove("HEARTH_TEST_AGENT_STATE")
+            .env_remove("HEARTH_TEST_AGENT_TERMINAL_AUTH")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -234,6 +235,9 @@ pub struct ClientSetup {
     pub files: HashMap<PathBuf, String>,
     /// Whether `initialize` declares terminal support.
     pub terminal: bool,
+    /// Whether `initialize` declares terminal sign-in (`auth.terminal` and
+    /// `_meta."terminal-auth"`).
+    pub terminal_auth: bool,
 }
 
 /// What the agent asked the test client.
@@ -260,7 +264,13 @@ impl Harness {
             .fs(FileSystemCapabilities::new()
                 .read_text_file(true)
                 .write_text_file(true))
-            .terminal(self.setup.terminal);
+            .terminal(self.setup.terminal)
+            .auth(AuthCapabilities::new().terminal(self.setup.terminal_auth))
+            .meta(
+                serde_json::json!({"terminal-auth": self.setup.terminal_auth})
+                    .as_object()
+                    .cloned(),
+            );
         within(
             self.connection
                 .send_request(

@@ -802,3 +802,226 @@ fn doctor_fails_an_agent_that_starts_but_cannot_open_a_session_without_a_sign_in
     assert!(text.contains("hearth agents login tester"), "{text}");
     assert!(text.contains("0 of 1 agent(s) work"), "{text}");
 }
+
+/// A data directory whose agent `tester` needs a sign-in, offers its own in a terminal
+/// (`hearth-acp-test-agent login`), and signs out when `logout` is offered.
+fn hearth_with_signed_agent(state: &Path, caps: &str) -> Hearth {
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\", HEARTH_TEST_AGENT_AUTH = \"1\", HEARTH_TEST_AGENT_TERMINAL_AUTH = \"spec\", HEARTH_TEST_AGENT_CAPS = \"{caps}\" }}\n",
+            acp_test_agent().display(),
+            state.display()
+        ),
+    );
+    hearth
+}
+
+/// `hearth agents login ARGS` with `typed` on its stdin.
+fn login(hearth: &Hearth, work: &Path, args: &[&str], typed: &str) -> std::process::Output {
+    let mut child = hearth
+        .command()
+        .current_dir(work)
+        .args(["agents", "login"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(typed.as_bytes())
+        .unwrap();
+    child.wait_with_output_within(PROCESS_WAIT)
+}
+
+#[test]
+fn login_runs_the_agents_own_sign_in_here_and_logout_signs_out() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_signed_agent(state.path(), "load,list,resume,logout");
+    let (_dir, work) = work();
+    let run = |prompt: &str| {
+        hearth
+            .command()
+            .current_dir(&work)
+            .args(["run", "--agent", "tester", prompt])
+            .output_within(PROCESS_WAIT)
+    };
+
+    // Not signed in: the run fails and says how to sign in.
+    let refused = run("hello");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Sign in with `hearth agents login tester`"),
+        "{stderr}"
+    );
+
+    // A cancelled sign-in fails and says so.
+    let cancelled = login(&hearth, &work, &["tester"], "\n");
+    let stderr = String::from_utf8_lossy(&cancelled.stderr);
+    assert_eq!(cancelled.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("hearth: the sign-in of tester failed (exit status: 1)"),
+        "{stderr}"
+    );
+
+    // The agent's own sign-in runs attached to Hearth's stdin and stdout, with the
+    // agent's environment and the method's variables.
+    let signed = login(&hearth, &work, &["tester"], "Ada\n");
+    let stderr = String::from_utf8_lossy(&signed.stderr);
+    assert!(signed.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&signed.stdout),
+        "test agent sign-in; your name: signed in as Ada\n"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "hearth: signing in to tester with `test-terminal`: running {} login",
+            acp_test_agent().display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hearth: signed in to tester"), "{stderr}");
+    let credential: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(state.path().join("signed-in.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(credential["name"], "Ada");
+    assert_eq!(credential["by"], "spec");
+    assert_eq!(credential["cwd"], work.display().to_string());
+
+    let answered = run("hello");
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&answered.stdout), "echo: hello\n");
+    let listed = hearth.ok(&["agents", "list"]);
+    assert!(
+        listed.contains("test-terminal (Test terminal login); `hearth agents login tester`, `hearth agents logout tester`"),
+        "{listed}"
+    );
+
+    let out = hearth
+        .command()
+        .current_dir(&work)
+        .args(["agents", "logout", "tester"])
+        .output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("hearth: signed out of tester"), "{stderr}");
+    assert!(!state.path().join("signed-in.json").exists());
+    assert!(!run("hello").status.success());
+}
+
+#[test]
+fn login_with_an_agent_method_reports_the_agents_answer_and_names_the_choices() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_signed_agent(state.path(), "none");
+    let (_dir, work) = work();
+
+    // `authenticate`, refused by the agent: its words are shown.
+    let refused = login(&hearth, &work, &["tester", "--method", "test-login"], "");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the sign-in of tester with `test-login` failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("HEARTH_TEST_AGENT_TOKEN is not set"),
+        "{stderr}"
+    );
+
+    // An unknown method: the offered ones are listed, and how each runs.
+    let unknown = login(&hearth, &work, &["tester", "--method", "oauth"], "");
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(!unknown.status.success());
+    assert!(
+        stderr.contains("agent `tester` offers no sign-in method `oauth`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "test-login (Test login: set HEARTH_TEST_AGENT_TOKEN; the agent signs in itself)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("test-terminal (Test terminal login: Run `hearth-acp-test-agent login` in the terminal; runs in this terminal)"),
+        "{stderr}"
+    );
+
+    // Without `logout`, signing out is refused with what to do instead.
+    let out = hearth.run(&["agents", "logout", "tester"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("agent `tester` does not support signing out through Hearth (it does not offer ACP `logout`); sign out with the agent's own command"),
+        "{stderr}"
+    );
+    // An unknown agent is named.
+    let error = hearth.fails(&["agents", "login", "nobody"]);
+    assert!(error.contains("no agent `nobody`"), "{error}");
+}
+
+#[test]
+fn an_agents_question_is_asked_in_chat_and_declined_where_nobody_can_answer() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+
+    // Nobody can answer: declined, with a note saying where it could be answered.
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "/ask choice"])
+        .output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "answer: decline\n");
+    assert!(
+        stderr.contains(
+            "hearth: tester asked: Which colour?\nhearth: declined: nobody can answer here"
+        ),
+        "{stderr}"
+    );
+
+    // In a chat, the choices are shown and the typed one goes back to the agent.
+    let mut child = hearth
+        .command()
+        .current_dir(&work)
+        .args(["chat", "--agent", "tester"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/ask choice\n2\n/ask confirm\nn\n")
+        .unwrap();
+    let output = child.wait_with_output_within(PROCESS_WAIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("answer: accept color=green"), "{stdout}");
+    assert!(stdout.contains("answer: decline"), "{stdout}");
+    assert!(stderr.contains("? tester asks: Which colour?"), "{stderr}");
+    assert!(
+        stderr.contains("  [2] answer         agent's label: \"green\"\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  [4] refuse once    agent's label: \"Decline\"\n"),
+        "{stderr}"
+    );
+}

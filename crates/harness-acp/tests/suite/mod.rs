@@ -1,4 +1,5 @@
 mod conformance;
+mod elicitation;
 mod faults;
 mod files;
 mod live;
@@ -7,6 +8,7 @@ mod permissions;
 mod real_agents;
 mod sessions;
 mod settings;
+mod sign_in;
 pub(crate) mod support;
 mod terminals;
 mod turns;
