@@ -91,6 +91,11 @@ const STEPS: &[Step] = &[
         expect: Expect::Success,
     },
     Step {
+        readme: "hearth agents login claude",
+        runs: &[&["agents", "login", "claude"]],
+        expect: Expect::Answer,
+    },
+    Step {
         readme: "hearth providers list",
         runs: &[&["providers", "list"]],
         expect: Expect::Success,
