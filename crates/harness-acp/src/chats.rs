@@ -402,13 +402,19 @@ impl Inner {
                 None => return,
             }
         };
+        self.end_session(&connection, &session_id, delete).await;
+    }
+
+    /// Ends a session on the agent: deleted (with `delete`, where the agent offers it),
+    /// else closed where it offers that; a failure is logged, not returned.
+    pub async fn end_session(&self, connection: &Connection, session_id: &str, delete: bool) {
         let capabilities = &connection.info.capabilities.session_capabilities;
         let timeout = self.shared.options.timeouts.request;
         let result = if delete && capabilities.delete.is_some() {
             connection
                 .request(
                     "session/delete",
-                    acp::DeleteSessionRequest::new(session_id.clone()),
+                    acp::DeleteSessionRequest::new(session_id.to_owned()),
                     Some(timeout),
                 )
                 .await
@@ -417,7 +423,7 @@ impl Inner {
             connection
                 .request(
                     "session/close",
-                    acp::CloseSessionRequest::new(session_id.clone()),
+                    acp::CloseSessionRequest::new(session_id.to_owned()),
                     Some(timeout),
                 )
                 .await
@@ -426,7 +432,7 @@ impl Inner {
             Ok(())
         };
         if let Err(error) = result {
-            tracing::debug!(agent = %self.shared.agent(), session = %session_id, %error, "could not close a session");
+            tracing::debug!(agent = %self.shared.agent(), session = %session_id, %error, "could not end a session");
         }
     }
 

@@ -217,32 +217,9 @@ impl AcpHarness {
                 timeout,
             )
             .await?;
-        let session_id = answer.session_id;
-        let capabilities = &connection.info.capabilities.session_capabilities;
-        let ended = if capabilities.delete.is_some() {
-            connection
-                .request(
-                    "session/delete",
-                    acp::DeleteSessionRequest::new(session_id),
-                    Some(timeout),
-                )
-                .await
-                .map(drop)
-        } else if capabilities.close.is_some() {
-            connection
-                .request(
-                    "session/close",
-                    acp::CloseSessionRequest::new(session_id),
-                    Some(timeout),
-                )
-                .await
-                .map(drop)
-        } else {
-            Ok(())
-        };
-        if let Err(error) = ended {
-            tracing::debug!(agent = %self.inner.shared.agent(), %error, "could not end the trial session");
-        }
+        self.inner
+            .end_session(&connection, &answer.session_id.to_string(), true)
+            .await;
         Ok(())
     }
 

@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
-use agent_client_protocol::v1::schema as acp;
 use hearth_core::ChatUri;
 
 use crate::connection::Connection;
@@ -206,16 +205,7 @@ impl Inner {
             return;
         };
         tracing::info!(agent = %self.shared.agent(), %chat, session = %session_id, "closing the chat's session {why}; it reopens when the chat is used");
-        if let Err(error) = connection
-            .request(
-                "session/close",
-                acp::CloseSessionRequest::new(session_id.clone()),
-                Some(self.shared.options.timeouts.request),
-            )
-            .await
-        {
-            tracing::debug!(agent = %self.shared.agent(), session = %session_id, %error, "could not close a session");
-        }
+        self.end_session(connection, &session_id, false).await;
     }
 
     /// Waits until no session is being closed (a turn must not reopen a session whose
