@@ -176,6 +176,14 @@ fn lent_endpoint(
     }))
 }
 
+/// What external agents run under: the small `hearth-supervise` next to this binary,
+/// else this binary's own supervisor (`hearth __supervise-agent`).
+fn supervisor() -> Option<std::path::PathBuf> {
+    let hearth = std::env::current_exe().ok()?;
+    let small = hearth.with_file_name("hearth-supervise");
+    Some(if small.is_file() { small } else { hearth })
+}
+
 /// A harness for an external agent.
 pub fn acp_harness(
     app: &App,
@@ -209,7 +217,7 @@ fn acp_harness_lending(
     }
     let options = hearth_harness_acp::AcpOptions {
         data_directory: Some(app.paths.home.clone()),
-        supervisor: std::env::current_exe().ok(),
+        supervisor: supervisor(),
         process_directory: std::env::current_dir().ok(),
         audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
         timeouts,

@@ -79,6 +79,77 @@ pub async fn supervise(arguments: Vec<OsString>) -> ExitCode {
         _ = hangup.recv() => return stop_group(),
     };
     stop_others_in_group();
+    agent_ended(status)
+}
+
+/// How often [`supervise_by_polling`] looks whether Hearth or the agent has ended.
+const POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The supervisor of the small `hearth-supervise` binary: the same duty as
+/// [`supervise`] with the standard library only, so its process stays about a megabyte
+/// (the whole `hearth` binary costs ten just to start). Instead of asking for a signal
+/// when Hearth dies, it looks every [`POLL`] whether its parent is still Hearth; when
+/// not, it stops the group. Hearth stops the group itself on a normal stop. `arguments`
+/// may start with [`SUBCOMMAND`] (Hearth passes the same arguments to either).
+#[allow(clippy::print_stderr)]
+pub fn supervise_by_polling(arguments: Vec<OsString>) -> ExitCode {
+    let mut arguments = arguments.into_iter().peekable();
+    if arguments
+        .peek()
+        .is_some_and(|first| first.as_os_str() == std::ffi::OsStr::new(SUBCOMMAND))
+    {
+        arguments.next();
+    }
+    let parent = arguments
+        .next()
+        .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<u32>().ok()));
+    let separator = arguments.next();
+    let program = arguments.next();
+    let (Some(parent), Some(program)) = (parent, program) else {
+        eprintln!("hearth supervisor: usage: hearth-supervise <hearth pid> -- <program> [args…]");
+        return ExitCode::from(2);
+    };
+    if separator.as_deref() != Some(std::ffi::OsStr::new("--")) {
+        eprintln!("hearth supervisor: expected `--` before the agent's program");
+        return ExitCode::from(2);
+    }
+    let hearth_runs = || std::os::unix::process::parent_id() == parent;
+    if !hearth_runs() {
+        return ExitCode::from(1);
+    }
+    // The agent inherits stdin, stdout, stderr and the process group.
+    let mut child = match std::process::Command::new(&program).args(arguments).spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!(
+                "hearth supervisor: cannot start {}: {error}",
+                program.to_string_lossy()
+            );
+            return ExitCode::from(127);
+        }
+    };
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                stop_others_in_group();
+                return agent_ended(Ok(status));
+            }
+            Ok(None) => {}
+            Err(error) => {
+                stop_others_in_group();
+                return agent_ended(Err(error));
+            }
+        }
+        if !hearth_runs() {
+            return stop_group();
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Says how the agent ended, as the supervisor's own exit status.
+#[allow(clippy::print_stderr)]
+fn agent_ended(status: std::io::Result<std::process::ExitStatus>) -> ExitCode {
     match status {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
