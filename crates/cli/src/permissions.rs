@@ -249,6 +249,40 @@ fn allow_for_good(question: &Question) -> String {
     }
 }
 
+/// The words a permission question takes: the number always, and each word whose kind
+/// of option the agent offers (`always` only when it offers to allow always, …).
+fn answer_words(options: &[PermissionOption]) -> String {
+    let offers = |kinds: &[PermissionOptionKind]| {
+        options
+            .iter()
+            .any(|option| option.kind.is_some_and(|kind| kinds.contains(&kind)))
+    };
+    let mut words = vec!["number"];
+    for (word, kinds) in [
+        (
+            "y",
+            &[
+                PermissionOptionKind::AllowOnce,
+                PermissionOptionKind::AllowAlways,
+            ][..],
+        ),
+        (
+            "n",
+            &[
+                PermissionOptionKind::RejectOnce,
+                PermissionOptionKind::RejectAlways,
+            ][..],
+        ),
+        ("always", &[PermissionOptionKind::AllowAlways][..]),
+        ("never", &[PermissionOptionKind::RejectAlways][..]),
+    ] {
+        if offers(kinds) {
+            words.push(word);
+        }
+    }
+    words.join(", ")
+}
+
 /// The option that refuses, preferring "once".
 fn refusal(options: &[PermissionOption]) -> Option<String> {
     choice(options, "no")
@@ -287,7 +321,7 @@ pub async fn ask(
         if is_question(question) {
             eprint!("  answer (number, or n to decline): ");
         } else {
-            eprint!("  answer (number, y, n, always, never): ");
+            eprint!("  answer ({}): ", answer_words(&question.options));
         }
         std::io::stderr().flush()?;
         let line = tokio::select! {
@@ -545,6 +579,28 @@ async fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_words_are_only_those_the_agent_offers() {
+        let option = |id: &str, kind| PermissionOption {
+            id: id.into(),
+            label: id.into(),
+            kind: Some(kind),
+        };
+        let once = [
+            option("allow", PermissionOptionKind::AllowOnce),
+            option("reject", PermissionOptionKind::RejectOnce),
+        ];
+        assert_eq!(answer_words(&once), "number, y, n");
+        assert_eq!(choice(&once, "always"), None);
+        let all = [
+            option("allow", PermissionOptionKind::AllowOnce),
+            option("always", PermissionOptionKind::AllowAlways),
+            option("reject", PermissionOptionKind::RejectOnce),
+            option("never", PermissionOptionKind::RejectAlways),
+        ];
+        assert_eq!(answer_words(&all), "number, y, n, always, never");
+    }
     use hearth_core::ToolCallPart;
     use pretty_assertions::assert_eq;
 
