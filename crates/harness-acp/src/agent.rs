@@ -66,6 +66,9 @@ impl Inner {
                     _ => self.new_session(&connection, context).await?,
                 };
                 let mut conversation = self.conversation_for(context, &opened);
+                // A fork or side chat goes on with the model and mode its source chose.
+                conversation.model = source.model.clone().or(conversation.model);
+                conversation.mode = source.mode.clone().or(conversation.mode);
                 if fork {
                     conversation.turns = through.to_vec();
                     if !native {
@@ -80,10 +83,19 @@ impl Inner {
         };
         conversation.attached = Some(connection.generation);
         let chat = &context.chat;
-        let provider_data = hearth_harness::encode(chat, &conversation)?;
-        let model = conversation.model.clone();
         self.shared.chats.insert(chat, conversation)?;
         self.touched(chat);
+        if !matches!(request.seed, ChatSeed::Fresh) {
+            self.restore_settings(&connection, context, &opened.session_id)
+                .await;
+        }
+        let (provider_data, model) = self.shared.chats.with(chat, |entry| {
+            (
+                hearth_harness::encode(chat, &entry.conversation),
+                entry.conversation.model.clone(),
+            )
+        })?;
+        let provider_data = provider_data?;
         let agent = self
             .shared
             .routes()

@@ -112,6 +112,43 @@ async fn a_chat_revived_in_a_new_session_keeps_its_chosen_model_and_mode() {
 }
 
 #[tokio::test]
+async fn a_fork_and_a_side_chat_go_on_with_the_model_and_mode_their_source_chose() {
+    let setup = Setup::new();
+    let test = TestHost::start(setup.agents()).await;
+    let session = session(&test.host, &setup.work()).await;
+    let chat = ChatUri::default_for(&session);
+    test.host
+        .set_model(&chat, "test-large".into())
+        .await
+        .unwrap();
+    test.host.set_mode(&chat, "code".into()).await.unwrap();
+    let (first, mut subscription) = send(&test.host, &chat, "hello").await;
+    finish(&mut subscription, &first).await;
+    // An earlier turn than the last: a new session of the agent, not its own fork.
+    let (_, mut subscription) = send(&test.host, &chat, "and more").await;
+    let last = test.host.chat(&chat).await.unwrap().turns[1].id.clone();
+    finish(&mut subscription, &last).await;
+    for seed in [
+        hearth_core::ChatSeed::Fork {
+            source_chat: chat.clone(),
+            turn_id: first.clone(),
+        },
+        hearth_core::ChatSeed::SideChat {
+            source_chat: chat.clone(),
+            turn_id: first.clone(),
+        },
+    ] {
+        let peer = test.host.create_chat(&session, seed).await.unwrap();
+        // The first prompt hands the history over; the next is the agent's to answer.
+        agent_settings(&test.host, &peer).await;
+        assert_eq!(
+            agent_settings(&test.host, &peer).await,
+            "model test-large mode code"
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_unchosen_chat_stays_on_what_the_agent_reopens_it_with() {
     // The control: the test agent does come back on its defaults.
     let setup = Setup::with_env(&[REOPEN_DEFAULTS]);
