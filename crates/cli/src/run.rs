@@ -596,6 +596,15 @@ impl Printer {
                 part: ResponsePart::PermissionRequest { .. },
                 ..
             } => {}
+            // What the turn used, dim after the answer, for the person at a terminal.
+            Action::TurnCompleted {
+                usage: Some(usage), ..
+            } if crate::colour_on_stderr() => {
+                if let Some(line) = crate::offered::usage_line(usage) {
+                    self.break_line(&mut stdout)?;
+                    eprintln!("\x1b[2m{line}\x1b[0m");
+                }
+            }
             Action::PartAdded { part, .. } if !matches!(part, ResponsePart::Text { .. }) => {
                 let mut text = String::new();
                 render::part(part, &mut text);

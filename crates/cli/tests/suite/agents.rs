@@ -1025,3 +1025,27 @@ fn an_agents_question_is_asked_in_chat_and_declined_where_nobody_can_answer() {
         "{stderr}"
     );
 }
+
+#[test]
+fn run_on_a_terminal_shows_what_the_turn_used_after_the_answer() {
+    let state = tempfile::tempdir().unwrap();
+    let hearth = hearth_with_agent(state.path(), "");
+    let (_dir, work) = work();
+    let mut run = hearth.command();
+    run.current_dir(&work)
+        .args(["run", "--agent", "tester", "/usage"]);
+    let output = on_a_terminal(&run)
+        .stdin(Stdio::null())
+        .output_within(PROCESS_WAIT);
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{shown}");
+    assert!(shown.contains("tokens 100 in / 20 out"), "{shown}");
+    assert!(shown.contains("context 1234/200000"), "{shown}");
+    // Off a terminal nothing is added.
+    let output = hearth
+        .command()
+        .current_dir(&work)
+        .args(["run", "--agent", "tester", "/usage"])
+        .output_within(PROCESS_WAIT);
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("tokens 100 in"));
+}
