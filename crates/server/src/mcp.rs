@@ -270,8 +270,13 @@ impl LentEndpoint {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|error| ServerError::Mcp(format!("lending Hearth's tools: {error}")))?;
         let chats: LentChats = Arc::default();
+        // No SSE priming events (an event with an empty `data:` and a `retry:`, for
+        // reconnecting), here or in the sessions' streams: Gemini CLI's MCP client
+        // (0.61.0) parses every event's data as JSON, fails on the empty one and drops
+        // the connection, so the agent never sees the tools.
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts([format!("127.0.0.1:{port}"), "127.0.0.1".to_owned()])
+            .with_sse_retry(None)
             .with_cancellation_token(cancel.clone());
         let tools = {
             let chats = Arc::clone(&chats);
@@ -282,8 +287,10 @@ impl LentEndpoint {
                 Ok(tools)
             }
         };
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.sse_retry = None;
         let service: StreamableHttpService<McpTools, LocalSessionManager> =
-            StreamableHttpService::new(tools, Arc::default(), config);
+            StreamableHttpService::new(tools, Arc::new(sessions), config);
         let known = Arc::clone(&chats);
         let router = Router::new()
             .fallback_service(service)

@@ -17,7 +17,15 @@
 //! 8. Hearth restarted again: a session that never had a turn answers its first prompt;
 //! 9. a fork of the chat at its last turn, never used before that restart, goes on with
 //!    the conversation it copied (the agent reopens it, or a new session that gets the
-//!    chat's transcript takes over).
+//!    chat's transcript takes over);
+//! 10. a new chat's prompt makes the agent call one of Hearth's lent tools, which stages
+//!     a proposal: the call reaches the tools as that chat's (by the chat's token on
+//!     the process's one lent-tools endpoint), with the arguments the model sent.
+//!
+//! Every harness lends the tools as Hearth does: an agent that declares MCP over HTTP
+//! (all six do) gets the bench's endpoint, Hearth's own, in this process, over a
+//! toolbox that records its calls; any other would get a stdio MCP server (the test
+//! agent's).
 //!
 //! Each agent starts five times: once for the conversation held elsewhere, once for
 //! steps 1–5, again after the kill, and once more after each of Hearth's restarts. Where an
@@ -29,15 +37,19 @@
 //! what the agent sent in its permission requests.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use futures::future::BoxFuture;
 use hearth_core::{
     Action, ChatSeed, ChatUri, Envelope, HarnessId, PermissionAnswer, PermissionOption,
-    PermissionOptionKind, Provenance, ResponsePart, Scope, SessionUri, StopReason, ToolCallContent,
-    ToolCallPart, ToolCallStatus, TurnId, UserMessage,
+    PermissionOptionKind, ProposalId, Provenance, ResponsePart, Scope, SessionUri, StagedProposal,
+    StopReason, ToolCallContent, ToolCallContext, ToolCallOutcome, ToolCallPart, ToolCallStatus,
+    ToolDescription, Toolbox, TurnId, UserMessage,
 };
-use hearth_harness_acp::{AcpHarness, AcpOptions, AgentSpec, PermissionPolicy, Timeouts};
+use hearth_harness_acp::{
+    AcpHarness, AcpOptions, AgentSpec, LentOverHttp, LentTools, PermissionPolicy, Timeouts,
+};
 use hearth_host::{Host, NewSessionRequest, Subscription};
 use hearth_store::{SessionQuery, Store};
 use hearth_test_support::model_server::Outcome;
@@ -45,7 +57,9 @@ use hearth_test_support::real_agents::{AgentLaunch, ModelTurn, RealAgent, Script
 use hearth_test_support::{MockModelServer, TestHost};
 use hearth_tools::AuditLog;
 use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
 use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
 
 /// Bound on one turn of a real agent (its start or restart included).
 const TURN: Duration = Duration::from_secs(90);
@@ -162,6 +176,35 @@ fn unused_reopen(agent: RealAgent) -> UnusedReopen {
     }
 }
 
+/// The name an agent gives its model for the lent tool `event_create` of Hearth's MCP
+/// server (`hearth`). Every one of the six declares `mcpCapabilities.http` in
+/// `initialize`, so each takes Hearth's tools over the process's one HTTP endpoint,
+/// with the chat's bearer token (the `hearth mcp --stdio` of its own is not used). Codex
+/// offers an MCP server's tools in a Responses `namespace` tool (`mcp__hearth`), listed
+/// here as `<namespace>/<tool>`.
+fn lent_tool_name(agent: RealAgent) -> &'static str {
+    match agent {
+        RealAgent::ClaudeAgent | RealAgent::ClaudeCode => "mcp__hearth__event_create",
+        RealAgent::Codex => "mcp__hearth/event_create",
+        RealAgent::Gemini => "mcp_hearth_event_create",
+        RealAgent::OpenCode => "hearth_event_create",
+        RealAgent::Copilot => "hearth-event_create",
+    }
+}
+
+/// Whether an agent asks permission before it calls a lent tool that changes something
+/// (the tool is annotated as not read-only, not destructive), as measured: both Claude
+/// adapters, Gemini CLI and Copilot ask; Codex (its default approval policy) and
+/// OpenCode call it at once.
+fn asks_for_a_lent_tool(agent: RealAgent) -> bool {
+    match agent {
+        RealAgent::ClaudeAgent | RealAgent::ClaudeCode | RealAgent::Gemini | RealAgent::Copilot => {
+            true
+        }
+        RealAgent::Codex | RealAgent::OpenCode => false,
+    }
+}
+
 /// Waits until the (UTC) minute after the one `since` falls in.
 async fn until_the_minute_after(since: SystemTime) {
     let seconds = since
@@ -171,6 +214,137 @@ async fn until_the_minute_after(since: SystemTime) {
     let next = UNIX_EPOCH + Duration::from_secs((seconds / 60 + 1) * 60);
     let wait = next.duration_since(SystemTime::now()).unwrap_or_default();
     tokio::time::sleep(wait + Duration::from_millis(200)).await;
+}
+
+/// The lent tool that stages a proposal, as the tools' server names it.
+const LENT_TOOL: &str = "event_create";
+
+/// The proposal [`LENT_TOOL`] stages.
+const LENT_PROPOSAL: &str = "p-lent-1";
+
+/// One call of the lent tools: the tool, its arguments, and whose call it was.
+#[derive(Clone, Debug)]
+struct LentCall {
+    name: String,
+    arguments: Value,
+    context: ToolCallContext,
+}
+
+/// Hearth's lent toolbox in little: one mutating tool, which stages a proposal, and a
+/// record of every call.
+#[derive(Default)]
+struct LentToolbox {
+    calls: Mutex<Vec<LentCall>>,
+}
+
+impl LentToolbox {
+    fn calls(&self) -> Vec<LentCall> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl Toolbox for LentToolbox {
+    fn tools(&self) -> Vec<ToolDescription> {
+        vec![ToolDescription {
+            name: LENT_TOOL.into(),
+            description: "Adds an event to the user's calendar.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"title": {"type": "string"}},
+                "required": ["title"],
+            }),
+            mutates: true,
+        }]
+    }
+
+    fn call<'a>(
+        &'a self,
+        call: &'a ToolCallContext,
+        name: &'a str,
+        arguments: Value,
+    ) -> BoxFuture<'a, ToolCallOutcome> {
+        Box::pin(async move {
+            self.calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(LentCall {
+                    name: name.to_owned(),
+                    arguments: arguments.clone(),
+                    context: call.clone(),
+                });
+            if name != LENT_TOOL {
+                return ToolCallOutcome {
+                    content: format!("no tool `{name}`"),
+                    is_error: true,
+                    proposal: None,
+                };
+            }
+            let title = arguments["title"].as_str().unwrap_or_default();
+            ToolCallOutcome {
+                content: format!("Staged {LENT_PROPOSAL}: add {title:?}, waiting for approval."),
+                is_error: false,
+                proposal: Some(StagedProposal {
+                    id: ProposalId::parse(LENT_PROPOSAL).unwrap(),
+                    summary: format!("Add {title:?}"),
+                }),
+            }
+        })
+    }
+}
+
+/// The lent-tools endpoint of the bench's Hearth: one HTTP endpoint in this process,
+/// as Hearth's binary runs it, recording the chats it lends to.
+struct Lending {
+    toolbox: Arc<LentToolbox>,
+    endpoint: hearth_server::LentEndpoint,
+    lent: Mutex<Vec<ChatUri>>,
+    stop: CancellationToken,
+}
+
+impl Lending {
+    fn start() -> Self {
+        let toolbox = Arc::new(LentToolbox::default());
+        let stop = CancellationToken::new();
+        let endpoint = hearth_server::LentEndpoint::start(toolbox.clone(), stop.clone()).unwrap();
+        Self {
+            toolbox,
+            endpoint,
+            lent: Mutex::new(Vec::new()),
+            stop,
+        }
+    }
+
+    /// The chats lent the tools over HTTP, in order.
+    fn lent(&self) -> Vec<ChatUri> {
+        self.lent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl LentOverHttp for Lending {
+    fn lend(&self, chat: &ChatUri) -> Option<(String, String)> {
+        self.lent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(chat.clone());
+        let token = self.endpoint.token_for(chat).unwrap();
+        Some((self.endpoint.url().to_owned(), token))
+    }
+
+    fn revoke(&self, chat: &ChatUri) {
+        self.endpoint.revoke(chat);
+    }
+}
+
+impl Drop for Lending {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
 }
 
 /// One real agent set up for Hearth: the mock model it talks to, its home (kept across
@@ -185,6 +359,7 @@ struct Bench {
     data: TempDir,
     launch: AgentLaunch,
     audit: AuditLog,
+    lending: Arc<Lending>,
 }
 
 impl Bench {
@@ -201,6 +376,7 @@ impl Bench {
             .await
             .unwrap();
         let audit = AuditLog::new(Arc::new(store));
+        let lending = Arc::new(Lending::start());
         Self {
             agent,
             server,
@@ -210,6 +386,7 @@ impl Bench {
             data,
             launch,
             audit,
+            lending,
         }
     }
 
@@ -231,7 +408,12 @@ impl Bench {
             env: self.launch.env.clone(),
             pass_env: Vec::new(),
             policy: PermissionPolicy::default(),
-            lent_tools: None,
+            // An agent that takes MCP over HTTP gets the bench's endpoint instead.
+            lent_tools: Some(LentTools {
+                command: hearth_test_support::acp_test_agent(),
+                args: vec!["mcp-server".to_owned()],
+                env: Vec::new(),
+            }),
             auth_method: None,
             reads_agents_file: false,
         }
@@ -251,7 +433,7 @@ impl Bench {
                 output_limits: hearth_core::OutputLimits::default(),
                 progress: None,
                 live: hearth_harness_acp::LiveLimits::default(),
-                lent_http: None,
+                lent_http: Some(self.lending.clone()),
             },
         )
     }
@@ -1032,6 +1214,96 @@ async fn a_fork_goes_on_after_a_restart(bench: &Bench, test: &TestHost, unused: 
     reopening(bench.agent, &turn)
 }
 
+/// Allows a request once where it offers that (a request it leaves is one Hearth's
+/// policy answers).
+fn allow_once(asked: &Asked) -> Option<String> {
+    asked
+        .options
+        .iter()
+        .find(|option| option.kind == Some(PermissionOptionKind::AllowOnce))
+        .map(|option| option.id.clone())
+}
+
+/// A new chat's prompt makes the agent call one of Hearth's lent tools: the tools are
+/// lent to that chat over the HTTP endpoint, the toolbox is called once, with the
+/// arguments the model sent, as the chat that asked (by its token), and the proposal it
+/// staged reaches the model. Returns what happened, for the report.
+async fn lent_tools_work_for_the_chat(bench: &Bench, host: &Host) -> String {
+    let id = bench.agent.id();
+    // The agent's session may be opened with Hearth's (the tools lent then).
+    let lent_before = bench.lending.lent().len();
+    let session = bench.session(host).await;
+    let chat = ChatUri::default_for(&session);
+    let served_before = bench.model.served().len();
+    let arguments = json!({"title": "Dentist at 9"});
+    bench
+        .model
+        .push(ModelTurn::tool_call_ending_with(
+            LENT_TOOL,
+            arguments.clone(),
+        ))
+        .push(ModelTurn::text("staged"));
+    let ran = ask(host, &chat, "put the dentist in my calendar", allow_once).await;
+    let turn = last_turn(host, &chat).await;
+    let served = bench.model.served();
+    let offered = served.get(served_before).map(|first| {
+        (
+            bench.model.tool_ending_with(&first.request, LENT_TOOL),
+            bench.model.advertised_tools(&first.request),
+        )
+    });
+    let Some((Some(name), _)) = &offered else {
+        panic!("{id}: no tool ending with {LENT_TOOL:?} offered: {offered:?}");
+    };
+    assert_eq!(name, lent_tool_name(bench.agent), "{id}");
+    assert_eq!(ran.reason, StopReason::EndTurn, "{id}: {}", error_of(&turn));
+    assert_eq!(ran.streamed(), "staged", "{id}: {turn:#?}");
+    assert_eq!(served.len(), served_before + 2, "{id}");
+
+    let lent = bench.lending.lent();
+    assert!(
+        lent[lent_before..].contains(&chat),
+        "{id}: lent to {lent:?}"
+    );
+    let calls = bench.lending.toolbox.calls();
+    assert_eq!(calls.len(), 1, "{id}: {calls:#?}");
+    let call = &calls[0];
+    assert_eq!(call.name, LENT_TOOL, "{id}");
+    assert_eq!(call.arguments, arguments, "{id}");
+    assert_eq!(call.context.chat, chat, "{id}: the call was not the chat's");
+    assert_eq!(call.context.session, session, "{id}");
+    let result = bench.last_model_request();
+    assert!(
+        result.contains(LENT_PROPOSAL),
+        "{id}: the staged proposal did not reach the model: {result}"
+    );
+
+    if asks_for_a_lent_tool(bench.agent) {
+        assert_eq!(ran.asked.len(), 1, "{id}: {:#?}", ran.asked);
+        let asked = &ran.asked[0];
+        eprintln!("{id}: the permission request of a lent tool: {asked:#?}");
+        assert_eq!(
+            ran.resolved,
+            vec![(
+                asked.request_id.clone(),
+                asked.option(PermissionOptionKind::AllowOnce)
+            )],
+            "{id}"
+        );
+    } else {
+        assert!(ran.asked.is_empty(), "{id}: {:#?}", ran.asked);
+    }
+    let asked: Vec<&str> = ran.asked.iter().map(|asked| asked.title.as_str()).collect();
+    format!(
+        "over HTTP, offered as {name:?}, permission {}",
+        if asked.is_empty() {
+            "not asked".to_owned()
+        } else {
+            format!("asked ({asked:?}), allowed once")
+        }
+    )
+}
+
 async fn scenario(agent: RealAgent) {
     if agent.locate_or_skip().is_none() {
         return;
@@ -1085,6 +1357,8 @@ async fn scenario(agent: RealAgent) {
         Some(unused_reopen(agent) == UnusedReopen::Reopens),
         "{id}: {last_reopen:?}"
     );
+    let lent = lent_tools_work_for_the_chat(&bench, &test.host).await;
+    clock.lap("a new chat calls a lent tool");
     assert_eq!(bench.model.pending(), 0, "{id}: scripted answers left");
     test.host.shutdown().await;
 
@@ -1102,6 +1376,7 @@ async fn scenario(agent: RealAgent) {
     eprintln!("  reopening a session with no turn: {unused_session}");
     eprintln!("  reopening an unused fork: {fork}");
     eprintln!("  last reopening recorded: {last_reopen:?}");
+    eprintln!("  lent tools: {lent}");
     for (step, time) in &clock.steps {
         eprintln!("  {step}: {time:?}");
     }

@@ -204,3 +204,80 @@ async fn the_lent_tools_endpoint_serves_each_chat_by_its_token_and_nobody_else()
     assert_eq!(tools.calls.lock().unwrap().len(), calls);
     stop.cancel();
 }
+
+/// The JSON-RPC message with `id` streamed in answer to one request of the lent-tools
+/// endpoint; every event of the stream up to it must carry a JSON-RPC message (no
+/// event with empty data, such as an SSE priming event).
+async fn streamed_answer(mut response: reqwest::Response, id: u64) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut text = String::new();
+    loop {
+        let chunk = tokio::time::timeout_at(deadline, response.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("no answer {id} within 10 s: {text:?}"))
+            .unwrap();
+        let Some(chunk) = chunk else {
+            panic!("the stream ended without answer {id}: {text:?}");
+        };
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+        // Whole events only: they end with an empty line.
+        let Some(end) = text.rfind("\n\n") else {
+            continue;
+        };
+        for line in text[..end].lines() {
+            let Some(data) = line.strip_prefix("data:") else {
+                continue;
+            };
+            let message: Value = serde_json::from_str(data.trim())
+                .unwrap_or_else(|error| panic!("an event that is not JSON ({error}): {text:?}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_lent_tools_endpoint_streams_only_json_rpc_messages() {
+    let tools = Arc::new(TestTools::default());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let endpoint = hearth_server::LentEndpoint::start(tools, stop.clone()).unwrap();
+    let chat = hearth_core::ChatUri::parse("hearth-chat:gemini/a-session/default").unwrap();
+    let token = endpoint.token_for(&chat).unwrap();
+    let client = reqwest::Client::new();
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = client
+            .post(endpoint.url())
+            .bearer_auth(&token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "a client", "version": "1"},
+        },
+    });
+    let response = post(None, initialize).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let answer = streamed_answer(response, 0).await;
+    assert_eq!(answer["result"]["serverInfo"]["name"], "hearth");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = post(Some(&session), initialized).await.unwrap();
+    assert_eq!(response.status(), 202);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let response = post(Some(&session), list).await.unwrap();
+    let answer = streamed_answer(response, 1).await;
+    assert_eq!(answer["result"]["tools"][1]["name"], "note_create");
+    stop.cancel();
+}

@@ -119,13 +119,42 @@ impl ResponsesStream {
     /// A whole `function_call` item: added with empty arguments, one
     /// `response.function_call_arguments.delta` per fragment, then done.
     pub fn function_call(self, call_id: &str, name: &str, fragments: &[&str]) -> Self {
+        self.function_call_in(None, call_id, name, fragments)
+    }
+
+    /// [`ResponsesStream::function_call`] of a tool of a `namespace` tool (the way Codex
+    /// offers an MCP server's tools: `{"type": "namespace", "name": "mcp__<server>",
+    /// "tools": [...]}`): the item names the namespace and the tool apart.
+    pub fn namespaced_function_call(
+        self,
+        namespace: &str,
+        call_id: &str,
+        name: &str,
+        fragments: &[&str],
+    ) -> Self {
+        self.function_call_in(Some(namespace), call_id, name, fragments)
+    }
+
+    fn function_call_in(
+        self,
+        namespace: Option<&str>,
+        call_id: &str,
+        name: &str,
+        fragments: &[&str],
+    ) -> Self {
         let index = self.next_output();
         let id = format!("fc_mock_{index}");
         let arguments: String = fragments.concat();
-        let added = json!({
+        let with_namespace = |mut item: Value| {
+            if let Some(namespace) = namespace {
+                item["namespace"] = json!(namespace);
+            }
+            item
+        };
+        let added = with_namespace(json!({
             "id": id, "type": "function_call", "status": "in_progress", "call_id": call_id,
             "name": name, "arguments": "",
-        });
+        }));
         let stream = self.event(
             json!({"type": "response.output_item.added", "output_index": index, "item": added}),
         );
@@ -135,10 +164,10 @@ impl ResponsesStream {
                 "output_index": index, "delta": fragment,
             }))
         });
-        let item = json!({
+        let item = with_namespace(json!({
             "id": id, "type": "function_call", "status": "completed", "call_id": call_id,
             "name": name, "arguments": arguments,
-        });
+        }));
         stream
             .event(json!({
                 "type": "response.function_call_arguments.done", "item_id": id,

@@ -75,6 +75,18 @@ pub enum ModelTurn {
         /// Its arguments.
         arguments: Value,
     },
+    /// A call of the tool the request advertises whose name ends with `suffix` (after
+    /// a separator: `_`, `-`, `.`, `:` or `/`, or the whole name), with these arguments:
+    /// how a test calls a tool of an MCP server lent to the agent, which each agent
+    /// names its own way (Claude `mcp__<server>__<tool>`, OpenCode `<server>_<tool>`,
+    /// ...). When no advertised tool fits, the model answers with a text that says so
+    /// and lists the tools it was offered.
+    ToolCallEndingWith {
+        /// The end of the tool's name (the tool's own name on its server).
+        suffix: String,
+        /// Its arguments (an object).
+        arguments: Value,
+    },
     /// This response, as it is (an error, a fault, an unusual stream).
     Response(MockResponse),
 }
@@ -90,6 +102,14 @@ impl ModelTurn {
         ModelTurn::Paced {
             pieces: pieces.iter().map(|piece| (*piece).to_owned()).collect(),
             pause,
+        }
+    }
+
+    /// [`ModelTurn::ToolCallEndingWith`].
+    pub fn tool_call_ending_with(suffix: &str, arguments: Value) -> Self {
+        ModelTurn::ToolCallEndingWith {
+            suffix: suffix.to_owned(),
+            arguments,
         }
     }
 
@@ -203,12 +223,20 @@ impl ScriptedModel {
         self.lock().incidental.clone()
     }
 
-    /// The names of the tools a request of this wire format advertises, in order.
+    /// The names of the tools a request of this wire format advertises, in order (a
+    /// tool inside a Responses `namespace` tool, as Codex offers an MCP server's, as
+    /// `<namespace>/<tool>`).
     pub fn advertised_tools(&self, request: &RecordedRequest) -> Vec<String> {
         wire::advertised(self.script.format, &request.json())
             .into_iter()
             .map(|(name, _)| name)
             .collect()
+    }
+
+    /// The tool of `request` that [`ModelTurn::ToolCallEndingWith`] with `suffix`
+    /// calls, if the request advertises one.
+    pub fn tool_ending_with(&self, request: &RecordedRequest, suffix: &str) -> Option<String> {
+        wire::ending_with(&self.advertised_tools(request), suffix).map(str::to_owned)
     }
 
     /// Waits (at most `timeout`) until `count` requests of the agent's loop have been

@@ -18,6 +18,10 @@ pub(super) const INCIDENTAL_TEXT: &str = "Hearth test session";
 /// What Gemini CLI's JSON-mode checks (next speaker, loop detection) are answered with.
 const GEMINI_JSON_TEXT: &str = r#"{"next_speaker": "user", "reasoning": "Hearth's mock model hands every turn back to the user."}"#;
 
+/// The kind of a tool of the Responses API that holds other tools (an MCP server's, for
+/// Codex).
+const NAMESPACE: &str = "namespace";
+
 /// How a request is answered.
 pub(super) enum Incoming {
     /// A request of the agent's loop: it takes the next turn.
@@ -46,6 +50,15 @@ impl TurnRequest {
         self.tools
             .iter()
             .any(|(tool, kind)| tool == name && kind == "custom")
+    }
+
+    /// The namespace and the tool's own name, for a tool listed as `<namespace>/<tool>`.
+    fn namespaced<'a>(&self, name: &'a str) -> Option<(&'a str, &'a str)> {
+        self.tools
+            .iter()
+            .any(|(tool, kind)| tool == name && kind == NAMESPACE)
+            .then(|| name.rsplit_once('/'))
+            .flatten()
     }
 }
 
@@ -111,9 +124,28 @@ pub(super) fn advertised(format: WireFormat, body: &Value) -> Vec<(String, Strin
             .iter()
             .map(|tool| (text_of(tool, "name"), "function".to_owned()))
             .collect(),
+        // Codex offers an MCP server's tools in a `namespace` tool: each is listed as
+        // `<namespace>/<tool>`, of kind `namespace`.
         WireFormat::OpenAiResponses => tools
             .iter()
-            .map(|tool| (text_of(tool, "name"), text_of(tool, "type")))
+            .flat_map(|tool| match text_of(tool, "type").as_str() {
+                NAMESPACE => {
+                    let namespace = text_of(tool, "name");
+                    tool["tools"]
+                        .as_array()
+                        .map(Vec::as_slice)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|inner| {
+                            (
+                                format!("{namespace}/{}", text_of(inner, "name")),
+                                NAMESPACE.to_owned(),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                }
+                kind => vec![(text_of(tool, "name"), kind.to_owned())],
+            })
             .collect(),
         WireFormat::GeminiGenerateContent => tools
             .iter()
@@ -130,6 +162,21 @@ pub(super) fn advertised(format: WireFormat, body: &Value) -> Vec<(String, Strin
             .map(|tool| (text_of(&tool["function"], "name"), "function".to_owned()))
             .collect(),
     }
+}
+
+/// The name among `tools` that ends with `suffix` after a separator (or is `suffix`).
+pub(super) fn ending_with<'a>(tools: &'a [String], suffix: &str) -> Option<&'a str> {
+    tools
+        .iter()
+        .map(String::as_str)
+        .find(|name| name == &suffix)
+        .or_else(|| {
+            tools.iter().map(String::as_str).find(|name| {
+                name.strip_suffix(suffix)
+                    .and_then(|head| head.chars().last())
+                    .is_some_and(|separator| matches!(separator, '_' | '-' | '.' | ':' | '/'))
+            })
+        })
 }
 
 /// Sorts a request: a turn (it advertises the agent's tools), an incidental request of
@@ -279,6 +326,20 @@ fn answer(format: WireFormat, call: &TurnRequest, turn: &ModelTurn, number: u64)
                 arguments,
             }
         }
+        ModelTurn::ToolCallEndingWith { suffix, arguments } => {
+            let names: Vec<String> = call.tools.iter().map(|(name, _)| name.clone()).collect();
+            match ending_with(&names, suffix) {
+                Some(name) => Reply::Call {
+                    id,
+                    name: name.to_owned(),
+                    arguments: Arguments::Json(arguments.clone()),
+                },
+                None => Reply::Text(vec![format!(
+                    "Hearth's mock model was to call a tool ending with `{suffix}`, and none of the tools offered is one: {}",
+                    names.join(", ")
+                )]),
+            }
+        }
         ModelTurn::WriteFile { path, content } => {
             let file_path = path.to_string_lossy().into_owned();
             // Copilot advertises `create`, OpenCode `write`.
@@ -406,7 +467,15 @@ fn render_reply(format: WireFormat, call: &TurnRequest, reply: Reply) -> MockRes
                     id,
                     name,
                     arguments,
-                } => builder.function_call(id, name, &[&arguments.to_json_text()]),
+                } => match call.namespaced(name) {
+                    Some((namespace, name)) => builder.namespaced_function_call(
+                        namespace,
+                        id,
+                        name,
+                        &[&arguments.to_json_text()],
+                    ),
+                    None => builder.function_call(id, name, &[&arguments.to_json_text()]),
+                },
                 _ => builder.message(&as_strs(&text_pieces(&reply))),
             };
             if stream {

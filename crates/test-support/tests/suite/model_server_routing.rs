@@ -249,6 +249,95 @@ async fn each_wire_format_renders_the_write_tool_the_agent_advertises() {
 }
 
 #[tokio::test]
+async fn each_wire_format_calls_the_advertised_tool_that_ends_with_a_name() {
+    let cases = [
+        (
+            WireFormat::AnthropicMessages,
+            "/v1/messages",
+            json!({"model": "m", "stream": false, "messages": [], "tools": [
+                {"name": "Write"}, {"name": "mcp__hearth__event_create"},
+            ]}),
+            vec![
+                r#""name":"mcp__hearth__event_create""#,
+                r#""input":{"title":"Dentist"}"#,
+            ],
+        ),
+        (
+            // Codex: an MCP server's tools inside a `namespace` tool.
+            WireFormat::OpenAiResponses,
+            "/v1/responses",
+            json!({"model": "m", "stream": true, "input": [], "tools": [
+                {"type": "custom", "name": "apply_patch"},
+                {"type": "namespace", "name": "mcp__hearth", "tools": [
+                    {"type": "function", "name": "event_create"},
+                ]},
+            ]}),
+            vec![
+                r#""namespace":"mcp__hearth""#,
+                r#""name":"event_create""#,
+                r#""arguments":"{\"title\":\"Dentist\"}""#,
+            ],
+        ),
+        (
+            WireFormat::GeminiGenerateContent,
+            "/v1beta/models/gemini-x:streamGenerateContent?alt=sse",
+            json!({"contents": [], "tools": [{"functionDeclarations": [
+                {"name": "write_file"}, {"name": "mcp_hearth_event_create"},
+            ]}]}),
+            vec![r#""functionCall":{"name":"mcp_hearth_event_create","args":{"title":"Dentist"}}"#],
+        ),
+        (
+            WireFormat::OpenAiChat,
+            "/v1/chat/completions",
+            json!({"model": "m", "stream": true, "messages": [], "tools": [
+                {"type": "function", "function": {"name": "create"}},
+                {"type": "function", "function": {"name": "hearth-event_create"}},
+            ]}),
+            vec![
+                r#""name":"hearth-event_create""#,
+                r#"\"title\":\"Dentist\""#,
+            ],
+        ),
+    ];
+    for (format, path, request, expected) in cases {
+        let server = MockModelServer::start().await.unwrap();
+        let model = ScriptedModel::new(format);
+        model.install(&server);
+        model.push(ModelTurn::tool_call_ending_with(
+            "event_create",
+            json!({"title": "Dentist"}),
+        ));
+        let (status, body) = send(&server, "POST", path, &request).await;
+        assert_eq!(status, 200, "{format:?}");
+        for fragment in expected {
+            assert!(
+                body.contains(fragment),
+                "{format:?}: {fragment} not in {body}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_call_of_a_tool_nobody_offered_is_answered_with_a_text_that_says_so() {
+    let server = MockModelServer::start().await.unwrap();
+    let model = ScriptedModel::new(WireFormat::AnthropicMessages);
+    model.install(&server);
+    // `create` does not end with `_create` after a separator: no tool fits.
+    model.push(ModelTurn::tool_call_ending_with("event_create", json!({})));
+    let request = json!({"model": "m", "stream": false, "messages": [], "tools": [
+        {"name": "create"}, {"name": "hearth_noevent_create"},
+    ]});
+    let (status, body) = send(&server, "POST", "/v1/messages", &request).await;
+    assert_eq!(status, 200);
+    assert!(!body.contains("tool_use"), "{body}");
+    assert!(
+        body.contains("none of the tools offered is one: create, hearth_noevent_create"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
 async fn a_paced_turn_pauses_between_the_events_of_its_stream() {
     let server = MockModelServer::start().await.unwrap();
     let model = ScriptedModel::new(WireFormat::OpenAiChat);
