@@ -195,10 +195,15 @@ pub(crate) fn http_service(
         .with_allowed_origins(origins.iter().cloned())
         .enforce_origin_validation()
         .with_max_request_body_bytes(max_request_bytes)
+        // No SSE priming events: Gemini CLI's MCP client drops a connection that
+        // sends one (see `LentEndpoint::start`).
+        .with_sse_retry(None)
         .with_cancellation_token(cancel);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.sse_retry = None;
     let service: StreamableHttpService<McpTools, LocalSessionManager> = StreamableHttpService::new(
         move || McpTools::new(Arc::clone(&toolbox)).map_err(std::io::Error::other),
-        Arc::default(),
+        Arc::new(sessions),
         config,
     );
     Router::new().fallback_service(service)
