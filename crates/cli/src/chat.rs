@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 
 use crate::drive::{Driven, drive};
 use crate::interrupts::{Interrupts, Press};
-use crate::run::{Printer, announce, start, target_chat};
+use crate::printer::Printer;
+use crate::run::{announce, start, target_chat};
 use hearth_app::App;
 use hearth_app::harnesses::Titles;
 use hearth_app::turn::TurnStream;

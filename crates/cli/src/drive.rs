@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::interrupts::{Interrupts, Press};
 use crate::permissions::{Reply, agent_label, ask, option_effect};
-use crate::run::Printer;
+use crate::printer::Printer;
 
 /// How a driven turn ended at the terminal.
 pub(crate) enum Driven {

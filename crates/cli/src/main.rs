@@ -20,6 +20,7 @@ mod mcp_servers;
 mod names;
 mod offered;
 mod permissions;
+mod printer;
 mod projects;
 mod proposals;
 mod providers;

@@ -141,6 +141,24 @@ pub fn terminal_lines(output: &str, ended: Option<&str>) -> Vec<String> {
     lines
 }
 
+/// A tool call: its line, the output of the terminal it ran in, and its whole result
+/// when that does not fit on its line.
+fn tool_call(call: &ToolCallPart, out: &mut String) {
+    push_line(out, &tool_call_line(call));
+    if let Some((output, ended)) = terminal_output(&call.content) {
+        for line in terminal_lines(&output, ended.as_deref()) {
+            push_line(out, &line);
+        }
+    }
+    if let Some(result) = &call.result
+        && short_result(&result.content).is_none()
+    {
+        for line in result_lines(&result.content, None) {
+            push_line(out, &line);
+        }
+    }
+}
+
 /// A response part as text lines.
 pub fn part(part: &ResponsePart, out: &mut String) {
     match part {
@@ -155,21 +173,7 @@ pub fn part(part: &ResponsePart, out: &mut String) {
                 push_line(out, &format!("  ┆ {}", escape_controls(line)));
             }
         }
-        ResponsePart::ToolCall(call) => {
-            push_line(out, &tool_call_line(call));
-            if let Some((output, ended)) = terminal_output(&call.content) {
-                for line in terminal_lines(&output, ended.as_deref()) {
-                    push_line(out, &line);
-                }
-            }
-            if let Some(result) = &call.result
-                && short_result(&result.content).is_none()
-            {
-                for line in result_lines(&result.content, None) {
-                    push_line(out, &line);
-                }
-            }
-        }
+        ResponsePart::ToolCall(call) => tool_call(call, out),
         ResponsePart::Plan { entries } => {
             out.push_str("plan:\n");
             for entry in entries {

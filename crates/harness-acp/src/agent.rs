@@ -14,7 +14,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Connection;
-use crate::conversation::{AcpConversation, Transcript, TurnRecord, transcript};
+use crate::conversation::{AcpConversation, TurnRecord};
 use crate::error::{Error, Result};
 use crate::harness::{AcpHarness, Inner};
 use crate::prompt::{self, Accepts};
@@ -40,45 +40,9 @@ impl Inner {
                 source_chat,
                 turn_id,
             } => {
-                let source = self
-                    .shared
-                    .chats
-                    .with(source_chat, |entry| entry.conversation.clone())?;
-                let through = source.turns_through(turn_id).ok_or_else(|| {
-                    Error::Invalid(format!("turn `{turn_id}` is not in chat `{source_chat}`"))
-                })?;
-                let at_last_turn = through.len() == source.turns.len();
                 let fork = matches!(request.seed, ChatSeed::Fork { .. });
-                let native = fork
-                    && at_last_turn
-                    && source.attached == Some(connection.generation)
-                    && connection
-                        .info
-                        .capabilities
-                        .session_capabilities
-                        .fork
-                        .is_some();
-                let opened = match (&source.session_id, native) {
-                    (Some(source_session), true) => {
-                        self.fork_session(&connection, context, source_session)
-                            .await?
-                    }
-                    _ => self.new_session(&connection, context).await?,
-                };
-                let mut conversation = self.conversation_for(context, &opened);
-                // A fork or side chat goes on with the model and mode its source chose.
-                conversation.model = source.model.clone().or(conversation.model);
-                conversation.mode = source.mode.clone().or(conversation.mode);
-                if fork {
-                    conversation.turns = through.to_vec();
-                    if !native {
-                        conversation.pending_context =
-                            Some(transcript(through, Transcript::Continue));
-                    }
-                } else {
-                    conversation.pending_context = Some(transcript(through, Transcript::Aside));
-                }
-                (conversation, opened)
+                self.open_peer(&connection, context, source_chat, turn_id, fork)
+                    .await?
             }
         };
         conversation.attached = Some(connection.generation);

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema as acp;
-use hearth_core::{ChatContext, ChatUri};
+use hearth_core::{ChatContext, ChatUri, TurnId};
 use serde_json::Value;
 
 use crate::connection::Connection;
@@ -155,6 +155,57 @@ impl Inner {
             .mcp_servers(self.lent_servers(connection, &context.chat));
         self.open::<acp::ForkSessionResponse>(connection, context, "session/fork", request, None)
             .await
+    }
+
+    /// Opens the session of a fork or side chat of `source_chat` at `turn_id`: the
+    /// agent's own fork when it offers one at the last turn, else a new session that
+    /// gets the history with its first prompt; it goes on with its source's model and
+    /// mode.
+    pub async fn open_peer(
+        &self,
+        connection: &Connection,
+        context: &ChatContext,
+        source_chat: &ChatUri,
+        turn_id: &TurnId,
+        fork: bool,
+    ) -> Result<(AcpConversation, Opened)> {
+        let source = self
+            .shared
+            .chats
+            .with(source_chat, |entry| entry.conversation.clone())?;
+        let through = source.turns_through(turn_id).ok_or_else(|| {
+            Error::Invalid(format!("turn `{turn_id}` is not in chat `{source_chat}`"))
+        })?;
+        let at_last_turn = through.len() == source.turns.len();
+        let native = fork
+            && at_last_turn
+            && source.attached == Some(connection.generation)
+            && connection
+                .info
+                .capabilities
+                .session_capabilities
+                .fork
+                .is_some();
+        let opened = match (&source.session_id, native) {
+            (Some(source_session), true) => {
+                self.fork_session(connection, context, source_session)
+                    .await?
+            }
+            _ => self.new_session(connection, context).await?,
+        };
+        let mut conversation = self.conversation_for(context, &opened);
+        // A fork or side chat goes on with the model and mode its source chose.
+        conversation.model = source.model.clone().or(conversation.model);
+        conversation.mode = source.mode.clone().or(conversation.mode);
+        if fork {
+            conversation.turns = through.to_vec();
+            if !native {
+                conversation.pending_context = Some(transcript(through, Transcript::Continue));
+            }
+        } else {
+            conversation.pending_context = Some(transcript(through, Transcript::Aside));
+        }
+        Ok((conversation, opened))
     }
 
     /// Makes sure a chat's session is open on the running agent: reopens it after the

@@ -155,6 +155,14 @@ fn respond(responder: Responder<acp::CreateElicitationResponse>, action: acp::El
     }
 }
 
+/// A question put to the user: in which chat and turn, its request id and title.
+struct Asked {
+    chat: ChatUri,
+    turn_id: TurnId,
+    request_id: String,
+    title: String,
+}
+
 impl Handlers {
     /// `elicitation/create`.
     pub async fn elicitation(
@@ -216,27 +224,63 @@ impl Handlers {
             options: choices.options.clone(),
             tool_call_id: None,
         };
+        let asked = Asked {
+            chat,
+            turn_id,
+            request_id,
+            title,
+        };
         if self.shared.spec.policy.mode == PermissionMode::Reject {
-            self.shared.audit_permission(
-                &chat,
-                Decision::Policy,
-                &request_id,
-                &title,
-                AuditOutcome::ok_with(format!(
-                    "{DECLINE}: the agent's policy refuses every request"
-                )),
-                "policy",
-            );
-            let resolved = Signal::PermissionResolved {
-                turn_id,
-                request_id,
-                outcome: DECLINE.to_owned(),
-            };
-            self.shared.signal(&chat, vec![question, resolved]).await;
+            self.decline_by_policy(asked, question).await;
             respond(responder, acp::ElicitationAction::Decline);
             drop(admission);
             return;
         }
+        self.wait_for_choice(asked, question, choices, responder, admission)
+            .await;
+    }
+
+    /// Shows the question already declined: the agent's policy refuses every request.
+    async fn decline_by_policy(&self, asked: Asked, question: Signal) {
+        let Asked {
+            chat,
+            turn_id,
+            request_id,
+            title,
+        } = asked;
+        self.shared.audit_permission(
+            &chat,
+            Decision::Policy,
+            &request_id,
+            &title,
+            AuditOutcome::ok_with(format!(
+                "{DECLINE}: the agent's policy refuses every request"
+            )),
+            "policy",
+        );
+        let resolved = Signal::PermissionResolved {
+            turn_id,
+            request_id,
+            outcome: DECLINE.to_owned(),
+        };
+        self.shared.signal(&chat, vec![question, resolved]).await;
+    }
+
+    /// Shows the question and answers the agent once the user chose (or the turn ended).
+    async fn wait_for_choice(
+        &self,
+        asked: Asked,
+        question: Signal,
+        choices: Choices,
+        responder: Responder<acp::CreateElicitationResponse>,
+        admission: Admission,
+    ) {
+        let Asked {
+            chat,
+            turn_id,
+            request_id,
+            title,
+        } = asked;
         let (sender, receiver) = oneshot::channel();
         self.shared.waiting().insert(
             request_id.clone(),

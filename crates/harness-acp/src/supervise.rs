@@ -21,20 +21,13 @@ pub const SUBCOMMAND: &str = "__supervise-agent";
 /// follows the subcommand: Hearth's pid, `--`, the agent's program and its arguments.
 #[allow(clippy::print_stderr)]
 pub async fn supervise(arguments: Vec<OsString>) -> ExitCode {
-    let mut arguments = arguments.into_iter();
-    let parent = arguments
-        .next()
-        .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<i32>().ok()));
-    let separator = arguments.next();
-    let program = arguments.next();
-    let (Some(parent), Some(program)) = (parent, program) else {
-        eprintln!("hearth supervisor: usage: {SUBCOMMAND} <hearth pid> -- <program> [args…]");
+    let (parent, program, arguments) = match parse(arguments) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    let Ok(parent) = i32::try_from(parent) else {
         return ExitCode::from(2);
     };
-    if separator.as_deref() != Some(std::ffi::OsStr::new("--")) {
-        eprintln!("hearth supervisor: expected `--` before the agent's program");
-        return ExitCode::from(2);
-    }
     if let Err(error) =
         rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
     {
@@ -93,26 +86,10 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(100);
 /// may start with [`SUBCOMMAND`] (Hearth passes the same arguments to either).
 #[allow(clippy::print_stderr)]
 pub fn supervise_by_polling(arguments: Vec<OsString>) -> ExitCode {
-    let mut arguments = arguments.into_iter().peekable();
-    if arguments
-        .peek()
-        .is_some_and(|first| first.as_os_str() == std::ffi::OsStr::new(SUBCOMMAND))
-    {
-        arguments.next();
-    }
-    let parent = arguments
-        .next()
-        .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<u32>().ok()));
-    let separator = arguments.next();
-    let program = arguments.next();
-    let (Some(parent), Some(program)) = (parent, program) else {
-        eprintln!("hearth supervisor: usage: hearth-supervise <hearth pid> -- <program> [args…]");
-        return ExitCode::from(2);
+    let (parent, program, arguments) = match parse(arguments) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
     };
-    if separator.as_deref() != Some(std::ffi::OsStr::new("--")) {
-        eprintln!("hearth supervisor: expected `--` before the agent's program");
-        return ExitCode::from(2);
-    }
     let hearth_runs = || std::os::unix::process::parent_id() == parent;
     if !hearth_runs() {
         return ExitCode::from(1);
@@ -145,6 +122,34 @@ pub fn supervise_by_polling(arguments: Vec<OsString>) -> ExitCode {
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// The supervisor's arguments: Hearth's pid, `--`, the agent's program, its arguments
+/// (after [`SUBCOMMAND`], which may come first). `Err` is the exit status of a wrong
+/// call, said on stderr.
+#[allow(clippy::print_stderr)]
+fn parse(arguments: Vec<OsString>) -> Result<(u32, OsString, Vec<OsString>), ExitCode> {
+    let mut arguments = arguments.into_iter().peekable();
+    if arguments
+        .peek()
+        .is_some_and(|first| first.as_os_str() == std::ffi::OsStr::new(SUBCOMMAND))
+    {
+        arguments.next();
+    }
+    let parent = arguments
+        .next()
+        .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<u32>().ok()));
+    let separator = arguments.next();
+    let program = arguments.next();
+    let (Some(parent), Some(program)) = (parent, program) else {
+        eprintln!("hearth supervisor: usage: hearth-supervise <hearth pid> -- <program> [args…]");
+        return Err(ExitCode::from(2));
+    };
+    if separator.as_deref() != Some(std::ffi::OsStr::new("--")) {
+        eprintln!("hearth supervisor: expected `--` before the agent's program");
+        return Err(ExitCode::from(2));
+    }
+    Ok((parent, program, arguments.collect()))
 }
 
 /// Says how the agent ended, as the supervisor's own exit status.
