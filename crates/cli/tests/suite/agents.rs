@@ -20,11 +20,17 @@ use super::support::Hearth;
 /// A data directory whose config.toml names the test agent `tester`, its sessions kept in
 /// `state`.
 fn hearth_with_agent(state: &Path, extra: &str) -> Hearth {
+    hearth_with_agent_env(state, "", extra)
+}
+
+/// [`hearth_with_agent`], the test agent also given `env` (`, NAME = "value"` pairs of
+/// an inline TOML table).
+fn hearth_with_agent_env(state: &Path, env: &str, extra: &str) -> Hearth {
     let hearth = Hearth::new();
     hearth.write(
         "config.toml",
         &format!(
-            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n{extra}",
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\"{env} }}\n{extra}",
             acp_test_agent().display(),
             state.display()
         ),
@@ -515,14 +521,10 @@ fn an_agent_borrows_hearths_tools_and_its_changes_wait_for_approval() {
 #[test]
 fn an_agent_that_takes_mcp_over_http_borrows_the_one_endpoint_with_its_chats_token() {
     let state = tempfile::tempdir().unwrap();
-    let hearth = Hearth::new();
-    hearth.write(
-        "config.toml",
-        &format!(
-            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\", HEARTH_TEST_AGENT_CAPS = \"load,list,resume,fork,close,mcp-http\" }}\n",
-            acp_test_agent().display(),
-            state.path().display()
-        ),
+    let hearth = hearth_with_agent_env(
+        state.path(),
+        ", HEARTH_TEST_AGENT_CAPS = \"load,list,resume,fork,close,mcp-http\"",
+        "",
     );
     let (_dir, work) = work();
     let run = |args: &[&str]| {
@@ -782,15 +784,7 @@ fn a_chat_whose_session_the_agent_lost_goes_on_and_agents_list_says_so() {
 #[test]
 fn doctor_fails_an_agent_that_starts_but_cannot_open_a_session_without_a_sign_in() {
     let state = tempfile::tempdir().unwrap();
-    let hearth = Hearth::new();
-    hearth.write(
-        "config.toml",
-        &format!(
-            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\", HEARTH_TEST_AGENT_AUTH = \"1\" }}\n",
-            acp_test_agent().display(),
-            state.path().display()
-        ),
-    );
+    let hearth = hearth_with_agent_env(state.path(), ", HEARTH_TEST_AGENT_AUTH = \"1\"", "");
     // It starts: `agents list` says so.
     let listed = hearth.ok(&["agents", "list"]);
     assert!(listed.contains("status    ok"), "{listed}");
@@ -806,16 +800,13 @@ fn doctor_fails_an_agent_that_starts_but_cannot_open_a_session_without_a_sign_in
 /// A data directory whose agent `tester` needs a sign-in, offers its own in a terminal
 /// (`hearth-acp-test-agent login`), and signs out when `logout` is offered.
 fn hearth_with_signed_agent(state: &Path, caps: &str) -> Hearth {
-    let hearth = Hearth::new();
-    hearth.write(
-        "config.toml",
+    hearth_with_agent_env(
+        state,
         &format!(
-            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\", HEARTH_TEST_AGENT_AUTH = \"1\", HEARTH_TEST_AGENT_TERMINAL_AUTH = \"spec\", HEARTH_TEST_AGENT_CAPS = \"{caps}\" }}\n",
-            acp_test_agent().display(),
-            state.display()
+            ", HEARTH_TEST_AGENT_AUTH = \"1\", HEARTH_TEST_AGENT_TERMINAL_AUTH = \"spec\", HEARTH_TEST_AGENT_CAPS = \"{caps}\""
         ),
-    );
-    hearth
+        "",
+    )
 }
 
 /// `hearth agents login ARGS` with `typed` on its stdin.
