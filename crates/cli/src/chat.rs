@@ -7,17 +7,16 @@
 //! refused to save is reported at once and tried again with the next message; one still
 //! unsaved at the end makes the exit status 74, as for `hearth run`.
 
-use std::io::{BufRead as _, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use hearth_core::{ChatSeed, ChatUri, HarnessId, StopReason, UserMessage, escape_controls_inline};
 use hearth_host::Host;
-use tokio::sync::mpsc;
 
 use crate::drive::{Driven, drive};
 use crate::interrupts::{Interrupts, Press};
+use crate::keyboard::{Completions, Keyboard, Setup, Typed};
 use crate::printer::Printer;
 use crate::run::{announce, start, target_chat};
 use hearth_app::App;
@@ -42,6 +41,15 @@ const HELP: &str = "commands: /fork (branch this chat at its last turn), /model 
 model), /mode [ID] (list the agent's modes, or switch), /new (a new session), /open URI (another session, in its scope), /project NAME|global \
 (a new session in a project, or the global scope), /quit (or Ctrl-D); an agent's own /commands \
 go to the agent; Ctrl-C stops an answer";
+
+/// The chat's prompt.
+const PROMPT: &str = "› ";
+/// The file in the data directory that keeps what was typed at the chat's prompt.
+const HISTORY_FILE: &str = "chat-history";
+/// Hearth's own commands, as completed at the prompt.
+const COMMANDS: &[&str] = &[
+    "/fork", "/help", "/model", "/mode", "/new", "/open", "/project", "/quit",
+];
 
 /// What one line of input asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -105,6 +113,8 @@ struct Conversation {
     external_agent: bool,
     /// Answers the store refused were reported and not saved since.
     unsaved: Unreported,
+    /// What the prompt completes.
+    completions: Completions,
 }
 
 /// How a turn of the chat ended.
@@ -433,6 +443,34 @@ impl Conversation {
         self.unsaved = Unreported::Told;
     }
 
+    /// Brings what the prompt completes up to date: Hearth's commands and the agent's,
+    /// and the ids of the newest sessions.
+    async fn offer_completions(&self) {
+        let mut commands: Vec<String> = COMMANDS.iter().map(|name| (*name).to_owned()).collect();
+        if let Ok(state) = self.host.chat(&self.chat).await
+            && let Some(agent) = state.agent
+        {
+            commands.extend(
+                agent
+                    .commands
+                    .iter()
+                    .map(|command| format!("/{}", command.name)),
+            );
+        }
+        commands.sort();
+        commands.dedup();
+        self.completions.set_commands(commands);
+        let query = hearth_store::SessionQuery::default();
+        if let Ok(page) = self.host.store().list_sessions(&query).await {
+            self.completions.set_sessions(
+                page.sessions
+                    .iter()
+                    .map(|session| session.uri.id().to_string())
+                    .collect(),
+            );
+        }
+    }
+
     /// Whether a `/name` line goes to the agent: a command it offers, or any command
     /// Hearth does not know when the agent is an external one (it may offer commands it
     /// has not listed yet).
@@ -455,12 +493,12 @@ impl Conversation {
         &self,
         prompt: &str,
         interrupts: &mut Interrupts,
-        lines: &mut mpsc::Receiver<String>,
+        keyboard: &mut Keyboard,
     ) -> anyhow::Result<TurnEnd> {
         let mut stream =
             TurnStream::local(&self.host, &self.chat, UserMessage::text(prompt)).await?;
         let mut printer = Printer::new(false, self.show_reasoning);
-        let driven = drive(&mut stream, &mut printer, interrupts, Some(lines)).await?;
+        let driven = drive(&mut stream, &mut printer, interrupts, Some(keyboard)).await?;
         let stop_reason = match driven {
             Driven::Leave => return Ok(TurnEnd::Leave),
             Driven::Ended {
@@ -489,10 +527,10 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
             conversation.chat.session()
         );
     }
-    let mut lines = input_lines()?;
+    let mut keyboard = keyboard(app, &conversation.completions)?;
     let mut interrupts = Interrupts::new()?;
     let leaving = conversation
-        .converse(interactive, &mut lines, &mut interrupts)
+        .converse(&mut keyboard, &mut interrupts)
         .await?;
     if leaving == Leaving::Interrupted {
         eprintln!("\nhearth: leaving the chat");
@@ -515,24 +553,21 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The lines typed, through a channel, so a permission request can be answered with the
-/// next line typed while a turn runs. They are read on a thread of their own, not the
-/// runtime's blocking pool: the runtime waits for its blocking reads when it shuts down,
-/// and one blocked on a terminal would keep the chat from leaving.
-fn input_lines() -> anyhow::Result<mpsc::Receiver<String>> {
-    let (line_sender, lines) = mpsc::channel::<String>(16);
-    std::thread::Builder::new()
-        .name("hearth-chat-input".to_owned())
-        .spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if line_sender.blocking_send(line).is_err() {
-                    break;
-                }
-            }
-        })
-        .context("starting the chat's input reader")?;
-    Ok(lines)
+/// The keyboard of the chat: a line editor when stdin and stdout are a terminal (its
+/// history kept in the data directory), plain lines otherwise.
+fn keyboard(app: &App, completions: &Completions) -> anyhow::Result<Keyboard> {
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let setup = if terminal && std::env::var_os("TERM").is_none_or(|term| term != "dumb") {
+        Setup::Editor {
+            history: app.paths.home.join(HISTORY_FILE),
+            completions: completions.clone(),
+        }
+    } else {
+        Setup::Stdin {
+            prompts: std::io::stdin().is_terminal(),
+        }
+    };
+    Keyboard::start(setup)
 }
 
 impl Conversation {
@@ -572,6 +607,7 @@ impl Conversation {
             chat,
             show_reasoning: args.show_reasoning,
             unsaved: Unreported::AllSaved,
+            completions: Completions::default(),
         })
     }
 
@@ -580,30 +616,31 @@ impl Conversation {
     #[allow(clippy::print_stderr)]
     async fn converse(
         &mut self,
-        interactive: bool,
-        lines: &mut mpsc::Receiver<String>,
+        keyboard: &mut Keyboard,
         interrupts: &mut Interrupts,
     ) -> anyhow::Result<Leaving> {
         // A Ctrl-C came (at the prompt, or stopping an answer) and no line since.
         let mut interrupted = false;
         loop {
-            if interactive {
-                eprint!("› ");
-                std::io::stderr().flush()?;
-            }
-            let line = tokio::select! {
-                line = lines.recv() => line,
-                pressed = interrupts.recv_press() => {
-                    if interrupted || pressed? == Press::Double {
+            self.offer_completions().await;
+            let typed = tokio::select! {
+                typed = keyboard.prompt(PROMPT) => typed,
+                pressed = interrupts.recv_press() => match pressed? {
+                    Press::Single => Typed::Interrupted,
+                    Press::Double => return Ok(Leaving::Interrupted),
+                },
+            };
+            let line = match typed {
+                Typed::Line(line) => line,
+                Typed::Ended => return Ok(Leaving::Asked),
+                Typed::Interrupted => {
+                    if interrupted {
                         return Ok(Leaving::Interrupted);
                     }
                     interrupted = true;
-                    eprintln!("\nhearth: press Ctrl-C again, or type /quit, to leave");
+                    eprintln!("hearth: press Ctrl-C again, or type /quit, to leave");
                     continue;
                 }
-            };
-            let Some(line) = line else {
-                return Ok(Leaving::Asked);
             };
             interrupted = false;
             let prompt = match parse(&line) {
@@ -619,7 +656,7 @@ impl Conversation {
                     continue;
                 }
             };
-            let end = self.turn(prompt, interrupts, lines).await;
+            let end = self.turn(prompt, interrupts, keyboard).await;
             self.check_saved().await;
             match end {
                 Ok(TurnEnd::Answered) => {}

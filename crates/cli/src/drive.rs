@@ -6,9 +6,9 @@ use std::collections::VecDeque;
 
 use hearth_app::turn::{Question, TurnEvent, TurnStream};
 use hearth_core::{Action, StopReason, escape_controls_inline};
-use tokio::sync::mpsc;
 
 use crate::interrupts::{Interrupts, Press};
+use crate::keyboard::Keyboard;
 use crate::permissions::{Reply, agent_label, ask, option_effect};
 use crate::printer::Printer;
 
@@ -33,7 +33,7 @@ pub(crate) async fn drive(
     stream: &mut TurnStream<'_>,
     printer: &mut Printer,
     interrupts: &mut Interrupts,
-    mut answers: Option<&mut mpsc::Receiver<String>>,
+    mut answers: Option<&mut Keyboard>,
 ) -> anyhow::Result<Driven> {
     let mut stopping = false;
     let mut broken_output = None;
@@ -115,7 +115,7 @@ pub(crate) async fn drive(
 async fn ask_unless_settled(
     stream: &mut TurnStream<'_>,
     question: &Question,
-    answers: Option<&mut mpsc::Receiver<String>>,
+    answers: Option<&mut Keyboard>,
     interrupts: &mut Interrupts,
     held: &mut VecDeque<TurnEvent>,
 ) -> anyhow::Result<Option<Reply>> {

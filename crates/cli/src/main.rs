@@ -16,6 +16,7 @@ mod context;
 mod doctor;
 mod drive;
 mod interrupts;
+mod keyboard;
 mod mcp_servers;
 mod names;
 mod offered;

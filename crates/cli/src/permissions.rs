@@ -4,18 +4,17 @@
 //! `hearth serve` runs them. Where nobody can answer (a script, a pipe), the request is
 //! refused with a note saying how to allow it.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
+use crate::interrupts::Interrupts;
+use crate::keyboard::{Keyboard, Typed};
 use anyhow::{Context, bail};
 use clap::Subcommand;
+use hearth_app::App;
 use hearth_core::{
     PermissionOption, PermissionOptionKind, ToolCallContent, ToolKind, escape_controls_inline,
 };
-use tokio::sync::mpsc;
-
-use crate::interrupts::Interrupts;
-use hearth_app::App;
 
 /// Lines of a diff shown with a request.
 const DIFF_LINES: usize = 40;
@@ -36,23 +35,13 @@ pub enum Reply {
     Interrupted,
 }
 
-/// The lines of the terminal (`/dev/tty`), read on a thread of their own, when stderr is
-/// a terminal; `None` when nobody sits at one.
-pub fn terminal_lines() -> Option<mpsc::Receiver<String>> {
+/// The keyboard of the terminal (`/dev/tty`) for answers, when stderr is a terminal;
+/// `None` when nobody sits at one.
+pub fn terminal_keyboard() -> Option<Keyboard> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
-    let tty = std::fs::File::open("/dev/tty").ok()?;
-    let (sender, receiver) = mpsc::channel(4);
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(tty).lines() {
-            let Ok(line) = line else { break };
-            if sender.blocking_send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Some(receiver)
+    Keyboard::start(crate::keyboard::Setup::Terminal).ok()
 }
 
 /// What choosing an option of this kind does, in Hearth's words: the agent's label may
@@ -292,10 +281,10 @@ fn refusal(options: &[PermissionOption]) -> Option<String> {
 #[allow(clippy::print_stderr)]
 pub async fn ask(
     question: &Question,
-    lines: Option<&mut mpsc::Receiver<String>>,
+    keyboard: Option<&mut Keyboard>,
     interrupts: &mut Interrupts,
 ) -> anyhow::Result<Reply> {
-    let Some(lines) = lines else {
+    let Some(keyboard) = keyboard else {
         if is_question(question) {
             return Ok(Reply::Refused {
                 option_id: refusal(&question.options),
@@ -324,15 +313,15 @@ pub async fn ask(
             eprint!("  answer ({}): ", answer_words(&question.options));
         }
         std::io::stderr().flush()?;
-        let line = tokio::select! {
-            line = lines.recv() => line,
+        let typed = tokio::select! {
+            typed = keyboard.answer() => typed,
             pressed = interrupts.recv() => {
                 pressed?;
                 eprintln!();
                 return Ok(Reply::Interrupted);
             }
         };
-        let Some(line) = line else {
+        let Typed::Line(line) = typed else {
             eprintln!();
             return Ok(Reply::Refused {
                 option_id: refusal(&question.options),

@@ -609,7 +609,7 @@ pub(crate) async fn follow(
         stdout.write_all(b"\n")?;
     }
     let mut printer = Printer::new(output.json, output.show_reasoning);
-    let mut answers = crate::permissions::terminal_lines();
+    let mut answers = crate::permissions::terminal_keyboard();
     crate::drive::drive(stream, &mut printer, interrupts, answers.as_mut()).await
 }
 

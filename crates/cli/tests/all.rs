@@ -42,6 +42,8 @@ mod suite {
     mod sessions;
     mod snapshots;
     mod support;
+    mod terminal_chat;
+    mod terminal_support;
     mod tool_support;
     mod url_credentials;
 }
