@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use hearth_core::{ChatSeed, ChatUri, HarnessId, StopReason, UserMessage, escape_controls_inline};
 use hearth_host::Host;
 
+use crate::decisions::{Decision, Decisions};
 use crate::drive::{Driven, drive};
 use crate::interrupts::{Interrupts, Press};
 use crate::keyboard::{Completions, Keyboard, Setup, Typed};
@@ -39,7 +40,8 @@ pub struct ChatArgs {
 
 const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
 model), /mode [ID] (list the agent's modes, or switch), /new (a new session), /open URI (another session, in its scope), /project NAME|global \
-(a new session in a project, or the global scope), /quit (or Ctrl-D); an agent's own /commands \
+(a new session in a project, or the global scope), /proposals, /approve [ID], /reject [ID] [REASON] \
+(the changes staged in this session), /quit (or Ctrl-D); an agent's own /commands \
 go to the agent; Ctrl-C stops an answer";
 
 /// The chat's prompt.
@@ -48,7 +50,17 @@ const PROMPT: &str = "› ";
 const HISTORY_FILE: &str = "chat-history";
 /// Hearth's own commands, as completed at the prompt.
 const COMMANDS: &[&str] = &[
-    "/fork", "/help", "/model", "/mode", "/new", "/open", "/project", "/quit",
+    "/approve",
+    "/fork",
+    "/help",
+    "/model",
+    "/mode",
+    "/new",
+    "/open",
+    "/project",
+    "/proposals",
+    "/quit",
+    "/reject",
 ];
 
 /// What one line of input asks for.
@@ -64,6 +76,12 @@ enum Input<'a> {
     Open(&'a str),
     /// `/project NAME|global`: enter a project (a new session in it), or say which.
     Project(Option<&'a str>),
+    /// `/proposals`: the session's pending changes.
+    Proposals,
+    /// `/approve [ID]`: approve and apply a pending change.
+    Approve(Option<&'a str>),
+    /// `/reject [ID] [REASON]`: reject a pending change.
+    Reject(Option<&'a str>, Option<&'a str>),
     Help,
     Quit,
     Unknown(&'a str),
@@ -92,6 +110,17 @@ fn parse(line: &str) -> Input<'_> {
         "new" => Input::New,
         "open" if !rest.is_empty() => Input::Open(rest),
         "project" => Input::Project(Some(rest).filter(|rest| !rest.is_empty())),
+        "proposals" => Input::Proposals,
+        "approve" => Input::Approve(Some(rest).filter(|rest| !rest.is_empty())),
+        "reject" => {
+            let (id, reason) = rest
+                .split_once(char::is_whitespace)
+                .map_or((rest, ""), |(id, reason)| (id, reason.trim()));
+            Input::Reject(
+                Some(id).filter(|id| !id.is_empty()),
+                Some(reason).filter(|reason| !reason.is_empty()),
+            )
+        }
         "help" | "?" => Input::Help,
         "quit" | "exit" | "q" => Input::Quit,
         _ => Input::Unknown(name),
@@ -115,6 +144,8 @@ struct Conversation {
     unsaved: Unreported,
     /// What the prompt completes.
     completions: Completions,
+    /// The user's side of the changes the chat stages.
+    decisions: Decisions,
 }
 
 /// How a turn of the chat ended.
@@ -306,6 +337,17 @@ impl Conversation {
             Input::Project(None) => eprintln!("hearth: in {}", scope_name(self.view.scope())),
             Input::Project(Some(key)) => self.enter(key).await,
             Input::Help => self.help().await,
+            Input::Proposals => self.decisions.list(self.chat.session_ref()).await?,
+            Input::Approve(id) => {
+                self.decisions
+                    .decide_named(self.chat.session_ref(), id, Decision::Approve, None)
+                    .await?;
+            }
+            Input::Reject(id, reason) => {
+                self.decisions
+                    .decide_named(self.chat.session_ref(), id, Decision::Reject, reason)
+                    .await?;
+            }
             Input::Unknown(name) => eprintln!(
                 "hearth: unknown command /{}; {HELP}",
                 escape_controls_inline(name)
@@ -512,6 +554,12 @@ impl Conversation {
             return Ok(TurnEnd::Stopped);
         }
         self.show_usage().await;
+        if keyboard.has_a_person() {
+            let turn = stream.turn_id().clone();
+            self.decisions
+                .review_turn(&self.chat, &turn, keyboard)
+                .await?;
+        }
         Ok(TurnEnd::Answered)
     }
 }
@@ -598,6 +646,7 @@ impl Conversation {
             Err(_) => project.scope.clone(),
         };
         Ok(Self {
+            decisions: Decisions::new(app, start.store.clone())?,
             external_agent: hearth_app::harnesses::is_external_agent(app, chat.harness().as_str()),
             host: start.host,
             provider: start.provider,

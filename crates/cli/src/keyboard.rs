@@ -321,6 +321,11 @@ impl Keyboard {
         })
     }
 
+    /// Whether a person types here (a terminal), who can be asked.
+    pub(crate) fn has_a_person(&self) -> bool {
+        self.editing || self.show_prompts
+    }
+
     /// The next line at the prompt (edited, on a terminal).
     pub(crate) async fn prompt(&mut self, prompt: &str) -> Typed {
         if self.pending.is_none() {

@@ -13,6 +13,7 @@ mod audit;
 mod calendar;
 mod chat;
 mod context;
+mod decisions;
 mod doctor;
 mod drive;
 mod interrupts;

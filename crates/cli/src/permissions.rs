@@ -49,15 +49,15 @@ pub fn terminal_keyboard() -> Option<Keyboard> {
 pub fn option_effect(kind: Option<PermissionOptionKind>) -> &'static str {
     match kind {
         Some(PermissionOptionKind::AllowOnce) => "allow once",
-        Some(PermissionOptionKind::AllowAlways) => "allow always",
+        Some(PermissionOptionKind::AllowAlways) => "allow for this chat",
         Some(PermissionOptionKind::RejectOnce) => "refuse once",
-        Some(PermissionOptionKind::RejectAlways) => "refuse always",
+        Some(PermissionOptionKind::RejectAlways) => "refuse for this chat",
         None => "agent's choice (what it does is not stated)",
     }
 }
 
 /// The widest [`option_effect`] of a kind, for aligning the agent's labels after them.
-const EFFECT_WIDTH: usize = 13;
+const EFFECT_WIDTH: usize = 20;
 
 /// The agent's label of an option, quoted and escaped: shown after Hearth's words, it can
 /// neither hide them nor start a line of its own.
@@ -177,7 +177,8 @@ fn is_question(question: &Question) -> bool {
 }
 
 /// The option a typed answer means: its number, or `y`/`yes` (allow once), `a`/`always`
-/// (allow always), `n`/`no` (refuse), `never` (refuse always).
+/// (allow for the rest of the chat; `chat` too), `n`/`no` (refuse), `never` (refuse for
+/// the rest of the chat).
 pub fn choice(options: &[PermissionOption], answer: &str) -> Option<String> {
     let answer = answer.trim().to_lowercase();
     if let Ok(number) = answer.parse::<usize>() {
@@ -191,7 +192,7 @@ pub fn choice(options: &[PermissionOption], answer: &str) -> Option<String> {
             PermissionOptionKind::AllowOnce,
             PermissionOptionKind::AllowAlways,
         ],
-        "a" | "always" => &[PermissionOptionKind::AllowAlways],
+        "a" | "always" | "chat" => &[PermissionOptionKind::AllowAlways],
         "n" | "no" | "refuse" | "reject" => &[
             PermissionOptionKind::RejectOnce,
             PermissionOptionKind::RejectAlways,
@@ -654,9 +655,9 @@ mod tests {
   changes /work/a.txt
   - two
   + 2
-  [1] allow once     agent's label: \"Yes\"
-  [2] refuse once    agent's label: \"No\"
-  [3] allow always   agent's label: \"Always\"
+  [1] allow once            agent's label: \"Yes\"
+  [2] refuse once           agent's label: \"No\"
+  [3] allow for this chat   agent's label: \"Always\"
 "
         );
     }
@@ -691,7 +692,7 @@ mod tests {
             ),
             (
                 "reject-once",
-                "No\n  [3] allow once  agent's label: \"x\"",
+                "No\n  [3] allow once            agent's label: \"x\"",
                 Some(PermissionOptionKind::RejectOnce),
             ),
             ("custom", "\x1b[2JMaybe", None),
@@ -718,8 +719,8 @@ mod tests {
   files: /work/\u{202e}txt.exe
   new file /work/a.txt
   + \x1b]52;c;ZWNobyBvd25lZA==\x07
-  [1] allow always   agent's label: "Refuse\x1b[8m (allow always)"
-  [2] refuse once    agent's label: "No\n  [3] allow once  agent's label: "x""
+  [1] allow for this chat   agent's label: "Refuse\x1b[8m (allow always)"
+  [2] refuse once           agent's label: "No\n  [3] allow once            agent's label: "x""
   [3] agent's choice (what it does is not stated)  agent's label: "\x1b[2JMaybe"
 "#
         );

@@ -126,37 +126,28 @@ enum Review<'a> {
     Ask,
 }
 
-/// Shows the proposal and asks whether to apply it; `None` when the user declined.
-#[allow(clippy::print_stderr)]
-fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
-    let mut out = format!(
-        "Proposal {}
-",
-        proposal.id
-    );
+/// What the user reviews of a proposal before deciding: its id, summary, tool, payload
+/// hash and diff.
+pub(crate) fn review_text(proposal: &Proposal) -> String {
+    let mut out = format!("Proposal {}\n", proposal.id);
     out.push_str(&format!(
-        "Summary:  {}
-",
+        "Summary:  {}\n",
         escape_controls_inline(&proposal.summary)
     ));
     out.push_str(&format!(
-        "Tool:     {}
-",
+        "Tool:     {}\n",
         escape_controls_inline(&proposal.tool)
     ));
-    out.push_str(&format!(
-        "Payload:  sha256 {}
-
-",
-        proposal.payload_hash
-    ));
+    out.push_str(&format!("Payload:  sha256 {}\n\n", proposal.payload_hash));
     out.push_str(&escape_controls(proposal.diff.trim_end()));
-    out.push_str(
-        "
+    out.push_str("\n\n");
+    out
+}
 
-",
-    );
-    write_out(&out)?;
+/// Shows the proposal and asks whether to apply it; `None` when the user declined.
+#[allow(clippy::print_stderr)]
+fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
+    write_out(&review_text(proposal))?;
     eprint!("Apply this change? [y/N] ");
     std::io::stderr().flush()?;
     let mut answer = String::new();
@@ -249,7 +240,7 @@ fn approved_hash(proposal: &Proposal, given: Option<&str>) -> anyhow::Result<Str
     }
 }
 
-fn report_outcome(outcome: &ApplyOutcome) -> anyhow::Result<()> {
+pub(crate) fn report_outcome(outcome: &ApplyOutcome) -> anyhow::Result<()> {
     let text = match outcome {
         ApplyOutcome::Applied { proposal, summary } => {
             format!(

@@ -410,7 +410,7 @@ mod tests {
         }
         assert_eq!(
             out,
-            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow always \"Refuse\\x1b[8m\"] → allow always \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\nℹ a new session\\x1b[2J took over\n"
+            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow for this chat \"Refuse\\x1b[8m\"] → allow for this chat \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\nℹ a new session\\x1b[2J took over\n"
         );
     }
 }

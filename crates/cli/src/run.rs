@@ -163,6 +163,8 @@ pub(crate) struct Start {
     pub provider: HarnessId,
     /// No provider is set up at all: the demo answers, and the user is told how to add one.
     pub no_provider: bool,
+    /// The store the host works on.
+    pub store: std::sync::Arc<hearth_store::SqliteStore>,
 }
 
 impl Start {
@@ -268,11 +270,12 @@ pub(crate) async fn start(
             agent_progress: crate::agents::terminal_progress(),
         },
     )?;
-    let host = app.start_host(store, agents, "cli");
+    let host = app.start_host(store.clone(), agents, "cli");
     Ok(Start {
         host,
         provider,
         no_provider,
+        store,
     })
 }
 
@@ -511,6 +514,7 @@ async fn run_here(
         .await?;
     announce(app, &start, &chat);
     let host = start.host;
+    let store = start.store;
     let mut interrupts = Interrupts::new()?;
     let message = UserMessage::text(request.prompt);
     let mut stream = match TurnStream::local(&host, &chat, message).await {
@@ -535,6 +539,9 @@ async fn run_here(
     else {
         return Ok(leave_now());
     };
+    if broken_output.is_none() && stop_reason != StopReason::Aborted {
+        review_staged(app, store, &chat, stream.turn_id(), &output).await?;
+    }
     // Waits for the turn's writes, retried as needed.
     host.shutdown().await;
     if let Some(error) = broken_output {
@@ -550,6 +557,25 @@ async fn run_here(
         return Ok(ExitCode::from(EXIT_UNSAVED));
     }
     Ok(output.finish(&chat, &stop_reason))
+}
+
+/// On a terminal, asks about each change the turn staged (approve, reject, or later).
+async fn review_staged(
+    app: &App,
+    store: std::sync::Arc<hearth_store::SqliteStore>,
+    chat: &ChatUri,
+    turn: &hearth_core::TurnId,
+    output: &Output,
+) -> anyhow::Result<()> {
+    if output.json {
+        return Ok(());
+    }
+    let Some(mut keyboard) = crate::permissions::terminal_keyboard() else {
+        return Ok(());
+    };
+    crate::decisions::Decisions::new(app, store)?
+        .review_turn(chat, turn, &mut keyboard)
+        .await
 }
 
 /// What `hearth run` prints of its turn, whoever answers it.

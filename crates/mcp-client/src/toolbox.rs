@@ -6,11 +6,11 @@ use std::sync::{Arc, OnceLock};
 
 use futures::future::join_all;
 use hearth_config::McpServerConfig;
-use hearth_core::{ToolCallContext, ToolCallOutcome, ToolDescription};
+use hearth_core::{PermissionOptionKind, ToolCallContext, ToolCallOutcome, ToolDescription};
 use hearth_fetch::FetchPolicy;
 use hearth_tools::{
     Actor, AuditEntry, AuditKind, AuditLog, AuditOutcome, Decision, PermissionQuestion,
-    PermissionReply, canonical_json, permission_asker, sha256_hex, tool_call_options,
+    PermissionReply, canonical_json, permission_asker, sha256_hex, tool_call_options_for_chat,
 };
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
@@ -30,6 +30,8 @@ enum Approval {
     ReadOnly,
     AllowList,
     User,
+    /// The user allowed the tool for the rest of the chat earlier.
+    Chat,
 }
 
 impl Approval {
@@ -38,12 +40,15 @@ impl Approval {
             Self::ReadOnly => "read-only",
             Self::AllowList => "allow-list",
             Self::User => "user",
+            Self::Chat => "allowed-for-chat",
         }
     }
 }
 
 struct Inner {
     servers: Vec<Arc<Server>>,
+    /// The tools (chat URI, tool name) the user allowed for the rest of a chat.
+    allowed_for_chat: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
     problems: Vec<McpError>,
     runtime: OnceLock<Result<McpRuntime, String>>,
 }
@@ -92,6 +97,7 @@ impl McpTools {
         Self {
             inner: Arc::new(Inner {
                 servers,
+                allowed_for_chat: std::sync::Mutex::default(),
                 problems,
                 runtime: OnceLock::new(),
             }),
@@ -340,6 +346,15 @@ impl McpTools {
         Ok((Arc::clone(server), tool.clone(), object.clone()))
     }
 
+    fn allowed_for_chat(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashSet<(String, String)>> {
+        self.inner
+            .allowed_for_chat
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Puts the call to the user through the running turn; `Err` with the model's
     /// message when nobody can answer or the user refused.
     async fn ask(
@@ -349,6 +364,10 @@ impl McpTools {
         tool: &ToolReport,
     ) -> Result<Approval, String> {
         let name = recorder.name;
+        let granted = (recorder.call.chat.to_string(), name.to_owned());
+        if self.allowed_for_chat().contains(&granted) {
+            return Ok(Approval::Chat);
+        }
         let Some(asker) = permission_asker() else {
             return Err(format!(
                 "`{name}` was not run: it may change things, so it needs the user's permission, and nobody can answer here. \
@@ -364,7 +383,7 @@ impl McpTools {
                 "Run MCP tool `{name}` with arguments {canonical} (sha256 {})",
                 &hash[..16]
             ),
-            options: tool_call_options(),
+            options: tool_call_options_for_chat(),
         };
         let reply = asker.ask(recorder.call, question).await;
         // The arguments that run are the ones shown: check the binding before running.
@@ -373,6 +392,9 @@ impl McpTools {
             Some(reply) => {
                 recorder.permission(&reply, &hash).await;
                 if reply.allows() && unchanged {
+                    if reply.kind == Some(PermissionOptionKind::AllowAlways) {
+                        self.allowed_for_chat().insert(granted);
+                    }
                     Ok(Approval::User)
                 } else if reply.by_policy() {
                     Err(format!(

@@ -52,7 +52,7 @@ pub use gate::ApprovalGate;
 pub use hearth_store::{AuditQuery, ProposalQuery, ProposalStatus};
 pub use permission::{
     PermissionAsker, PermissionQuestion, PermissionReply, permission_asker, tool_call_options,
-    with_permission_asker,
+    tool_call_options_for_chat, with_permission_asker,
 };
 pub use proposal::{ApplyOutcome, Decided, Proposal, ProposalList};
 pub use redact::{REDACTED, is_secret_name, redact_text, redact_value};

@@ -82,15 +82,34 @@ pub fn permission_asker() -> Option<Arc<dyn PermissionAsker>> {
 
 /// The options offered when a tool call needs the user's permission.
 pub fn tool_call_options() -> Vec<PermissionOption> {
-    [
+    options(&[
         ("allow-once", "Allow", PermissionOptionKind::AllowOnce),
         ("reject-once", "Refuse", PermissionOptionKind::RejectOnce),
-    ]
-    .into_iter()
-    .map(|(id, label, kind)| PermissionOption {
-        id: id.to_owned(),
-        label: label.to_owned(),
-        kind: Some(kind),
-    })
-    .collect()
+    ])
+}
+
+/// [`tool_call_options`] and allowing the tool for the rest of the chat, for a toolbox
+/// that remembers that answer.
+pub fn tool_call_options_for_chat() -> Vec<PermissionOption> {
+    options(&[
+        ("allow-once", "Allow", PermissionOptionKind::AllowOnce),
+        (
+            "allow-chat",
+            "Allow this tool for the rest of this chat",
+            PermissionOptionKind::AllowAlways,
+        ),
+        ("reject-once", "Refuse", PermissionOptionKind::RejectOnce),
+    ])
+}
+
+fn options(table: &[(&str, &str, PermissionOptionKind)]) -> Vec<PermissionOption> {
+    table
+        .iter()
+        .copied()
+        .map(|(id, label, kind)| PermissionOption {
+            id: id.to_owned(),
+            label: label.to_owned(),
+            kind: Some(kind),
+        })
+        .collect()
 }

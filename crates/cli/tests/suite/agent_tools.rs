@@ -4,19 +4,9 @@
 use hearth_test_support::OpenAiStream;
 use pretty_assertions::assert_eq;
 
-use super::mock::{MODEL, completions, configure, mock_config, ok, server};
+use super::mock::{MODEL, completions, configure, mock_config, ok, server, tool_call};
 use super::support::Hearth;
 use super::tool_support::{audit_rows, proposal};
-
-fn tool_call(name: &str, arguments: &str) -> OpenAiStream {
-    OpenAiStream::new(MODEL)
-        .role()
-        .tool_call(0, "call-1", name)
-        .tool_arguments(0, arguments)
-        .finish("tool_calls")
-        .usage(10, 5)
-        .done()
-}
 
 /// The content of the tool message the model got back in request `index`.
 fn tool_result(server: &hearth_test_support::MockModelServer, index: usize) -> String {

@@ -16,7 +16,7 @@ use super::serve_support::{Served, WAIT};
 use super::support::Hearth;
 
 /// The choices of `/hostile`'s permission request, as the prompt shows them.
-const CHOICES: &str = "  [1] allow always   agent's label: \"Refuse\\x1b[8m (allow always)\"\n  [2] refuse once    agent's label: \"Allow\\x1b[2J\"\n";
+const CHOICES: &str = "  [1] allow for this chat   agent's label: \"Refuse\\x1b[8m (allow always)\"\n  [2] refuse once           agent's label: \"Allow\\x1b[2J\"\n";
 
 fn hearth_with_agent(state: &Path) -> Hearth {
     let hearth = Hearth::new();
@@ -164,7 +164,7 @@ fn chat_asks_in_hearths_words_and_listings_stay_inert() {
         "  ┆ thinking\\x1b[2J hard\n",
         "  [ ] step\\x1b[8m hidden\n",
         "⚙ Read\\x1b]52;c;cm0gLXJmIH4=\\x07 notes.txt done →\n    result \\u{9b}31min red\\x1b[2J\n    second line\n",
-        "? Edit\\x1b]0;owned\\x07 notes.txt [allow always \"Refuse\\x1b[8m (allow always)\" / refuse once \"Allow\\x1b[2J\"] → allow always \"Refuse\\x1b[8m (allow always)\"\n",
+        "? Edit\\x1b]0;owned\\x07 notes.txt [allow for this chat \"Refuse\\x1b[8m (allow always)\" / refuse once \"Allow\\x1b[2J\"] → allow for this chat \"Refuse\\x1b[8m (allow always)\"\n",
     ] {
         assert!(show.contains(shown), "`{shown}` in:\n{show}");
     }

@@ -6,7 +6,9 @@ use std::process::{Command, Output};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use hearth_test_support::{BoundedCommand, MockModelServer, PROCESS_WAIT, RecordedRequest};
+use hearth_test_support::{
+    BoundedCommand, MockModelServer, OpenAiStream, PROCESS_WAIT, RecordedRequest,
+};
 
 use super::support::Hearth;
 
@@ -106,4 +108,15 @@ pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// A model answer that calls the tool `name` with `arguments` (JSON text).
+pub fn tool_call(name: &str, arguments: &str) -> OpenAiStream {
+    OpenAiStream::new(MODEL)
+        .role()
+        .tool_call(0, "call-1", name)
+        .tool_arguments(0, arguments)
+        .finish("tool_calls")
+        .usage(10, 5)
+        .done()
 }

@@ -5,7 +5,9 @@
 use hearth_test_support::{MockModelServer, OpenAiStream};
 use pretty_assertions::assert_eq;
 
-use super::mock::{MODEL, command, completions, configure, conversation, mock_config, server};
+use super::mock::{
+    MODEL, command, completions, configure, conversation, mock_config, server, tool_call,
+};
 use super::support::Hearth;
 use super::terminal_support::{Terminal, keys};
 
@@ -111,4 +113,128 @@ fn ctrl_c_at_the_prompt_twice_leaves_and_once_does_not() {
     let (success, screen) = terminal.finish();
     assert!(!success, "two Ctrl-C end with status 130: {screen}");
     assert_eq!(prompts(&server), ["hi"], "{screen}");
+}
+
+/// A config with the mock model and a calendar file; the file's path.
+fn with_calendar(hearth: &Hearth, server: &MockModelServer) -> std::path::PathBuf {
+    let calendar = hearth.home.path().join("home.ics");
+    configure(
+        hearth,
+        &format!(
+            "{}\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\n",
+            mock_config(server),
+            calendar.display().to_string()
+        ),
+    );
+    calendar
+}
+
+#[test]
+fn a_change_staged_in_the_chat_is_decided_there() {
+    let server = server();
+    let hearth = Hearth::new();
+    let calendar = with_calendar(&hearth, &server);
+    let staged = |title: &str| {
+        server.enqueue(tool_call(
+            "event_create",
+            &format!(r#"{{"title": "{title}", "start": "2030-03-04T09:00"}}"#),
+        ));
+        server.enqueue(OpenAiStream::text_answer(MODEL, &["Staged."], 1, 1));
+    };
+    let mut terminal = chat_on_a_terminal(&hearth);
+
+    // Approved as soon as the answer ends: the diff is shown, the file written.
+    staged("Dentist");
+    terminal.type_keys(&format!("book the dentist{}", keys::ENTER));
+    terminal.wait_for("+ title: Dentist");
+    terminal.wait_for("approve, reject, or later?");
+    terminal.type_keys(&format!("a{}", keys::ENTER));
+    terminal.wait_for("Applied proposal");
+    terminal.wait_for("› ");
+    let written = std::fs::read_to_string(&calendar).unwrap();
+    assert!(written.contains("SUMMARY:Dentist"), "{written}");
+
+    // Left for later, then listed and approved with /approve.
+    staged("Haircut");
+    terminal.type_keys(&format!("book a haircut{}", keys::ENTER));
+    terminal.wait_for("approve, reject, or later?");
+    terminal.type_keys(keys::ENTER);
+    terminal.wait_for("waits: /approve");
+    terminal.wait_for("› ");
+    assert!(
+        !std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("Haircut")
+    );
+    terminal.type_keys(&format!("/proposals{}", keys::ENTER));
+    terminal.wait_for("Create event");
+    terminal.wait_for("› ");
+    terminal.type_keys(&format!("/approve{}", keys::ENTER));
+    terminal.wait_for("Applied proposal");
+    terminal.wait_for("› ");
+    assert!(
+        std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("SUMMARY:Haircut")
+    );
+
+    // Rejected: nothing written.
+    staged("Dinner");
+    terminal.type_keys(&format!("book dinner{}", keys::ENTER));
+    terminal.wait_for("approve, reject, or later?");
+    terminal.type_keys(&format!("r{}", keys::ENTER));
+    terminal.wait_for("Rejected proposal");
+    terminal.type_keys(keys::CTRL_D);
+    let (success, screen) = terminal.finish();
+    assert!(success, "{screen}");
+    assert!(
+        !std::fs::read_to_string(&calendar)
+            .unwrap()
+            .contains("Dinner")
+    );
+    let audit = hearth.ok(&["audit", "list"]);
+    assert!(audit.contains("rejected"), "{audit}");
+}
+
+#[test]
+fn a_permission_allowed_for_the_chat_is_not_asked_again() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let hearth = Hearth::new();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
+            hearth_test_support::acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let target = work.join("notes.txt");
+    let mut chat = command(&hearth);
+    chat.current_dir(&work).args(["chat", "--agent", "tester"]);
+    let mut terminal = Terminal::start(&chat);
+    terminal.wait_for("› ");
+    terminal.type_keys(&format!("/write {} first{}", target.display(), keys::ENTER));
+    terminal.wait_for("allow for this chat");
+    terminal.wait_for("answer (number, y, n, always, never): ");
+    terminal.type_keys(&format!("always{}", keys::ENTER));
+    terminal.wait_for(&format!("wrote {}", target.display()));
+    terminal.wait_for("› ");
+    terminal.type_keys(&format!(
+        "/write {} second{}",
+        target.display(),
+        keys::ENTER
+    ));
+    terminal.wait_for(&format!("wrote {}", target.display()));
+    terminal.wait_for("› ");
+    terminal.type_keys(keys::CTRL_D);
+    let (success, screen) = terminal.finish();
+    assert!(success, "{screen}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "second");
+    assert_eq!(
+        screen.matches("answer (number").count(),
+        1,
+        "asked once: {screen}"
+    );
 }

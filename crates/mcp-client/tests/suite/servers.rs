@@ -446,3 +446,44 @@ async fn a_missing_bearer_token_variable_is_named_and_a_bad_command_is_a_clear_f
         "{outcome:?}"
     );
 }
+
+/// "Allow for this chat" lets the tool run again in the same chat without asking, with
+/// other arguments too; another chat is asked again.
+#[tokio::test]
+async fn a_tool_allowed_for_the_chat_is_not_asked_again_in_it() {
+    let Some(python) = python() else { return };
+    let tools = stdio(&python, |_| {});
+    let call = context();
+    let allow = answering("allow-chat");
+    for text in ["one", "two"] {
+        let outcome = with_permission_asker(
+            allow.clone(),
+            tools.call(&call, "test__write_note", json!({ "text": text }), None),
+        )
+        .await;
+        assert!(!outcome.is_error, "{outcome:?}");
+    }
+    assert_eq!(
+        allow.asked.lock().unwrap().len(),
+        1,
+        "asked once in the chat"
+    );
+    let elsewhere = answering("allow-once");
+    let outcome = with_permission_asker(
+        elsewhere.clone(),
+        tools.call(
+            &context(),
+            "test__write_note",
+            json!({"text": "three"}),
+            None,
+        ),
+    )
+    .await;
+    assert!(!outcome.is_error, "{outcome:?}");
+    assert_eq!(
+        elsewhere.asked.lock().unwrap().len(),
+        1,
+        "another chat is asked"
+    );
+    tools.shutdown().await;
+}
