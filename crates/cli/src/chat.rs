@@ -39,10 +39,21 @@ pub struct ChatArgs {
 }
 
 const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
-model), /mode [ID] (list the agent's modes, or switch), /new (a new session), /open URI (another session, in its scope), /project NAME|global \
+model), /mode [ID] (list the agent's modes, or switch), /new (a new session), /open ID (another session, in its scope), /resume (pick one of the newest sessions), /project NAME|global \
 (a new session in a project, or the global scope), /proposals, /approve [ID], /reject [ID] [REASON] \
 (the changes staged in this session), /quit (or Ctrl-D); an agent's own /commands \
 go to the agent; Ctrl-C stops an answer";
+
+impl ChatArgs {
+    /// The arguments that continue `session` (its URI).
+    pub(crate) fn continuing(session: String, show_reasoning: bool) -> Self {
+        Self {
+            target: crate::run::TargetArgs::continuing(session),
+            scenario: None,
+            show_reasoning,
+        }
+    }
+}
 
 /// The chat's prompt.
 const PROMPT: &str = "› ";
@@ -61,6 +72,7 @@ const COMMANDS: &[&str] = &[
     "/proposals",
     "/quit",
     "/reject",
+    "/resume",
 ];
 
 /// What one line of input asks for.
@@ -72,10 +84,13 @@ enum Input<'a> {
     /// `/mode [ID]`: list the agent's modes, or switch to one.
     Mode(Option<&'a str>),
     New,
-    /// `/open URI`: another session, switching to its scope.
+    /// `/open ID`: another session (its URI, id or the start of its id), switching to
+    /// its scope.
     Open(&'a str),
     /// `/project NAME|global`: enter a project (a new session in it), or say which.
     Project(Option<&'a str>),
+    /// `/resume`: pick one of the newest sessions and open it.
+    Resume,
     /// `/proposals`: the session's pending changes.
     Proposals,
     /// `/approve [ID]`: approve and apply a pending change.
@@ -111,6 +126,7 @@ fn parse(line: &str) -> Input<'_> {
         "open" if !rest.is_empty() => Input::Open(rest),
         "project" => Input::Project(Some(rest).filter(|rest| !rest.is_empty())),
         "proposals" => Input::Proposals,
+        "resume" => Input::Resume,
         "approve" => Input::Approve(Some(rest).filter(|rest| !rest.is_empty())),
         "reject" => {
             let (id, reason) = rest
@@ -227,12 +243,25 @@ impl Conversation {
     /// switched first; a failed open puts the previous scope and session back.
     #[allow(clippy::print_stderr)]
     async fn open(&mut self, uri: &str) {
-        let chat = match hearth_core::ResourceUri::parse(uri) {
-            Ok(hearth_core::ResourceUri::Session(session)) => ChatUri::default_for(&session),
-            Ok(hearth_core::ResourceUri::Chat(chat)) => chat,
+        // A bare id or its start, as `hearth sessions` takes it.
+        let named = match hearth_core::ResourceUri::parse(uri) {
+            Ok(_) => Ok(uri.trim().to_owned()),
+            Err(_) => crate::names::session_or_chat(self.host.store().as_ref(), uri).await,
+        };
+        let chat = match named.as_deref().map(hearth_core::ResourceUri::parse) {
+            Ok(Ok(hearth_core::ResourceUri::Session(session))) => ChatUri::default_for(&session),
+            Ok(Ok(hearth_core::ResourceUri::Chat(chat))) => chat,
+            Err(error) => {
+                eprintln!(
+                    "hearth: {}; {}",
+                    crate::shown::error(&error),
+                    self.still_in()
+                );
+                return;
+            }
             _ => {
                 eprintln!(
-                    "hearth: `{}` is not a session or chat URI",
+                    "hearth: `{}` is not a session or chat",
                     escape_controls_inline(uri)
                 );
                 return;
@@ -261,7 +290,21 @@ impl Conversation {
                 eprintln!("hearth: now in {}", scope_name(&scope));
             }
             eprintln!("hearth: opened {}", self.chat);
+            show_recent(&self.host, &self.chat).await;
         }
+    }
+
+    /// `/resume`: the newest sessions, one picked opened.
+    async fn resume(&mut self, keyboard: &mut Keyboard) -> anyhow::Result<()> {
+        let listed = crate::resume::newest(self.host.store().as_ref(), 20).await?;
+        crate::toolbox::write_out(&crate::resume::numbered(&listed))?;
+        let picked = crate::resume::pick(&listed, keyboard)
+            .await
+            .map(|session| session.uri.to_string());
+        if let Some(uri) = picked {
+            self.open(&uri).await;
+        }
+        Ok(())
     }
 
     /// `/project NAME|global`: a new session in that scope. A project that cannot take
@@ -352,7 +395,7 @@ impl Conversation {
                 "hearth: unknown command /{}; {HELP}",
                 escape_controls_inline(name)
             ),
-            Input::Prompt(_) | Input::Quit | Input::Nothing => {}
+            Input::Prompt(_) | Input::Quit | Input::Nothing | Input::Resume => {}
         }
         Ok(())
     }
@@ -601,6 +644,42 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// How many of a continued chat's last turns are shown.
+const RECENT_TURNS: usize = 3;
+
+/// Shows the last turns of a chat being continued, on a terminal, so the user sees where
+/// it left off.
+async fn show_recent(host: &Host, chat: &ChatUri) {
+    if !std::io::stdout().is_terminal() {
+        return;
+    }
+    let Ok(state) = host.chat(chat).await else {
+        return;
+    };
+    if let Some(text) = recent_text(&state.turns) {
+        let _ignored = crate::toolbox::write_out(&text);
+    }
+}
+
+/// The last [`RECENT_TURNS`] turns as the chat printed them, under a line saying how
+/// many came before; `None` for a chat with no turns.
+fn recent_text(turns: &[hearth_core::Turn]) -> Option<String> {
+    if turns.is_empty() {
+        return None;
+    }
+    let shown = &turns[turns.len().saturating_sub(RECENT_TURNS)..];
+    let mut out = if shown.len() < turns.len() {
+        format!("── the last {} of {} turns ──\n", shown.len(), turns.len())
+    } else {
+        "── earlier in this chat ──\n".to_owned()
+    };
+    for turn in shown {
+        crate::render::turn(turn, &mut out);
+    }
+    out.push_str("──\n");
+    Some(out)
+}
+
 /// The keyboard of the chat: a line editor when stdin and stdout are a terminal (its
 /// history kept in the data directory), plain lines otherwise.
 fn keyboard(app: &App, completions: &Completions) -> anyhow::Result<Keyboard> {
@@ -640,6 +719,9 @@ impl Conversation {
             .target_chat(session.as_deref(), model.as_deref(), &project.scope)
             .await?;
         announce(app, &start, &chat);
+        if session.is_some() {
+            show_recent(&start.host, &chat).await;
+        }
         // A continued session is in its own scope.
         let start_scope = match start.host.session(&chat.session()).await {
             Ok(state) => state.summary.scope,
@@ -696,6 +778,12 @@ impl Conversation {
                 Input::Nothing => continue,
                 Input::Quit => return Ok(Leaving::Asked),
                 Input::Prompt(prompt) => prompt,
+                Input::Resume => {
+                    if let Err(error) = self.resume(keyboard).await {
+                        eprintln!("hearth: error: {}", crate::shown::error(&error));
+                    }
+                    continue;
+                }
                 // A command of the agent's own: it goes to the agent as typed.
                 Input::Unknown(name) if self.agent_offers(name).await => line.trim(),
                 command => {

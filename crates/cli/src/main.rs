@@ -28,6 +28,7 @@ mod proposals;
 mod providers;
 mod remote;
 mod render;
+mod resume;
 mod run;
 mod serve;
 mod sessions;
@@ -73,6 +74,8 @@ enum Command {
     Run(run::RunArgs),
     /// Chat in the terminal: answers stream, Ctrl-C stops one, /fork, /model, /mode, /new, /quit.
     Chat(chat::ChatArgs),
+    /// Pick one of the newest sessions (title, folder, agent, last message) and chat on.
+    Resume(resume::ResumeArgs),
     /// Check every model provider: latency, or the exact error and what to fix.
     Doctor(doctor::DoctorArgs),
     /// List, show, delete and fork sessions.
@@ -219,6 +222,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run::run(&app, args).await,
             Command::Chat(args) => chat::chat(&app, args).await,
+            Command::Resume(args) => resume::resume(&app, args).await,
             Command::Doctor(args) => doctor::doctor(&app, args).await,
             Command::Sessions(command) => sessions::sessions(&app, command).await,
             Command::Chats(command) => sessions::chats(&app, command).await,

@@ -4,9 +4,12 @@
 //! several is refused with the candidates and their titles; one that names none says how
 //! to list them. Full URIs are taken as given, without reading the store.
 
+use std::path::Path;
+
 use anyhow::bail;
 use hearth_core::{
-    CHAT_SCHEME, ChatUri, ProposalId, ResourceUri, SESSION_SCHEME, Scope, SessionUri,
+    CHAT_SCHEME, ChatUri, ProposalId, ResourceUri, SESSION_SCHEME, Scope, SessionSummary,
+    SessionUri,
 };
 use hearth_store::{ScopeFilter, SessionQuery, SqliteStore, Store};
 
@@ -198,30 +201,66 @@ pub async fn proposal(store: &SqliteStore, text: &str) -> anyhow::Result<Proposa
     Ok(ProposalId::parse(&single(Kind::Proposal, text, found)?)?)
 }
 
-/// The most recently updated session of a scope (`run`/`chat --continue`).
-pub async fn latest_session(store: &dyn Store, scope: &Scope) -> anyhow::Result<SessionUri> {
-    let filter = match scope.project_id() {
-        Some(project) => ScopeFilter::Project(project.clone()),
-        None => ScopeFilter::Global,
-    };
-    let page = store
-        .list_sessions(&SessionQuery {
-            scope: filter,
-            limit: 1,
-            ..SessionQuery::default()
-        })
-        .await?;
-    match page.sessions.into_iter().next() {
-        Some(session) => Ok(session.uri),
-        None => match scope.project_id() {
-            Some(project) => bail!(
+/// How many sessions `-c` looks through for one of the current folder.
+const CONTINUE_SEARCH: u32 = 2000;
+
+/// The session `-c` continues: the newest of the project; in the global scope, the
+/// newest that works in `folder` (the current directory), as claude and codex do.
+pub async fn latest_session(
+    store: &dyn Store,
+    scope: &Scope,
+    folder: &Path,
+) -> anyhow::Result<SessionUri> {
+    if let Some(project) = scope.project_id() {
+        let page = store
+            .list_sessions(&SessionQuery {
+                scope: ScopeFilter::Project(project.clone()),
+                limit: 1,
+                ..SessionQuery::default()
+            })
+            .await?;
+        return match page.sessions.into_iter().next() {
+            Some(session) => Ok(session.uri),
+            None => bail!(
                 "there is no session to continue in project {project}: start one with `hearth run --project {project} \"hello\"`"
             ),
-            None => bail!(
-                "there is no session to continue in the global scope: start one with `hearth run \"hello\"` (sessions of projects need --project NAME)"
-            ),
-        },
+        };
     }
+    let mut query = SessionQuery {
+        scope: ScopeFilter::Global,
+        limit: 200,
+        ..SessionQuery::default()
+    };
+    let mut seen = 0;
+    loop {
+        let page = store.list_sessions(&query).await?;
+        seen += page.sessions.len() as u32;
+        if let Some(session) = page
+            .sessions
+            .into_iter()
+            .find(|session| works_in(session, folder))
+        {
+            return Ok(session.uri);
+        }
+        match page.next_cursor {
+            Some(cursor) if seen < CONTINUE_SEARCH => query.cursor = Some(cursor),
+            _ => break,
+        }
+    }
+    bail!(
+        "there is no session to continue in {}: start one with `hearth run \"hello\"`, or pick one of another folder with `hearth resume` (sessions of projects need --project NAME)",
+        folder.display()
+    )
+}
+
+/// Whether a session works in `folder` (its first working directory, compared as
+/// real paths).
+fn works_in(session: &SessionSummary, folder: &Path) -> bool {
+    let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    session
+        .working_directories
+        .first()
+        .is_some_and(|directory| real(directory) == real(folder))
 }
 
 /// Resolves a session name for a command that may go to a server: full URIs as given,

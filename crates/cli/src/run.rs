@@ -54,14 +54,28 @@ pub struct TargetArgs {
     /// characters of the id.
     #[arg(long, value_name = "URI")]
     session: Option<String>,
-    /// Continue the most recently updated session of the global scope (of the project,
-    /// with --project).
+    /// Continue the most recently updated session of the current folder (of the
+    /// project, with --project).
     #[arg(short = 'c', long = "continue", conflicts_with = "session")]
     continue_latest: bool,
     /// Start the session in a project (its name or id): it works in the project's folder
     /// with its instructions and context, and uses its default agent and model.
     #[arg(long, conflicts_with = "session")]
     project: Option<String>,
+}
+
+impl TargetArgs {
+    /// The arguments that continue `session` (its URI) as it is.
+    pub(crate) fn continuing(session: String) -> Self {
+        Self {
+            provider: None,
+            agent: None,
+            model: None,
+            session: Some(session),
+            continue_latest: false,
+            project: None,
+        }
+    }
 }
 
 /// What [`TargetArgs`] come to: the project (or the global scope), the session to
@@ -377,7 +391,8 @@ pub(crate) async fn continued_session(
 ) -> anyhow::Result<Option<String>> {
     if continue_latest {
         let store = app.open_store().await?;
-        let latest = crate::names::latest_session(store.as_ref(), scope).await?;
+        let here = std::env::current_dir().context("finding the current directory")?;
+        let latest = crate::names::latest_session(store.as_ref(), scope, &here).await?;
         return Ok(Some(latest.to_string()));
     }
     match session {

@@ -110,7 +110,7 @@ fn run_continue_answers_in_the_most_recent_session() {
     let hearth = Hearth::new();
     let error = hearth.fails(&["run", "--continue", "hello"]);
     assert!(
-        error.contains("there is no session to continue in the global scope"),
+        error.contains("there is no session to continue in /"),
         "{error}"
     );
     assert!(hearth.session_uris().is_empty());

@@ -2,7 +2,7 @@
 //! chats), a pasted block of lines sent as one prompt, lines joined with `\` and
 //! Alt-Enter, and Ctrl-C and Ctrl-D at the prompt.
 
-use hearth_test_support::{MockModelServer, OpenAiStream};
+use hearth_test_support::{BoundedCommand, MockModelServer, OpenAiStream};
 use pretty_assertions::assert_eq;
 
 use super::mock::{
@@ -237,4 +237,66 @@ fn a_permission_allowed_for_the_chat_is_not_asked_again() {
         1,
         "asked once: {screen}"
     );
+}
+
+/// `hearth run` in `folder` with `prompt`, on the mock model.
+fn run_in(hearth: &Hearth, folder: &std::path::Path, prompt: &str) {
+    let output = command(hearth)
+        .current_dir(folder)
+        .args(["run", prompt])
+        .output_within(hearth_test_support::PROCESS_WAIT);
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn continuing_picks_the_folders_session_and_shows_where_it_left_off() {
+    let server = server();
+    server.set_fallback(OpenAiStream::text_answer(MODEL, &["o", "k"], 1, 1));
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    let folders = tempfile::tempdir().unwrap();
+    let (here, there) = (folders.path().join("here"), folders.path().join("there"));
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&there).unwrap();
+    run_in(&hearth, &here, "a question asked here");
+    run_in(&hearth, &there, "a question asked there");
+
+    // `-c` here goes on with here's session, though there's is newer, and shows it.
+    let mut chat = command(&hearth);
+    chat.current_dir(&here).args(["chat", "-c"]);
+    let mut terminal = Terminal::start(&chat);
+    terminal.wait_for("earlier in this chat");
+    terminal.wait_for("› a question asked here");
+    terminal.wait_for("› ");
+    send(&mut terminal, &format!("and a follow-up{}", keys::ENTER));
+    terminal.type_keys(keys::CTRL_D);
+    let (success, screen) = terminal.finish();
+    assert!(success, "{screen}");
+    assert!(!screen.contains("asked there"), "{screen}");
+    let last = completions(&server).last().unwrap().clone();
+    let said: Vec<String> = conversation(&last)
+        .into_iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, content)| content)
+        .collect();
+    assert_eq!(said, ["a question asked here", "and a follow-up"]);
+
+    // `hearth resume` lists both with their folders; the one picked opens with its turns.
+    let mut resume = command(&hearth);
+    resume.current_dir(&here).arg("resume");
+    let mut terminal = Terminal::start(&resume);
+    terminal.wait_for("open which?");
+    let screen = terminal.screen();
+    let there_line = screen
+        .lines()
+        .find(|line| line.contains("there") && line.starts_with('['))
+        .unwrap_or_else(|| panic!("no line for the other folder: {screen}"))
+        .to_owned();
+    let number = there_line[1..3].trim().to_owned();
+    terminal.type_keys(&format!("{number}{}", keys::ENTER));
+    terminal.wait_for("› a question asked there");
+    terminal.wait_for("› ");
+    terminal.type_keys(keys::CTRL_D);
+    let (success, screen) = terminal.finish();
+    assert!(success, "{screen}");
 }
