@@ -118,7 +118,8 @@ pub struct AddArgs {
     /// Recurrence rule, e.g. `FREQ=WEEKLY;BYDAY=MO`.
     #[arg(long)]
     repeat: Option<String>,
-    /// IANA time zone of the times (default: the calendar's).
+    /// IANA time zone the times are given in and the event is kept in (default: the
+    /// user's time zone).
     #[arg(long)]
     time_zone: Option<String>,
     /// Print what was written as JSON.
