@@ -1,6 +1,12 @@
 //! Events as agents and the CLI describe them ([`EventInput`], [`EventPatch`]), checked
 //! and resolved into the exact event a staged change will write ([`EventSpec`]), with
 //! errors that say which field is wrong and how to fix it.
+//!
+//! One zone rule for every time argument: a wall-clock time (`2026-03-03T16:30`) is read
+//! in the user's zone — the zone of every listing and occurrence handle — unless it
+//! carries an offset (`…+01:00`, `…Z`) or `time_zone` names the zone it is in. Where it
+//! is stored is a separate choice ([`Zones`]): a changed event keeps its own zone (the
+//! new time converted into it), a new one is stored in the zone it was read in.
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
@@ -30,7 +36,8 @@ pub struct EventInput {
     #[serde(default)]
     pub sub_category: Option<String>,
     /// Start: `2026-03-03` for an all-day event, `2026-03-03T09:00` for a timed event (wall
-    /// clock in `time_zone`), or an RFC 3339 time with offset.
+    /// clock in the user's time zone, or in `time_zone` when given), or an RFC 3339 time
+    /// with offset.
     pub start: String,
     /// End. Timed events: a date-time after `start` (default: one hour after `start`).
     /// All-day events: the last day, inclusive (default: the start day).
@@ -39,8 +46,8 @@ pub struct EventInput {
     /// Whether the event lasts whole days; inferred from `start` when absent.
     #[serde(default)]
     pub all_day: Option<bool>,
-    /// IANA time zone of `start`/`end`, e.g. `Europe/Berlin`; the calendar's or the
-    /// user's zone when absent.
+    /// IANA time zone `start`/`end` are given in and the event is stored in, e.g.
+    /// `America/New_York`; the user's zone when absent.
     #[serde(default)]
     pub time_zone: Option<String>,
     /// Location.
@@ -69,16 +76,18 @@ pub struct EventPatch {
     /// New sub-category (empty: remove it).
     #[serde(default)]
     pub sub_category: Option<String>,
-    /// New start (same forms as when creating). The length is kept unless `end` is given.
+    /// New start (same forms as when creating: a wall clock is in the user's zone unless
+    /// `time_zone` or an offset says otherwise). The length is kept unless `end` is given.
     #[serde(default)]
     pub start: Option<String>,
-    /// New end (same forms as when creating).
+    /// New end (same forms and zone as `start`).
     #[serde(default)]
     pub end: Option<String>,
     /// Make the event all-day (true) or timed (false).
     #[serde(default)]
     pub all_day: Option<bool>,
-    /// IANA time zone for the new `start`/`end`.
+    /// IANA time zone the new `start`/`end` are given in, which the event moves to;
+    /// absent: they are in the user's zone and the event keeps its own zone.
     #[serde(default)]
     pub time_zone: Option<String>,
     /// New location (empty: remove).
@@ -90,6 +99,17 @@ pub struct EventPatch {
     /// New RRULE (empty: stop repeating).
     #[serde(default)]
     pub recurrence: Option<String>,
+}
+
+/// The zones a change's times are read and stored in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Zones {
+    /// The user's zone: wall-clock arguments without an offset or `time_zone` are read
+    /// in it.
+    pub user: Tz,
+    /// The calendar's zone: where its floating times are placed, so where a changed
+    /// event without a zone of its own is stored.
+    pub calendar: Tz,
 }
 
 fn invalid(message: impl Into<String>) -> CalendarError {
@@ -183,6 +203,19 @@ fn local_in(time: InputTime, tz: Tz) -> Option<NaiveDateTime> {
         InputTime::Date(_) => None,
         InputTime::Local(local) => Some(local),
         InputTime::Instant(instant) => Some(instant.with_timezone(&tz).naive_local()),
+    }
+}
+
+/// `time` as read in `zone`: a wall clock becomes the instant `zone`'s clock shows it
+/// at, so it lands there whatever zone it is stored in; dates and instants stay.
+fn read_in(time: InputTime, zone: Tz) -> InputTime {
+    match time {
+        InputTime::Local(local) => InputTime::Instant(
+            resolve_local(&zone, local)
+                .with_timezone(&zone)
+                .fixed_offset(),
+        ),
+        other => other,
     }
 }
 
@@ -303,7 +336,9 @@ pub(crate) fn validate_rule(text: &str, start: &SpecTime, tz: Tz) -> Result<Stri
     Ok(rule.to_string())
 }
 
-/// Resolves a new event. `tz` is the zone for wall-clock times without one.
+/// Resolves a new event. `tz` is the user's zone: wall-clock times without an offset
+/// are read in it unless `time_zone` is given, and the event is stored in the zone its
+/// times were read in.
 pub(crate) fn resolve_input(input: &EventInput, tz: Tz, uid: String) -> Result<EventSpec> {
     let title = clean_text("title", &input.title, MAX_TITLE, true)?;
     if title.is_empty() {
@@ -363,24 +398,28 @@ fn replace_or_remove(value: Option<&str>, current: Option<String>) -> Option<Str
     }
 }
 
-/// The event `event` becomes with `patch` applied. `tz` is the zone for wall-clock
-/// times without one when the event has no zone of its own.
-pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, tz: Tz) -> Result<EventSpec> {
+/// The event `event` becomes with `patch` applied. Wall-clock times in `patch` are read
+/// in the user's zone (or its `time_zone`); the event keeps its own zone (the calendar's
+/// when it has none), unless `time_zone` moves it.
+pub(crate) fn resolve_patch(event: &Event, patch: &EventPatch, zones: Zones) -> Result<EventSpec> {
     let taxonomy = patched_taxonomy(event, patch)?;
     let event_tz = match event.start.zone() {
         Zone::Named(tz) => tz,
-        _ => tz,
+        _ => zones.calendar,
     };
-    let tz = match &patch.time_zone {
-        Some(name) => parse_time_zone(name)?,
-        None => event_tz,
-    };
+    let given = patch
+        .time_zone
+        .as_deref()
+        .map(parse_time_zone)
+        .transpose()?;
+    let tz = given.unwrap_or(event_tz);
+    let read = given.unwrap_or(zones.user);
     let times_touched = patch.start.is_some()
         || patch.end.is_some()
         || patch.all_day.is_some()
         || patch.time_zone.is_some();
     let (start, end) = if times_touched {
-        patched_times(event, patch, event_tz, tz)?
+        patched_times(event, patch, event_tz, (read, tz))?
     } else {
         (
             SpecTime::from_event_time(event.start),
@@ -460,15 +499,24 @@ fn patched_taxonomy(event: &Event, patch: &EventPatch) -> Result<Taxonomy> {
 
 /// The start and end after `patch` touched the times: a start not given is the
 /// event's (in `event_tz`), the length is kept unless an end is given, and the kind
-/// (all-day or timed) follows the new start unless `all_day` says.
+/// (all-day or timed) follows the new start unless `all_day` says. Wall clocks given
+/// are read in `read` and stored in `tz`.
 fn patched_times(
     event: &Event,
     patch: &EventPatch,
     event_tz: Tz,
-    tz: Tz,
+    (read, tz): (Tz, Tz),
 ) -> Result<(SpecTime, SpecTime)> {
+    let given = |field: &str, text: &str| -> Result<InputTime> {
+        let time = parse_input_time(field, text)?;
+        Ok(if read == tz {
+            time
+        } else {
+            read_in(time, read)
+        })
+    };
     let start_input = match &patch.start {
-        Some(text) => parse_input_time("start", text)?,
+        Some(text) => given("start", text)?,
         None => match event.start {
             EventTime::Date(date) => InputTime::Date(date),
             time if patch.time_zone.is_some() && time.zone() == Zone::Named(event_tz) => {
@@ -483,7 +531,7 @@ fn patched_times(
     });
     let length = event.duration(event_tz);
     let end_input = match &patch.end {
-        Some(text) => Some(parse_input_time("end", text)?),
+        Some(text) => Some(given("end", text)?),
         None if all_day && event.is_all_day() => {
             let last = date_of(start_input) + Duration::days((length.num_days() - 1).max(0));
             Some(InputTime::Date(last))

@@ -120,16 +120,21 @@ fn render_intact(report: &ChainReport) -> String {
     text
 }
 
-/// Runs `hearth audit …`.
-pub async fn audit(app: &App, command: AuditCommand) -> anyhow::Result<ExitCode> {
-    let store = app.open_store().await?;
-    let log = AuditLog::with_files(
+/// The audit log kept in `store`, with the key and head file of the app's data
+/// directory.
+pub fn log_in(app: &App, store: std::sync::Arc<hearth_store::SqliteStore>) -> AuditLog {
+    AuditLog::with_files(
         store,
         AuditFiles {
             key: app.paths.audit_key(),
             head: app.paths.audit_head(),
         },
-    );
+    )
+}
+
+/// Runs `hearth audit …`.
+pub async fn audit(app: &App, command: AuditCommand) -> anyhow::Result<ExitCode> {
+    let log = log_in(app, app.open_store().await?);
     match command {
         AuditCommand::List {
             limit,

@@ -1,5 +1,6 @@
 //! `hearth calendar list|events|add|import|export|sync`: the user's own calendar actions.
-//! They write at once (the user is acting, not an agent); agents reach calendars only
+//! They write at once (the user is acting, not an agent), and `add` and `import` are
+//! recorded in the audit log as an applied proposal is; agents reach calendars only
 //! through the tools, whose writes wait for approval.
 
 use std::path::PathBuf;
@@ -12,8 +13,11 @@ use hearth_calendar::{
     StorageKind, StorageState, SyncMethod, UnavailableCalendar, discover, parse_time_bound,
 };
 use hearth_core::escape_controls_inline;
+use hearth_store::Access;
+use hearth_tools::{Actor, AuditEntry, AuditKind, AuditLog, AuditOutcome, Decision, UserActor};
+use serde_json::{Value, json};
 
-use crate::audit::write_atomically;
+use crate::audit::{log_in, write_atomically};
 use crate::toolbox::{json_line, write_out};
 use hearth_app::App;
 use hearth_app::tools::{calendars, dav_transport};
@@ -118,7 +122,8 @@ pub struct AddArgs {
     /// Recurrence rule, e.g. `FREQ=WEEKLY;BYDAY=MO`.
     #[arg(long)]
     repeat: Option<String>,
-    /// IANA time zone of the times (default: the calendar's).
+    /// IANA time zone the times are given in and the event is kept in (default: the
+    /// user's time zone).
     #[arg(long)]
     time_zone: Option<String>,
     /// Print what was written as JSON.
@@ -626,12 +631,15 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
         CalendarCommand::Sync { calendar, json } => {
             return sync(&calendars, calendar.as_deref(), json).await;
         }
-        CalendarCommand::Add(args) => add(&calendars, *args).await?,
+        CalendarCommand::Add(args) => add(&calendars, &writable_audit(app).await?, *args).await?,
         CalendarCommand::Import {
             file,
             calendar,
             json,
-        } => import(&calendars, calendar.as_deref(), &file, json).await?,
+        } => {
+            let audit = writable_audit(app).await?;
+            import(&calendars, &audit, calendar.as_deref(), &file, json).await?
+        }
         CalendarCommand::Export { calendar, output } => {
             let id = calendars
                 .calendar_or_default(calendar.as_deref())?
@@ -647,9 +655,49 @@ pub async fn calendar(app: &App, command: CalendarCommand) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// The audit log the user's own calendar writes go to, as approved proposals do: the
+/// commands refuse before writing anything when it cannot be written.
+async fn writable_audit(app: &App) -> anyhow::Result<AuditLog> {
+    let store = app.open_store().await?;
+    if let Access::ReadOnly { reason } = store.access() {
+        anyhow::bail!(
+            "nothing was written: calendar changes are recorded in the audit log of {}, which is open for reading only ({reason})",
+            store.path().display()
+        );
+    }
+    Ok(log_in(app, store))
+}
+
+/// Records a calendar write the user made at the command line (`command`, e.g.
+/// `calendar_add`), as an applied proposal is recorded: applied, by the user via the
+/// CLI, with the hash of what was asked and the change's summary.
+async fn record_write(
+    audit: &AuditLog,
+    command: &str,
+    arguments: &Value,
+    summary: &str,
+) -> anyhow::Result<()> {
+    let user = UserActor::cli();
+    let entry = AuditEntry::new(
+        Actor::User(user.clone()),
+        AuditKind::ToolCall,
+        Decision::Applied,
+        AuditOutcome::ok_with(summary),
+    )
+    .tool(command)
+    .arguments(arguments)
+    .detail(json!({ "via": user.via(), "summary": summary }));
+    audit.append(entry).await.map_err(|error| {
+        anyhow::anyhow!(
+            "the change was written ({summary}), but the audit log could not record it: {error}"
+        )
+    })?;
+    Ok(())
+}
+
 /// `hearth calendar add TITLE --start …`: one event, written at once (the user's own
-/// change).
-async fn add(calendars: &Calendars, args: AddArgs) -> anyhow::Result<()> {
+/// change) and recorded in the audit log.
+async fn add(calendars: &Calendars, audit: &AuditLog, args: AddArgs) -> anyhow::Result<()> {
     let (Some(title), Some(start)) = (args.title, args.start) else {
         anyhow::bail!("give the event's title and --start");
     };
@@ -665,7 +713,9 @@ async fn add(calendars: &Calendars, args: AddArgs) -> anyhow::Result<()> {
         description: args.description,
         recurrence: args.repeat,
     };
+    let arguments = json!({ "calendar": &args.calendar, "event": &event });
     let applied = calendars.add_event(args.calendar.as_deref(), event).await?;
+    record_write(audit, "calendar_add", &arguments, &applied.summary).await?;
     if args.json {
         json_line(&applied)
     } else {
@@ -673,9 +723,11 @@ async fn add(calendars: &Calendars, args: AddArgs) -> anyhow::Result<()> {
     }
 }
 
-/// `hearth calendar import FILE`: the file's events, and what was skipped or adapted.
+/// `hearth calendar import FILE`: the file's events, and what was skipped or adapted;
+/// an import that added events is recorded in the audit log.
 async fn import(
     calendars: &Calendars,
+    audit: &AuditLog,
     calendar: Option<&str>,
     file: &std::path::Path,
     json: bool,
@@ -683,18 +735,23 @@ async fn import(
     // Read as a calendar is loaded: capped in size, and bytes that are not UTF-8
     // replaced with a warning rather than failing the whole import.
     let report = calendars.import_ics_file(calendar, file).await?;
-    if json {
-        return json_line(&report);
-    }
     let noun = if report.imported == 1 {
         "event"
     } else {
         "events"
     };
-    let mut out = format!(
-        "Imported {} {noun} into `{}`.\n",
+    let summary = format!(
+        "Imported {} {noun} into `{}`",
         report.imported, report.calendar
     );
+    if report.imported > 0 {
+        let arguments = json!({ "calendar": &report.calendar, "file": file.display().to_string() });
+        record_write(audit, "calendar_import", &arguments, &summary).await?;
+    }
+    if json {
+        return json_line(&report);
+    }
+    let mut out = format!("{summary}.\n");
     for skipped in &report.skipped {
         out.push_str(&format!("  skipped: {}\n", crate::shown::message(skipped)));
     }

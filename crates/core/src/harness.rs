@@ -139,6 +139,9 @@ pub enum ChatSeed {
 pub struct CreateChatRequest {
     /// How to provision it.
     pub seed: ChatSeed,
+    /// The chat's title when it starts with one (a session created with a title gives
+    /// it to its default chat): the harness keeps it and makes none of its own.
+    pub title: Option<String>,
 }
 
 /// What a harness returns from `create_chat` and `materialize_chat`.

@@ -80,6 +80,7 @@ async fn main() -> Result<()> {
             &context,
             CreateChatRequest {
                 seed: ChatSeed::Fresh,
+                title: None,
             },
         )
         .await?;

@@ -77,7 +77,11 @@ impl Inner {
 
     fn create(&self, context: &ChatContext, request: &CreateChatRequest) -> Result<CreatedChat> {
         let chat = &context.chat;
-        let conversation = self.conversation_for_seed(context, &request.seed)?;
+        let mut conversation = self.conversation_for_seed(context, &request.seed)?;
+        if let Some(title) = &request.title {
+            // Titled by the host: no title is generated for it.
+            conversation.title = Some(title.clone());
+        }
         let provider_data = conversation.encode(chat)?;
         let model = conversation.model.clone();
         self.chats.insert(chat, conversation)?;

@@ -118,7 +118,7 @@ impl Host {
         let context = make_context(&self.inner.config, &session_summary, &summary);
         let _creating = self.creating_chat(&provider);
         let created = agent
-            .create_chat(&context, CreateChatRequest { seed })
+            .create_chat(&context, CreateChatRequest { seed, title: None })
             .await
             .map_err(|error| Inner::agent_error(&provider, error))?;
         if created.model.is_some() {

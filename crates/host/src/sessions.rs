@@ -131,10 +131,12 @@ impl Host {
             started_at: at,
             updated_at: at,
         };
+        // A session created with a title gives it to its default chat: one title, from
+        // one place, and no other made for the chat.
         let chat = ChatSummary {
             uri: ChatUri::default_for(&uri),
             origin: ChatOrigin::User,
-            title: None,
+            title: summary.title.clone(),
             model: request.model,
             created_at: at,
             updated_at: at,
@@ -224,7 +226,13 @@ impl Host {
         let context = make_context(&self.inner.config, &summary, &chat);
         let _creating = self.creating_chat(&summary.harness);
         let created = agent
-            .create_chat(&context, CreateChatRequest { seed })
+            .create_chat(
+                &context,
+                CreateChatRequest {
+                    seed,
+                    title: chat.title.clone(),
+                },
+            )
             .await
             .map_err(|error| Inner::agent_error(&summary.harness, error))?;
         if chat.model.is_none() {

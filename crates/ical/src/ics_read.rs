@@ -72,6 +72,7 @@ pub fn read_tree(
         }
         parsed.warnings.append(&mut warnings);
     }
+    superseded::drop_superseded(&copies, &mut parsed.events, &at, &mut parsed.warnings);
     parsed.warnings.append(&mut zones.warnings);
     Ok(parsed)
 }
@@ -652,4 +653,5 @@ fn describe_length(duration: Duration) -> String {
     }
 }
 
+mod superseded;
 mod zones;

@@ -20,7 +20,7 @@ use crate::diff::{Fields, render, when};
 use crate::error::{CalendarError, Result};
 use crate::notes_write::note_file_name;
 use crate::occurrence::{base_for_occurrence, find_occurrence};
-use crate::spec::{EventInput, EventPatch, resolve_input, resolve_patch};
+use crate::spec::{EventInput, EventPatch, Zones, resolve_input, resolve_patch};
 use crate::store::{CalendarInfo, Calendars, Content, LoadedCalendar, Storage};
 
 /// A change checked and described, before it is rendered against the files.
@@ -73,6 +73,7 @@ impl Calendars {
 
     async fn draft_create(&self, calendar: Option<&str>, events: &[EventInput]) -> Result<Draft> {
         let info = self.calendar_or_default(calendar)?.clone();
+        let zone = self.time_zone();
         let loaded = self.writable(&info).await?;
         if events.is_empty() {
             return Err(CalendarError::InvalidInput(
@@ -91,7 +92,7 @@ impl Calendars {
         for (position, input) in events.iter().enumerate() {
             let uid = format!("{}@hearth", uuid::Uuid::now_v7());
             let mut spec =
-                resolve_input(input, info.zone, uid).map_err(|error| match (batch, error) {
+                resolve_input(input, zone, uid).map_err(|error| match (batch, error) {
                     (true, CalendarError::InvalidInput(message)) => {
                         CalendarError::InvalidInput(format!("events[{position}]: {message}"))
                     }
@@ -166,7 +167,11 @@ impl Calendars {
             }
             None => (current.clone(), None),
         };
-        let spec = resolve_patch(&base, patch, info.zone)?;
+        let zones = Zones {
+            user: zone,
+            calendar: info.zone,
+        };
+        let spec = resolve_patch(&base, patch, zones)?;
         let before = Fields::of_event(&base);
         let after = Fields::of_spec(&spec, Some(&base))?;
         if before == after && spec.recurrence == RecurrenceSpec::Unchanged {

@@ -5,6 +5,11 @@ use hearth_ical::{EventSource, Recurrence};
 use pretty_assertions::assert_eq;
 
 const BERLIN: Tz = chrono_tz::Europe::Berlin;
+/// The user in Berlin, a calendar placing floating times in UTC.
+const ZONES: Zones = Zones {
+    user: BERLIN,
+    calendar: chrono_tz::UTC,
+};
 
 fn input(start: &str, end: Option<&str>) -> EventInput {
     EventInput {
@@ -163,7 +168,7 @@ fn patches_keep_what_they_do_not_name() {
         location: Some(String::new()),
         ..EventPatch::default()
     };
-    let spec = resolve_patch(&event(), &patch, chrono_tz::UTC).unwrap();
+    let spec = resolve_patch(&event(), &patch, ZONES).unwrap();
     assert_eq!(
         spec,
         EventSpec {
@@ -182,9 +187,7 @@ fn patches_keep_what_they_do_not_name() {
         ..EventPatch::default()
     };
     assert_eq!(
-        resolve_patch(&event(), &retitle, chrono_tz::UTC)
-            .unwrap()
-            .title,
+        resolve_patch(&event(), &retitle, ZONES).unwrap().title,
         "Work - Meetings - Retro"
     );
     let uncategorise = EventPatch {
@@ -192,9 +195,7 @@ fn patches_keep_what_they_do_not_name() {
         ..EventPatch::default()
     };
     assert_eq!(
-        resolve_patch(&event(), &uncategorise, chrono_tz::UTC)
-            .unwrap()
-            .title,
+        resolve_patch(&event(), &uncategorise, ZONES).unwrap().title,
         "Sync"
     );
     let stop = EventPatch {
@@ -202,16 +203,14 @@ fn patches_keep_what_they_do_not_name() {
         ..EventPatch::default()
     };
     assert_eq!(
-        resolve_patch(&event(), &stop, chrono_tz::UTC)
-            .unwrap()
-            .recurrence,
+        resolve_patch(&event(), &stop, ZONES).unwrap().recurrence,
         RecurrenceSpec::None
     );
     let zone = EventPatch {
         time_zone: Some("America/New_York".into()),
         ..EventPatch::default()
     };
-    let spec = resolve_patch(&event(), &zone, chrono_tz::UTC).unwrap();
+    let spec = resolve_patch(&event(), &zone, ZONES).unwrap();
     assert_eq!(
         spec.start,
         SpecTime::Zoned {
@@ -219,4 +218,81 @@ fn patches_keep_what_they_do_not_name() {
             time_zone: "America/New_York".into()
         }
     );
+}
+
+/// A New York standup, as the user in Berlin sees it.
+fn new_york_standup() -> Event {
+    let mut standup = event();
+    let new_york = Zone::Named(chrono_tz::America::New_York);
+    standup.start = EventTime::DateTime {
+        local: local("2026-03-03T09:00"),
+        zone: new_york,
+    };
+    standup.end = EventTime::DateTime {
+        local: local("2026-03-03T09:15"),
+        zone: new_york,
+    };
+    standup
+}
+
+fn new_york(text: &str) -> SpecTime {
+    SpecTime::Zoned {
+        local: local(text),
+        time_zone: "America/New_York".into(),
+    }
+}
+
+#[test]
+fn a_wall_clock_is_the_users_and_the_event_keeps_its_zone() {
+    let moved = |start: &str, time_zone: Option<&str>| {
+        let patch = EventPatch {
+            start: Some(start.into()),
+            time_zone: time_zone.map(str::to_owned),
+            ..EventPatch::default()
+        };
+        let spec = resolve_patch(&new_york_standup(), &patch, ZONES).unwrap();
+        (spec.start, spec.end)
+    };
+    // 16:30 in Berlin is 10:30 in New York (both on standard time on 4 March).
+    assert_eq!(
+        moved("2026-03-04T16:30", None),
+        (new_york("2026-03-04T10:30"), new_york("2026-03-04T10:45"))
+    );
+    // An offset says which clock it is.
+    assert_eq!(
+        moved("2026-03-04T16:30:00-05:00", None),
+        (new_york("2026-03-04T16:30"), new_york("2026-03-04T16:45"))
+    );
+    // So does `time_zone`, which the event then moves to.
+    assert_eq!(
+        moved("2026-03-04T16:30", Some("America/New_York")),
+        (new_york("2026-03-04T16:30"), new_york("2026-03-04T16:45"))
+    );
+    assert_eq!(
+        moved("2026-03-04T16:30", Some("Asia/Tokyo")).0,
+        SpecTime::Zoned {
+            local: local("2026-03-04T16:30"),
+            time_zone: "Asia/Tokyo".into(),
+        }
+    );
+    // An end alone is read the same way.
+    let patch = EventPatch {
+        end: Some("2026-03-03T15:30".into()),
+        ..EventPatch::default()
+    };
+    let spec = resolve_patch(&new_york_standup(), &patch, ZONES).unwrap();
+    assert_eq!(
+        (spec.start, spec.end),
+        (new_york("2026-03-03T09:00"), new_york("2026-03-03T09:30"))
+    );
+}
+
+#[test]
+fn a_new_event_is_read_and_stored_in_the_users_zone_unless_told() {
+    let spec = resolve_input(&input("2026-03-04T16:30", None), BERLIN, "u".into()).unwrap();
+    assert_eq!(spec.start, zoned("2026-03-04T16:30"));
+    let mut in_new_york = input("2026-03-04T10:30", None);
+    in_new_york.time_zone = Some("America/New_York".into());
+    let spec = resolve_input(&in_new_york, BERLIN, "u".into()).unwrap();
+    assert_eq!(spec.start, new_york("2026-03-04T10:30"));
 }

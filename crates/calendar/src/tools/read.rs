@@ -158,7 +158,8 @@ fn calendar_line(summary: &CalendarSummary, zone: Tz) -> String {
 #[serde(deny_unknown_fields)]
 pub struct EventsListArgs {
     /// Range start: a date (`2026-03-02`, midnight in the user's zone) or date-time
-    /// (`2026-03-02T14:00`). Default: today.
+    /// (`2026-03-02T14:00`, in the user's zone unless it carries an offset). Default:
+    /// today.
     #[serde(default)]
     from: Option<String>,
     /// Range end, exclusive (same forms). Default: 7 days after `from`. At most 5 years

@@ -30,16 +30,18 @@ pub struct EventCreateArgs {
     #[serde(default)]
     sub_category: Option<String>,
     /// Start: `2026-03-03` for an all-day event, `2026-03-03T09:00` for a timed event
-    /// (wall clock in `time_zone`), or RFC 3339 with an offset.
+    /// (wall clock in the user's time zone, the zone `events_list` shows, unless
+    /// `time_zone` is given), or RFC 3339 with an offset.
     start: String,
-    /// End. Timed: a date-time after `start` (default: one hour after). All-day: the last
-    /// day, inclusive (default: the start day).
+    /// End, in the same zone as `start`. Timed: a date-time after `start` (default: one
+    /// hour after). All-day: the last day, inclusive (default: the start day).
     #[serde(default)]
     end: Option<String>,
     /// Whether the event lasts whole days; inferred from `start` when absent.
     #[serde(default)]
     all_day: Option<bool>,
-    /// IANA time zone such as `Europe/Berlin`; default: the calendar's (or user's) zone.
+    /// IANA time zone such as `America/New_York` that `start`/`end` are given in and the
+    /// event is kept in; default: the user's zone.
     #[serde(default)]
     time_zone: Option<String>,
     /// Location.
@@ -81,7 +83,8 @@ pub struct EventUpdateArgs {
     /// The event id (`<calendar>/<uid>`) from `events_list`.
     id: String,
     /// To change one occurrence of a repeating event only: its handle from
-    /// `events_list` (e.g. `2026-03-10T09:00` or `2026-03-10`). Absent: the whole event.
+    /// `events_list` (e.g. `2026-03-10T09:00` or `2026-03-10`, in the user's time zone).
+    /// Absent: the whole event.
     #[serde(default)]
     occurrence: Option<String>,
     /// New title.
@@ -93,16 +96,20 @@ pub struct EventUpdateArgs {
     /// New sub-category (empty string: remove it).
     #[serde(default)]
     sub_category: Option<String>,
-    /// New start; the length is kept unless `end` is given.
+    /// New start, e.g. `2026-03-10T16:30`: a wall clock in the user's time zone (the zone
+    /// `events_list` and occurrence handles use) unless it carries an offset or
+    /// `time_zone` is given. The event keeps its own zone. The length is kept unless
+    /// `end` is given.
     #[serde(default)]
     start: Option<String>,
-    /// New end.
+    /// New end, read like `start`.
     #[serde(default)]
     end: Option<String>,
     /// Make it all-day (true) or timed (false).
     #[serde(default)]
     all_day: Option<bool>,
-    /// IANA time zone for the new times.
+    /// IANA time zone that `start`/`end` are given in; the event moves to it. Absent:
+    /// they are in the user's zone and the event keeps its own.
     #[serde(default)]
     time_zone: Option<String>,
     /// New location (empty string: remove it).
@@ -223,7 +230,7 @@ calendar_tool!(
 impl TypedTool for EventCreateTool {
     type Arguments = EventCreateArgs;
     const NAME: &'static str = names::EVENT_CREATE;
-    const DESCRIPTION: &'static str = "Propose a new calendar event. Nothing is written until the user approves the proposal; tell the user it awaits their approval. Checks the times (end after start), time zone, recurrence rule and that the calendar is writable.";
+    const DESCRIPTION: &'static str = "Propose a new calendar event. Nothing is written until the user approves the proposal; tell the user it awaits their approval. Times without an offset are in the user's time zone unless `time_zone` is given. Checks the times (end after start), time zone, recurrence rule and that the calendar is writable.";
     const MUTATES: bool = true;
 
     fn run<'a>(
@@ -250,7 +257,7 @@ calendar_tool!(
 impl TypedTool for EventUpdateTool {
     type Arguments = EventUpdateArgs;
     const NAME: &'static str = names::EVENT_UPDATE;
-    const DESCRIPTION: &'static str = "Propose changes to an event (or, with `occurrence`, to one occurrence of a repeating event). Only the given fields change. Nothing is written until the user approves.";
+    const DESCRIPTION: &'static str = "Propose changes to an event (or, with `occurrence`, to one occurrence of a repeating event). Only the given fields change. Times without an offset are in the user's time zone, as `events_list` shows them, unless `time_zone` is given; the event keeps its own zone. Nothing is written until the user approves.";
     const MUTATES: bool = true;
 
     fn run<'a>(
@@ -304,7 +311,7 @@ calendar_tool!(
 impl TypedTool for EventsCreateBatchTool {
     type Arguments = BatchArgs;
     const NAME: &'static str = names::EVENTS_CREATE_BATCH;
-    const DESCRIPTION: &'static str = "Propose several new events at once (e.g. a course schedule), as one proposal the user approves or rejects as a whole. At most 100 events.";
+    const DESCRIPTION: &'static str = "Propose several new events at once (e.g. a course schedule), as one proposal the user approves or rejects as a whole. At most 100 events. Times without an offset are in the user's time zone unless an event's `time_zone` is given.";
     const MUTATES: bool = true;
 
     fn run<'a>(

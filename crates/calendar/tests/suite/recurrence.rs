@@ -116,3 +116,102 @@ async fn yearly_all_day_series_from_1990_reaches_2300() {
     assert_eq!(titled(&before, "Family - Birthdays").len(), 0);
     assert!(utc("2300-03-15T05:00:00Z") > utc("2026-01-01T00:00:00Z"));
 }
+
+/// A daily standup of 2–6 March 2026 (Berlin) whose series is at `SEQUENCE:2`, with
+/// `series` extra lines, and its 4 March occurrence moved to 11:00 by an override at
+/// `override_sequence`.
+fn standup_with_override(series: &str, override_sequence: u32) -> String {
+    format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\n\
+BEGIN:VEVENT\r\nUID:standup@team\r\nDTSTAMP:20260301T000000Z\r\nSEQUENCE:2\r\n\
+DTSTART;TZID=Europe/Berlin:20260302T093000\r\nDTEND;TZID=Europe/Berlin:20260302T094500\r\n\
+{series}SUMMARY:Standup\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:standup@team\r\nDTSTAMP:20260201T000000Z\r\nSEQUENCE:{override_sequence}\r\n\
+RECURRENCE-ID;TZID=Europe/Berlin:20260304T093000\r\n\
+DTSTART;TZID=Europe/Berlin:20260304T110000\r\nDTEND;TZID=Europe/Berlin:20260304T111500\r\n\
+SUMMARY:Standup (late)\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+}
+
+/// The standups listed in the first week of March, by their Berlin start.
+async fn standups(text: &str) -> (Vec<String>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("team.ics");
+    std::fs::write(&path, text).unwrap();
+    let calendars = ics_calendar("team", &path, chrono_tz::Europe::Berlin);
+    let week = occurrences(&calendars, "2026-03-01T23:00:00Z", "2026-03-08T23:00:00Z").await;
+    let listed = week
+        .iter()
+        .map(|(title, start)| {
+            let start = start.with_timezone(&chrono_tz::Europe::Berlin);
+            format!("{} {title}", start.format("%m-%d %H:%M"))
+        })
+        .collect();
+    let summaries = calendars.summaries().await;
+    let warnings = summaries[0]
+        .warnings
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    (listed, warnings)
+}
+
+/// The occurrence the series deleted (EXDATE, a newer SEQUENCE) stays deleted: its
+/// older override is dropped. An override as new as the series stays.
+#[tokio::test]
+async fn an_override_older_than_the_exdate_that_deleted_its_occurrence_is_dropped() {
+    let exdate = "RRULE:FREQ=DAILY;COUNT=5\r\nEXDATE;TZID=Europe/Berlin:20260304T093000\r\n";
+    let (listed, warnings) = standups(&standup_with_override(exdate, 1)).await;
+    assert_eq!(
+        listed,
+        [
+            "03-02 09:30 Standup",
+            "03-03 09:30 Standup",
+            "03-05 09:30 Standup",
+            "03-06 09:30 Standup",
+        ]
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("20260304T093000")
+            && warnings[0].contains("SEQUENCE 2 is higher than its 1"),
+        "{warnings:?}"
+    );
+    let (listed, warnings) = standups(&standup_with_override(exdate, 2)).await;
+    assert_eq!(
+        listed,
+        [
+            "03-02 09:30 Standup",
+            "03-03 09:30 Standup",
+            "03-04 11:00 Standup (late)",
+            "03-05 09:30 Standup",
+            "03-06 09:30 Standup",
+        ]
+    );
+    assert_eq!(warnings, Vec::<String>::new());
+}
+
+/// Likewise when the newer series ends before the occurrence (a shorter UNTIL).
+#[tokio::test]
+async fn an_override_older_than_the_until_that_ended_its_series_is_dropped() {
+    let until = "RRULE:FREQ=DAILY;UNTIL=20260303T235959Z\r\n";
+    let (listed, _) = standups(&standup_with_override(until, 0)).await;
+    assert_eq!(listed, ["03-02 09:30 Standup", "03-03 09:30 Standup"]);
+    for newer in [2, 3] {
+        let (listed, _) = standups(&standup_with_override(until, newer)).await;
+        assert_eq!(
+            listed,
+            [
+                "03-02 09:30 Standup",
+                "03-03 09:30 Standup",
+                "03-04 11:00 Standup (late)",
+            ]
+        );
+    }
+    // An override the newer series still has stays, whatever its SEQUENCE.
+    let (listed, _) = standups(&standup_with_override("RRULE:FREQ=DAILY;COUNT=5\r\n", 0)).await;
+    assert!(
+        listed.contains(&"03-04 11:00 Standup (late)".to_owned()),
+        "{listed:?}"
+    );
+}

@@ -268,3 +268,135 @@ async fn errors_the_model_can_act_on() {
         .unwrap_err();
     assert!(error.to_string().contains("events[1]: `end`"), "{error}");
 }
+
+/// A team's standup kept in New York time, in a calendar of a user in Berlin.
+const NEW_YORK_STANDUP: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Team//EN\r\nBEGIN:VEVENT\r\nUID:standup@team\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;TZID=America/New_York:20260302T090000\r\nDTEND;TZID=America/New_York:20260302T091500\r\nRRULE:FREQ=DAILY;COUNT=5\r\nSUMMARY:Standup\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+
+/// `(start, occurrence handle)` of the standups `events_list` shows in the first week
+/// of March 2026.
+async fn standups(calendars: &Calendars) -> Vec<(String, String)> {
+    let list = tool(calendars, tool_names::EVENTS_LIST);
+    let output = list
+        .execute(
+            &context(),
+            json!({"from": "2026-03-02", "to": "2026-03-07"}),
+        )
+        .await
+        .unwrap();
+    let ToolOutput::Content {
+        data: Some(data), ..
+    } = output
+    else {
+        panic!("{output:?}")
+    };
+    data["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["start"].as_str().unwrap().to_owned(),
+                o["occurrence"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+async fn update(calendars: &Calendars, args: Value) {
+    let tool = tool(calendars, tool_names::EVENT_UPDATE);
+    let output = tool.execute(&context(), args).await.unwrap();
+    let ToolOutput::Staged(draft) = output else {
+        panic!("{output:?}")
+    };
+    tool.apply(&draft.payload).await.unwrap();
+}
+
+/// Times given to `event_update` are read in the user's zone, the zone of the listing
+/// and the occurrence handles; the event stays in New York time.
+#[tokio::test]
+async fn a_new_york_standup_moved_to_16_30_lands_at_16_30_berlin() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("team.ics");
+    std::fs::write(&path, NEW_YORK_STANDUP).unwrap();
+    let calendars = ics_calendar("team", &path, chrono_tz::Europe::Berlin);
+    // 09:00 in New York is 15:00 in Berlin in early March (both on standard time).
+    assert_eq!(
+        standups(&calendars).await[0],
+        ("2026-03-02T15:00".to_owned(), "2026-03-02T15:00".to_owned())
+    );
+    update(
+        &calendars,
+        json!({"id": "team/standup@team", "start": "2026-03-02T16:30"}),
+    )
+    .await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("DTSTART;TZID=America/New_York:20260302T103000\r\n")
+            && text.contains("DTEND;TZID=America/New_York:20260302T104500\r\n"),
+        "{text}"
+    );
+    // One occurrence moved by its handle, to a time in the same zone.
+    update(
+        &calendars,
+        json!({"id": "team/standup@team", "occurrence": "2026-03-04T16:30", "start": "2026-03-04T17:00"}),
+    )
+    .await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("RECURRENCE-ID;TZID=America/New_York:20260304T103000\r\n")
+            && text.contains("DTSTART;TZID=America/New_York:20260304T110000\r\n"),
+        "{text}"
+    );
+    // Read back from the file by calendars that never saw the change.
+    let reread = ics_calendar("team", &path, chrono_tz::Europe::Berlin);
+    let starts: Vec<String> = standups(&reread)
+        .await
+        .into_iter()
+        .map(|(start, _)| start)
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            "2026-03-02T16:30",
+            "2026-03-03T16:30",
+            "2026-03-04T17:00",
+            "2026-03-05T16:30",
+            "2026-03-06T16:30",
+        ]
+    );
+}
+
+/// A new event's wall clock is the user's too, in a calendar kept in another zone.
+#[tokio::test]
+async fn a_new_event_in_a_new_york_calendar_is_at_the_users_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("team.ics");
+    std::fs::write(&path, NEW_YORK_STANDUP).unwrap();
+    let toml = format!(
+        "[calendars.team]\nkind = \"ics\"\npath = \"{}\"\ntime_zone = \"America/New_York\"\n",
+        path.display()
+    );
+    let calendars = super::support::calendars(&toml, dir.path(), chrono_tz::Europe::Berlin);
+    let create = tool(&calendars, tool_names::EVENT_CREATE);
+    let output = create
+        .execute(
+            &context(),
+            json!({"title": "Retro", "start": "2026-03-05T16:30", "end": "2026-03-05T17:00"}),
+        )
+        .await
+        .unwrap();
+    let ToolOutput::Staged(draft) = output else {
+        panic!("{output:?}")
+    };
+    create.apply(&draft.payload).await.unwrap();
+    let list = tool(&calendars, tool_names::EVENTS_LIST);
+    let listed = text(
+        &list,
+        json!({"from": "2026-03-05", "to": "2026-03-06", "query": "retro"}),
+    )
+    .await;
+    assert!(
+        listed.contains("2026-03-05 16:30–17:00 · Retro"),
+        "{listed}"
+    );
+}

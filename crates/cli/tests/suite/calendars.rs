@@ -425,3 +425,101 @@ fn calendar_events_fails_when_no_calendar_can_be_read() {
         "{error}"
     );
 }
+
+/// `(kind, decision, tool, actor, outcome)` of each audit entry, oldest first.
+fn audited(hearth: &super::support::Hearth) -> Vec<[String; 5]> {
+    super::tool_support::audit_rows(hearth)
+        .iter()
+        .map(|row| {
+            ["kind", "decision", "tool", "actor", "outcome"]
+                .map(|field| row[field].as_str().unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+/// The user's own writes are audited as applied proposals are: `calendar add` and an
+/// import that added events each leave an entry `hearth audit` shows and verifies.
+#[test]
+fn calendar_add_and_import_are_recorded_in_the_audit_log() {
+    let (hearth, _) = with_calendar();
+    let added = hearth.ok(&["calendar", "add", "Checkup", "--start", "2030-05-02T08:00"]);
+    let file = hearth.write("outlook.ics", OUTLOOK_EXPORT);
+    hearth.ok(&["calendar", "import", file.to_str().unwrap()]);
+    // Importing it again adds nothing, and records nothing.
+    hearth.ok(&["calendar", "import", file.to_str().unwrap()]);
+    let entry = |tool: &str, outcome: String| {
+        [
+            "tool_call".to_owned(),
+            "applied".to_owned(),
+            tool.to_owned(),
+            "user".to_owned(),
+            outcome,
+        ]
+    };
+    assert_eq!(
+        audited(&hearth),
+        [
+            entry("calendar_add", format!("ok: {}", added.trim())),
+            entry(
+                "calendar_import",
+                "ok: Imported 1 event into `home`".to_owned()
+            ),
+        ]
+    );
+    let rows = super::tool_support::audit_rows(&hearth);
+    assert_eq!(rows[0]["detail"]["via"], "cli");
+    let listed = hearth.ok(&["audit", "list"]);
+    assert!(
+        listed.contains("calendar_add") && listed.contains("calendar_import"),
+        "{listed}"
+    );
+    let verified = hearth.ok(&["audit", "verify"]);
+    assert!(
+        verified.starts_with("The audit log is intact: 2 entries"),
+        "{verified}"
+    );
+}
+
+/// A series changed after one of its occurrences was: the newer series (SEQUENCE 1)
+/// deleted the 6 March occurrence with an EXDATE, and the override that moved it
+/// (SEQUENCE 0) was left in the file.
+const DELETED_AFTER_MOVING: &str = "BEGIN:VCALENDAR\r\n\
+VERSION:2.0\r\n\
+PRODID:-//Test//EN\r\n\
+BEGIN:VEVENT\r\n\
+UID:standup-1@example.com\r\n\
+DTSTAMP:20300301T000000Z\r\n\
+SEQUENCE:1\r\n\
+DTSTART:20300304T093000Z\r\n\
+DTEND:20300304T094500Z\r\n\
+RRULE:FREQ=WEEKLY;BYDAY=MO,WE;COUNT=4\r\n\
+EXDATE:20300306T093000Z\r\n\
+SUMMARY:Standup\r\n\
+END:VEVENT\r\n\
+BEGIN:VEVENT\r\n\
+UID:standup-1@example.com\r\n\
+DTSTAMP:20300201T000000Z\r\n\
+SEQUENCE:0\r\n\
+RECURRENCE-ID:20300306T093000Z\r\n\
+DTSTART:20300306T110000Z\r\n\
+DTEND:20300306T111500Z\r\n\
+SUMMARY:Standup (moved)\r\n\
+END:VEVENT\r\n\
+END:VCALENDAR\r\n";
+
+/// The meeting the user deleted does not come back in `hearth calendar events`.
+#[test]
+fn an_occurrence_deleted_after_it_was_moved_is_not_listed() {
+    let (hearth, calendar) = with_calendar();
+    std::fs::write(&calendar, DELETED_AFTER_MOVING).unwrap();
+    let listed = hearth.ok(&[
+        "calendar",
+        "events",
+        "--from",
+        "2030-03-01",
+        "--to",
+        "2030-03-15",
+    ]);
+    assert!(!listed.contains("moved"), "{listed}");
+    assert_eq!(listed.matches("Standup").count(), 3, "{listed}");
+}

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::support::{
     Logs, MODEL, assistant, context, conversation, create, default_chat, openai_agent, send,
-    settings, system, tool_names, user,
+    session, settings, system, tool_names, user,
 };
 
 async fn two_turns(
@@ -68,6 +68,7 @@ async fn a_fork_continues_from_the_copied_turns() {
                     source_chat: source.chat.clone(),
                     turn_id: hearth_core::TurnId::generate(),
                 },
+                title: None,
             },
         )
         .await
@@ -247,6 +248,54 @@ async fn a_title_is_generated_after_the_first_turn() {
             request.json()
         );
     }
+}
+
+/// A chat that starts with a title (the default chat of a session created with one,
+/// as the calendar's Ask bar creates "Calendar") keeps it and costs no title request:
+/// after two turns the model was asked exactly twice.
+#[tokio::test]
+async fn a_chat_created_with_a_title_asks_for_no_other() {
+    let server = MockModelServer::start().await.unwrap();
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["Moved."], 1, 1));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["Done."], 1, 1));
+    let (agent, recorder, _) = openai_agent(&server, settings().with_titles(true));
+    let chat = ChatUri::default_for(&session(agent.provider().as_str()));
+    let context = context(&chat, ChatOrigin::User);
+    agent
+        .create_chat(
+            &context,
+            hearth_core::CreateChatRequest {
+                seed: ChatSeed::Fresh,
+                title: Some("Calendar".into()),
+            },
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = send(&agent, &context, "move Friday's review to 3pm").await;
+    assert_eq!(outcome.stop_reason, StopReason::EndTurn);
+    // The second turn is the marker: a title asked for after the first would have gone
+    // out before it, and taken its answer.
+    let (_, outcome) = send(&agent, &context, "and the one after").await;
+    assert_eq!(outcome.stop_reason, StopReason::EndTurn);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "two turns, no title request");
+    for request in &requests {
+        assert!(
+            tool_names(request).contains(&"lookup".to_owned()),
+            "a turn's request, not a title's: {}",
+            request.json()
+        );
+    }
+    assert_eq!(
+        agent.metadata(&context).await.unwrap().title.as_deref(),
+        Some("Calendar")
+    );
+    assert!(
+        !recorder
+            .signals(&chat)
+            .iter()
+            .any(|signal| matches!(signal, Signal::TitleChanged { .. }))
+    );
 }
 
 #[tokio::test]

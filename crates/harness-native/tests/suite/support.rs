@@ -298,7 +298,7 @@ pub async fn default_chat(agent: &NativeHarness) -> ChatContext {
 
 pub async fn create(agent: &NativeHarness, context: &ChatContext, seed: ChatSeed) -> HarnessData {
     agent
-        .create_chat(context, CreateChatRequest { seed })
+        .create_chat(context, CreateChatRequest { seed, title: None })
         .await
         .unwrap()
         .provider_data

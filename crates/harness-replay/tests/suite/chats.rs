@@ -44,7 +44,7 @@ async fn a_fork_copies_the_history_through_a_turn_and_goes_on_alone() {
         },
     );
     let conversation = agent
-        .create_chat(&fork, CreateChatRequest { seed })
+        .create_chat(&fork, CreateChatRequest { seed, title: None })
         .await
         .unwrap();
     assert!(!conversation.provider_data.as_bytes().is_empty());
@@ -88,7 +88,7 @@ async fn forking_at_an_unknown_turn_names_it() {
     ] {
         let target = context(&peer_of(&source.chat), ChatOrigin::User);
         let error = agent
-            .create_chat(&target, CreateChatRequest { seed })
+            .create_chat(&target, CreateChatRequest { seed, title: None })
             .await
             .unwrap_err();
         assert_eq!(error.kind, HarnessErrorKind::InvalidInput);
@@ -107,6 +107,7 @@ async fn forking_at_an_unknown_turn_names_it() {
                     source_chat: unknown_source.clone(),
                     turn_id: missing,
                 },
+                title: None,
             },
         )
         .await
@@ -139,6 +140,7 @@ async fn a_side_chat_sees_the_context_but_shows_no_history() {
                     source_chat: source.chat.clone(),
                     turn_id: first.clone(),
                 },
+                title: None,
             },
         )
         .await

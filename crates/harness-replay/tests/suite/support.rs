@@ -117,6 +117,7 @@ pub async fn default_chat(agent: &ReplayHarness) -> ChatContext {
             &context,
             CreateChatRequest {
                 seed: ChatSeed::Fresh,
+                title: None,
             },
         )
         .await

@@ -457,3 +457,27 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
     assert_eq!(state.turns.last().unwrap().user.text, "three, reworded");
     assert_eq!(state.queued, ["four"]);
 }
+
+/// A session created with a title (as the calendar's Ask bar creates "Calendar") gives
+/// it to its default chat: one title, from one place.
+#[tokio::test]
+async fn a_session_created_with_a_title_gives_it_to_its_default_chat() {
+    let fake = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&fake)).await;
+    let session = test
+        .host
+        .create_session(NewSessionRequest {
+            provider: HarnessId::parse("fake").unwrap(),
+            scope: Scope::Global,
+            title: Some("Calendar".into()),
+            model: None,
+            working_directories: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let state = test.host.session(&session).await.unwrap();
+    let titles: Vec<Option<&str>> = std::iter::once(state.summary.title.as_deref())
+        .chain(state.chats.iter().map(|chat| chat.summary.title.as_deref()))
+        .collect();
+    assert_eq!(titles, [Some("Calendar"), Some("Calendar")]);
+}

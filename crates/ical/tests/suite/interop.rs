@@ -321,3 +321,69 @@ fn moving_a_series_first_event_off_its_pattern_keeps_its_last_one() {
         ["2026-03-04", "2026-03-09", "2026-03-16", "2026-03-23"]
     );
 }
+
+/// A series whose newer revision (a higher SEQUENCE) ends sooner (COUNT 4 to 2) or no
+/// longer repeats leaves its older overrides of the lost occurrences out, with a
+/// warning; an override as new as the series stays.
+#[test]
+fn overrides_of_occurrences_a_newer_series_lost_are_left_out() {
+    let series = |rule: &str| {
+        format!(
+            "UID:w
+            SEQUENCE:3
+            DTSTART:20260302T090000Z
+            DTEND:20260302T100000Z
+            {rule}
+            SUMMARY:Weekly"
+        )
+    };
+    let moved = |sequence: u32| {
+        format!(
+            "UID:w
+            SEQUENCE:{sequence}
+            RECURRENCE-ID:20260316T090000Z
+            DTSTART:20260316T120000Z
+            DTEND:20260316T130000Z
+            SUMMARY:Moved"
+        )
+    };
+    let march = |events: &[&str]| {
+        listed(
+            &calendar(events),
+            "2026-03-01T00:00:00Z",
+            "2026-04-01T00:00:00Z",
+        )
+    };
+    let shorter = series("RRULE:FREQ=WEEKLY;COUNT=2");
+    assert_eq!(
+        march(&[&shorter, &moved(2)]),
+        [
+            "2026-03-02 09:00 – 2026-03-02 10:00 Weekly",
+            "2026-03-09 09:00 – 2026-03-09 10:00 Weekly",
+        ]
+    );
+    assert_eq!(
+        warnings(&calendar(&[&shorter, &moved(2)])),
+        [
+            "c.ics:12: the changed occurrence 20260316T090000Z of `w` is left out: the series was changed after it (SEQUENCE 3 is higher than its 2) and no longer has that occurrence"
+        ]
+    );
+    assert_eq!(
+        march(&[&shorter, &moved(3)]),
+        [
+            "2026-03-02 09:00 – 2026-03-02 10:00 Weekly",
+            "2026-03-09 09:00 – 2026-03-09 10:00 Weekly",
+            "2026-03-16 12:00 – 2026-03-16 13:00 Moved",
+        ]
+    );
+    let single = series("");
+    assert_eq!(
+        march(&[&single, &moved(0)]),
+        ["2026-03-02 09:00 – 2026-03-02 10:00 Weekly"]
+    );
+    let still = series("RRULE:FREQ=WEEKLY;COUNT=4");
+    assert!(
+        march(&[&still, &moved(0)])
+            .contains(&"2026-03-16 12:00 – 2026-03-16 13:00 Moved".to_owned())
+    );
+}
