@@ -254,7 +254,7 @@ impl Conversation {
             Err(error) => {
                 eprintln!(
                     "hearth: {}; {}",
-                    crate::shown::error(&error),
+                    crate::shown::error(error),
                     self.still_in()
                 );
                 return;
