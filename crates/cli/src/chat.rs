@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hearth_core::{ChatSeed, ChatUri, HarnessId, StopReason, UserMessage, escape_controls_inline};
+use hearth_core::{ChatSeed, ChatUri, HarnessId, StopReason, escape_controls_inline};
 use hearth_host::Host;
 
 use crate::decisions::{Decision, Decisions};
@@ -580,8 +580,9 @@ impl Conversation {
         interrupts: &mut Interrupts,
         keyboard: &mut Keyboard,
     ) -> anyhow::Result<TurnEnd> {
-        let mut stream =
-            TurnStream::local(&self.host, &self.chat, UserMessage::text(prompt)).await?;
+        // `@path` attaches the file.
+        let message = crate::attach::message(prompt.to_owned(), &[])?;
+        let mut stream = TurnStream::local(&self.host, &self.chat, message).await?;
         let mut printer = Printer::new(false, self.show_reasoning);
         let driven = drive(&mut stream, &mut printer, interrupts, Some(keyboard)).await?;
         let stop_reason = match driven {

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod acp_agent;
 mod agents;
+mod attach;
 mod audit;
 mod calendar;
 mod chat;

@@ -102,8 +102,8 @@ pub async fn connect(app: &App) -> anyhow::Result<Option<Remote>> {
 
 /// What `hearth run` asks of a server.
 pub struct RunRequest<'a> {
-    /// The prompt.
-    pub prompt: String,
+    /// The prompt and its attachments.
+    pub message: hearth_core::UserMessage,
     /// Provider of a new session.
     pub provider: Option<&'a str>,
     /// Project of a new session.
@@ -179,7 +179,7 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
         ..
     } = remote;
     let mut interrupts = Interrupts::new()?;
-    let message = core::UserMessage::text(request.prompt.clone());
+    let message = request.message.clone();
     let mut stream = TurnStream::remote(&client, &mut notifications, &chat, message).await?;
     let output = Output {
         json: request.json,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use hearth_core::{ChatUri, HarnessId, ResourceUri, Scope, StopReason, UserMessage};
+use hearth_core::{ChatUri, HarnessId, ResourceUri, Scope, StopReason};
 use hearth_host::{Host, HostError, NewSessionRequest, Unsaved};
 use hearth_llm::{Discovery, KeyStatus, LlmError, no_provider_help};
 use hearth_store::StoreError;
@@ -142,9 +142,14 @@ impl TargetArgs {
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXIT_STATUS)]
 pub struct RunArgs {
-    /// The prompt; `-` reads it from stdin.
+    /// The prompt; `-` reads it from stdin. Text piped to stdin otherwise goes with the
+    /// prompt as what it is about (`cat log | hearth run "why?"`); `@path` in the prompt
+    /// attaches that file.
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     prompt: Vec<String>,
+    /// Attach a file (text or image) to the prompt; stored with the turn. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    attach: Vec<PathBuf>,
     #[command(flatten)]
     target: TargetArgs,
     /// Print every event as a JSON line instead of the answer text.
@@ -158,6 +163,8 @@ pub struct RunArgs {
     show_reasoning: bool,
 }
 
+/// The prompt: the words given, `-` for stdin; text piped beside the words goes after
+/// them.
 fn read_prompt(parts: &[String]) -> anyhow::Result<String> {
     if parts.len() == 1 && parts[0] == "-" {
         let mut text = String::new();
@@ -166,7 +173,11 @@ fn read_prompt(parts: &[String]) -> anyhow::Result<String> {
             .context("reading the prompt from stdin")?;
         return Ok(text);
     }
-    Ok(parts.join(" "))
+    let prompt = parts.join(" ");
+    Ok(match crate::attach::piped_stdin()? {
+        Some(piped) => crate::attach::with_piped(&prompt, &piped),
+        None => prompt,
+    })
 }
 
 /// The harnesses of a run or chat, and the provider new sessions use.
@@ -482,8 +493,9 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         bail!("the prompt is empty");
     }
+    let message = crate::attach::message(prompt, &args.attach)?;
     // Refused before anything is created or sent.
-    app.limits().check(&UserMessage::text(prompt.clone()))?;
+    app.limits().check(&message)?;
     let Target {
         project,
         session,
@@ -491,7 +503,7 @@ pub async fn run(app: &App, args: RunArgs) -> anyhow::Result<ExitCode> {
         model,
     } = args.target.resolve(app).await?;
     let request = crate::remote::RunRequest {
-        prompt,
+        message,
         provider: provider.as_deref(),
         project: project.id(),
         model: model.as_deref(),
@@ -531,8 +543,7 @@ async fn run_here(
     let host = start.host;
     let store = start.store;
     let mut interrupts = Interrupts::new()?;
-    let message = UserMessage::text(request.prompt);
-    let mut stream = match TurnStream::local(&host, &chat, message).await {
+    let mut stream = match TurnStream::local(&host, &chat, request.message).await {
         Ok(stream) => stream,
         Err(error) => {
             host.shutdown().await;

@@ -30,6 +30,7 @@ mod suite {
     mod native;
     mod project_trust;
     mod projects;
+    mod prompt_input;
     mod radicale_smoke;
     mod radicale_support;
     mod readme;

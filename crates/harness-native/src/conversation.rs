@@ -60,7 +60,35 @@ pub(crate) struct TurnRecord {
     pub completed_at: Option<Timestamp>,
 }
 
-/// The user's message as the model reads it: the text, then attachments and references.
+/// The most bytes of a text attachment put in the model's text (the host's limits refuse
+/// larger attachments before a turn starts; this bounds what one message carries).
+const EMBEDDED_TEXT_BYTES: u64 = 512 * 1024;
+
+/// Whether an attachment's media type is text the model can read inline.
+fn is_text(media_type: &str) -> bool {
+    media_type.starts_with("text/")
+        || matches!(
+            media_type,
+            "application/json" | "application/toml" | "application/yaml" | "application/xml"
+        )
+}
+
+/// A text attachment's content, when it is a readable file of text within
+/// [`EMBEDDED_TEXT_BYTES`]; read when the turn starts, and kept with the turn's messages.
+fn embedded_text(attachment: &hearth_core::Attachment) -> Option<String> {
+    let path = std::path::Path::new(&attachment.uri);
+    if !is_text(&attachment.media_type) || !path.is_absolute() {
+        return None;
+    }
+    let size = std::fs::metadata(path).ok()?.len();
+    if size > EMBEDDED_TEXT_BYTES {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// The user's message as the model reads it: the text, then attachments (the content of
+/// text files, the place of others) and references.
 pub(crate) fn model_text(user: &UserMessage) -> String {
     let mut text = user.text.clone();
     for attachment in &user.attachments {
@@ -68,6 +96,13 @@ pub(crate) fn model_text(user: &UserMessage) -> String {
             "\n\n[Attached file: {} ({}) at {}]",
             attachment.name, attachment.media_type, attachment.uri
         ));
+        if let Some(content) = embedded_text(attachment) {
+            text.push_str(&format!(
+                "\n<file name=\"{}\">\n{}\n</file>",
+                attachment.name,
+                content.trim_end_matches('\n')
+            ));
+        }
     }
     for reference in &user.context {
         text.push_str(&format!(
@@ -283,6 +318,35 @@ mod tests {
         let newer = HarnessData::from_bytes(br#"{"format": 99}"#.to_vec());
         let error = Conversation::decode(&chat(), &newer).unwrap_err();
         assert!(error.to_string().contains("version 99"), "{error}");
+    }
+
+    #[test]
+    fn a_text_attachment_is_read_into_the_message_and_others_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.md");
+        std::fs::write(&notes, "# Plan\nship it\n").unwrap();
+        let attached = |name: &str, media_type: &str, path: &std::path::Path| Attachment {
+            name: name.into(),
+            media_type: media_type.into(),
+            uri: path.display().to_string(),
+        };
+        let user = UserMessage {
+            text: "summarize".into(),
+            attachments: vec![
+                attached("notes.md", "text/markdown", &notes),
+                attached("gone.txt", "text/plain", &dir.path().join("gone.txt")),
+            ],
+            context: Vec::new(),
+        };
+        let text = model_text(&user);
+        assert_eq!(
+            text,
+            format!(
+                "summarize\n\n[Attached file: notes.md (text/markdown) at {}]\n<file name=\"notes.md\">\n# Plan\nship it\n</file>\n\n[Attached file: gone.txt (text/plain) at {}]",
+                notes.display(),
+                dir.path().join("gone.txt").display()
+            )
+        );
     }
 
     #[test]
