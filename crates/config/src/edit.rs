@@ -73,6 +73,23 @@ impl ConfigEdit {
         }
     }
 
+    /// Removes `[section.id]` (and `section` when nothing else is left in it); whether
+    /// it was there. Comments and the other tables stay as they are.
+    pub fn remove_table(&mut self, section: &str, id: &str) -> bool {
+        let Some(parent) = self
+            .document
+            .get_mut(section)
+            .and_then(Item::as_table_like_mut)
+        else {
+            return false;
+        };
+        let removed = parent.remove(id).is_some();
+        if removed && parent.is_empty() {
+            self.document.remove(section);
+        }
+        removed
+    }
+
     /// The tables set so far, as TOML (what would be added).
     pub fn added_text(&self) -> String {
         self.added.to_string()
@@ -143,6 +160,30 @@ mod tests {
             text.contains("[calendars.work]\nkind = \"caldav\""),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_removed_table_takes_nothing_else_with_it() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "# Mine\n[mcp_servers.a]\ncommand = \"a\" # first\n\n# The second\n[mcp_servers.b]\ncommand = \"b\"\n\n[defaults]\nprovider = \"local\"\n",
+        )
+        .unwrap();
+        let mut edit = ConfigEdit::open(&path).unwrap();
+        assert!(edit.remove_table("mcp_servers", "a"));
+        assert!(!edit.remove_table("mcp_servers", "a"));
+        assert!(!edit.remove_table("nothing", "a"));
+        edit.save().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# Mine\n# The second\n[mcp_servers.b]\ncommand = \"b\"\n\n[defaults]\nprovider = \"local\"\n"
+        );
+        let mut edit = ConfigEdit::open(&path).unwrap();
+        assert!(edit.remove_table("mcp_servers", "b"));
+        assert!(!edit.has("mcp_servers", "b"));
+        assert!(!edit.text().contains("mcp_servers"), "{}", edit.text());
     }
 
     #[test]
