@@ -95,6 +95,11 @@ impl ServerSpec {
             ));
         }
         let transport = match (&config.command, &config.url) {
+            (Some(_), None) if !config.headers.is_empty() => {
+                return Err(problem(
+                    "`headers` are sent to an HTTP server (`url`); a stdio server (`command`) gets `env` instead",
+                ));
+            }
             (Some(command), None) if !command.trim().is_empty() => Transport::Stdio {
                 command: command.clone(),
                 args: config.args.clone(),
@@ -118,11 +123,6 @@ impl ServerSpec {
                     headers: config.headers.clone(),
                     local: config.local,
                 }
-            }
-            (Some(_), None) if !config.headers.is_empty() => {
-                return Err(problem(
-                    "`headers` are sent to an HTTP server (`url`); a stdio server (`command`) gets `env` instead",
-                ));
             }
             (Some(_), Some(_)) => {
                 return Err(problem(
