@@ -214,7 +214,7 @@ mod tests {
         assert!(ServerSpec::from_config("web", &with_headers("X-Key", "a\nb")).is_err());
         let stdio_headers = McpServerConfig {
             headers: BTreeMap::from([("X-Key".to_owned(), "v".to_owned())]),
-            ..stdio.clone()
+            ..stdio
         };
         assert!(ServerSpec::from_config("files", &stdio_headers).is_err());
     }

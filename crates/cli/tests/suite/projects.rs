@@ -726,7 +726,7 @@ fn a_relinked_projects_sessions_continue_in_its_new_folder() {
     assert_eq!(stdout, "two\n");
     assert_eq!(
         hearth.session_uris(),
-        [session.clone()],
+        [session.as_str()],
         "the same session went on"
     );
     let results = last_tool_results(&server);
