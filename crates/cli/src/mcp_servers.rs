@@ -1,10 +1,15 @@
 //! The MCP servers Hearth's agent uses (`[mcp_servers.<name>]`): `hearth mcp list`
-//! starts each and shows its status and tools; `hearth doctor` reports the same.
+//! starts each and shows its status and tools; `hearth doctor` reports the same;
+//! `hearth mcp add|remove|get` edit and show their entries in `config.toml` (as a TOML
+//! document: the user's comments and other sections stay as they are).
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use anyhow::{Context as _, bail};
 use clap::Subcommand;
-use hearth_mcp_client::{McpTools, ServerReport, ServerStatus};
+use hearth_config::{ConfigEdit, ConfigValue, McpServerConfig};
+use hearth_mcp_client::{McpTools, ServerReport, ServerSpec, ServerStatus};
 use serde_json::json;
 
 use crate::toolbox::{json_line, write_out};
@@ -20,6 +25,48 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Add an MCP server to config.toml: a program speaking MCP on stdio, given after
+    /// `--` (`hearth mcp add notes -- python3 server.py`), or a streamable HTTP endpoint
+    /// (`hearth mcp add docs --url https://mcp.example/mcp`).
+    Add(AddArgs),
+    /// Remove an MCP server from config.toml.
+    Remove {
+        /// The server's name.
+        name: String,
+    },
+    /// Show how an MCP server is configured (the values of its variables and headers
+    /// hidden: they are in config.toml).
+    Get {
+        /// The server's name.
+        name: String,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hearth mcp add` arguments.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// The server's name (1 to 32 letters, digits, `-` or `_`): its tools are offered as
+    /// `<name>__<tool>`.
+    name: String,
+    /// A variable set for a stdio server (repeat for more).
+    #[arg(long = "env", value_name = "KEY=VALUE", conflicts_with = "url")]
+    env: Vec<String>,
+    /// A streamable HTTP endpoint, instead of a command.
+    #[arg(long)]
+    url: Option<String>,
+    /// A header sent with every request to the HTTP server (repeat for more).
+    #[arg(long = "header", value_name = "NAME:VALUE", requires = "url")]
+    headers: Vec<String>,
+    /// The HTTP server is on your own machine or network (its URL may be a loopback or
+    /// private address).
+    #[arg(long, requires = "url")]
+    local: bool,
+    /// The program speaking MCP on stdio and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 /// The configured MCP servers.
@@ -31,7 +78,247 @@ pub fn mcp_tools(app: &App) -> McpTools {
 pub async fn run(app: &App, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
         McpCommand::List { json } => list(app, json).await,
+        McpCommand::Add(args) => add(app, args),
+        McpCommand::Remove { name } => remove(app, &name),
+        McpCommand::Get { name, json } => get(app, &name, json),
     }
+}
+
+/// `KEY=VALUE` (or `NAME:VALUE`) split at its first `separator`.
+fn pair<'a>(
+    text: &'a str,
+    separator: char,
+    flag: &str,
+    form: &str,
+) -> anyhow::Result<(&'a str, &'a str)> {
+    match text.split_once(separator) {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim(), value)),
+        _ => bail!(
+            "{flag} takes {form}, got `{}`",
+            hearth_core::escape_controls_inline(text)
+        ),
+    }
+}
+
+/// The configured names, for errors.
+fn configured_names(app: &App) -> String {
+    if app.config.mcp_servers.is_empty() {
+        "none is configured".to_owned()
+    } else {
+        let names: Vec<&str> = app.config.mcp_servers.keys().map(String::as_str).collect();
+        format!("configured: {}", names.join(", "))
+    }
+}
+
+/// `hearth mcp add`.
+fn add(app: &App, args: AddArgs) -> anyhow::Result<ExitCode> {
+    let path = &app.paths.config_file;
+    let mut config = McpServerConfig::default();
+    let mut entries: Vec<(&str, ConfigValue)> = Vec::new();
+    match (&args.url, args.command.split_first()) {
+        (Some(_), Some(_)) => bail!(
+            "give either --url (a streamable HTTP server) or a command after `--` (a stdio server), not both"
+        ),
+        (None, None) => bail!(
+            "say how to reach MCP server `{}`: a command after `--` (hearth mcp add {} -- python3 server.py) or --url URL",
+            args.name,
+            args.name
+        ),
+        (None, Some((command, rest))) => {
+            let mut env = BTreeMap::new();
+            for text in &args.env {
+                let (key, value) = pair(text, '=', "--env", "KEY=VALUE")?;
+                env.insert(key.to_owned(), value.to_owned());
+            }
+            config.command = Some(command.clone());
+            config.args = rest.to_vec();
+            config.env = env;
+            entries.push(("command", ConfigValue::from(command.as_str())));
+            if !rest.is_empty() {
+                entries.push(("args", rest.iter().map(String::as_str).collect()));
+            }
+            if !config.env.is_empty() {
+                entries.push((
+                    "env",
+                    config
+                        .env
+                        .iter()
+                        .map(|(key, value)| (key.as_str(), value.as_str()))
+                        .collect(),
+                ));
+            }
+        }
+        (Some(url), None) => {
+            let mut headers = BTreeMap::new();
+            for text in &args.headers {
+                let (name, value) = pair(text, ':', "--header", "NAME:VALUE")?;
+                headers.insert(name.to_owned(), value.trim_start().to_owned());
+            }
+            config.url = Some(url.clone());
+            config.headers = headers;
+            config.local = args.local;
+            entries.push(("url", ConfigValue::from(url.as_str())));
+            if !config.headers.is_empty() {
+                entries.push((
+                    "headers",
+                    config
+                        .headers
+                        .iter()
+                        .map(|(name, value)| (name.as_str(), value.as_str()))
+                        .collect(),
+                ));
+            }
+            if args.local {
+                entries.push(("local", ConfigValue::from(true)));
+            }
+        }
+    }
+    // The same checks as when Hearth starts it: the name, the transport, the headers.
+    let spec = ServerSpec::from_config(&args.name, &config)
+        .map_err(|error| anyhow::anyhow!("{}; nothing was added to {}", error, path.display()))?;
+    let mut edit = ConfigEdit::open(path)?;
+    if edit.has("mcp_servers", &args.name) {
+        let existing = app
+            .config
+            .mcp_servers
+            .get(&args.name)
+            .and_then(|existing| ServerSpec::from_config(&args.name, existing).ok())
+            .map(|existing| format!(" (it runs {})", crate::shown::message(&existing.location())))
+            .unwrap_or_default();
+        bail!(
+            "an MCP server named `{}` is already configured in {}{existing}; remove it first with `hearth mcp remove {}`, or choose another name",
+            args.name,
+            path.display(),
+            args.name
+        );
+    }
+    edit.set_table("mcp_servers", &args.name, entries);
+    edit.save()
+        .with_context(|| format!("adding [mcp_servers.{}] to {}", args.name, path.display()))?;
+    write_out(&format!(
+        "added MCP server `{}` ({}) to {}; its tools are offered as {}__<tool>; check it with `hearth mcp list`\n",
+        spec.name,
+        crate::shown::message(&spec.location()),
+        path.display(),
+        spec.name
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth mcp remove`.
+fn remove(app: &App, name: &str) -> anyhow::Result<ExitCode> {
+    let path = &app.paths.config_file;
+    let mut edit = ConfigEdit::open(path)?;
+    if !edit.remove_table("mcp_servers", name) {
+        bail!(
+            "no MCP server named `{}` in {} ({}); `hearth mcp list` shows them",
+            hearth_core::escape_controls_inline(name),
+            path.display(),
+            configured_names(app)
+        );
+    }
+    edit.save()
+        .with_context(|| format!("removing [mcp_servers.{name}] from {}", path.display()))?;
+    write_out(&format!(
+        "removed MCP server `{name}` from {}\n",
+        path.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `get` shows instead of a value that may be a secret.
+const HIDDEN: &str = "*****";
+
+/// `hearth mcp get`.
+fn get(app: &App, name: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let Some(config) = app.config.mcp_servers.get(name) else {
+        bail!(
+            "no MCP server named `{}` in {} ({}); add one with `hearth mcp add`",
+            hearth_core::escape_controls_inline(name),
+            app.paths.config_file.display(),
+            configured_names(app)
+        );
+    };
+    let problem = ServerSpec::from_config(name, config).err();
+    let hidden = |map: &BTreeMap<String, String>| -> BTreeMap<String, &str> {
+        map.keys().map(|key| (key.clone(), HIDDEN)).collect()
+    };
+    let transport = if config.url.is_some() {
+        "http"
+    } else {
+        "stdio"
+    };
+    if json {
+        json_line(&json!({
+            "name": name,
+            "transport": transport,
+            "command": config.command,
+            "args": config.args,
+            "env": hidden(&config.env),
+            "passEnv": config.pass_env,
+            "url": config.url.as_deref().map(hearth_core::redact_userinfo),
+            "headers": hidden(&config.headers),
+            "bearerTokenEnv": config.bearer_token_env,
+            "local": config.local,
+            "allow": config.allow,
+            "enabled": config.is_enabled(),
+            "timeoutSeconds": config.timeout_seconds,
+            "startupTimeoutSeconds": config.startup_timeout_seconds,
+            "problem": problem.as_ref().map(ToString::to_string),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!("{name}\n  transport: {transport}\n");
+    let mut line = |label: &str, value: String| {
+        out.push_str(&format!("  {label}: {}\n", crate::shown::message(&value)));
+    };
+    if let Some(command) = &config.command {
+        line("command", command.clone());
+    }
+    if !config.args.is_empty() {
+        line("args", config.args.join(" "));
+    }
+    let listed = |map: &BTreeMap<String, String>, separator: &str| {
+        map.keys()
+            .map(|key| format!("{key}{separator}{HIDDEN}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !config.env.is_empty() {
+        line("env", listed(&config.env, "="));
+    }
+    if !config.pass_env.is_empty() {
+        line("pass_env", config.pass_env.join(", "));
+    }
+    if let Some(url) = &config.url {
+        line("url", hearth_core::redact_userinfo(url).into_owned());
+    }
+    if !config.headers.is_empty() {
+        line("headers", listed(&config.headers, ": "));
+    }
+    if let Some(variable) = &config.bearer_token_env {
+        line("bearer_token_env", variable.clone());
+    }
+    if config.local {
+        line("local", "yes".to_owned());
+    }
+    if !config.allow.is_empty() {
+        line("allow", config.allow.join(", "));
+    }
+    line(
+        "enabled",
+        if config.is_enabled() { "yes" } else { "no" }.to_owned(),
+    );
+    if let Some(problem) = &problem {
+        line("problem", problem.to_string());
+    }
+    line("remove", format!("hearth mcp remove {name}"));
+    write_out(&out)?;
+    Ok(if problem.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 async fn list(app: &App, json: bool) -> anyhow::Result<ExitCode> {

@@ -363,7 +363,7 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
         ProjectsCommand::Delete { project } => {
             let (record, mirror_removed) = projects.delete(&project).await?;
             write_out(&format!(
-                "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay, and its sessions stay readable\n",
+                "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay (`hearth projects new` there makes it a project again, under a new id), and its sessions stay readable\n",
                 record.name,
                 record.id,
                 record.folder.display()
@@ -388,13 +388,22 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             write_out(&format!("removed {removed} from `{}`\n", record.name))?;
         }
         ProjectsCommand::Relink { project, folder } => {
-            let record = projects.relink(&project, &folder).await?;
+            let relinked = projects.relink(&project, &folder).await?;
+            let record = &relinked.record;
             write_out(&format!(
                 "project `{}` ({}) is now at {}\n",
                 record.name,
                 record.id,
                 record.folder.display()
             ))?;
+            if relinked.sessions_moved > 0 {
+                eprintln!(
+                    "hearth: {} of its sessions now work in {}; continue the newest with `hearth run -c --project {}`",
+                    relinked.sessions_moved,
+                    record.folder.display(),
+                    record.id
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -323,14 +323,21 @@ async fn show(app: &App, session: &str, json: bool) -> anyhow::Result<ExitCode> 
 }
 
 /// `hearth sessions delete`.
+#[allow(clippy::print_stderr)]
 async fn delete(app: &App, session: &str) -> anyhow::Result<ExitCode> {
     let uri = crate::names::session_in(app, session).await?;
     if let Some(remote) = crate::remote::connect(app).await? {
         crate::remote::delete_session(&remote, &uri.to_string()).await?;
     } else {
         let host = local_host(app).await?;
-        host.delete_session(&uri).await?;
+        let deleted = host.delete_session(&uri).await?;
         host.shutdown().await;
+        if let hearth_host::Deleted::WithoutHarness { reason } = deleted {
+            eprintln!(
+                "hearth: its agent could not open it ({}), so only Hearth's record was deleted; a conversation the agent keeps itself is left as it is",
+                crate::shown::message(&reason)
+            );
+        }
     }
     write_out(&format!("deleted {uri}\n"))?;
     Ok(ExitCode::SUCCESS)
@@ -347,13 +354,24 @@ async fn fork(app: &App, session: &str, turn: Option<String>) -> anyhow::Result<
     let host = local_host(app).await?;
     let turn_id = match turn {
         Some(turn) => TurnId::parse(&turn)?,
-        None => host
-            .chat(&ChatUri::default_for(&uri))
+        // From the store (a fork copies stored turns, so its agent need not be here);
+        // a conversation an agent had outside Hearth comes from the agent.
+        None => match app
+            .open_store()
             .await?
-            .turns
+            .turns(&ChatUri::default_for(&uri))
+            .await?
             .last()
-            .map(|turn| turn.id.clone())
-            .context("the session has no turns to fork at")?,
+        {
+            Some(turn) => turn.id.clone(),
+            None => host
+                .chat(&ChatUri::default_for(&uri))
+                .await?
+                .turns
+                .last()
+                .map(|turn| turn.id.clone())
+                .context("the session has no turns to fork at")?,
+        },
     };
     let forked = host.fork_session(&uri, &turn_id).await?;
     host.shutdown().await;

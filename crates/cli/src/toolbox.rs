@@ -1,7 +1,8 @@
 //! The tools Hearth's agents get — `web_fetch` and the calendar tools — behind the
 //! approval gate, over the app's store; and `hearth tools list|call`, which lets the user
 //! try a tool through the same path an agent takes (a mutating tool only stages a
-//! proposal).
+//! proposal; an MCP server's tool that is neither read-only nor allowed is refused, as
+//! in a turn nobody can answer).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -36,7 +37,8 @@ pub fn json_line(value: &impl serde::Serialize) -> anyhow::Result<()> {
 /// `hearth tools …`.
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
-    /// List the tools agents may call.
+    /// List the tools agents may call, the configured MCP servers' included (as
+    /// `<server>__<tool>`; listing starts them).
     List {
         /// One JSON object per line (name, description, parameters, mutates).
         #[arg(long)]
@@ -115,16 +117,21 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     match command {
         ToolsCommand::List { json } => {
+            let mut listed: Vec<(ToolDescription, &str)> = Vec::new();
             for tool in hearth_app::tools::handlers(app, None)? {
                 let description = ToolDescription::of(tool.as_ref());
+                let kind = if description.mutates {
+                    "stages proposals"
+                } else {
+                    "read"
+                };
+                listed.push((description, kind));
+            }
+            listed.extend(mcp_listing(app).await?);
+            for (description, kind) in listed {
                 if json {
                     json_line(&description)?;
                 } else {
-                    let kind = if description.mutates {
-                        "stages proposals"
-                    } else {
-                        "read"
-                    };
                     // A tool's description may come from an MCP server: escaped.
                     let summary = wrap(
                         &escape_controls_inline(first_sentence(&description.description)),
@@ -149,10 +156,22 @@ pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode>
             })?;
             let tools = hearth_app::tools::Tools::open(app).await?;
             let call = cli_context()?;
-            let outcome = tools
-                .registry
-                .call_as(Actor::User(UserActor::cli()), &call, &name, arguments)
-                .await;
+            let mcp = crate::mcp_servers::mcp_tools(app);
+            let outcome = if mcp.owns(&name) {
+                // The agent's path: checked against the schema, run at once when
+                // read-only or allowed, otherwise put to the user, who cannot be asked
+                // from here (so it is refused, saying how to allow it); audited.
+                let outcome = mcp
+                    .call(&call, &name, arguments, Some(tools.registry.audit()))
+                    .await;
+                mcp.shutdown().await;
+                outcome
+            } else {
+                tools
+                    .registry
+                    .call_as(Actor::User(UserActor::cli()), &call, &name, arguments)
+                    .await
+            };
             if json {
                 json_line(&outcome)?;
             } else {
@@ -170,6 +189,72 @@ pub async fn tools(app: &App, command: ToolsCommand) -> anyhow::Result<ExitCode>
             })
         }
     }
+}
+
+/// The configured MCP servers' tools as Hearth's agent sees them (`<server>__<tool>`),
+/// each with how it runs; a server that cannot be started, or a tool not offered, is
+/// noted on stderr.
+#[allow(clippy::print_stderr)]
+async fn mcp_listing(app: &App) -> anyhow::Result<Vec<(ToolDescription, &'static str)>> {
+    let mcp = crate::mcp_servers::mcp_tools(app);
+    for problem in mcp.problems() {
+        eprintln!("hearth: {}", crate::shown::message(&problem.to_string()));
+    }
+    if mcp.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reports = mcp.reports().await;
+    mcp.shutdown().await;
+    let mut listed = Vec::new();
+    for report in &reports {
+        if let hearth_mcp_client::ServerStatus::Failed(why) = &report.status {
+            eprintln!(
+                "hearth: the tools of MCP server `{}` are left out: {}",
+                report.name,
+                crate::shown::message(why)
+            );
+            continue;
+        }
+        for tool in &report.tools {
+            if let Some(why) = &tool.unavailable {
+                eprintln!(
+                    "hearth: {}{}{} is not offered: {}",
+                    report.name,
+                    hearth_mcp_client::SEPARATOR,
+                    escape_controls_inline(&tool.name),
+                    crate::shown::message(why)
+                );
+            }
+        }
+        let kinds: std::collections::HashMap<String, &'static str> = report
+            .tools
+            .iter()
+            .map(|tool| {
+                let kind = match (tool.read_only, tool.allowed) {
+                    (true, _) => "read",
+                    (false, true) => "allowed",
+                    (false, false) => "asks first",
+                };
+                (
+                    format!(
+                        "{}{}{}",
+                        report.name,
+                        hearth_mcp_client::SEPARATOR,
+                        tool.name
+                    ),
+                    kind,
+                )
+            })
+            .collect();
+        for description in report.offered_tools() {
+            let kind = kinds
+                .get(&description.name)
+                .copied()
+                .unwrap_or("asks first");
+            listed.push((description, kind));
+        }
+    }
+    Ok(listed)
 }
 
 #[cfg(test)]

@@ -411,6 +411,9 @@ pub struct McpServerConfig {
     pub url: Option<String>,
     /// Environment variable holding a bearer token sent to the HTTP server.
     pub bearer_token_env: Option<String>,
+    /// HTTP headers sent with every request to the HTTP server (name to value).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     /// The user's mark that the HTTP server is on their own machine or network: its URL
     /// skips the guarded fetcher's refusal of loopback and private addresses.
     #[serde(default)]

@@ -73,6 +73,75 @@ impl ConfigEdit {
         }
     }
 
+    /// Removes `[section.id]` (and `section` when nothing else is left in it); whether
+    /// it was there. The other tables stay as they are, and the comments above the
+    /// removed header (which may be the file's own) move to the next header, or to the
+    /// end of the file.
+    pub fn remove_table(&mut self, section: &str, id: &str) -> bool {
+        let Some(parent) = self
+            .document
+            .get_mut(section)
+            .and_then(Item::as_table_like_mut)
+        else {
+            return false;
+        };
+        let Some(removed) = parent.remove(id) else {
+            return false;
+        };
+        if parent.is_empty() {
+            self.document.remove(section);
+        }
+        if let Some(table) = removed.as_table() {
+            let comments = table
+                .decor()
+                .prefix()
+                .and_then(|prefix| prefix.as_str())
+                .filter(|prefix| prefix.contains('#'))
+                .map(str::to_owned);
+            if let Some(comments) = comments {
+                self.keep_comments(table.position(), &comments);
+            }
+        }
+        true
+    }
+
+    /// Puts `comments` above the first table header after `position`, or at the end.
+    fn keep_comments(&mut self, position: Option<isize>, comments: &str) {
+        let after = position.unwrap_or(isize::MAX);
+        let mut next: Option<(isize, Vec<String>)> = None;
+        let mut path = Vec::new();
+        find_next(self.document.as_table(), after, &mut path, &mut next);
+        let target = next.and_then(|(_, path)| {
+            let mut table = self.document.as_table_mut();
+            for key in &path {
+                table = table.get_mut(key)?.as_table_mut()?;
+            }
+            Some(table)
+        });
+        match target {
+            Some(table) => {
+                let existing = table
+                    .decor()
+                    .prefix()
+                    .and_then(|prefix| prefix.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                table
+                    .decor_mut()
+                    .set_prefix(format!("{comments}{existing}"));
+            }
+            None => {
+                let trailing = self
+                    .document
+                    .trailing()
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                self.document.set_trailing(format!("{trailing}{comments}"));
+            }
+        }
+    }
+
     /// The tables set so far, as TOML (what would be added).
     pub fn added_text(&self) -> String {
         self.added.to_string()
@@ -99,6 +168,30 @@ impl ConfigEdit {
             source,
         })?;
         Ok(config)
+    }
+}
+
+/// The path of the table header that comes first after `after` (by position).
+fn find_next(
+    table: &Table,
+    after: isize,
+    path: &mut Vec<String>,
+    next: &mut Option<(isize, Vec<String>)>,
+) {
+    for (key, item) in table.iter() {
+        let Some(child) = item.as_table() else {
+            continue;
+        };
+        path.push(key.to_owned());
+        if !child.is_implicit()
+            && let Some(position) = child.position()
+            && position > after
+            && next.as_ref().is_none_or(|(best, _)| position < *best)
+        {
+            *next = Some((position, path.clone()));
+        }
+        find_next(child, after, path, next);
+        path.pop();
     }
 }
 
@@ -142,6 +235,33 @@ mod tests {
         assert!(
             text.contains("[calendars.work]\nkind = \"caldav\""),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_removed_table_takes_nothing_else_with_it() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "# Mine\n[mcp_servers.a]\ncommand = \"a\" # first\n\n# The second\n[mcp_servers.b]\ncommand = \"b\"\n\n[defaults]\nprovider = \"local\"\n",
+        )
+        .unwrap();
+        let mut edit = ConfigEdit::open(&path).unwrap();
+        assert!(edit.remove_table("mcp_servers", "a"));
+        assert!(!edit.remove_table("mcp_servers", "a"));
+        assert!(!edit.remove_table("nothing", "a"));
+        edit.save().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# Mine\n\n# The second\n[mcp_servers.b]\ncommand = \"b\"\n\n[defaults]\nprovider = \"local\"\n"
+        );
+        let mut edit = ConfigEdit::open(&path).unwrap();
+        assert!(edit.remove_table("mcp_servers", "b"));
+        assert!(!edit.has("mcp_servers", "b"));
+        assert_eq!(
+            edit.text(),
+            "# Mine\n\n# The second\n\n[defaults]\nprovider = \"local\"\n"
         );
     }
 

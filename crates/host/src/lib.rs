@@ -64,4 +64,4 @@ pub use pages::{PageEnd, TurnPage, TurnWindow};
 pub use permissions::PendingPermission;
 pub use receiver::EnvelopeReceiver;
 pub use rename::MAX_TITLE_CHARS;
-pub use sessions::NewSessionRequest;
+pub use sessions::{Deleted, NewSessionRequest};

@@ -17,6 +17,19 @@ use crate::host::{Host, HostConfig, Inner};
 use crate::lease;
 use crate::state::{ChatEntry, LeaseHold, Resolution, SessionEntry};
 
+/// How a session was deleted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    /// Its harness disposed its chats too.
+    Cleanly,
+    /// Its harness could not load it, so only Hearth's record was deleted; the
+    /// harness's own conversations (if any) are left as they are.
+    WithoutHarness {
+        /// Why the harness could not load it.
+        reason: String,
+    },
+}
+
 /// What a new session is.
 #[derive(Clone, Debug)]
 pub struct NewSessionRequest {
@@ -147,7 +160,8 @@ impl Host {
     }
 
     /// Creates a new session whose default chat is a fork of another session's default
-    /// chat at a turn.
+    /// chat at a turn. When the session's harness is not configured now, the fork is a
+    /// copy of its stored turns ([`Host::fork_stored_session`]).
     pub async fn fork_session(
         &self,
         source: &SessionUri,
@@ -155,6 +169,12 @@ impl Host {
     ) -> HostResult<SessionUri> {
         self.inner.check_running()?;
         let source_chat = ChatUri::default_for(source);
+        if matches!(
+            self.inner.agent_for(source),
+            Err(HostError::UnknownProvider { .. })
+        ) {
+            return self.fork_stored_session(source, turn_id).await;
+        }
         self.resolve_chat(&source_chat).await?;
         let agent = self.inner.agent_for(source)?;
         if !agent.descriptor().capabilities.supports_fork() {
@@ -175,31 +195,8 @@ impl Host {
             let turns = turns_through(&state.chats, &source_chat, turn_id)?;
             (session.state.summary.clone(), turns)
         };
-        let uri = SessionUri::new(source.harness().clone(), SessionId::generate());
-        let at = now();
-        let summary = SessionSummary {
-            uri: uri.clone(),
-            title: source_summary
-                .title
-                .as_ref()
-                .map(|title| format!("{title} (fork)")),
-            provenance: Provenance::Hearth,
-            source: self.inner.config.source.clone(),
-            started_at: at,
-            updated_at: at,
-            ..source_summary
-        };
-        let chat = ChatSummary {
-            uri: ChatUri::default_for(&uri),
-            origin: ChatOrigin::Fork {
-                source_chat: source_chat.clone(),
-                turn_id: turn_id.clone(),
-            },
-            title: summary.title.clone(),
-            model: summary.model.clone(),
-            created_at: at,
-            updated_at: at,
-        };
+        let (summary, chat) = self.fork_summaries(source_summary, turn_id);
+        let uri = summary.uri.clone();
         let seed = ChatSeed::Fork {
             source_chat: source_chat.clone(),
             turn_id: turn_id.clone(),
@@ -212,6 +209,91 @@ impl Host {
             .store
             .copy_turns(&source_chat, &ChatUri::default_for(&uri), turn_id)
             .await?;
+        Ok(uri)
+    }
+
+    /// The summaries of a fork of `source` at `turn_id`: a new session of the same
+    /// harness, its default chat forked from the source's.
+    fn fork_summaries(
+        &self,
+        source: SessionSummary,
+        turn_id: &TurnId,
+    ) -> (SessionSummary, ChatSummary) {
+        let source_chat = ChatUri::default_for(&source.uri);
+        let uri = SessionUri::new(source.uri.harness().clone(), SessionId::generate());
+        let at = now();
+        let summary = SessionSummary {
+            uri: uri.clone(),
+            title: source.title.as_ref().map(|title| format!("{title} (fork)")),
+            provenance: Provenance::Hearth,
+            source: self.inner.config.source.clone(),
+            started_at: at,
+            updated_at: at,
+            ..source
+        };
+        let chat = ChatSummary {
+            uri: ChatUri::default_for(&uri),
+            origin: ChatOrigin::Fork {
+                source_chat,
+                turn_id: turn_id.clone(),
+            },
+            title: summary.title.clone(),
+            model: summary.model.clone(),
+            created_at: at,
+            updated_at: at,
+        };
+        (summary, chat)
+    }
+
+    /// Forks a session whose harness is not configured now: a fork only copies stored
+    /// turns, so the new session (of the same harness) is registered with the turns up
+    /// to `turn_id`, read from the store; its harness makes its conversation when it
+    /// is configured again and the session continues.
+    pub async fn fork_stored_session(
+        &self,
+        source: &SessionUri,
+        turn_id: &TurnId,
+    ) -> HostResult<SessionUri> {
+        self.inner.check_running()?;
+        let source_summary =
+            self.inner
+                .store
+                .session(source)
+                .await?
+                .ok_or_else(|| HostError::NotFound {
+                    what: "session",
+                    key: source.to_string(),
+                })?;
+        let source_chat = ChatUri::default_for(source);
+        // Saves of a loaded source land first.
+        self.inner.writer.flush().await;
+        let stored = self.inner.store.turns(&source_chat).await?;
+        if !stored.iter().any(|turn| &turn.id == turn_id) {
+            return Err(HostError::NotFound {
+                what: "turn",
+                key: turn_id.to_string(),
+            });
+        }
+        let (summary, chat) = self.fork_summaries(source_summary, turn_id);
+        let uri = summary.uri.clone();
+        let new = NewSession {
+            summary: summary.clone(),
+            default_chat: ChatRecord {
+                summary: chat.clone(),
+                provider_data: None,
+                conversation: None,
+                draft: None,
+                queued: Vec::new(),
+            },
+        };
+        self.inner.store.create_session(&new).await?;
+        self.inner
+            .store
+            .copy_turns(&source_chat, &chat.uri, turn_id)
+            .await?;
+        self.inner
+            .lock()
+            .publish(ResourceUri::Root, Action::SessionAdded { summary });
         Ok(uri)
     }
 
@@ -490,15 +572,17 @@ impl Host {
     }
 
     /// Deletes a session: aborts its turns, disposes its chats (peers first, the default
-    /// chat last), and leaves a tombstone so discovery never brings it back.
-    pub async fn delete_session(&self, session: &SessionUri) -> HostResult<()> {
+    /// chat last), and leaves a tombstone so discovery never brings it back. A session
+    /// its harness cannot load (not configured now, say) is deleted from Hearth all the
+    /// same, and [`Deleted::WithoutHarness`] says why its harness did not clean up.
+    pub async fn delete_session(&self, session: &SessionUri) -> HostResult<Deleted> {
         if let Err(error) = self.ensure_session(session).await {
             // Stored but not loadable (its harness is gone or cannot attach it): the user
             // can still delete it; only the harness's own clean-up is skipped.
             if self.inner.store.session(session).await?.is_none() {
                 return Err(error);
             }
-            tracing::warn!(%session, %error, "deleting a session its harness cannot load; its provider conversations are left as they are");
+            tracing::debug!(%session, %error, "deleting a session its harness cannot load");
             self.inner.store.delete_session(session).await?;
             self.inner.lock().publish(
                 ResourceUri::Root,
@@ -506,7 +590,9 @@ impl Host {
                     session: session.clone(),
                 },
             );
-            return Ok(());
+            return Ok(Deleted::WithoutHarness {
+                reason: error.to_string(),
+            });
         }
         let agent = self.inner.agent_for(session)?;
         let chats: Vec<ChatUri> = {
@@ -563,7 +649,7 @@ impl Host {
                 session: session.clone(),
             },
         );
-        Ok(())
+        Ok(Deleted::Cleanly)
     }
 
     /// Releases sessions nobody used for `idle`: no running turn, no subscriber. Their

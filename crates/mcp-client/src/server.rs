@@ -239,9 +239,10 @@ impl Server {
             Transport::Http {
                 url,
                 bearer_token_env,
+                headers,
                 local,
             } => (
-                self.start_http(url, bearer_token_env.as_deref(), *local)
+                self.start_http(url, bearer_token_env.as_deref(), headers, *local)
                     .await?,
                 None,
             ),
@@ -319,6 +320,7 @@ impl Server {
         &self,
         url: &str,
         bearer_token_env: Option<&str>,
+        headers: &BTreeMap<String, String>,
         local: bool,
     ) -> Result<RunningService<RoleClient, ()>> {
         if !local {
@@ -334,6 +336,23 @@ impl Server {
                 ))
             })?;
             config = config.auth_header(token);
+        }
+        if !headers.is_empty() {
+            let mut custom = std::collections::HashMap::new();
+            for (name, value) in headers {
+                // Checked when the configuration was read (`ServerSpec::from_config`).
+                let parsed = http::HeaderName::from_bytes(name.as_bytes())
+                    .ok()
+                    .zip(http::HeaderValue::from_str(value).ok());
+                let Some((name, value)) = parsed else {
+                    return Err(self.start_failure(format!(
+                        "the header `{name}` cannot be sent: {}",
+                        crate::spec::header_problem(name, value).unwrap_or_default()
+                    )));
+                };
+                custom.insert(name, value);
+            }
+            config = config.custom_headers(custom);
         }
         ().serve(StreamableHttpClientTransport::from_config(config))
             .await

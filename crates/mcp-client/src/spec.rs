@@ -33,6 +33,8 @@ pub enum Transport {
         url: String,
         /// The environment variable holding the bearer token.
         bearer_token_env: Option<String>,
+        /// Headers sent with every request (checked to be valid HTTP).
+        headers: BTreeMap<String, String>,
         /// Whether the user marked the server local (loopback and private addresses
         /// allowed).
         local: bool,
@@ -65,6 +67,21 @@ fn valid_server_name(name: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
 }
 
+/// Why `name: value` cannot be sent as an HTTP header, if it cannot.
+pub(crate) fn header_problem(name: &str, value: &str) -> Option<String> {
+    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Some(format!(
+            "`{name}` is not an HTTP header name (letters, digits and `-`, e.g. `X-Api-Key`)"
+        ));
+    }
+    if http::HeaderValue::from_str(value).is_err() {
+        return Some(format!(
+            "the value of header `{name}` is not valid in HTTP (no line breaks or control characters)"
+        ));
+    }
+    None
+}
+
 impl ServerSpec {
     /// The server `name` as configured.
     pub fn from_config(name: &str, config: &McpServerConfig) -> Result<Self> {
@@ -78,17 +95,35 @@ impl ServerSpec {
             ));
         }
         let transport = match (&config.command, &config.url) {
+            (Some(_), None) if !config.headers.is_empty() => {
+                return Err(problem(
+                    "`headers` are sent to an HTTP server (`url`); a stdio server (`command`) gets `env` instead",
+                ));
+            }
             (Some(command), None) if !command.trim().is_empty() => Transport::Stdio {
                 command: command.clone(),
                 args: config.args.clone(),
                 env: config.env.clone(),
                 pass_env: config.pass_env.clone(),
             },
-            (None, Some(url)) if !url.trim().is_empty() => Transport::Http {
-                url: url.clone(),
-                bearer_token_env: config.bearer_token_env.clone(),
-                local: config.local,
-            },
+            (None, Some(url)) if !url.trim().is_empty() => {
+                if let Some(problem) = config
+                    .headers
+                    .iter()
+                    .find_map(|(name, value)| header_problem(name, value))
+                {
+                    return Err(McpError::Config {
+                        server: name.to_owned(),
+                        message: problem,
+                    });
+                }
+                Transport::Http {
+                    url: url.clone(),
+                    bearer_token_env: config.bearer_token_env.clone(),
+                    headers: config.headers.clone(),
+                    local: config.local,
+                }
+            }
             (Some(_), Some(_)) => {
                 return Err(problem(
                     "set either `command` (stdio) or `url` (streamable HTTP), not both",
@@ -156,5 +191,31 @@ mod tests {
         assert!(ServerSpec::from_config("files", &McpServerConfig::default()).is_err());
         assert!(ServerSpec::from_config("a__b", &stdio).is_err());
         assert!(ServerSpec::from_config("a.b", &stdio).is_err());
+        let with_headers = |name: &str, value: &str| McpServerConfig {
+            url: Some("https://mcp.example/mcp".into()),
+            headers: BTreeMap::from([(name.to_owned(), value.to_owned())]),
+            ..McpServerConfig::default()
+        };
+        let Transport::Http { headers, .. } =
+            ServerSpec::from_config("web", &with_headers("X-Api-Key", "k1"))
+                .unwrap()
+                .transport
+        else {
+            panic!("an HTTP server");
+        };
+        assert_eq!(headers["X-Api-Key"], "k1");
+        let bad_name = ServerSpec::from_config("web", &with_headers("X Key", "k1")).unwrap_err();
+        assert!(
+            bad_name
+                .to_string()
+                .contains("`X Key` is not an HTTP header name"),
+            "{bad_name}"
+        );
+        assert!(ServerSpec::from_config("web", &with_headers("X-Key", "a\nb")).is_err());
+        let stdio_headers = McpServerConfig {
+            headers: BTreeMap::from([("X-Key".to_owned(), "v".to_owned())]),
+            ..stdio
+        };
+        assert!(ServerSpec::from_config("files", &stdio_headers).is_err());
     }
 }

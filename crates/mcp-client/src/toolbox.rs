@@ -433,6 +433,21 @@ impl McpTools {
     }
 }
 
+impl ServerReport {
+    /// The tools of this server offered to models, as the agent sees them (none when
+    /// the server is disabled or could not be started).
+    pub fn offered_tools(&self) -> Vec<ToolDescription> {
+        if matches!(self.status, crate::ServerStatus::Disabled) {
+            return Vec::new();
+        }
+        self.tools
+            .iter()
+            .filter(|tool| tool.unavailable.is_none())
+            .map(|tool| describe(&self.name, tool))
+            .collect()
+    }
+}
+
 fn describe(server: &str, tool: &ToolReport) -> ToolDescription {
     let note = if tool.read_only || tool.allowed {
         ""

@@ -14,7 +14,7 @@ use crate::error::{ProjectError, ProjectResult};
 use crate::mirror::{MirrorOutcome, remove_mirror, sync_mirror};
 use crate::policy::compose_instructions;
 use crate::project_file::{PROJECT_FILE, ProjectFile};
-use crate::trust::{Consent, Review, ReviewReason};
+use crate::trust::{Consent, Review, ReviewReason, TrustDigest};
 
 /// A project as found: its registry entry and, when its folder is there, its file.
 #[derive(Debug)]
@@ -38,6 +38,15 @@ pub struct Created {
     pub adopted: bool,
     /// What became of the `AGENTS.md` mirror.
     pub mirror: MirrorOutcome,
+}
+
+/// What re-linking a project did.
+#[derive(Debug)]
+pub struct Relinked {
+    /// The project, at its new folder.
+    pub record: ProjectRecord,
+    /// How many of its sessions now work in the new folder.
+    pub sessions_moved: usize,
 }
 
 /// The projects Hearth knows, over the registry in its store.
@@ -90,12 +99,12 @@ impl Projects {
                     )));
                 }
                 if self.store.is_project_deleted(&found.id).await? {
-                    return Err(ProjectError::Invalid(format!(
-                        "{} holds project {}, which was deleted; remove its {PROJECT_FILE} to make a new project there",
-                        folder.display(),
-                        found.id
-                    )));
+                    let (file, digest) = self
+                        .renew(&folder, found, name, description, consent)
+                        .await?;
+                    return self.register(folder, file, digest, false).await;
                 }
+                self.check_name_free(&found.name, None).await?;
                 let review = Review::new(ReviewReason::Adopt, &folder, &found);
                 match consent {
                     Consent::Ask => return Err(ProjectError::NeedsTrust(Box::new(review))),
@@ -107,6 +116,7 @@ impl Projects {
                 (found, review.digest, true)
             }
             Err(ProjectError::NoProjectFile { .. }) => {
+                self.check_name_free(name, None).await?;
                 let mut file = ProjectFile::new(name);
                 file.description = description;
                 file.write(&folder)?;
@@ -115,6 +125,71 @@ impl Projects {
             }
             Err(error) => return Err(error),
         };
+        self.register(folder, file, digest, adopted).await
+    }
+
+    /// A new project in a folder whose `project.md` belongs to a deleted project: the
+    /// file keeps its instructions and sources, gets a new id and the name given (the
+    /// deleted project's sessions stay with it, readable). What it gives agents needs
+    /// the user's consent as an adoption does, unless it is what they had trusted
+    /// before the deletion or asks nothing.
+    async fn renew(
+        &self,
+        folder: &Path,
+        mut file: ProjectFile,
+        name: &str,
+        description: Option<String>,
+        consent: Consent,
+    ) -> ProjectResult<(ProjectFile, TrustDigest)> {
+        let trusted = self.store.deleted_project_digest(&file.id).await?;
+        self.check_name_free(name, None).await?;
+        file.id = ProjectId::generate();
+        file.name = name.to_owned();
+        if description.is_some() {
+            file.description = description;
+        }
+        let review = Review::new(ReviewReason::Adopt, folder, &file);
+        let seen_before = trusted.as_deref() == Some(review.digest.as_str());
+        if !seen_before && review.asks_anything() {
+            match consent {
+                Consent::Ask => return Err(ProjectError::NeedsTrust(Box::new(review))),
+                Consent::Reviewed(seen) if seen != review.digest => {
+                    return Err(ProjectError::ChangedSinceShown(Box::new(review)));
+                }
+                Consent::Given | Consent::Reviewed(_) => {}
+            }
+        }
+        file.write(folder)?;
+        Ok((file, review.digest))
+    }
+
+    /// Fails when another live project is called `name` (names are matched as `find`
+    /// matches them: ignoring case), naming its folder.
+    async fn check_name_free(&self, name: &str, except: Option<&ProjectId>) -> ProjectResult<()> {
+        let taken =
+            self.store.projects().await?.into_iter().find(|record| {
+                record.name.eq_ignore_ascii_case(name) && Some(&record.id) != except
+            });
+        match taken {
+            Some(other) => Err(ProjectError::Invalid(format!(
+                "a project called `{}` already exists ({}, in {}); choose another name, or rename that one with `hearth projects rename {} NEW-NAME`",
+                other.name,
+                other.id,
+                other.folder.display(),
+                other.id
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Registers a project whose file is written, and mirrors its instructions.
+    async fn register(
+        &self,
+        folder: PathBuf,
+        file: ProjectFile,
+        digest: TrustDigest,
+        adopted: bool,
+    ) -> ProjectResult<Created> {
         let at = now();
         let record = ProjectRecord {
             id: file.id.clone(),
@@ -248,7 +323,9 @@ impl Projects {
         if name.is_empty() {
             return Err(ProjectError::Invalid("a project needs a name".into()));
         }
-        self.edit(key, |file| {
+        let record = self.find(key).await?;
+        self.check_name_free(name, Some(&record.id)).await?;
+        self.edit(record.id.as_str(), |file| {
             file.name = name.to_owned();
             Ok(())
         })
@@ -297,8 +374,10 @@ impl Projects {
     }
 
     /// Points a project whose folder moved at its new folder, which must hold the same
-    /// project's `project.md`.
-    pub async fn relink(&self, key: &str, folder: &Path) -> ProjectResult<ProjectRecord> {
+    /// project's `project.md`. Its sessions move along: those that worked in the old
+    /// folder (or under it) work in the new one, so continuing one goes on with the
+    /// conversation where the project now is.
+    pub async fn relink(&self, key: &str, folder: &Path) -> ProjectResult<Relinked> {
         let mut record = self.find(key).await?;
         let folder = absolute(folder)?;
         let file = ProjectFile::read(&folder)?;
@@ -309,14 +388,18 @@ impl Projects {
                 found: file.id.to_string(),
             });
         }
-        record.folder = folder;
+        self.check_name_free(&file.name, Some(&record.id)).await?;
+        let from = std::mem::replace(&mut record.folder, folder);
         record.name = file.name.clone();
         record.updated_at = now();
-        self.store.update_project(&record).await?;
+        let sessions_moved = self.store.relink_project(&record, &from).await?;
         if pending_review(&record, &file).is_none() {
             sync_mirror(&record.folder, &compose_instructions(&file))?;
         }
-        Ok(record)
+        Ok(Relinked {
+            record,
+            sessions_moved,
+        })
     }
 
     /// Deletes a project from Hearth: its mirror is removed if it still carries Hearth's

@@ -316,7 +316,8 @@ async fn project_relink(
     let record = projects
         .relink(&params.project, folder)
         .await
-        .map_err(|e| project_error(&e))?;
+        .map_err(|e| project_error(&e))?
+        .record;
     let project = crate::projects::get(projects, record.id.as_str()).await?;
     Ok(wire::ProjectResponse { project })
 }

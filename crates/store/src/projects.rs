@@ -54,6 +54,24 @@ pub trait ProjectStore: Send + Sync {
     /// project, with a conflict when another project has the folder.
     fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>>;
 
+    /// Records that a live project's folder moved from `from` to `project.folder` (its
+    /// name as read there too), and moves the working directories of its sessions that
+    /// were in `from` or under it along, in one transaction: a continued session works
+    /// in the new folder. Returns how many sessions moved. Fails like
+    /// [`ProjectStore::update_project`].
+    fn relink_project<'a>(
+        &'a self,
+        project: &'a ProjectRecord,
+        from: &'a Path,
+    ) -> BoxFuture<'a, StoreResult<usize>>;
+
+    /// The digest the user had trusted of a deleted project's file (kept with its
+    /// tombstone); `None` when the project is not deleted or none was recorded.
+    fn deleted_project_digest<'a>(
+        &'a self,
+        id: &'a ProjectId,
+    ) -> BoxFuture<'a, StoreResult<Option<String>>>;
+
     /// Records the digest the user trusted of a live project's file. Fails with
     /// `NotFound` for an unknown or deleted project.
     fn trust_project<'a>(
@@ -62,7 +80,8 @@ pub trait ProjectStore: Send + Sync {
         digest: &'a str,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Deletes a project, keeping a tombstone. Returns whether it existed.
+    /// Deletes a project, keeping a tombstone (its id and the digest the user trusted).
+    /// Returns whether it existed.
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>>;
 }
 
@@ -170,6 +189,94 @@ impl SqliteStore {
         Ok(())
     }
 
+    async fn relink_project_impl(
+        &self,
+        project: &ProjectRecord,
+        from: &Path,
+    ) -> StoreResult<usize> {
+        let mut transaction = self
+            .pool()
+            .begin()
+            .await
+            .map_err(|error| self.error(error))?;
+        let done = sqlx::query(
+            "UPDATE projects SET folder = ?, name = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(folder_text(&project.folder)?)
+        .bind(&project.name)
+        .bind(to_millis(&project.updated_at))
+        .bind(project.id.as_str())
+        .execute(&mut *transaction)
+        .await
+        .map_err(|error| {
+            self.unique_conflict(
+                error,
+                "a project in folder",
+                &project.folder.display().to_string(),
+            )
+        })?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: "project",
+                key: project.id.to_string(),
+            });
+        }
+        let rows = sqlx::query(
+            "SELECT uri, working_directories FROM sessions WHERE project_id = ? AND deleted_at IS NULL AND working_directories IS NOT NULL",
+        )
+        .bind(project.id.as_str())
+        .fetch_all(&mut *transaction)
+        .await
+        .map_err(|error| self.error(error))?;
+        let mut moved = 0;
+        for row in rows {
+            let uri: String = row.try_get("uri").map_err(|error| self.error(error))?;
+            let directories = crate::sessions::decode_directories(
+                row.try_get("working_directories")
+                    .map_err(|error| self.error(error))?,
+            )?;
+            let relinked: Vec<PathBuf> = directories
+                .iter()
+                .map(|directory| match directory.strip_prefix(from) {
+                    Ok(rest) if rest.as_os_str().is_empty() => project.folder.clone(),
+                    Ok(rest) => project.folder.join(rest),
+                    Err(_) => directory.clone(),
+                })
+                .collect();
+            if relinked == directories {
+                continue;
+            }
+            sqlx::query("UPDATE sessions SET working_directories = ? WHERE uri = ?")
+                .bind(crate::sessions::encode_directories(&relinked))
+                .bind(&uri)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|error| self.error(error))?;
+            moved += 1;
+        }
+        transaction
+            .commit()
+            .await
+            .map_err(|error| self.error(error))?;
+        Ok(moved)
+    }
+
+    async fn deleted_project_digest_impl(&self, id: &ProjectId) -> StoreResult<Option<String>> {
+        let row = sqlx::query(
+            "SELECT trusted_digest FROM projects WHERE id = ? AND deleted_at IS NOT NULL",
+        )
+        .bind(id.as_str())
+        .fetch_optional(self.pool())
+        .await
+        .map_err(|error| self.error(error))?;
+        match row {
+            Some(row) => row
+                .try_get("trusted_digest")
+                .map_err(|error| self.error(error)),
+            None => Ok(None),
+        }
+    }
+
     async fn trust_project_impl(&self, id: &ProjectId, digest: &str) -> StoreResult<()> {
         let done = sqlx::query(
             "UPDATE projects SET trusted_digest = ? WHERE id = ? AND deleted_at IS NULL",
@@ -190,7 +297,7 @@ impl SqliteStore {
 
     async fn delete_project_impl(&self, id: &ProjectId) -> StoreResult<bool> {
         let done = sqlx::query(
-            "UPDATE projects SET deleted_at = ?, folder = NULL, name = NULL, trusted_digest = NULL WHERE id = ? AND deleted_at IS NULL",
+            "UPDATE projects SET deleted_at = ?, folder = NULL, name = NULL WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(to_millis(&hearth_core::now()))
         .bind(id.as_str())
@@ -235,5 +342,20 @@ impl ProjectStore for SqliteStore {
 
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(self.delete_project_impl(id))
+    }
+
+    fn relink_project<'a>(
+        &'a self,
+        project: &'a ProjectRecord,
+        from: &'a Path,
+    ) -> BoxFuture<'a, StoreResult<usize>> {
+        Box::pin(self.relink_project_impl(project, from))
+    }
+
+    fn deleted_project_digest<'a>(
+        &'a self,
+        id: &'a ProjectId,
+    ) -> BoxFuture<'a, StoreResult<Option<String>>> {
+        Box::pin(self.deleted_project_digest_impl(id))
     }
 }

@@ -14,7 +14,7 @@ pub(crate) const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, 
      working_directories, started_at, updated_at";
 
 /// Working directories as stored: a JSON array of paths, or NULL for none.
-fn encode_directories(directories: &[std::path::PathBuf]) -> Option<String> {
+pub(crate) fn encode_directories(directories: &[std::path::PathBuf]) -> Option<String> {
     if directories.is_empty() {
         return None;
     }
@@ -25,7 +25,7 @@ fn encode_directories(directories: &[std::path::PathBuf]) -> Option<String> {
     serde_json::to_string(&paths).ok()
 }
 
-fn decode_directories(text: Option<String>) -> StoreResult<Vec<std::path::PathBuf>> {
+pub(crate) fn decode_directories(text: Option<String>) -> StoreResult<Vec<std::path::PathBuf>> {
     let Some(text) = text else {
         return Ok(Vec::new());
     };

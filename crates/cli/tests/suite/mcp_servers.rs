@@ -364,3 +364,261 @@ fn hearth_run_through_a_server_reports_a_refusal_nobody_was_asked_for_as_such() 
     assert_eq!(refusal["actor"], "hearth", "{refusal}");
     served.stop();
 }
+
+/// A Python server that crashes on import says why everywhere the user looks: its
+/// traceback's last lines reach `hearth mcp list`, `hearth doctor` and the error of a
+/// call to one of its tools, not only "the handshake failed".
+#[test]
+fn a_python_server_failing_on_import_shows_its_traceback() {
+    let Some(python) = python() else { return };
+    let hearth = Hearth::new();
+    let script = hearth.write(
+        "crashy.py",
+        "import sys\nprint('starting the notes server', file=sys.stderr)\nimport notes_db_that_is_not_installed\n",
+    );
+    configure(
+        &hearth,
+        &format!(
+            "[mcp_servers.crashy]\ncommand = {:?}\nargs = [{:?}]\n",
+            python.display().to_string(),
+            script.display().to_string()
+        ),
+    );
+    let missing = "ModuleNotFoundError: No module named 'notes_db_that_is_not_installed'";
+    let output = run(&hearth, &["mcp", "list"]);
+    let listed = String::from_utf8(output.stdout).unwrap();
+    assert!(!output.status.success(), "{listed}");
+    assert!(listed.contains("crashy  failed"), "{listed}");
+    assert!(listed.contains(missing), "{listed}");
+    let doctor = String::from_utf8(run(&hearth, &["doctor"]).stdout).unwrap();
+    assert!(doctor.contains(missing), "{doctor}");
+    let output = run(&hearth, &["tools", "call", "crashy__lookup", "{}"]);
+    let called = String::from_utf8(output.stdout).unwrap();
+    assert!(!output.status.success(), "{called}");
+    assert!(called.contains("could not be started"), "{called}");
+    assert!(called.contains(missing), "{called}");
+    // `tools list` leaves its tools out and says why, on stderr.
+    let output = run(&hearth, &["tools", "list"]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("hearth: the tools of MCP server `crashy` are left out"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(missing), "{stderr}");
+}
+
+/// `hearth mcp add` writes `[mcp_servers.<name>]` into config.toml as a document edit (the
+/// user's comments and other sections kept); the server then works in `mcp list` and
+/// `tools list|call`; `get` shows it with its secrets hidden; `remove` takes it out.
+#[test]
+fn mcp_add_get_and_remove_edit_config_toml_and_the_tools_appear() {
+    let Some(python) = python() else { return };
+    let hearth = Hearth::new();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp-client/tests/servers/server.py");
+    let (python, script) = (python.display().to_string(), script.display().to_string());
+    let original = "# My Hearth\n[defaults]\ntime_zone = \"Europe/Berlin\" # home\n";
+    configure(&hearth, original);
+    let added = hearth.ok(&[
+        "mcp",
+        "add",
+        "notes",
+        "--env",
+        "NOTES_KEY=s3cret=x",
+        "--",
+        &python,
+        &script,
+        "stdio",
+    ]);
+    assert!(added.starts_with("added MCP server `notes` ("), "{added}");
+    let config = std::fs::read_to_string(hearth.home.path().join("config.toml")).unwrap();
+    assert_eq!(
+        config,
+        format!(
+            "{original}\n[mcp_servers.notes]\ncommand = {python:?}\nargs = [{script:?}, \"stdio\"]\nenv = {{ NOTES_KEY = \"s3cret=x\" }}\n"
+        )
+    );
+
+    let listed = hearth.ok(&["mcp", "list"]);
+    assert!(listed.starts_with("notes  running  ("), "{listed}");
+    let tools = hearth.ok(&["tools", "list"]);
+    assert!(
+        tools
+            .lines()
+            .any(|line| line.starts_with("notes__lookup") && line.contains(" read ")),
+        "{tools}"
+    );
+    assert!(
+        tools
+            .lines()
+            .any(|line| line.starts_with("notes__write_note") && line.contains("asks first")),
+        "{tools}"
+    );
+    assert!(!tools.contains("notes__broken"), "{tools}");
+    assert!(
+        tools.contains("calendar_list"),
+        "the registry's tools stay: {tools}"
+    );
+    let json = hearth.ok(&["tools", "list", "--json"]);
+    let names: Vec<String> = json
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["name"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(names.contains(&"notes__lookup".to_owned()), "{names:?}");
+
+    let looked_up = hearth.ok(&["tools", "call", "notes__lookup", r#"{"key": "k"}"#]);
+    assert_eq!(looked_up, "value of k\n");
+    // A tool that may change things goes the agent's way: nobody can answer here, so it
+    // is refused, saying how to allow it, and nothing ran.
+    let output = run(
+        &hearth,
+        &["tools", "call", "notes__write_note", r#"{"text": "hi"}"#],
+    );
+    let refused = String::from_utf8(output.stdout).unwrap();
+    assert!(!output.status.success(), "{refused}");
+    assert!(refused.contains("needs the user's permission"), "{refused}");
+    assert!(refused.contains("[mcp_servers.notes]"), "{refused}");
+    assert!(!refused.contains("wrote note"), "{refused}");
+    // Arguments are checked against the tool's schema, as for the agent.
+    let output = run(
+        &hearth,
+        &["tools", "call", "notes__lookup", r#"{"key": 3}"#],
+    );
+    let invalid = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        invalid.contains("invalid arguments for `notes__lookup`"),
+        "{invalid}"
+    );
+    let rows = audit_rows(&hearth);
+    let decisions: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|row| row["kind"] == "tool_call")
+        .map(|row| {
+            (
+                row["tool"].as_str().unwrap_or_default(),
+                row["decision"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("notes__lookup", "ran"),
+            ("notes__write_note", "denied"),
+            ("notes__lookup", "denied")
+        ]
+    );
+
+    let shown = hearth.ok(&["mcp", "get", "notes"]);
+    assert!(shown.starts_with("notes\n  transport: stdio\n"), "{shown}");
+    assert!(shown.contains("  env: NOTES_KEY=*****\n"), "{shown}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+    let shown: serde_json::Value =
+        serde_json::from_str(&hearth.ok(&["mcp", "get", "notes", "--json"])).unwrap();
+    assert_eq!(shown["command"], python.as_str());
+    assert_eq!(shown["args"], serde_json::json!([script, "stdio"]));
+    assert_eq!(shown["env"], serde_json::json!({"NOTES_KEY": "*****"}));
+    assert_eq!(shown["enabled"], true);
+
+    let removed = hearth.ok(&["mcp", "remove", "notes"]);
+    assert!(
+        removed.starts_with("removed MCP server `notes` from "),
+        "{removed}"
+    );
+    let config = std::fs::read_to_string(hearth.home.path().join("config.toml")).unwrap();
+    assert_eq!(config, original, "as it was before the server was added");
+    assert!(!hearth.ok(&["tools", "list"]).contains("notes__"));
+}
+
+#[test]
+fn mcp_add_remove_and_get_refuse_clearly() {
+    let hearth = Hearth::new();
+    let original = "# keep me\n[mcp_servers.notes]\ncommand = \"notes-server\"\n";
+    configure(&hearth, original);
+    let config = || std::fs::read_to_string(hearth.home.path().join("config.toml")).unwrap();
+
+    let duplicate = hearth.fails(&["mcp", "add", "notes", "--", "other-server"]);
+    assert!(
+        duplicate.contains("an MCP server named `notes` is already configured in ")
+            && duplicate.contains("(it runs notes-server)")
+            && duplicate.contains("`hearth mcp remove notes`"),
+        "{duplicate}"
+    );
+    for name in ["a__b", "a.b", ""] {
+        let invalid = hearth.fails(&["mcp", "add", name, "--", "server"]);
+        assert!(
+            invalid.contains("the name must be 1 to 32 letters, digits, `-` or `_`"),
+            "{name}: {invalid}"
+        );
+        assert!(invalid.contains("nothing was added"), "{invalid}");
+    }
+    let neither = hearth.fails(&["mcp", "add", "web"]);
+    assert!(neither.contains("a command after `--`"), "{neither}");
+    let both = hearth.fails(&[
+        "mcp",
+        "add",
+        "web",
+        "--url",
+        "https://mcp.example/mcp",
+        "--",
+        "x",
+    ]);
+    assert!(both.contains("not both"), "{both}");
+    let bad_env = hearth.fails(&["mcp", "add", "web", "--env", "NOVALUE", "--", "x"]);
+    assert!(
+        bad_env.contains("--env takes KEY=VALUE, got `NOVALUE`"),
+        "{bad_env}"
+    );
+    let bad_header = hearth.fails(&[
+        "mcp",
+        "add",
+        "web",
+        "--url",
+        "https://mcp.example/mcp",
+        "--header",
+        "X Key: v",
+    ]);
+    assert!(
+        bad_header.contains("`X Key` is not an HTTP header name"),
+        "{bad_header}"
+    );
+
+    let unknown = hearth.fails(&["mcp", "remove", "nope"]);
+    assert!(
+        unknown.contains("no MCP server named `nope` in ") && unknown.contains("configured: notes"),
+        "{unknown}"
+    );
+    let unknown = hearth.fails(&["mcp", "get", "nope"]);
+    assert!(unknown.contains("no MCP server named `nope`"), "{unknown}");
+    assert_eq!(config(), original, "nothing was written");
+
+    let added = hearth.ok(&[
+        "mcp",
+        "add",
+        "docs",
+        "--url",
+        "https://mcp.example/mcp",
+        "--header",
+        "X-Api-Key: k-123",
+    ]);
+    assert!(
+        added.contains("`docs` (https://mcp.example/mcp)"),
+        "{added}"
+    );
+    assert_eq!(
+        config(),
+        format!(
+            "{original}\n[mcp_servers.docs]\nurl = \"https://mcp.example/mcp\"\nheaders = {{ X-Api-Key = \"k-123\" }}\n"
+        )
+    );
+    let shown = hearth.ok(&["mcp", "get", "docs"]);
+    assert!(shown.contains("  transport: http\n"), "{shown}");
+    assert!(shown.contains("  headers: X-Api-Key: *****\n"), "{shown}");
+    assert!(!shown.contains("k-123"), "{shown}");
+}

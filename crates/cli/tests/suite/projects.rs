@@ -668,3 +668,182 @@ fn hearths_own_agent_reads_a_context_snapshot_and_nothing_else_of_the_data_direc
         "{results:?}"
     );
 }
+
+/// The model's tool results in the last request, in order.
+fn last_tool_results(server: &hearth_test_support::MockModelServer) -> Vec<String> {
+    let requests = completions(server);
+    requests.last().unwrap().json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// After the folder moved and `projects relink`, `run -c --project` goes on with the
+/// same conversation, working in the new folder: a relative `file_read` reads the
+/// moved file, and the session records the new folder.
+#[test]
+fn a_relinked_projects_sessions_continue_in_its_new_folder() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    let parent = tempfile::tempdir().unwrap();
+    let folder = parent.path().join("herons");
+    std::fs::create_dir(&folder).unwrap();
+    let id = make_project(&hearth, &folder);
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["one"], 1, 1));
+    ok(&hearth, &["run", "--project", &id, "first"]);
+    let session = hearth.session_uris().remove(0);
+
+    let moved = parent.path().join("herons-2026");
+    std::fs::rename(&folder, &moved).unwrap();
+    let output = run(
+        &hearth,
+        &["projects", "relink", &id, &moved.display().to_string()],
+    );
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "hearth: 1 of its sessions now work in {}",
+            moved.display()
+        )),
+        "{stderr}"
+    );
+
+    server.enqueue(
+        OpenAiStream::new(MODEL)
+            .role()
+            .tool_call(0, "call-1", "file_read")
+            .tool_arguments(0, r#"{"path": "notes.md"}"#)
+            .finish("tool_calls")
+            .done(),
+    );
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["two"], 1, 1));
+    let (stdout, _) = ok(&hearth, &["run", "-c", "--project", &id, "read the notes"]);
+    assert_eq!(stdout, "two\n");
+    assert_eq!(
+        hearth.session_uris(),
+        [session.as_str()],
+        "the same session went on"
+    );
+    let results = last_tool_results(&server);
+    assert!(
+        results[0].contains("The heron nests by the Grüße river."),
+        "{results:?}"
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&hearth.ok(&["sessions", "show", &session, "--json"])).unwrap();
+    // (Either JSON casing: the spelling of `--json` output is being unified.)
+    let directories = shown["session"]
+        .get("workingDirectories")
+        .or_else(|| shown["session"].get("working_directories"))
+        .unwrap_or(&serde_json::Value::Null);
+    assert_eq!(
+        directories[0].as_str(),
+        Some(moved.canonicalize().unwrap().display().to_string().as_str()),
+        "{shown}"
+    );
+}
+
+/// `projects delete` says the folder's project.md stays; `projects new` there makes a
+/// project again (a new one: new id, the name given, the file's instructions kept and,
+/// as the user trusted them before, not asked about again), while the deleted project's
+/// sessions stay with it.
+#[test]
+fn a_deleted_projects_folder_can_become_a_project_again() {
+    let server = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    let folder = tempfile::tempdir().unwrap();
+    let folder_arg = folder.path().display().to_string();
+    let old_id = make_project(&hearth, folder.path());
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["one"], 1, 1));
+    ok(&hearth, &["run", "--project", &old_id, "first"]);
+    let old_session = hearth.session_uris().remove(0);
+    let deleted = hearth.ok(&["projects", "delete", "Herons"]);
+    assert!(deleted.contains("project.md stay"), "{deleted}");
+
+    let (made, _) = ok(
+        &hearth,
+        &["projects", "new", "Herons again", "--folder", &folder_arg],
+    );
+    assert!(made.starts_with("made project `Herons again` ("), "{made}");
+    let file = std::fs::read_to_string(folder.path().join("project.md")).unwrap();
+    let new_id = file
+        .lines()
+        .find_map(|line| line.strip_prefix("id: "))
+        .unwrap()
+        .to_owned();
+    assert_ne!(new_id, old_id);
+    assert!(file.contains("name: Herons again"), "{file}");
+    assert!(file.contains("Always answer in haiku."), "{file}");
+    assert!(file.contains("notes.md"), "the sources stay: {file}");
+    let listed = hearth.ok(&["projects", "list"]);
+    assert!(
+        listed.contains(&new_id) && listed.contains("[ready]"),
+        "{listed}"
+    );
+
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["two"], 1, 1));
+    let (stdout, _) = ok(&hearth, &["run", "--project", &new_id, "hello"]);
+    assert_eq!(stdout, "two\n");
+    assert!(
+        system_prompt(completions(&server).last().unwrap()).contains("Always answer in haiku."),
+        "the new project's turns get the instructions"
+    );
+    let refused = run(&hearth, &["run", "--session", &old_session, "second"]);
+    assert!(
+        !refused.status.success(),
+        "the deleted project's session takes no new turns"
+    );
+}
+
+/// Two live projects cannot share a name (as `--project` finds them: ignoring case).
+#[test]
+fn two_projects_cannot_share_a_name() {
+    let hearth = Hearth::new();
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let canonical = first.path().canonicalize().unwrap();
+    hearth.ok(&[
+        "projects",
+        "new",
+        "Herons",
+        "--folder",
+        &first.path().display().to_string(),
+    ]);
+    let refused = hearth.fails(&[
+        "projects",
+        "new",
+        "herons",
+        "--folder",
+        &second.path().display().to_string(),
+    ]);
+    assert!(
+        refused.contains("a project called `Herons` already exists")
+            && refused.contains(&format!("in {}", canonical.display())),
+        "{refused}"
+    );
+    assert!(
+        !second.path().join("project.md").exists(),
+        "nothing was written"
+    );
+    hearth.ok(&[
+        "projects",
+        "new",
+        "Egrets",
+        "--folder",
+        &second.path().display().to_string(),
+    ]);
+    let refused = hearth.fails(&["projects", "rename", "Egrets", "HERONS"]);
+    assert!(
+        refused.contains("a project called `Herons` already exists"),
+        "{refused}"
+    );
+    assert!(hearth.ok(&["projects", "list"]).contains("Egrets"));
+    // Renaming a project to its own name in another case is fine.
+    hearth.ok(&["projects", "rename", "Herons", "HERONS"]);
+}

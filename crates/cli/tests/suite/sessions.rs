@@ -202,3 +202,59 @@ fn a_data_directory_that_cannot_be_written_is_still_read() {
     reads_and_refuses_changes(&hearth, &session);
     set_mode(hearth.home.path(), 0o700);
 }
+
+/// A session whose provider is not configured any more can still be forked (a fork
+/// copies stored turns) and deleted; the deletion says in a `hearth:` note that only
+/// Hearth's record went, never in a raw log line.
+#[test]
+fn a_session_whose_provider_is_gone_is_forked_and_deleted_with_a_clear_note() {
+    use hearth_test_support::OpenAiStream;
+
+    use super::mock::{MODEL, configure, mock_config, ok, run, server};
+
+    let model = server();
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&model));
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["one"], 1, 1));
+    model.enqueue(OpenAiStream::text_answer(MODEL, &["two"], 1, 1));
+    ok(&hearth, &["run", "first"]);
+    let session = hearth.session_uris().remove(0);
+    ok(&hearth, &["run", "--session", &session, "second"]);
+    // The provider is taken out of the configuration.
+    configure(&hearth, "[defaults]\ntime_zone = \"Europe/Berlin\"\n");
+
+    let (forked, _) = ok(&hearth, &["sessions", "fork", &session]);
+    let forked = forked.trim().to_owned();
+    assert!(forked.starts_with("hearth-session:mock/"), "{forked}");
+    let shown = hearth.ok(&["sessions", "show", &forked]);
+    assert!(shown.contains("› first\none"), "{shown}");
+    assert!(shown.contains("› second\ntwo"), "{shown}");
+    let turns: serde_json::Value =
+        serde_json::from_str(&hearth.ok(&["chats", "show", "--json", &default_chat(&session)]))
+            .unwrap();
+    let first_turn = turns["turns"][0]["id"].as_str().unwrap().to_owned();
+    let (at_first, _) = ok(
+        &hearth,
+        &["sessions", "fork", &session, "--turn", &first_turn],
+    );
+    let at_first = hearth.ok(&["sessions", "show", at_first.trim()]);
+    assert!(at_first.contains("› first\none"), "{at_first}");
+    assert!(!at_first.contains("second"), "{at_first}");
+
+    let output = run(&hearth, &["sessions", "delete", &session]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .starts_with(&format!("deleted {session}")),
+    );
+    assert!(
+        stderr.contains("hearth: its agent could not open it (")
+            && stderr.contains("only Hearth's record was deleted"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("WARN"), "{stderr}");
+    assert!(!hearth.session_uris().contains(&session));
+    assert!(hearth.session_uris().contains(&forked));
+}
