@@ -15,7 +15,9 @@ mod chat;
 mod context;
 mod doctor;
 mod drive;
+mod highlight;
 mod interrupts;
+mod markdown;
 mod mcp_servers;
 mod names;
 mod offered;
@@ -31,6 +33,7 @@ mod serve;
 mod sessions;
 mod shown;
 mod sign_in;
+mod style;
 mod toolbox;
 
 /// Hearth: a local-first agent host.
