@@ -59,21 +59,17 @@ pub(crate) struct Paint(pub &'static str);
 impl Paint {
     pub(crate) const BOLD: Self = Self("1");
     pub(crate) const DIM: Self = Self("2");
-    pub(crate) const ITALIC: Self = Self("3");
-    pub(crate) const UNDERLINE: Self = Self("4");
-    pub(crate) const STRIKE: Self = Self("9");
     pub(crate) const RED: Self = Self("31");
     pub(crate) const GREEN: Self = Self("32");
     pub(crate) const YELLOW: Self = Self("33");
-    pub(crate) const BLUE: Self = Self("34");
     pub(crate) const MAGENTA: Self = Self("35");
     pub(crate) const CYAN: Self = Self("36");
     pub(crate) const BOLD_RED: Self = Self("1;31");
 
     /// `text` in this style, reset after it.
     pub(crate) fn paint(self, text: &str) -> String {
-        if text.is_empty() {
-            return String::new();
+        if self.0.is_empty() || text.is_empty() {
+            return text.to_owned();
         }
         format!("\x1b[{}m{text}\x1b[0m", self.0)
     }
