@@ -10,12 +10,12 @@ use std::sync::OnceLock;
 /// When to colour output (`--color`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ColourChoice {
-    /// On a terminal, unless `NO_COLOR` is set.
+    // (Plain comments: clap would show doc comments as a long list in `--help`.)
+    // On a terminal, unless `NO_COLOR` is set.
     #[default]
     Auto,
-    /// Always, even into a file or a pipe.
+    // Always, even into a file or a pipe.
     Always,
-    /// Never.
     Never,
 }
 
