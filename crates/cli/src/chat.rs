@@ -38,11 +38,7 @@ pub struct ChatArgs {
     show_reasoning: bool,
 }
 
-const HELP: &str = "commands: /fork (branch this chat at its last turn), /model NAME (switch the \
-model), /mode [ID] (list the agent's modes, or switch), /new (a new session), /open ID (another session, in its scope), /resume (pick one of the newest sessions), /project NAME|global \
-(a new session in a project, or the global scope), /proposals, /approve [ID], /reject [ID] [REASON] \
-(the changes staged in this session), /quit (or Ctrl-D); an agent's own /commands \
-go to the agent; Ctrl-C stops an answer";
+const HELP: &str = crate::chat_help::SHORT;
 
 impl ChatArgs {
     /// The arguments that continue `session` (its URI).
@@ -473,7 +469,9 @@ impl Conversation {
     /// `/help`: Hearth's commands, then the agent's own.
     #[allow(clippy::print_stderr)]
     async fn help(&self) {
-        eprintln!("hearth: {HELP}");
+        for line in crate::chat_help::lines() {
+            eprintln!("{line}");
+        }
         let agent = self
             .host
             .chat(&self.chat)
@@ -491,11 +489,17 @@ impl Conversation {
         let Ok(state) = self.host.chat(&self.chat).await else {
             return;
         };
+        let model = state
+            .agent
+            .as_ref()
+            .and_then(|agent| agent.models.as_ref())
+            .map(|models| models.current.as_str())
+            .or(state.summary.model.as_deref());
         let Some(line) = state
             .turns
             .last()
             .and_then(|turn| turn.usage.as_ref())
-            .and_then(crate::offered::usage_line)
+            .and_then(|usage| crate::offered::usage_line(usage, model))
         else {
             return;
         };

@@ -13,12 +13,16 @@ mod attach;
 mod audit;
 mod calendar;
 mod chat;
+mod chat_help;
 mod context;
 mod decisions;
 mod doctor;
 mod drive;
+mod highlight;
 mod interrupts;
 mod keyboard;
+mod log_format;
+mod markdown;
 mod mcp_servers;
 mod names;
 mod offered;
@@ -35,6 +39,7 @@ mod serve;
 mod sessions;
 mod shown;
 mod sign_in;
+mod style;
 mod toolbox;
 
 /// Hearth: a local-first agent host.
@@ -65,6 +70,16 @@ struct Cli {
     /// Run in this process even when a server is running.
     #[arg(long, global = true)]
     local: bool,
+    /// Colours, and answers rendered from Markdown: on a terminal unless NO_COLOR is set
+    /// (auto), always, or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    color: style::ColourChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -132,22 +147,29 @@ fn init_logging(verbose: u8) {
         1 => "info",
         _ => "debug",
     };
+    let asked = std::env::var_os("HEARTH_LOG").is_some();
     let filter = tracing_subscriber::EnvFilter::try_from_env("HEARTH_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(shown::LogWriter)
         .with_target(false)
-        .with_ansi(colour_on_stderr())
-        .init();
+        .with_ansi(colour_on_stderr());
+    // At a terminal, without -v or HEARTH_LOG, the log reads like Hearth's other notes.
+    if verbose == 0 && !asked && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        builder
+            .event_format(log_format::Short {
+                colour: colour_on_stderr(),
+            })
+            .init();
+    } else {
+        builder.init();
+    }
 }
 
-/// Whether stderr may carry colours: only on a terminal, and never with `NO_COLOR` set to
-/// anything but the empty string (<https://no-color.org>).
+/// Whether stderr may carry colours (see [`style::on_stderr`]).
 pub(crate) fn colour_on_stderr() -> bool {
-    use std::io::IsTerminal as _;
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-    !no_color && std::io::stderr().is_terminal()
+    style::on_stderr()
 }
 
 /// Runs an agent under Hearth's supervisor (`hearth __supervise-agent …`, started by
@@ -190,6 +212,7 @@ fn main() -> ExitCode {
         _ => {}
     }
     let cli = Cli::parse();
+    style::choose(cli.color);
     init_logging(cli.verbose);
     remote::choose(match (cli.server.clone(), cli.local) {
         (Some(url), _) => remote::ServerChoice::Url(url),

@@ -53,9 +53,9 @@ pub(crate) fn command_lines(agent: &str, state: Option<&AgentChatState>) -> Vec<
     lines
 }
 
-/// The usage line after an answer: `tokens 100 in / 20 out · context 1234/200000 · cost
-/// 0.01 USD`, each part only when reported; `None` when nothing was.
-pub(crate) fn usage_line(usage: &Usage) -> Option<String> {
+/// The usage line after an answer: `model m · tokens 100 in / 20 out · context
+/// 1234/200000 · cost 0.01 USD`, each part only when reported; `None` when no usage was.
+pub(crate) fn usage_line(usage: &Usage, model: Option<&str>) -> Option<String> {
     let mut parts = Vec::new();
     if usage.input_tokens > 0 || usage.output_tokens > 0 {
         let mut tokens = format!(
@@ -79,7 +79,13 @@ pub(crate) fn usage_line(usage: &Usage) -> Option<String> {
             escape_controls_inline(&cost.currency)
         ));
     }
-    (!parts.is_empty()).then(|| parts.join(" · "))
+    if parts.is_empty() {
+        return None;
+    }
+    if let Some(model) = model.filter(|model| !model.is_empty()) {
+        parts.insert(0, format!("model {}", escape_controls_inline(model)));
+    }
+    Some(parts.join(" · "))
 }
 
 /// An amount with as many decimals as it needs, at least two (`0.01`, `1.50`, `0.0042`).
@@ -112,16 +118,22 @@ mod tests {
             ..Usage::default()
         };
         assert_eq!(
-            usage_line(&usage).as_deref(),
+            usage_line(&usage, None).as_deref(),
             Some("tokens 100 in / 20 out (60 cached) · context 1234/200000 · cost 0.01 USD")
+        );
+        assert_eq!(
+            usage_line(&usage, Some("gpt\x1b[2J")).as_deref(),
+            Some(
+                "model gpt\\x1b[2J · tokens 100 in / 20 out (60 cached) · context 1234/200000 · cost 0.01 USD"
+            )
         );
         let window = Usage {
             context_used: Some(5),
             context_size: Some(10),
             ..Usage::default()
         };
-        assert_eq!(usage_line(&window).as_deref(), Some("context 5/10"));
-        assert_eq!(usage_line(&Usage::default()), None);
+        assert_eq!(usage_line(&window, None).as_deref(), Some("context 5/10"));
+        assert_eq!(usage_line(&Usage::default(), Some("m")), None);
         assert_eq!(cost_amount(0.0042), "0.0042");
         assert_eq!(cost_amount(1.5), "1.50");
     }

@@ -1,12 +1,17 @@
 //! What `hearth run` and `hearth chat` print of a turn as it streams: the answer on
 //! stdout, tool calls, their results and terminal output, reasoning, errors and usage
 //! on stderr (each starting on a line of its own), or every envelope as a JSON line.
+//! On a terminal (see [`crate::style`]) the answer is rendered from Markdown as its
+//! lines complete and what goes to stderr is coloured; elsewhere the answer is printed
+//! as the agent wrote it, its controls escaped.
 
 use std::io::{IsTerminal, Write};
 
 use hearth_core::{Action, Envelope, ResponsePart, ToolCallStatus, escape_controls};
 
+use crate::markdown::MarkdownStream;
 use crate::render;
+use crate::style::Paint;
 
 /// Prints a turn's envelopes as they arrive.
 pub(crate) struct Printer {
@@ -16,6 +21,12 @@ pub(crate) struct Printer {
     ends_with_newline: bool,
     /// Bytes of each call's terminal output printed so far.
     terminals: std::collections::HashMap<String, usize>,
+    /// The answer's renderer, on a terminal.
+    markdown: Option<MarkdownStream>,
+    /// Whether stderr is coloured.
+    colour: bool,
+    /// The model answering, when the chat says.
+    model: Option<String>,
 }
 
 impl Printer {
@@ -27,6 +38,30 @@ impl Printer {
             printed: 0,
             ends_with_newline: true,
             terminals: std::collections::HashMap::new(),
+            markdown: (!json && crate::style::on_stdout()).then(MarkdownStream::for_terminal),
+            colour: !json && crate::style::on_stderr(),
+            model: None,
+        }
+    }
+
+    /// Prints what the answer's renderer holds back, if it holds anything.
+    fn flush_markdown(&mut self, stdout: &mut impl Write) -> anyhow::Result<()> {
+        if let Some(markdown) = &mut self.markdown
+            && !markdown.is_idle()
+        {
+            let mut out = String::new();
+            markdown.finish(&mut out);
+            stdout.write_all(out.as_bytes())?;
+            stdout.flush()?;
+        }
+        Ok(())
+    }
+
+    /// `text` on stderr, each line in `paint` when stderr is coloured.
+    #[allow(clippy::print_stderr)]
+    fn note(&self, paint: Paint, text: &str) {
+        for line in text.lines() {
+            eprintln!("{}", paint.paint_if(self.colour, line));
         }
     }
 
@@ -53,12 +88,13 @@ impl Printer {
         };
         *printed = start + new.len();
         for line in render::terminal_lines(new, ended.as_deref()) {
-            eprintln!("{line}");
+            self.note(Paint::DIM, &line);
         }
     }
 
     /// Ends the answer's last line, if it printed one without a newline.
     pub(crate) fn finish_line(&mut self) -> anyhow::Result<()> {
+        self.flush_markdown(&mut std::io::stdout().lock())?;
         if !self.json && self.printed > 0 && !self.ends_with_newline {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(b"\n")?;
@@ -72,6 +108,7 @@ impl Printer {
     /// call, an error, a question) starts on a line of its own instead of being glued to
     /// the answer. Output to a file or pipe is left exactly as the agent wrote it.
     pub(crate) fn break_line(&mut self, stdout: &mut impl Write) -> anyhow::Result<()> {
+        self.flush_markdown(stdout)?;
         if !self.json
             && self.printed > 0
             && !self.ends_with_newline
@@ -106,15 +143,32 @@ impl Printer {
             Action::TextDelta { text, .. } => {
                 // The agent's text, its escape sequences shown rather than sent; `printed`
                 // counts the text as the agent wrote it.
-                stdout.write_all(escape_controls(text).as_bytes())?;
-                stdout.flush()?;
+                match &mut self.markdown {
+                    Some(markdown) => {
+                        let mut out = String::new();
+                        markdown.push(text, &mut out);
+                        if !out.is_empty() {
+                            stdout.write_all(out.as_bytes())?;
+                            stdout.flush()?;
+                        }
+                        // The renderer prints whole lines only.
+                        self.ends_with_newline = true;
+                    }
+                    None => {
+                        stdout.write_all(escape_controls(text).as_bytes())?;
+                        stdout.flush()?;
+                        self.ends_with_newline = text.ends_with('\n');
+                    }
+                }
                 self.printed += text.len();
-                self.ends_with_newline = text.ends_with('\n');
             }
             Action::ReasoningDelta { text, .. } if self.show_reasoning => {
-                eprint!("{}", escape_controls(text));
+                let text = escape_controls(text);
+                eprint!("{}", Paint::DIM.paint_if(self.colour, &text));
             }
-            Action::ToolCallStarted { call, .. } => eprintln!("{}", render::tool_call_line(call)),
+            Action::ToolCallStarted { call, .. } => {
+                self.note(Paint::CYAN, &render::tool_call_line(call));
+            }
             Action::ToolCallUpdated {
                 call_id,
                 patch:
@@ -132,14 +186,22 @@ impl Printer {
                 ..
             } => match render::short_result(&result.content) {
                 Some(short) if short.trim().is_empty() => {}
-                Some(short) => eprintln!("  → {short}"),
+                Some(short) => self.note(Paint::DIM, &format!("  → {short}")),
                 None => {
-                    eprintln!("  →");
+                    self.note(Paint::DIM, "  →");
                     for line in render::result_lines(&result.content, Some(LIVE_RESULT_LINES)) {
-                        eprintln!("{line}");
+                        self.note(Paint::DIM, &line);
                     }
                 }
             },
+            Action::AgentStateChanged { state } => {
+                if let Some(models) = &state.models {
+                    self.model = Some(models.current.clone());
+                }
+            }
+            Action::ChatAdded { chat } | Action::ChatUpdated { chat } if chat.model.is_some() => {
+                self.model.clone_from(&chat.model);
+            }
             Action::PartAdded {
                 part: ResponsePart::PermissionRequest { .. },
                 ..
@@ -147,16 +209,16 @@ impl Printer {
             // What the turn used, dim after the answer, for the person at a terminal.
             Action::TurnCompleted {
                 usage: Some(usage), ..
-            } if crate::colour_on_stderr() => {
-                if let Some(line) = crate::offered::usage_line(usage) {
+            } if self.colour => {
+                if let Some(line) = crate::offered::usage_line(usage, self.model.as_deref()) {
                     self.break_line(&mut stdout)?;
-                    eprintln!("\x1b[2m{line}\x1b[0m");
+                    self.note(Paint::DIM, &line);
                 }
             }
             Action::PartAdded { part, .. } if !matches!(part, ResponsePart::Text { .. }) => {
                 let mut text = String::new();
                 render::part(part, &mut text);
-                eprint!("{text}");
+                self.note(part_paint(part), &text);
             }
             _ => {}
         }
@@ -187,6 +249,19 @@ impl Printer {
             ),
             _ => false,
         }
+    }
+}
+
+/// How a response part printed on stderr is coloured.
+fn part_paint(part: &ResponsePart) -> Paint {
+    match part {
+        ResponsePart::Error { .. } => Paint::RED,
+        ResponsePart::Notice { .. } => Paint::YELLOW,
+        ResponsePart::Proposal { .. } => Paint::BOLD,
+        ResponsePart::PermissionRequest { .. } => Paint::MAGENTA,
+        ResponsePart::ToolCall(_) => Paint::CYAN,
+        ResponsePart::Reasoning { .. } => Paint::DIM,
+        ResponsePart::Text { .. } | ResponsePart::Plan { .. } => Paint(""),
     }
 }
 

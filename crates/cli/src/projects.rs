@@ -302,7 +302,7 @@ pub(crate) async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> 
     for project in &list {
         let name = format!(
             "{} ({}, {})",
-            project.record.name,
+            escape_name(&project.record.name),
             project.record.id,
             project.record.folder.display()
         );
@@ -357,14 +357,15 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             let record = projects.rename(&project, &name).await?;
             write_out(&format!(
                 "renamed project {} to `{}`\n",
-                record.id, record.name
+                record.id,
+                escape_name(&record.name)
             ))?;
         }
         ProjectsCommand::Delete { project } => {
             let (record, mirror_removed) = projects.delete(&project).await?;
             write_out(&format!(
                 "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay (`hearth projects new` there makes it a project again, under a new id), and its sessions stay readable\n",
-                record.name,
+                escape_name(&record.name),
                 record.id,
                 record.folder.display()
             ))?;
@@ -379,20 +380,26 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
                 projects
                     .add_source(record.id.as_str(), source.clone())
                     .await?;
-                write_out(&format!("added {source} to `{}`\n", record.name))?;
+                write_out(&format!(
+                    "added {source} to `{}`\n",
+                    escape_name(&record.name)
+                ))?;
             }
         }
         ProjectsCommand::RemoveSource { project, source } => {
             let record = projects.find(&project).await?;
             let removed = projects.remove_source(record.id.as_str(), &source).await?;
-            write_out(&format!("removed {removed} from `{}`\n", record.name))?;
+            write_out(&format!(
+                "removed {removed} from `{}`\n",
+                escape_name(&record.name)
+            ))?;
         }
         ProjectsCommand::Relink { project, folder } => {
             let relinked = projects.relink(&project, &folder).await?;
             let record = &relinked.record;
             write_out(&format!(
                 "project `{}` ({}) is now at {}\n",
-                record.name,
+                escape_name(&record.name),
                 record.id,
                 record.folder.display()
             ))?;
@@ -462,10 +469,7 @@ async fn list_projects(projects: &Projects, json: bool) -> anyhow::Result<ExitCo
     for project in &list {
         let state = state_of(project);
         if json {
-            text.push_str(&serde_json::to_string(&record_json(
-                &project.record,
-                &state,
-            ))?);
+            text.push_str(&crate::shown::json(&record_json(&project.record, &state))?);
             text.push('\n');
         } else {
             let sources = project
@@ -662,4 +666,10 @@ async fn trust_project(
     };
     write_out(&crate::shown::message(&text))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A project's name as printed: it may come from a `project.md` or a folder's name, so
+/// its controls are escaped.
+fn escape_name(name: &str) -> std::borrow::Cow<'_, str> {
+    hearth_core::escape_controls_inline(name)
 }

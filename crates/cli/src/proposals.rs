@@ -139,7 +139,7 @@ pub(crate) fn review_text(proposal: &Proposal) -> String {
         escape_controls_inline(&proposal.tool)
     ));
     out.push_str(&format!("Payload:  sha256 {}\n\n", proposal.payload_hash));
-    out.push_str(&escape_controls(proposal.diff.trim_end()));
+    out.push_str(&shown_diff(&proposal.diff));
     out.push_str("\n\n");
     out
 }
@@ -156,6 +156,16 @@ fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
         Ok(Some(proposal.payload_hash.clone()))
     } else {
         Ok(None)
+    }
+}
+
+/// A proposal's diff as printed: escaped, and coloured (+green, -red) on a terminal.
+fn shown_diff(diff: &str) -> String {
+    let escaped = escape_controls(diff.trim_end());
+    if crate::style::on_stdout() {
+        crate::style::diff(&escaped)
+    } else {
+        escaped.into_owned()
     }
 }
 
@@ -200,7 +210,7 @@ fn render(proposal: &Proposal) -> String {
     ));
     out.push_str(&format!("Payload:  sha256 {}\n", proposal.payload_hash));
     out.push('\n');
-    out.push_str(&escape_controls(proposal.diff.trim_end()));
+    out.push_str(&shown_diff(&proposal.diff));
     out.push('\n');
     if proposal.status == ProposalStatus::Pending {
         out.push_str(&format!(

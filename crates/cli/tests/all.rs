@@ -34,6 +34,7 @@ mod suite {
     mod radicale_smoke;
     mod radicale_support;
     mod readme;
+    mod rendered_output;
     mod run;
     mod run_durability;
     mod security;

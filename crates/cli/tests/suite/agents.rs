@@ -606,7 +606,7 @@ fn sh_quoted(word: &str) -> String {
 /// `command` run on a terminal of its own (`script` gives it one: stdin, stdout and
 /// stderr are the terminal, all read from the returned command's stdout), with the
 /// same environment and working directory; stdin, stdout and stderr piped.
-fn on_a_terminal(command: &std::process::Command) -> std::process::Command {
+pub(super) fn on_a_terminal(command: &std::process::Command) -> std::process::Command {
     let mut words = vec![command.get_program().to_string_lossy().into_owned()];
     words.extend(
         command
