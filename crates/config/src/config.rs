@@ -45,9 +45,17 @@ use thiserror::Error;
 
 use crate::paths::ConfigOrigin;
 
-/// The configuration file could not be read or understood.
+/// The configuration file could not be read, understood or written.
 #[derive(Debug, Error)]
 pub enum ConfigError {
+    /// The file (or its folder) cannot be written.
+    #[error("cannot write config file {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The file exists but cannot be read.
     #[error("cannot read config file {}: {source}", path.display())]
     Read {

@@ -157,13 +157,20 @@ impl ConfigEdit {
     pub fn save(self) -> Result<Config, ConfigError> {
         let text = self.document.to_string();
         let config = Config::parse(&text, &self.path)?;
+        // The first setting written on a new machine makes the configuration's folder.
+        if let Some(folder) = self.path.parent() {
+            std::fs::create_dir_all(folder).map_err(|source| ConfigError::Write {
+                path: self.path.clone(),
+                source,
+            })?;
+        }
         hearth_fs::write_atomic(
             &self.path,
             text.as_bytes(),
             hearth_fs::WriteMode::Replace,
             hearth_fs::FilePermissions::KeepExisting,
         )
-        .map_err(|source| ConfigError::Read {
+        .map_err(|source| ConfigError::Write {
             path: self.path.clone(),
             source,
         })?;

@@ -1008,11 +1008,11 @@ fn an_agents_question_is_asked_in_chat_and_declined_where_nobody_can_answer() {
     assert!(stdout.contains("answer: decline"), "{stdout}");
     assert!(stderr.contains("? tester asks: Which colour?"), "{stderr}");
     assert!(
-        stderr.contains("  [2] answer         agent's label: \"green\"\n"),
+        stderr.contains("  [2] answer                agent's label: \"green\"\n"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("  [4] refuse once    agent's label: \"Decline\"\n"),
+        stderr.contains("  [4] refuse once           agent's label: \"Decline\"\n"),
         "{stderr}"
     );
 }

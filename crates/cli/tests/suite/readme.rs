@@ -111,6 +111,16 @@ const STEPS: &[Step] = &[
         expect: Expect::Success,
     },
     Step {
+        readme: r#"hearth run --attach notes.md "summarize @todo.txt""#,
+        runs: &[&["run", "--attach", "notes.md", "summarize @todo.txt"]],
+        expect: Expect::Answer,
+    },
+    Step {
+        readme: "hearth resume",
+        runs: &[&["resume"]],
+        expect: Expect::Success,
+    },
+    Step {
         readme: "hearth projects new Thesis --source paper.pdf --source https://example.org/notes",
         runs: &[&[
             "projects",
@@ -276,6 +286,17 @@ const STEPS: &[Step] = &[
     Step {
         readme: "hearth mcp list",
         runs: &[&["mcp", "list"]],
+        expect: Expect::Success,
+    },
+    Step {
+        readme: "hearth mcp add notes -- notes-mcp --db x",
+        // Added, shown and removed again: a server that cannot start stays out of the
+        // other steps.
+        runs: &[
+            &["mcp", "add", "notes", "--", "notes-mcp", "--db", "x"],
+            &["mcp", "get", "notes"],
+            &["mcp", "remove", "notes"],
+        ],
         expect: Expect::Success,
     },
     Step {
