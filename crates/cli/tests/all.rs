@@ -40,6 +40,7 @@ mod suite {
     mod serve_mcp;
     mod serve_support;
     mod sessions;
+    mod short_ids;
     mod snapshots;
     mod support;
     mod terminal_chat;
