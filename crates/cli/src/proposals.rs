@@ -73,7 +73,8 @@ pub enum ProposalsCommand {
         /// Continue after this cursor (printed by a previous page).
         #[arg(long)]
         cursor: Option<String>,
-        /// One JSON object per line.
+        /// One JSON object per line (keys in camelCase), proposals only: when there is a
+        /// next page, `hearth: more: --cursor CURSOR` goes to stderr.
         #[arg(long)]
         json: bool,
     },
@@ -400,7 +401,7 @@ async fn list(
             json_line(proposal)?;
         }
         if let Some(cursor) = &page.next_cursor {
-            json_line(&serde_json::json!({ "nextCursor": cursor }))?;
+            crate::shown::more(cursor);
         }
         return Ok(());
     }

@@ -69,7 +69,8 @@ pub struct ListArgs {
     /// Continue after a cursor printed by a previous page.
     #[arg(long)]
     cursor: Option<String>,
-    /// One JSON object per line.
+    /// One JSON object per line (keys in camelCase), sessions only: when there is a next
+    /// page, `hearth: more: --cursor CURSOR` goes to stderr.
     #[arg(long)]
     json: bool,
 }
@@ -201,7 +202,7 @@ async fn list(app: &App, args: ListArgs) -> anyhow::Result<ExitCode> {
             json_line(session)?;
         }
         if let Some(cursor) = &page.next_cursor {
-            json_line(&json!({ "nextCursor": cursor }))?;
+            crate::shown::more(cursor);
         }
     } else {
         let store = app.open_store().await?;

@@ -24,6 +24,7 @@ mod suite {
     mod first_run_output;
     mod hostile_agent;
     mod hostile_documents;
+    mod json_convention;
     mod limits;
     mod mcp_servers;
     mod mock;

@@ -25,7 +25,7 @@ fn staging_writes_nothing_and_approving_the_shown_hash_writes_the_ics() {
     );
     let shown = hearth.ok(&["proposals", "show", &id]);
     assert!(shown.contains("+ title: Dentist"), "{shown}");
-    let hash = proposal(&hearth, &id)["payload_hash"]
+    let hash = proposal(&hearth, &id)["payloadHash"]
         .as_str()
         .unwrap()
         .to_owned();

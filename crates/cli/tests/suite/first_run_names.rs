@@ -176,7 +176,7 @@ fn a_proposal_is_named_by_a_prefix_of_its_id() {
 fn approve_accepts_the_first_8_characters_of_the_hash() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Dentist", "2030-03-04T09:00");
-    let hash = proposal(&hearth, &id)["payload_hash"]
+    let hash = proposal(&hearth, &id)["payloadHash"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -198,7 +198,7 @@ fn approve_accepts_the_first_8_characters_of_the_hash() {
 fn approve_refuses_a_wrong_8_character_hash() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Gym", "2030-03-05T18:00");
-    let hash = proposal(&hearth, &id)["payload_hash"]
+    let hash = proposal(&hearth, &id)["payloadHash"]
         .as_str()
         .unwrap()
         .to_owned();
