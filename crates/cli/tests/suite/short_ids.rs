@@ -95,8 +95,8 @@ fn time_ordered_ids_of_one_millisecond_are_shown_as_long_as_it_takes() {
     assert_eq!(
         listed(&hearth),
         [
-            ("019a3f2e-7c41-7b".to_owned(), newest.clone()),
-            ("019a3f2e-7c41-70".to_owned(), oldest.clone()),
+            ("019a3f2e-7c41-7b".to_owned(), newest),
+            ("019a3f2e-7c41-70".to_owned(), oldest),
         ]
     );
     assert!(
