@@ -73,7 +73,8 @@ pub enum ProposalsCommand {
         /// Continue after this cursor (printed by a previous page).
         #[arg(long)]
         cursor: Option<String>,
-        /// One JSON object per line.
+        /// One JSON object per line (keys in camelCase), proposals only: when there is a
+        /// next page, `hearth: more: --cursor CURSOR` goes to stderr.
         #[arg(long)]
         json: bool,
     },
@@ -350,7 +351,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
                 cursor,
                 limit,
             };
-            list(&reader, &query, json).await?;
+            list(&reader, &store, &query, json).await?;
         }
         ProposalsCommand::Show { id, json } => {
             let id = crate::names::proposal(&store, &id).await?;
@@ -398,24 +399,33 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
 }
 
 /// `hearth proposals list`: a page of proposals, one line (or JSON record) each.
-async fn list(reader: &Reader<'_>, query: &ProposalQuery, json: bool) -> anyhow::Result<()> {
+async fn list(
+    reader: &Reader<'_>,
+    store: &SqliteStore,
+    query: &ProposalQuery,
+    json: bool,
+) -> anyhow::Result<()> {
     let page = reader.list(query).await?;
     if json {
         for proposal in &page.proposals {
             json_line(proposal)?;
         }
         if let Some(cursor) = &page.next_cursor {
-            json_line(&serde_json::json!({ "nextCursor": cursor }))?;
+            crate::shown::more(cursor);
         }
         return Ok(());
     }
     if page.proposals.is_empty() {
         write_out("No proposals.\n")?;
     }
+    let mut short = Vec::with_capacity(page.proposals.len());
     for proposal in &page.proposals {
+        short.push(crate::names::short_proposal(store, &proposal.id).await?);
+    }
+    let width = short.iter().map(String::len).max().unwrap_or(0);
+    for (proposal, short) in page.proposals.iter().zip(&short) {
         write_out(&format!(
-            "{}  {:<8}  {}  {}\n",
-            proposal.id,
+            "{short:<width$}  {:<8}  {}  {}\n",
             proposal.status.as_str(),
             local_time(&proposal.created_at),
             escape_controls_inline(&proposal.summary)

@@ -310,23 +310,25 @@ pub async fn delete_session(remote: &Remote, session: &str) -> anyhow::Result<()
     Ok(())
 }
 
-/// `hearth sessions fork` through a server: at `turn`, else at the default chat's last
-/// turn. Returns the new session's URI.
+/// `hearth sessions fork` through a server: at `turn` (an index or a start of an id), else
+/// at the default chat's last turn. Returns the new session's URI.
 pub async fn fork_session(
     remote: &Remote,
     session: &core::SessionUri,
     turn: Option<String>,
 ) -> anyhow::Result<String> {
+    let turns = remote
+        .client
+        .call::<ChatResolve>(&ChatParams {
+            chat: core::ChatUri::default_for(session).to_string(),
+        })
+        .await?
+        .chat
+        .turns;
+    let ids: Vec<&str> = turns.iter().map(|turn| turn.id.as_str()).collect();
     let turn_id = match turn {
-        Some(turn) => turn,
-        None => remote
-            .client
-            .call::<ChatResolve>(&ChatParams {
-                chat: core::ChatUri::default_for(session).to_string(),
-            })
-            .await?
-            .chat
-            .turns
+        Some(turn) => turns[crate::names::turn_index(&ids, &turn)?].id.clone(),
+        None => turns
             .last()
             .map(|turn| turn.id.clone())
             .context("the session has no turns to fork at")?,

@@ -21,7 +21,7 @@ pub enum SessionsCommand {
     List(ListArgs),
     /// Show a session: its chats and their turns.
     Show {
-        /// Session URI, id, or the first 4+ characters of its id.
+        /// Session URI, id, or the first 4+ characters of its id (`sessions list` shows them).
         session: String,
         /// As JSON.
         #[arg(long)]
@@ -29,15 +29,17 @@ pub enum SessionsCommand {
     },
     /// Delete a session. It stays deleted: discovery never brings it back.
     Delete {
-        /// Session URI, id, or the first 4+ characters of its id.
+        /// Session URI, id, or the first 4+ characters of its id (`sessions list` shows them).
         session: String,
     },
     /// Fork a session at a turn into a new session.
     Fork {
-        /// Session URI, id, or the first 4+ characters of its id.
+        /// Session URI, id, or the first 4+ characters of its id (`sessions list` shows them).
         session: String,
-        /// The last turn to copy (default: the latest).
-        #[arg(long)]
+        /// The last turn to copy: its index (1 is the first, -1 the last), its id, or
+        /// the first 4+ characters of its id, as `sessions show` lists them (default:
+        /// the latest).
+        #[arg(long, allow_hyphen_values = true)]
         turn: Option<String>,
     },
 }
@@ -67,7 +69,8 @@ pub struct ListArgs {
     /// Continue after a cursor printed by a previous page.
     #[arg(long)]
     cursor: Option<String>,
-    /// One JSON object per line.
+    /// One JSON object per line (keys in camelCase), sessions only: when there is a next
+    /// page, `hearth: more: --cursor CURSOR` goes to stderr.
     #[arg(long)]
     json: bool,
 }
@@ -77,7 +80,7 @@ pub struct ListArgs {
 pub enum ChatsCommand {
     /// List the chats of a session.
     List {
-        /// Session URI, id, or the first 4+ characters of its id.
+        /// Session URI, id, or the first 4+ characters of its id (`sessions list` shows them).
         session: String,
         /// One JSON object per line.
         #[arg(long)]
@@ -85,7 +88,8 @@ pub enum ChatsCommand {
     },
     /// Show one chat's turns.
     Show {
-        /// Chat URI, id, or the first 4+ characters of its id.
+        /// Chat URI, id, or the first 4+ characters of its id (`chats list` shows them;
+        /// a session's id names its default chat).
         chat: String,
         /// As JSON.
         #[arg(long)]
@@ -198,10 +202,11 @@ async fn list(app: &App, args: ListArgs) -> anyhow::Result<ExitCode> {
             json_line(session)?;
         }
         if let Some(cursor) = &page.next_cursor {
-            json_line(&json!({ "nextCursor": cursor }))?;
+            crate::shown::more(cursor);
         }
     } else {
-        write_out(&render_page(app, &page))?;
+        let store = app.open_store().await?;
+        write_out(&render_page(app, store.as_ref(), &page).await?)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -260,17 +265,26 @@ async fn start_agents(app: &App, asked: &[HarnessId]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A page of sessions as a table.
-fn render_page(app: &App, page: &hearth_store::SessionPage) -> String {
+/// A page of sessions as a table, each with the shortest start of its id that names it.
+async fn render_page(
+    app: &App,
+    store: &dyn Store,
+    page: &hearth_store::SessionPage,
+) -> anyhow::Result<String> {
     if page.sessions.is_empty() {
-        return "no sessions yet — start one with `hearth run \"hello\"`\n".to_owned();
+        return Ok("no sessions yet — start one with `hearth run \"hello\"`\n".to_owned());
     }
+    let mut short = Vec::with_capacity(page.sessions.len());
+    for session in &page.sessions {
+        short.push(crate::names::short_session(store, &session.uri).await?);
+    }
+    let width = short.iter().map(String::len).max().unwrap_or(0);
     let mut out = format!(
-        "{:<16}  {:<14}  {:<40}  {}\n",
-        "UPDATED", "PROVIDER", "TITLE", "SESSION"
+        "{:<width$}  {:<16}  {:<14}  {:<40}  {}\n",
+        "ID", "UPDATED", "PROVIDER", "TITLE", "SESSION"
     );
     let demo = demo_providers(app);
-    for session in &page.sessions {
+    for (session, short) in page.sessions.iter().zip(&short) {
         // A title an agent gave: escaped, then cut to its column.
         let mut title: String = session.title.as_deref().map_or_else(
             || "(untitled)".to_owned(),
@@ -280,7 +294,7 @@ fn render_page(app: &App, page: &hearth_store::SessionPage) -> String {
             title = title.chars().take(39).collect::<String>() + "…";
         }
         out.push_str(&format!(
-            "{:<16}  {:<14}  {:<40}  {}\n",
+            "{short:<width$}  {:<16}  {:<14}  {:<40}  {}\n",
             render::local_time(&session.updated_at),
             if demo.contains(&session.harness) {
                 format!("{} (demo)", session.harness)
@@ -294,7 +308,7 @@ fn render_page(app: &App, page: &hearth_store::SessionPage) -> String {
     if let Some(cursor) = &page.next_cursor {
         out.push_str(&format!("more: hearth sessions list --cursor {cursor}\n"));
     }
-    out
+    Ok(out)
 }
 
 /// `hearth sessions show`.
@@ -352,26 +366,22 @@ async fn fork(app: &App, session: &str, turn: Option<String>) -> anyhow::Result<
         return Ok(ExitCode::SUCCESS);
     }
     let host = local_host(app).await?;
-    let turn_id = match turn {
-        Some(turn) => TurnId::parse(&turn)?,
-        // From the store (a fork copies stored turns, so its agent need not be here);
-        // a conversation an agent had outside Hearth comes from the agent.
-        None => match app
-            .open_store()
-            .await?
-            .turns(&ChatUri::default_for(&uri))
-            .await?
+    // From the store (a fork copies stored turns, so its agent need not be here); a
+    // conversation an agent had outside Hearth comes from the agent.
+    let chat = ChatUri::default_for(&uri);
+    let stored = app.open_store().await?.turns(&chat).await?;
+    let turns = if stored.is_empty() {
+        host.chat(&chat).await?.turns
+    } else {
+        stored
+    };
+    let ids: Vec<&str> = turns.iter().map(|turn| turn.id.as_str()).collect();
+    let turn_id: TurnId = match turn {
+        Some(turn) => turns[crate::names::turn_index(&ids, &turn)?].id.clone(),
+        None => turns
             .last()
-        {
-            Some(turn) => turn.id.clone(),
-            None => host
-                .chat(&ChatUri::default_for(&uri))
-                .await?
-                .turns
-                .last()
-                .map(|turn| turn.id.clone())
-                .context("the session has no turns to fork at")?,
-        },
+            .map(|turn| turn.id.clone())
+            .context("the session has no turns to fork at")?,
     };
     let forked = host.fork_session(&uri, &turn_id).await?;
     host.shutdown().await;
@@ -400,9 +410,7 @@ async fn show_session(
         out.push('\n');
         out.push_str(&render::chat_heading(&chat.summary));
         out.push('\n');
-        for turn in stored_turns(store, &chat.summary.uri).await? {
-            render::turn(&turn, &mut out);
-        }
+        render_turns(&stored_turns(store, &chat.summary.uri).await?, &mut out);
         if let Some(draft) = &chat.draft {
             out.push_str(&format!(
                 "(draft) {}\n",
@@ -411,6 +419,20 @@ async fn show_session(
         }
     }
     write_out(&out)
+}
+
+/// A chat's turns, each under a line with its index and the shortest start of its id
+/// that names it (what `sessions fork --turn` takes).
+fn render_turns(turns: &[Turn], out: &mut String) {
+    let ids: Vec<&str> = turns.iter().map(|turn| turn.id.as_str()).collect();
+    for ((index, turn), short) in turns
+        .iter()
+        .enumerate()
+        .zip(crate::names::short_among(&ids))
+    {
+        out.push_str(&format!("turn {}  {short}\n", index + 1));
+        render::turn(turn, out);
+    }
 }
 
 /// Runs `hearth chats …`.
@@ -425,10 +447,17 @@ pub async fn chats(app: &App, command: ChatsCommand) -> anyhow::Result<ExitCode>
                     json_line(&chat.summary)?;
                 }
             } else {
-                let mut out = String::new();
+                let mut short = Vec::with_capacity(chats.len());
                 for chat in &chats {
-                    out.push_str(&render::chat_heading(&chat.summary));
-                    out.push('\n');
+                    short.push(crate::names::short_chat(store.as_ref(), &chat.summary.uri).await?);
+                }
+                let width = short.iter().map(String::len).max().unwrap_or(0);
+                let mut out = String::new();
+                for (chat, short) in chats.iter().zip(&short) {
+                    out.push_str(&format!(
+                        "{short:<width$}  {}\n",
+                        render::chat_heading(&chat.summary)
+                    ));
                 }
                 write_out(&out)?;
             }
@@ -451,9 +480,7 @@ pub async fn chats(app: &App, command: ChatsCommand) -> anyhow::Result<ExitCode>
             } else {
                 let mut out = render::chat_heading(&record.summary);
                 out.push('\n');
-                for turn in &turns {
-                    render::turn(turn, &mut out);
-                }
+                render_turns(&turns, &mut out);
                 write_out(&out)?;
             }
         }

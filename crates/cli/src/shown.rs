@@ -7,6 +7,13 @@
 //! (`\u001b`); [`json`] escapes DEL, the C1 controls and the bidirectional overrides
 //! too (`\u009b`, `\u202e`), which JSON allows raw but a terminal may act on. Parsed
 //! back, the value is the same.
+//!
+//! Every `--json` output follows the protocol's convention: keys are camelCase
+//! (`turnId`, `payloadHash`), whichever type the record was serialized from. Values
+//! that are someone else's JSON (a tool's arguments, a proposal's canonical payload, an
+//! audit entry's detail, a JSON Schema; see [`VERBATIM`]) are passed as they are, so
+//! hashes over them still hold. Listings print records only: the cursor of a next page
+//! goes to stderr ([`more`]).
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -53,8 +60,69 @@ impl serde_json::ser::Formatter for TerminalSafe {
     }
 }
 
-/// `value` as one line of JSON no terminal acts on (see the module's notes).
+/// Keys whose values are data Hearth passes on, not records it names: left as they are.
+const VERBATIM: &[&str] = &[
+    "arguments",
+    "payload",
+    "detail",
+    "parameters",
+    "schema",
+    "inputSchema",
+    "input_schema",
+    "providerData",
+    "provider_data",
+    "rawInput",
+    "raw_input",
+    "rawOutput",
+    "raw_output",
+    "structured",
+    "env",
+    "headers",
+    "_meta",
+];
+
+/// A key in camelCase: `turn_id` → `turnId`; one without `_` inside is left alone.
+fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for (index, c) in key.char_indices() {
+        if c == '_' && index > 0 {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `value` with every key Hearth names in camelCase (see the module's notes).
+fn camel_keys(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| {
+                    let value = if VERBATIM.contains(&key.as_str()) {
+                        value
+                    } else {
+                        camel_keys(value)
+                    };
+                    (camel_case(&key), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(camel_keys).collect()),
+        other => other,
+    }
+}
+
+/// `value` as one line of JSON no terminal acts on, keys in camelCase (see the module's
+/// notes).
 pub fn json(value: &impl Serialize) -> serde_json::Result<String> {
+    let value = camel_keys(serde_json::to_value(value)?);
     let mut bytes = Vec::new();
     value.serialize(&mut serde_json::Serializer::with_formatter(
         &mut bytes,
@@ -62,6 +130,13 @@ pub fn json(value: &impl Serialize) -> serde_json::Result<String> {
     ))?;
     // Only whole strings and ASCII escapes were written.
     String::from_utf8(bytes).map_err(|error| serde::ser::Error::custom(error.to_string()))
+}
+
+/// Says on stderr how to ask for the page after a `--json` listing's records:
+/// `hearth: more: --cursor CURSOR`.
+#[allow(clippy::print_stderr)] // the one line a paged listing adds beside its records
+pub fn more(cursor: &str) {
+    eprintln!("hearth: more: --cursor {cursor}");
 }
 
 /// Hearth's log on stderr, every line's URL credentials redacted. (The log formatter
@@ -113,6 +188,22 @@ mod tests {
         );
         let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(parsed, value);
+    }
+
+    #[test]
+    fn json_keys_are_camel_case_and_data_passed_on_is_left_as_it_is() {
+        let value = serde_json::json!({
+            "turn_id": "t1",
+            "stop_reason": null,
+            "parts": [{"type": "tool_call", "tool_call_id": "c1", "arguments": {"file_path": "a"}}],
+            "payload": {"calendar_id": "home"},
+            "payloadHash": "ab",
+            "_meta": {"x_y": 1},
+        });
+        assert_eq!(
+            json(&value).unwrap(),
+            r#"{"turnId":"t1","stopReason":null,"parts":[{"type":"tool_call","toolCallId":"c1","arguments":{"file_path":"a"}}],"payload":{"calendar_id":"home"},"payloadHash":"ab","_meta":{"x_y":1}}"#
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod suite {
     mod first_run_output;
     mod hostile_agent;
     mod hostile_documents;
+    mod json_convention;
     mod limits;
     mod mcp_servers;
     mod mock;
@@ -42,6 +43,7 @@ mod suite {
     mod serve_mcp;
     mod serve_support;
     mod sessions;
+    mod short_ids;
     mod snapshots;
     mod support;
     mod terminal_chat;

@@ -39,9 +39,12 @@ fn valid_id(text: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
 
-/// A fresh time-ordered identifier (UUID v7, hyphenated).
+/// A fresh identifier: a random UUID (v4, hyphenated). Random from its first character,
+/// so a few characters tell ids apart (8 hex characters are 32 random bits), as people
+/// type them; ids made before were time-ordered (v7) and stay valid. Nothing orders by
+/// id except to break ties.
 pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+    uuid::Uuid::new_v4().to_string()
 }
 
 macro_rules! string_id {
@@ -141,14 +144,14 @@ string_id!(
 );
 
 impl SessionId {
-    /// A fresh, time-ordered session id.
+    /// A fresh, random session id.
     pub fn generate() -> Self {
         Self(new_id())
     }
 }
 
 impl ChatId {
-    /// A fresh, time-ordered chat id.
+    /// A fresh, random chat id.
     pub fn generate() -> Self {
         Self(new_id())
     }
@@ -160,21 +163,21 @@ impl ChatId {
 }
 
 impl TurnId {
-    /// A fresh, time-ordered turn id.
+    /// A fresh, random turn id.
     pub fn generate() -> Self {
         Self(new_id())
     }
 }
 
 impl ProjectId {
-    /// A fresh, time-ordered project id.
+    /// A fresh, random project id.
     pub fn generate() -> Self {
         Self(new_id())
     }
 }
 
 impl ProposalId {
-    /// A fresh, time-ordered proposal id.
+    /// A fresh, random proposal id.
     pub fn generate() -> Self {
         Self(new_id())
     }
@@ -419,6 +422,29 @@ mod tests {
         let back: SessionUri = serde_json::from_str(&json).unwrap();
         assert_eq!(back, session());
         assert!(serde_json::from_str::<ChatUri>(&json).is_err());
+    }
+
+    #[test]
+    fn new_ids_are_told_apart_by_their_first_characters() {
+        // Made as fast as possible, so in the same millisecond: time-ordered ids shared
+        // their first 8+ characters there.
+        let ids: Vec<String> = (0..1000).map(|_| new_id()).collect();
+        for id in &ids {
+            assert!(valid_id(id), "{id}");
+            assert!(SessionId::parse(id).is_ok(), "{id}");
+        }
+        let starts: std::collections::HashSet<&str> = ids.iter().map(|id| &id[..8]).collect();
+        // 1000 random 32-bit starts collide with a chance of about 1 in 10,000.
+        assert!(starts.len() >= 999, "{} distinct of 1000", starts.len());
+        let firsts: std::collections::HashSet<&str> = ids.iter().map(|id| &id[..1]).collect();
+        assert_eq!(firsts.len(), 16, "the first character is random too");
+    }
+
+    #[test]
+    fn time_ordered_ids_of_before_stay_valid() {
+        let old = "019a3f2e-7c41-7b3a-9d2e-4f5a6b7c8d9e";
+        assert_eq!(SessionId::parse(old).unwrap().as_str(), old);
+        assert!(ChatUri::parse(&format!("hearth-chat:openai/{old}/{old}")).is_ok());
     }
 
     proptest::proptest! {

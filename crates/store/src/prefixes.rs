@@ -97,8 +97,7 @@ impl SqliteStore {
         rows.iter().map(decode_chat).collect()
     }
 
-    /// Proposals whose id starts with `prefix`, in id order (ids are time-ordered); at
-    /// most `max`.
+    /// Proposals whose id starts with `prefix`, in id order; at most `max`.
     pub async fn proposals_with_id_prefix(
         &self,
         prefix: &str,

@@ -274,7 +274,7 @@ fn staged_through_acp(python: &Path, answer: &str) -> (Value, Value, Hearth, Pat
     assert_eq!(options, ["approve", "reject"]);
     let proposal = proposal(&hearth, &id);
     assert!(
-        shown.contains(proposal["payload_hash"].as_str().unwrap()),
+        shown.contains(proposal["payloadHash"].as_str().unwrap()),
         "the question shows the hash it binds to: {shown}"
     );
     (report, proposal, hearth, calendar)
@@ -300,7 +300,7 @@ fn an_editor_approving_a_staged_event_applies_it_as_the_user_via_acp() {
     let (report, proposal, hearth, calendar) = staged_through_acp(&python, "approve");
     assert_eq!(report["prompt"]["stopReason"], "end_turn");
     assert_eq!(proposal["status"], "applied");
-    assert_eq!(proposal["decided_by"], "user");
+    assert_eq!(proposal["decidedBy"], "user");
     assert!(
         std::fs::read_to_string(&calendar)
             .unwrap()

@@ -66,10 +66,7 @@ fn run_streams_an_agents_answer_into_a_session() {
     let listed = hearth.ok(&["sessions", "list", "--agent", "tester", "--json"]);
     let session: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
     assert_eq!(session["provider"], "tester");
-    assert_eq!(
-        session["working_directories"][0],
-        work.display().to_string()
-    );
+    assert_eq!(session["workingDirectories"][0], work.display().to_string());
     // An unknown agent is named, with the known ones.
     let error = hearth.fails(&["run", "--agent", "nobody", "hi"]);
     assert!(error.contains("no agent `nobody`"), "{error}");

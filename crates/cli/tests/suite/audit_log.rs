@@ -249,7 +249,7 @@ fn verify_reports_as_json_with_the_head() {
     let rows = audit_rows(&hearth);
     assert_eq!(report["head"]["seq"], 1);
     assert_eq!(report["head"]["hash"], rows[0]["hash"]);
-    assert_eq!(report["keyed_from"], 1);
+    assert_eq!(report["keyedFrom"], 1);
     assert_eq!(report["broken"], serde_json::Value::Null);
     cut_after(&hearth, 0);
     let output = hearth.run(&["audit", "verify", "--json"]);

@@ -145,7 +145,7 @@ impl Setup {
     fn stage(&self, tool: &str, arguments: Value) -> String {
         let output = self.ok(&["tools", "call", tool, &arguments.to_string(), "--json"]);
         let outcome: Value = serde_json::from_str(output.trim()).unwrap();
-        assert_eq!(outcome["is_error"], false, "{output}");
+        assert_eq!(outcome["isError"], false, "{output}");
         outcome["proposal"]["id"].as_str().unwrap().to_owned()
     }
 

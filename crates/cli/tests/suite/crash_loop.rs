@@ -220,7 +220,7 @@ impl Seen {
                 .text
                 .push_str(value["action"]["text"].as_str().unwrap()),
             Some("turn_completed") => {
-                self.stop_reason = reason_text(&value["action"]["stop_reason"]);
+                self.stop_reason = reason_text(&value["action"]["stopReason"]);
             }
             _ => {}
         }
@@ -332,7 +332,7 @@ fn stored_turns(hearth: &Hearth, session: &str) -> Vec<Stored> {
         .map(|turn| Stored {
             id: turn["id"].as_str().unwrap().to_owned(),
             prompt: turn["user"]["text"].as_str().unwrap().to_owned(),
-            stop_reason: reason_text(&turn["stop_reason"]),
+            stop_reason: reason_text(&turn["stopReason"]),
             text: turn["parts"]
                 .as_array()
                 .unwrap()

@@ -5,6 +5,7 @@
 use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
 use pretty_assertions::assert_eq;
 
+use super::short_ids::{SAME_MILLISECOND, rename_session};
 use super::support::Hearth;
 use super::tool_support::{proposal, stage_event, with_calendar};
 
@@ -70,8 +71,10 @@ fn a_session_is_named_by_its_id_or_a_unique_prefix_of_it() {
 #[test]
 fn an_ambiguous_prefix_lists_the_sessions_it_could_mean() {
     let (hearth, newest, oldest) = two_sessions();
+    // Time-ordered ids, as Hearth made before, share their first characters.
+    let newest = rename_session(&hearth, &newest, SAME_MILLISECOND[0]);
+    let oldest = rename_session(&hearth, &oldest, SAME_MILLISECOND[1]);
     let (shared, _) = shared_and_unique(id_of(&oldest), id_of(&newest));
-    // Ids are time-ordered: two made a moment apart share their first characters.
     assert!(shared.len() >= 4, "{shared}");
     let error = hearth.fails(&["sessions", "show", &shared[..4]]);
     assert!(error.contains("is the start of 2 sessions' ids"), "{error}");
@@ -173,7 +176,7 @@ fn a_proposal_is_named_by_a_prefix_of_its_id() {
 fn approve_accepts_the_first_8_characters_of_the_hash() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Dentist", "2030-03-04T09:00");
-    let hash = proposal(&hearth, &id)["payload_hash"]
+    let hash = proposal(&hearth, &id)["payloadHash"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -195,7 +198,7 @@ fn approve_accepts_the_first_8_characters_of_the_hash() {
 fn approve_refuses_a_wrong_8_character_hash() {
     let (hearth, calendar) = with_calendar();
     let id = stage_event(&hearth, "Gym", "2030-03-05T18:00");
-    let hash = proposal(&hearth, &id)["payload_hash"]
+    let hash = proposal(&hearth, &id)["payloadHash"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -292,6 +295,11 @@ fn chat_takes_a_session_prefix_and_chats_show_a_chat_id_prefix() {
 
     let (hearth, newest, oldest) = two_sessions();
     let (_, unique) = shared_and_unique(id_of(&oldest), id_of(&newest));
+    let unique = if unique.len() < 4 {
+        id_of(&oldest)[..4].to_owned()
+    } else {
+        unique
+    };
     let mut child = hearth
         .command()
         .args(["chat", "--session", &unique])

@@ -57,7 +57,7 @@ fn run_continues_a_session_and_prints_json_events() {
     );
     let last = lines.last().unwrap();
     assert_eq!(last["action"]["type"], "turn_completed");
-    assert_eq!(last["action"]["stop_reason"], "end_turn");
+    assert_eq!(last["action"]["stopReason"], "end_turn");
     let shown = hearth.ok(&["sessions", "show", "--json", &session]);
     let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
     let turns = shown["chats"][0]["turns"].as_array().unwrap();

@@ -78,7 +78,7 @@ fn a_damaged_turn_is_shown_as_unreadable_and_the_rest_of_the_session_reads() {
         serde_json::from_str(&hearth.ok(&["sessions", "show", "--json", &session])).unwrap();
     let turns = shown["chats"][0]["turns"].as_array().unwrap();
     assert_eq!(turns.len(), 2);
-    assert_eq!(turns[0]["stop_reason"], "error");
+    assert_eq!(turns[0]["stopReason"], "error");
     let message = turns[0]["parts"][0]["message"].as_str().unwrap();
     assert!(
         message.starts_with("this turn could not be read"),

@@ -17,16 +17,22 @@ use insta::assert_snapshot;
 use serde_json::json;
 
 use super::mock::{MODEL, configure, mock_config, server};
+use super::short_ids::{SAME_MILLISECOND, rename_session};
 use super::support::Hearth;
 use super::tool_support::{stage_event, with_calendar};
 
 /// Patterns for what changes from run to run, applied in order to every snapshot.
 const FILTERS: &[(&str, &str)] = &[
-    // UUID v7 ids (sessions, chats, proposals, projects, events).
+    // UUID ids (sessions, chats, proposals, projects, events): random (v4), or
+    // time-ordered (v7) as made before.
     (
-        r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}",
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}",
         "[ID]",
     ),
+    // Their shortest unique starts, in the first column of listings and beside turns.
+    (r"(?m)^ID +", "ID  "),
+    (r"(?m)^[0-9a-f]{6,8} +", "[SHORT]  "),
+    (r"(?m)^turn (\d+)  [0-9a-f]{6,8}$", "turn $1  [SHORT]"),
     // SHA-256 hex (payload hashes, the audit head), and the 16-character start shown
     // for `--hash`.
     (r"\b[0-9a-f]{64}\b", "[HASH]"),
@@ -376,8 +382,10 @@ fn error_ambiguous_and_too_short_prefixes() {
     ok(&hearth, &["run", "first walnut"]);
     ok(&hearth, &["run", "second chestnut"]);
     let uris = hearth.session_uris();
-    let (newest, oldest) = (id_of(&uris[0]), id_of(&uris[1]));
-    // Ids are time-ordered: two made a moment apart share their first characters.
+    // Time-ordered ids, as Hearth made before, share their first characters.
+    let newest = rename_session(&hearth, &uris[0], SAME_MILLISECOND[0]);
+    let oldest = rename_session(&hearth, &uris[1], SAME_MILLISECOND[1]);
+    let (newest, oldest) = (id_of(&newest), id_of(&oldest));
     assert_eq!(newest[..4], oldest[..4], "{newest} {oldest}");
     let prefix = &newest[..4];
     let error = fails(&hearth, &["sessions", "show", prefix]);

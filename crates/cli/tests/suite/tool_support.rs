@@ -30,7 +30,7 @@ pub fn stage_event(hearth: &Hearth, title: &str, start: &str) -> String {
     let arguments = serde_json::json!({"title": title, "start": start}).to_string();
     let output = hearth.ok(&["tools", "call", "event_create", &arguments, "--json"]);
     let outcome: Value = serde_json::from_str(output.trim()).unwrap();
-    assert_eq!(outcome["is_error"], false, "{output}");
+    assert_eq!(outcome["isError"], false, "{output}");
     assert!(
         outcome["content"]
             .as_str()
