@@ -601,7 +601,9 @@ impl Conversation {
             eprintln!("hearth: answer stopped; what arrived is kept");
             return Ok(TurnEnd::Stopped);
         }
-        self.show_usage().await;
+        if !printer.usage_shown() {
+            self.show_usage().await;
+        }
         if keyboard.has_a_person() {
             let turn = stream.turn_id().clone();
             self.decisions

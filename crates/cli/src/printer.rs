@@ -27,6 +27,8 @@ pub(crate) struct Printer {
     colour: bool,
     /// The model answering, when the chat says.
     model: Option<String>,
+    /// The turn's usage line was printed.
+    usage_shown: bool,
 }
 
 impl Printer {
@@ -41,7 +43,13 @@ impl Printer {
             markdown: (!json && crate::style::on_stdout()).then(MarkdownStream::for_terminal),
             colour: !json && crate::style::on_stderr(),
             model: None,
+            usage_shown: false,
         }
+    }
+
+    /// Whether the turn's usage line was printed (a chat then prints none of its own).
+    pub(crate) fn usage_shown(&self) -> bool {
+        self.usage_shown
     }
 
     /// Prints what the answer's renderer holds back, if it holds anything.
@@ -213,6 +221,7 @@ impl Printer {
                 if let Some(line) = crate::offered::usage_line(usage, self.model.as_deref()) {
                     self.break_line(&mut stdout)?;
                     self.note(Paint::DIM, &line);
+                    self.usage_shown = true;
                 }
             }
             Action::PartAdded { part, .. } if !matches!(part, ResponsePart::Text { .. }) => {
