@@ -110,6 +110,24 @@ fn diff(path: &str, old: Option<&str>, new: &str, out: &mut String) {
     }
 }
 
+/// A question's diff lines coloured for a terminal: added green, removed red.
+fn coloured_diff(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| {
+            let body = line.trim_end_matches('\n');
+            let end = &line[body.len()..];
+            let painted = if body.starts_with("  + ") {
+                crate::style::Paint::GREEN.paint(body)
+            } else if body.starts_with("  - ") {
+                crate::style::Paint::RED.paint(body)
+            } else {
+                body.to_owned()
+            };
+            format!("{painted}{end}")
+        })
+        .collect()
+}
+
 /// The question as text: who asks what, about which files, with the diff, and the
 /// choices — one a line, each led by what it does in Hearth's words, the agent's label
 /// after it. Everything the agent wrote is shown escaped.
@@ -306,7 +324,12 @@ pub async fn ask(
             ),
         });
     };
-    eprint!("\n{}", describe(question));
+    let described = describe(question);
+    if crate::style::on_stderr() {
+        eprint!("\n{}", coloured_diff(&described));
+    } else {
+        eprint!("\n{described}");
+    }
     loop {
         if is_question(question) {
             eprint!("  answer (number, or n to decline): ");
@@ -593,6 +616,15 @@ mod tests {
     }
     use hearth_core::ToolCallPart;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_terminal_sees_the_diff_coloured_and_nothing_else() {
+        let text = "? tester asks: Write\n  changes a.txt\n  - old\n  + new\n  [1] allow once\n";
+        assert_eq!(
+            crate::style::visible_escapes(&coloured_diff(text)),
+            "? tester asks: Write\n  changes a.txt\n⟨31⟩  - old⟨0⟩\n⟨32⟩  + new⟨0⟩\n  [1] allow once\n"
+        );
+    }
 
     fn options() -> Vec<PermissionOption> {
         [

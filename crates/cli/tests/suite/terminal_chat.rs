@@ -81,11 +81,7 @@ fn the_chat_prompt_edits_remembers_and_takes_a_paste_as_one_prompt() {
     );
     assert!(!screen.contains("^[["), "raw escape bytes echoed: {screen}");
     // Each answer's usage line, once.
-    assert_eq!(
-        screen.matches("tokens 1 in / 1 out").count(),
-        4,
-        "{screen}"
-    );
+    assert_eq!(screen.matches("tokens 1 in / 1 out").count(), 4, "{screen}");
 
     // The history outlives the chat: ↑ in a new chat brings back the last prompt.
     let mut terminal = chat_on_a_terminal(&hearth);
