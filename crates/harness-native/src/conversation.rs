@@ -113,10 +113,41 @@ pub(crate) fn model_text(user: &UserMessage) -> String {
     text
 }
 
+/// The most bytes of an attached image sent to the model (Anthropic's limit per image).
+const IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// The media types of images the providers take inline.
+const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The attached images the model sees: readable files of a type the providers take, up to
+/// [`IMAGE_BYTES`] each (others stay named in the text only).
+fn images(user: &UserMessage) -> Vec<hearth_llm::Image> {
+    use base64::Engine as _;
+    user.attachments
+        .iter()
+        .filter(|attachment| IMAGE_TYPES.contains(&attachment.media_type.as_str()))
+        .filter_map(|attachment| {
+            let path = std::path::Path::new(&attachment.uri);
+            let size = std::fs::metadata(path).ok()?.len();
+            if !path.is_absolute() || size > IMAGE_BYTES {
+                return None;
+            }
+            let bytes = std::fs::read(path).ok()?;
+            Some(hearth_llm::Image {
+                media_type: attachment.media_type.clone(),
+                data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            })
+        })
+        .collect()
+}
+
 impl TurnRecord {
     /// A turn that has just started.
     pub fn new(id: TurnId, user: UserMessage) -> Self {
-        let messages = vec![Message::user(model_text(&user))];
+        let messages = vec![Message::User {
+            text: model_text(&user),
+            images: images(&user),
+        }];
         Self {
             id,
             user,
@@ -152,7 +183,7 @@ impl TurnRecord {
         let mut parts = Vec::new();
         for message in self.messages.iter().skip(1) {
             match message {
-                Message::User { text } => parts.push(ResponsePart::Text { text: text.clone() }),
+                Message::User { text, .. } => parts.push(ResponsePart::Text { text: text.clone() }),
                 Message::Assistant { text, tool_calls } => {
                     if !text.is_empty() {
                         parts.push(ResponsePart::Text { text: text.clone() });

@@ -187,9 +187,19 @@ fn conversation_turns(messages: &[Message]) -> Vec<Value> {
 fn message_blocks(message: &Message) -> Vec<(&'static str, Value)> {
     let mut blocks = Vec::new();
     match message {
-        Message::User { text } => {
+        Message::User { text, images } => {
             if !text.is_empty() {
                 blocks.push(("user", json!({"type": "text", "text": text})));
+            }
+            for image in images {
+                blocks.push((
+                    "user",
+                    json!({"type": "image", "source": {
+                        "type": "base64",
+                        "media_type": image.media_type,
+                        "data": image.data,
+                    }}),
+                ));
             }
         }
         Message::Assistant { text, tool_calls } => {
@@ -244,6 +254,27 @@ mod tests {
     use super::*;
     use crate::request::ToolCall;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn an_image_follows_the_users_text_as_a_base64_block() {
+        let message = Message::User {
+            text: "what is this?".into(),
+            images: vec![crate::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw0K".into(),
+            }],
+        };
+        assert_eq!(
+            message_blocks(&message),
+            vec![
+                ("user", json!({"type": "text", "text": "what is this?"})),
+                (
+                    "user",
+                    json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}})
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn body_merges_turns_and_puts_tool_results_first() {

@@ -54,7 +54,7 @@ pub use providers::{
     ProviderSource, ResolvedProvider, discover_providers,
 };
 pub use repair::{Repaired, extract_json, repair_json};
-pub use request::{Message, ModelRequest, ToolCall, ToolSpec};
+pub use request::{Image, Message, ModelRequest, ToolCall, ToolSpec};
 pub use retry::RetryPolicy;
 pub use secret::ApiKey;
 pub use sse::{SseEvent, SseParser};

@@ -225,7 +225,16 @@ fn chat_body(request: &ModelRequest, compat: Compat, default_max_tokens: Option<
     }
     for message in &request.messages {
         messages.push(match message {
-            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            Message::User { text, images } => {
+                let mut content = vec![json!({"type": "text", "text": text})];
+                content.extend(images.iter().map(|image| {
+                    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
+                }));
+                json!({"role": "user", "content": content})
+            }
             Message::Assistant { text, tool_calls } => {
                 let mut entry = Map::new();
                 entry.insert("role".into(), "assistant".into());

@@ -71,14 +71,33 @@ impl ModelRequest {
     }
 }
 
+/// An image in a user message, as the providers take it inline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// Its media type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
+    pub media_type: String,
+    /// Its bytes, base64-encoded.
+    pub data: String,
+}
+
+impl Image {
+    /// A `data:` URL of the image (OpenAI-compatible APIs).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
+}
+
 /// One message of the conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
-    /// What the user wrote.
+    /// What the user wrote, and the images they attached.
     User {
         /// The text.
         text: String,
+        /// Images for a model that takes them, after the text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// What the model answered: text, then the tools it called.
     Assistant {
@@ -104,7 +123,10 @@ pub enum Message {
 impl Message {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
-        Self::User { text: text.into() }
+        Self::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
     }
 
     /// An assistant message without tool calls.

@@ -100,3 +100,39 @@ fn attached_and_mentioned_files_are_read_into_the_message_and_kept_with_the_turn
     let stderr = String::from_utf8_lossy(&error.stderr);
     assert!(stderr.contains("cannot attach missing.txt"), "{stderr}");
 }
+
+#[test]
+fn an_attached_image_goes_to_the_model_inline() {
+    let server = server();
+    server.set_fallback(OpenAiStream::text_answer(MODEL, &["a dot"], 1, 1));
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    let work = tempfile::tempdir().unwrap();
+    let png = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3];
+    std::fs::write(work.path().join("dot.png"), png).unwrap();
+    let output = command(&hearth)
+        .current_dir(work.path())
+        .args(["run", "--attach", "dot.png", "what is this?"])
+        .output_within(PROCESS_WAIT);
+    assert!(output.status.success(), "{output:?}");
+    let request = completions(&server).last().unwrap().json();
+    let messages = request["messages"].as_array().unwrap();
+    let content = &messages.last().unwrap()["content"];
+    assert_eq!(content[0]["type"], "text", "{content}");
+    assert!(
+        content[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("what is this?\n\n[Attached file: dot.png (image/png)"),
+        "{content}"
+    );
+    use base64::Engine as _;
+    assert_eq!(
+        content[1]["image_url"]["url"],
+        format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(png)
+        ),
+        "{content}"
+    );
+}
