@@ -75,7 +75,8 @@ const COMMANDS: &[&str] = &[
 #[derive(Debug, PartialEq, Eq)]
 enum Input<'a> {
     Prompt(&'a str),
-    Fork,
+    /// `/fork [TURN]`: branch at the last turn, or at the one named (index or id start).
+    Fork(Option<&'a str>),
     Model(Option<&'a str>),
     /// `/mode [ID]`: list the agent's modes, or switch to one.
     Mode(Option<&'a str>),
@@ -115,7 +116,7 @@ fn parse(line: &str) -> Input<'_> {
         .split_once(char::is_whitespace)
         .map_or((command, ""), |(name, rest)| (name, rest.trim()));
     match name {
-        "fork" => Input::Fork,
+        "fork" => Input::Fork(Some(rest).filter(|rest| !rest.is_empty())),
         "model" => Input::Model(Some(rest).filter(|rest| !rest.is_empty())),
         "mode" => Input::Mode(Some(rest).filter(|rest| !rest.is_empty())),
         "new" => Input::New,
@@ -343,7 +344,7 @@ impl Conversation {
     #[allow(clippy::print_stderr)]
     async fn command(&mut self, input: Input<'_>) -> anyhow::Result<()> {
         match input {
-            Input::Fork => self.fork().await?,
+            Input::Fork(turn) => self.fork(turn).await?,
             Input::Model(Some(model)) => {
                 self.host.set_model(&self.chat, model.to_owned()).await?;
                 self.model = Some(model.to_owned());
@@ -396,20 +397,21 @@ impl Conversation {
         Ok(())
     }
 
-    /// `/fork`: a new chat of the session branching at the last turn.
+    /// `/fork [TURN]`: a new chat of the session branching at the last turn, or at the
+    /// turn named by its number (`-1` the last) or the start of its id.
     #[allow(clippy::print_stderr)]
-    async fn fork(&mut self) -> anyhow::Result<()> {
-        let last = self
-            .host
-            .chat(&self.chat)
-            .await?
-            .turns
-            .last()
-            .map(|turn| turn.id.clone());
-        let Some(turn_id) = last else {
+    async fn fork(&mut self, turn: Option<&str>) -> anyhow::Result<()> {
+        let turns = self.host.chat(&self.chat).await?.turns;
+        if turns.is_empty() {
             eprintln!("hearth: nothing to fork yet: send a message first");
             return Ok(());
+        }
+        let ids: Vec<&str> = turns.iter().map(|turn| turn.id.as_str()).collect();
+        let index = match turn {
+            Some(turn) => crate::names::turn_index(&ids, turn)?,
+            None => turns.len() - 1,
         };
+        let turn_id = turns[index].id.clone();
         let seed = ChatSeed::Fork {
             source_chat: self.chat.clone(),
             turn_id,
@@ -551,12 +553,13 @@ impl Conversation {
         self.completions.set_commands(commands);
         let query = hearth_store::SessionQuery::default();
         if let Ok(page) = self.host.store().list_sessions(&query).await {
-            self.completions.set_sessions(
-                page.sessions
-                    .iter()
-                    .map(|session| session.uri.id().to_string())
-                    .collect(),
-            );
+            let ids: Vec<&str> = page
+                .sessions
+                .iter()
+                .map(|session| session.uri.id().as_str())
+                .collect();
+            self.completions
+                .set_sessions(crate::names::short_among(&ids));
         }
     }
 
@@ -820,7 +823,8 @@ mod tests {
     fn lines_are_prompts_or_commands() {
         assert_eq!(parse("  hello "), Input::Prompt("hello"));
         assert_eq!(parse(""), Input::Nothing);
-        assert_eq!(parse("/fork"), Input::Fork);
+        assert_eq!(parse("/fork"), Input::Fork(None));
+        assert_eq!(parse("/fork -1"), Input::Fork(Some("-1")));
         assert_eq!(parse("/model  gpt-x "), Input::Model(Some("gpt-x")));
         assert_eq!(parse("/model"), Input::Model(None));
         assert_eq!(parse("/mode code"), Input::Mode(Some("code")));

@@ -4,7 +4,10 @@
 /// Hearth's own commands in a chat, with what each does.
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list (and the agent's own commands)"),
-    ("/fork", "branch this chat at its last turn"),
+    (
+        "/fork [TURN]",
+        "branch this chat at its last turn, or turn N (-1: the last)",
+    ),
     ("/model [NAME]", "show the model, or switch to NAME"),
     ("/mode [ID]", "list the agent's modes, or switch to one"),
     ("/new", "start a new session in the same scope"),
@@ -70,7 +73,7 @@ mod tests {
         insta::assert_snapshot!(lines().join("\n"), @r"
         hearth: commands:
           /help                  this list (and the agent's own commands)
-          /fork                  branch this chat at its last turn
+          /fork [TURN]           branch this chat at its last turn, or turn N (-1: the last)
           /model [NAME]          show the model, or switch to NAME
           /mode [ID]             list the agent's modes, or switch to one
           /new                   start a new session in the same scope

@@ -88,8 +88,11 @@ pub(crate) async fn newest(store: &dyn Store, limit: u32) -> anyhow::Result<Vec<
             .title
             .as_deref()
             .map_or_else(|| "untitled".to_owned(), |title| cut(title, 40));
+        let short = crate::names::short_session(store, &session.uri)
+            .await
+            .unwrap_or_else(|_| session.uri.id().to_string());
         let line = format!(
-            "{title}  ·  {}  ·  {}  ·  {}\n      {last}",
+            "{short}  {title}  ·  {}  ·  {}  ·  {}\n      {last}",
             folder(&session),
             session.harness,
             crate::render::local_time(&session.updated_at),

@@ -205,3 +205,57 @@ fn first_outcome(server: &hearth_test_support::MockModelServer) -> Option<Outcom
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn fork_takes_a_turn_number_and_open_takes_the_start_of_an_id() {
+    let server = server();
+    server.set_fallback(OpenAiStream::text_answer(MODEL, &["o", "k"], 1, 1));
+    let hearth = Hearth::new();
+    configure(&hearth, &mock_config(&server));
+    let (_, _) = super::mock::ok(&hearth, &["run", "an older session"]);
+    let older = hearth.session_uris().pop().unwrap();
+    let older_id = older.rsplit('/').next().unwrap()[..8].to_owned();
+    let mut child = command(&hearth)
+        .arg("chat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!("first\nsecond\n/fork 1\nthird\n/open {older_id}\nfourth\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output_within(PROCESS_WAIT);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "hearth: opened hearth-chat:mock/{}",
+            &older[older.find('/').unwrap() + 1..]
+        )),
+        "{stderr}"
+    );
+    let requests = turns(completions(&server));
+    // The fork at turn 1 carries only the first turn.
+    assert_eq!(
+        conversation(&requests[3]),
+        vec![
+            pair("user", "first"),
+            pair("assistant", "ok"),
+            pair("user", "third")
+        ]
+    );
+    // The opened session goes on with its own turns.
+    assert_eq!(
+        conversation(&requests[4]),
+        vec![
+            pair("user", "an older session"),
+            pair("assistant", "ok"),
+            pair("user", "fourth")
+        ]
+    );
+}
