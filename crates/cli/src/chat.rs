@@ -287,7 +287,7 @@ impl Conversation {
                 eprintln!("hearth: now in {}", scope_name(&scope));
             }
             eprintln!("hearth: opened {}", self.chat);
-            show_recent(&self.host, &self.chat).await;
+            crate::resume::show_recent(&self.host, &self.chat).await;
         }
     }
 
@@ -654,42 +654,6 @@ pub async fn chat(app: &App, args: ChatArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// How many of a continued chat's last turns are shown.
-const RECENT_TURNS: usize = 3;
-
-/// Shows the last turns of a chat being continued, on a terminal, so the user sees where
-/// it left off.
-async fn show_recent(host: &Host, chat: &ChatUri) {
-    if !std::io::stdout().is_terminal() {
-        return;
-    }
-    let Ok(state) = host.chat(chat).await else {
-        return;
-    };
-    if let Some(text) = recent_text(&state.turns) {
-        let _ignored = crate::toolbox::write_out(&text);
-    }
-}
-
-/// The last [`RECENT_TURNS`] turns as the chat printed them, under a line saying how
-/// many came before; `None` for a chat with no turns.
-fn recent_text(turns: &[hearth_core::Turn]) -> Option<String> {
-    if turns.is_empty() {
-        return None;
-    }
-    let shown = &turns[turns.len().saturating_sub(RECENT_TURNS)..];
-    let mut out = if shown.len() < turns.len() {
-        format!("── the last {} of {} turns ──\n", shown.len(), turns.len())
-    } else {
-        "── earlier in this chat ──\n".to_owned()
-    };
-    for turn in shown {
-        crate::render::turn(turn, &mut out);
-    }
-    out.push_str("──\n");
-    Some(out)
-}
-
 /// The keyboard of the chat: a line editor when stdin and stdout are a terminal (its
 /// history kept in the data directory), plain lines otherwise.
 fn keyboard(app: &App, completions: &Completions) -> anyhow::Result<Keyboard> {
@@ -730,7 +694,7 @@ impl Conversation {
             .await?;
         announce(app, &start, &chat);
         if session.is_some() {
-            show_recent(&start.host, &chat).await;
+            crate::resume::show_recent(&start.host, &chat).await;
         }
         // A continued session is in its own scope.
         let start_scope = match start.host.session(&chat.session()).await {

@@ -1,5 +1,6 @@
 //! `hearth resume` and `/resume`: the newest sessions, each with its title, folder,
-//! agent and last message, to pick one and go on with it.
+//! agent and last message, to pick one and go on with it; and the last turns of a chat
+//! being continued, shown so the user sees where it left off.
 
 use std::process::ExitCode;
 
@@ -172,9 +173,73 @@ pub async fn resume(app: &App, args: ResumeArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// How many of a continued chat's last turns are shown.
+const RECENT_TURNS: usize = 3;
+
+/// Shows the last turns of a chat being continued, on a terminal, so the user sees where
+/// it left off.
+pub(crate) async fn show_recent(host: &hearth_host::Host, chat: &ChatUri) {
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return;
+    }
+    let Ok(state) = host.chat(chat).await else {
+        return;
+    };
+    if let Some(text) = recent_text(&state.turns) {
+        let _ignored = crate::toolbox::write_out(&text);
+    }
+}
+
+/// The last [`RECENT_TURNS`] turns as the chat printed them, under a line saying how
+/// many came before; `None` for a chat with no turns.
+fn recent_text(turns: &[hearth_core::Turn]) -> Option<String> {
+    if turns.is_empty() {
+        return None;
+    }
+    let shown = &turns[turns.len().saturating_sub(RECENT_TURNS)..];
+    let mut out = if shown.len() < turns.len() {
+        format!("── the last {} of {} turns ──\n", shown.len(), turns.len())
+    } else {
+        "── earlier in this chat ──\n".to_owned()
+    };
+    for turn in shown {
+        crate::render::turn(turn, &mut out);
+    }
+    out.push_str("──\n");
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_continued_chat_shows_its_last_three_turns_under_a_count() {
+        let turns: Vec<Turn> = (1..=5)
+            .map(|n| {
+                Turn::started(
+                    hearth_core::TurnId::generate(),
+                    hearth_core::UserMessage::text(format!("prompt {n}")),
+                    hearth_core::now(),
+                )
+            })
+            .collect();
+        assert_eq!(recent_text(&[]), None);
+        let text = recent_text(&turns).unwrap();
+        assert!(
+            text.starts_with("── the last 3 of 5 turns ──\n› prompt 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("› prompt 5\n") && !text.contains("prompt 2"),
+            "{text}"
+        );
+        let text = recent_text(&turns[..2]).unwrap();
+        assert!(
+            text.starts_with("── earlier in this chat ──\n› prompt 1\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn long_and_hostile_text_is_cut_to_one_safe_line() {
