@@ -16,6 +16,7 @@ use hearth_test_support::{BoundedChild, BoundedCommand, PROCESS_WAIT, acp_test_a
 
 use super::serve_support::{Served, WAIT};
 use super::support::Hearth;
+use super::terminal_support::on_a_terminal;
 
 /// A data directory whose config.toml names the test agent `tester`, its sessions kept in
 /// `state`.
@@ -593,40 +594,6 @@ fn a_commands_output_is_shown_under_its_call() {
         shown.contains("  │ hello-from-terminal\n  └ exit status 0"),
         "{shown}"
     );
-}
-
-/// Quotes a word for `sh -c`.
-fn sh_quoted(word: &str) -> String {
-    format!("'{}'", word.replace('\'', "'\\''"))
-}
-
-/// `command` run on a terminal of its own (`script` gives it one: stdin, stdout and
-/// stderr are the terminal, all read from the returned command's stdout), with the
-/// same environment and working directory; stdin, stdout and stderr piped.
-pub(super) fn on_a_terminal(command: &std::process::Command) -> std::process::Command {
-    let mut words = vec![command.get_program().to_string_lossy().into_owned()];
-    words.extend(
-        command
-            .get_args()
-            .map(|arg| arg.to_string_lossy().into_owned()),
-    );
-    let line: Vec<String> = words.iter().map(|word| sh_quoted(word)).collect();
-    let mut terminal = std::process::Command::new("script");
-    terminal
-        .args(["-q", "-e", "-c", &line.join(" "), "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(directory) = command.get_current_dir() {
-        terminal.current_dir(directory);
-    }
-    for (name, value) in command.get_envs() {
-        match value {
-            Some(value) => terminal.env(name, value),
-            None => terminal.env_remove(name),
-        };
-    }
-    terminal
 }
 
 #[test]

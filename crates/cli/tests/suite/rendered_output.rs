@@ -5,8 +5,8 @@ use std::process::Stdio;
 
 use hearth_test_support::{BoundedCommand, PROCESS_WAIT};
 
-use super::agents::on_a_terminal;
 use super::support::Hearth;
+use super::terminal_support::on_a_terminal;
 
 /// The answer the scenario streams word by word.
 const ANSWER: &str = "# Shopping\n\nBuy **milk** and `eggs`.\n\n| Item | Count |\n|---|--:|\n| milk | 2 |\n\n```rust\nfn main() {}\n```\n";

@@ -28,6 +28,47 @@ fn sh_quoted(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
+/// `command` run on a terminal of its own (`script` gives it one: stdin, stdout and
+/// stderr are the terminal, all read from the returned command's stdout), with the
+/// same environment and working directory; stdin, stdout and stderr piped.
+pub fn on_a_terminal(command: &Command) -> Command {
+    script(command, "")
+}
+
+/// `script` running `command` after the shell text `before`, with its environment and
+/// working directory.
+fn script(command: &Command, before: &str) -> Command {
+    let mut words = vec![command.get_program().to_string_lossy().into_owned()];
+    words.extend(
+        command
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned()),
+    );
+    let line: Vec<String> = words.iter().map(|word| sh_quoted(word)).collect();
+    let mut terminal = Command::new("script");
+    terminal
+        .args([
+            "-q",
+            "-e",
+            "-c",
+            &format!("{before}{}", line.join(" ")),
+            "/dev/null",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(directory) = command.get_current_dir() {
+        terminal.current_dir(directory);
+    }
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => terminal.env(name, value),
+            None => terminal.env_remove(name),
+        };
+    }
+    terminal
+}
+
 /// A command running on a terminal of its own.
 pub struct Terminal {
     child: Child,
@@ -42,29 +83,9 @@ impl Terminal {
     /// Starts `command` (its program, arguments, directory and environment) on a terminal
     /// of 120 columns.
     pub fn start(command: &Command) -> Self {
-        let mut words = vec![command.get_program().to_string_lossy().into_owned()];
-        words.extend(
-            command
-                .get_args()
-                .map(|arg| arg.to_string_lossy().into_owned()),
-        );
-        let line: Vec<String> = words.iter().map(|word| sh_quoted(word)).collect();
-        let shell = format!("stty cols 120 rows 40; exec {}", line.join(" "));
-        let mut terminal = Command::new("script");
-        terminal
-            .args(["-q", "-e", "-c", &shell, "/dev/null"])
-            .env("TERM", "xterm-256color")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(directory) = command.get_current_dir() {
-            terminal.current_dir(directory);
-        }
-        for (name, value) in command.get_envs() {
-            match value {
-                Some(value) => terminal.env(name, value),
-                None => terminal.env_remove(name),
-            };
+        let mut terminal = script(command, "stty cols 120 rows 40; exec ");
+        if !command.get_envs().any(|(name, _)| name == "TERM") {
+            terminal.env("TERM", "xterm-256color");
         }
         let mut child = terminal.spawn().expect("script (util-linux) runs");
         let screen = Arc::new(Mutex::new(Vec::new()));
