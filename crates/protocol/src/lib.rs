@@ -31,6 +31,7 @@ mod model;
 mod projects;
 mod providers;
 mod schema;
+mod search;
 mod session_methods;
 mod state;
 mod subscription;
@@ -68,8 +69,9 @@ pub use methods::{
     NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,
     ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
     ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
-    ProposalReject, ProviderList, ProviderTest, Resynced, SessionCreate, SessionDispose,
-    SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded, Unsubscribe,
+    ProposalReject, ProviderList, ProviderTest, Resynced, SearchQuery, SessionCreate,
+    SessionDispose, SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded,
+    Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -88,6 +90,7 @@ pub use providers::{
     ProviderTestParams, ProviderTestResponse, ProviderTestResult,
 };
 pub use schema::{REGENERATE_COMMAND, SCHEMA_FILE, schema, schema_text};
+pub use search::{SearchHit, SearchQueryParams, SearchQueryResponse, SnippetPiece};
 pub use session_methods::{
     ClientInfo, InitializeParams, InitializeResponse, ScopeFilter, ServerFeatures, ServerInfo,
     SessionCreateParams, SessionCreateResponse, SessionDisposeParams, SessionDisposeResponse,

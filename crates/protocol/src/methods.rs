@@ -31,6 +31,7 @@ use crate::projects::{
 use crate::providers::{
     ProviderListParams, ProviderListResponse, ProviderTestParams, ProviderTestResponse,
 };
+use crate::search::{SearchQueryParams, SearchQueryResponse};
 use crate::session_methods::{
     InitializeParams, InitializeResponse, SessionCreateParams, SessionCreateResponse,
     SessionDisposeParams, SessionDisposeResponse, SessionForkParams, SessionListParams,
@@ -198,6 +199,8 @@ methods! {
     CalendarList = "calendar/list" (CalendarListParams) -> CalendarListResponse;
     /// `calendar/events`: a window's events, repeats expanded, and pending changes.
     CalendarEvents = "calendar/events" (CalendarEventsParams) -> CalendarEventsResponse;
+    /// `search/query`: full-text search over every turn of every live session.
+    SearchQuery = "search/query" (SearchQueryParams) -> SearchQueryResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

@@ -138,6 +138,7 @@ fn table() -> &'static MethodTable {
         crate::providers::register(&mut table);
         crate::projects::register(&mut table);
         crate::calendar::register(&mut table);
+        crate::search::register(&mut table);
         table
     })
 }

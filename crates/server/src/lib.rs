@@ -41,6 +41,7 @@ mod permissions;
 mod projects;
 mod proposals;
 mod providers;
+mod search;
 mod server;
 mod sessions;
 mod stdio;

@@ -115,6 +115,9 @@ pub enum StoreError {
     /// A record conflicts with one already stored.
     #[error("{0}")]
     Conflict(String),
+    /// A query that cannot be run as given (the message says why and what to give).
+    #[error("{0}")]
+    InvalidQuery(String),
     /// A stored value could not be decoded.
     #[error("stored {what} could not be read: {detail}")]
     Decode {
@@ -165,6 +168,7 @@ impl StoreError {
             | Self::ReadOnly { .. }
             | Self::NotFound { .. }
             | Self::Conflict(_)
+            | Self::InvalidQuery(_)
             | Self::Decode { .. }
             | Self::Database { .. } => false,
         }
@@ -185,6 +189,7 @@ impl StoreError {
             | Self::Leased { .. }
             | Self::NotFound { .. }
             | Self::Conflict(_)
+            | Self::InvalidQuery(_)
             | Self::Decode { .. }
             | Self::Database { .. } => false,
         }

@@ -30,6 +30,7 @@ mod open;
 mod prefixes;
 mod projects;
 mod proposals;
+mod search;
 mod sessions;
 mod sqlite;
 mod store;
@@ -45,6 +46,7 @@ pub use leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 pub use open::{Access, SCHEMA_VERSION};
 pub use projects::{ProjectRecord, ProjectStore};
 pub use proposals::{ProposalPage, ProposalQuery, ProposalRecord, ProposalStatus, ProposalStore};
+pub use search::{HIT_END, HIT_START, MIN_WORD, SearchHit, SearchPage, SearchQuery};
 pub use sqlite::SqliteStore;
 pub use store::{
     ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,

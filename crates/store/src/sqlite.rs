@@ -158,6 +158,13 @@ impl Store for SqliteStore {
         Box::pin(self.list_sessions_impl(query))
     }
 
+    fn search_turns<'a>(
+        &'a self,
+        query: &'a crate::SearchQuery,
+    ) -> BoxFuture<'a, StoreResult<crate::SearchPage>> {
+        Box::pin(self.search_turns_impl(query))
+    }
+
     fn sessions_with_id_prefix<'a>(
         &'a self,
         prefix: &'a str,

@@ -10,6 +10,7 @@ use hearth_core::{
 
 use crate::error::StoreResult;
 use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
+use crate::search::{SearchPage, SearchQuery};
 
 /// A chat as the catalog stores it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,6 +134,11 @@ pub trait Store: Send + Sync + 'static {
         &'a self,
         query: &'a SessionQuery,
     ) -> BoxFuture<'a, StoreResult<SessionPage>>;
+
+    /// Turns of live sessions holding every word of the query, newest chat first (see
+    /// [`SearchQuery`]).
+    fn search_turns<'a>(&'a self, query: &'a SearchQuery)
+    -> BoxFuture<'a, StoreResult<SearchPage>>;
 
     /// Live sessions whose id (the URI's part after `<provider>/`) starts with `prefix`,
     /// of every provider, newest first; at most `max` (1..=500).

@@ -10,6 +10,7 @@ mod suite {
     mod privacy;
     mod projects;
     mod registry;
+    mod search;
     mod turns;
     mod visibility;
 }

@@ -118,6 +118,12 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<SessionPage>> {
         self.inner.list_sessions(query)
     }
+    fn search_turns<'a>(
+        &'a self,
+        query: &'a hearth_store::SearchQuery,
+    ) -> BoxFuture<'a, StoreResult<hearth_store::SearchPage>> {
+        self.inner.search_turns(query)
+    }
     fn sessions_with_id_prefix<'a>(
         &'a self,
         prefix: &'a str,
