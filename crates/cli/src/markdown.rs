@@ -26,6 +26,11 @@ use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Par
 use crate::highlight::{CodeHighlighter, Depth};
 use crate::style::visible_width;
 
+#[path = "markdown_table.rs"]
+mod table;
+
+use table::Table;
+
 /// Lines after which a unit is closed at the next unindented line (see the module's
 /// notes).
 const UNIT_LINES: usize = 48;
@@ -302,13 +307,6 @@ struct List {
     items: usize,
 }
 
-struct Table {
-    alignments: Vec<Alignment>,
-    rows: Vec<Vec<String>>,
-    row: Vec<String>,
-    cell: String,
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum CodeKind {
     Fenced,
@@ -496,14 +494,7 @@ impl<'a> Renderer<'a> {
 
     fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
         match tag {
-            Tag::Paragraph => {
-                if self.containers.last().is_some_and(|c| c.first != c.rest)
-                    && let Some(list) = self.lists.last_mut()
-                {
-                    list.loose = true;
-                }
-                self.start_block();
-            }
+            Tag::Paragraph => self.start_paragraph(),
             Tag::Heading { level, .. } => {
                 self.start_block();
                 self.styles.push(match level {
@@ -521,17 +512,7 @@ impl<'a> Renderer<'a> {
                     used: false,
                 });
             }
-            Tag::CodeBlock(kind) => {
-                self.start_block();
-                self.code_block = Some(match kind {
-                    CodeBlockKind::Fenced(info) => {
-                        self.with_style("2", &format!("```{info}"));
-                        self.end_line();
-                        CodeKind::Fenced
-                    }
-                    CodeBlockKind::Indented => CodeKind::Indented,
-                });
-            }
+            Tag::CodeBlock(kind) => self.start_code_block(kind),
             Tag::HtmlBlock => self.start_block(),
             Tag::List(start) => {
                 self.start_block();
@@ -541,50 +522,8 @@ impl<'a> Renderer<'a> {
                     items: 0,
                 });
             }
-            Tag::Item => {
-                self.end_line();
-                let depth = self.lists.len();
-                let Some(list) = self.lists.last_mut() else {
-                    return;
-                };
-                if list.loose && list.items > 0 {
-                    self.need_blank = true;
-                }
-                list.items += 1;
-                let marker = match &mut list.next {
-                    Some(number) => {
-                        let marker = format!("{number}. ");
-                        *number += 1;
-                        marker
-                    }
-                    None => match depth {
-                        0 | 1 => "• ".to_owned(),
-                        2 => "◦ ".to_owned(),
-                        _ => "▪ ".to_owned(),
-                    },
-                };
-                if self.need_blank {
-                    self.blank();
-                }
-                let rest = " ".repeat(visible_width(&marker));
-                self.containers.push(Container {
-                    first: marker,
-                    rest,
-                    used: false,
-                });
-            }
-            Tag::Table(alignments) => {
-                self.start_block();
-                if self.open_at_end(range.end) {
-                    self.hold_from.get_or_insert(self.lines.len());
-                }
-                self.table = Some(Table {
-                    alignments,
-                    rows: Vec::new(),
-                    row: Vec::new(),
-                    cell: String::new(),
-                });
-            }
+            Tag::Item => self.start_item(),
+            Tag::Table(alignments) => self.start_table(alignments, range),
             Tag::TableHead => self.styles.push("1"),
             Tag::TableRow => {}
             Tag::TableCell => {
@@ -619,20 +558,76 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// A paragraph directly in a list item (the parser gives tight items none) marks
+    /// the list loose: its items are set apart by blank lines.
+    fn start_paragraph(&mut self) {
+        if self.containers.last().is_some_and(|c| c.first != c.rest)
+            && let Some(list) = self.lists.last_mut()
+        {
+            list.loose = true;
+        }
+        self.start_block();
+    }
+
+    fn start_code_block(&mut self, kind: CodeBlockKind<'_>) {
+        self.start_block();
+        self.code_block = Some(match kind {
+            CodeBlockKind::Fenced(info) => {
+                self.with_style("2", &format!("```{info}"));
+                self.end_line();
+                CodeKind::Fenced
+            }
+            CodeBlockKind::Indented => CodeKind::Indented,
+        });
+    }
+
+    /// A list item: its marker (a number, or a bullet by nesting depth) prefixes its
+    /// first line, spaces as wide prefix the rest.
+    fn start_item(&mut self) {
+        self.end_line();
+        let depth = self.lists.len();
+        let Some(list) = self.lists.last_mut() else {
+            return;
+        };
+        if list.loose && list.items > 0 {
+            self.need_blank = true;
+        }
+        list.items += 1;
+        let marker = match &mut list.next {
+            Some(number) => {
+                let marker = format!("{number}. ");
+                *number += 1;
+                marker
+            }
+            None => match depth {
+                0 | 1 => "• ".to_owned(),
+                2 => "◦ ".to_owned(),
+                _ => "▪ ".to_owned(),
+            },
+        };
+        if self.need_blank {
+            self.blank();
+        }
+        let rest = " ".repeat(visible_width(&marker));
+        self.containers.push(Container {
+            first: marker,
+            rest,
+            used: false,
+        });
+    }
+
+    /// A table that may still grow holds its lines back until it is done.
+    fn start_table(&mut self, alignments: Vec<Alignment>, range: Range<usize>) {
+        self.start_block();
+        if self.open_at_end(range.end) {
+            self.hold_from.get_or_insert(self.lines.len());
+        }
+        self.table = Some(Table::new(alignments));
+    }
+
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
         match tag {
-            TagEnd::Paragraph => {
-                self.end_line();
-                self.need_blank = true;
-                let last_line = self.source.trim_end().lines().next_back().unwrap_or("");
-                if self.table.is_none()
-                    && last_line.contains('|')
-                    && self.open_at_end(range.end)
-                    && !self.lines.is_empty()
-                {
-                    self.hold_from.get_or_insert(self.lines.len() - 1);
-                }
-            }
+            TagEnd::Paragraph => self.end_paragraph(range),
             TagEnd::Heading(_) => {
                 self.styles.pop();
                 self.end_line();
@@ -665,56 +660,28 @@ impl<'a> Renderer<'a> {
                 self.containers.pop();
                 self.need_blank = false;
             }
-            TagEnd::Table => {
-                if let Some(table) = self.table.take() {
-                    let available = self.width.saturating_sub(self.prefix_width());
-                    for line in table_lines(&table, available) {
-                        self.begin_line();
-                        self.current.push_str(&line);
-                        self.end_line();
-                    }
-                }
-                self.need_blank = true;
-            }
+            TagEnd::Table => self.end_table(),
             TagEnd::TableHead => {
                 self.styles.pop();
                 if let Some(table) = &mut self.table {
-                    let row = std::mem::take(&mut table.row);
-                    table.rows.push(row);
+                    table.end_row();
                 }
             }
             TagEnd::TableRow => {
                 if let Some(table) = &mut self.table {
-                    let row = std::mem::take(&mut table.row);
-                    table.rows.push(row);
+                    table.end_row();
                 }
             }
             TagEnd::TableCell => {
                 if let Some(table) = &mut self.table {
-                    let cell = std::mem::take(&mut table.cell);
-                    table.row.push(cell.trim().to_owned());
+                    table.end_cell();
                 }
             }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
                 self.styles.pop();
             }
-            TagEnd::Link => {
-                self.styles.pop();
-                if let Some(link) = self.links.pop()
-                    && link.url != link.text
-                    && !link.url.is_empty()
-                {
-                    self.with_style("2", &format!(" ({})", link.url));
-                }
-            }
-            TagEnd::Image => {
-                if let Some(link) = self.links.pop() {
-                    self.text("]");
-                    if !link.url.is_empty() {
-                        self.with_style("2", &format!(" ({})", link.url));
-                    }
-                }
-            }
+            TagEnd::Link => self.end_link(),
+            TagEnd::Image => self.end_image(),
             TagEnd::FootnoteDefinition
             | TagEnd::DefinitionList
             | TagEnd::DefinitionListTitle
@@ -724,162 +691,53 @@ impl<'a> Renderer<'a> {
             | TagEnd::Subscript => {}
         }
     }
-}
 
-/// The narrowest a column is made when a table is squeezed to fit.
-const NARROWEST_COLUMN: usize = 6;
-
-/// A table's lines: aligned columns when they fit in `available` columns; else each
-/// column squeezed and its cells wrapped, when every column can keep
-/// [`NARROWEST_COLUMN`]; else each row as `header: value` lines.
-fn table_lines(table: &Table, available: usize) -> Vec<String> {
-    let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-    if columns == 0 {
-        return Vec::new();
-    }
-    let mut widths = vec![0; columns];
-    for row in &table.rows {
-        for (index, cell) in row.iter().enumerate() {
-            widths[index] = widths[index].max(visible_width(cell));
-        }
-    }
-    let separators = 3 * (columns - 1);
-    let natural: usize = widths.iter().sum::<usize>() + separators;
-    if natural > available {
-        if columns * NARROWEST_COLUMN + separators > available {
-            return records(table);
-        }
-        squeeze(&mut widths, available - separators);
-    }
-    let bar = "\x1b[2m │ \x1b[0m";
-    let mut lines = Vec::new();
-    for (row_index, row) in table.rows.iter().enumerate() {
-        let wrapped: Vec<Vec<String>> = (0..columns)
-            .map(|index| wrap(row.get(index).map_or("", String::as_str), widths[index]))
-            .collect();
-        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
-        for line_index in 0..height {
-            let cells: Vec<String> = (0..columns)
-                .map(|index| {
-                    let text = wrapped[index].get(line_index).map_or("", String::as_str);
-                    let alignment = table
-                        .alignments
-                        .get(index)
-                        .copied()
-                        .unwrap_or(Alignment::None);
-                    pad(text, widths[index], alignment)
-                })
-                .collect();
-            lines.push(cells.join(bar).trim_end().to_owned());
-        }
-        if row_index == 0 {
-            let rule: Vec<String> = widths.iter().map(|width| "─".repeat(*width)).collect();
-            lines.push(format!("\x1b[2m{}\x1b[0m", rule.join("─┼─")));
-        }
-    }
-    lines
-}
-
-/// Shrinks the widest columns until they fit in `space`.
-fn squeeze(widths: &mut [usize], space: usize) {
-    while widths.iter().sum::<usize>() > space {
-        let Some(widest) = widths
-            .iter_mut()
-            .filter(|width| **width > NARROWEST_COLUMN)
-            .max_by_key(|width| **width)
-        else {
-            return;
-        };
-        *widest -= 1;
-    }
-}
-
-/// A table too wide even squeezed: each row as `header: value` lines, rows apart.
-fn records(table: &Table) -> Vec<String> {
-    let Some((header, rows)) = table.rows.split_first() else {
-        return Vec::new();
-    };
-    let mut lines = Vec::new();
-    for (index, row) in rows.iter().enumerate() {
-        if index > 0 {
-            lines.push(String::new());
-        }
-        for (column, cell) in row.iter().enumerate() {
-            let name = header.get(column).map_or("", String::as_str);
-            lines.push(format!("{name}: {cell}"));
-        }
-    }
-    lines
-}
-
-/// `text` padded to `width` columns, as aligned.
-fn pad(text: &str, width: usize, alignment: Alignment) -> String {
-    let room = width.saturating_sub(visible_width(text));
-    match alignment {
-        Alignment::Right => format!("{}{text}", " ".repeat(room)),
-        Alignment::Center => {
-            let left = room / 2;
-            format!("{}{text}{}", " ".repeat(left), " ".repeat(room - left))
-        }
-        Alignment::None | Alignment::Left => format!("{text}{}", " ".repeat(room)),
-    }
-}
-
-/// A styled cell cut into lines of at most `width` columns: at spaces where it can,
-/// inside a word where it must. A style open at a cut is closed there and opened again
-/// on the next line.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    if visible_width(text) <= width {
-        return vec![text.to_owned()];
-    }
-    // Pieces: (styles open before it, visible character or whole escape).
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    let mut line_width = 0;
-    let mut open_style: Option<String> = None;
-    let mut last_space: Option<(usize, usize)> = None;
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if rest.starts_with("\x1b[")
-            && let Some(end) = rest.find('m')
+    /// A paragraph whose last line holds a `|` and that may still grow holds that line
+    /// back: the next line may make it a table's header.
+    fn end_paragraph(&mut self, range: Range<usize>) {
+        self.end_line();
+        self.need_blank = true;
+        let last_line = self.source.trim_end().lines().next_back().unwrap_or("");
+        if self.table.is_none()
+            && last_line.contains('|')
+            && self.open_at_end(range.end)
+            && !self.lines.is_empty()
         {
-            let escape = &rest[..=end];
-            open_style = (escape != "\x1b[0m").then(|| escape.to_owned());
-            line.push_str(escape);
-            rest = &rest[end + 1..];
-            continue;
+            self.hold_from.get_or_insert(self.lines.len() - 1);
         }
-        let columns = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if line_width + columns > width && line_width > 0 {
-            let (cut, carried) = match last_space {
-                Some((byte, _)) if c != ' ' => (byte, line[byte + 1..].to_owned()),
-                _ => (line.len(), String::new()),
-            };
-            let mut done = line[..cut].trim_end().to_owned();
-            if open_style.is_some() {
-                done.push_str("\x1b[0m");
-            }
-            lines.push(done);
-            line = open_style.clone().unwrap_or_default();
-            line.push_str(&carried);
-            line_width = visible_width(&carried);
-            last_space = None;
-            if c == ' ' {
-                rest = &rest[1..];
-                continue;
+    }
+
+    fn end_table(&mut self) {
+        if let Some(table) = self.table.take() {
+            let available = self.width.saturating_sub(self.prefix_width());
+            for line in table.lines(available) {
+                self.begin_line();
+                self.current.push_str(&line);
+                self.end_line();
             }
         }
-        if c == ' ' {
-            last_space = Some((line.len(), line_width));
+        self.need_blank = true;
+    }
+
+    /// A link's address follows its text, unless the text is the address.
+    fn end_link(&mut self) {
+        self.styles.pop();
+        if let Some(link) = self.links.pop()
+            && link.url != link.text
+            && !link.url.is_empty()
+        {
+            self.with_style("2", &format!(" ({})", link.url));
         }
-        line.push(c);
-        line_width += columns;
-        rest = &rest[c.len_utf8()..];
     }
-    if !line.is_empty() {
-        lines.push(line);
+
+    fn end_image(&mut self) {
+        if let Some(link) = self.links.pop() {
+            self.text("]");
+            if !link.url.is_empty() {
+                self.with_style("2", &format!(" ({})", link.url));
+            }
+        }
     }
-    lines
 }
 
 #[cfg(test)]

@@ -110,12 +110,13 @@ fn configured_names(app: &App) -> String {
     }
 }
 
+/// A config entry's keys and values, in the order they are written.
+type Entries = Vec<(&'static str, ConfigValue)>;
+
 /// `hearth mcp add`.
 fn add(app: &App, args: AddArgs) -> anyhow::Result<ExitCode> {
     let path = &app.paths.config_file;
-    let mut config = McpServerConfig::default();
-    let mut entries: Vec<(&str, ConfigValue)> = Vec::new();
-    match (&args.url, args.command.split_first()) {
+    let (config, entries) = match (&args.url, args.command.split_first()) {
         (Some(_), Some(_)) => bail!(
             "give either --url (a streamable HTTP server) or a command after `--` (a stdio server), not both"
         ),
@@ -124,67 +125,15 @@ fn add(app: &App, args: AddArgs) -> anyhow::Result<ExitCode> {
             args.name,
             args.name
         ),
-        (None, Some((command, rest))) => {
-            let mut env = BTreeMap::new();
-            for text in &args.env {
-                let (key, value) = pair(text, '=', "--env", "KEY=VALUE")?;
-                env.insert(key.to_owned(), value.to_owned());
-            }
-            config.command = Some(command.clone());
-            config.args = rest.to_vec();
-            config.env = env;
-            entries.push(("command", ConfigValue::from(command.as_str())));
-            if !rest.is_empty() {
-                entries.push(("args", rest.iter().map(String::as_str).collect()));
-            }
-            if !config.env.is_empty() {
-                entries.push((
-                    "env",
-                    config
-                        .env
-                        .iter()
-                        .map(|(key, value)| (key.as_str(), value.as_str()))
-                        .collect(),
-                ));
-            }
-        }
-        (Some(url), None) => {
-            let mut headers = BTreeMap::new();
-            for text in &args.headers {
-                let (name, value) = pair(text, ':', "--header", "NAME:VALUE")?;
-                headers.insert(name.to_owned(), value.trim_start().to_owned());
-            }
-            config.url = Some(url.clone());
-            config.headers = headers;
-            config.local = args.local;
-            entries.push(("url", ConfigValue::from(url.as_str())));
-            if !config.headers.is_empty() {
-                entries.push((
-                    "headers",
-                    config
-                        .headers
-                        .iter()
-                        .map(|(name, value)| (name.as_str(), value.as_str()))
-                        .collect(),
-                ));
-            }
-            if args.local {
-                entries.push(("local", ConfigValue::from(true)));
-            }
-        }
-    }
+        (None, Some((command, rest))) => stdio_entry(command, rest, &args.env)?,
+        (Some(url), None) => http_entry(url, &args.headers, args.local)?,
+    };
     // The same checks as when Hearth starts it: the name, the transport, the headers.
     let spec = ServerSpec::from_config(&args.name, &config)
         .map_err(|error| anyhow::anyhow!("{}; nothing was added to {}", error, path.display()))?;
     let mut edit = ConfigEdit::open(path)?;
     if edit.has("mcp_servers", &args.name) {
-        let existing = app
-            .config
-            .mcp_servers
-            .get(&args.name)
-            .and_then(|existing| ServerSpec::from_config(&args.name, existing).ok())
-            .map(|existing| format!(" (it runs {})", crate::shown::message(&existing.location())))
-            .unwrap_or_default();
+        let existing = existing_location(app, &args.name);
         bail!(
             "an MCP server named `{}` is already configured in {}{existing}; remove it first with `hearth mcp remove {}`, or choose another name",
             args.name,
@@ -203,6 +152,86 @@ fn add(app: &App, args: AddArgs) -> anyhow::Result<ExitCode> {
         spec.name
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A stdio server's config and entries: `command` with its arguments and `--env`
+/// variables.
+fn stdio_entry(
+    command: &str,
+    rest: &[String],
+    variables: &[String],
+) -> anyhow::Result<(McpServerConfig, Entries)> {
+    let mut env = BTreeMap::new();
+    for text in variables {
+        let (key, value) = pair(text, '=', "--env", "KEY=VALUE")?;
+        env.insert(key.to_owned(), value.to_owned());
+    }
+    let config = McpServerConfig {
+        command: Some(command.to_owned()),
+        args: rest.to_vec(),
+        env,
+        ..McpServerConfig::default()
+    };
+    let mut entries: Entries = vec![("command", ConfigValue::from(command))];
+    if !rest.is_empty() {
+        entries.push(("args", rest.iter().map(String::as_str).collect()));
+    }
+    if !config.env.is_empty() {
+        entries.push((
+            "env",
+            config
+                .env
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.as_str()))
+                .collect(),
+        ));
+    }
+    Ok((config, entries))
+}
+
+/// A streamable HTTP server's config and entries: `url` with its `--header`s and
+/// `--local`.
+fn http_entry(
+    url: &str,
+    header_texts: &[String],
+    local: bool,
+) -> anyhow::Result<(McpServerConfig, Entries)> {
+    let mut headers = BTreeMap::new();
+    for text in header_texts {
+        let (name, value) = pair(text, ':', "--header", "NAME:VALUE")?;
+        headers.insert(name.to_owned(), value.trim_start().to_owned());
+    }
+    let config = McpServerConfig {
+        url: Some(url.to_owned()),
+        headers,
+        local,
+        ..McpServerConfig::default()
+    };
+    let mut entries: Entries = vec![("url", ConfigValue::from(url))];
+    if !config.headers.is_empty() {
+        entries.push((
+            "headers",
+            config
+                .headers
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_str()))
+                .collect(),
+        ));
+    }
+    if local {
+        entries.push(("local", ConfigValue::from(true)));
+    }
+    Ok((config, entries))
+}
+
+/// ` (it runs …)` for the server already configured as `name`, when its entry is valid.
+fn existing_location(app: &App, name: &str) -> String {
+    app.config
+        .mcp_servers
+        .get(name)
+        .and_then(|existing| ServerSpec::from_config(name, existing).ok())
+        .map(|existing| format!(" (it runs {})", crate::shown::message(&existing.location())))
+        .unwrap_or_default()
 }
 
 /// `hearth mcp remove`.
@@ -240,35 +269,56 @@ fn get(app: &App, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         );
     };
     let problem = ServerSpec::from_config(name, config).err();
-    let hidden = |map: &BTreeMap<String, String>| -> BTreeMap<String, &str> {
-        map.keys().map(|key| (key.clone(), HIDDEN)).collect()
-    };
-    let transport = if config.url.is_some() {
+    let problem = problem.as_ref().map(ToString::to_string);
+    if json {
+        json_line(&entry_json(name, config, problem.as_deref()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_out(&entry_text(name, config, problem.as_deref()))?;
+    Ok(if problem.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// How a server reaches its program: `http` or `stdio`.
+fn transport(config: &McpServerConfig) -> &'static str {
+    if config.url.is_some() {
         "http"
     } else {
         "stdio"
-    };
-    if json {
-        json_line(&json!({
-            "name": name,
-            "transport": transport,
-            "command": config.command,
-            "args": config.args,
-            "env": hidden(&config.env),
-            "passEnv": config.pass_env,
-            "url": config.url.as_deref().map(hearth_core::redact_userinfo),
-            "headers": hidden(&config.headers),
-            "bearerTokenEnv": config.bearer_token_env,
-            "local": config.local,
-            "allow": config.allow,
-            "enabled": config.is_enabled(),
-            "timeoutSeconds": config.timeout_seconds,
-            "startupTimeoutSeconds": config.startup_timeout_seconds,
-            "problem": problem.as_ref().map(ToString::to_string),
-        }))?;
-        return Ok(ExitCode::SUCCESS);
     }
-    let mut out = format!("{name}\n  transport: {transport}\n");
+}
+
+/// `get --json`'s object: the entry, its variables' and headers' values hidden.
+fn entry_json(name: &str, config: &McpServerConfig, problem: Option<&str>) -> serde_json::Value {
+    let hidden = |map: &BTreeMap<String, String>| -> BTreeMap<String, &str> {
+        map.keys().map(|key| (key.clone(), HIDDEN)).collect()
+    };
+    json!({
+        "name": name,
+        "transport": transport(config),
+        "command": config.command,
+        "args": config.args,
+        "env": hidden(&config.env),
+        "passEnv": config.pass_env,
+        "url": config.url.as_deref().map(hearth_core::redact_userinfo),
+        "headers": hidden(&config.headers),
+        "bearerTokenEnv": config.bearer_token_env,
+        "local": config.local,
+        "allow": config.allow,
+        "enabled": config.is_enabled(),
+        "timeoutSeconds": config.timeout_seconds,
+        "startupTimeoutSeconds": config.startup_timeout_seconds,
+        "problem": problem,
+    })
+}
+
+/// `get`'s lines: the entry's settings that are set, its variables' and headers'
+/// values hidden, and how to remove it.
+fn entry_text(name: &str, config: &McpServerConfig, problem: Option<&str>) -> String {
+    let mut out = format!("{name}\n  transport: {}\n", transport(config));
     let mut line = |label: &str, value: String| {
         out.push_str(&format!("  {label}: {}\n", crate::shown::message(&value)));
     };
@@ -309,16 +359,11 @@ fn get(app: &App, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         "enabled",
         if config.is_enabled() { "yes" } else { "no" }.to_owned(),
     );
-    if let Some(problem) = &problem {
-        line("problem", problem.to_string());
+    if let Some(problem) = problem {
+        line("problem", problem.to_owned());
     }
     line("remove", format!("hearth mcp remove {name}"));
-    write_out(&out)?;
-    Ok(if problem.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    out
 }
 
 async fn list(app: &App, json: bool) -> anyhow::Result<ExitCode> {

@@ -148,28 +148,7 @@ impl Printer {
             self.break_line(&mut stdout)?;
         }
         match &envelope.action {
-            Action::TextDelta { text, .. } => {
-                // The agent's text, its escape sequences shown rather than sent; `printed`
-                // counts the text as the agent wrote it.
-                match &mut self.markdown {
-                    Some(markdown) => {
-                        let mut out = String::new();
-                        markdown.push(text, &mut out);
-                        if !out.is_empty() {
-                            stdout.write_all(out.as_bytes())?;
-                            stdout.flush()?;
-                        }
-                        // The renderer prints whole lines only.
-                        self.ends_with_newline = true;
-                    }
-                    None => {
-                        stdout.write_all(escape_controls(text).as_bytes())?;
-                        stdout.flush()?;
-                        self.ends_with_newline = text.ends_with('\n');
-                    }
-                }
-                self.printed += text.len();
-            }
+            Action::TextDelta { text, .. } => self.text_delta(text, &mut stdout)?,
             Action::ReasoningDelta { text, .. } if self.show_reasoning => {
                 let text = escape_controls(text);
                 eprint!("{}", Paint::DIM.paint_if(self.colour, &text));
@@ -192,16 +171,7 @@ impl Printer {
                 status: ToolCallStatus::Completed | ToolCallStatus::Failed,
                 result: Some(result),
                 ..
-            } => match render::short_result(&result.content) {
-                Some(short) if short.trim().is_empty() => {}
-                Some(short) => self.note(Paint::DIM, &format!("  → {short}")),
-                None => {
-                    self.note(Paint::DIM, "  →");
-                    for line in render::result_lines(&result.content, Some(LIVE_RESULT_LINES)) {
-                        self.note(Paint::DIM, &line);
-                    }
-                }
-            },
+            } => self.tool_result(&result.content),
             Action::AgentStateChanged { state } => {
                 if let Some(models) = &state.models {
                     self.model = Some(models.current.clone());
@@ -232,6 +202,45 @@ impl Printer {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The agent's text, its escape sequences shown rather than sent; `printed` counts
+    /// the text as the agent wrote it.
+    fn text_delta(&mut self, text: &str, stdout: &mut impl Write) -> anyhow::Result<()> {
+        match &mut self.markdown {
+            Some(markdown) => {
+                let mut out = String::new();
+                markdown.push(text, &mut out);
+                if !out.is_empty() {
+                    stdout.write_all(out.as_bytes())?;
+                    stdout.flush()?;
+                }
+                // The renderer prints whole lines only.
+                self.ends_with_newline = true;
+            }
+            None => {
+                stdout.write_all(escape_controls(text).as_bytes())?;
+                stdout.flush()?;
+                self.ends_with_newline = text.ends_with('\n');
+            }
+        }
+        self.printed += text.len();
+        Ok(())
+    }
+
+    /// A finished tool call's result, dim: on one line when it is short, else its
+    /// first [`LIVE_RESULT_LINES`] lines.
+    fn tool_result(&mut self, content: &str) {
+        match render::short_result(content) {
+            Some(short) if short.trim().is_empty() => {}
+            Some(short) => self.note(Paint::DIM, &format!("  → {short}")),
+            None => {
+                self.note(Paint::DIM, "  →");
+                for line in render::result_lines(content, Some(LIVE_RESULT_LINES)) {
+                    self.note(Paint::DIM, &line);
+                }
+            }
+        }
     }
 
     /// Whether [`Printer::envelope`] prints this on stderr (outside JSON).

@@ -3,7 +3,7 @@
 //! that file, Hearth's registry and the `AGENTS.md` mirror in step.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -331,7 +331,6 @@ pub(crate) async fn doctor_section(app: &App) -> anyhow::Result<(String, bool)> 
 }
 
 /// Runs `hearth projects …`.
-#[allow(clippy::print_stderr)]
 pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<ExitCode> {
     let projects = registry(app).await?;
     match command {
@@ -362,29 +361,10 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             ))?;
         }
         ProjectsCommand::Delete { project } => {
-            let (record, mirror_removed) = projects.delete(&project).await?;
-            write_out(&format!(
-                "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay (`hearth projects new` there makes it a project again, under a new id), and its sessions stay readable\n",
-                escape_name(&record.name),
-                record.id,
-                record.folder.display()
-            ))?;
-            if mirror_removed {
-                eprintln!("hearth: removed Hearth's AGENTS.md mirror from its folder");
-            }
+            return delete_project(&projects, &project).await;
         }
         ProjectsCommand::AddSource { project, sources } => {
-            let record = projects.find(&project).await?;
-            for text in &sources {
-                let source = parse_source(text, &record.folder);
-                projects
-                    .add_source(record.id.as_str(), source.clone())
-                    .await?;
-                write_out(&format!(
-                    "added {source} to `{}`\n",
-                    escape_name(&record.name)
-                ))?;
-            }
+            return add_sources(&projects, &project, &sources).await;
         }
         ProjectsCommand::RemoveSource { project, source } => {
             let record = projects.find(&project).await?;
@@ -395,23 +375,70 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
             ))?;
         }
         ProjectsCommand::Relink { project, folder } => {
-            let relinked = projects.relink(&project, &folder).await?;
-            let record = &relinked.record;
-            write_out(&format!(
-                "project `{}` ({}) is now at {}\n",
-                escape_name(&record.name),
-                record.id,
-                record.folder.display()
-            ))?;
-            if relinked.sessions_moved > 0 {
-                eprintln!(
-                    "hearth: {} of its sessions now work in {}; continue the newest with `hearth run -c --project {}`",
-                    relinked.sessions_moved,
-                    record.folder.display(),
-                    record.id
-                );
-            }
+            return relink_project(&projects, &project, &folder).await;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth projects delete`.
+#[allow(clippy::print_stderr)]
+async fn delete_project(projects: &Projects, project: &str) -> anyhow::Result<ExitCode> {
+    let (record, mirror_removed) = projects.delete(project).await?;
+    write_out(&format!(
+        "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay (`hearth projects new` there makes it a project again, under a new id), and its sessions stay readable\n",
+        escape_name(&record.name),
+        record.id,
+        record.folder.display()
+    ))?;
+    if mirror_removed {
+        eprintln!("hearth: removed Hearth's AGENTS.md mirror from its folder");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth projects add-source`.
+async fn add_sources(
+    projects: &Projects,
+    project: &str,
+    sources: &[String],
+) -> anyhow::Result<ExitCode> {
+    let record = projects.find(project).await?;
+    for text in sources {
+        let source = parse_source(text, &record.folder);
+        projects
+            .add_source(record.id.as_str(), source.clone())
+            .await?;
+        write_out(&format!(
+            "added {source} to `{}`\n",
+            escape_name(&record.name)
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hearth projects relink`.
+#[allow(clippy::print_stderr)]
+async fn relink_project(
+    projects: &Projects,
+    project: &str,
+    folder: &Path,
+) -> anyhow::Result<ExitCode> {
+    let relinked = projects.relink(project, folder).await?;
+    let record = &relinked.record;
+    write_out(&format!(
+        "project `{}` ({}) is now at {}\n",
+        escape_name(&record.name),
+        record.id,
+        record.folder.display()
+    ))?;
+    if relinked.sessions_moved > 0 {
+        eprintln!(
+            "hearth: {} of its sessions now work in {}; continue the newest with `hearth run -c --project {}`",
+            relinked.sessions_moved,
+            record.folder.display(),
+            record.id
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -223,49 +223,7 @@ fn chat_body(request: &ModelRequest, compat: Compat, default_max_tokens: Option<
     if let Some(system) = request.system.as_deref().filter(|text| !text.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
     }
-    for message in &request.messages {
-        messages.push(match message {
-            Message::User { text, images } if images.is_empty() => {
-                json!({"role": "user", "content": text})
-            }
-            Message::User { text, images } => {
-                let mut content = vec![json!({"type": "text", "text": text})];
-                content.extend(images.iter().map(|image| {
-                    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
-                }));
-                json!({"role": "user", "content": content})
-            }
-            Message::Assistant { text, tool_calls } => {
-                let mut entry = Map::new();
-                entry.insert("role".into(), "assistant".into());
-                entry.insert(
-                    "content".into(),
-                    if text.is_empty() && !tool_calls.is_empty() {
-                        Value::Null
-                    } else {
-                        Value::String(text.clone())
-                    },
-                );
-                if !tool_calls.is_empty() {
-                    let calls = tool_calls
-                        .iter()
-                        .map(|call| {
-                            json!({
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": call.arguments.to_string()},
-                            })
-                        })
-                        .collect();
-                    entry.insert("tool_calls".into(), Value::Array(calls));
-                }
-                Value::Object(entry)
-            }
-            Message::ToolResult {
-                call_id, content, ..
-            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-        });
-    }
+    messages.extend(request.messages.iter().map(message_json));
     let mut body = Map::new();
     body.insert("model".into(), request.model.clone().into());
     body.insert("messages".into(), Value::Array(messages));
@@ -298,6 +256,53 @@ fn chat_body(request: &ModelRequest, compat: Compat, default_max_tokens: Option<
         }
     }
     Value::Object(body)
+}
+
+/// One message of the conversation as Chat Completions reads it.
+fn message_json(message: &Message) -> Value {
+    match message {
+        Message::User { text, images } if images.is_empty() => {
+            json!({"role": "user", "content": text})
+        }
+        Message::User { text, images } => {
+            let mut content = vec![json!({"type": "text", "text": text})];
+            content.extend(
+                images.iter().map(
+                    |image| json!({"type": "image_url", "image_url": {"url": image.data_url()}}),
+                ),
+            );
+            json!({"role": "user", "content": content})
+        }
+        Message::Assistant { text, tool_calls } => {
+            let mut entry = Map::new();
+            entry.insert("role".into(), "assistant".into());
+            entry.insert(
+                "content".into(),
+                if text.is_empty() && !tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    Value::String(text.clone())
+                },
+            );
+            if !tool_calls.is_empty() {
+                let calls = tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments.to_string()},
+                        })
+                    })
+                    .collect();
+                entry.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(entry)
+        }
+        Message::ToolResult {
+            call_id, content, ..
+        } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+    }
 }
 
 fn tool_json(tool: &ToolSpec) -> Value {
