@@ -1254,6 +1254,49 @@ export type ScopeFilter = ({
     type: 'project';
   });
 
+/** One matching turn. */
+export type SearchHit = {
+  /** The chat's URI. */
+  chat: string;
+  /** The turn's number in its chat (1 is the first). */
+  index: number;
+  /** The session's URI. */
+  session: string;
+  /** The text around the match, in pieces. */
+  snippet: Array<SnippetPiece>;
+  /** When the turn started (RFC 3339). */
+  startedAt: string;
+  /** The session's title. */
+  title?: string | null;
+  /** The turn's id. */
+  turnId: string;
+};
+
+/** `search/query`: the turns holding every word of `query` (three characters or more
+ * each; any part of a word, any case), newest chat first. */
+export type SearchQueryParams = {
+  /** Continue after this cursor (`nextCursor` of the previous page). */
+  cursor?: string | null;
+  /** Only sessions of this harness (agent or provider id). */
+  harness?: string | null;
+  /** Page size (1..=200; 50 when absent). */
+  limit?: number | null;
+  /** Only sessions of this project. */
+  projectId?: string | null;
+  /** The words. */
+  query: string;
+  /** Only turns started at or after this time (RFC 3339). */
+  since?: string | null;
+};
+
+/** What `search/query` returns. */
+export type SearchQueryResponse = {
+  /** The hits. */
+  hits: Array<SearchHit>;
+  /** Where the next page starts, when there is one. */
+  nextCursor?: string | null;
+};
+
 /** Which optional parts of Hearth this server offers. */
 export type ServerFeatures = {
   /** `audit/list` works. */
@@ -1399,6 +1442,14 @@ export type Snapshot = {
   seq: number;
   /** The state. */
   state: ResourceState;
+};
+
+/** A piece of a hit's snippet. */
+export type SnippetPiece = {
+  /** Whether it matches the query (to highlight). */
+  match: boolean;
+  /** The text. */
+  text: string;
 };
 
 /** Why a turn ended. A reason Hearth does not know travels as its own text. */
@@ -1613,6 +1664,7 @@ export interface Methods {
   'proposal/reject': { params: ProposalRejectParams; result: ProposalDecisionResponse };
   'provider/list': { params: ProviderListParams; result: ProviderListResponse };
   'provider/test': { params: ProviderTestParams; result: ProviderTestResponse };
+  'search/query': { params: SearchQueryParams; result: SearchQueryResponse };
   'session/create': { params: SessionCreateParams; result: SessionCreateResponse };
   'session/dispose': { params: SessionDisposeParams; result: SessionDisposeResponse };
   'session/fork': { params: SessionForkParams; result: SessionCreateResponse };

@@ -109,6 +109,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProjectTrust => request::<ProjectTrust>(params),
         ClientMethod::CalendarList => request::<CalendarList>(params),
         ClientMethod::CalendarEvents => request::<CalendarEvents>(params),
+        ClientMethod::SearchQuery => request::<SearchQuery>(params),
     }
 }
 

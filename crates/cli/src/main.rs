@@ -35,6 +35,7 @@ mod remote;
 mod render;
 mod resume;
 mod run;
+mod search;
 mod serve;
 mod sessions;
 mod shown;
@@ -92,6 +93,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// Pick one of the newest sessions (title, folder, agent, last message) and chat on.
     Resume(resume::ResumeArgs),
+    /// Find the turns of every session that hold the words.
+    Search(search::SearchArgs),
     /// Check every model provider: latency, or the exact error and what to fix.
     Doctor(doctor::DoctorArgs),
     /// List, show, delete and fork sessions.
@@ -247,6 +250,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run::run(&app, args).await,
             Command::Chat(args) => chat::chat(&app, args).await,
             Command::Resume(args) => resume::resume(&app, args).await,
+            Command::Search(args) => search::search(&app, args).await,
             Command::Doctor(args) => doctor::doctor(&app, args).await,
             Command::Sessions(command) => sessions::sessions(&app, command).await,
             Command::Chats(command) => sessions::chats(&app, command).await,

@@ -65,6 +65,7 @@ impl Paint {
     pub(crate) const MAGENTA: Self = Self("35");
     pub(crate) const CYAN: Self = Self("36");
     pub(crate) const BOLD_RED: Self = Self("1;31");
+    pub(crate) const BOLD_YELLOW: Self = Self("1;33");
 
     /// `text` in this style, reset after it.
     pub(crate) fn paint(self, text: &str) -> String {

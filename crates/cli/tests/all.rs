@@ -38,6 +38,7 @@ mod suite {
     mod rendered_output;
     mod run;
     mod run_durability;
+    mod search;
     mod security;
     mod serve;
     mod serve_mcp;

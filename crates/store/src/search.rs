@@ -132,7 +132,7 @@ impl SqliteStore {
         let limit = i64::from(query.limit.clamp(1, 200));
         let mut sql = format!(
             "SELECT found.rowid AS key,
-                    snippet(turn_search, -1, char(2), char(3), '…', 16) AS snippet,
+                    snippet(turn_search, -1, char(2), char(3), '…', 64) AS snippet,
                     chats.uri AS chat, turns.turn_id, turns.seq, turns.started_at,
                     sessions.uri AS session, sessions.title
              FROM turn_search AS found
