@@ -1,6 +1,6 @@
 //! `search/query`: full-text search over every turn of every live session.
 
-use hearth_core::{HarnessId, ProjectId, Timestamp};
+use hearth_core::{HarnessId, ProjectId};
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::StoreError;
 
@@ -43,7 +43,7 @@ async fn search_query(
         text: params.query,
         harness,
         project,
-        since: since.map(Timestamp::from),
+        since,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
     };
