@@ -1369,6 +1369,9 @@ export type SessionListParams = {
   provenance?: (Provenance | null);
   /** Only this scope (default: any). */
   scope?: (ScopeFilter | null);
+  /** Only sessions whose title contains this text (ASCII letters in any case; an
+   * untitled session matches nothing). */
+  titleContains?: string | null;
 };
 
 /** What `session/list` returns. */

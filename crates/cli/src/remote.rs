@@ -219,6 +219,7 @@ pub async fn list_sessions(remote: &Remote, query: &SessionQuery) -> anyhow::Res
             harness: query.provider.as_ref().map(ToString::to_string),
             scope: Some(scope),
             provenance: query.provenance.map(Into::into),
+            title_contains: query.title_contains.clone(),
         })
         .await?;
     Ok(SessionPage {

@@ -226,6 +226,7 @@ async fn query_of(app: &App, args: &ListArgs) -> anyhow::Result<SessionQuery> {
         scope,
         provider: provider.as_deref().map(HarnessId::parse).transpose()?,
         provenance: args.external.then_some(hearth_core::Provenance::External),
+        title_contains: None,
         cursor: args.cursor.clone(),
         limit: args.limit,
     })

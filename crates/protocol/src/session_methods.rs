@@ -111,6 +111,10 @@ pub struct SessionListParams {
     /// catalog (default: both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// Only sessions whose title contains this text (ASCII letters in any case; an
+    /// untitled session matches nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_contains: Option<String>,
 }
 
 /// What `session/list` returns.

@@ -50,6 +50,7 @@ async fn session_list(
         scope,
         provider,
         provenance: params.provenance.map(Into::into),
+        title_contains: params.title_contains.filter(|text| !text.is_empty()),
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
     };

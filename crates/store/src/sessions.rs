@@ -218,6 +218,9 @@ impl SqliteStore {
         if query.provenance.is_some() {
             sql.push_str(" AND provenance = ?");
         }
+        if query.title_contains.is_some() {
+            sql.push_str(r" AND title LIKE ? ESCAPE '\'");
+        }
         if cursor.is_some() {
             sql.push_str(" AND (updated_at, id) < (?, ?)");
         }
@@ -231,6 +234,9 @@ impl SqliteStore {
         }
         if let Some(provenance) = query.provenance {
             statement = statement.bind(provenance_text(provenance));
+        }
+        if let Some(text) = &query.title_contains {
+            statement = statement.bind(like_pattern(text));
         }
         if let Some((time, id)) = cursor {
             statement = statement.bind(time).bind(id);
@@ -339,6 +345,20 @@ impl SqliteStore {
             .await
             .map(|_| ())
     }
+}
+
+/// A `LIKE ? ESCAPE '\'` pattern matching titles that contain `text` literally.
+fn like_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 #[cfg(test)]

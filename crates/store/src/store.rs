@@ -57,6 +57,8 @@ pub struct SessionQuery {
     pub provider: Option<HarnessId>,
     /// Only sessions of this provenance (created through Hearth, or found by discovery).
     pub provenance: Option<Provenance>,
+    /// Only sessions whose title contains this text (ASCII letters in any case).
+    pub title_contains: Option<String>,
     /// Continue after this cursor (from a previous page).
     pub cursor: Option<String>,
     /// Page size (1..=500).
@@ -69,6 +71,7 @@ impl Default for SessionQuery {
             scope: ScopeFilter::Any,
             provider: None,
             provenance: None,
+            title_contains: None,
             cursor: None,
             limit: 50,
         }

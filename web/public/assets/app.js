@@ -9,6 +9,7 @@ import { el, replace, when, message, confirmDialog, promptDialog } from './dom.j
 import { SessionTab } from './conversation.js';
 import { CalendarPage } from './calendar.js';
 import { ProposalsPage, AuditPage, SetupPage, ProjectsPage, trustBeforeEntering } from './pages.js';
+import { isUnused, afterClose, stepTab, defaultChatOf } from './tabs.js';
 
 /** @typedef {import('../../protocol').SessionSummary} SessionSummary */
 /** @typedef {import('../../protocol').HarnessInfo} HarnessInfo */
@@ -16,6 +17,22 @@ import { ProposalsPage, AuditPage, SetupPage, ProjectsPage, trustBeforeEntering 
 
 const TABS_KEY = 'hearth.tabs';
 const THEME_KEY = 'hearth.theme';
+/** Sessions read per page of the Recent chats list. */
+const RECENT_PAGE = 50;
+/** How long after a keystroke in the search box the server is asked. */
+const SEARCH_DELAY_MS = 200;
+/** The title of the session the calendar's Ask bar talks to. */
+const CALENDAR_TITLE = 'Calendar';
+
+/** The keyboard shortcuts, as the help lists them. */
+const SHORTCUTS = [
+  ['Ctrl+Shift+O', 'New chat'],
+  ['Ctrl+K', 'Search chats'],
+  ['Esc', 'Stop the answer being written'],
+  ['Alt+↓', 'Next open chat'],
+  ['Alt+↑', 'Previous open chat'],
+  ['?', 'Show these shortcuts (outside a text field)'],
+];
 
 class App {
   constructor() {
@@ -26,6 +43,17 @@ class App {
     this.active = null;
     /** @type {SessionSummary[]} */
     this.recent = [];
+    /** @type {string | null} where the next page of Recent chats starts */
+    this.recentCursor = null;
+    /** @type {SessionSummary[]} the sessions whose titles match the search */
+    this.found = [];
+    /** @type {string | null} */
+    this.foundCursor = null;
+    this.loadingMore = false;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.searchTimer = undefined;
+    /** @type {Promise<string | null> | null} a landing being found or made */
+    this.landingPending = null;
     /** @type {Project[]} */
     this.projects = [];
     /** @type {string | null} the project entered, if any */
@@ -39,14 +67,23 @@ class App {
     this.searchInput = el('input', {
       class: 'input search',
       type: 'search',
-      placeholder: 'Search chats',
-      'aria-label': 'Search recent chats',
+      placeholder: 'Search chats  (Ctrl+K)',
+      'aria-label': 'Search chats by title',
       oninput: () => {
         this.search = this.searchInput.value.trim().toLowerCase();
+        clearTimeout(this.searchTimer);
+        this.searchTimer = setTimeout(() => this.searchChats(), SEARCH_DELAY_MS);
         this.renderRecent();
       },
     });
     this.recentList = el('ul', { class: 'recent-list', 'aria-label': 'Recent chats' });
+    this.moreButton = el('button', { class: 'button subtle small more-chats', type: 'button', hidden: true, onclick: () => this.loadMore() }, 'Show more chats');
+    // The control is the list's last row: scrolled into view, it loads the next page.
+    this.moreRow = el('li', { class: 'more-row' }, this.moreButton);
+    this.moreObserver = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) this.loadMore();
+    }, { root: this.recentList });
+    this.moreObserver.observe(this.moreButton);
     this.scopeBox = el('div', { class: 'scope', hidden: true });
     this.pendingBadge = el('span', { class: 'badge count', hidden: true });
     this.nav = el('nav', { class: 'places', 'aria-label': 'Places' },
@@ -62,6 +99,7 @@ class App {
         el('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }),
         el('span', null, 'Hearth'),
         el('button', { class: 'button subtle small theme', type: 'button', 'aria-label': 'Switch light or dark', onclick: () => this.toggleTheme() }, '◐'),
+        el('button', { class: 'button subtle small help', type: 'button', 'aria-label': 'Keyboard shortcuts', 'aria-keyshortcuts': '?', onclick: () => this.showShortcuts() }, '?'),
       ),
       el('button', { class: 'button primary new-chat', type: 'button', onclick: () => this.newChat() }, '+ New chat'),
       this.scopeBox,
@@ -85,6 +123,7 @@ class App {
     this.main.tabIndex = -1;
     replace(document.body, skip, el('div', { class: 'shell' }, sidebar, this.main));
     this.tabStrip.addEventListener('keydown', (event) => this.tabKeys(event));
+    document.addEventListener('keydown', (event) => this.shortcut(event));
     this.applyTheme(localStorage.getItem(THEME_KEY));
     window.addEventListener('hashchange', () => this.route());
     window.addEventListener('pagehide', () => {
@@ -150,12 +189,14 @@ class App {
         const action = delivery.envelope.action;
         if (action.type === 'sessionAdded' || action.type === 'sessionUpdated') {
           this.recent = [action.summary, ...this.recent.filter((s) => s.uri !== action.summary.uri)];
+          this.found = this.found.map((s) => (s.uri === action.summary.uri ? action.summary : s));
           this.renderRecent();
         } else if (action.type === 'sessionRemoved') {
           this.recent = this.recent.filter((s) => s.uri !== action.session);
+          this.found = this.found.filter((s) => s.uri !== action.session);
           this.renderRecent();
           const tab = this.tabs.get(action.session);
-          if (tab) this.closeTab(tab, false);
+          if (tab) this.dropTab(tab);
         }
       });
       await this.restoreTabs();
@@ -174,17 +215,84 @@ class App {
     return this.harnesses().find((harness) => harness.id === id);
   }
 
+  /**
+   * The `session/list` params of the scope entered (the global scope when none).
+   * @param {string | null} cursor
+   * @returns {import('../../protocol').SessionListParams}
+   */
+  listParams(cursor) {
+    /** @type {import('../../protocol').SessionListParams} */
+    const params = {
+      limit: RECENT_PAGE,
+      scope: this.scope ? { type: 'project', projectId: this.scope } : { type: 'global' },
+    };
+    if (cursor) params.cursor = cursor;
+    return params;
+  }
+
   async loadRecent() {
     try {
-      /** @type {import('../../protocol').SessionListParams} */
-      const params = { limit: 100 };
-      if (this.scope) params.scope = { type: 'project', projectId: this.scope };
-      const page = await this.rpc.call('session/list', params);
+      const page = await this.rpc.call('session/list', this.listParams(null));
       this.recent = page.sessions;
+      this.recentCursor = page.nextCursor ?? null;
     } catch (error) {
       this.recent = [];
+      this.recentCursor = null;
       replace(this.recentList, el('li', { class: 'notice error' }, `Could not list the chats: ${message(error)}`));
       return;
+    }
+    if (this.search) await this.searchChats();
+    else this.renderRecent();
+  }
+
+  /** Asks the server for the chats whose titles hold the search text, over all of them. */
+  async searchChats() {
+    const search = this.search;
+    if (!search) {
+      this.found = [];
+      this.foundCursor = null;
+      this.renderRecent();
+      return;
+    }
+    try {
+      const page = await this.rpc.call('session/list', { ...this.listParams(null), titleContains: search });
+      if (search !== this.search) return;
+      this.found = page.sessions;
+      this.foundCursor = page.nextCursor ?? null;
+    } catch (error) {
+      replace(this.recentList, el('li', { class: 'notice error' }, `Could not search the chats: ${message(error)}`));
+      return;
+    }
+    this.renderRecent();
+  }
+
+  /** The next page of the list shown (all chats, or those the search found). */
+  async loadMore() {
+    const searching = Boolean(this.search);
+    const cursor = searching ? this.foundCursor : this.recentCursor;
+    if (!cursor || this.loadingMore) return;
+    this.loadingMore = true;
+    const search = this.search;
+    try {
+      /** @type {import('../../protocol').SessionListParams} */
+      const params = this.listParams(cursor);
+      if (searching) params.titleContains = search;
+      const page = await this.rpc.call('session/list', params);
+      if (search !== this.search) return;
+      const known = new Set((searching ? this.found : this.recent).map((session) => session.uri));
+      const fresh = page.sessions.filter((session) => !known.has(session.uri));
+      if (searching) {
+        this.found = [...this.found, ...fresh];
+        this.foundCursor = page.nextCursor ?? null;
+      } else {
+        this.recent = [...this.recent, ...fresh];
+        this.recentCursor = page.nextCursor ?? null;
+      }
+    } catch (error) {
+      this.showBanner(`Could not list more chats: ${message(error)}`, 'warn');
+      return;
+    } finally {
+      this.loadingMore = false;
     }
     this.renderRecent();
   }
@@ -217,14 +325,20 @@ class App {
   }
 
   renderRecent() {
-    const sessions = this.recent
-      .filter((session) => this.inScope(session))
-      .filter((session) => !this.search || (session.title || 'New chat').toLowerCase().includes(this.search) || (session.harness ?? '').includes(this.search));
+    const search = this.search;
+    const matches = (/** @type {SessionSummary} */ session) => Boolean(session.title && session.title.toLowerCase().includes(search));
+    // While searching, what the server found, with chats that came to match since.
+    const listed = search
+      ? [...this.recent.filter((session) => matches(session) && !this.found.some((found) => found.uri === session.uri)), ...this.found]
+      : this.recent;
+    const sessions = listed.filter((session) => this.inScope(session) && (!search || matches(session)));
+    const cursor = search ? this.foundCursor : this.recentCursor;
+    this.moreButton.hidden = !cursor;
     if (!sessions.length) {
-      replace(this.recentList, el('li', { class: 'muted empty' }, this.search ? 'No chat matches.' : 'No chats yet.'));
+      replace(this.recentList, el('li', { class: 'muted empty' }, search ? 'No chat title matches.' : 'No chats yet.'));
       return;
     }
-    replace(this.recentList, ...sessions.slice(0, 60).map((session) => this.recentRow(session)));
+    replace(this.recentList, ...sessions.map((session) => this.recentRow(session)), cursor ? this.moreRow : null);
   }
 
   /** @param {SessionSummary} session */
@@ -260,8 +374,9 @@ class App {
     try {
       await this.rpc.call('session/dispose', { session: session.uri });
       const tab = this.tabs.get(session.uri);
-      if (tab) this.closeTab(tab, false);
+      if (tab) this.dropTab(tab);
       this.recent = this.recent.filter((s) => s.uri !== session.uri);
+      this.found = this.found.filter((s) => s.uri !== session.uri);
       this.renderRecent();
     } catch (error) {
       this.showBanner(`Could not delete: ${message(error)}`, 'warn');
@@ -301,8 +416,7 @@ class App {
     const visible = [...this.tabs.values()].filter((tab) => this.tabInScope(tab));
     if (!visible.some((tab) => tab.uri === this.active)) {
       if (visible.length) this.show(visible[visible.length - 1].uri);
-      else if (projectId) await this.newChat();
-      else this.active = null;
+      else await this.newChat();
     }
     location.hash = '#/';
   }
@@ -323,8 +437,9 @@ class App {
     }
     const active = localStorage.getItem(`${TABS_KEY}.active`);
     for (const uri of saved) this.addTab(uri);
+    const inScope = [...this.tabs.values()].filter((tab) => this.tabInScope(tab));
     if (active && this.tabs.has(active)) this.show(active);
-    else if (this.tabs.size) this.show([...this.tabs.keys()][0]);
+    else if (inScope.length) this.show(inScope[0].uri);
     else await this.newChat();
   }
 
@@ -382,31 +497,94 @@ class App {
     if (tab && this.routeName() === 'home') tab.textarea.focus({ preventScroll: true });
   }
 
+  /**
+   * Shows a landing to start a chat on: an unused one already open in this scope, else
+   * an unused one the server keeps, else a new session. Empty sessions are reused, never
+   * stacked (several calls at once share one answer).
+   */
   async newChat() {
+    if (!this.landingPending) {
+      this.landingPending = this.findOrMakeLanding().finally(() => {
+        this.landingPending = null;
+      });
+    }
+    const uri = await this.landingPending;
+    if (!uri) return;
+    this.show(uri);
+    location.hash = '#/';
+    const tab = this.tabs.get(uri);
+    if (tab) tab.textarea.focus({ preventScroll: true });
+  }
+
+  /** @returns {Promise<string | null>} the landing's session */
+  async findOrMakeLanding() {
+    const open = [...this.tabs.values()].find((tab) => this.tabInScope(tab) && isUnused(tab.facts()));
+    if (open) return open.uri;
+    const scope = this.scope;
+    try {
+      const kept = await this.unusedOnServer();
+      if (kept && scope === this.scope) {
+        const tab = this.addTab(kept);
+        tab.projectHint = scope;
+        return kept;
+      }
+    } catch (error) {
+      // Looking for one to reuse is a saving, not a need: a new session still does.
+      console.warn(`looking for an empty chat to reuse: ${message(error)}`);
+    }
     const harness = this.harnesses().find((h) => h.id === this.rpc.server?.defaultHarness) || this.harnesses()[0];
-    const project = this.projects.find((p) => p.id === this.scope);
+    const project = this.projects.find((p) => p.id === scope);
     /** @type {import('../../protocol').SessionCreateParams} */
     const params = {};
     if (project?.agent || project?.provider) params.harness = project.agent || project.provider || undefined;
     else if (harness) params.harness = harness.id;
-    if (this.scope) params.projectId = this.scope;
+    if (scope) params.projectId = scope;
     try {
       const created = await this.rpc.call('session/create', params);
       const tab = this.addTab(created.session.summary.uri);
-      tab.projectHint = this.scope;
-      this.show(created.session.summary.uri);
-      location.hash = '#/';
+      tab.projectHint = scope;
+      return created.session.summary.uri;
     } catch (error) {
       this.showBanner(`Could not start a chat: ${message(error)}`, 'warn');
+      return null;
     }
   }
 
   /**
-   * A landing session changes agent: a new session with it, carrying the draft.
+   * An untitled session of this scope, not open here, with one chat holding no turn, no
+   * draft and no queue (one a reload or another window left), if the newest ones hold one.
+   * @returns {Promise<string | null>}
+   */
+  async unusedOnServer() {
+    const page = await this.rpc.call('session/list', { ...this.listParams(null), limit: 20 });
+    const candidates = page.sessions.filter((session) => !session.title && this.inScope(session) && !this.tabs.has(session.uri)).slice(0, 5);
+    for (const session of candidates) {
+      const chat = defaultChatOf(session.uri);
+      const state = (await this.rpc.call('chat/resolve', { chat })).chat;
+      const unused = isUnused({
+        session: { summary: session, chats: [{ summary: state.summary, running: false }] },
+        chat: state,
+        olderTurns: false,
+        typed: '',
+      });
+      if (unused) return session.uri;
+    }
+    return null;
+  }
+
+  /**
+   * A landing session changes agent: a new session with it, carrying the draft. Only an
+   * unused landing is replaced; a session with a turn or another chat keeps its agent.
    * @param {SessionTab} tab
    * @param {string} harness
    */
   async switchHarness(tab, harness) {
+    const facts = tab.facts();
+    // The draft moves to the new session; apart from it the session must be unused.
+    const replaceable = facts.chat && isUnused({ ...facts, typed: '', chat: { ...facts.chat, draft: null } });
+    if (!replaceable) {
+      throw new Error('The agent of a chat is fixed once it has a message or a side chat: start a new chat to use another agent.');
+    }
     /** @type {import('../../protocol').SessionCreateParams} */
     const params = { harness };
     if (this.scope) params.projectId = this.scope;
@@ -414,6 +592,7 @@ class App {
     const draft = tab.textarea.value;
     const uri = created.session.summary.uri;
     const next = this.addTab(uri);
+    next.projectHint = this.scope;
     const chat = created.session.chats[0]?.summary.uri;
     if (draft && chat) {
       next.textarea.value = draft;
@@ -421,27 +600,64 @@ class App {
       await this.rpc.call('chat/setDraft', { chat, draft });
     }
     this.show(uri);
-    await this.closeTab(tab, true);
+    // The old landing is left behind empty (its draft now lives in the new one).
+    tab.textarea.value = '';
+    if (tab.chatUri) await this.rpc.call('chat/setDraft', { chat: tab.chatUri, draft: null }).catch(() => {});
+    if (tab.chat) tab.chat.draft = null;
+    await this.closeTab(tab);
   }
 
   /**
-   * Closes a tab; an empty session is deleted, a draft pruned.
+   * Closes a tab. Its draft stays with its chat on the server and comes back when the
+   * session is opened again; only an unused landing is deleted (nothing in it to lose).
+   * Closing the last tab shows a landing.
    * @param {SessionTab} tab
-   * @param {boolean} prune
    */
-  async closeTab(tab, prune) {
-    const empty = tab.chat && tab.chat.turns.length === 0 && !tab.olderTurns && !tab.textarea.value.trim();
-    tab.close(prune);
+  async closeTab(tab) {
+    const unused = isUnused(tab.facts());
+    const order = this.visibleTabs().map((other) => other.uri);
+    const next = afterClose(order, this.active, tab.uri);
+    if (unused && !next) {
+      // The last tab is already the landing a closed strip shows.
+      this.show(tab.uri);
+      return;
+    }
+    tab.close();
     this.tabs.delete(tab.uri);
-    if (prune && empty) this.rpc.call('session/dispose', { session: tab.uri }).catch(() => {});
-    if (this.active === tab.uri) {
-      const rest = [...this.tabs.values()].filter((other) => this.tabInScope(other));
+    if (unused) this.rpc.call('session/dispose', { session: tab.uri }).catch(() => {});
+    if (next) this.show(next);
+    else {
       this.active = null;
-      if (rest.length) this.show(rest[rest.length - 1].uri);
+      this.saveTabs();
+      this.renderTabs();
+      await this.newChat();
     }
     this.saveTabs();
     this.renderTabs();
     this.renderRecent();
+  }
+
+  /**
+   * Removes the tab of a session that is gone (deleted here or elsewhere).
+   * @param {SessionTab} tab
+   */
+  dropTab(tab) {
+    const next = afterClose(this.visibleTabs().map((other) => other.uri), this.active, tab.uri);
+    tab.close();
+    this.tabs.delete(tab.uri);
+    if (this.active === tab.uri) {
+      this.active = null;
+      if (next) this.show(next);
+      else if (this.routeName() === 'home') this.newChat();
+    }
+    this.saveTabs();
+    this.renderTabs();
+    this.renderRecent();
+  }
+
+  /** The tabs of the scope entered, in strip order. */
+  visibleTabs() {
+    return [...this.tabs.values()].filter((tab) => this.tabInScope(tab));
   }
 
   /** @param {SessionTab} tab */
@@ -468,7 +684,7 @@ class App {
             tabindex: selected ? '0' : '-1',
             onclick: () => this.show(tab.uri),
           }, tab.running() ? el('span', { class: 'dot running', 'aria-label': 'answering' }) : null, tab.title()),
-          el('button', { class: 'tab-close', type: 'button', 'aria-label': `Close ${tab.title()}`, onclick: () => this.closeTab(tab, true) }, '×'),
+          el('button', { class: 'tab-close', type: 'button', 'aria-label': `Close ${tab.title()}`, onclick: () => this.closeTab(tab) }, '×'),
         );
       }),
       el('button', { class: 'tab-new', type: 'button', 'aria-label': 'New chat', onclick: () => this.newChat() }, '+'),
@@ -478,13 +694,80 @@ class App {
   /** @param {KeyboardEvent} event */
   tabKeys(event) {
     if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
-    const tabs = [...this.tabs.values()].filter((tab) => this.tabInScope(tab));
-    const index = tabs.findIndex((tab) => tab.uri === this.active);
-    if (index < 0) return;
-    const next = tabs[(index + (event.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
-    this.show(next.uri);
+    const next = stepTab(this.visibleTabs().map((tab) => tab.uri), this.active, event.key === 'ArrowRight' ? 1 : -1);
+    if (!next) return;
+    this.show(next);
     const button = this.tabStrip.querySelector('.tab.active .tab-button');
     if (button instanceof HTMLElement) button.focus();
+  }
+
+  /**
+   * The page's keyboard shortcuts (listed by `showShortcuts`).
+   * @param {KeyboardEvent} event
+   */
+  shortcut(event) {
+    if (event.defaultPrevented || event.isComposing) return;
+    const target = event.target;
+    const typing = target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+    const control = event.ctrlKey || event.metaKey;
+    if (document.querySelector('dialog[open]')) return;
+    if (control && event.shiftKey && !event.altKey && event.key.toLowerCase() === 'o') {
+      event.preventDefault();
+      this.newChat();
+    } else if (control && !event.shiftKey && !event.altKey && event.key.toLowerCase() === 'k') {
+      event.preventDefault();
+      this.searchInput.focus();
+      this.searchInput.select();
+    } else if (event.key === 'Escape' && !control && !event.altKey) {
+      const tab = this.active ? this.tabs.get(this.active) : undefined;
+      if (tab && this.routeName() === 'home' && tab.running()) {
+        event.preventDefault();
+        tab.stop();
+        this.announcer.textContent = 'Stopping the answer';
+      }
+    } else if (event.altKey && !control && (event.key === 'ArrowDown' || event.key === 'ArrowUp')) {
+      const next = stepTab(this.visibleTabs().map((tab) => tab.uri), this.active, event.key === 'ArrowDown' ? 1 : -1);
+      if (!next) return;
+      event.preventDefault();
+      if (this.routeName() !== 'home') location.hash = '#/';
+      this.show(next);
+    } else if (event.key === '?' && !typing && !control && !event.altKey) {
+      event.preventDefault();
+      this.showShortcuts();
+    }
+  }
+
+  /** The keyboard shortcuts, in a dialog. */
+  showShortcuts() {
+    const dialog = el('dialog', { class: 'dialog shortcuts', 'aria-labelledby': 'shortcuts-title' },
+      el('h2', { id: 'shortcuts-title' }, 'Keyboard shortcuts'),
+      el('dl', { class: 'shortcut-list' },
+        ...SHORTCUTS.flatMap(([keys, what]) => [el('dt', null, el('kbd', null, keys)), el('dd', null, what)])),
+      el('p', { class: 'muted' }, 'On a Mac, ⌘ works where Ctrl is written. In the tab strip, ← and → move between open chats.'),
+      el('form', { method: 'dialog', class: 'dialog-actions' }, el('button', { class: 'button primary', value: 'ok' }, 'Close')),
+    );
+    const opener = document.activeElement;
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      if (opener instanceof HTMLElement) opener.focus();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  }
+
+  /**
+   * The chat the calendar's Ask bar talks to: the one "Calendar" session of the global
+   * scope, made the first time and reused after (found by its title).
+   * @returns {Promise<{ session: string, chat: string }>}
+   */
+  async calendarChat() {
+    const page = await this.rpc.call('session/list', { scope: { type: 'global' }, titleContains: CALENDAR_TITLE, limit: 50 });
+    let session = page.sessions.find((candidate) => candidate.title === CALENDAR_TITLE)?.uri;
+    if (!session) {
+      const created = await this.rpc.call('session/create', { title: CALENDAR_TITLE });
+      session = created.session.summary.uri;
+    }
+    return { session, chat: defaultChatOf(session) };
   }
 
   /** @param {SessionTab} tab */

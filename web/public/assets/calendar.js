@@ -264,13 +264,11 @@ export class CalendarPage {
     const text = this.ask.value.trim();
     if (!text) return;
     try {
-      if (!this.askSession) {
-        const created = await this.rpc.call('session/create', { title: 'Calendar' });
-        this.askSession = created.session.summary.uri;
-        this.askChat = created.session.chats[0]?.summary.uri;
-      }
-      if (!this.askChat) throw new Error('the new session has no chat');
-      await this.rpc.call('chat/send', { chat: this.askChat, message: { text } });
+      // One calendar conversation, reused: asking again adds to it.
+      const { session: asked, chat } = this.askSession && this.askChat ? { session: this.askSession, chat: this.askChat } : await this.app.calendarChat();
+      this.askSession = asked;
+      this.askChat = chat;
+      await this.rpc.call('chat/queue', { chat, message: { text } });
       this.ask.value = '';
       const session = this.askSession;
       replace(this.askResult, el('p', { class: 'notice ok' }, 'Asked. Changes it proposes appear here as dashed events to approve. ',

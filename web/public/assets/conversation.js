@@ -7,6 +7,7 @@
 import { el, replace, when, diffView, message } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf } from './state.js';
+import { explainError } from './tabs.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {import('./rpc.js').Delivery} Delivery */
@@ -98,10 +99,17 @@ export class SessionTab {
     this.draftTimer = undefined;
     this.closed = false;
     this.error = '';
+    /** @type {Map<string, Turn>} the turn each side chat branched from, by chat */
+    this.branchTurns = new Map();
+    /** @type {Set<string>} side chats whose branch turn is being read */
+    this.branchLoading = new Set();
+    /** @type {Map<string, string>} why a side chat's branch turn could not be read */
+    this.branchErrors = new Map();
+    this.branch = el('div', { class: 'branch', hidden: true });
     this.chatsBar = el('nav', { class: 'chats-bar', 'aria-label': 'Chats of this session' });
     this.older = el('button', { class: 'button subtle older', hidden: true, onclick: () => this.loadOlder() }, 'Show earlier messages');
     this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-label': 'Conversation', tabindex: '0' });
-    this.scroller = el('div', { class: 'scroller' }, this.older, this.transcript);
+    this.scroller = el('div', { class: 'scroller' }, this.older, this.branch, this.transcript);
     this.textarea = el('textarea', {
       class: 'composer-input',
       rows: 2,
@@ -136,7 +144,7 @@ export class SessionTab {
     this.commandMenu = el('ul', { class: 'command-menu', role: 'listbox', 'aria-label': 'Agent commands', hidden: true });
     this.queueList = el('ul', { class: 'queue', 'aria-label': 'Queued messages' });
     this.gateNote = el('p', { class: 'gate-note', hidden: true, role: 'status' }, 'Answer the request above to go on.');
-    this.composerError = el('p', { class: 'composer-error', role: 'alert', hidden: true });
+    this.composerError = el('div', { class: 'composer-error', role: 'alert', hidden: true });
     this.form = el(
       'form',
       {
@@ -153,6 +161,8 @@ export class SessionTab {
       this.textarea,
       el('div', { class: 'composer-bar' }, this.harnessSelect, this.modelSelect, this.modeSelect, el('span', { class: 'spacer' }), this.stopButton, this.sendButton),
     );
+    // Nothing can be sent before the chat is read.
+    this.form.inert = true;
     this.landingTitle = el('div', { class: 'landing-title' }, el('h1', null, 'What shall we work on?'), el('p', { class: 'landing-subtitle' }));
     this.landingShelves = el('div', { class: 'landing-shelves' });
     this.element = el(
@@ -178,6 +188,17 @@ export class SessionTab {
 
   running() {
     return Boolean(this.chat && isRunning(this.chat));
+  }
+
+  /** What decides whether this tab's session is unused (see tabs.js). */
+  facts() {
+    return { session: this.session, chat: this.chat, olderTurns: this.olderTurns, typed: this.textarea.value };
+  }
+
+  /** The chat shown, when it is a side chat: where it branched from. */
+  sideOrigin() {
+    const origin = this.chat?.summary.origin;
+    return origin && origin.type === 'sideChat' ? origin : null;
   }
 
   /** @param {boolean} visible */
@@ -217,6 +238,8 @@ export class SessionTab {
   /** @param {string} chatUri */
   showChat(chatUri) {
     if (this.chatUri === chatUri) return;
+    // What was typed in the chat left is saved with it before the composer changes hands.
+    this.flushDraft();
     if (this.chatUri) this.rpc.unsubscribe(this.chatUri);
     this.chatUri = chatUri;
     this.chat = null;
@@ -255,6 +278,8 @@ export class SessionTab {
         }
       }
       this.syncDraft(chat.draft ?? '');
+      // The composer opens now, even in a window not drawn yet.
+      this.renderComposer();
       this.fullRender = true;
       this.schedule();
       this.host.changed(this);
@@ -327,8 +352,10 @@ export class SessionTab {
   async saveDraft() {
     if (!this.chatUri || this.closed) return;
     const text = this.textarea.value;
+    const chat = this.chatUri;
+    if (this.chat && this.chat.summary.uri === chat && (this.chat.draft ?? '') === text) return;
     try {
-      await this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: text ? text : null });
+      await this.rpc.call('chat/setDraft', { chat, draft: text ? text : null });
     } catch (error) {
       this.showError(`The draft was not saved: ${message(error)}`);
     }
@@ -395,14 +422,17 @@ export class SessionTab {
 
   /** @param {string} text */
   showError(text) {
-    this.composerError.textContent = text;
+    replace(this.composerError, ...(text ? errorNotice(text).childNodes : []));
     this.composerError.hidden = !text;
   }
 
   harnessChanged() {
     const provider = this.harnessSelect.value;
     if (provider && this.session && provider !== this.session.summary.harness) {
-      this.host.switchHarness(this, provider).catch((error) => this.showError(message(error)));
+      this.host.switchHarness(this, provider).catch((error) => {
+        this.renderHarness();
+        this.showError(message(error));
+      });
     }
   }
 
@@ -502,7 +532,9 @@ export class SessionTab {
 
   render() {
     const chat = this.chat;
-    const landing = !this.error && (!chat || (chat.turns.length === 0 && !this.olderTurns));
+    const side = this.sideOrigin();
+    const landing = !this.error && !side && (!chat || (chat.turns.length === 0 && !this.olderTurns));
+    this.renderBranch(side);
     this.element.classList.toggle('landing', landing);
     this.element.dataset.landing = String(landing);
     this.older.hidden = !this.olderTurns;
@@ -540,6 +572,60 @@ export class SessionTab {
     if (landing) this.renderLanding();
   }
 
+  /**
+   * Above a side chat: the turn it branched from, read once.
+   * @param {{ sourceChat: string, turnId: string } | null} side
+   */
+  renderBranch(side) {
+    if (!side || !this.chatUri) {
+      this.branch.hidden = true;
+      replace(this.branch);
+      return;
+    }
+    const chatUri = this.chatUri;
+    const turn = this.branchTurns.get(chatUri);
+    this.branch.hidden = false;
+    if (!turn) {
+      const failed = this.branchErrors.get(chatUri);
+      replace(this.branch, el('p', { class: 'muted' }, failed
+        ? `The turn this side chat branched from could not be read: ${failed}`
+        : 'Side chat: reading the turn it branched from…'));
+      if (!failed && !this.branchLoading.has(chatUri)) {
+        this.branchLoading.add(chatUri);
+        this.readBranchTurn(chatUri, side).finally(() => this.branchLoading.delete(chatUri));
+      }
+      return;
+    }
+    const answer = el('div', { class: 'message assistant' });
+    for (const part of partsOf(turn)) {
+      if (part.type === 'text' || part.type === 'error' || part.type === 'notice') answer.append(this.renderPart(turn, part));
+    }
+    replace(this.branch,
+      el('p', { class: 'branch-note' }, 'Side chat from this turn — asked here, answered with its context; the main chat is not changed.'),
+      el('div', { class: 'branch-turn', role: 'group', 'aria-label': 'The turn this side chat branched from' },
+        el('div', { class: 'message user' }, el('div', { class: 'bubble' }, turn.user.text)),
+        answer,
+      ),
+    );
+  }
+
+  /**
+   * @param {string} chatUri
+   * @param {{ sourceChat: string, turnId: string }} side
+   */
+  async readBranchTurn(chatUri, side) {
+    try {
+      const source = (await this.rpc.call('chat/resolve', { chat: side.sourceChat })).chat;
+      const turn = source.turns.find((candidate) => candidate.id === side.turnId);
+      if (!turn) throw new Error('it is no longer in the chat');
+      this.branchTurns.set(chatUri, turn);
+      this.renderAll();
+    } catch (error) {
+      this.branchErrors.set(chatUri, message(error));
+      this.renderAll();
+    }
+  }
+
   renderComposer() {
     const chat = this.chat;
     const gate = chat ? pendingPermission(chat) : null;
@@ -553,6 +639,7 @@ export class SessionTab {
     this.renderModels();
     this.renderModes();
     this.renderQueue();
+    this.fixHarness();
   }
 
   renderQueue() {
@@ -583,11 +670,17 @@ export class SessionTab {
       options.push(el('option', { value: current, selected: true }, current));
     }
     replace(this.harnessSelect, ...options);
-    // The agent is fixed once the conversation starts.
-    this.harnessSelect.disabled = Boolean(this.chat && this.chat.turns.length);
+    this.fixHarness();
     const harness = current ? this.host.harnessOf(current) : undefined;
     const subtitle = this.landingTitle.querySelector('.landing-subtitle');
     if (subtitle) subtitle.textContent = harness ? `${harness.name}${harness.demo ? ' — a demo with scripted answers; add a provider in Setup' : ''}` : '';
+  }
+
+  /** The agent is fixed once the conversation starts, in any of the session's chats. */
+  fixHarness() {
+    const started = Boolean(this.chat && (this.chat.turns.length || this.olderTurns)) || (this.session?.chats.length ?? 0) > 1;
+    this.harnessSelect.disabled = started;
+    this.harnessSelect.title = started ? 'The agent is fixed once a chat has started; start a new chat for another agent.' : '';
   }
 
   renderModels() {
@@ -723,7 +816,7 @@ export class SessionTab {
       case 'permissionRequest':
         return this.renderPermission(turn, part);
       case 'error':
-        return el('div', { class: 'notice error', role: 'alert' }, part.message);
+        return errorNotice(part.message);
       case 'notice':
         return el('div', { class: 'notice info', role: 'status' }, part.message);
       default:
@@ -803,17 +896,17 @@ export class SessionTab {
         session: this.uri,
         seed: { type: 'sideChat', sourceChat: this.chatUri, turnId: turn.id },
       });
+      this.branchTurns.set(created.chat.uri, structuredClone(turn));
       this.showChat(created.chat.uri);
     } catch (error) {
       this.showError(`Could not open a side chat: ${message(error)}`);
     }
   }
 
-  /** Stops listening; the draft is pruned when `prune`. */
-  close(prune) {
+  /** Stops listening; a draft not yet saved is saved first (it stays with its chat). */
+  close() {
+    this.flushDraft();
     this.closed = true;
-    clearTimeout(this.draftTimer);
-    if (prune && this.chatUri) this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
     if (this.chatUri) this.rpc.unsubscribe(this.chatUri);
     this.rpc.unsubscribe(this.uri);
     this.element.remove();
@@ -865,6 +958,20 @@ export function proposalCard(rpc, id, summary, proposal, decided) {
   const reject = el('button', { type: 'button', class: 'button danger', onclick: () => decide('reject') }, 'Reject');
   card.append(el('div', { class: 'card-actions' }, approve, reject), error);
   return card;
+}
+
+/**
+ * A failure as a user reads it: what happened, a way to Setup when that is where it is
+ * fixed, and the original text under "Details".
+ * @param {string} text
+ */
+export function errorNotice(text) {
+  const explained = explainError(text);
+  return el('div', { class: 'notice error', role: 'alert' },
+    el('p', { class: 'error-summary' }, explained.summary),
+    explained.setup ? el('a', { class: 'button small setup-link', href: '#/setup' }, 'Open Setup') : null,
+    explained.summary !== explained.detail ? el('details', { class: 'error-detail' }, el('summary', null, 'Details'), el('pre', null, explained.detail)) : null,
+  );
 }
 
 /** @param {Proposal} proposal */

@@ -148,3 +148,48 @@ async fn bad_titles_and_unknown_sessions_are_refused() {
     assert_eq!(malformed.kind(), ErrorKind::InvalidParams);
     assert!(malformed.message.contains("session"), "{malformed:?}");
 }
+
+#[tokio::test]
+async fn the_session_list_finds_titles_over_every_page() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
+    let mut wanted = Vec::new();
+    for index in 0..12 {
+        let session = create_session(&client).await.summary.uri;
+        let title = if index % 4 == 0 {
+            format!("Trip to Lisbon, part {index}")
+        } else {
+            format!("Groceries {index}")
+        };
+        client
+            .call::<SessionRename>(&SessionRenameParams {
+                session: session.clone(),
+                title: title.clone(),
+            })
+            .await
+            .unwrap();
+        if index % 4 == 0 {
+            wanted.push(title);
+        }
+    }
+    wanted.reverse();
+    let mut found = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .call::<SessionList>(&SessionListParams {
+                title_contains: Some("lisbon".into()),
+                limit: Some(2),
+                cursor: cursor.take(),
+                ..SessionListParams::default()
+            })
+            .await
+            .unwrap();
+        found.extend(page.sessions.into_iter().filter_map(|s| s.title));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(found, wanted);
+}

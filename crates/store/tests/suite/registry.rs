@@ -257,3 +257,55 @@ async fn drafts_conversations_and_chat_removal() {
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[tokio::test]
+async fn filters_by_title_text_in_any_case_with_wildcards_taken_literally() {
+    let store = store().await;
+    let mut titled = Vec::new();
+    for (minute, title) in [
+        "Garden plan",
+        "kitchen GARDEN notes",
+        "100% done",
+        "a_b",
+        "aXb",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut session = new_session("replay", None, at(minute as i64));
+        session.summary.title = Some(title.into());
+        store.create_session(&session).await.unwrap();
+        titled.push(session.summary.uri);
+    }
+    let mut untitled = new_session("replay", None, at(9));
+    untitled.summary.title = None;
+    store.create_session(&untitled).await.unwrap();
+    let titles = |text: &str| {
+        let query = SessionQuery {
+            title_contains: Some(text.into()),
+            limit: 1,
+            ..SessionQuery::default()
+        };
+        let store = &store;
+        async move {
+            // Paged one by one: the filter holds across the cursor.
+            let mut query = query;
+            let mut found = Vec::new();
+            loop {
+                let page = store.list_sessions(&query).await.unwrap();
+                found.extend(page.sessions.into_iter().map(|s| s.title.unwrap()));
+                match page.next_cursor {
+                    Some(cursor) => query.cursor = Some(cursor),
+                    None => return found,
+                }
+            }
+        }
+    };
+    assert_eq!(
+        titles("garden").await,
+        vec!["kitchen GARDEN notes", "Garden plan"]
+    );
+    assert_eq!(titles("%").await, vec!["100% done"]);
+    assert_eq!(titles("a_b").await, vec!["a_b"]);
+    assert!(titles("nothing like it").await.is_empty());
+}
