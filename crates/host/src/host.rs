@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use hearth_core::{
-    Action, ChatContext, ChatUri, Envelope, EventSink, Harness, HarnessDescriptor, HarnessId, ResourceUri,
-    Scopes, SessionUri, Snapshot,
+    Action, ChatContext, ChatUri, Envelope, EventSink, Harness, HarnessDescriptor, HarnessId,
+    ResourceUri, Scopes, SessionUri, Snapshot,
 };
 use hearth_store::Store;
 use tokio::sync::mpsc;
