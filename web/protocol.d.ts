@@ -115,6 +115,10 @@ export type Action = ({
     /** The whole queue, in sending order. */
     queued?: Array<string>;
     type: 'queueChanged';
+  } | {
+    /** The proposal's id. */
+    proposalId: string;
+    type: 'proposalChanged';
   });
 
 /** What an agent reports about a chat besides its turns. */

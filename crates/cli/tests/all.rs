@@ -5,6 +5,7 @@
 mod suite {
     mod acp_agent;
     mod agent_home;
+    mod agent_home_layout;
     mod agent_home_projects;
     mod agent_home_tabs;
     mod agent_tools;

@@ -277,6 +277,12 @@ pub enum Action {
         #[serde(default)]
         queued: Vec<String>,
     },
+    /// A proposal was staged or decided (root): pages that show proposals, and the
+    /// calendar's ghost events, read them again.
+    ProposalChanged {
+        /// The proposal's id.
+        proposal_id: String,
+    },
 }
 
 /// An action addressed to a resource, numbered per resource.

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use hearth_core::{
-    ChatContext, ChatUri, Envelope, EventSink, Harness, HarnessDescriptor, HarnessId, ResourceUri,
-    Scopes, SessionUri, Snapshot,
+    Action, ChatContext, ChatUri, Envelope, EventSink, Harness, HarnessDescriptor, HarnessId,
+    ResourceUri, Scopes, SessionUri, Snapshot,
 };
 use hearth_store::Store;
 use tokio::sync::mpsc;
@@ -178,6 +178,17 @@ impl Host {
         tokio::spawn(run_events(Arc::downgrade(&inner), event_receiver));
         tokio::spawn(run_ticker(Arc::downgrade(&inner)));
         Self { inner }
+    }
+
+    /// Tells the root's subscribers that a proposal was staged or decided, so the pages
+    /// that show proposals read them again instead of polling.
+    pub fn proposal_changed(&self, proposal_id: &str) {
+        self.inner.lock().publish(
+            ResourceUri::Root,
+            Action::ProposalChanged {
+                proposal_id: proposal_id.to_owned(),
+            },
+        );
     }
 
     /// The registered harnesses.

@@ -98,6 +98,7 @@ impl From<core::Action> for Action {
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
             A::QueueChanged { queued } => Self::QueueChanged { queued },
+            A::ProposalChanged { proposal_id } => Self::ProposalChanged { proposal_id },
         }
     }
 }
@@ -200,6 +201,7 @@ impl TryFrom<Action> for core::Action {
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
             A::QueueChanged { queued } => Self::QueueChanged { queued },
+            A::ProposalChanged { proposal_id } => Self::ProposalChanged { proposal_id },
         })
     }
 }

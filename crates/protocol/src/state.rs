@@ -158,6 +158,13 @@ pub enum Action {
         #[serde(default)]
         queued: Vec<String>,
     },
+    /// A proposal was staged, approved, rejected or applied (root). Clients that show
+    /// proposals (or the calendar's proposed changes) read them again with
+    /// `proposal/list` or `calendar/events`.
+    ProposalChanged {
+        /// The proposal's id.
+        proposal_id: String,
+    },
 }
 
 /// An action addressed to a resource, numbered per resource: the params of the

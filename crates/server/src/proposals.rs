@@ -26,14 +26,25 @@ async fn proposal_approve(
     shared: &Shared,
     params: <wire::ProposalApprove as Method>::Params,
 ) -> Result<<wire::ProposalApprove as Method>::Response, RpcError> {
-    approvals(shared)?.approve(params).await
+    let id = params.proposal_id.clone();
+    let decided = approvals(shared)?.approve(params).await;
+    // Applied or failed, the proposal changed unless it was refused outright.
+    if decided.is_ok() {
+        shared.host().proposal_changed(&id);
+    }
+    decided
 }
 
 async fn proposal_reject(
     shared: &Shared,
     params: <wire::ProposalReject as Method>::Params,
 ) -> Result<<wire::ProposalReject as Method>::Response, RpcError> {
-    approvals(shared)?.reject(params).await
+    let id = params.proposal_id.clone();
+    let decided = approvals(shared)?.reject(params).await;
+    if decided.as_ref().is_ok_and(|decided| decided.changed) {
+        shared.host().proposal_changed(&id);
+    }
+    decided
 }
 
 async fn audit_list(

@@ -8,6 +8,7 @@ import { Rpc } from './rpc.js';
 import { el, replace, when, message, confirmDialog, promptDialog } from './dom.js';
 import { SessionTab } from './conversation.js';
 import { CalendarPage } from './calendar.js';
+import { icon } from './icons.js';
 import { ProposalsPage, AuditPage, SetupPage, ProjectsPage, trustBeforeEntering } from './pages.js';
 import { isUnused, afterClose, stepTab, defaultChatOf } from './tabs.js';
 
@@ -59,7 +60,7 @@ class App {
     /** @type {string | null} the project entered, if any */
     this.scope = null;
     this.search = '';
-    /** @type {{render: () => void, leave?: () => void} | null} */
+    /** @type {{render: () => void, leave?: () => void, proposalChanged?: () => void} | null} */
     this.page = null;
     this.followingSystem = false;
     this.banner = el('div', { class: 'banner', role: 'status', 'aria-live': 'polite', hidden: true });
@@ -94,14 +95,14 @@ class App {
       this.link('#/audit', 'Audit log'),
       this.link('#/setup', 'Setup'),
     );
-    const sidebar = el('aside', { class: 'sidebar', 'aria-label': 'Hearth' },
+    const sidebar = el('aside', { class: 'sidebar', id: 'sidebar', 'aria-label': 'Hearth' },
       el('div', { class: 'brand' },
         el('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }),
         el('span', null, 'Hearth'),
-        el('button', { class: 'button subtle small theme', type: 'button', 'aria-label': 'Switch light or dark', onclick: () => this.toggleTheme() }, '◐'),
+        el('button', { class: 'button subtle small theme', type: 'button', 'aria-label': 'Switch light or dark', onclick: () => this.toggleTheme() }, icon('theme')),
         el('button', { class: 'button subtle small help', type: 'button', 'aria-label': 'Keyboard shortcuts', 'aria-keyshortcuts': '?', onclick: () => this.showShortcuts() }, '?'),
       ),
-      el('button', { class: 'button primary new-chat', type: 'button', onclick: () => this.newChat() }, '+ New chat'),
+      el('button', { class: 'button primary new-chat', type: 'button', onclick: () => this.newChat() }, icon('plus'), 'New chat'),
       this.scopeBox,
       this.nav,
       el('h2', { class: 'shelf-title' }, 'Recent chats'),
@@ -110,18 +111,36 @@ class App {
     );
     this.tabStrip = el('div', { class: 'tab-strip', role: 'tablist', 'aria-label': 'Open sessions' });
     this.views = el('div', { class: 'views' });
-    this.home = el('div', { class: 'home' }, this.tabStrip, this.views);
+    // The tab list holds only tabs; the new-chat button sits beside it.
+    const tabBar = el('div', { class: 'tab-bar' }, this.tabStrip,
+      el('button', { class: 'tab-new', type: 'button', 'aria-label': 'New chat', title: 'New chat', onclick: () => this.newChat() }, icon('plus')));
+    this.home = el('div', { class: 'home' }, el('h1', { class: 'visually-hidden' }, 'Chats'), tabBar, this.views);
     this.pageHost = el('div', { class: 'page', hidden: true });
     this.login = el('div', { class: 'login', hidden: true },
       el('h1', null, 'Log in to Hearth'),
       el('p', null, 'This browser is not logged in. Run this beside the running server and open the link it prints:'),
       el('pre', null, 'hearth login'),
-      el('p', { class: 'muted' }, 'The link works once and keeps this browser logged in across server and browser restarts, for 30 days unless `[server] login_days` says otherwise, or until `hearth login --revoke`. `hearth serve` prints one when it starts.'),
+      el('p', { class: 'muted' }, 'The link works once and keeps this browser logged in across server and browser restarts, for 30 days unless ', el('code', null, '[server] login_days'), ' says otherwise, or until ', el('code', null, 'hearth login --revoke'), '. ', el('code', null, 'hearth serve'), ' prints one when it starts.'),
     );
-    this.main = el('main', { class: 'main', id: 'main' }, this.banner, this.login, this.home, this.pageHost, this.announcer);
+    // Below 760 px the sidebar is a drawer this button opens.
+    this.menuButton = el('button', { class: 'button subtle menu-button', type: 'button', 'aria-label': 'Menu', 'aria-controls': 'sidebar', 'aria-expanded': 'false', onclick: () => this.toggleMenu() }, icon('menu'));
+    const topBar = el('div', { class: 'top-bar' }, this.menuButton, el('span', { class: 'top-bar-name' }, 'Hearth'));
+    this.main = el('main', { class: 'main', id: 'main' }, topBar, this.banner, this.login, this.home, this.pageHost, this.announcer);
     const skip = el('a', { class: 'skip', href: '#main', onclick: (/** @type {Event} */ event) => { event.preventDefault(); this.main.focus(); } }, 'Skip to content');
     this.main.tabIndex = -1;
-    replace(document.body, skip, el('div', { class: 'shell' }, sidebar, this.main));
+    this.scrim = el('div', { class: 'scrim', onclick: () => this.toggleMenu(false) });
+    this.sidebar = sidebar;
+    replace(document.body, skip, el('div', { class: 'shell' }, sidebar, this.scrim, this.main));
+    // A place chosen from the drawer closes it; so does Escape.
+    sidebar.addEventListener('click', (event) => {
+      if (document.body.dataset.menu === 'open' && event.target instanceof Element && event.target.closest('a, .recent-open, .new-chat')) this.toggleMenu(false);
+    });
+    document.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && document.body.dataset.menu === 'open') {
+        this.toggleMenu(false);
+        this.menuButton.focus();
+      }
+    });
     this.tabStrip.addEventListener('keydown', (event) => this.tabKeys(event));
     document.addEventListener('keydown', (event) => this.shortcut(event));
     this.applyTheme(localStorage.getItem(THEME_KEY));
@@ -133,6 +152,21 @@ class App {
     this.rpc.connect();
   }
 
+
+  /**
+   * Opens or closes the sidebar as a drawer (narrow screens).
+   * @param {boolean} [open] absent: the other state
+   */
+  toggleMenu(open) {
+    const next = open ?? document.body.dataset.menu !== 'open';
+    if (next) document.body.dataset.menu = 'open';
+    else delete document.body.dataset.menu;
+    this.menuButton.setAttribute('aria-expanded', String(next));
+    if (next) {
+      const first = this.sidebar.querySelector('.new-chat');
+      if (first instanceof HTMLElement) first.focus();
+    }
+  }
 
   /**
    * @param {string} href
@@ -191,6 +225,10 @@ class App {
           this.recent = [action.summary, ...this.recent.filter((s) => s.uri !== action.summary.uri)];
           this.found = this.found.map((s) => (s.uri === action.summary.uri ? action.summary : s));
           this.renderRecent();
+        } else if (action.type === 'proposalChanged') {
+          // The badge and the page on view follow the server, not a timer.
+          this.countPending();
+          this.page?.proposalChanged?.();
         } else if (action.type === 'sessionRemoved') {
           this.recent = this.recent.filter((s) => s.uri !== action.session);
           this.found = this.found.filter((s) => s.uri !== action.session);
@@ -203,7 +241,6 @@ class App {
     }
     await Promise.all([this.loadRecent(), this.loadProjects(), this.countPending()]);
     this.route();
-    if (!again) setInterval(() => this.countPending(), 10000);
   }
 
   harnesses() {
@@ -344,13 +381,14 @@ class App {
   /** @param {SessionSummary} session */
   recentRow(session) {
     const open = this.tabs.has(session.uri);
-    return el('li', { class: `recent${open ? ' open' : ''}`, dataset: { session: session.uri } },
-      el('button', { class: 'recent-open', type: 'button', onclick: () => this.openSession(session.uri) },
+    const active = session.uri === this.active;
+    return el('li', { class: `recent${open ? ' open' : ''}${active ? ' active' : ''}`, dataset: { session: session.uri } },
+      el('button', { class: 'recent-open', type: 'button', 'aria-current': active ? 'true' : false, onclick: () => this.openSession(session.uri) },
         el('span', { class: 'recent-title' }, session.title || 'New chat'),
         el('span', { class: 'recent-meta' }, `${session.harness} · ${when(session.updatedAt)}`),
       ),
-      el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Rename ${session.title || 'New chat'}`, onclick: () => this.rename(session) }, '✎'),
-      el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Delete ${session.title || 'New chat'}`, onclick: () => this.remove(session) }, '🗑'),
+      el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Rename ${session.title || 'New chat'}`, title: 'Rename', onclick: () => this.rename(session) }, icon('edit')),
+      el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Delete ${session.title || 'New chat'}`, title: 'Delete', onclick: () => this.remove(session) }, icon('trash')),
     );
   }
 
@@ -683,16 +721,22 @@ class App {
             'aria-selected': String(selected),
             tabindex: selected ? '0' : '-1',
             onclick: () => this.show(tab.uri),
-          }, tab.running() ? el('span', { class: 'dot running', 'aria-label': 'answering' }) : null, tab.title()),
-          el('button', { class: 'tab-close', type: 'button', 'aria-label': `Close ${tab.title()}`, onclick: () => this.closeTab(tab) }, '×'),
+          }, tab.running() ? el('span', { class: 'dot running', role: 'img', 'aria-label': 'answering' }) : null, tab.title()),
+          // Not a second control inside the tab list: keyboard users close the tab with
+          // Delete on it.
+          el('button', { class: 'tab-close', type: 'button', tabindex: '-1', 'aria-hidden': 'true', title: `Close ${tab.title()}`, onclick: () => this.closeTab(tab) }, icon('close')),
         );
       }),
-      el('button', { class: 'tab-new', type: 'button', 'aria-label': 'New chat', onclick: () => this.newChat() }, '+'),
     );
   }
 
   /** @param {KeyboardEvent} event */
   tabKeys(event) {
+    if (event.key === 'Delete') {
+      const tab = this.active ? this.tabs.get(this.active) : undefined;
+      if (tab) this.closeTab(tab);
+      return;
+    }
     if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
     const next = stepTab(this.visibleTabs().map((tab) => tab.uri), this.active, event.key === 'ArrowRight' ? 1 : -1);
     if (!next) return;
@@ -779,7 +823,7 @@ class App {
         ? el('ul', { class: 'shelf-list' }, ...this.projects.slice(0, 6).map((project) =>
             el('li', null, el('button', { class: 'shelf-item', type: 'button', onclick: () => this.enterProject(project.id) },
               el('strong', null, project.name), el('span', { class: 'muted' }, project.description || project.folder)))))
-        : el('p', { class: 'muted' }, 'No projects yet — `hearth projects new NAME --source FILE` makes one.'),
+        : el('p', { class: 'muted' }, 'No projects yet: ', el('code', null, 'hearth projects new NAME --source FILE'), ' makes one.'),
     );
     const chats = this.recent.filter((session) => this.inScope(session) && session.uri !== tab.uri && session.title).slice(0, 6);
     const recent = el('section', { class: 'shelf', 'aria-label': 'Recent chats' },

@@ -85,6 +85,40 @@ export function message(error) {
 }
 
 /**
+ * Gives the focus back to what had it before a dialog opened, when that is still on the
+ * page; else to the main region, so the keyboard never starts over from the document.
+ * @param {Element | null} opener
+ */
+export function returnFocus(opener) {
+  if (opener instanceof HTMLElement && opener !== document.body) {
+    // A list drawn again while the dialog was open holds the same control anew.
+    const again = opener.isConnected ? opener : sameControl(opener);
+    if (again) {
+      again.focus();
+      if (document.activeElement === again) return;
+    }
+  }
+  const main = document.getElementById('main');
+  if (main) main.focus();
+}
+
+/**
+ * The control on the page now that stands where `gone` stood: the same label in the
+ * same session, proposal or project.
+ * @param {HTMLElement} gone
+ * @returns {HTMLElement | null}
+ */
+function sameControl(gone) {
+  const label = gone.getAttribute('aria-label');
+  if (!label) return null;
+  const owner = /** @type {HTMLElement | null} */ (gone.closest('[data-session], [data-proposal], [data-project]'));
+  const scope = owner
+    ? Object.entries(owner.dataset).filter(([key]) => ['session', 'proposal', 'project'].includes(key)).map(([key, value]) => `[data-${key}="${CSS.escape(value || '')}"] `)[0] || ''
+    : '';
+  return document.querySelector(`${scope}${gone.tagName.toLowerCase()}[aria-label="${CSS.escape(label)}"]`);
+}
+
+/**
  * Asks a yes/no question in a modal dialog.
  * @param {string} question
  * @param {string} confirmLabel
@@ -103,9 +137,11 @@ export function confirmDialog(question, confirmLabel) {
         el('button', { value: 'ok', class: 'button danger' }, confirmLabel),
       ),
     );
+    const opener = document.activeElement;
     dialog.addEventListener('close', () => {
       resolve(dialog.returnValue === 'ok');
       dialog.remove();
+      returnFocus(opener);
     });
     document.body.append(dialog);
     dialog.showModal();
@@ -132,9 +168,11 @@ export function promptDialog(question, initial) {
         ),
       ),
     );
+    const opener = document.activeElement;
     dialog.addEventListener('close', () => {
       resolve(dialog.returnValue === 'ok' ? input.value : null);
       dialog.remove();
+      returnFocus(opener);
     });
     document.body.append(dialog);
     dialog.showModal();

@@ -183,8 +183,12 @@ function list(parent, lines, index) {
         box.type = 'checkbox';
         box.disabled = true;
         box.checked = task[1] !== ' ';
-        current.append(box, ' ');
-        inline(current, task[2]);
+        // The item's text labels its box.
+        const label = document.createElement('label');
+        label.className = 'task';
+        label.append(box, ' ');
+        inline(label, task[2]);
+        current.append(label);
       } else {
         inline(current, item[3]);
       }

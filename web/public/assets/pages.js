@@ -1,8 +1,9 @@
 // @ts-check
 // The pages beside the conversations: proposals, the audit log, setup and projects.
 
-import { el, replace, when, message } from './dom.js';
+import { el, replace, when, message, returnFocus } from './dom.js';
 import { proposalCard } from './conversation.js';
+import { icon } from './icons.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {{rpc: Rpc, app: any}} PageContext */
@@ -22,7 +23,8 @@ export class ProposalsPage {
     this.host = host;
     this.showAll = false;
     this.list = el('div', { class: 'cards', 'aria-live': 'polite' });
-    this.timer = setInterval(() => this.load(), 5000);
+    // Reads that overlap: only the newest one draws.
+    this.generation = 0;
   }
 
   render() {
@@ -41,43 +43,95 @@ export class ProposalsPage {
     this.load();
   }
 
+  /** The server says a proposal was staged or decided: read them again, in place. */
+  proposalChanged() {
+    this.load();
+  }
+
   async load() {
+    const generation = ++this.generation;
     /** @type {import('../../protocol').ProposalListParams} */
     const params = { limit: 100 };
     if (!this.showAll) params.statuses = ['pending'];
     let proposals;
+    /** @type {Proposal[]} */
+    let standing;
     try {
-      proposals = (await this.rpc.call('proposal/list', params)).proposals;
+      [proposals, standing] = await Promise.all([
+        this.rpc.call('proposal/list', params).then((page) => page.proposals),
+        // What would make a pending change a repeat: the same change waiting or done.
+        this.rpc.call('proposal/list', { statuses: ['pending', 'approved', 'applying', 'applied'], limit: 500 }).then((page) => page.proposals),
+      ]);
     } catch (error) {
       replace(this.list, el('div', { class: 'notice error', role: 'alert' }, `Could not read the proposals: ${message(error)}`));
       return;
     }
-    // A card being decided keeps its place (and its error message).
-    if (this.list.querySelector('button:disabled')) return;
+    if (generation !== this.generation) return;
     if (!proposals.length) {
       replace(this.list, el('p', { class: 'empty' }, this.showAll ? 'No proposals yet.' : 'Nothing waiting for you.'));
       return;
     }
-    const shown = new Map([...this.list.querySelectorAll('[data-proposal]')].map((card) => [/** @type {HTMLElement} */ (card).dataset.proposal, card]));
-    replace(this.list, ...proposals.map((proposal) => {
+    const shown = new Map([...this.list.querySelectorAll(':scope > [data-proposal]')].map((card) => [/** @type {HTMLElement} */ (card).dataset.proposal, /** @type {HTMLElement} */ (card)]));
+    // Cards that did not change stay the very same nodes: the focus, a half-read diff's
+    // scroll and a message on a card survive the update.
+    reconcile(this.list, proposals.map((proposal) => {
       const existing = shown.get(proposal.id);
-      // A card with a message on it stays as it is until the user acts again.
-      if (existing && existing.querySelector('.card-error:not([hidden])')) return existing;
+      const version = `${proposal.status}:${proposal.updatedAt}:${repeatsOf(proposal, standing).length}`;
+      if (existing && (existing.dataset.version === version || existing.querySelector('button:disabled, .card-error:not([hidden])'))) return existing;
       const card = proposalCard(this.rpc, proposal.id, proposal.summary, proposal, () => {
         this.load();
         this.app.countPending();
       });
-      card.prepend(el('p', { class: 'muted' }, `${when(proposal.createdAt)} · `, el('a', { href: '#/', onclick: (/** @type {Event} */ event) => {
+      card.dataset.version = version;
+      const meta = el('p', { class: 'muted' }, `${when(proposal.createdAt)} · `, el('a', { href: '#/', onclick: (/** @type {Event} */ event) => {
         event.preventDefault();
         this.app.openSession(proposal.session);
-      } }, 'open the conversation')));
+      } }, 'open the conversation'));
+      card.prepend(meta);
+      const repeats = proposal.status === 'pending' ? repeatsOf(proposal, standing) : [];
+      if (repeats.length) meta.after(repeatWarning(repeats));
       return card;
     }));
   }
 
   leave() {
-    clearInterval(this.timer);
+    this.generation += 1;
   }
+}
+
+/**
+ * The other proposals, waiting or done, that make exactly the same change.
+ * @param {Proposal} proposal
+ * @param {Proposal[]} standing
+ */
+export function repeatsOf(proposal, standing) {
+  return standing.filter((other) => other.id !== proposal.id && other.tool === proposal.tool && other.summary === proposal.summary);
+}
+
+/** @param {Proposal[]} repeats */
+function repeatWarning(repeats) {
+  const applied = repeats.filter((other) => other.status !== 'pending');
+  const text = applied.length
+    ? `The same change was already approved ${when(applied[0].decidedAt || applied[0].updatedAt)}: approving this one too would make it twice.`
+    : `The same change is waiting in ${repeats.length === 1 ? 'another proposal' : `${repeats.length} other proposals`}: approve only one of them.`;
+  return el('p', { class: 'notice warn repeat', role: 'note' }, icon('warn'), ' ', text);
+}
+
+/**
+ * Makes `parent`'s children exactly `nodes`, in order, moving no node that is already in
+ * place relative to the others (a moved node would lose the focus).
+ * @param {Element} parent
+ * @param {Element[]} nodes
+ */
+export function reconcile(parent, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...parent.children]) {
+    if (!wanted.has(child)) child.remove();
+  }
+  nodes.forEach((node, index) => {
+    const current = parent.children[index];
+    if (current !== node) parent.insertBefore(node, current || null);
+  });
 }
 
 export class AuditPage {
@@ -87,6 +141,7 @@ export class AuditPage {
    */
   constructor(context, host) {
     this.rpc = context.rpc;
+    this.app = context.app;
     this.host = host;
     /** @type {AuditEntry[]} */
     this.entries = [];
@@ -114,7 +169,7 @@ export class AuditPage {
       el('p', { class: 'muted' }, 'Every tool call, decision and fetch, each sealed to the one before it.'),
       this.verdict,
       filter,
-      el('div', { class: 'table-wrap' }, el('table', { class: 'audit' },
+      el('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Audit entries' }, el('table', { class: 'audit' },
         el('thead', null, el('tr', null, ...['#', 'When', 'Actor', 'Kind', 'Tool', 'Decision', 'Outcome'].map((h) => el('th', { scope: 'col' }, h)))),
         this.table,
       )),
@@ -154,12 +209,30 @@ export class AuditPage {
     replace(this.table, ...this.entries.map((entry) => el('tr', null,
       el('td', null, String(entry.seq)),
       el('td', null, when(entry.recordedAt)),
-      el('td', null, entry.actor),
+      el('td', { class: 'actor' }, this.actorLabel(entry.actor)),
       el('td', null, entry.kind),
       el('td', null, entry.tool || ''),
       el('td', null, entry.decision),
       el('td', null, entry.outcome),
     )));
+  }
+
+  /**
+   * Who acted, for people: a chat by its session's title (its URI in the tooltip).
+   * @param {string} actor
+   */
+  actorLabel(actor) {
+    const chat = /^hearth-chat:([^/]+)\/(.+)$/.exec(actor);
+    if (!chat) return el('span', { title: actor }, actor === 'user' ? 'You' : actor === 'hearth' ? 'Hearth' : actor);
+    const session = `hearth-session:${chat[1]}`;
+    /** @type {import('../../protocol').SessionSummary | undefined} */
+    const known = (this.app?.recent ?? []).find((/** @type {{uri: string}} */ summary) => summary.uri === session);
+    const name = known?.title || `Chat ${chat[1].slice(0, 8)}`;
+    const label = chat[2] === 'default' ? name : `${name} (${chat[2]})`;
+    return el('a', { href: '#/', title: actor, onclick: (/** @type {Event} */ event) => {
+      event.preventDefault();
+      this.app?.openSession(session);
+    } }, label);
   }
 
   async verify() {
@@ -390,9 +463,11 @@ export function reviewDialog(review) {
     ),
   );
   return new Promise((resolve) => {
+    const opener = document.activeElement;
     dialog.addEventListener('close', () => {
       resolve(dialog.returnValue === 'ok');
       dialog.remove();
+      returnFocus(opener);
     });
     document.body.append(dialog);
     dialog.showModal();
@@ -466,7 +541,7 @@ export class ProjectsPage {
               el('a', { class: 'button', href: `#/project/${encodeURIComponent(project.id)}` }, 'Details'),
             ),
           )))
-        : el('p', { class: 'empty' }, 'No projects yet. Give one a name and its folder above, or run `hearth projects new NAME --folder DIR --source FILE`.'),
+        : el('p', { class: 'empty' }, 'No projects yet. Give one a name and its folder above, or run ', el('code', null, 'hearth projects new NAME --folder DIR --source FILE'), '.'),
     );
   }
 

@@ -212,3 +212,79 @@ pub async fn screenshot(page: &Page, name: &str) {
 
 /// The selector of the visible session view.
 pub const VISIBLE: &str = ".session-view:not([hidden])";
+
+/// The two screens every layout test runs at: a laptop and a phone.
+pub const SCREENS: [(u32, u32); 2] = [(1280, 800), (390, 844)];
+
+/// Makes the page's viewport `width`×`height` CSS pixels (a phone's is a mobile one).
+pub async fn set_viewport(page: &Page, width: u32, height: u32) {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+    let params = SetDeviceMetricsOverrideParams::builder()
+        .width(i64::from(width))
+        .height(i64::from(height))
+        .device_scale_factor(1.0)
+        .mobile(width < 760)
+        .build()
+        .unwrap();
+    page.execute(params).await.unwrap();
+    wait_for(page, &format!("window.innerWidth === {width}")).await;
+}
+
+/// axe-core's script, as `.ci/web` installs it into `target/web-tools`.
+fn axe_script() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/web-tools/node_modules/axe-core/axe.min.js");
+    std::fs::read_to_string(&path).unwrap_or_else(|error| {
+        panic!(
+            "reading {}: {error}; run .ci/web, which installs axe-core there",
+            path.display()
+        )
+    })
+}
+
+/// The critical and serious accessibility violations axe-core finds in the page as it
+/// is now, one line each (rule, impact, the first offending elements).
+pub async fn axe_violations(page: &Page) -> Vec<String> {
+    let loaded: bool = eval(page, "typeof window.axe === 'object'").await;
+    if !loaded {
+        let params = EvaluateParams::builder()
+            .expression(axe_script())
+            .build()
+            .unwrap();
+        page.evaluate_expression(params).await.unwrap();
+    }
+    eval(
+        page,
+        "(await axe.run(document, { resultTypes: ['violations'] })).violations
+            .filter(v => v.impact === 'critical' || v.impact === 'serious')
+            .map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')}`)",
+    )
+    .await
+}
+
+/// Fails with the list when axe-core finds a critical or serious violation; `what`
+/// names the page in the message.
+pub async fn assert_accessible(page: &Page, what: &str) {
+    let violations = axe_violations(page).await;
+    assert!(
+        violations.is_empty(),
+        "axe-core on {what}: {} critical or serious violations:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+}
+
+/// Saves a screenshot both where the tests keep theirs and, when `HEARTH_SCREENS` names
+/// a folder, there too.
+pub async fn screenshot_at(page: &Page, name: &str, (width, height): (u32, u32)) {
+    let name = format!("{name}-{width}x{height}");
+    screenshot(page, &name).await;
+    if let Some(dir) = std::env::var_os("HEARTH_SCREENS") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            screenshot_dir().join(format!("{name}.png")),
+            std::path::Path::new(&dir).join(format!("{name}.png")),
+        )
+        .unwrap();
+    }
+}
