@@ -7,6 +7,7 @@ mod suite {
     mod agent_home;
     mod agent_home_layout;
     mod agent_home_projects;
+    mod agent_home_search;
     mod agent_home_tabs;
     mod agent_tools;
     mod agents;

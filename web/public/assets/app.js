@@ -15,6 +15,7 @@ import { isUnused, afterClose, stepTab, defaultChatOf } from './tabs.js';
 /** @typedef {import('../../protocol').SessionSummary} SessionSummary */
 /** @typedef {import('../../protocol').HarnessInfo} HarnessInfo */
 /** @typedef {import('../../protocol').Project} Project */
+/** @typedef {import('../../protocol').SearchHit} SearchHit */
 
 const TABS_KEY = 'hearth.tabs';
 const THEME_KEY = 'hearth.theme';
@@ -48,6 +49,8 @@ class App {
     this.recentCursor = null;
     /** @type {SessionSummary[]} the sessions whose titles match the search */
     this.found = [];
+    /** @type {SearchHit[]} the turns whose words match the search */
+    this.messageHits = [];
     /** @type {string | null} */
     this.foundCursor = null;
     this.loadingMore = false;
@@ -288,19 +291,75 @@ class App {
     if (!search) {
       this.found = [];
       this.foundCursor = null;
+      this.messageHits = [];
       this.renderRecent();
       return;
     }
     try {
-      const page = await this.rpc.call('session/list', { ...this.listParams(null), titleContains: search });
+      const [page, hits] = await Promise.all([
+        this.rpc.call('session/list', { ...this.listParams(null), titleContains: search }),
+        this.searchMessages(search),
+      ]);
       if (search !== this.search) return;
       this.found = page.sessions;
       this.foundCursor = page.nextCursor ?? null;
+      this.messageHits = hits;
     } catch (error) {
       replace(this.recentList, el('li', { class: 'notice error' }, `Could not search the chats: ${message(error)}`));
       return;
     }
     this.renderRecent();
+  }
+
+  /**
+   * The turns holding every word of the search (words of three characters or more; the
+   * index is of three-character pieces), in this scope's project when there is one.
+   * @param {string} search
+   * @returns {Promise<SearchHit[]>}
+   */
+  async searchMessages(search) {
+    const words = search.split(/\s+/).filter(Boolean);
+    if (!words.length || words.some((word) => word.length < 3)) return [];
+    /** @type {import('../../protocol').SearchQueryParams} */
+    const params = { query: search, limit: 20 };
+    if (this.scope) params.projectId = this.scope;
+    const page = await this.rpc.call('search/query', params);
+    return page.hits;
+  }
+
+  /**
+   * A found turn: its chat opened, scrolled to the turn and the turn marked.
+   * @param {SearchHit} hit
+   */
+  async openHit(hit) {
+    this.openSession(hit.session);
+    const tab = this.tabs.get(hit.session);
+    if (!tab) return;
+    const deadline = Date.now() + 5000;
+    /** @type {Element | null} */
+    let turn = null;
+    while (Date.now() < deadline) {
+      turn = tab.element.querySelector(`[data-turn="${CSS.escape(hit.turnId)}"]`);
+      if (turn) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (!(turn instanceof HTMLElement)) return;
+    turn.scrollIntoView({ block: 'center' });
+    turn.classList.add('found');
+    turn.tabIndex = -1;
+    turn.focus({ preventScroll: true });
+    setTimeout(() => turn?.classList.remove('found'), 4000);
+  }
+
+  /** @param {SearchHit} hit */
+  messageRow(hit) {
+    return el('li', { class: 'recent message-hit', dataset: { session: hit.session, turn: hit.turnId } },
+      el('button', { class: 'recent-open', type: 'button', onclick: () => this.openHit(hit) },
+        el('span', { class: 'recent-title' }, hit.title || 'New chat'),
+        el('span', { class: 'recent-meta' }, `turn ${hit.index} · ${when(hit.startedAt)}`),
+        el('span', { class: 'hit-snippet' }, ...hit.snippet.map((piece) => (piece.match ? el('mark', null, piece.text) : piece.text))),
+      ),
+    );
   }
 
   /** The next page of the list shown (all chats, or those the search found). */
@@ -371,11 +430,14 @@ class App {
     const sessions = listed.filter((session) => this.inScope(session) && (!search || matches(session)));
     const cursor = search ? this.foundCursor : this.recentCursor;
     this.moreButton.hidden = !cursor;
+    const messages = search && this.messageHits.length
+      ? [el('li', { class: 'shelf-note' }, 'In messages'), ...this.messageHits.map((hit) => this.messageRow(hit))]
+      : [];
     if (!sessions.length) {
-      replace(this.recentList, el('li', { class: 'muted empty' }, search ? 'No chat title matches.' : 'No chats yet.'));
+      replace(this.recentList, el('li', { class: 'muted empty' }, search ? 'No chat title matches.' : 'No chats yet.'), ...messages);
       return;
     }
-    replace(this.recentList, ...sessions.map((session) => this.recentRow(session)), cursor ? this.moreRow : null);
+    replace(this.recentList, ...sessions.map((session) => this.recentRow(session)), cursor ? this.moreRow : null, ...messages);
   }
 
   /** @param {SessionSummary} session */
