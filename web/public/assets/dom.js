@@ -103,8 +103,8 @@ export function returnFocus(opener) {
 }
 
 /**
- * The control on the page now that stands where `gone` stood: the same label in the
- * same session, proposal or project.
+ * The control on the page now that stands where `gone` stood: the same label (or, when
+ * the label changed, the same tooltip) in the same session, proposal or project.
  * @param {HTMLElement} gone
  * @returns {HTMLElement | null}
  */
@@ -115,7 +115,13 @@ function sameControl(gone) {
   const scope = owner
     ? Object.entries(owner.dataset).filter(([key]) => ['session', 'proposal', 'project'].includes(key)).map(([key, value]) => `[data-${key}="${CSS.escape(value || '')}"] `)[0] || ''
     : '';
-  return document.querySelector(`${scope}${gone.tagName.toLowerCase()}[aria-label="${CSS.escape(label)}"]`);
+  const tag = gone.tagName.toLowerCase();
+  const same = document.querySelector(`${scope}${tag}[aria-label="${CSS.escape(label)}"]`);
+  if (same instanceof HTMLElement || !owner) return /** @type {HTMLElement | null} */ (same);
+  // The label may name what changed meanwhile (a chat's new title): the control with the
+  // same tooltip in the same session, proposal or project is the one.
+  const tooltip = gone.getAttribute('title');
+  return tooltip ? document.querySelector(`${scope}${tag}[title="${CSS.escape(tooltip)}"]`) : null;
 }
 
 /**

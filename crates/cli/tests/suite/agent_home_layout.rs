@@ -685,6 +685,8 @@ async fn the_text_names_people_uses_icons_marks_the_open_chat_and_warns_of_a_rep
         )
         .await;
         screenshot_at(&page, "proposals-repeat", screen).await;
+        // On a phone the Approve button is below the change it approves: scroll to it.
+        eval::<bool>(&page, "(e => { e.scrollIntoView({ block: 'center' }); return true; })(document.querySelector('.page .card.proposal button.primary'))").await;
         tap(&page, ".page .card.proposal button.primary").await;
         wait_for(
             &page,
