@@ -551,7 +551,7 @@ async fn every_session_is_reachable_and_search_finds_titles_not_loaded() {
             }
             assert!(std::time::Instant::now() < deadline, "{count} listed");
             // Scrolled into view, the control loads the next page by itself.
-            page.evaluate("document.querySelector('.more-chats').scrollIntoView()")
+            page.evaluate("document.querySelector('.more-chats')?.scrollIntoView()")
                 .await
                 .unwrap();
             tokio::time::sleep(Duration::from_millis(100)).await;
