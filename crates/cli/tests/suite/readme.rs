@@ -121,6 +121,11 @@ const STEPS: &[Step] = &[
         expect: Expect::Success,
     },
     Step {
+        readme: r#"hearth search "disk full""#,
+        runs: &[&["search", "disk full"]],
+        expect: Expect::Success,
+    },
+    Step {
         readme: "hearth projects new Thesis --source paper.pdf --source https://example.org/notes",
         runs: &[&[
             "projects",

@@ -39,6 +39,10 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
         "Hearth shows the override (it is an event of its own); recurring-ical-events drops it with the occurrence",
     ),
     (
+        "an override older than a revision of its series that no longer makes its occurrence (another rule, a shorter UNTIL or COUNT)",
+        "Hearth leaves the override out (the newer series removed that meeting; an override as new as the series stays); recurring-ical-events keeps it unless an EXDATE removed the occurrence",
+    ),
+    (
         "a THISANDFUTURE override's title, location and other text",
         "Hearth moves and resizes later occurrences (RFC 5545 §3.8.4.4's time and length) and keeps the series' text on them; recurring-ical-events gives them the override's text. Times agree",
     ),
@@ -307,10 +311,13 @@ fn override_text(case: &SeriesCase, changed: &Override) -> String {
         &format!("RECURRENCE-ID{range}"),
         1,
     );
+    // As new as the newest revision of its series: an older override of an occurrence a
+    // newer revision no longer makes is a known difference.
+    let sequence = u32::from(case.revision.is_some());
     [
         format!("UID:{}", case.uid),
-        "SEQUENCE:0".to_owned(),
-        "DTSTAMP:20260101T000000Z".to_owned(),
+        format!("SEQUENCE:{sequence}"),
+        format!("DTSTAMP:2026010{}T000000Z", 1 + sequence),
         rid,
         time_line("DTSTART", case, start),
         time_line("DTEND", case, end),
