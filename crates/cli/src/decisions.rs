@@ -25,7 +25,7 @@ pub(crate) enum Decision {
 
 /// The decision a typed answer means: `a`/`approve`/`y`, `r`/`reject`/`n`, and anything
 /// else (an empty line too) leaves it for later.
-fn decision(answer: &str) -> Decision {
+pub(crate) fn decision(answer: &str) -> Decision {
     match answer.trim().to_ascii_lowercase().as_str() {
         "a" | "approve" | "y" | "yes" => Decision::Approve,
         "r" | "reject" | "n" | "no" => Decision::Reject,

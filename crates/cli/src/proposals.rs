@@ -161,7 +161,7 @@ fn ask(proposal: &Proposal) -> anyhow::Result<Option<String>> {
 }
 
 /// A proposal's diff as printed: escaped, and coloured (+green, -red) on a terminal.
-fn shown_diff(diff: &str) -> String {
+pub(crate) fn shown_diff(diff: &str) -> String {
     let escaped = escape_controls(diff.trim_end());
     if crate::style::on_stdout() {
         crate::style::diff(&escaped)

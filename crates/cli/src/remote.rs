@@ -192,7 +192,11 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
     else {
         return Ok(leave_now());
     };
+    let turn = stream.turn_id().to_string();
     drop(stream);
+    if broken_output.is_none() && stop_reason != core::StopReason::Aborted && !request.json {
+        review_staged(&client, &chat, &turn).await?;
+    }
     client.close().await;
     if let Some(error) = broken_output {
         return Err(error.context(
@@ -200,6 +204,80 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
         ));
     }
     Ok(output.finish(&chat, &stop_reason))
+}
+
+/// On a terminal, asks about each change the turn staged on the server: approved (bound
+/// to the payload shown), rejected, or left for later.
+#[allow(clippy::print_stderr)]
+async fn review_staged(client: &Client, chat: &core::ChatUri, turn: &str) -> anyhow::Result<()> {
+    let Some(mut keyboard) = crate::permissions::terminal_keyboard() else {
+        return Ok(());
+    };
+    let pending = client
+        .call::<hearth_protocol::ProposalList>(&hearth_protocol::ProposalListParams {
+            statuses: vec![hearth_protocol::ProposalStatus::Pending],
+            session: Some(chat.session().to_string()),
+            cursor: None,
+            limit: Some(100),
+        })
+        .await?;
+    for proposal in pending
+        .proposals
+        .iter()
+        .filter(|proposal| proposal.chat == chat.to_string() && proposal.turn_id == turn)
+    {
+        crate::toolbox::write_out(&format!(
+            "\nProposal {}\nSummary:  {}\nTool:     {}\nPayload:  sha256 {}\n\n{}\n\n",
+            proposal.id,
+            core::escape_controls_inline(&proposal.summary),
+            core::escape_controls_inline(&proposal.tool),
+            proposal.payload_hash,
+            crate::proposals::shown_diff(&proposal.diff)
+        ))?;
+        eprint!("  approve, reject, or later? [a/r/L] ");
+        let answer = match keyboard.answer().await {
+            crate::keyboard::Typed::Line(line) => crate::decisions::decision(&line),
+            _ => crate::decisions::Decision::Later,
+        };
+        match answer {
+            crate::decisions::Decision::Approve => {
+                let decided = client
+                    .call::<hearth_protocol::ProposalApprove>(
+                        &hearth_protocol::ProposalApproveParams {
+                            proposal_id: proposal.id.clone(),
+                            payload_hash: proposal.payload_hash.clone(),
+                        },
+                    )
+                    .await?;
+                let status = serde_json::to_value(decided.proposal.status)?;
+                crate::toolbox::write_out(&format!(
+                    "Proposal {} is {}: {}\n",
+                    proposal.id,
+                    status.as_str().unwrap_or("decided"),
+                    core::escape_controls_inline(&proposal.summary)
+                ))?;
+            }
+            crate::decisions::Decision::Reject => {
+                client
+                    .call::<hearth_protocol::ProposalReject>(
+                        &hearth_protocol::ProposalRejectParams {
+                            proposal_id: proposal.id.clone(),
+                            reason: None,
+                        },
+                    )
+                    .await?;
+                crate::toolbox::write_out(&format!(
+                    "Rejected proposal {}; nothing was changed.\n",
+                    proposal.id
+                ))?;
+            }
+            crate::decisions::Decision::Later => eprintln!(
+                "hearth: proposal {} waits: `hearth proposals approve {}`",
+                proposal.id, proposal.id
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// `hearth sessions list` through a server.

@@ -302,3 +302,27 @@ fn continuing_picks_the_folders_session_and_shows_where_it_left_off() {
     let (success, screen) = terminal.finish();
     assert!(success, "{screen}");
 }
+
+#[test]
+fn a_change_staged_by_run_through_a_server_is_decided_at_the_terminal() {
+    let server = server();
+    let hearth = Hearth::new();
+    let calendar = with_calendar(&hearth, &server);
+    server.enqueue(tool_call(
+        "event_create",
+        r#"{"title": "Dentist", "start": "2030-03-04T09:00"}"#,
+    ));
+    server.enqueue(OpenAiStream::text_answer(MODEL, &["Staged."], 1, 1));
+    let served = super::serve_support::Served::start(hearth, &[], &[]);
+    let mut run = command(&served.hearth);
+    run.args(["run", "book the dentist"]);
+    let mut terminal = Terminal::start(&run);
+    terminal.wait_for("+ title: Dentist");
+    terminal.wait_for("approve, reject, or later?");
+    terminal.type_keys(&format!("a{}", keys::ENTER));
+    terminal.wait_for("is applied");
+    let (success, screen) = terminal.finish();
+    assert!(success, "{screen}");
+    let written = std::fs::read_to_string(&calendar).unwrap();
+    assert!(written.contains("SUMMARY:Dentist"), "{written}");
+}
