@@ -25,11 +25,21 @@ pub(crate) enum Decision {
 
 /// The decision a typed answer means: `a`/`approve`/`y`, `r`/`reject`/`n`, and anything
 /// else (an empty line too) leaves it for later.
-pub(crate) fn decision(answer: &str) -> Decision {
+fn decision(answer: &str) -> Decision {
     match answer.trim().to_ascii_lowercase().as_str() {
         "a" | "approve" | "y" | "yes" => Decision::Approve,
         "r" | "reject" | "n" | "no" => Decision::Reject,
         _ => Decision::Later,
+    }
+}
+
+/// Asks what to do with the change just shown.
+#[allow(clippy::print_stderr)]
+pub(crate) async fn ask(keyboard: &mut Keyboard) -> Decision {
+    eprint!("  approve, reject, or later? [a/r/L] ");
+    match keyboard.answer().await {
+        Typed::Line(line) => decision(&line),
+        Typed::Interrupted | Typed::Ended => Decision::Later,
     }
 }
 
@@ -77,12 +87,7 @@ impl Decisions {
             .collect();
         for proposal in &staged {
             write_out(&format!("\n{}", review_text(proposal)))?;
-            eprint!("  approve, reject, or later? [a/r/L] ");
-            let typed = keyboard.answer().await;
-            let answer = match typed {
-                Typed::Line(line) => decision(&line),
-                Typed::Interrupted | Typed::Ended => Decision::Later,
-            };
+            let answer = ask(keyboard).await;
             self.decide(proposal, answer, None).await?;
         }
         Ok(())

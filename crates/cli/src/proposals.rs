@@ -130,19 +130,29 @@ enum Review<'a> {
 /// What the user reviews of a proposal before deciding: its id, summary, tool, payload
 /// hash and diff.
 pub(crate) fn review_text(proposal: &Proposal) -> String {
-    let mut out = format!("Proposal {}\n", proposal.id);
-    out.push_str(&format!(
-        "Summary:  {}\n",
-        escape_controls_inline(&proposal.summary)
-    ));
-    out.push_str(&format!(
-        "Tool:     {}\n",
-        escape_controls_inline(&proposal.tool)
-    ));
-    out.push_str(&format!("Payload:  sha256 {}\n\n", proposal.payload_hash));
-    out.push_str(&shown_diff(&proposal.diff));
-    out.push_str("\n\n");
-    out
+    review_of(
+        proposal.id.as_str(),
+        &proposal.summary,
+        &proposal.tool,
+        &proposal.payload_hash,
+        &proposal.diff,
+    )
+}
+
+/// [`review_text`] from the proposal's parts (a server's proposal on the wire, too).
+pub(crate) fn review_of(
+    id: &str,
+    summary: &str,
+    tool: &str,
+    payload_hash: &str,
+    diff: &str,
+) -> String {
+    format!(
+        "Proposal {id}\nSummary:  {}\nTool:     {}\nPayload:  sha256 {payload_hash}\n\n{}\n\n",
+        escape_controls_inline(summary),
+        escape_controls_inline(tool),
+        shown_diff(diff)
+    )
 }
 
 /// Shows the proposal and asks whether to apply it; `None` when the user declined.

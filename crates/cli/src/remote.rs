@@ -227,18 +227,16 @@ async fn review_staged(client: &Client, chat: &core::ChatUri, turn: &str) -> any
         .filter(|proposal| proposal.chat == chat.to_string() && proposal.turn_id == turn)
     {
         crate::toolbox::write_out(&format!(
-            "\nProposal {}\nSummary:  {}\nTool:     {}\nPayload:  sha256 {}\n\n{}\n\n",
-            proposal.id,
-            core::escape_controls_inline(&proposal.summary),
-            core::escape_controls_inline(&proposal.tool),
-            proposal.payload_hash,
-            crate::proposals::shown_diff(&proposal.diff)
+            "\n{}",
+            crate::proposals::review_of(
+                &proposal.id,
+                &proposal.summary,
+                &proposal.tool,
+                &proposal.payload_hash,
+                &proposal.diff
+            )
         ))?;
-        eprint!("  approve, reject, or later? [a/r/L] ");
-        let answer = match keyboard.answer().await {
-            crate::keyboard::Typed::Line(line) => crate::decisions::decision(&line),
-            _ => crate::decisions::Decision::Later,
-        };
+        let answer = crate::decisions::ask(&mut keyboard).await;
         match answer {
             crate::decisions::Decision::Approve => {
                 let decided = client

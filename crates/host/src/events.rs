@@ -168,19 +168,24 @@ impl Host {
         running.dirty = true;
         running.size += admitted.bytes;
         running.bytes_since_save += admitted.bytes;
-        let staged = match &action {
-            Action::PartAdded {
-                part: ResponsePart::Proposal { proposal_id, .. },
-                ..
-            } => Some(proposal_id.to_string()),
-            _ => None,
-        };
+        let staged = staged_proposal(&action);
         state.publish(resource, action);
         // Whoever shows proposals (a page, a badge) hears of the new one from the root.
         if let Some(proposal_id) = staged {
             state.publish(ResourceUri::Root, Action::ProposalChanged { proposal_id });
         }
         self.checkpoint_if_large(&mut state, chat);
+    }
+}
+
+/// The proposal an action stages, when it adds one to a turn.
+fn staged_proposal(action: &Action) -> Option<String> {
+    match action {
+        Action::PartAdded {
+            part: ResponsePart::Proposal { proposal_id, .. },
+            ..
+        } => Some(proposal_id.to_string()),
+        _ => None,
     }
 }
 
