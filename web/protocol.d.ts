@@ -141,6 +141,26 @@ export type Attachment = {
   uri: string;
 };
 
+/** `attachment/upload`: keeps a file in the data directory, for a message's attachments
+ * (`chat/send`, `chat/queue`) or a project's sources (`project/addSource`). */
+export type AttachmentUploadParams = {
+  /** The content, base64 (standard alphabet, padded). Limited by `attachment_bytes`
+   * under `[limits]`. */
+  data: string;
+  /** MIME type (`application/octet-stream` when unknown). */
+  mediaType: string;
+  /** The file's name (a path in it is dropped: only the last part is kept). */
+  name: string;
+};
+
+/** What `attachment/upload` returns. */
+export type AttachmentUploadResponse = {
+  /** The attachment to send with a message; its `uri` is the kept file's path. */
+  attachment: Attachment;
+  /** The content's size in bytes. */
+  bytes: number;
+};
+
 /** One row of the append-only, hash-chained audit log (secrets redacted). */
 export type AuditEntry = {
   /** Who: an agent's chat URI, `user` or `hearth`. */
@@ -1279,6 +1299,8 @@ export type SearchHit = {
 /** `search/query`: the turns holding every word of `query` (three characters or more
  * each; any part of a word, any case), newest chat first. */
 export type SearchQueryParams = {
+  /** Only turns of this chat (its URI): search inside one conversation. */
+  chat?: string | null;
   /** Continue after this cursor (`nextCursor` of the previous page). */
   cursor?: string | null;
   /** Only sessions of this harness (agent or provider id). */
@@ -1636,6 +1658,7 @@ export type UserMessage = {
 
 /** Every request: its params and result. */
 export interface Methods {
+  'attachment/upload': { params: AttachmentUploadParams; result: AttachmentUploadResponse };
   'audit/list': { params: AuditListParams; result: AuditListResponse };
   'audit/verify': { params: AuditVerifyParams; result: AuditVerifyResponse };
   'calendar/events': { params: CalendarEventsParams; result: CalendarEventsResponse };

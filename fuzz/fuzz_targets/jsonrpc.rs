@@ -110,6 +110,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::CalendarList => request::<CalendarList>(params),
         ClientMethod::CalendarEvents => request::<CalendarEvents>(params),
         ClientMethod::SearchQuery => request::<SearchQuery>(params),
+        ClientMethod::AttachmentUpload => request::<AttachmentUpload>(params),
     }
 }
 

@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf } from '../public/assets/state.js';
+import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf, answerText } from '../public/assets/state.js';
 
 const CHAT = 'hearth-chat:replay/s1/default';
 const SIDE = 'hearth-chat:replay/s1/side';
@@ -173,4 +173,21 @@ test('a session’s catalog follows chats added, updated, running and removed', 
   assert.equal(session.summary.title, 'Mine');
   reduceSession(session, { type: 'chatRemoved', chat: SIDE });
   assert.deepEqual(session.chats.map((chat) => chat.summary.uri), [CHAT]);
+});
+
+test('the answer copied is the text parts only, in order', () => {
+  const turn = {
+    id: 't1',
+    user: { text: 'q' },
+    parts: [
+      { type: 'reasoning', text: 'thinking' },
+      { type: 'text', text: 'First part. ' },
+      { type: 'toolCall', callId: 'c1', name: 'read', arguments: {}, status: 'completed' },
+      { type: 'text', text: '  ' },
+      { type: 'text', text: 'Second part.' },
+    ],
+    startedAt: AT,
+  };
+  assert.equal(answerText(turn), 'First part.\n\nSecond part.');
+  assert.equal(answerText({ id: 't2', user: { text: 'q' }, startedAt: AT }), '');
 });

@@ -85,6 +85,7 @@ pub async fn backend_and_gate(
         approvals: Some(Arc::new(approvals)),
         projects: Some(projects),
         calendars: Some(crate::tools::build_calendars(app)?),
+        attachments: Some(app.paths.home.join("attachments")),
     };
     Ok((backend, gate))
 }

@@ -90,6 +90,7 @@ pub async fn search(app: &App, args: SearchArgs) -> anyhow::Result<ExitCode> {
         text: args.words.join(" "),
         harness: args.agent.as_deref().map(HarnessId::parse).transpose()?,
         project,
+        chat: None,
         since: args.since.as_deref().map(since).transpose()?,
         cursor: args.cursor.clone(),
         limit: args.limit,

@@ -18,6 +18,7 @@
 //! job, not this crate's. No I/O, no runtime.
 
 mod approvals;
+mod attachments;
 mod calendar;
 mod chat_methods;
 mod convert;
@@ -42,6 +43,7 @@ pub use approvals::{
     Proposal, ProposalApproveParams, ProposalDecisionResponse, ProposalListParams,
     ProposalListResponse, ProposalRejectParams, ProposalStatus,
 };
+pub use attachments::{AttachmentUploadParams, AttachmentUploadResponse};
 pub use calendar::{
     CalendarEntry, CalendarEvent, CalendarEventsParams, CalendarEventsResponse, CalendarKind,
     CalendarListParams, CalendarListResponse, ProposedAction, ProposedEvent,
@@ -63,9 +65,9 @@ pub use jsonrpc::{
     notification_text, request_text, response_text,
 };
 pub use methods::{
-    AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate, ChatDispose,
-    ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel, ChatSetQueue,
-    ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
+    AttachmentUpload, AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate,
+    ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel,
+    ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
     NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,
     ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
     ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,

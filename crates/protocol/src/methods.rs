@@ -10,6 +10,7 @@ use crate::approvals::{
     ProposalApproveParams, ProposalDecisionResponse, ProposalListParams, ProposalListResponse,
     ProposalRejectParams,
 };
+use crate::attachments::{AttachmentUploadParams, AttachmentUploadResponse};
 use crate::calendar::{
     CalendarEventsParams, CalendarEventsResponse, CalendarListParams, CalendarListResponse,
 };
@@ -201,6 +202,8 @@ methods! {
     CalendarEvents = "calendar/events" (CalendarEventsParams) -> CalendarEventsResponse;
     /// `search/query`: full-text search over every turn of every live session.
     SearchQuery = "search/query" (SearchQueryParams) -> SearchQueryResponse;
+    /// `attachment/upload`: keeps a file for a message or a project source.
+    AttachmentUpload = "attachment/upload" (AttachmentUploadParams) -> AttachmentUploadResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

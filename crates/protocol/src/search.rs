@@ -16,6 +16,9 @@ pub struct SearchQueryParams {
     /// Only sessions of this project.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
+    /// Only turns of this chat (its URI): search inside one conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<String>,
     /// Only turns started at or after this time (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,

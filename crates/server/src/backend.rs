@@ -29,6 +29,9 @@ pub struct Backend {
     /// The calendars (`calendar/list`, `calendar/events`); `None` makes them answer that
     /// they are not available.
     pub calendars: Option<hearth_calendar::Calendars>,
+    /// Where uploaded attachments are kept; `None` makes `attachment/upload` answer that
+    /// it is not available.
+    pub attachments: Option<std::path::PathBuf>,
 }
 
 impl Backend {
@@ -42,6 +45,7 @@ impl Backend {
             approvals: None,
             projects: None,
             calendars: None,
+            attachments: None,
         }
     }
 }

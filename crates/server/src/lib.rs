@@ -19,6 +19,7 @@
 //! which harnesses exist (the binary registers them).
 
 mod approvals;
+mod attachments;
 mod backend;
 mod calendar;
 mod calendar_proposals;

@@ -1,6 +1,6 @@
 //! `search/query`: full-text search over every turn of every live session.
 
-use hearth_core::{HarnessId, ProjectId};
+use hearth_core::{ChatUri, HarnessId, ProjectId};
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::StoreError;
 
@@ -30,6 +30,11 @@ async fn search_query(
         .as_deref()
         .map(|project| parse_field("projectId", project, ProjectId::parse))
         .transpose()?;
+    let chat = params
+        .chat
+        .as_deref()
+        .map(|chat| parse_field("chat", chat, ChatUri::parse))
+        .transpose()?;
     let since = params
         .since
         .as_deref()
@@ -43,6 +48,7 @@ async fn search_query(
         text: params.query,
         harness,
         project,
+        chat,
         since,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),

@@ -28,6 +28,8 @@ pub struct SearchQuery {
     pub harness: Option<HarnessId>,
     /// Only sessions of this project.
     pub project: Option<ProjectId>,
+    /// Only turns of this chat.
+    pub chat: Option<ChatUri>,
     /// Only turns started at or after this.
     pub since: Option<Timestamp>,
     /// Continue after this cursor (from a previous page).
@@ -151,6 +153,9 @@ impl SqliteStore {
         if query.since.is_some() {
             sql.push_str(" AND turns.started_at >= ?5");
         }
+        if query.chat.is_some() {
+            sql.push_str(" AND chats.uri = ?7");
+        }
         sql.push_str(" ORDER BY found.rowid DESC LIMIT ?6");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&expression)
@@ -159,6 +164,7 @@ impl SqliteStore {
             .bind(query.project.as_ref().map(ProjectId::as_str))
             .bind(query.since.as_ref().map(to_millis))
             .bind(limit + 1)
+            .bind(query.chat.as_ref().map(ToString::to_string))
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;

@@ -6,8 +6,13 @@
 
 import { el, replace, when, diffView, message } from './dom.js';
 import { renderMarkdown } from './markdown.js';
-import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf } from './state.js';
+import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf, answerText } from './state.js';
 import { explainError } from './tabs.js';
+import { AttachmentTray, attachmentList, acceptDrops, pastedFiles } from './attachments.js';
+import { copyButton } from './clipboard.js';
+import { icon } from './icons.js';
+import { FindBar } from './find_in_chat.js';
+import { ASK_PROVIDER, askProvider, modelChoices } from './models.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {import('./rpc.js').Delivery} Delivery */
@@ -105,6 +110,8 @@ export class SessionTab {
     this.branchLoading = new Set();
     /** @type {Map<string, string>} why a side chat's branch turn could not be read */
     this.branchErrors = new Map();
+    /** @type {string | undefined} the model chosen in this tab, until the session says */
+    this.chosenModel = undefined;
     this.branch = el('div', { class: 'branch', hidden: true });
     this.chatsBar = el('nav', { class: 'chats-bar', 'aria-label': 'Chats of this session' });
     this.older = el('button', { class: 'button subtle older', hidden: true, onclick: () => this.loadOlder() }, 'Show earlier messages');
@@ -118,6 +125,12 @@ export class SessionTab {
       oninput: () => {
         this.edited();
         this.renderCommandMenu();
+      },
+      onpaste: (/** @type {ClipboardEvent} */ event) => {
+        const files = pastedFiles(event);
+        if (!files.length) return;
+        event.preventDefault();
+        this.tray.add(files);
       },
       onkeydown: (/** @type {KeyboardEvent} */ event) => {
         if (event.key === 'Tab' && !event.shiftKey && this.completeCommand()) {
@@ -145,6 +158,7 @@ export class SessionTab {
     this.queueList = el('ul', { class: 'queue', 'aria-label': 'Queued messages' });
     this.gateNote = el('p', { class: 'gate-note', hidden: true, role: 'status' }, 'Answer the request above to go on.');
     this.composerError = el('div', { class: 'composer-error', role: 'alert', hidden: true });
+    this.tray = new AttachmentTray(this.rpc, (text) => this.showError(text));
     this.form = el(
       'form',
       {
@@ -158,8 +172,9 @@ export class SessionTab {
       this.gateNote,
       this.composerError,
       this.commandMenu,
+      this.tray.element,
       this.textarea,
-      el('div', { class: 'composer-bar' }, this.harnessSelect, this.modelSelect, this.modeSelect, el('span', { class: 'spacer' }), this.stopButton, this.sendButton),
+      el('div', { class: 'composer-bar' }, this.tray.button, this.tray.input, this.harnessSelect, this.modelSelect, this.modeSelect, el('span', { class: 'spacer' }), this.stopButton, this.sendButton),
     );
     // Nothing can be sent before the chat is read.
     this.form.inert = true;
@@ -174,6 +189,9 @@ export class SessionTab {
       this.form,
       this.landingShelves,
     );
+    acceptDrops(this.element, (files) => this.tray.add(files));
+    this.findBar = new FindBar(this);
+    this.element.prepend(this.findBar.element);
     this.scroller.addEventListener('scroll', () => {
       if (this.scroller.scrollTop < 80 && this.olderTurns) this.loadOlder();
     });
@@ -307,6 +325,30 @@ export class SessionTab {
     this.schedule();
   }
 
+  /**
+   * Shows a turn of the chat: older pages are loaded until it is there, then it is
+   * scrolled to, marked and focused. Whether it was found.
+   * @param {string} turnId
+   */
+  async revealTurn(turnId) {
+    const find = () => this.transcript.querySelector(`[data-turn="${CSS.escape(turnId)}"]`);
+    let turn = find();
+    while (!turn && this.olderTurns && this.chat) {
+      const before = this.chat.turns.length;
+      await this.loadOlder();
+      if (this.chat.turns.length === before) break;
+      this.render();
+      turn = find();
+    }
+    if (!(turn instanceof HTMLElement)) return false;
+    turn.scrollIntoView({ block: 'center' });
+    turn.classList.add('found');
+    turn.tabIndex = -1;
+    turn.focus({ preventScroll: true });
+    setTimeout(() => turn.classList.remove('found'), 4000);
+    return true;
+  }
+
   /** Turns before the first page, loaded by scrolling up. */
   olderLoaded() {
     if (!this.chat) return [];
@@ -372,29 +414,38 @@ export class SessionTab {
 
   async submit() {
     const text = this.textarea.value.trim();
-    if (!text || !this.chatUri || !this.chat) return;
+    if ((!text && !this.tray.pending()) || !this.chatUri || !this.chat) return;
     if (pendingPermission(this.chat)) return;
+    if (this.tray.pending() && this.running()) {
+      this.showError('Files go with a message sent while the agent is idle: wait for the answer, or stop it, then send.');
+      return;
+    }
+    await this.tray.settled();
+    const attachments = this.tray.take();
+    if (!text && !attachments.length) return;
     this.textarea.value = '';
     this.lastLocalEdit = Date.now();
     clearTimeout(this.draftTimer);
     this.draftTimer = undefined;
-    await this.send(text);
+    await this.send(text, attachments);
   }
 
   /**
    * Sends now, or queues behind the running turn: the server keeps the queue with the
    * chat and sends one message per turn, in order.
    * @param {string} text
+   * @param {import('../../protocol').Attachment[]} [attachments]
    */
-  async send(text) {
+  async send(text, attachments = []) {
     if (!this.chatUri) return;
     this.showError('');
     try {
-      await this.rpc.call('chat/queue', { chat: this.chatUri, message: { text } });
+      await this.rpc.call('chat/queue', { chat: this.chatUri, message: attachments.length ? { text, attachments } : { text } });
       this.rpc.call('chat/setDraft', { chat: this.chatUri, draft: null }).catch(() => {});
     } catch (error) {
-      // Nothing is lost: the message goes back into the composer.
+      // Nothing is lost: the message and its files go back into the composer.
       if (!this.textarea.value) this.textarea.value = text;
+      this.tray.restore(attachments);
       this.showError(message(error));
     }
   }
@@ -438,11 +489,40 @@ export class SessionTab {
 
   async modelChanged() {
     if (!this.chatUri) return;
+    const harness = this.session?.summary.harness ?? '';
+    if (this.modelSelect.value === ASK_PROVIDER) {
+      this.modelSelect.disabled = true;
+      const error = await askProvider(this.rpc, harness);
+      this.modelSelect.disabled = false;
+      if (error) this.showError(error);
+      this.renderProviderModels();
+      return;
+    }
     try {
       await this.rpc.call('chat/setModel', { chat: this.chatUri, model: this.modelSelect.value });
+      this.chosenModel = this.modelSelect.value;
     } catch (error) {
       this.showError(message(error));
     }
+  }
+
+  /**
+   * The model select of a chat with Hearth's own agent: the provider's configured models
+   * and the session's, and an entry that asks the provider for the rest.
+   */
+  async renderProviderModels() {
+    const harness = this.session?.summary.harness;
+    const choices = harness ? await modelChoices(this.rpc, harness, this.chosenModel ?? this.session?.summary.model) : null;
+    if (!choices || !choices.choices.length || this.chat?.agent?.models) {
+      this.modelSelect.hidden = true;
+      return;
+    }
+    this.modelSelect.hidden = false;
+    replace(
+      this.modelSelect,
+      ...choices.choices.map((model) => el('option', { value: model, selected: model === choices.current }, model)),
+      choices.asked ? null : el('option', { value: ASK_PROVIDER }, 'More models from the provider…'),
+    );
   }
 
   async modeChanged() {
@@ -535,6 +615,7 @@ export class SessionTab {
     const side = this.sideOrigin();
     const landing = !this.error && !side && (!chat || (chat.turns.length === 0 && !this.olderTurns));
     this.renderBranch(side);
+    this.findBar.render();
     this.element.classList.toggle('landing', landing);
     this.element.dataset.landing = String(landing);
     this.older.hidden = !this.olderTurns;
@@ -686,7 +767,7 @@ export class SessionTab {
   renderModels() {
     const models = this.chat?.agent?.models;
     if (!models || !models.choices.length) {
-      this.modelSelect.hidden = true;
+      this.renderProviderModels();
       return;
     }
     this.modelSelect.hidden = false;
@@ -744,15 +825,19 @@ export class SessionTab {
     const harness = this.session ? this.host.harnessOf(this.session.summary.harness ?? '') : undefined;
     const chats = harness?.capabilities.multipleChats;
     const actions = el('div', { class: 'turn-actions' },
+      copyButton('Copy the message', () => turn.user.text),
+      el('button', { class: 'button subtle small', type: 'button', title: 'Edit this message and send it as a new branch; this history stays', onclick: () => this.editTurn(turn) }, icon('edit'), 'Edit'),
       el('button', { class: 'button subtle small', type: 'button', title: 'A new session that continues from here', onclick: () => this.fork(turn) }, 'Fork'),
       chats?.sideChat
         ? el('button', { class: 'button subtle small', type: 'button', title: 'Ask aside, with this context', onclick: () => this.sideChat(turn) }, 'Side chat')
         : null,
     );
-    const user = el('div', { class: 'message user' }, el('div', { class: 'bubble' }, turn.user.text), actions);
+    const bubble = el('div', { class: 'bubble' }, turn.user.text);
+    const user = el('div', { class: 'message user' }, bubble, attachmentList(turn.user.attachments ?? []), actions);
     const response = el('div', { class: 'message assistant' });
     for (const part of partsOf(turn)) response.append(this.renderPart(turn, part));
     const footer = el('div', { class: 'turn-footer' });
+    if (turn.stopReason) footer.append(...this.answerActions(turn));
     if (!turn.stopReason) {
       response.append(el('div', { class: 'typing', 'aria-label': 'answering' }, el('span'), el('span'), el('span')));
     } else if (turn.stopReason !== 'endTurn') {
@@ -876,6 +961,118 @@ export class SessionTab {
       this.proposals.set(updated.id, updated);
       this.renderAll();
     });
+  }
+
+  /**
+   * Copy and regenerate under an answer: regenerate on the last turn only, when nothing runs.
+   * @param {Turn} turn
+   * @returns {HTMLElement[]}
+   */
+  answerActions(turn) {
+    const text = answerText(turn);
+    const buttons = text ? [copyButton('Copy the answer', () => text)] : [];
+    const last = this.chat?.turns[this.chat.turns.length - 1];
+    if (last?.id === turn.id && !this.running()) {
+      buttons.push(el('button', {
+        class: 'button subtle small regenerate',
+        type: 'button',
+        title: 'Ask again: the same message as a new turn',
+        onclick: () => this.regenerate(turn),
+      }, icon('retry'), 'Regenerate'));
+    }
+    return buttons;
+  }
+
+  /** @param {Turn} turn */
+  async regenerate(turn) {
+    if (!this.chatUri || this.running()) return;
+    this.showError('');
+    try {
+      await this.rpc.call('chat/queue', { chat: this.chatUri, message: turn.user });
+    } catch (error) {
+      this.showError(`Could not regenerate: ${message(error)}`);
+    }
+  }
+
+  /**
+   * Turns a sent message into an editor; sending it forks the chat before that turn.
+   * @param {Turn} turn
+   */
+  editTurn(turn) {
+    const node = this.turnElements.get(turn.id);
+    const bubble = node?.querySelector('.message.user');
+    if (!bubble) return;
+    const area = el('textarea', { class: 'composer-input edit-input', rows: 3, 'aria-label': 'Edited message' });
+    area.value = turn.user.text;
+    const error = el('p', { class: 'card-error', role: 'alert', hidden: true });
+    const cancel = () => this.renderAll();
+    const editor = el('form', {
+      class: 'edit-message',
+      onsubmit: async (/** @type {Event} */ event) => {
+        event.preventDefault();
+        const text = area.value.trim();
+        if (!text) return;
+        try {
+          await this.resendEdited(turn, text);
+        } catch (failure) {
+          error.textContent = `Could not send the edit: ${message(failure)}`;
+          error.hidden = false;
+        }
+      },
+      onkeydown: (/** @type {KeyboardEvent} */ event) => {
+        if (event.key === 'Escape') {
+          event.preventDefault();
+          event.stopPropagation();
+          cancel();
+        }
+      },
+    },
+      area,
+      error,
+      el('div', { class: 'edit-actions' },
+        el('button', { class: 'button subtle small', type: 'button', onclick: cancel }, 'Cancel'),
+        el('button', { class: 'button primary small', type: 'submit' }, 'Send as a new branch'),
+      ),
+    );
+    bubble.replaceWith(editor);
+    area.focus();
+  }
+
+  /**
+   * Sends an edited message as a branch: a chat of this session forked at the turn
+   * before (the agent's own fork), else a new session forked there. The old branch stays.
+   * @param {Turn} turn
+   * @param {string} text
+   */
+  async resendEdited(turn, text) {
+    if (!this.chatUri || !this.chat || !this.session) return;
+    let index = this.chat.turns.findIndex((candidate) => candidate.id === turn.id);
+    while (index === 0 && this.olderTurns) {
+      await this.loadOlder();
+      index = this.chat.turns.findIndex((candidate) => candidate.id === turn.id);
+    }
+    const previous = index > 0 ? this.chat.turns[index - 1] : null;
+    const edited = { ...turn.user, text };
+    const harness = this.host.harnessOf(this.session.summary.harness ?? '');
+    if (harness?.capabilities.multipleChats?.fork) {
+      const seed = previous ? { type: 'fork', sourceChat: this.chatUri, turnId: previous.id } : { type: 'fresh' };
+      const created = await this.rpc.call('chat/create', { session: this.uri, seed: /** @type {any} */ (seed) });
+      await this.rpc.call('chat/queue', { chat: created.chat.uri, message: edited });
+      this.showChat(created.chat.uri);
+      return;
+    }
+    const scope = this.session.summary.scope;
+    const created = previous
+      ? await this.rpc.call('session/fork', { session: this.uri, turnId: previous.id })
+      : await this.rpc.call('session/create', {
+        harness: this.session.summary.harness ?? undefined,
+        projectId: scope.type === 'project' ? scope.projectId : undefined,
+        workingDirectories: this.session.summary.workingDirectories ?? [],
+      });
+    const chat = created.session.chats[0]?.summary.uri;
+    if (chat) await this.rpc.call('chat/queue', { chat, message: edited });
+    this.host.openSession(created.session.summary.uri);
+    this.renderAll();
   }
 
   /** @param {Turn} turn */

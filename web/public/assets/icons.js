@@ -18,6 +18,13 @@ const PATHS = {
   right: ['M9 5l7 7l-7 7'],
   calendar: ['M4 6h16v14H4z', 'M4 10h16', 'M8 3v4', 'M16 3v4'],
   warn: ['M12 3l10 18H2z', 'M12 10v5', 'M12 18v.5'],
+  copy: ['M8 8h12v12H8z', 'M16 8V4H4v12h4'],
+  retry: ['M4 12a8 8 0 1 0 2.5-5.8', 'M4 4v5h5'],
+  paperclip: ['M20 11l-8.5 8.5a5 5 0 0 1-7-7L13 4a3.5 3.5 0 0 1 5 5l-8.5 8.5a2 2 0 0 1-3-3L14 7'],
+  search: ['M10.5 4a6.5 6.5 0 1 0 0 13a6.5 6.5 0 1 0 0-13z', 'M15.5 15.5L20 20'],
+  download: ['M12 4v11', 'M7 10l5 5l5-5', 'M5 20h14'],
+  pin: ['M9 4h6l-1 6l4 4H6l4-4z', 'M12 14v6'],
+  archive: ['M4 5h16v4H4z', 'M5 9v10h14V9', 'M10 13h4'],
 };
 
 /** @typedef {keyof typeof PATHS} IconName */

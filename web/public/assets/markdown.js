@@ -4,6 +4,33 @@
 // becomes text nodes, and links keep only http(s) and mailto targets, opening outside
 // the page.
 
+import { copyButton } from './clipboard.js';
+import { highlightInto } from './highlight.js';
+
+/**
+ * A fenced code block: the language named above it, a copy button, the code highlighted.
+ * @param {string} text
+ * @param {string} language
+ * @returns {HTMLElement}
+ */
+function codeBlock(text, language) {
+  const pre = document.createElement('pre');
+  const code = document.createElement('code');
+  if (language) code.dataset.language = language;
+  highlightInto(code, text, language);
+  pre.append(code);
+  const label = document.createElement('span');
+  label.className = 'code-language';
+  label.textContent = language || 'text';
+  const header = document.createElement('div');
+  header.className = 'code-header';
+  header.append(label, copyButton(`Copy the ${language || 'text'} code`, () => text));
+  const block = document.createElement('div');
+  block.className = 'code-block';
+  block.append(header, pre);
+  return block;
+}
+
 /**
  * @param {string} source
  * @returns {DocumentFragment}
@@ -35,12 +62,7 @@ export function renderMarkdown(source) {
         index++;
       }
       index++;
-      const pre = document.createElement('pre');
-      const code = document.createElement('code');
-      if (fence[2]) code.dataset.language = fence[2];
-      code.textContent = body.join('\n');
-      pre.append(code);
-      fragment.append(pre);
+      fragment.append(codeBlock(body.join('\n'), fence[2]));
       continue;
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);

@@ -19,6 +19,18 @@ export function partsOf(turn) {
 }
 
 /**
+ * What the agent answered in a turn, as text: its text parts, in order, a blank line
+ * between them (reasoning, tool calls and cards are not the answer).
+ * @param {Turn} turn
+ * @returns {string}
+ */
+export function answerText(turn) {
+  return partsOf(turn)
+    .flatMap((part) => (part.type === 'text' && part.text.trim() ? [part.text.trim()] : []))
+    .join('\n\n');
+}
+
+/**
  * @param {SessionState} state
  * @param {Action} action
  */

@@ -122,6 +122,11 @@ async fn filters_narrow_by_agent_project_and_time_and_pages_go_on() {
         ..query("budget")
     };
     assert_eq!(found(&store, &thesis).await.len(), 1);
+    let claude_only = SearchQuery {
+        chat: Some(claude_chat.clone()),
+        ..query("budget")
+    };
+    assert_eq!(found(&store, &claude_only).await.len(), 1);
     let recent = SearchQuery {
         since: Some(at(6)),
         ..query("budget")
