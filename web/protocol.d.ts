@@ -1384,12 +1384,17 @@ export type SessionForkParams = {
 
 /** `session/list`: a page of sessions, most recently updated first. */
 export type SessionListParams = {
+  /** Only archived sessions (`true`) or only those not archived (`false`); both when
+   * absent. */
+  archived?: boolean | null;
   /** Continue after this cursor (a previous page's `nextCursor`). */
   cursor?: string | null;
   /** Only this harness (`provider`, its older name, is read too). */
   harness?: string | null;
   /** Page size, 1 to 500 (default 50). */
   limit?: number | null;
+  /** Only pinned sessions (`true`) or only those not pinned (`false`); both when absent. */
+  pinned?: boolean | null;
   /** Only sessions created through Hearth, or only those found in a provider's own
    * catalog (default: both). */
   provenance?: (Provenance | null);
@@ -1406,6 +1411,17 @@ export type SessionListResponse = {
   nextCursor?: string | null;
   /** The sessions. */
   sessions: Array<SessionSummary>;
+};
+
+/** `session/mark`: pins or unpins, archives or unarchives a session (a field left out
+ * stays as it is). The root's and the session's subscribers get `sessionUpdated`. */
+export type SessionMarkParams = {
+  /** Archived or not. */
+  archived?: boolean | null;
+  /** Pinned or not. */
+  pinned?: boolean | null;
+  /** The session. */
+  session: string;
 };
 
 /** `session/rename`: gives a session a title of the user's. The title is trimmed; it
@@ -1437,10 +1453,14 @@ export type SessionState = {
  * Read the harness with [`SessionSummary::harness_id`]: a server older than the name
  * `harness` sends only `provider`. */
 export type SessionSummary = {
+  /** The user archived it (`session/mark`): kept and searchable, out of recent lists. */
+  archived?: boolean;
   /** Its harness (empty from a server that predates the name: see `provider`). */
   harness?: string;
   /** The model, when chosen. */
   model?: string | null;
+  /** The user pinned it (`session/mark`): lists show it first. */
+  pinned?: boolean;
   /** Created through Hearth or discovered. */
   provenance: Provenance;
   /** Deprecated: the same as `harness`, still sent for clients written before the
@@ -1699,6 +1719,7 @@ export interface Methods {
   'session/dispose': { params: SessionDisposeParams; result: SessionDisposeResponse };
   'session/fork': { params: SessionForkParams; result: SessionCreateResponse };
   'session/list': { params: SessionListParams; result: SessionListResponse };
+  'session/mark': { params: SessionMarkParams; result: SessionRenameResponse };
   'session/rename': { params: SessionRenameParams; result: SessionRenameResponse };
   'subscribe': { params: SubscribeParams; result: SubscribeResponse };
   'unsubscribe': { params: UnsubscribeParams; result: UnsubscribeResponse };

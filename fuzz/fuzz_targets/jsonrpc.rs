@@ -68,6 +68,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::SessionDispose => request::<SessionDispose>(params),
         ClientMethod::SessionFork => request::<SessionFork>(params),
         ClientMethod::SessionRename => request::<SessionRename>(params),
+        ClientMethod::SessionMark => request::<SessionMark>(params),
         ClientMethod::ChatCreate => {
             request::<ChatCreate>(params);
             if let Some(params) = read::<ChatCreateParams>(params) {

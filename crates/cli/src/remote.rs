@@ -296,6 +296,8 @@ pub async fn list_sessions(remote: &Remote, query: &SessionQuery) -> anyhow::Res
             scope: Some(scope),
             provenance: query.provenance.map(Into::into),
             title_contains: query.title_contains.clone(),
+            pinned: query.pinned,
+            archived: query.archived,
         })
         .await?;
     Ok(SessionPage {

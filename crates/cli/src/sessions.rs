@@ -227,6 +227,8 @@ async fn query_of(app: &App, args: &ListArgs) -> anyhow::Result<SessionQuery> {
         provider: provider.as_deref().map(HarnessId::parse).transpose()?,
         provenance: args.external.then_some(hearth_core::Provenance::External),
         title_contains: None,
+        pinned: None,
+        archived: None,
         cursor: args.cursor.clone(),
         limit: args.limit,
     })

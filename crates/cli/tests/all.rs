@@ -6,6 +6,7 @@ mod suite {
     mod acp_agent;
     mod agent_home;
     mod agent_home_layout;
+    mod agent_home_marks;
     mod agent_home_messages;
     mod agent_home_projects;
     mod agent_home_search;

@@ -147,6 +147,12 @@ pub struct SessionSummary {
     pub started_at: Timestamp,
     /// When anything in it last changed.
     pub updated_at: Timestamp,
+    /// The user pinned it: lists show it first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
+    /// The user archived it: kept and searchable, out of the recent list.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 /// A chat as listed in its session's catalog.

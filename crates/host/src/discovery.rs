@@ -138,6 +138,8 @@ impl Host {
             working_directories: discovered.working_directory.clone().into_iter().collect(),
             started_at: discovered.started_at,
             updated_at: discovered.updated_at,
+            pinned: false,
+            archived: false,
         };
         let chat = ChatSummary {
             uri: ChatUri::default_for(&uri),

@@ -1,5 +1,6 @@
-//! Renaming a session: the user's title replaces whatever it had (a title taken from the
-//! first prompt included), for the session list and the session's own subscribers.
+//! The user's changes to a session's summary: renaming (the user's title replaces
+//! whatever it had, a title taken from the first prompt included), pinning and
+//! archiving; for the session list and the session's own subscribers.
 
 use hearth_core::{Action, ResourceUri, SessionSummary, SessionUri, now};
 
@@ -42,6 +43,40 @@ impl Host {
         title: &str,
     ) -> HostResult<SessionSummary> {
         let title = clean_title(title)?;
+        self.change_summary(session, |summary| {
+            summary.title = Some(title);
+            summary.updated_at = now();
+        })
+        .await
+    }
+
+    /// Pins or unpins, archives or unarchives a session (`None` leaves a mark as it is;
+    /// its place among the recent ones stays); published and stored as
+    /// [`Host::rename_session`] does. Returns the new summary.
+    pub async fn mark_session(
+        &self,
+        session: &SessionUri,
+        pinned: Option<bool>,
+        archived: Option<bool>,
+    ) -> HostResult<SessionSummary> {
+        self.change_summary(session, |summary| {
+            if let Some(pinned) = pinned {
+                summary.pinned = pinned;
+            }
+            if let Some(archived) = archived {
+                summary.archived = archived;
+            }
+        })
+        .await
+    }
+
+    /// Applies the user's change to a session's summary: the root's and the session's
+    /// subscribers get `SessionUpdated`, and it is stored when this returns.
+    async fn change_summary(
+        &self,
+        session: &SessionUri,
+        change: impl FnOnce(&mut SessionSummary),
+    ) -> HostResult<SessionSummary> {
         self.inner.check_running()?;
         self.ensure_session(session).await?;
         let summary = {
@@ -54,8 +89,7 @@ impl Host {
                     key: session.to_string(),
                 })?;
             let mut summary = entry.state.summary.clone();
-            summary.title = Some(title);
-            summary.updated_at = now();
+            change(&mut summary);
             state.publish(
                 ResourceUri::Session(session.clone()),
                 Action::SessionUpdated {

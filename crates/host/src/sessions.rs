@@ -143,6 +143,8 @@ impl Host {
             },
             started_at: at,
             updated_at: at,
+            pinned: false,
+            archived: false,
         };
         // A session created with a title gives it to its default chat: one title, from
         // one place, and no other made for the chat.
@@ -229,6 +231,8 @@ impl Host {
             source: self.inner.config.source.clone(),
             started_at: at,
             updated_at: at,
+            pinned: false,
+            archived: false,
             ..source
         };
         let chat = ChatSummary {

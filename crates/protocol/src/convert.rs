@@ -146,6 +146,8 @@ impl From<core::SessionSummary> for SessionSummary {
                 .collect(),
             started_at: summary.started_at,
             updated_at: summary.updated_at,
+            pinned: summary.pinned,
+            archived: summary.archived,
         }
     }
 }
@@ -168,6 +170,8 @@ impl TryFrom<SessionSummary> for core::SessionSummary {
                 .collect(),
             started_at: summary.started_at,
             updated_at: summary.updated_at,
+            pinned: summary.pinned,
+            archived: summary.archived,
         })
     }
 }

@@ -72,8 +72,8 @@ pub use methods::{
     ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
     ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
     ProposalReject, ProviderList, ProviderTest, Resynced, SearchQuery, SessionCreate,
-    SessionDispose, SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded,
-    Unsubscribe,
+    SessionDispose, SessionFork, SessionList, SessionMark, SessionRename, Subscribe,
+    SubscriptionEnded, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -97,7 +97,7 @@ pub use session_methods::{
     ClientInfo, InitializeParams, InitializeResponse, ScopeFilter, ServerFeatures, ServerInfo,
     SessionCreateParams, SessionCreateResponse, SessionDisposeParams, SessionDisposeResponse,
     SessionForkParams, SessionForkResponse, SessionListParams, SessionListResponse,
-    SessionRenameParams, SessionRenameResponse,
+    SessionMarkParams, SessionMarkResponse, SessionRenameParams, SessionRenameResponse,
 };
 pub use state::{Action, Envelope, ResourceState, Snapshot};
 pub use subscription::{

@@ -36,7 +36,8 @@ use crate::search::{SearchQueryParams, SearchQueryResponse};
 use crate::session_methods::{
     InitializeParams, InitializeResponse, SessionCreateParams, SessionCreateResponse,
     SessionDisposeParams, SessionDisposeResponse, SessionForkParams, SessionListParams,
-    SessionListResponse, SessionRenameParams, SessionRenameResponse,
+    SessionListResponse, SessionMarkParams, SessionMarkResponse, SessionRenameParams,
+    SessionRenameResponse,
 };
 use crate::state::Envelope;
 use crate::subscription::{
@@ -202,6 +203,8 @@ methods! {
     CalendarEvents = "calendar/events" (CalendarEventsParams) -> CalendarEventsResponse;
     /// `search/query`: full-text search over every turn of every live session.
     SearchQuery = "search/query" (SearchQueryParams) -> SearchQueryResponse;
+    /// `session/mark`: pins or archives a session (or undoes either).
+    SessionMark = "session/mark" (SessionMarkParams) -> SessionMarkResponse;
     /// `attachment/upload`: keeps a file for a message or a project source.
     AttachmentUpload = "attachment/upload" (AttachmentUploadParams) -> AttachmentUploadResponse;
 }

@@ -106,6 +106,12 @@ pub struct SessionSummary {
     pub started_at: Timestamp,
     /// When anything in it last changed.
     pub updated_at: Timestamp,
+    /// The user pinned it (`session/mark`): lists show it first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
+    /// The user archived it (`session/mark`): kept and searchable, out of recent lists.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 impl SessionSummary {

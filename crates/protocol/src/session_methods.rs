@@ -115,7 +115,32 @@ pub struct SessionListParams {
     /// untitled session matches nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title_contains: Option<String>,
+    /// Only pinned sessions (`true`) or only those not pinned (`false`); both when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<bool>,
+    /// Only archived sessions (`true`) or only those not archived (`false`); both when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
 }
+
+/// `session/mark`: pins or unpins, archives or unarchives a session (a field left out
+/// stays as it is). The root's and the session's subscribers get `sessionUpdated`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMarkParams {
+    /// The session.
+    pub session: String,
+    /// Pinned or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<bool>,
+    /// Archived or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
+}
+
+/// What `session/mark` returns: the session's summary with its marks.
+pub type SessionMarkResponse = SessionRenameResponse;
 
 /// What `session/list` returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

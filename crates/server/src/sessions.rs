@@ -17,6 +17,7 @@ pub(crate) fn register(table: &mut MethodTable) {
     route!(table, wire::SessionDispose => session_dispose);
     route!(table, wire::SessionFork => session_fork);
     route!(table, wire::SessionRename => session_rename);
+    route!(table, wire::SessionMark => session_mark);
     route!(table, wire::HarnessStart => harness_start);
 }
 
@@ -51,6 +52,8 @@ async fn session_list(
         provider,
         provenance: params.provenance.map(Into::into),
         title_contains: params.title_contains.filter(|text| !text.is_empty()),
+        pinned: params.pinned,
+        archived: params.archived,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
     };
@@ -155,6 +158,21 @@ async fn session_rename(
     let session = parse_field("session", &params.session, SessionUri::parse)?;
     let summary = host
         .rename_session(&session, &params.title)
+        .await
+        .map_err(|e| host_error(&e))?;
+    Ok(wire::SessionRenameResponse {
+        summary: summary.into(),
+    })
+}
+
+async fn session_mark(
+    shared: &Shared,
+    params: <wire::SessionMark as Method>::Params,
+) -> Result<<wire::SessionMark as Method>::Response, RpcError> {
+    let session = parse_field("session", &params.session, SessionUri::parse)?;
+    let summary = shared
+        .host()
+        .mark_session(&session, params.pinned, params.archived)
         .await
         .map_err(|e| host_error(&e))?;
     Ok(wire::SessionRenameResponse {

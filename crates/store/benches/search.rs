@@ -80,6 +80,8 @@ fn new_session(index: usize) -> NewSession {
             working_directories: Vec::new(),
             started_at: at,
             updated_at: at,
+            pinned: false,
+            archived: false,
         },
         default_chat: hearth_store::ChatRecord {
             summary: hearth_core::ChatSummary {

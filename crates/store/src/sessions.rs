@@ -11,7 +11,7 @@ use crate::sqlite::SqliteStore;
 use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
 
 pub(crate) const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
-     working_directories, started_at, updated_at";
+     working_directories, started_at, updated_at, pinned, archived";
 
 /// Working directories as stored: a JSON array of paths, or NULL for none.
 pub(crate) fn encode_directories(directories: &[std::path::PathBuf]) -> Option<String> {
@@ -70,6 +70,8 @@ pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
         working_directories: decode_directories(row.try_get("working_directories").map_err(get)?)?,
         started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
         updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
+        pinned: row.try_get::<i64, _>("pinned").map_err(get)? != 0,
+        archived: row.try_get::<i64, _>("archived").map_err(get)? != 0,
     })
 }
 
@@ -221,6 +223,20 @@ impl SqliteStore {
         if query.title_contains.is_some() {
             sql.push_str(r" AND title LIKE ? ESCAPE '\'");
         }
+        if let Some(pinned) = query.pinned {
+            sql.push_str(if pinned {
+                " AND pinned = 1"
+            } else {
+                " AND pinned = 0"
+            });
+        }
+        if let Some(archived) = query.archived {
+            sql.push_str(if archived {
+                " AND archived = 1"
+            } else {
+                " AND archived = 0"
+            });
+        }
         if cursor.is_some() {
             sql.push_str(" AND (updated_at, id) < (?, ?)");
         }
@@ -270,11 +286,14 @@ impl SqliteStore {
 
     pub(crate) async fn update_session_impl(&self, summary: &SessionSummary) -> StoreResult<()> {
         let result = sqlx::query(
-            "UPDATE sessions SET title = ?, model = ?, updated_at = MAX(updated_at, ?)
+            "UPDATE sessions SET title = ?, model = ?, pinned = ?, archived = ?,
+                    updated_at = MAX(updated_at, ?)
              WHERE uri = ? AND deleted_at IS NULL",
         )
         .bind(summary.title.as_deref())
         .bind(summary.model.as_deref())
+        .bind(i64::from(summary.pinned))
+        .bind(i64::from(summary.archived))
         .bind(to_millis(&summary.updated_at))
         .bind(summary.uri.to_string())
         .execute(&self.relaxed)

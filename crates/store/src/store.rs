@@ -59,6 +59,10 @@ pub struct SessionQuery {
     pub provenance: Option<Provenance>,
     /// Only sessions whose title contains this text (ASCII letters in any case).
     pub title_contains: Option<String>,
+    /// Only pinned sessions (`Some(true)`) or only those not pinned (`Some(false)`).
+    pub pinned: Option<bool>,
+    /// Only archived sessions (`Some(true)`) or only those not archived (`Some(false)`).
+    pub archived: Option<bool>,
     /// Continue after this cursor (from a previous page).
     pub cursor: Option<String>,
     /// Page size (1..=500).
@@ -72,6 +76,8 @@ impl Default for SessionQuery {
             provider: None,
             provenance: None,
             title_contains: None,
+            pinned: None,
+            archived: None,
             cursor: None,
             limit: 50,
         }

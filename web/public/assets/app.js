@@ -45,6 +45,10 @@ class App {
     this.active = null;
     /** @type {SessionSummary[]} */
     this.recent = [];
+    /** @type {SessionSummary[]} the pinned sessions, listed first */
+    this.pinned = [];
+    /** whether Recent chats shows the archived sessions instead */
+    this.archivedView = false;
     /** @type {string | null} where the next page of Recent chats starts */
     this.recentCursor = null;
     /** @type {SessionSummary[]} the sessions whose titles match the search */
@@ -111,6 +115,12 @@ class App {
       el('h2', { class: 'shelf-title' }, 'Recent chats'),
       this.searchInput,
       this.recentList,
+      this.archivedToggle = el('button', {
+        class: 'button subtle small archived-toggle',
+        type: 'button',
+        'aria-pressed': 'false',
+        onclick: () => this.showArchived(!this.archivedView),
+      }, icon('archive'), 'Archived chats'),
     );
     this.tabStrip = el('div', { class: 'tab-strip', role: 'tablist', 'aria-label': 'Open sessions' });
     this.views = el('div', { class: 'views' });
@@ -225,7 +235,7 @@ class App {
         if (delivery.type !== 'envelope') return;
         const action = delivery.envelope.action;
         if (action.type === 'sessionAdded' || action.type === 'sessionUpdated') {
-          this.recent = [action.summary, ...this.recent.filter((s) => s.uri !== action.summary.uri)];
+          this.place(action.summary);
           this.found = this.found.map((s) => (s.uri === action.summary.uri ? action.summary : s));
           this.renderRecent();
         } else if (action.type === 'proposalChanged') {
@@ -234,6 +244,7 @@ class App {
           this.page?.proposalChanged?.();
         } else if (action.type === 'sessionRemoved') {
           this.recent = this.recent.filter((s) => s.uri !== action.session);
+          this.pinned = this.pinned.filter((s) => s.uri !== action.session);
           this.found = this.found.filter((s) => s.uri !== action.session);
           this.renderRecent();
           const tab = this.tabs.get(action.session);
@@ -270,10 +281,47 @@ class App {
     return params;
   }
 
+  /**
+   * The params of a page of Recent chats: the pinned ones come apart, the archived ones
+   * only in the archived view.
+   * @param {string | null} cursor
+   */
+  recentParams(cursor) {
+    return this.archivedView
+      ? { ...this.listParams(cursor), archived: true }
+      : { ...this.listParams(cursor), archived: false, pinned: false };
+  }
+
+  /**
+   * Puts a session where its marks say: pinned, recent or archived.
+   * @param {SessionSummary} summary
+   */
+  place(summary) {
+    this.pinned = this.pinned.filter((s) => s.uri !== summary.uri);
+    this.recent = this.recent.filter((s) => s.uri !== summary.uri);
+    if (Boolean(summary.archived) !== this.archivedView) return;
+    if (summary.pinned && !this.archivedView) this.pinned = [summary, ...this.pinned];
+    else this.recent = [summary, ...this.recent];
+  }
+
+  /** @param {boolean} archived */
+  async showArchived(archived) {
+    this.archivedView = archived;
+    this.archivedToggle.setAttribute('aria-pressed', String(archived));
+    replace(this.archivedToggle, icon(archived ? 'left' : 'archive'), archived ? 'Back to recent chats' : 'Archived chats');
+    await this.loadRecent();
+  }
+
   async loadRecent() {
     try {
-      const page = await this.rpc.call('session/list', this.listParams(null));
+      const [page, pinned] = await Promise.all([
+        this.rpc.call('session/list', this.recentParams(null)),
+        this.archivedView
+          ? Promise.resolve({ sessions: [] })
+          : this.rpc.call('session/list', { ...this.listParams(null), limit: 100, pinned: true, archived: false }),
+      ]);
       this.recent = page.sessions;
+      this.pinned = pinned.sessions;
       this.recentCursor = page.nextCursor ?? null;
     } catch (error) {
       this.recent = [];
@@ -371,7 +419,7 @@ class App {
     const search = this.search;
     try {
       /** @type {import('../../protocol').SessionListParams} */
-      const params = this.listParams(cursor);
+      const params = searching ? this.listParams(cursor) : this.recentParams(cursor);
       if (searching) params.titleContains = search;
       const page = await this.rpc.call('session/list', params);
       if (search !== this.search) return;
@@ -426,7 +474,7 @@ class App {
     // While searching, what the server found, with chats that came to match since.
     const listed = search
       ? [...this.recent.filter((session) => matches(session) && !this.found.some((found) => found.uri === session.uri)), ...this.found]
-      : this.recent;
+      : [...this.pinned, ...this.recent];
     const sessions = listed.filter((session) => this.inScope(session) && (!search || matches(session)));
     const cursor = search ? this.foundCursor : this.recentCursor;
     this.moreButton.hidden = !cursor;
@@ -434,7 +482,7 @@ class App {
       ? [el('li', { class: 'shelf-note' }, 'In messages'), ...this.messageHits.map((hit) => this.messageRow(hit))]
       : [];
     if (!sessions.length) {
-      replace(this.recentList, el('li', { class: 'muted empty' }, search ? 'No chat title matches.' : 'No chats yet.'), ...messages);
+      replace(this.recentList, el('li', { class: 'muted empty' }, search ? 'No chat title matches.' : this.archivedView ? 'No archived chats.' : 'No chats yet.'), ...messages);
       return;
     }
     replace(this.recentList, ...sessions.map((session) => this.recentRow(session)), cursor ? this.moreRow : null, ...messages);
@@ -450,8 +498,38 @@ class App {
         el('span', { class: 'recent-meta' }, `${session.harness} · ${when(session.updatedAt)}`),
       ),
       el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Rename ${session.title || 'New chat'}`, title: 'Rename', onclick: () => this.rename(session) }, icon('edit')),
+      session.archived ? null : el('button', {
+        class: `button subtle small pin${session.pinned ? ' on' : ''}`,
+        type: 'button',
+        'aria-pressed': String(Boolean(session.pinned)),
+        'aria-label': `Pin ${session.title || 'New chat'}`,
+        title: session.pinned ? 'Unpin' : 'Pin to the top',
+        onclick: () => this.mark(session, { pinned: !session.pinned }),
+      }, icon('pin')),
+      el('button', {
+        class: 'button subtle small archive',
+        type: 'button',
+        'aria-label': `${session.archived ? 'Unarchive' : 'Archive'} ${session.title || 'New chat'}`,
+        title: session.archived ? 'Back to recent chats' : 'Archive: kept and searchable, out of this list',
+        onclick: () => this.mark(session, session.archived ? { archived: false } : { archived: true, pinned: false }),
+      }, icon('archive')),
       el('button', { class: 'button subtle small', type: 'button', 'aria-label': `Delete ${session.title || 'New chat'}`, title: 'Delete', onclick: () => this.remove(session) }, icon('trash')),
     );
+  }
+
+  /**
+   * Pins, unpins, archives or unarchives a session.
+   * @param {SessionSummary} session
+   * @param {{ pinned?: boolean, archived?: boolean }} marks
+   */
+  async mark(session, marks) {
+    try {
+      const answer = await this.rpc.call('session/mark', { session: session.uri, ...marks });
+      this.place(answer.summary);
+      this.renderRecent();
+    } catch (error) {
+      this.showBanner(`Could not change the chat: ${message(error)}`, 'warn');
+    }
   }
 
   /** @param {SessionSummary} session */
@@ -460,7 +538,7 @@ class App {
     if (title === null || !title.trim()) return;
     try {
       const answer = await this.rpc.call('session/rename', { session: session.uri, title: title.trim() });
-      this.recent = this.recent.map((s) => (s.uri === session.uri ? answer.summary : s));
+      this.place(answer.summary);
       this.renderRecent();
     } catch (error) {
       this.showBanner(`Could not rename: ${message(error)}`, 'warn');
@@ -476,6 +554,7 @@ class App {
       const tab = this.tabs.get(session.uri);
       if (tab) this.dropTab(tab);
       this.recent = this.recent.filter((s) => s.uri !== session.uri);
+      this.pinned = this.pinned.filter((s) => s.uri !== session.uri);
       this.found = this.found.filter((s) => s.uri !== session.uri);
       this.renderRecent();
     } catch (error) {

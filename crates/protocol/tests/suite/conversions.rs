@@ -298,6 +298,8 @@ fn the_harness_is_read_under_its_old_name_and_still_sent_under_it() {
         working_directories: Vec::new(),
         started_at: now(),
         updated_at: now(),
+        pinned: false,
+        archived: false,
     };
     let sent = serde_json::to_value(wire::SessionSummary::from(summary.clone())).unwrap();
     assert_eq!(sent["harness"], "replay");

@@ -1,11 +1,12 @@
 //! `session/rename` through the real router: the title is trimmed, stored, and announced
 //! to the root's and the session's subscribers; bad titles and unknown sessions are
-//! refused with errors that say why.
+//! refused with errors that say why. `session/mark` pins and archives the same way, and
+//! the list filters by those marks.
 
 use hearth_core::SessionUri;
 use hearth_protocol::{
-    self as wire, ErrorKind, SessionList, SessionListParams, SessionRename, SessionRenameParams,
-    Subscribe, SubscribeParams,
+    self as wire, ErrorKind, SessionList, SessionListParams, SessionMark, SessionMarkParams,
+    SessionRename, SessionRenameParams, Subscribe, SubscribeParams,
 };
 use hearth_server::ServerError;
 use hearth_store::Store;
@@ -192,4 +193,113 @@ async fn the_session_list_finds_titles_over_every_page() {
         }
     }
     assert_eq!(found, wanted);
+}
+
+/// The titles a listing returns, in order.
+async fn titles(
+    client: &hearth_server::Client,
+    pinned: Option<bool>,
+    archived: Option<bool>,
+) -> Vec<String> {
+    let page = client
+        .call::<SessionList>(&SessionListParams {
+            pinned,
+            archived,
+            ..SessionListParams::default()
+        })
+        .await
+        .unwrap();
+    page.sessions.into_iter().filter_map(|s| s.title).collect()
+}
+
+#[tokio::test]
+async fn pinned_and_archived_sessions_are_stored_announced_and_listed_apart() {
+    let server = TestServer::start().await;
+    let (client, mut notifications) = server.client().await;
+    let mut uris = Vec::new();
+    for title in ["Alpha", "Bravo", "Charlie"] {
+        let session = create_session(&client).await.summary.uri;
+        client
+            .call::<SessionRename>(&SessionRenameParams {
+                session: session.clone(),
+                title: title.into(),
+            })
+            .await
+            .unwrap();
+        uris.push(session);
+    }
+    client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: hearth_protocol::ROOT_RESOURCE.to_owned(),
+            last_seq: None,
+            turn_limit: None,
+        })
+        .await
+        .unwrap();
+    let pinned = client
+        .call::<SessionMark>(&SessionMarkParams {
+            session: uris[0].clone(),
+            pinned: Some(true),
+            archived: None,
+        })
+        .await
+        .unwrap();
+    assert!(pinned.summary.pinned && !pinned.summary.archived);
+    match next_envelope(&mut notifications).await.action {
+        wire::Action::SessionUpdated { summary } => {
+            assert_eq!(
+                (summary.uri.as_str(), summary.pinned),
+                (uris[0].as_str(), true)
+            );
+        }
+        other => panic!("expected sessionUpdated, got {other:?}"),
+    }
+    client
+        .call::<SessionMark>(&SessionMarkParams {
+            session: uris[1].clone(),
+            pinned: None,
+            archived: Some(true),
+        })
+        .await
+        .unwrap();
+
+    assert_eq!(titles(&client, Some(true), None).await, ["Alpha"]);
+    assert_eq!(titles(&client, Some(false), Some(false)).await, ["Charlie"]);
+    assert_eq!(titles(&client, None, Some(true)).await, ["Bravo"]);
+    assert_eq!(
+        titles(&client, None, None).await,
+        ["Charlie", "Bravo", "Alpha"]
+    );
+    // Marks keep a session's place among the recent ones.
+    let stored = server
+        .host
+        .store
+        .session(&SessionUri::parse(&uris[1]).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stored.archived && !stored.pinned);
+
+    // Undone, it is back with the others; an unknown session is an error that says so.
+    client
+        .call::<SessionMark>(&SessionMarkParams {
+            session: uris[1].clone(),
+            pinned: None,
+            archived: Some(false),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        titles(&client, None, Some(true)).await,
+        Vec::<String>::new()
+    );
+    let missing = client
+        .call::<SessionMark>(&SessionMarkParams {
+            session: "hearth-session:fake/00000000-0000-4000-8000-000000000000".into(),
+            pinned: Some(true),
+            archived: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(rpc_error(missing).kind(), ErrorKind::NotFound);
 }

@@ -40,6 +40,8 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
             working_directories: vec!["/work/project".into(), "/work/notes".into()],
             started_at: at,
             updated_at: at,
+            pinned: false,
+            archived: false,
         },
         default_chat: chat_record(ChatUri::default_for(&uri), ChatOrigin::User, at),
     }
