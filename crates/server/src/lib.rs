@@ -40,6 +40,7 @@ mod mcp;
 mod options;
 mod permissions;
 mod projects;
+mod proposal_watch;
 mod proposals;
 mod providers;
 mod search;

@@ -94,6 +94,12 @@ impl Listener {
                 stop.child_token(),
             )
         });
+        if backend.approvals.is_some() {
+            tokio::spawn(crate::proposal_watch::watch_proposals(
+                backend.host.clone(),
+                stop.child_token(),
+            ));
+        }
         let app = App {
             shared: Shared::new(backend, options.queue_capacity),
             guard,

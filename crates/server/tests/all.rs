@@ -13,6 +13,7 @@ mod suite {
     mod mcp;
     mod methods;
     mod pages;
+    mod proposal_watch;
     mod rename;
     mod rpc;
     mod stdio;

@@ -346,6 +346,27 @@ impl SqliteStore {
         Ok(())
     }
 
+    pub(crate) async fn proposals_changed_after_impl(
+        &self,
+        after: Timestamp,
+    ) -> StoreResult<Vec<(String, Timestamp)>> {
+        let rows = sqlx::query(
+            "SELECT id, updated_at FROM proposals WHERE updated_at >= ?
+             ORDER BY updated_at LIMIT 500",
+        )
+        .bind(to_millis(&after))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get("id").map_err(|e| self.error(e))?;
+                let at: i64 = row.try_get("updated_at").map_err(|e| self.error(e))?;
+                Ok((id, from_millis(at)?))
+            })
+            .collect()
+    }
+
     async fn proposal_impl(&self, id: &ProposalId) -> StoreResult<Option<ProposalRecord>> {
         let sql = format!("SELECT {COLUMNS} FROM proposals WHERE id = ?");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))

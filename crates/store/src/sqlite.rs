@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hearth_core::{
-    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionSummary, SessionUri, Turn,
-    TurnId,
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionSummary, SessionUri,
+    Timestamp, Turn, TurnId,
 };
 use sqlx::SqlitePool;
 
@@ -156,6 +156,13 @@ impl Store for SqliteStore {
         query: &'a SessionQuery,
     ) -> BoxFuture<'a, StoreResult<SessionPage>> {
         Box::pin(self.list_sessions_impl(query))
+    }
+
+    fn proposals_changed_after<'a>(
+        &'a self,
+        after: Timestamp,
+    ) -> BoxFuture<'a, StoreResult<Vec<(String, Timestamp)>>> {
+        Box::pin(self.proposals_changed_after_impl(after))
     }
 
     fn search_turns<'a>(

@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use hearth_core::{
     ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId, Provenance,
-    SessionSummary, SessionUri, Turn, TurnId,
+    SessionSummary, SessionUri, Timestamp, Turn, TurnId,
 };
 
 use crate::error::StoreResult;
@@ -143,6 +143,17 @@ pub trait Store: Send + Sync + 'static {
         &'a self,
         query: &'a SessionQuery,
     ) -> BoxFuture<'a, StoreResult<SessionPage>>;
+
+    /// The proposals changed (staged or decided, by any process) at or after `after`,
+    /// oldest change first, at most 500: their ids with the time of the change. A store
+    /// that cannot tell answers none.
+    fn proposals_changed_after<'a>(
+        &'a self,
+        after: Timestamp,
+    ) -> BoxFuture<'a, StoreResult<Vec<(String, Timestamp)>>> {
+        let _ = after;
+        Box::pin(async { Ok(Vec::new()) })
+    }
 
     /// Turns of live sessions holding every word of the query, newest chat first (see
     /// [`SearchQuery`]).
