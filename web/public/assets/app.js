@@ -10,6 +10,7 @@ import { SessionTab } from './conversation.js';
 import { CalendarPage } from './calendar.js';
 import { icon } from './icons.js';
 import { ProposalsPage, AuditPage, SetupPage, ProjectsPage, trustBeforeEntering } from './pages.js';
+import { TrashPage } from './trash.js';
 import { isUnused, afterClose, stepTab, defaultChatOf } from './tabs.js';
 
 /** @typedef {import('../../protocol').SessionSummary} SessionSummary */
@@ -101,6 +102,7 @@ class App {
       this.link('#/proposals', 'Proposals', this.pendingBadge),
       this.link('#/audit', 'Audit log'),
       this.link('#/setup', 'Setup'),
+      this.link('#/trash', 'Trash'),
     );
     const sidebar = el('aside', { class: 'sidebar', id: 'sidebar', 'aria-label': 'Hearth' },
       el('div', { class: 'brand' },
@@ -383,20 +385,11 @@ class App {
     this.openSession(hit.session);
     const tab = this.tabs.get(hit.session);
     if (!tab) return;
+    if (tab.chatUri !== hit.chat) tab.showChat(hit.chat);
+    // The chat's first page arrives with its subscription; older turns load as needed.
     const deadline = Date.now() + 5000;
-    /** @type {Element | null} */
-    let turn = null;
-    while (Date.now() < deadline) {
-      turn = tab.element.querySelector(`[data-turn="${CSS.escape(hit.turnId)}"]`);
-      if (turn) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!(turn instanceof HTMLElement)) return;
-    turn.scrollIntoView({ block: 'center' });
-    turn.classList.add('found');
-    turn.tabIndex = -1;
-    turn.focus({ preventScroll: true });
-    setTimeout(() => turn?.classList.remove('found'), 4000);
+    while (!tab.chat && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (!(await tab.revealTurn(hit.turnId))) this.showBanner('That turn could not be shown.', 'warn');
   }
 
   /** @param {SearchHit} hit */
@@ -547,7 +540,7 @@ class App {
 
   /** @param {SessionSummary} session */
   async remove(session) {
-    const sure = await confirmDialog(`Delete “${session.title || 'New chat'}” and all its chats? This cannot be undone.`, 'Delete');
+    const sure = await confirmDialog(`Move “${session.title || 'New chat'}” and all its chats to the trash? It can be restored from Trash until the trash is emptied.`, 'Move to trash');
     if (!sure) return;
     try {
       await this.rpc.call('session/dispose', { session: session.uri });
@@ -1015,6 +1008,9 @@ class App {
         break;
       case 'setup':
         this.page = new SetupPage(context, this.pageHost);
+        break;
+      case 'trash':
+        this.page = new TrashPage(context, this.pageHost);
         break;
       case 'projects':
         this.page = new ProjectsPage(context, this.pageHost, null);
