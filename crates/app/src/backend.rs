@@ -85,6 +85,14 @@ pub async fn backend_and_gate(
         approvals: Some(Arc::new(approvals)),
         projects: Some(projects),
         calendars: Some(crate::tools::build_calendars(app)?),
+        materializer: match materializer(app) {
+            Ok(materializer) => Some(materializer),
+            Err(error) => {
+                tracing::warn!("project context cannot be prepared from a client: {error:#}");
+                None
+            }
+        },
+        paths: Some(app.paths.clone()),
     };
     Ok((backend, gate))
 }

@@ -29,6 +29,12 @@ pub struct Backend {
     /// The calendars (`calendar/list`, `calendar/events`); `None` makes them answer that
     /// they are not available.
     pub calendars: Option<hearth_calendar::Calendars>,
+    /// Prepares projects' context sources (`project/context`, `project/retrySource`);
+    /// `None` makes them answer that they are not available.
+    pub materializer: Option<hearth_projects::context::Materializer>,
+    /// The data directory and `config.toml` that `provider/add` and `provider/remove`
+    /// change; `None` makes them answer that they are not available.
+    pub paths: Option<hearth_config::Paths>,
 }
 
 impl Backend {
@@ -42,6 +48,8 @@ impl Backend {
             approvals: None,
             projects: None,
             calendars: None,
+            materializer: None,
+            paths: None,
         }
     }
 }
@@ -49,6 +57,11 @@ impl Backend {
 /// What every connection of one server shares.
 pub(crate) struct Shared {
     pub backend: Backend,
+    /// The configuration as `provider/*` reads it now: `provider/add` and
+    /// `provider/remove` replace it, so the change shows without a restart.
+    pub config: std::sync::RwLock<Config>,
+    /// The preparations of project context running here.
+    pub context_runs: crate::project_context::ContextRuns,
     pub fanout: Arc<FanOut>,
     pub queue_capacity: usize,
     next_connection: AtomicU64,
@@ -58,6 +71,8 @@ impl Shared {
     pub fn new(backend: Backend, queue_capacity: usize) -> Arc<Self> {
         Arc::new(Self {
             fanout: FanOut::new(backend.host.clone()),
+            config: std::sync::RwLock::new(backend.config.clone()),
+            context_runs: crate::project_context::ContextRuns::default(),
             backend,
             queue_capacity,
             next_connection: AtomicU64::new(1),

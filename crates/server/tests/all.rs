@@ -13,6 +13,7 @@ mod suite {
     mod mcp;
     mod methods;
     mod pages;
+    mod provider_setup;
     mod rename;
     mod rpc;
     mod stdio;
