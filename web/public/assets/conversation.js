@@ -8,6 +8,7 @@ import { el, replace, when, diffView, message } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf } from './state.js';
 import { explainError } from './tabs.js';
+import { showContextStatus } from './project_settings.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {import('./rpc.js').Delivery} Delivery */
@@ -232,6 +233,7 @@ export class SessionTab {
     }
     this.renderChats();
     this.renderHarness();
+    showContextStatus(this);
     this.host.changed(this);
   }
 
