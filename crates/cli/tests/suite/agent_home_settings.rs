@@ -222,6 +222,7 @@ async fn a_project_is_made_edited_its_failed_source_retried_and_deleted_only_by_
     )
     .await;
     assert!(composer.contains("1 of 1 source failed"), "{composer}");
+    screenshot_at(&page, "project-chat-context-failed", SCREENS[0]).await;
 
     // The cause fixed (while the page shows the failure), Retry makes it ready.
     page.evaluate(format!("location.hash = '#/project/{project_id}/settings'"))
