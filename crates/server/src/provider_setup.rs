@@ -9,7 +9,8 @@
 //!    mode 0600, in a 0700 folder); `config.toml` names that file, never the key. A
 //!    variable's name is written as `api_key_env`.
 //! 4. `config.toml` is changed as a document (`hearth_config::ConfigEdit`): comments,
-//!    order and other entries kept, the result checked to read before it is written.
+//!    order and other entries kept, the result checked to read before it is written;
+//!    one change at a time.
 //! 5. The server's own copy of the configuration is replaced, so `provider/list` and
 //!    `provider/test` show the change at once. Chats with a new provider need the
 //!    server restarted: its agents are fixed when it starts (`usableNow` says which).
@@ -29,6 +30,10 @@ use crate::providers::{current_config, list_providers, test_result};
 
 /// The folder of the data directory holding pasted keys.
 const KEYS_FOLDER: &str = "keys";
+
+/// One change of `config.toml` at a time: two requests never read the same file and
+/// each write their own version of it.
+static CONFIG_WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The setup methods.
 pub(crate) fn register(table: &mut MethodTable) {
@@ -167,6 +172,7 @@ async fn provider_add(
     if let Some(model) = &model {
         entries.push(("default_model", ConfigValue::from(model.as_str())));
     }
+    let _writing = CONFIG_WRITES.lock().await;
     let mut edit = ConfigEdit::open(&paths.config_file).map_err(|error| {
         RpcError::new(
             ErrorKind::Internal,
@@ -268,6 +274,7 @@ async fn provider_remove(
 ) -> Result<<wire::ProviderRemove as Method>::Response, RpcError> {
     let paths = paths(shared)?;
     let id = params.id.trim().to_owned();
+    let _writing = CONFIG_WRITES.lock().await;
     let mut edit = ConfigEdit::open(&paths.config_file)
         .map_err(|error| RpcError::new(ErrorKind::Internal, error.to_string(), false))?;
     if !edit.remove_table("providers", &id) {
