@@ -836,6 +836,28 @@ export type ProjectAddSourceParams = {
   source: string;
 };
 
+/** `project/context` params. */
+export type ProjectContextParams = {
+  /** Its id, name, or the start of its id. */
+  project: string;
+  /** Answer once the preparation under way (if any) has ended, instead of at once. */
+  wait?: boolean;
+};
+
+/** `project/context` and `project/retrySource` result: where a trusted project's
+ * context sources stand. Sources not prepared yet start preparing when this is
+ * asked. */
+export type ProjectContextResponse = {
+  /** How many sources failed. */
+  failed: number;
+  /** Whether some source is being prepared now. */
+  materializing: boolean;
+  /** The project's id. */
+  projectId: string;
+  /** Each source, in the project's order. */
+  sources: Array<ProjectSourceStatus>;
+};
+
 /** `project/create` params. */
 export type ProjectCreateParams = {
   /** A line about it. */
@@ -931,6 +953,15 @@ export type ProjectResponse = {
   project: Project;
 };
 
+/** `project/retrySource` params: prepares one source again, even though it failed
+ * before; answers when it is done. */
+export type ProjectRetrySourceParams = {
+  /** Its id, name, or the start of its id. */
+  project: string;
+  /** The source's target as `project/context` lists it. */
+  source: string;
+};
+
 /** What a project's `project.md` gives the agents working in it, for the user to see
  * before Hearth acts on it: its description and instructions become their
  * instructions, folders outside become their working directories, files outside are
@@ -971,6 +1002,23 @@ export type ProjectSource = {
   target: string;
 };
 
+/** Where one context source stands. */
+export type ProjectSourceState = ('ready' | 'materializing' | 'pending' | 'failed');
+
+/** One context source and where it stands (a pattern's files follow it). */
+export type ProjectSourceStatus = {
+  /** Why it failed, when it failed. */
+  error?: string | null;
+  /** `web`, `youtube`, `file`, `folder` or `glob`. */
+  kind: string;
+  /** Where it stands. */
+  state: ProjectSourceState;
+  /** Its URL, path or pattern. */
+  target: string;
+  /** The document's title, when it has one. */
+  title?: string | null;
+};
+
 /** Whether a project can take new sessions. */
 export type ProjectState = ('ready' | 'missing' | 'unreadable' | 'needsTrust');
 
@@ -982,6 +1030,22 @@ export type ProjectTrustParams = {
   /** The `digest` of the review the user saw; fails with a `conflict` error if the
    * file gives anything else now. Without it, the file is trusted as it is. */
   reviewDigest?: string | null;
+};
+
+/** `project/update` params: the user's changes to a project's settings. A field left
+ * out stays as it is; an empty string clears it. The project stays trusted: the change
+ * is the user's own. */
+export type ProjectUpdateParams = {
+  /** The agent (a harness id from `initialize`) its new chats use. */
+  defaultAgent?: string | null;
+  /** The model its new chats use. */
+  defaultModel?: string | null;
+  /** A line about it. */
+  description?: string | null;
+  /** Its instructions (Markdown, the body of `project.md`). */
+  instructions?: string | null;
+  /** Its id, name, or the start of its id. */
+  project: string;
 };
 
 /** A change a mutating tool staged, awaiting (or past) the user's decision. */
@@ -1109,6 +1173,37 @@ export type ProposedEvent = {
 /** Where a session was first registered from. */
 export type Provenance = ('hearth' | 'external');
 
+/** `provider/add`: tests a provider with the same check as `hearth doctor` and, only
+ * if it answers, adds it to `config.toml` (comments and other entries kept). */
+export type ProviderAddParams = {
+  /** API base URL (default: the official endpoint of `kind`). */
+  baseUrl?: string | null;
+  /** Its id in `config.toml` (`[providers.<id>]`): letters, digits, `-` and `_`. */
+  id: string;
+  /** Its API key. */
+  key: ProviderKeyParam;
+  /** The API it speaks. */
+  kind: ProviderKindParam;
+  /** The model used when none is chosen. */
+  model?: string | null;
+};
+
+/** What `provider/add` returns. */
+export type ProviderAddResponse = ({
+    /** The provider as `provider/list` now shows it. */
+    provider: ProviderInfo;
+    /** How the check went. */
+    test: ProviderTestResult;
+    type: 'added';
+    /** Whether new chats can use it now; otherwise `hearth serve` must be
+     * restarted first. */
+    usableNow: boolean;
+  } | {
+    /** How the check went. */
+    test: ProviderTestResult;
+    type: 'failed';
+  });
+
 /** A model provider. */
 export type ProviderInfo = {
   /** API base URL. */
@@ -1130,6 +1225,22 @@ export type ProviderInfo = {
   source: string;
 };
 
+/** Where an added provider's API key comes from. */
+export type ProviderKeyParam = ({
+    /** The key. */
+    key: string;
+    type: 'pasted';
+  } | {
+    type: 'environment';
+    /** Its name. */
+    variable: string;
+  } | {
+    type: 'none';
+  });
+
+/** The API a provider added from a client speaks. */
+export type ProviderKindParam = ('openai' | 'anthropic');
+
 /** `provider/list`: the model providers from `config.toml`, the environment and a local
  * Ollama. */
 export type ProviderListParams = { [key: string]: unknown };
@@ -1140,6 +1251,20 @@ export type ProviderListResponse = {
   problems: Array<string>;
   /** The providers. */
   providers: Array<ProviderInfo>;
+};
+
+/** `provider/remove`: removes a provider that `config.toml` declares (and its key file). */
+export type ProviderRemoveParams = {
+  /** Its id. */
+  id: string;
+};
+
+/** What `provider/remove` returns. */
+export type ProviderRemoveResponse = {
+  /** Its id. */
+  id: string;
+  /** Whether its key file was deleted too. */
+  keyFileRemoved: boolean;
 };
 
 /** How one check went. */
@@ -1701,6 +1826,7 @@ export interface Methods {
   'permission/respond': { params: PermissionRespondParams; result: PermissionRespondResponse };
   'permission/revokeGrant': { params: PermissionRevokeGrantParams; result: PermissionRevokeGrantResponse };
   'project/addSource': { params: ProjectAddSourceParams; result: ProjectResponse };
+  'project/context': { params: ProjectContextParams; result: ProjectContextResponse };
   'project/create': { params: ProjectCreateParams; result: ProjectCreateResponse };
   'project/delete': { params: ProjectParams; result: ProjectDeleteResponse };
   'project/get': { params: ProjectParams; result: ProjectResponse };
@@ -1708,11 +1834,15 @@ export interface Methods {
   'project/relink': { params: ProjectRelinkParams; result: ProjectResponse };
   'project/removeSource': { params: ProjectRemoveSourceParams; result: ProjectResponse };
   'project/rename': { params: ProjectRenameParams; result: ProjectResponse };
+  'project/retrySource': { params: ProjectRetrySourceParams; result: ProjectContextResponse };
   'project/trust': { params: ProjectTrustParams; result: ProjectResponse };
+  'project/update': { params: ProjectUpdateParams; result: ProjectResponse };
   'proposal/approve': { params: ProposalApproveParams; result: ProposalDecisionResponse };
   'proposal/list': { params: ProposalListParams; result: ProposalListResponse };
   'proposal/reject': { params: ProposalRejectParams; result: ProposalDecisionResponse };
+  'provider/add': { params: ProviderAddParams; result: ProviderAddResponse };
   'provider/list': { params: ProviderListParams; result: ProviderListResponse };
+  'provider/remove': { params: ProviderRemoveParams; result: ProviderRemoveResponse };
   'provider/test': { params: ProviderTestParams; result: ProviderTestResponse };
   'search/query': { params: SearchQueryParams; result: SearchQueryResponse };
   'session/create': { params: SessionCreateParams; result: SessionCreateResponse };

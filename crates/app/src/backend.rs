@@ -86,6 +86,14 @@ pub async fn backend_and_gate(
         projects: Some(projects),
         calendars: Some(crate::tools::build_calendars(app)?),
         attachments: Some(app.paths.home.join("attachments")),
+        materializer: match materializer(app) {
+            Ok(materializer) => Some(materializer),
+            Err(error) => {
+                tracing::warn!("project context cannot be prepared from a client: {error:#}");
+                None
+            }
+        },
+        paths: Some(app.paths.clone()),
     };
     Ok((backend, gate))
 }

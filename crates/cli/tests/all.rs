@@ -10,6 +10,7 @@ mod suite {
     mod agent_home_messages;
     mod agent_home_projects;
     mod agent_home_search;
+    mod agent_home_settings;
     mod agent_home_tabs;
     mod agent_tools;
     mod agents;
@@ -34,6 +35,7 @@ mod suite {
     mod mcp_servers;
     mod mock;
     mod native;
+    mod project_settings;
     mod project_trust;
     mod projects;
     mod prompt_input;

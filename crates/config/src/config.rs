@@ -275,6 +275,9 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// The API key itself (prefer `api_key_env`); never logged or stored.
     pub api_key: Option<String>,
+    /// A file holding the API key (as Agent Home's provider setup writes it: in the
+    /// data directory, mode 0600); read when the provider is used.
+    pub api_key_file: Option<PathBuf>,
     /// Models offered.
     #[serde(default)]
     pub models: Vec<String>,
@@ -302,11 +305,19 @@ pub struct ProviderConfig {
 }
 
 impl ProviderConfig {
-    /// The API key: the inline value, else the named environment variable.
+    /// The API key: the inline value, else the key file, else the named environment
+    /// variable.
     pub fn resolve_api_key(&self) -> Option<String> {
         self.api_key
             .clone()
             .filter(|key| !key.is_empty())
+            .or_else(|| {
+                self.api_key_file
+                    .as_deref()
+                    .and_then(|path| fs::read_to_string(path).ok())
+                    .map(|key| key.trim().to_owned())
+                    .filter(|key| !key.is_empty())
+            })
             .or_else(|| {
                 self.api_key_env
                     .as_deref()
@@ -323,6 +334,7 @@ impl fmt::Debug for ProviderConfig {
             .field("base_url", &self.base_url)
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key_file", &self.api_key_file)
             .field("models", &self.models)
             .field("default_model", &self.default_model)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())

@@ -36,7 +36,7 @@ pub use mirror::{
 };
 pub use policy::{PROJECT_POLICY, compose_instructions};
 pub use project_file::{PROJECT_FILE, ProjectFile};
-pub use registry::{Created, Project, Projects, Relinked};
+pub use registry::{Created, Project, ProjectChanges, Projects, Relinked};
 pub use scopes::{ProjectScopes, session_folders};
 pub use trust::{Consent, OutsideSource, Review, ReviewReason, TrustDigest};
 pub use view::{OpenEnd, PendingOpen, ScopeView};

@@ -332,6 +332,36 @@ impl Projects {
         .await
     }
 
+    /// Changes a project's settings as the user asked ([`ProjectChanges`]); a trusted
+    /// project stays trusted, and its mirror follows its instructions.
+    pub async fn update(&self, key: &str, changes: ProjectChanges) -> ProjectResult<ProjectRecord> {
+        let cleared = |text: String| {
+            let text = text.trim().to_owned();
+            (!text.is_empty()).then_some(text)
+        };
+        self.edit(key, |file| {
+            if let Some(description) = changes.description {
+                file.description = cleared(description);
+            }
+            if let Some(instructions) = changes.instructions {
+                let instructions = instructions.trim();
+                file.instructions = if instructions.is_empty() {
+                    String::new()
+                } else {
+                    format!("{instructions}\n")
+                };
+            }
+            if let Some(agent) = changes.agent {
+                file.agent = cleared(agent);
+            }
+            if let Some(model) = changes.model {
+                file.model = cleared(model);
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Adds a context source (no effect when the project has it already).
     pub async fn add_source(
         &self,
@@ -450,6 +480,20 @@ impl Projects {
         }
         Ok(record)
     }
+}
+
+/// The user's changes to a project's settings: a field left `None` stays as it is, an
+/// empty (or blank) text clears it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProjectChanges {
+    /// A line about it.
+    pub description: Option<String>,
+    /// Its instructions (the body of `project.md`).
+    pub instructions: Option<String>,
+    /// The agent its new sessions use.
+    pub agent: Option<String>,
+    /// The model its new sessions use.
+    pub model: Option<String>,
 }
 
 /// Reads a registered project's file, checking that it is still the same project.

@@ -69,11 +69,12 @@ pub use methods::{
     ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel,
     ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
     NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,
-    ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
-    ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
-    ProposalReject, ProviderList, ProviderTest, Resynced, SearchQuery, SessionCreate,
-    SessionDispose, SessionFork, SessionList, SessionMark, SessionRename, Subscribe,
-    SubscriptionEnded, Unsubscribe,
+    ProjectAddSource, ProjectContext, ProjectCreate, ProjectDelete, ProjectGet, ProjectList,
+    ProjectRelink, ProjectRemoveSource, ProjectRename, ProjectRetrySource, ProjectTrust,
+    ProjectUpdate, ProposalApprove, ProposalList, ProposalReject, ProviderAdd, ProviderList,
+    ProviderRemove, ProviderTest, Resynced, SearchQuery, SessionCreate, SessionDispose,
+    SessionFork, SessionList, SessionMark, SessionRename, Subscribe, SubscriptionEnded,
+    Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -81,15 +82,18 @@ pub use model::{
     Provenance, Scope, SessionState, SessionSummary, Timestamp,
 };
 pub use projects::{
-    Project, ProjectAddSourceParams, ProjectCreateParams, ProjectCreateResponse,
-    ProjectDeleteResponse, ProjectListParams, ProjectListResponse, ProjectOutsideSource,
-    ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams, ProjectRenameParams,
-    ProjectResponse, ProjectReview, ProjectReviewReason, ProjectSource, ProjectState,
-    ProjectTrustParams,
+    Project, ProjectAddSourceParams, ProjectContextParams, ProjectContextResponse,
+    ProjectCreateParams, ProjectCreateResponse, ProjectDeleteResponse, ProjectListParams,
+    ProjectListResponse, ProjectOutsideSource, ProjectParams, ProjectRelinkParams,
+    ProjectRemoveSourceParams, ProjectRenameParams, ProjectResponse, ProjectRetrySourceParams,
+    ProjectReview, ProjectReviewReason, ProjectSource, ProjectSourceState, ProjectSourceStatus,
+    ProjectState, ProjectTrustParams, ProjectUpdateParams,
 };
 pub use providers::{
-    KeyState, ProviderInfo, ProviderListParams, ProviderListResponse, ProviderTestOutcome,
-    ProviderTestParams, ProviderTestResponse, ProviderTestResult,
+    KeyState, ProviderAddParams, ProviderAddResponse, ProviderInfo, ProviderKeyParam,
+    ProviderKindParam, ProviderListParams, ProviderListResponse, ProviderRemoveParams,
+    ProviderRemoveResponse, ProviderTestOutcome, ProviderTestParams, ProviderTestResponse,
+    ProviderTestResult,
 };
 pub use schema::{REGENERATE_COMMAND, SCHEMA_FILE, schema, schema_text};
 pub use search::{SearchHit, SearchQueryParams, SearchQueryResponse, SnippetPiece};

@@ -25,12 +25,14 @@ use crate::chat_methods::{
     PermissionRevokeGrantResponse,
 };
 use crate::projects::{
-    ProjectAddSourceParams, ProjectCreateParams, ProjectCreateResponse, ProjectDeleteResponse,
-    ProjectListParams, ProjectListResponse, ProjectParams, ProjectRelinkParams,
-    ProjectRemoveSourceParams, ProjectRenameParams, ProjectResponse, ProjectTrustParams,
+    ProjectAddSourceParams, ProjectContextParams, ProjectContextResponse, ProjectCreateParams,
+    ProjectCreateResponse, ProjectDeleteResponse, ProjectListParams, ProjectListResponse,
+    ProjectParams, ProjectRelinkParams, ProjectRemoveSourceParams, ProjectRenameParams,
+    ProjectResponse, ProjectRetrySourceParams, ProjectTrustParams, ProjectUpdateParams,
 };
 use crate::providers::{
-    ProviderListParams, ProviderListResponse, ProviderTestParams, ProviderTestResponse,
+    ProviderAddParams, ProviderAddResponse, ProviderListParams, ProviderListResponse,
+    ProviderRemoveParams, ProviderRemoveResponse, ProviderTestParams, ProviderTestResponse,
 };
 use crate::search::{SearchQueryParams, SearchQueryResponse};
 use crate::session_methods::{
@@ -173,6 +175,10 @@ methods! {
     ProviderList = "provider/list" (ProviderListParams) -> ProviderListResponse;
     /// `provider/test`: checks model providers.
     ProviderTest = "provider/test" (ProviderTestParams) -> ProviderTestResponse;
+    /// `provider/add`: tests a provider and, if it answers, adds it to `config.toml`.
+    ProviderAdd = "provider/add" (ProviderAddParams) -> ProviderAddResponse;
+    /// `provider/remove`: removes a provider `config.toml` declares.
+    ProviderRemove = "provider/remove" (ProviderRemoveParams) -> ProviderRemoveResponse;
     /// `audit/list`: the audit log.
     AuditList = "audit/list" (AuditListParams) -> AuditListResponse;
     /// `audit/verify`: checks the audit log's chain, key, head file and proposals.
@@ -197,6 +203,14 @@ methods! {
     ProjectRemoveSource = "project/removeSource" (ProjectRemoveSourceParams) -> ProjectResponse;
     /// `project/relink`: points a project whose folder moved at its new folder.
     ProjectRelink = "project/relink" (ProjectRelinkParams) -> ProjectResponse;
+    /// `project/update`: changes a project's description, instructions, default agent
+    /// or model.
+    ProjectUpdate = "project/update" (ProjectUpdateParams) -> ProjectResponse;
+    /// `project/context`: where a project's context sources stand (preparing those not
+    /// prepared yet).
+    ProjectContext = "project/context" (ProjectContextParams) -> ProjectContextResponse;
+    /// `project/retrySource`: prepares a source again, even one that failed.
+    ProjectRetrySource = "project/retrySource" (ProjectRetrySourceParams) -> ProjectContextResponse;
     /// `calendar/list`: the calendars, the zone times are shown in and the clock.
     CalendarList = "calendar/list" (CalendarListParams) -> CalendarListResponse;
     /// `calendar/events`: a window's events, repeats expanded, and pending changes.

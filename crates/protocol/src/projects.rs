@@ -272,3 +272,97 @@ pub struct ProjectDeleteResponse {
     /// Whether Hearth's `AGENTS.md` mirror was removed from its folder.
     pub mirror_removed: bool,
 }
+
+/// `project/update` params: the user's changes to a project's settings. A field left
+/// out stays as it is; an empty string clears it. The project stays trusted: the change
+/// is the user's own.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectUpdateParams {
+    /// Its id, name, or the start of its id.
+    pub project: String,
+    /// A line about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its instructions (Markdown, the body of `project.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// The agent (a harness id from `initialize`) its new chats use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_agent: Option<String>,
+    /// The model its new chats use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+}
+
+/// Where one context source stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ProjectSourceState {
+    /// Converted (or, for a folder or pattern, listed): the project's chats read it.
+    Ready,
+    /// Being fetched or converted now.
+    Materializing,
+    /// Not converted yet, or changed since: it is prepared before the next first
+    /// prompt of a chat in the project.
+    Pending,
+    /// It could not be prepared; `error` says why. It is skipped until it changes or
+    /// the user retries it (`project/retrySource`).
+    Failed,
+}
+
+/// One context source and where it stands (a pattern's files follow it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSourceStatus {
+    /// `web`, `youtube`, `file`, `folder` or `glob`.
+    pub kind: String,
+    /// Its URL, path or pattern.
+    pub target: String,
+    /// Where it stands.
+    pub state: ProjectSourceState,
+    /// Why it failed, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The document's title, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// `project/context` params.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectContextParams {
+    /// Its id, name, or the start of its id.
+    pub project: String,
+    /// Answer once the preparation under way (if any) has ended, instead of at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wait: bool,
+}
+
+/// `project/context` and `project/retrySource` result: where a trusted project's
+/// context sources stand. Sources not prepared yet start preparing when this is
+/// asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectContextResponse {
+    /// The project's id.
+    pub project_id: String,
+    /// Each source, in the project's order.
+    pub sources: Vec<ProjectSourceStatus>,
+    /// Whether some source is being prepared now.
+    pub materializing: bool,
+    /// How many sources failed.
+    pub failed: u64,
+}
+
+/// `project/retrySource` params: prepares one source again, even though it failed
+/// before; answers when it is done.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectRetrySourceParams {
+    /// Its id, name, or the start of its id.
+    pub project: String,
+    /// The source's target as `project/context` lists it.
+    pub source: String,
+}

@@ -123,3 +123,111 @@ pub struct ProviderTestResponse {
     /// One result per provider checked.
     pub results: Vec<ProviderTestResult>,
 }
+
+/// The API a provider added from a client speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ProviderKindParam {
+    /// An OpenAI-compatible Chat Completions server.
+    Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+/// Where an added provider's API key comes from.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ProviderKeyParam {
+    /// The key itself: kept in a file of the data directory (mode 0600) that
+    /// `config.toml` names, never in `config.toml` itself.
+    Pasted {
+        /// The key.
+        key: String,
+    },
+    /// The environment variable holding it (in the server's environment).
+    Environment {
+        /// Its name.
+        variable: String,
+    },
+    /// The server needs no key (a local one).
+    None,
+}
+
+impl std::fmt::Debug for ProviderKeyParam {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Pasted { .. } => f.write_str("Pasted { key: <redacted> }"),
+            Self::Environment { variable } => f
+                .debug_struct("Environment")
+                .field("variable", variable)
+                .finish(),
+            Self::None => f.write_str("None"),
+        }
+    }
+}
+
+/// `provider/add`: tests a provider with the same check as `hearth doctor` and, only
+/// if it answers, adds it to `config.toml` (comments and other entries kept).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderAddParams {
+    /// Its id in `config.toml` (`[providers.<id>]`): letters, digits, `-` and `_`.
+    pub id: String,
+    /// The API it speaks.
+    pub kind: ProviderKindParam,
+    /// API base URL (default: the official endpoint of `kind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The model used when none is chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Its API key.
+    pub key: ProviderKeyParam,
+}
+
+/// What `provider/add` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ProviderAddResponse {
+    /// It answered and was saved.
+    Added {
+        /// How the check went.
+        test: ProviderTestResult,
+        /// The provider as `provider/list` now shows it.
+        provider: Box<ProviderInfo>,
+        /// Whether new chats can use it now; otherwise `hearth serve` must be
+        /// restarted first.
+        usable_now: bool,
+    },
+    /// It did not answer: nothing was saved.
+    Failed {
+        /// How the check went.
+        test: ProviderTestResult,
+    },
+}
+
+/// `provider/remove`: removes a provider that `config.toml` declares (and its key file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderRemoveParams {
+    /// Its id.
+    pub id: String,
+}
+
+/// What `provider/remove` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderRemoveResponse {
+    /// Its id.
+    pub id: String,
+    /// Whether its key file was deleted too.
+    pub key_file_removed: bool,
+}

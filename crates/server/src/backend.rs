@@ -32,6 +32,12 @@ pub struct Backend {
     /// Where uploaded attachments are kept; `None` makes `attachment/upload` answer that
     /// it is not available.
     pub attachments: Option<std::path::PathBuf>,
+    /// Prepares projects' context sources (`project/context`, `project/retrySource`);
+    /// `None` makes them answer that they are not available.
+    pub materializer: Option<hearth_projects::context::Materializer>,
+    /// The data directory and `config.toml` that `provider/add` and `provider/remove`
+    /// change; `None` makes them answer that they are not available.
+    pub paths: Option<hearth_config::Paths>,
 }
 
 impl Backend {
@@ -46,6 +52,8 @@ impl Backend {
             projects: None,
             calendars: None,
             attachments: None,
+            materializer: None,
+            paths: None,
         }
     }
 }
@@ -53,6 +61,11 @@ impl Backend {
 /// What every connection of one server shares.
 pub(crate) struct Shared {
     pub backend: Backend,
+    /// The configuration as `provider/*` reads it now: `provider/add` and
+    /// `provider/remove` replace it, so the change shows without a restart.
+    pub config: std::sync::RwLock<Config>,
+    /// The preparations of project context running here.
+    pub context_runs: crate::project_context::ContextRuns,
     pub fanout: Arc<FanOut>,
     pub queue_capacity: usize,
     next_connection: AtomicU64,
@@ -62,6 +75,8 @@ impl Shared {
     pub fn new(backend: Backend, queue_capacity: usize) -> Arc<Self> {
         Arc::new(Self {
             fanout: FanOut::new(backend.host.clone()),
+            config: std::sync::RwLock::new(backend.config.clone()),
+            context_runs: crate::project_context::ContextRuns::default(),
             backend,
             queue_capacity,
             next_connection: AtomicU64::new(1),

@@ -137,6 +137,8 @@ fn table() -> &'static MethodTable {
         crate::proposals::register(&mut table);
         crate::providers::register(&mut table);
         crate::projects::register(&mut table);
+        crate::project_context::register(&mut table);
+        crate::provider_setup::register(&mut table);
         crate::calendar::register(&mut table);
         crate::search::register(&mut table);
         crate::attachments::register(&mut table);

@@ -206,6 +206,7 @@ pub(crate) fn register(table: &mut MethodTable) {
     route!(table, wire::ProjectAddSource => project_add_source);
     route!(table, wire::ProjectRemoveSource => project_remove_source);
     route!(table, wire::ProjectRelink => project_relink);
+    route!(table, wire::ProjectUpdate => project_update);
 }
 
 async fn project_list(
@@ -318,6 +319,44 @@ async fn project_relink(
         .await
         .map_err(|e| project_error(&e))?
         .record;
+    let project = crate::projects::get(projects, record.id.as_str()).await?;
+    Ok(wire::ProjectResponse { project })
+}
+
+async fn project_update(
+    shared: &Shared,
+    params: <wire::ProjectUpdate as Method>::Params,
+) -> Result<<wire::ProjectUpdate as Method>::Response, RpcError> {
+    let projects = registry(shared.backend.projects.as_ref())?;
+    if let Some(agent) = params.default_agent.as_deref().map(str::trim)
+        && !agent.is_empty()
+        && shared.host().agent(agent).is_none()
+    {
+        let known: Vec<String> = shared
+            .host()
+            .descriptors()
+            .into_iter()
+            .map(|descriptor| descriptor.id.to_string())
+            .collect();
+        return Err(RpcError::new(
+            ErrorKind::InvalidParams,
+            format!(
+                "no agent `{agent}` in this server; the agents are {}",
+                known.join(", ")
+            ),
+            false,
+        ));
+    }
+    let changes = hearth_projects::ProjectChanges {
+        description: params.description,
+        instructions: params.instructions,
+        agent: params.default_agent,
+        model: params.default_model,
+    };
+    let record = projects
+        .update(&params.project, changes)
+        .await
+        .map_err(|e| project_error(&e))?;
     let project = crate::projects::get(projects, record.id.as_str()).await?;
     Ok(wire::ProjectResponse { project })
 }

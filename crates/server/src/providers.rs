@@ -6,7 +6,7 @@ use crate::dispatch::{MethodTable, route};
 use hearth_config::Config;
 use hearth_llm::{
     CancellationToken, CheckMethod, CheckOutcome, DiscoveryOptions, Environment, KeyStatus,
-    check_providers, discover_providers,
+    ProviderCheck, check_providers, discover_providers,
 };
 use hearth_protocol::{self as wire, Method};
 use hearth_protocol::{
@@ -68,37 +68,46 @@ pub(crate) async fn test_providers(
     }
     let checks = check_providers(&discovery, &CancellationToken::new()).await;
     Ok(ProviderTestResponse {
-        results: checks
-            .into_iter()
-            .map(|check| ProviderTestResult {
-                provider: check.provider,
-                base_url: check.base_url,
-                outcome: match check.outcome {
-                    CheckOutcome::Ok {
-                        method,
-                        latency,
-                        models,
-                        notes,
-                    } => ProviderTestOutcome::Ok {
-                        method: match method {
-                            CheckMethod::ListedAndAsked { model } => {
-                                format!("listed its models; {model} answered a one-token request")
-                            }
-                            CheckMethod::OneTokenRequest { model } => {
-                                format!("answered a one-token request to {model}")
-                            }
-                        },
-                        latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
-                        models,
-                        notes,
-                    },
-                    CheckOutcome::Failed { error, fix } => {
-                        ProviderTestOutcome::Failed { error, fix }
+        results: checks.into_iter().map(test_result).collect(),
+    })
+}
+
+/// One provider's check on the wire.
+pub(crate) fn test_result(check: ProviderCheck) -> ProviderTestResult {
+    ProviderTestResult {
+        provider: check.provider,
+        base_url: check.base_url,
+        outcome: match check.outcome {
+            CheckOutcome::Ok {
+                method,
+                latency,
+                models,
+                notes,
+            } => ProviderTestOutcome::Ok {
+                method: match method {
+                    CheckMethod::ListedAndAsked { model } => {
+                        format!("listed its models; {model} answered a one-token request")
+                    }
+                    CheckMethod::OneTokenRequest { model } => {
+                        format!("answered a one-token request to {model}")
                     }
                 },
-            })
-            .collect(),
-    })
+                latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+                models,
+                notes,
+            },
+            CheckOutcome::Failed { error, fix } => ProviderTestOutcome::Failed { error, fix },
+        },
+    }
+}
+
+/// The configuration `provider/*` reads now.
+pub(crate) fn current_config(shared: &Shared) -> Config {
+    shared
+        .config
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
 }
 
 /// The providers methods.
@@ -111,12 +120,12 @@ async fn provider_list(
     shared: &Shared,
     _params: <wire::ProviderList as Method>::Params,
 ) -> Result<<wire::ProviderList as Method>::Response, RpcError> {
-    Ok(list_providers(&shared.backend.config).await)
+    Ok(list_providers(&current_config(shared)).await)
 }
 
 async fn provider_test(
     shared: &Shared,
     params: <wire::ProviderTest as Method>::Params,
 ) -> Result<<wire::ProviderTest as Method>::Response, RpcError> {
-    test_providers(&shared.backend.config, params.provider.as_deref()).await
+    test_providers(&current_config(shared), params.provider.as_deref()).await
 }

@@ -14,6 +14,7 @@ mod suite {
     mod methods;
     mod pages;
     mod proposal_watch;
+    mod provider_setup;
     mod rename;
     mod rpc;
     mod stdio;

@@ -12,6 +12,8 @@ import { icon } from './icons.js';
 import { ProposalsPage, AuditPage, SetupPage, ProjectsPage, trustBeforeEntering } from './pages.js';
 import { TrashPage } from './trash.js';
 import { isUnused, afterClose, stepTab, defaultChatOf } from './tabs.js';
+import { ProjectSettingsPage } from './project_settings.js';
+import { ProviderSetupPage } from './provider_setup.js';
 
 /** @typedef {import('../../protocol').SessionSummary} SessionSummary */
 /** @typedef {import('../../protocol').HarnessInfo} HarnessInfo */
@@ -1007,7 +1009,7 @@ class App {
         this.page = new AuditPage(context, this.pageHost);
         break;
       case 'setup':
-        this.page = new SetupPage(context, this.pageHost);
+        this.page = rest[0] === 'provider' ? new ProviderSetupPage(context, this.pageHost) : new SetupPage(context, this.pageHost);
         break;
       case 'trash':
         this.page = new TrashPage(context, this.pageHost);
@@ -1016,7 +1018,9 @@ class App {
         this.page = new ProjectsPage(context, this.pageHost, null);
         break;
       case 'project':
-        this.page = new ProjectsPage(context, this.pageHost, decodeURIComponent(rest.join('/')));
+        this.page = rest.length > 1 && rest[rest.length - 1] === 'settings'
+          ? new ProjectSettingsPage(context, this.pageHost, decodeURIComponent(rest.slice(0, -1).join('/')))
+          : new ProjectsPage(context, this.pageHost, decodeURIComponent(rest.join('/')));
         break;
       default:
         replace(this.pageHost, el('h1', null, 'Not found'), el('p', null, 'No such page. '), el('a', { href: '#/' }, 'Back to chats'));

@@ -13,6 +13,7 @@ import { copyButton } from './clipboard.js';
 import { icon } from './icons.js';
 import { FindBar } from './find_in_chat.js';
 import { ASK_PROVIDER, askProvider, modelChoices } from './models.js';
+import { showContextStatus } from './project_settings.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {import('./rpc.js').Delivery} Delivery */
@@ -250,6 +251,7 @@ export class SessionTab {
     }
     this.renderChats();
     this.renderHarness();
+    showContextStatus(this);
     this.host.changed(this);
   }
 

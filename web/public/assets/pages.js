@@ -4,6 +4,7 @@
 import { el, replace, when, message, returnFocus } from './dom.js';
 import { proposalCard } from './conversation.js';
 import { icon } from './icons.js';
+import { projectStateLine, settingsHref } from './project_settings.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {{rpc: Rpc, app: any}} PageContext */
@@ -311,6 +312,7 @@ export class SetupPage {
         el('h2', null, 'Model providers'),
         el('p', { class: 'muted' }, 'Hearth’s own agent talks to these (configured in config.toml or found from environment variables).'),
         providers,
+        el('a', { class: 'button', href: '#/setup/provider' }, 'Add a provider'),
       ),
     );
     replace(agents, ...(server?.harnesses ?? []).map((harness) => {
@@ -605,7 +607,8 @@ export class ProjectsPage {
     } }, input, el('button', { class: 'button', type: 'submit' }, 'Add source'));
     replace(this.host,
       el('header', { class: 'page-header' }, el('h1', null, project.name),
-        el('button', { class: 'button primary', type: 'button', onclick: () => this.app.enterProject(project.id) }, 'Enter project')),
+        el('button', { class: 'button primary', type: 'button', onclick: () => this.app.enterProject(project.id) }, 'Enter project'),
+        el('a', { class: 'button', href: settingsHref(project.id) }, 'Settings')),
       project.review ? el('div', { class: 'notice warn trust' },
         el('p', null, project.review.reason === 'changed'
           ? 'Its project.md changed since you trusted it: the project takes no new turns until you look at it again.'
@@ -623,7 +626,7 @@ export class ProjectsPage {
         } }, 'Review and trust')) : null,
       el('dl', { class: 'facts' },
         el('dt', null, 'Folder'), el('dd', null, el('code', null, project.folder)),
-        el('dt', null, 'State'), el('dd', null, stateLabel(project), project.problem ? ` — ${project.problem}` : ''),
+        el('dt', null, 'State'), el('dd', null, projectStateLine(this.rpc, project)),
         el('dt', null, 'Agent'), el('dd', null, project.agent || project.provider || 'the default'),
       ),
       el('h2', null, 'Context sources'),

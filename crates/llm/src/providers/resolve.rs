@@ -30,7 +30,7 @@ pub(super) fn from_config(
             }
             _ => format!("{error}; fix [providers.{id}] in config.toml"),
         })?;
-    let key = config_key(&mut options, config, protocol, env, &base_url_source);
+    let key = config_key(&mut options, id, config, protocol, env, &base_url_source)?;
     apply_config_options(&mut options, config);
     let default_model = config
         .default_model
@@ -90,20 +90,39 @@ fn config_base_url(
     }
 }
 
-/// Sets the section's API key on `options` (inline, or from its variable) and says where
-/// it was found.
+/// Sets the section's API key on `options` (inline, from its key file, or from its
+/// variable) and says where it was found; a key file that cannot be read is an error.
 fn config_key(
     options: &mut ClientOptions,
+    id: &str,
     config: &ProviderConfig,
     protocol: Protocol,
     env: &Environment,
     base_url_source: &BaseUrlSource,
-) -> KeyStatus {
+) -> Result<KeyStatus, String> {
     if let Some(inline) = config.api_key.as_deref().and_then(ApiKey::new) {
         options.api_key = Some(inline);
-        return KeyStatus::Found {
+        return Ok(KeyStatus::Found {
             from: "config.toml api_key".to_owned(),
-        };
+        });
+    }
+    if let Some(path) = &config.api_key_file {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            format!(
+                "cannot read the key file {} of provider `{id}`: {error}; fix api_key_file in [providers.{id}] of config.toml, or add the provider again",
+                path.display()
+            )
+        })?;
+        let key = ApiKey::new(text.trim()).ok_or_else(|| {
+            format!(
+                "the key file {} of provider `{id}` is empty; put the key in it, or add the provider again",
+                path.display()
+            )
+        })?;
+        options.api_key = Some(key);
+        return Ok(KeyStatus::Found {
+            from: format!("key file {}", path.display()),
+        });
     }
     // The standard key variable goes only where the standard variables point (the
     // official endpoint, or the environment's own base URL): a key is never sent to
@@ -115,7 +134,7 @@ fn config_key(
         .or_else(|| paired.then(|| protocol.api_key_variable().to_owned()));
     let official = matches!(base_url_source, BaseUrlSource::Official { .. });
     let required = official || config.api_key_env.is_some();
-    key_from(options, variable.as_deref(), env, required)
+    Ok(key_from(options, variable.as_deref(), env, required))
 }
 
 /// Applies the section's retry, timeout, token and header settings to `options`.

@@ -301,3 +301,42 @@ async fn a_section_without_base_url_takes_the_standard_variable() {
         discovery.problems
     );
 }
+
+#[tokio::test]
+async fn a_key_file_gives_the_key_and_an_unreadable_one_is_a_problem() {
+    let directory = tempfile::tempdir().unwrap();
+    let key_file = directory.path().join("lab.key");
+    std::fs::write(&key_file, "sk-from-file\n").unwrap();
+    let missing = directory.path().join("gone.key");
+    let discovery = discover_providers(
+        &config(&format!(
+            "[providers.lab]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_file = \"{}\"\n\n[providers.gone]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_file = \"{}\"\n",
+            key_file.display(),
+            missing.display()
+        )),
+        &Environment::from_pairs::<&str, &str>([]),
+        &no_detection(),
+    )
+    .await;
+    let lab = discovery.get("lab").unwrap();
+    assert_eq!(
+        lab.key,
+        KeyStatus::Found {
+            from: format!("key file {}", key_file.display())
+        }
+    );
+    assert_eq!(
+        lab.options.api_key.as_ref().unwrap().expose(),
+        "sk-from-file"
+    );
+    assert!(discovery.get("gone").is_none());
+    assert_eq!(discovery.problems.len(), 1, "{:?}", discovery.problems);
+    assert!(
+        discovery.problems[0].starts_with(&format!(
+            "cannot read the key file {} of provider `gone`",
+            missing.display()
+        )),
+        "{:?}",
+        discovery.problems
+    );
+}

@@ -37,6 +37,8 @@ pub struct Setup {
     pub idle_timeout: Duration,
     /// Connections held at once.
     pub max_connections: usize,
+    /// The data directory and `config.toml` `provider/add` changes.
+    pub paths: Option<hearth_config::Paths>,
 }
 
 impl Default for Setup {
@@ -51,6 +53,7 @@ impl Default for Setup {
             header_read_timeout: hearth_server::DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: hearth_server::DEFAULT_IDLE_TIMEOUT,
             max_connections: hearth_server::DEFAULT_MAX_CONNECTIONS,
+            paths: None,
         }
     }
 }
@@ -85,6 +88,7 @@ impl TestServer {
             config: setup.config,
             approvals,
             calendars: setup.calendars,
+            paths: setup.paths,
             ..Backend::new(host.host.clone())
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();

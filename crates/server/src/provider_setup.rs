@@ -1,0 +1,316 @@
+//! `provider/add` and `provider/remove`: model providers set up from a client.
+//!
+//! 1. The id must be new: not in `config.toml` (providers or agents), not a harness
+//!    this server runs.
+//! 2. The provider is checked exactly as `hearth doctor` checks one, with the key it
+//!    was given, before anything is written. A provider that does not answer is
+//!    reported with the error and nothing is saved.
+//! 3. A pasted key goes to a file of its own in the data directory (`keys/<id>.key`,
+//!    mode 0600, in a 0700 folder); `config.toml` names that file, never the key. A
+//!    variable's name is written as `api_key_env`.
+//! 4. `config.toml` is changed as a document (`hearth_config::ConfigEdit`): comments,
+//!    order and other entries kept, the result checked to read before it is written;
+//!    one change at a time.
+//! 5. The server's own copy of the configuration is replaced, so `provider/list` and
+//!    `provider/test` show the change at once. Chats with a new provider need the
+//!    server restarted: its agents are fixed when it starts (`usableNow` says which).
+
+use std::path::PathBuf;
+
+use hearth_config::{
+    ConfigEdit, ConfigValue, Paths, ProviderConfig, ProviderKind, create_private_dir,
+};
+use hearth_llm::{CancellationToken, DiscoveryOptions, Environment, check_provider};
+use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
+
+use crate::backend::Shared;
+use crate::dispatch::{MethodTable, route};
+use crate::edge::unavailable;
+use crate::providers::{current_config, list_providers, test_result};
+
+/// The folder of the data directory holding pasted keys.
+const KEYS_FOLDER: &str = "keys";
+
+/// One change of `config.toml` at a time: two requests never read the same file and
+/// each write their own version of it.
+static CONFIG_WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The setup methods.
+pub(crate) fn register(table: &mut MethodTable) {
+    route!(table, wire::ProviderAdd => provider_add);
+    route!(table, wire::ProviderRemove => provider_remove);
+}
+
+fn paths(shared: &Shared) -> Result<&Paths, RpcError> {
+    shared
+        .backend
+        .paths
+        .as_ref()
+        .ok_or_else(|| unavailable("adding providers is not available in this server"))
+}
+
+fn invalid(message: String) -> RpcError {
+    RpcError::new(ErrorKind::InvalidParams, message, false)
+}
+
+/// Rule 1, and the shape of an id `config.toml` can hold as a bare key.
+fn check_id(shared: &Shared, id: &str) -> Result<(), RpcError> {
+    let well_formed = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !well_formed {
+        return Err(invalid(format!(
+            "`{id}` cannot name a provider: use 1 to 64 letters, digits, `-` or `_`"
+        )));
+    }
+    let config = current_config(shared);
+    let taken = config.providers.contains_key(id)
+        || config.agents.contains_key(id)
+        || shared.host().agent(id).is_some();
+    if taken {
+        return Err(RpcError::new(
+            ErrorKind::Conflict,
+            format!("a provider or agent named `{id}` exists already; choose another name"),
+            false,
+        ));
+    }
+    Ok(())
+}
+
+/// Where a pasted key of `id` is kept.
+fn key_file(paths: &Paths, id: &str) -> PathBuf {
+    paths.home.join(KEYS_FOLDER).join(format!("{id}.key"))
+}
+
+fn trimmed(text: Option<String>) -> Option<String> {
+    text.map(|text| text.trim().to_owned())
+        .filter(|text| !text.is_empty())
+}
+
+async fn provider_add(
+    shared: &Shared,
+    params: <wire::ProviderAdd as Method>::Params,
+) -> Result<<wire::ProviderAdd as Method>::Response, RpcError> {
+    let paths = paths(shared)?;
+    let id = params.id.trim().to_owned();
+    check_id(shared, &id)?;
+    let (kind, kind_name) = match params.kind {
+        wire::ProviderKindParam::Openai => (ProviderKind::Openai, "openai"),
+        wire::ProviderKindParam::Anthropic => (ProviderKind::Anthropic, "anthropic"),
+    };
+    let base_url = trimmed(params.base_url);
+    let model = trimmed(params.model);
+    let mut candidate = ProviderConfig {
+        kind: Some(kind),
+        base_url: base_url.clone(),
+        default_model: model.clone(),
+        ..ProviderConfig::default()
+    };
+    match &params.key {
+        wire::ProviderKeyParam::Pasted { key } if key.trim().is_empty() => {
+            return Err(invalid(
+                "the pasted key is empty; paste the key, or name the variable that holds it"
+                    .to_owned(),
+            ));
+        }
+        wire::ProviderKeyParam::Pasted { key } => candidate.api_key = Some(key.trim().to_owned()),
+        wire::ProviderKeyParam::Environment { variable } => {
+            let variable = variable.trim();
+            let valid = !variable.is_empty()
+                && variable
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(invalid(format!(
+                    "`{variable}` is not an environment variable's name (letters, digits and `_`)"
+                )));
+            }
+            candidate.api_key_env = Some(variable.to_owned());
+        }
+        wire::ProviderKeyParam::None => {}
+    }
+
+    // Rule 2: the check `hearth doctor` runs, on the provider as given, alone.
+    let mut alone = hearth_config::Config::default();
+    alone.providers.insert(id.clone(), candidate);
+    let discovery = hearth_llm::discover_providers(
+        &alone,
+        &Environment::process(),
+        &DiscoveryOptions {
+            detect_ollama: false,
+            ..DiscoveryOptions::default()
+        },
+    )
+    .await;
+    let Some(provider) = discovery.get(&id) else {
+        let error = discovery.problems.join("; ");
+        return Ok(wire::ProviderAddResponse::Failed {
+            test: wire::ProviderTestResult {
+                provider: id,
+                base_url: base_url.unwrap_or_default(),
+                outcome: wire::ProviderTestOutcome::Failed {
+                    error,
+                    fix: "correct the base URL and try again".to_owned(),
+                },
+            },
+        });
+    };
+    let check = check_provider(provider, &CancellationToken::new()).await;
+    let passed = check.is_ok();
+    let test = test_result(check);
+    if !passed {
+        return Ok(wire::ProviderAddResponse::Failed { test });
+    }
+
+    // Rules 3 and 4: the key file, then config.toml naming it.
+    let mut entries: Vec<(&str, ConfigValue)> = vec![("kind", ConfigValue::from(kind_name))];
+    if let Some(url) = &base_url {
+        entries.push(("base_url", ConfigValue::from(url.as_str())));
+    }
+    if let Some(model) = &model {
+        entries.push(("default_model", ConfigValue::from(model.as_str())));
+    }
+    let _writing = CONFIG_WRITES.lock().await;
+    let mut edit = ConfigEdit::open(&paths.config_file).map_err(|error| {
+        RpcError::new(
+            ErrorKind::Internal,
+            format!("{error}; nothing was saved"),
+            false,
+        )
+    })?;
+    if edit.has("providers", &id) {
+        return Err(RpcError::new(
+            ErrorKind::Conflict,
+            format!("config.toml declares a provider `{id}` already; choose another name"),
+            false,
+        ));
+    }
+    let written_key = match &params.key {
+        wire::ProviderKeyParam::Pasted { key } => {
+            let path = key_file(paths, &id);
+            write_key(&path, key.trim())?;
+            entries.push((
+                "api_key_file",
+                ConfigValue::from(path.display().to_string()),
+            ));
+            Some(path)
+        }
+        wire::ProviderKeyParam::Environment { variable } => {
+            entries.push(("api_key_env", ConfigValue::from(variable.trim())));
+            None
+        }
+        wire::ProviderKeyParam::None => None,
+    };
+    edit.set_table("providers", &id, entries);
+    let config = match edit.save() {
+        Ok(config) => config,
+        Err(error) => {
+            if let Some(path) = written_key
+                && let Err(remove) = std::fs::remove_file(&path)
+            {
+                tracing::warn!(path = %path.display(), %remove, "could not remove a key file of a provider that was not saved");
+            }
+            return Err(RpcError::new(
+                ErrorKind::Internal,
+                format!("{error}; nothing was saved"),
+                false,
+            ));
+        }
+    };
+
+    // Rule 5.
+    *shared
+        .config
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = config.clone();
+    let listed = list_providers(&config).await;
+    let Some(info) = listed.providers.into_iter().find(|info| info.id == id) else {
+        return Err(RpcError::new(
+            ErrorKind::Internal,
+            format!(
+                "provider `{id}` was saved in {} but is not listed: {}",
+                paths.config_file.display(),
+                listed.problems.join("; ")
+            ),
+            false,
+        ));
+    };
+    Ok(wire::ProviderAddResponse::Added {
+        test,
+        provider: Box::new(info),
+        usable_now: shared.host().agent(&id).is_some(),
+    })
+}
+
+/// Writes a pasted key to its own file (0600) in the keys folder (0700).
+fn write_key(path: &std::path::Path, key: &str) -> Result<(), RpcError> {
+    let failed = |error: std::io::Error| {
+        RpcError::new(
+            ErrorKind::Internal,
+            format!(
+                "cannot write the key file {}: {error}; nothing was saved",
+                path.display()
+            ),
+            false,
+        )
+    };
+    if let Some(folder) = path.parent() {
+        create_private_dir(folder).map_err(failed)?;
+    }
+    hearth_fs::write_atomic(
+        path,
+        format!("{key}\n").as_bytes(),
+        hearth_fs::WriteMode::Replace,
+        hearth_fs::FilePermissions::Private,
+    )
+    .map_err(failed)
+}
+
+async fn provider_remove(
+    shared: &Shared,
+    params: <wire::ProviderRemove as Method>::Params,
+) -> Result<<wire::ProviderRemove as Method>::Response, RpcError> {
+    let paths = paths(shared)?;
+    let id = params.id.trim().to_owned();
+    let _writing = CONFIG_WRITES.lock().await;
+    let mut edit = ConfigEdit::open(&paths.config_file)
+        .map_err(|error| RpcError::new(ErrorKind::Internal, error.to_string(), false))?;
+    if !edit.remove_table("providers", &id) {
+        return Err(RpcError::new(
+            ErrorKind::NotFound,
+            format!(
+                "config.toml declares no provider `{id}` ({}); only providers declared there can be removed here",
+                paths.config_file.display()
+            ),
+            false,
+        ));
+    }
+    let before = current_config(shared);
+    let config = edit
+        .save()
+        .map_err(|error| RpcError::new(ErrorKind::Internal, error.to_string(), false))?;
+    *shared
+        .config
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = config;
+    // Only a key file Hearth wrote (in its keys folder) is deleted with the provider.
+    let own = key_file(paths, &id);
+    let key_file_removed = before
+        .providers
+        .get(&id)
+        .and_then(|provider| provider.api_key_file.as_ref())
+        .is_some_and(|path| *path == own)
+        && match std::fs::remove_file(&own) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!(path = %own.display(), %error, "could not remove a removed provider's key file");
+                false
+            }
+        };
+    Ok(wire::ProviderRemoveResponse {
+        id,
+        key_file_removed,
+    })
+}
