@@ -116,6 +116,9 @@ pub struct Config {
     /// Where agents' requests may go.
     #[serde(default)]
     pub fetch: FetchConfig,
+    /// How long deleted sessions and projects stay restorable.
+    #[serde(default)]
+    pub history: HistoryConfig,
     /// What the file says in an old spelling that Hearth still reads, and how to say it
     /// now: one note each, for the user.
     #[serde(skip)]
@@ -443,6 +446,26 @@ impl McpServerConfig {
     /// Whether Hearth's agent uses the server.
     pub fn is_enabled(&self) -> bool {
         self.enabled.unwrap_or(true)
+    }
+}
+
+/// How long deleted sessions and projects stay restorable.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// Days a deleted session or project stays in the trash before it is erased (30 by
+    /// default; 0 keeps it until `hearth trash empty`).
+    pub trash_days: Option<u32>,
+}
+
+impl HistoryConfig {
+    /// Days an item stays in the trash; `None`: until the trash is emptied by hand.
+    pub fn trash_days(&self) -> Option<u32> {
+        match self.trash_days {
+            None => Some(30),
+            Some(0) => None,
+            Some(days) => Some(days),
+        }
     }
 }
 

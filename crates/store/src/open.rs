@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0009_chat_queue.sql"),
     include_str!("../migrations/sqlite/0010_project_trust.sql"),
     include_str!("../migrations/sqlite/0011_turn_search.sql"),
+    include_str!("../migrations/sqlite/0012_trash.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -11,6 +11,7 @@ mod suite {
     mod projects;
     mod registry;
     mod search;
+    mod trash;
     mod turns;
     mod visibility;
 }
