@@ -1341,15 +1341,20 @@ export type SessionCreateResponse = {
   session: SessionState;
 };
 
-/** `session/dispose`: deletes a session. It stays deleted; discovery never brings it
- * back. */
+/** `session/dispose`: deletes a session: moves it to the trash (`trash/restore`
+ * brings it back), or erases it at once when it was never used (no turn, no draft).
+ * Either way discovery never lists it again. */
 export type SessionDisposeParams = {
   /** The session. */
   session: string;
 };
 
 /** What `session/dispose` returns. */
-export type SessionDisposeResponse = { [key: string]: unknown };
+export type SessionDisposeResponse = {
+  /** Whether the session went to the trash (`trash/restore` brings it back); `false`:
+   * it was never used, and was erased at once. */
+  trashed?: boolean;
+};
 
 /** `session/fork`: a new session whose default chat is a copy of another session's
  * default chat up to and including a turn. */
@@ -1576,6 +1581,53 @@ export type ToolResult = {
   isError?: boolean;
 };
 
+/** `trash/empty`: erases everything in the trash (no parameters). */
+export type TrashEmptyParams = { [key: string]: unknown };
+
+/** What `trash/empty` returns. */
+export type TrashEmptyResponse = {
+  /** How many items were erased. */
+  erased: number;
+};
+
+/** One item in the trash. */
+export type TrashItem = {
+  /** When it was deleted (RFC 3339). */
+  deletedAt: string;
+  /** The session's URI or the project's id. */
+  id: string;
+  /** Session or project. */
+  kind: TrashKind;
+  /** When it is erased by itself (`[history] trash_days`), RFC 3339; `null` when it
+   * stays until the trash is emptied. */
+  purgeAt?: string | null;
+  /** The session's title or the project's name. */
+  title?: string | null;
+};
+
+/** What a trash item is. */
+export type TrashKind = ('session' | 'project');
+
+/** `trash/list`: everything in the trash (no parameters). */
+export type TrashListParams = { [key: string]: unknown };
+
+/** What `trash/list` returns: newest deletion first. */
+export type TrashListResponse = {
+  /** The items. */
+  items: Array<TrashItem>;
+};
+
+/** `trash/restore`: takes a session or project out of the trash. */
+export type TrashRestoreParams = {
+  /** The session's URI or the project's id. */
+  id: string;
+  /** Session or project. */
+  kind: TrashKind;
+};
+
+/** What `trash/restore` returns. */
+export type TrashRestoreResponse = { [key: string]: unknown };
+
 /** One exchange: a user message and the response. */
 export type Turn = {
   /** When it ended. */
@@ -1678,6 +1730,9 @@ export interface Methods {
   'session/list': { params: SessionListParams; result: SessionListResponse };
   'session/rename': { params: SessionRenameParams; result: SessionRenameResponse };
   'subscribe': { params: SubscribeParams; result: SubscribeResponse };
+  'trash/empty': { params: TrashEmptyParams; result: TrashEmptyResponse };
+  'trash/list': { params: TrashListParams; result: TrashListResponse };
+  'trash/restore': { params: TrashRestoreParams; result: TrashRestoreResponse };
   'unsubscribe': { params: UnsubscribeParams; result: UnsubscribeResponse };
 }
 

@@ -110,6 +110,9 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::CalendarList => request::<CalendarList>(params),
         ClientMethod::CalendarEvents => request::<CalendarEvents>(params),
         ClientMethod::SearchQuery => request::<SearchQuery>(params),
+        ClientMethod::TrashList => request::<TrashList>(params),
+        ClientMethod::TrashRestore => request::<TrashRestore>(params),
+        ClientMethod::TrashEmpty => request::<TrashEmpty>(params),
     }
 }
 

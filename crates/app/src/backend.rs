@@ -85,6 +85,7 @@ pub async fn backend_and_gate(
         approvals: Some(Arc::new(approvals)),
         projects: Some(projects),
         calendars: Some(crate::tools::build_calendars(app)?),
+        audit: Some(tools.registry.audit().clone()),
     };
     Ok((backend, gate))
 }

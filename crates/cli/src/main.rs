@@ -42,6 +42,7 @@ mod shown;
 mod sign_in;
 mod style;
 mod toolbox;
+mod trash;
 
 /// Hearth: a local-first agent host.
 #[derive(Debug, Parser)]
@@ -125,6 +126,9 @@ enum Command {
     /// Read, verify and export the audit log of tool calls and decisions.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Deleted sessions and projects: list, restore, empty.
+    #[command(subcommand)]
+    Trash(trash::TrashCommand),
     /// Calendars: list, events, add, import, export.
     #[command(subcommand)]
     Calendar(calendar::CalendarCommand),
@@ -261,6 +265,7 @@ fn main() -> ExitCode {
             Command::Agents(command) => agents::agents(&app, command).await,
             Command::Permissions(command) => permissions::permissions(&app, command).await,
             Command::Audit(command) => audit::audit(&app, command).await,
+            Command::Trash(command) => trash::trash(&app, command).await,
             Command::Calendar(command) => calendar::calendar(&app, command).await,
             Command::Tools(command) => toolbox::tools(&app, command).await,
             Command::Serve(args) => serve::serve(&app, args).await,

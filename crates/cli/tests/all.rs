@@ -53,5 +53,6 @@ mod suite {
     mod terminal_chat;
     mod terminal_support;
     mod tool_support;
+    mod trash;
     mod url_credentials;
 }

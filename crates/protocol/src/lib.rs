@@ -25,6 +25,7 @@ mod convert_state;
 mod convert_tool;
 mod convert_turn;
 mod error;
+mod export;
 mod jsonrpc;
 mod methods;
 mod model;
@@ -35,6 +36,7 @@ mod search;
 mod session_methods;
 mod state;
 mod subscription;
+mod trash;
 mod turn;
 
 pub use approvals::{
@@ -58,6 +60,7 @@ pub use chat_methods::{
     PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
+pub use export::{ExportFormat, SessionExportParams, SessionExportResponse};
 pub use jsonrpc::{
     ErrorResponse, Incoming, Notification, Request, RequestId, Response, Version, error_text,
     notification_text, request_text, response_text,
@@ -71,7 +74,7 @@ pub use methods::{
     ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
     ProposalReject, ProviderList, ProviderTest, Resynced, SearchQuery, SessionCreate,
     SessionDispose, SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded,
-    Unsubscribe,
+    TrashEmpty, TrashList, TrashRestore, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -101,6 +104,10 @@ pub use state::{Action, Envelope, ResourceState, Snapshot};
 pub use subscription::{
     EnvelopeNotification, ResyncNotification, ResyncReason, SubscribeParams, SubscribeResponse,
     SubscriptionEndedNotification, UnsubscribeParams, UnsubscribeResponse,
+};
+pub use trash::{
+    TrashEmptyParams, TrashEmptyResponse, TrashItem, TrashKind, TrashListParams, TrashListResponse,
+    TrashRestoreParams, TrashRestoreResponse,
 };
 pub use turn::{
     Attachment, ContextReference, Cost, PermissionOption, PermissionOptionKind, PlanEntry,

@@ -42,6 +42,10 @@ use crate::subscription::{
     ResyncNotification, SubscribeParams, SubscribeResponse, SubscriptionEndedNotification,
     UnsubscribeParams, UnsubscribeResponse,
 };
+use crate::trash::{
+    TrashEmptyParams, TrashEmptyResponse, TrashListParams, TrashListResponse, TrashRestoreParams,
+    TrashRestoreResponse,
+};
 
 /// A request method: its name on the wire and the types of its params and response.
 pub trait Method {
@@ -201,6 +205,12 @@ methods! {
     CalendarEvents = "calendar/events" (CalendarEventsParams) -> CalendarEventsResponse;
     /// `search/query`: full-text search over every turn of every live session.
     SearchQuery = "search/query" (SearchQueryParams) -> SearchQueryResponse;
+    /// `trash/list`: the sessions and projects in the trash, newest deletion first.
+    TrashList = "trash/list" (TrashListParams) -> TrashListResponse;
+    /// `trash/restore`: takes a session or project out of the trash.
+    TrashRestore = "trash/restore" (TrashRestoreParams) -> TrashRestoreResponse;
+    /// `trash/empty`: erases everything in the trash, as securely as deleting did.
+    TrashEmpty = "trash/empty" (TrashEmptyParams) -> TrashEmptyResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

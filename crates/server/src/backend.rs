@@ -29,6 +29,9 @@ pub struct Backend {
     /// The calendars (`calendar/list`, `calendar/events`); `None` makes them answer that
     /// they are not available.
     pub calendars: Option<hearth_calendar::Calendars>,
+    /// The audit log that records emptying the trash; `None` makes `trash/empty` answer
+    /// that it is not available.
+    pub audit: Option<hearth_tools::AuditLog>,
 }
 
 impl Backend {
@@ -42,6 +45,7 @@ impl Backend {
             approvals: None,
             projects: None,
             calendars: None,
+            audit: None,
         }
     }
 }

@@ -139,6 +139,7 @@ fn table() -> &'static MethodTable {
         crate::projects::register(&mut table);
         crate::calendar::register(&mut table);
         crate::search::register(&mut table);
+        crate::trash::register(&mut table);
         table
     })
 }

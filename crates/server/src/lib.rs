@@ -46,6 +46,7 @@ mod server;
 mod sessions;
 mod stdio;
 mod token;
+mod trash;
 mod web;
 mod writer;
 

@@ -17,4 +17,5 @@ mod suite {
     mod rpc;
     mod stdio;
     mod support;
+    mod trash;
 }

@@ -182,6 +182,15 @@ const STEPS: &[Step] = &[
         expect: Expect::Answer,
     },
     Step {
+        readme: "hearth trash list | restore <id> | empty",
+        runs: &[
+            &["trash", "list"],
+            &["trash", "restore", "0000"],
+            &["trash", "empty"],
+        ],
+        expect: Expect::Answer,
+    },
+    Step {
         readme: r#"hearth run -c "and then?""#,
         runs: &[&["run", "-c", "and then?"]],
         expect: Expect::Answer,
