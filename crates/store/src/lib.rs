@@ -21,6 +21,8 @@
 //! write: the host does. It keeps each chat to one writer at a time across processes with
 //! a lease per chat ([`Store::take_lease`]); when to take one is the host's decision too.
 
+mod archive;
+mod archive_import;
 mod audit;
 mod chats;
 mod codec;
@@ -35,9 +37,12 @@ mod search;
 mod sessions;
 mod sqlite;
 mod store;
+mod transcript;
 mod trash;
 mod turns;
 
+pub use archive::{ARCHIVE_FORMAT, ARCHIVE_VERSION};
+pub use archive_import::ImportReport;
 pub use audit::{
     AUDIT_GENESIS_HASH, AuditDraft, AuditKeyUse, AuditQuery, AuditRecord, AuditSealer, AuditStore,
     UnauditedApply,
@@ -53,4 +58,5 @@ pub use sqlite::SqliteStore;
 pub use store::{
     ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,
 };
+pub use transcript::session_markdown;
 pub use trash::{Removal, TrashItem, TrashKind};

@@ -196,6 +196,18 @@ impl Store for SqliteStore {
         Box::pin(self.trash_session_impl(session))
     }
 
+    fn archive_session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<String>> {
+        Box::pin(async move {
+            let mut out = Vec::new();
+            self.export_session(session, &mut out).await?;
+            String::from_utf8(out)
+                .map_err(|error| StoreError::Archive(format!("the archive is not UTF-8: {error}")))
+        })
+    }
+
     fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<crate::TrashItem>>> {
         Box::pin(self.trash_items_impl())
     }

@@ -194,6 +194,10 @@ pub trait Store: Send + Sync + 'static {
         before: Option<hearth_core::Timestamp>,
     ) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>>;
 
+    /// A live session as a lossless JSON Lines archive (see [`SqliteStore::export_session`](crate::SqliteStore::export_session)).
+    fn archive_session<'a>(&'a self, session: &'a SessionUri)
+    -> BoxFuture<'a, StoreResult<String>>;
+
     /// The session's chat catalog, default chat first.
     fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>>;
 

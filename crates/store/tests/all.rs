@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod suite {
+    mod archive;
     mod filesystems;
     mod fixtures;
     mod leases;

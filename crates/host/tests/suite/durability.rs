@@ -130,6 +130,12 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<hearth_store::Removal>> {
         self.inner.trash_session(session)
     }
+    fn archive_session<'a>(
+        &'a self,
+        session: &'a hearth_core::SessionUri,
+    ) -> BoxFuture<'a, StoreResult<String>> {
+        self.inner.archive_session(session)
+    }
     fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<hearth_store::TrashItem>>> {
         self.inner.trash_items()
     }
