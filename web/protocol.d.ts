@@ -595,6 +595,9 @@ export type ErrorData = {
  * message text. */
 export type ErrorKind = ('parseError' | 'invalidRequest' | 'methodNotFound' | 'invalidParams' | 'notInitialized' | 'notFound' | 'gone' | 'unsupported' | 'busy' | 'conflict' | 'provider' | 'unavailable' | 'shuttingDown' | 'internal');
 
+/** The format of an exported session. */
+export type ExportFormat = ('markdown' | 'jsonl');
+
 /** A harness the server offers. */
 export type HarnessInfo = {
   /** Optional abilities. */
@@ -1356,6 +1359,24 @@ export type SessionDisposeResponse = {
   trashed?: boolean;
 };
 
+/** `session/export`: one session as a file. */
+export type SessionExportParams = {
+  /** The format. */
+  format: ExportFormat;
+  /** The session's URI. */
+  sessionId: string;
+};
+
+/** What `session/export` returns: the file. */
+export type SessionExportResponse = {
+  /** Its content. */
+  content: string;
+  /** A file name for it (`<title>-<id>.md` or `.jsonl`). */
+  fileName: string;
+  /** Its media type (`text/markdown`, `application/jsonl`). */
+  mediaType: string;
+};
+
 /** `session/fork`: a new session whose default chat is a copy of another session's
  * default chat up to and including a turn. */
 export type SessionForkParams = {
@@ -1726,6 +1747,7 @@ export interface Methods {
   'search/query': { params: SearchQueryParams; result: SearchQueryResponse };
   'session/create': { params: SessionCreateParams; result: SessionCreateResponse };
   'session/dispose': { params: SessionDisposeParams; result: SessionDisposeResponse };
+  'session/export': { params: SessionExportParams; result: SessionExportResponse };
   'session/fork': { params: SessionForkParams; result: SessionCreateResponse };
   'session/list': { params: SessionListParams; result: SessionListResponse };
   'session/rename': { params: SessionRenameParams; result: SessionRenameResponse };

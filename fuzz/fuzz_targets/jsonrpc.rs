@@ -113,6 +113,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::TrashList => request::<TrashList>(params),
         ClientMethod::TrashRestore => request::<TrashRestore>(params),
         ClientMethod::TrashEmpty => request::<TrashEmpty>(params),
+        ClientMethod::SessionExport => request::<SessionExport>(params),
     }
 }
 

@@ -73,8 +73,8 @@ pub use methods::{
     ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
     ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
     ProposalReject, ProviderList, ProviderTest, Resynced, SearchQuery, SessionCreate,
-    SessionDispose, SessionFork, SessionList, SessionRename, Subscribe, SubscriptionEnded,
-    TrashEmpty, TrashList, TrashRestore, Unsubscribe,
+    SessionDispose, SessionExport, SessionFork, SessionList, SessionRename, Subscribe,
+    SubscriptionEnded, TrashEmpty, TrashList, TrashRestore, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,

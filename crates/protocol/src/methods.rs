@@ -23,6 +23,7 @@ use crate::chat_methods::{
     PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
     PermissionRevokeGrantResponse,
 };
+use crate::export::{SessionExportParams, SessionExportResponse};
 use crate::projects::{
     ProjectAddSourceParams, ProjectCreateParams, ProjectCreateResponse, ProjectDeleteResponse,
     ProjectListParams, ProjectListResponse, ProjectParams, ProjectRelinkParams,
@@ -211,6 +212,8 @@ methods! {
     TrashRestore = "trash/restore" (TrashRestoreParams) -> TrashRestoreResponse;
     /// `trash/empty`: erases everything in the trash, as securely as deleting did.
     TrashEmpty = "trash/empty" (TrashEmptyParams) -> TrashEmptyResponse;
+    /// `session/export`: a session as Markdown (to read) or JSON Lines (lossless).
+    SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

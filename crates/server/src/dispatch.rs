@@ -140,6 +140,7 @@ fn table() -> &'static MethodTable {
         crate::calendar::register(&mut table);
         crate::search::register(&mut table);
         crate::trash::register(&mut table);
+        crate::export::register(&mut table);
         table
     })
 }

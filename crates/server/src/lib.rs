@@ -30,6 +30,7 @@ mod discovery;
 mod dispatch;
 mod edge;
 mod error;
+mod export;
 mod fanout;
 mod gate;
 mod guard;
