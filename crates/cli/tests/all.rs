@@ -22,6 +22,7 @@ mod suite {
     mod crash_loop;
     mod exact_permissions;
     mod exfiltration;
+    mod export;
     mod first_run;
     mod first_run_names;
     mod first_run_output;
