@@ -412,7 +412,7 @@ impl SqliteStore {
             .await
             .map_err(|e| self.error(e))?;
         let mut importer = Importer {
-            connection: &mut *transaction,
+            connection: &mut transaction,
             columns: HashMap::new(),
             sessions: HashMap::new(),
             chats: HashMap::new(),
