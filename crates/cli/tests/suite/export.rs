@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::time::Instant;
 
 use hearth_test_support::{
-    BoundedCommand, MockResponse, OpenAiStream, PROCESS_WAIT, acp_test_agent,
+    BoundedCommand, MockModelServer, MockResponse, OpenAiStream, PROCESS_WAIT, acp_test_agent,
 };
 use pretty_assertions::assert_eq;
 
@@ -82,20 +82,25 @@ fn killed_mid_answer(hearth: &Hearth, work: &Path) {
     child.wait().unwrap();
 }
 
-/// Fills a data directory with every kind of turn; returns a session to export alone.
-fn every_kind_of_turn(hearth: &Hearth, work: &Path) -> String {
-    let server = server();
+/// A config with the mock model, a calendar and the ACP test agent `tester`.
+fn configure_everything(hearth: &Hearth, work: &Path, server: &MockModelServer) {
     let calendar = hearth.home.path().join("home.ics");
     hearth.write(
         "config.toml",
         &format!(
             "{}\n[calendars.home]\nkind = \"ics\"\npath = {:?}\ndefault = true\n\n[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
-            mock_config(&server),
+            mock_config(server),
             calendar.display().to_string(),
             acp_test_agent().display(),
             work.join("agent-state").display()
         ),
     );
+}
+
+/// Fills a data directory with every kind of turn; returns a session to export alone.
+fn every_kind_of_turn(hearth: &Hearth, work: &Path) -> String {
+    let server = server();
+    configure_everything(hearth, work, &server);
     let folder = work.join("thesis");
     hearth.ok(&[
         "projects",
@@ -157,15 +162,9 @@ fn every_kind_of_turn(hearth: &Hearth, work: &Path) -> String {
     staged
 }
 
-#[test]
-fn everything_exported_imports_elsewhere_and_exports_the_same_records() {
-    let work = tempfile::tempdir().unwrap();
-    let work = work.path().canonicalize().unwrap();
-    let first = Hearth::new();
-    let staged = every_kind_of_turn(&first, &work);
-    let archive = work.join("all.jsonl");
-    first.ok(&["export", "--all", "-o", archive.to_str().unwrap()]);
-    let kinds = types(&archive);
+/// The archive holds every kind of record, and the turns as stored.
+fn archive_holds_every_kind(archive: &Path) {
+    let kinds = types(archive);
     for kind in [
         "header", "project", "session", "chat", "turn", "backing", "proposal", "end",
     ] {
@@ -178,7 +177,7 @@ fn everything_exported_imports_elsewhere_and_exports_the_same_records() {
     // The turns are there as stored: the attachment, the tool call, the permission
     // request, the turn cut short (still running when its process died: its prompt is
     // kept, its answer as far as it was checkpointed), the failure.
-    let text = std::fs::read_to_string(&archive).unwrap();
+    let text = std::fs::read_to_string(archive).unwrap();
     for stored in [
         "notes.md",
         "event_create",
@@ -189,7 +188,34 @@ fn everything_exported_imports_elsewhere_and_exports_the_same_records() {
     ] {
         assert!(text.contains(stored), "no {stored} in the archive");
     }
+}
 
+/// Imports `archive` again: everything is already there, skipped and named, and the
+/// data directory exports the same records as before.
+fn imports_again_and_skips_everything(second: &Hearth, archive: &Path, again: &Path, staged: &str) {
+    // Again: everything is already there, skipped and named, nothing changed.
+    let output = second.run(&["import", archive.to_str().unwrap()]);
+    assert!(output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains(&format!(
+            "skipped session {staged}: this data directory already has it"
+        )),
+        "{said}"
+    );
+    second.ok(&["export", "--all", "-o", again.to_str().unwrap()]);
+    assert_eq!(record_hashes(again), record_hashes(archive));
+}
+
+#[test]
+fn everything_exported_imports_elsewhere_and_exports_the_same_records() {
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let first = Hearth::new();
+    let staged = every_kind_of_turn(&first, &work);
+    let archive = work.join("all.jsonl");
+    first.ok(&["export", "--all", "-o", archive.to_str().unwrap()]);
+    archive_holds_every_kind(&archive);
     let second = Hearth::new();
     let imported = second.ok(&["import", archive.to_str().unwrap()]);
     assert!(
@@ -217,19 +243,7 @@ fn everything_exported_imports_elsewhere_and_exports_the_same_records() {
     let found = second.ok(&["search", "dentist"]);
     assert!(found.contains("book the «dentist»"), "{found}");
 
-    // Again: everything is already there, skipped and named, nothing changed.
-    let output = second.run(&["import", archive.to_str().unwrap()]);
-    assert!(output.status.success());
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        said.contains(&format!(
-            "skipped session {staged}: this data directory already has it"
-        )),
-        "{said}"
-    );
-    second.ok(&["export", "--all", "-o", again.to_str().unwrap()]);
-    assert_eq!(record_hashes(&again), record_hashes(&archive));
-
+    imports_again_and_skips_everything(&second, &archive, &again, &staged);
     let markdown = first.ok(&["export", &staged]);
     assert!(
         markdown.contains("**Tool call** `event_create`"),

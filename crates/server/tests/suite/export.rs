@@ -59,7 +59,12 @@ async fn a_session_exports_as_markdown_and_as_an_archive() {
         })
         .collect();
     assert_eq!(types, vec!["header", "session", "chat", "turn", "end"]);
+}
 
+#[tokio::test]
+async fn an_unknown_session_is_not_found() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
     let unknown = client
         .call::<SessionExport>(&SessionExportParams {
             session_id: "hearth-session:fake/nope".into(),

@@ -35,6 +35,16 @@ async fn dispose(client: &Client, session: &str) -> bool {
         .trashed
 }
 
+/// A session with a turn.
+async fn used_session(server: &TestServer, client: &Client) -> wire::SessionState {
+    let used = create_session(client).await;
+    let chat = ChatUri::parse(&used.chats[0].summary.uri).unwrap();
+    send(client, &used.chats[0].summary.uri, "keep this").await;
+    server.fake.wait_for_send(&chat).await;
+    server.fake.finish_ok(&chat);
+    used
+}
+
 #[tokio::test]
 async fn a_deleted_session_waits_in_the_trash_until_restored_or_erased() {
     let server = TestServer::start_with(Setup {
@@ -43,14 +53,7 @@ async fn a_deleted_session_waits_in_the_trash_until_restored_or_erased() {
     })
     .await;
     let (client, _notifications) = server.client().await;
-    let used = create_session(&client).await;
-    let chat = used.chats[0].summary.uri.clone();
-    send(&client, &chat, "keep this").await;
-    server
-        .fake
-        .wait_for_send(&ChatUri::parse(&chat).unwrap())
-        .await;
-    server.fake.finish_ok(&ChatUri::parse(&chat).unwrap());
+    let used = used_session(&server, &client).await;
     let unused = create_session(&client).await;
 
     assert!(!dispose(&client, &unused.summary.uri).await);
