@@ -557,6 +557,15 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn trash_days_default_to_thirty_and_zero_keeps_everything() {
+        let read = |text: &str| toml::from_str::<Config>(text).unwrap().history.trash_days();
+        assert_eq!(read(""), Some(30));
+        assert_eq!(read("[history]\ntrash_days = 7\n"), Some(7));
+        assert_eq!(read("[history]\ntrash_days = 0\n"), None);
+        assert!(toml::from_str::<Config>("[history]\ntrash_day = 7\n").is_err());
+    }
+
+    #[test]
     fn parses_every_section() {
         let text = r#"
             [defaults]
