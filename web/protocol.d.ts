@@ -615,6 +615,9 @@ export type ErrorData = {
  * message text. */
 export type ErrorKind = ('parseError' | 'invalidRequest' | 'methodNotFound' | 'invalidParams' | 'notInitialized' | 'notFound' | 'gone' | 'unsupported' | 'busy' | 'conflict' | 'provider' | 'unavailable' | 'shuttingDown' | 'internal');
 
+/** The format of an exported session. */
+export type ExportFormat = ('markdown' | 'jsonl');
+
 /** A harness the server offers. */
 export type HarnessInfo = {
   /** Optional abilities. */
@@ -1488,15 +1491,38 @@ export type SessionCreateResponse = {
   session: SessionState;
 };
 
-/** `session/dispose`: deletes a session. It stays deleted; discovery never brings it
- * back. */
+/** `session/dispose`: deletes a session: moves it to the trash (`trash/restore`
+ * brings it back), or erases it at once when it was never used (no turn, no draft).
+ * Either way discovery never lists it again. */
 export type SessionDisposeParams = {
   /** The session. */
   session: string;
 };
 
 /** What `session/dispose` returns. */
-export type SessionDisposeResponse = { [key: string]: unknown };
+export type SessionDisposeResponse = {
+  /** Whether the session went to the trash (`trash/restore` brings it back); `false`:
+   * it was never used, and was erased at once. */
+  trashed?: boolean;
+};
+
+/** `session/export`: one session as a file. */
+export type SessionExportParams = {
+  /** The format. */
+  format: ExportFormat;
+  /** The session's URI. */
+  sessionId: string;
+};
+
+/** What `session/export` returns: the file. */
+export type SessionExportResponse = {
+  /** Its content. */
+  content: string;
+  /** A file name for it (`<title>-<id>.md` or `.jsonl`). */
+  fileName: string;
+  /** Its media type (`text/markdown`, `application/jsonl`). */
+  mediaType: string;
+};
 
 /** `session/fork`: a new session whose default chat is a copy of another session's
  * default chat up to and including a turn. */
@@ -1743,6 +1769,53 @@ export type ToolResult = {
   isError?: boolean;
 };
 
+/** `trash/empty`: erases everything in the trash (no parameters). */
+export type TrashEmptyParams = { [key: string]: unknown };
+
+/** What `trash/empty` returns. */
+export type TrashEmptyResponse = {
+  /** How many items were erased. */
+  erased: number;
+};
+
+/** One item in the trash. */
+export type TrashItem = {
+  /** When it was deleted (RFC 3339). */
+  deletedAt: string;
+  /** The session's URI or the project's id. */
+  id: string;
+  /** Session or project. */
+  kind: TrashKind;
+  /** When it is erased by itself (`[history] trash_days`), RFC 3339; `null` when it
+   * stays until the trash is emptied. */
+  purgeAt?: string | null;
+  /** The session's title or the project's name. */
+  title?: string | null;
+};
+
+/** What a trash item is. */
+export type TrashKind = ('session' | 'project');
+
+/** `trash/list`: everything in the trash (no parameters). */
+export type TrashListParams = { [key: string]: unknown };
+
+/** What `trash/list` returns: newest deletion first. */
+export type TrashListResponse = {
+  /** The items. */
+  items: Array<TrashItem>;
+};
+
+/** `trash/restore`: takes a session or project out of the trash. */
+export type TrashRestoreParams = {
+  /** The session's URI or the project's id. */
+  id: string;
+  /** Session or project. */
+  kind: TrashKind;
+};
+
+/** What `trash/restore` returns. */
+export type TrashRestoreResponse = { [key: string]: unknown };
+
 /** One exchange: a user message and the response. */
 export type Turn = {
   /** When it ended. */
@@ -1847,11 +1920,15 @@ export interface Methods {
   'search/query': { params: SearchQueryParams; result: SearchQueryResponse };
   'session/create': { params: SessionCreateParams; result: SessionCreateResponse };
   'session/dispose': { params: SessionDisposeParams; result: SessionDisposeResponse };
+  'session/export': { params: SessionExportParams; result: SessionExportResponse };
   'session/fork': { params: SessionForkParams; result: SessionCreateResponse };
   'session/list': { params: SessionListParams; result: SessionListResponse };
   'session/mark': { params: SessionMarkParams; result: SessionRenameResponse };
   'session/rename': { params: SessionRenameParams; result: SessionRenameResponse };
   'subscribe': { params: SubscribeParams; result: SubscribeResponse };
+  'trash/empty': { params: TrashEmptyParams; result: TrashEmptyResponse };
+  'trash/list': { params: TrashListParams; result: TrashListResponse };
+  'trash/restore': { params: TrashRestoreParams; result: TrashRestoreResponse };
   'unsubscribe': { params: UnsubscribeParams; result: UnsubscribeResponse };
 }
 

@@ -117,6 +117,10 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::CalendarEvents => request::<CalendarEvents>(params),
         ClientMethod::SearchQuery => request::<SearchQuery>(params),
         ClientMethod::AttachmentUpload => request::<AttachmentUpload>(params),
+        ClientMethod::TrashList => request::<TrashList>(params),
+        ClientMethod::TrashRestore => request::<TrashRestore>(params),
+        ClientMethod::TrashEmpty => request::<TrashEmpty>(params),
+        ClientMethod::SessionExport => request::<SessionExport>(params),
     }
 }
 

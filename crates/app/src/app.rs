@@ -103,7 +103,14 @@ impl App {
                 store.path().display()
             ));
         }
-        Ok(Arc::new(store))
+        let store = Arc::new(store);
+        let audit = hearth_tools::AuditLog::new(store.clone());
+        if let Err(error) = self.empty_expired_trash(&store, &audit).await {
+            self.note(&format!(
+                "could not empty the trash of expired items: {error:#}"
+            ));
+        }
+        Ok(store)
     }
 
     /// Starts a host with these harnesses over an open store.

@@ -94,6 +94,7 @@ pub async fn backend_and_gate(
             }
         },
         paths: Some(app.paths.clone()),
+        audit: Some(tools.registry.audit().clone()),
     };
     Ok((backend, gate))
 }

@@ -19,6 +19,7 @@ mod app;
 pub mod backend;
 pub mod harnesses;
 pub mod tools;
+mod trash;
 pub mod turn;
 
 pub use app::{App, Notices};

@@ -18,6 +18,7 @@ mod context;
 mod decisions;
 mod doctor;
 mod drive;
+mod export;
 mod highlight;
 mod interrupts;
 mod keyboard;
@@ -42,6 +43,7 @@ mod shown;
 mod sign_in;
 mod style;
 mod toolbox;
+mod trash;
 
 /// Hearth: a local-first agent host.
 #[derive(Debug, Parser)]
@@ -125,6 +127,14 @@ enum Command {
     /// Read, verify and export the audit log of tool calls and decisions.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Write a session as Markdown or JSON Lines, or everything as one archive (--all).
+    Export(export::ExportArgs),
+    /// Read an archive from `hearth export` into this data directory (ids kept; what is
+    /// already here is skipped).
+    Import(export::ImportArgs),
+    /// Deleted sessions and projects: list, restore, empty.
+    #[command(subcommand)]
+    Trash(trash::TrashCommand),
     /// Calendars: list, events, add, import, export.
     #[command(subcommand)]
     Calendar(calendar::CalendarCommand),
@@ -261,6 +271,9 @@ fn main() -> ExitCode {
             Command::Agents(command) => agents::agents(&app, command).await,
             Command::Permissions(command) => permissions::permissions(&app, command).await,
             Command::Audit(command) => audit::audit(&app, command).await,
+            Command::Export(args) => export::export(&app, args).await,
+            Command::Import(args) => export::import(&app, args).await,
+            Command::Trash(command) => trash::trash(&app, command).await,
             Command::Calendar(command) => calendar::calendar(&app, command).await,
             Command::Tools(command) => toolbox::tools(&app, command).await,
             Command::Serve(args) => serve::serve(&app, args).await,

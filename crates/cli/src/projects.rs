@@ -386,8 +386,9 @@ pub async fn projects(app: &App, command: ProjectsCommand) -> anyhow::Result<Exi
 async fn delete_project(projects: &Projects, project: &str) -> anyhow::Result<ExitCode> {
     let (record, mirror_removed) = projects.delete(project).await?;
     write_out(&format!(
-        "deleted project `{}` ({}) from Hearth; its folder {} and project.md stay (`hearth projects new` there makes it a project again, under a new id), and its sessions stay readable\n",
+        "deleted project `{}` ({}) from Hearth (`hearth trash restore {}` brings it back until the trash is emptied); its folder {} and project.md stay (`hearth projects new` there makes it a project again, under a new id), and its sessions stay readable\n",
         escape_name(&record.name),
+        record.id,
         record.id,
         record.folder.display()
     ))?;

@@ -377,15 +377,33 @@ pub async fn show_session(remote: &Remote, session: &str, json: bool) -> anyhow:
     Ok(stdout.flush()?)
 }
 
-/// `hearth sessions delete` through a server, so the server forgets it too.
-pub async fn delete_session(remote: &Remote, session: &str) -> anyhow::Result<()> {
-    remote
+/// `hearth sessions delete` through a server, so the server forgets it too. Returns
+/// whether the session went to the trash (else it was never used, and was erased).
+pub async fn delete_session(remote: &Remote, session: &str) -> anyhow::Result<bool> {
+    let response = remote
         .client
         .call::<SessionDispose>(&SessionDisposeParams {
             session: session.to_owned(),
         })
         .await
         .with_context(|| format!("deleting {session}"))?;
+    Ok(response.trashed)
+}
+
+/// `hearth trash restore` through a server, so its clients list what came back.
+pub async fn restore_from_trash(
+    remote: &Remote,
+    kind: hearth_protocol::TrashKind,
+    id: &str,
+) -> anyhow::Result<()> {
+    remote
+        .client
+        .call::<hearth_protocol::TrashRestore>(&hearth_protocol::TrashRestoreParams {
+            kind,
+            id: id.to_owned(),
+        })
+        .await
+        .with_context(|| format!("restoring {id}"))?;
     Ok(())
 }
 

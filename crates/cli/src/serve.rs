@@ -222,6 +222,10 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let backend = backend(&app, args.scenario, "server").await?;
     let host = backend.host.clone();
     evict_idle_sessions(&host);
+    // Opening the store emptied what `[history] trash_days` passed for; so does each day.
+    if let Some(audit) = backend.audit.clone() {
+        app.empty_expired_trash_daily(app.open_store().await?, audit);
+    }
     // Where things stand when the server starts: sessions made beside it from now on are
     // announced to its clients.
     if let Err(error) = host.pick_up_outside_sessions().await {

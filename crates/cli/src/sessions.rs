@@ -27,7 +27,8 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Delete a session. It stays deleted: discovery never brings it back.
+    /// Delete a session: to the trash (`hearth trash restore` brings it back), or erased
+    /// at once when it was never used. Discovery never lists it again.
     Delete {
         /// Session URI, id, or the first 4+ characters of its id (`sessions list` shows them).
         session: String,
@@ -339,24 +340,31 @@ async fn show(app: &App, session: &str, json: bool) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hearth sessions delete`.
+/// `hearth sessions delete`: to the trash, or erased when it was never used.
 #[allow(clippy::print_stderr)]
 async fn delete(app: &App, session: &str) -> anyhow::Result<ExitCode> {
     let uri = crate::names::session_in(app, session).await?;
-    if let Some(remote) = crate::remote::connect(app).await? {
-        crate::remote::delete_session(&remote, &uri.to_string()).await?;
+    let trashed = if let Some(remote) = crate::remote::connect(app).await? {
+        crate::remote::delete_session(&remote, &uri.to_string()).await?
     } else {
         let host = local_host(app).await?;
         let deleted = host.delete_session(&uri).await?;
         host.shutdown().await;
-        if let hearth_host::Deleted::WithoutHarness { reason } = deleted {
+        if let Some(reason) = deleted.without_harness {
             eprintln!(
                 "hearth: its agent could not open it ({}), so only Hearth's record was deleted; a conversation the agent keeps itself is left as it is",
                 crate::shown::message(&reason)
             );
         }
-    }
+        deleted.removal == hearth_store::Removal::Trashed
+    };
     write_out(&format!("deleted {uri}\n"))?;
+    if trashed {
+        eprintln!(
+            "hearth: it is in the trash until it is emptied; `hearth trash restore {}` brings it back",
+            uri.id()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

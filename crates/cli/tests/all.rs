@@ -25,6 +25,7 @@ mod suite {
     mod crash_loop;
     mod exact_permissions;
     mod exfiltration;
+    mod export;
     mod first_run;
     mod first_run_names;
     mod first_run_output;
@@ -57,5 +58,6 @@ mod suite {
     mod terminal_chat;
     mod terminal_support;
     mod tool_support;
+    mod trash;
     mod url_credentials;
 }

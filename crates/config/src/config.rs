@@ -116,6 +116,9 @@ pub struct Config {
     /// Where agents' requests may go.
     #[serde(default)]
     pub fetch: FetchConfig,
+    /// How long deleted sessions and projects stay restorable.
+    #[serde(default)]
+    pub history: HistoryConfig,
     /// What the file says in an old spelling that Hearth still reads, and how to say it
     /// now: one note each, for the user.
     #[serde(skip)]
@@ -458,6 +461,26 @@ impl McpServerConfig {
     }
 }
 
+/// How long deleted sessions and projects stay restorable.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// Days a deleted session or project stays in the trash before it is erased (30 by
+    /// default; 0 keeps it until `hearth trash empty`).
+    pub trash_days: Option<u32>,
+}
+
+impl HistoryConfig {
+    /// Days an item stays in the trash; `None`: until the trash is emptied by hand.
+    pub fn trash_days(&self) -> Option<u32> {
+        match self.trash_days {
+            None => Some(30),
+            Some(0) => None,
+            Some(days) => Some(days),
+        }
+    }
+}
+
 /// `hearth serve` settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -544,6 +567,15 @@ pub struct ExternalAgentConfig {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn trash_days_default_to_thirty_and_zero_keeps_everything() {
+        let read = |text: &str| toml::from_str::<Config>(text).unwrap().history.trash_days();
+        assert_eq!(read(""), Some(30));
+        assert_eq!(read("[history]\ntrash_days = 7\n"), Some(7));
+        assert_eq!(read("[history]\ntrash_days = 0\n"), None);
+        assert!(toml::from_str::<Config>("[history]\ntrash_day = 7\n").is_err());
+    }
 
     #[test]
     fn parses_every_section() {

@@ -13,8 +13,8 @@ mod private;
 
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClearPassword, ClockFormat, Config, ConfigError,
-    Defaults, ExternalAgentConfig, FetchConfig, LimitsConfig, McpServerConfig, PermissionsSetting,
-    ProviderConfig, ProviderKind, ServerConfig,
+    Defaults, ExternalAgentConfig, FetchConfig, HistoryConfig, LimitsConfig, McpServerConfig,
+    PermissionsSetting, ProviderConfig, ProviderKind, ServerConfig,
 };
 pub use edit::ConfigEdit;
 pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};

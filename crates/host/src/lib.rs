@@ -53,6 +53,7 @@ mod receiver;
 mod rename;
 mod sessions;
 mod state;
+mod trash;
 mod turns;
 mod writer;
 
@@ -64,4 +65,5 @@ pub use pages::{PageEnd, TurnPage, TurnWindow};
 pub use permissions::PendingPermission;
 pub use receiver::EnvelopeReceiver;
 pub use rename::MAX_TITLE_CHARS;
-pub use sessions::{Deleted, NewSessionRequest};
+pub use sessions::NewSessionRequest;
+pub use trash::Deleted;

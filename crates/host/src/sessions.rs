@@ -17,19 +17,6 @@ use crate::host::{Host, HostConfig, Inner};
 use crate::lease;
 use crate::state::{ChatEntry, LeaseHold, Resolution, SessionEntry};
 
-/// How a session was deleted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Deleted {
-    /// Its harness disposed its chats too.
-    Cleanly,
-    /// Its harness could not load it, so only Hearth's record was deleted; the
-    /// harness's own conversations (if any) are left as they are.
-    WithoutHarness {
-        /// Why the harness could not load it.
-        reason: String,
-    },
-}
-
 /// What a new session is.
 #[derive(Clone, Debug)]
 pub struct NewSessionRequest {
@@ -573,87 +560,6 @@ impl Host {
                 last_used: Instant::now(),
             },
         );
-    }
-
-    /// Deletes a session: aborts its turns, disposes its chats (peers first, the default
-    /// chat last), and leaves a tombstone so discovery never brings it back. A session
-    /// its harness cannot load (not configured now, say) is deleted from Hearth all the
-    /// same, and [`Deleted::WithoutHarness`] says why its harness did not clean up.
-    pub async fn delete_session(&self, session: &SessionUri) -> HostResult<Deleted> {
-        if let Err(error) = self.ensure_session(session).await {
-            // Stored but not loadable (its harness is gone or cannot attach it): the user
-            // can still delete it; only the harness's own clean-up is skipped.
-            if self.inner.store.session(session).await?.is_none() {
-                return Err(error);
-            }
-            tracing::debug!(%session, %error, "deleting a session its harness cannot load");
-            self.inner.store.delete_session(session).await?;
-            self.inner.lock().publish(
-                ResourceUri::Root,
-                Action::SessionRemoved {
-                    session: session.clone(),
-                },
-            );
-            return Ok(Deleted::WithoutHarness {
-                reason: error.to_string(),
-            });
-        }
-        let agent = self.inner.agent_for(session)?;
-        let chats: Vec<ChatUri> = {
-            let state = self.inner.lock();
-            let entry = state
-                .sessions
-                .get(session)
-                .ok_or_else(|| HostError::NotFound {
-                    what: "session",
-                    key: session.to_string(),
-                })?;
-            // Peers first (newest first), the default chat last.
-            let (peers, default): (Vec<ChatUri>, Vec<ChatUri>) = entry
-                .state
-                .chats
-                .iter()
-                .map(|chat| chat.summary.uri.clone())
-                .partition(|chat| !chat.is_default());
-            peers.into_iter().rev().chain(default).collect()
-        };
-        for chat in &chats {
-            if let Err(error) = self.abort(chat).await {
-                tracing::warn!(%chat, %error, "could not abort a turn of a deleted session");
-            }
-        }
-        for chat in &chats {
-            let context = self.inner.context_for(chat)?;
-            if let Err(error) = agent.dispose_chat(&context).await {
-                tracing::warn!(%chat, %error, "the harness could not dispose a chat of a deleted session");
-            }
-        }
-        self.inner.store.delete_session(session).await?;
-        let mut state = self.inner.lock();
-        for chat in &chats {
-            state.publish(
-                ResourceUri::Chat(chat.clone()),
-                Action::ChatRemoved { chat: chat.clone() },
-            );
-            state.chats.remove(chat);
-            state.retire(&ResourceUri::Chat(chat.clone()));
-        }
-        let resource = ResourceUri::Session(session.clone());
-        state.publish(
-            resource.clone(),
-            Action::SessionRemoved {
-                session: session.clone(),
-            },
-        );
-        state.sessions.remove(session);
-        state.retire(&resource);
-        state.publish(
-            ResourceUri::Root,
-            Action::SessionRemoved {
-                session: session.clone(),
-            },
-        );
-        Ok(Deleted::Cleanly)
     }
 
     /// Releases sessions nobody used for `idle`: no running turn, no subscriber. Their

@@ -26,6 +26,7 @@ mod convert_state;
 mod convert_tool;
 mod convert_turn;
 mod error;
+mod export;
 mod jsonrpc;
 mod methods;
 mod model;
@@ -36,6 +37,7 @@ mod search;
 mod session_methods;
 mod state;
 mod subscription;
+mod trash;
 mod turn;
 
 pub use approvals::{
@@ -60,6 +62,7 @@ pub use chat_methods::{
     PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
+pub use export::{ExportFormat, SessionExportParams, SessionExportResponse};
 pub use jsonrpc::{
     ErrorResponse, Incoming, Notification, Request, RequestId, Response, Version, error_text,
     notification_text, request_text, response_text,
@@ -73,8 +76,8 @@ pub use methods::{
     ProjectRelink, ProjectRemoveSource, ProjectRename, ProjectRetrySource, ProjectTrust,
     ProjectUpdate, ProposalApprove, ProposalList, ProposalReject, ProviderAdd, ProviderList,
     ProviderRemove, ProviderTest, Resynced, SearchQuery, SessionCreate, SessionDispose,
-    SessionFork, SessionList, SessionMark, SessionRename, Subscribe, SubscriptionEnded,
-    Unsubscribe,
+    SessionExport, SessionFork, SessionList, SessionMark, SessionRename, Subscribe,
+    SubscriptionEnded, TrashEmpty, TrashList, TrashRestore, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -107,6 +110,10 @@ pub use state::{Action, Envelope, ResourceState, Snapshot};
 pub use subscription::{
     EnvelopeNotification, ResyncNotification, ResyncReason, SubscribeParams, SubscribeResponse,
     SubscriptionEndedNotification, UnsubscribeParams, UnsubscribeResponse,
+};
+pub use trash::{
+    TrashEmptyParams, TrashEmptyResponse, TrashItem, TrashKind, TrashListParams, TrashListResponse,
+    TrashRestoreParams, TrashRestoreResponse,
 };
 pub use turn::{
     Attachment, ContextReference, Cost, PermissionOption, PermissionOptionKind, PlanEntry,

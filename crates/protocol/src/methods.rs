@@ -24,6 +24,7 @@ use crate::chat_methods::{
     PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
     PermissionRevokeGrantResponse,
 };
+use crate::export::{SessionExportParams, SessionExportResponse};
 use crate::projects::{
     ProjectAddSourceParams, ProjectContextParams, ProjectContextResponse, ProjectCreateParams,
     ProjectCreateResponse, ProjectDeleteResponse, ProjectListParams, ProjectListResponse,
@@ -45,6 +46,10 @@ use crate::state::Envelope;
 use crate::subscription::{
     ResyncNotification, SubscribeParams, SubscribeResponse, SubscriptionEndedNotification,
     UnsubscribeParams, UnsubscribeResponse,
+};
+use crate::trash::{
+    TrashEmptyParams, TrashEmptyResponse, TrashListParams, TrashListResponse, TrashRestoreParams,
+    TrashRestoreResponse,
 };
 
 /// A request method: its name on the wire and the types of its params and response.
@@ -221,6 +226,14 @@ methods! {
     SessionMark = "session/mark" (SessionMarkParams) -> SessionMarkResponse;
     /// `attachment/upload`: keeps a file for a message or a project source.
     AttachmentUpload = "attachment/upload" (AttachmentUploadParams) -> AttachmentUploadResponse;
+    /// `trash/list`: the sessions and projects in the trash, newest deletion first.
+    TrashList = "trash/list" (TrashListParams) -> TrashListResponse;
+    /// `trash/restore`: takes a session or project out of the trash.
+    TrashRestore = "trash/restore" (TrashRestoreParams) -> TrashRestoreResponse;
+    /// `trash/empty`: erases everything in the trash, as securely as deleting did.
+    TrashEmpty = "trash/empty" (TrashEmptyParams) -> TrashEmptyResponse;
+    /// `session/export`: a session as Markdown (to read) or JSON Lines (lossless).
+    SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

@@ -184,8 +184,9 @@ pub struct SessionCreateResponse {
     pub session: SessionState,
 }
 
-/// `session/dispose`: deletes a session. It stays deleted; discovery never brings it
-/// back.
+/// `session/dispose`: deletes a session: moves it to the trash (`trash/restore`
+/// brings it back), or erases it at once when it was never used (no turn, no draft).
+/// Either way discovery never lists it again.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDisposeParams {
@@ -196,7 +197,12 @@ pub struct SessionDisposeParams {
 /// What `session/dispose` returns.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionDisposeResponse {}
+pub struct SessionDisposeResponse {
+    /// Whether the session went to the trash (`trash/restore` brings it back); `false`:
+    /// it was never used, and was erased at once.
+    #[serde(default)]
+    pub trashed: bool,
+}
 
 /// `session/fork`: a new session whose default chat is a copy of another session's
 /// default chat up to and including a turn.

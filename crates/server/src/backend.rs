@@ -38,6 +38,9 @@ pub struct Backend {
     /// The data directory and `config.toml` that `provider/add` and `provider/remove`
     /// change; `None` makes them answer that they are not available.
     pub paths: Option<hearth_config::Paths>,
+    /// The audit log that records emptying the trash; `None` makes `trash/empty` answer
+    /// that it is not available.
+    pub audit: Option<hearth_tools::AuditLog>,
 }
 
 impl Backend {
@@ -54,6 +57,7 @@ impl Backend {
             attachments: None,
             materializer: None,
             paths: None,
+            audit: None,
         }
     }
 }

@@ -142,6 +142,8 @@ fn table() -> &'static MethodTable {
         crate::calendar::register(&mut table);
         crate::search::register(&mut table);
         crate::attachments::register(&mut table);
+        crate::trash::register(&mut table);
+        crate::export::register(&mut table);
         table
     })
 }

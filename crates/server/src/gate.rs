@@ -17,7 +17,7 @@ use crate::approvals::Approvals;
 use crate::dispatch::parse_field;
 
 /// The channel decisions made through the server are recorded as.
-const VIA: &str = "server";
+pub(crate) const VIA: &str = "server";
 
 /// The approval gate and audit log, as the protocol offers them.
 #[derive(Clone, Debug)]

@@ -31,6 +31,7 @@ mod discovery;
 mod dispatch;
 mod edge;
 mod error;
+mod export;
 mod fanout;
 mod gate;
 mod guard;
@@ -50,6 +51,7 @@ mod server;
 mod sessions;
 mod stdio;
 mod token;
+mod trash;
 mod web;
 mod writer;
 

@@ -127,10 +127,13 @@ async fn session_dispose(
 ) -> Result<<wire::SessionDispose as Method>::Response, RpcError> {
     let host = shared.host();
     let session = parse_field("session", &params.session, SessionUri::parse)?;
-    host.delete_session(&session)
+    let deleted = host
+        .delete_session(&session)
         .await
         .map_err(|e| host_error(&e))?;
-    Ok(wire::SessionDisposeResponse {})
+    Ok(wire::SessionDisposeResponse {
+        trashed: deleted.removal == hearth_store::Removal::Trashed,
+    })
 }
 
 async fn session_fork(

@@ -8,6 +8,7 @@ mod suite {
     mod audit;
     mod calendar;
     mod connections;
+    mod export;
     mod fanout;
     mod login;
     mod mcp;
@@ -19,4 +20,5 @@ mod suite {
     mod rpc;
     mod stdio;
     mod support;
+    mod trash;
 }

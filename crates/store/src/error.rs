@@ -118,6 +118,10 @@ pub enum StoreError {
     /// A query that cannot be run as given (the message says why and what to give).
     #[error("{0}")]
     InvalidQuery(String),
+    /// An archive that cannot be written or imported (the message says which line and
+    /// why); an import that fails this way imported nothing.
+    #[error("{0}")]
+    Archive(String),
     /// A stored value could not be decoded.
     #[error("stored {what} could not be read: {detail}")]
     Decode {
@@ -169,6 +173,7 @@ impl StoreError {
             | Self::NotFound { .. }
             | Self::Conflict(_)
             | Self::InvalidQuery(_)
+            | Self::Archive(_)
             | Self::Decode { .. }
             | Self::Database { .. } => false,
         }
@@ -190,6 +195,7 @@ impl StoreError {
             | Self::NotFound { .. }
             | Self::Conflict(_)
             | Self::InvalidQuery(_)
+            | Self::Archive(_)
             | Self::Decode { .. }
             | Self::Database { .. } => false,
         }

@@ -10,9 +10,10 @@
 //! overwritten. The [`Store`] trait keeps other backends possible.
 //!
 //! Private at rest: the database, its log and its directory are created readable by their
-//! owner only, and narrowed when found open. Deleting a session or a chat erases what was
-//! said in it — overwritten in the file (`secure_delete`), flushed out of the log — and
-//! keeps only a tombstone. It degrades per item: a turn that cannot be read back is read
+//! owner only, and narrowed when found open. Deleting a session or a project moves it to a
+//! trash it can be restored from ([`Store::trash_session`]); emptying the trash, or
+//! deleting a chat, erases what was said in it — overwritten in the file
+//! (`secure_delete`), flushed out of the log — and keeps only a tombstone. It degrades per item: a turn that cannot be read back is read
 //! as an unreadable turn naming its chat, and a database this process cannot write opens
 //! for reading ([`SqliteStore::open_or_read_only`]).
 //!
@@ -20,6 +21,8 @@
 //! write: the host does. It keeps each chat to one writer at a time across processes with
 //! a lease per chat ([`Store::take_lease`]); when to take one is the host's decision too.
 
+mod archive;
+mod archive_import;
 mod audit;
 mod chats;
 mod codec;
@@ -34,8 +37,12 @@ mod search;
 mod sessions;
 mod sqlite;
 mod store;
+mod transcript;
+mod trash;
 mod turns;
 
+pub use archive::{ARCHIVE_FORMAT, ARCHIVE_VERSION};
+pub use archive_import::ImportReport;
 pub use audit::{
     AUDIT_GENESIS_HASH, AuditDraft, AuditKeyUse, AuditQuery, AuditRecord, AuditSealer, AuditStore,
     UnauditedApply,
@@ -51,3 +58,5 @@ pub use sqlite::SqliteStore;
 pub use store::{
     ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,
 };
+pub use transcript::session_markdown;
+pub use trash::{Removal, TrashItem, TrashKind};

@@ -25,7 +25,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0009_chat_queue.sql"),
     include_str!("../migrations/sqlite/0010_project_trust.sql"),
     include_str!("../migrations/sqlite/0011_turn_search.sql"),
-    include_str!("../migrations/sqlite/0012_session_marks.sql"),
+    include_str!("../migrations/sqlite/0012_trash.sql"),
+    include_str!("../migrations/sqlite/0013_session_marks.sql"),
 ];
 
 /// The schema version this binary writes.

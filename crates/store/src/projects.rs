@@ -80,8 +80,9 @@ pub trait ProjectStore: Send + Sync {
         digest: &'a str,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
-    /// Deletes a project, keeping a tombstone (its id and the digest the user trusted).
-    /// Returns whether it existed.
+    /// Deletes a project: moves it to the trash, keeping its id, folder, name and the
+    /// digest the user trusted, until the trash is emptied (then a tombstone of its id
+    /// and digest stays). Returns whether it existed.
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>>;
 }
 
@@ -294,18 +295,6 @@ impl SqliteStore {
         }
         Ok(())
     }
-
-    async fn delete_project_impl(&self, id: &ProjectId) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE projects SET deleted_at = ?, folder = NULL, name = NULL WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(to_millis(&hearth_core::now()))
-        .bind(id.as_str())
-        .execute(self.pool())
-        .await
-        .map_err(|error| self.error(error))?;
-        Ok(done.rows_affected() > 0)
-    }
 }
 
 impl ProjectStore for SqliteStore {
@@ -341,7 +330,7 @@ impl ProjectStore for SqliteStore {
     }
 
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.delete_project_impl(id))
+        Box::pin(self.trash_project_impl(id.as_str()))
     }
 
     fn relink_project<'a>(

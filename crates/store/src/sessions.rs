@@ -121,20 +121,26 @@ impl SqliteStore {
             .await
             .map_err(|e| self.error(e))?;
         let uri = session.summary.uri.to_string();
-        let live: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT deleted_at FROM sessions WHERE uri = ?")
+        let live: Option<(Option<i64>, bool)> =
+            sqlx::query_as("SELECT deleted_at, trashed FROM sessions WHERE uri = ?")
                 .bind(&uri)
                 .fetch_optional(&mut *transaction)
                 .await
                 .map_err(|e| self.error(e))?;
         match live {
-            Some(None) => {
+            Some((None, _)) => {
                 return Err(StoreError::Conflict(format!(
                     "session {uri} already exists"
                 )));
             }
+            // A session in the trash is kept until the trash is emptied.
+            Some((Some(_), true)) => {
+                return Err(StoreError::Conflict(format!(
+                    "session {uri} is in the trash; restore it with `hearth trash restore`"
+                )));
+            }
             // An explicit create clears a tombstone of the same URI.
-            Some(Some(_)) => {
+            Some((Some(_), false)) => {
                 sqlx::query("DELETE FROM sessions WHERE uri = ?")
                     .bind(&uri)
                     .execute(&mut *transaction)
@@ -326,29 +332,39 @@ impl SqliteStore {
         let Some(id) = id else {
             return Ok(false);
         };
-        sqlx::query("DELETE FROM chats WHERE session_id = ?")
-            .bind(id)
-            .execute(&mut *transaction)
-            .await
-            .map_err(|e| self.error(e))?;
-        let at = to_millis(&now());
-        sqlx::query(
-            "UPDATE sessions SET deleted_at = ?, title = NULL, model = NULL, project_id = NULL,
-                    working_directories = NULL
-             WHERE id = ?",
-        )
-        .bind(at)
-        .bind(id)
-        .execute(&mut *transaction)
-        .await
-        .map_err(|e| self.error(e))?;
-        erase_proposals(&mut transaction, ProposalOwner::Session(uri), at)
+        Self::erase_session_rows(&mut transaction, id, uri, to_millis(&now()))
             .await
             .map_err(|e| self.error(e))?;
         transaction.commit().await.map_err(|e| self.error(e))?;
         drop(connection);
         self.erase_removed().await?;
         Ok(true)
+    }
+
+    /// Removes a session's content — chats, turns, drafts, provider data, title and the
+    /// other descriptions, its proposals' text — leaving a tombstone deleted at `at`
+    /// (inside the deletion's transaction; `erase_removed` follows the commit).
+    pub(crate) async fn erase_session_rows(
+        transaction: &mut sqlx::SqliteConnection,
+        id: i64,
+        uri: &SessionUri,
+        at: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("DELETE FROM chats WHERE session_id = ?")
+            .bind(id)
+            .execute(&mut *transaction)
+            .await?;
+        sqlx::query(
+            "UPDATE sessions SET deleted_at = COALESCE(deleted_at, ?), trashed = 0, title = NULL,
+                    model = NULL, project_id = NULL, working_directories = NULL
+             WHERE id = ?",
+        )
+        .bind(at)
+        .bind(id)
+        .execute(&mut *transaction)
+        .await?;
+        erase_proposals(transaction, ProposalOwner::Session(uri), at).await?;
+        Ok(())
     }
 
     /// Bumps a session's `updated_at` (inside another write).

@@ -196,6 +196,44 @@ impl Store for SqliteStore {
         Box::pin(self.delete_session_impl(session))
     }
 
+    fn trash_session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<crate::Removal>> {
+        Box::pin(self.trash_session_impl(session))
+    }
+
+    fn archive_session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<String>> {
+        Box::pin(async move {
+            let mut out = Vec::new();
+            self.export_session(session, &mut out).await?;
+            String::from_utf8(out)
+                .map_err(|error| StoreError::Archive(format!("the archive is not UTF-8: {error}")))
+        })
+    }
+
+    fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<crate::TrashItem>>> {
+        Box::pin(self.trash_items_impl())
+    }
+
+    fn restore_from_trash<'a>(
+        &'a self,
+        kind: crate::TrashKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.restore_impl(kind, id))
+    }
+
+    fn empty_trash(
+        &self,
+        before: Option<hearth_core::Timestamp>,
+    ) -> BoxFuture<'_, StoreResult<Vec<crate::TrashItem>>> {
+        Box::pin(self.empty_trash_impl(before))
+    }
+
     fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
         Box::pin(self.chats_impl(session))
     }

@@ -11,6 +11,7 @@ use hearth_core::{
 use crate::error::StoreResult;
 use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 use crate::search::{SearchPage, SearchQuery};
+use crate::trash::{Removal, TrashItem, TrashKind};
 
 /// A chat as the catalog stores it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,6 +184,36 @@ pub trait Store: Send + Sync + 'static {
     /// drafts, title and its proposals' text so that none can be read back from disk.
     /// Returns whether a live session was deleted.
     fn delete_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// Deletes a session the user's way: moves it to the trash (restorable; see
+    /// [`Store::restore_from_trash`]), or erases it at once, as [`Store::delete_session`]
+    /// does, when it was never used — no turn, no draft, no queued message — and was made
+    /// through Hearth.
+    fn trash_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Removal>>;
+
+    /// Every session and project in the trash, newest deletion first.
+    fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>>;
+
+    /// Takes a session (by URI) or project (by id) out of the trash. Fails with
+    /// `NotFound` when it is not in the trash, with a conflict when a project's folder
+    /// now belongs to another project.
+    fn restore_from_trash<'a>(
+        &'a self,
+        kind: TrashKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Erases what was moved to the trash at or before `before` (everything when
+    /// `None`) as securely as [`Store::delete_session`], in one transaction. Returns the
+    /// items erased.
+    fn empty_trash(
+        &self,
+        before: Option<hearth_core::Timestamp>,
+    ) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>>;
+
+    /// A live session as a lossless JSON Lines archive (see [`SqliteStore::export_session`](crate::SqliteStore::export_session)).
+    fn archive_session<'a>(&'a self, session: &'a SessionUri)
+    -> BoxFuture<'a, StoreResult<String>>;
 
     /// The session's chat catalog, default chat first.
     fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>>;

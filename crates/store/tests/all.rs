@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod suite {
+    mod archive;
     mod filesystems;
     mod fixtures;
     mod leases;
@@ -11,6 +12,7 @@ mod suite {
     mod projects;
     mod registry;
     mod search;
+    mod trash;
     mod turns;
     mod visibility;
 }

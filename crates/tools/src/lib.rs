@@ -21,6 +21,8 @@
 //!   first failed check; JSON Lines export of the newest rows;
 //! - the data-flow guard ([`DataFlowGuard`]): once a chat read the user's private data,
 //!   a request to a site the user did not name waits for the user's permission;
+//! - emptying the trash ([`empty_trash`]), audited, whether the user asks or
+//!   `[history] trash_days` passed;
 //! - the seam through which a toolbox asks the user before a call runs
 //!   ([`PermissionAsker`], put in scope by the agent whose turn waits).
 //!
@@ -38,6 +40,7 @@ mod permission;
 mod proposal;
 mod redact;
 mod registry;
+mod trash;
 
 pub use actor::{Actor, UserActor};
 pub use audit::{
@@ -59,3 +62,4 @@ pub use redact::{REDACTED, is_secret_name, redact_text, redact_value};
 pub use registry::{
     Clock, DEFAULT_PROPOSAL_EXPIRY_DAYS, RegistryBuilder, ToolRegistry, staged_message,
 };
+pub use trash::{Emptying, empty_trash, purge_at};

@@ -182,6 +182,33 @@ const STEPS: &[Step] = &[
         expect: Expect::Answer,
     },
     Step {
+        readme: "hearth trash list | restore <id> | empty",
+        runs: &[
+            &["trash", "list"],
+            &["trash", "restore", "0000"],
+            &["trash", "empty"],
+        ],
+        expect: Expect::Answer,
+    },
+    Step {
+        readme: "hearth export <session> [--format markdown|jsonl] [-o FILE]",
+        runs: &[
+            &["export", "hearth-session:replay/0000"],
+            &["export", "0000", "--format", "jsonl"],
+        ],
+        expect: Expect::Answer,
+    },
+    Step {
+        readme: "hearth export --all -o hearth.jsonl",
+        runs: &[&["export", "--all", "-o", "hearth.jsonl"]],
+        expect: Expect::Success,
+    },
+    Step {
+        readme: "hearth import hearth.jsonl",
+        runs: &[&["import", "hearth.jsonl"]],
+        expect: Expect::Answer,
+    },
+    Step {
         readme: r#"hearth run -c "and then?""#,
         runs: &[&["run", "-c", "and then?"]],
         expect: Expect::Answer,

@@ -46,8 +46,12 @@ fn search_finds_prompts_and_answers_and_never_a_deleted_session() {
     hearth.ok(&["sessions", "delete", &session]);
     let (found, _) = ok(&hearth, &["search", "nginx"]);
     assert_eq!(found, "Nothing found.\n");
+    // The deleted session waits in the trash: its turn stays in the index (found again
+    // once it is restored), never in what a search returns.
     let (rebuilt, _) = ok(&hearth, &["search", "--rebuild"]);
-    assert_eq!(rebuilt, "Search index rebuilt: 1 turns.\n");
+    assert_eq!(rebuilt, "Search index rebuilt: 2 turns.\n");
+    let (found, _) = ok(&hearth, &["search", "nginx"]);
+    assert_eq!(found, "Nothing found.\n");
     let (found, _) = ok(&hearth, &["search", "disk", "--agent", "mock"]);
     assert_eq!(found.lines().count(), 2, "{found}");
     let (found, _) = ok(&hearth, &["search", "disk", "--agent", "codex"]);

@@ -36,7 +36,7 @@ fn default_chat(session: &str) -> String {
 }
 
 #[test]
-fn deleting_a_session_erases_what_was_said_from_the_database_and_its_log() {
+fn a_deleted_session_emptied_from_the_trash_is_erased_from_the_database_and_its_log() {
     let hearth = Hearth::new();
     let secret = format!("pin-{}", std::process::id() * 7919);
     hearth.ok(&["run", &format!("my bank pin is {secret}")]);
@@ -49,6 +49,9 @@ fn deleting_a_session_erases_what_was_said_from_the_database_and_its_log() {
     );
 
     hearth.ok(&["sessions", "delete", &session]);
+    // In the trash, restorable: its words are kept until the trash is emptied.
+    assert!(holds(&raw_bytes(&hearth.database()), &secret));
+    hearth.ok(&["trash", "empty"]);
 
     let bytes = raw_bytes(&hearth.database());
     assert!(

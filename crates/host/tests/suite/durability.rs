@@ -124,6 +124,34 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<hearth_store::SearchPage>> {
         self.inner.search_turns(query)
     }
+    fn trash_session<'a>(
+        &'a self,
+        session: &'a hearth_core::SessionUri,
+    ) -> BoxFuture<'a, StoreResult<hearth_store::Removal>> {
+        self.inner.trash_session(session)
+    }
+    fn archive_session<'a>(
+        &'a self,
+        session: &'a hearth_core::SessionUri,
+    ) -> BoxFuture<'a, StoreResult<String>> {
+        self.inner.archive_session(session)
+    }
+    fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<hearth_store::TrashItem>>> {
+        self.inner.trash_items()
+    }
+    fn restore_from_trash<'a>(
+        &'a self,
+        kind: hearth_store::TrashKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        self.inner.restore_from_trash(kind, id)
+    }
+    fn empty_trash(
+        &self,
+        before: Option<hearth_core::Timestamp>,
+    ) -> BoxFuture<'_, StoreResult<Vec<hearth_store::TrashItem>>> {
+        self.inner.empty_trash(before)
+    }
     fn sessions_with_id_prefix<'a>(
         &'a self,
         prefix: &'a str,

@@ -86,6 +86,7 @@ impl TestServer {
             default_provider: Some(HarnessId::parse("fake").unwrap()),
             toolbox: setup.toolbox,
             config: setup.config,
+            audit: tools.as_ref().map(|registry| registry.audit().clone()),
             approvals,
             calendars: setup.calendars,
             paths: setup.paths,

@@ -5,7 +5,9 @@
 use hearth_core::{
     ChatId, ChatOrigin, ChatUri, HarnessId, ProjectId, StopReason, Turn, TurnId, UserMessage,
 };
-use hearth_store::{HIT_END, HIT_START, NewSession, SearchQuery, SqliteStore, Store};
+use hearth_store::{
+    HIT_END, HIT_START, NewSession, Removal, SearchQuery, SqliteStore, Store, TrashKind,
+};
 use pretty_assertions::assert_eq;
 
 use super::fixtures::{at, chat_record, new_session};
@@ -189,8 +191,10 @@ async fn an_answer_is_found_once_its_turn_ends_and_a_deleted_one_never() {
     assert_eq!(found(&store, &query("quince")).await.len(), 0);
 }
 
-/// Stores `kept` words in one session and `deleted` ones in another that is deleted; every
-/// kept word must be found in exactly the turns holding it, no deleted one at all.
+/// Stores `kept` words in one session and `deleted` ones in another that is deleted, and
+/// in a third that is moved to the trash; every kept word must be found in exactly the
+/// turns holding it, no deleted or trashed one at all — until the trashed session is
+/// restored, and never again once it is trashed again and the trash emptied.
 async fn stored_words_are_found(kept: Vec<String>, deleted: Vec<String>) {
     let (_dir, store) = store().await;
     let live = session(&store, "codex", None).await;
@@ -221,6 +225,41 @@ async fn stored_words_are_found(kept: Vec<String>, deleted: Vec<String>) {
     }
     for word in &marked {
         assert_eq!(found(&store, &query(word)).await.len(), 0, "{word}");
+    }
+    trashed_words_are_found_only_while_restored(&store, &deleted).await;
+}
+
+async fn trashed_words_are_found_only_while_restored(store: &SqliteStore, words: &[String]) {
+    let trashed = session(store, "gemini", None).await;
+    let chat = ChatUri::default_for(&trashed.summary.uri);
+    let marked: Vec<String> = words.iter().map(|word| format!("zt{word}")).collect();
+    for word in &marked {
+        say(store, &chat, word, word, 2).await;
+    }
+    let uri = trashed.summary.uri.clone();
+    assert_eq!(store.trash_session(&uri).await.unwrap(), Removal::Trashed);
+    for word in &marked {
+        assert_eq!(
+            found(store, &query(word)).await.len(),
+            0,
+            "{word} (trashed)"
+        );
+    }
+    store
+        .restore_from_trash(TrashKind::Session, &uri.to_string())
+        .await
+        .unwrap();
+    for word in &marked {
+        assert!(
+            !found(store, &query(word)).await.is_empty(),
+            "{word} (restored)"
+        );
+    }
+    assert_eq!(store.trash_session(&uri).await.unwrap(), Removal::Trashed);
+    assert_eq!(store.empty_trash(None).await.unwrap().len(), 1);
+    store.rebuild_search().await.unwrap();
+    for word in &marked {
+        assert_eq!(found(store, &query(word)).await.len(), 0, "{word} (erased)");
     }
 }
 

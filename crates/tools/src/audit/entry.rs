@@ -29,6 +29,8 @@ pub enum AuditKind {
     FileWrite,
     /// An external agent ran a command in a terminal Hearth gave it.
     Terminal,
+    /// Sessions and projects erased from the trash.
+    Trash,
 }
 
 impl AuditKind {
@@ -41,6 +43,7 @@ impl AuditKind {
             Self::Permission => "permission",
             Self::FileWrite => "file_write",
             Self::Terminal => "terminal",
+            Self::Trash => "trash",
         }
     }
 }
@@ -79,6 +82,8 @@ pub enum Decision {
     Policy,
     /// A file was written.
     Written,
+    /// What the trash held was erased.
+    Erased,
 }
 
 impl Decision {
@@ -99,6 +104,7 @@ impl Decision {
             Self::Requested => "requested",
             Self::Policy => "policy",
             Self::Written => "written",
+            Self::Erased => "erased",
         }
     }
 }

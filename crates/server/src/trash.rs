@@ -1,0 +1,115 @@
+//! `trash/*`: the sessions and projects the user deleted — listed with when each is
+//! erased by itself (`[history] trash_days`), restored, or erased now (audited).
+
+use hearth_core::SessionUri;
+use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
+use hearth_store::{StoreError, TrashKind};
+use hearth_tools::{Actor, Emptying, UserActor};
+
+use crate::backend::Shared;
+use crate::dispatch::{MethodTable, parse_field, route};
+use crate::edge::{host_error, unavailable};
+
+/// The trash methods.
+pub(crate) fn register(table: &mut MethodTable) {
+    route!(table, wire::TrashList => trash_list);
+    route!(table, wire::TrashRestore => trash_restore);
+    route!(table, wire::TrashEmpty => trash_empty);
+}
+
+/// The error response for a store failure of a trash method.
+fn store_error(error: &StoreError) -> RpcError {
+    let kind = match error {
+        StoreError::NotFound { .. } => ErrorKind::NotFound,
+        StoreError::Conflict(_) => ErrorKind::Conflict,
+        _ => ErrorKind::Internal,
+    };
+    RpcError::new(kind, error.to_string(), error.is_retryable())
+}
+
+fn kind(kind: wire::TrashKind) -> TrashKind {
+    match kind {
+        wire::TrashKind::Session => TrashKind::Session,
+        wire::TrashKind::Project => TrashKind::Project,
+    }
+}
+
+fn wire_kind(kind: TrashKind) -> wire::TrashKind {
+    match kind {
+        TrashKind::Session => wire::TrashKind::Session,
+        TrashKind::Project => wire::TrashKind::Project,
+    }
+}
+
+async fn trash_list(
+    shared: &Shared,
+    _params: <wire::TrashList as Method>::Params,
+) -> Result<<wire::TrashList as Method>::Response, RpcError> {
+    let items = shared
+        .host()
+        .store()
+        .trash_items()
+        .await
+        .map_err(|error| store_error(&error))?;
+    let days = shared.backend.config.history.trash_days();
+    Ok(wire::TrashListResponse {
+        items: items
+            .into_iter()
+            .map(|item| wire::TrashItem {
+                kind: wire_kind(item.kind),
+                purge_at: hearth_tools::purge_at(item.deleted_at, days).map(|at| at.to_rfc3339()),
+                deleted_at: item.deleted_at.to_rfc3339(),
+                id: item.id,
+                title: item.title,
+            })
+            .collect(),
+    })
+}
+
+async fn trash_restore(
+    shared: &Shared,
+    params: <wire::TrashRestore as Method>::Params,
+) -> Result<<wire::TrashRestore as Method>::Response, RpcError> {
+    match kind(params.kind) {
+        TrashKind::Session => {
+            let session = parse_field("id", &params.id, SessionUri::parse)?;
+            shared
+                .host()
+                .restore_session(&session)
+                .await
+                .map_err(|error| match error {
+                    hearth_host::HostError::Store(store) => store_error(&store),
+                    other => host_error(&other),
+                })?;
+        }
+        TrashKind::Project => shared
+            .host()
+            .store()
+            .restore_from_trash(TrashKind::Project, &params.id)
+            .await
+            .map_err(|error| store_error(&error))?,
+    }
+    Ok(wire::TrashRestoreResponse {})
+}
+
+async fn trash_empty(
+    shared: &Shared,
+    _params: <wire::TrashEmpty as Method>::Params,
+) -> Result<<wire::TrashEmpty as Method>::Response, RpcError> {
+    let audit = shared.backend.audit.as_ref().ok_or_else(|| {
+        unavailable("emptying the trash is not available in this server (it has no audit log)")
+    })?;
+    let erased = hearth_tools::empty_trash(
+        shared.host().store().as_ref(),
+        audit,
+        Actor::User(UserActor::new(crate::gate::VIA)),
+        Emptying::Asked {
+            older_than_days: None,
+        },
+    )
+    .await
+    .map_err(|error| RpcError::new(ErrorKind::Internal, error.to_string(), false))?;
+    Ok(wire::TrashEmptyResponse {
+        erased: u32::try_from(erased.len()).unwrap_or(u32::MAX),
+    })
+}
