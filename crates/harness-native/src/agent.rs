@@ -132,6 +132,12 @@ impl NativeHarness {
         let client = provider
             .client()
             .map_err(|error| unusable(error.to_string()))?;
+        // The provider's configured windows, unless the caller set some.
+        let settings = if settings.context_windows == hearth_llm::ContextWindows::default() {
+            settings.with_context_windows(provider.context_windows.clone())
+        } else {
+            settings
+        };
         Ok(Self::new(
             id,
             client,

@@ -35,10 +35,13 @@
 //! [`Signal`]: hearth_core::Signal
 
 mod agent;
+mod compaction;
 mod context;
 mod conversation;
 mod error;
+mod fit;
 mod harness;
+mod on_demand;
 mod outcome;
 mod permissions;
 mod settings;

@@ -47,15 +47,16 @@ pub use calendar::{
     CalendarListParams, CalendarListResponse, ProposedAction, ProposedEvent,
 };
 pub use chat_methods::{
-    ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
-    ChatDisposeResponse, ChatParams, ChatQueueParams, ChatQueueResponse, ChatResolveParams,
-    ChatResolveResponse, ChatSeed, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
-    ChatSetDraftResponse, ChatSetModeParams, ChatSetModeResponse, ChatSetModelParams,
-    ChatSetModelResponse, ChatSetQueueParams, ChatSetQueueResponse, ChatTurnsParams,
-    ChatTurnsResponse, HarnessStartParams, HarnessStartResponse, PendingPermission,
-    PermissionGrant, PermissionGrantsParams, PermissionGrantsResponse, PermissionListParams,
-    PermissionListResponse, PermissionRespondParams, PermissionRespondResponse,
-    PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
+    ChatAbortParams, ChatAbortResponse, ChatCompactParams, ChatCompactResponse, ChatCreateParams,
+    ChatCreateResponse, ChatDisposeParams, ChatDisposeResponse, ChatParams, ChatQueueParams,
+    ChatQueueResponse, ChatResolveParams, ChatResolveResponse, ChatSeed, ChatSendParams,
+    ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModeParams,
+    ChatSetModeResponse, ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams,
+    ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
+    HarnessStartResponse, PendingPermission, PermissionGrant, PermissionGrantsParams,
+    PermissionGrantsResponse, PermissionListParams, PermissionListResponse,
+    PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
+    PermissionRevokeGrantResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
 pub use jsonrpc::{
@@ -63,9 +64,9 @@ pub use jsonrpc::{
     notification_text, request_text, response_text,
 };
 pub use methods::{
-    AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate, ChatDispose,
-    ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel, ChatSetQueue,
-    ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
+    AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCompact, ChatCreate,
+    ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel,
+    ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
     NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,
     ProjectAddSource, ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink,
     ProjectRemoveSource, ProjectRename, ProjectTrust, ProposalApprove, ProposalList,
