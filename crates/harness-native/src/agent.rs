@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub default_model: Option<String>,
     /// The model the provider's listing chose when none is configured: its one model.
     pub listed_model: tokio::sync::OnceCell<String>,
+    /// The context windows the provider's listing gave, when it was read.
+    pub listed_windows: std::sync::OnceLock<std::collections::BTreeMap<String, u32>>,
     pub toolbox: Arc<dyn Toolbox>,
     pub settings: AgentSettings,
     /// Where events go.
@@ -108,6 +110,7 @@ impl NativeHarness {
                 client,
                 default_model,
                 listed_model: tokio::sync::OnceCell::new(),
+                listed_windows: std::sync::OnceLock::new(),
                 toolbox,
                 settings,
                 sink: SinkCell::new(),
@@ -186,6 +189,23 @@ impl Inner {
             })
     }
 
+    /// A model's context window: configured for the model, else what the provider's
+    /// listing said, else configured for the provider, else known or the default.
+    pub fn context_window(&self, model: &str) -> u32 {
+        let windows = &self.settings.context_windows;
+        windows
+            .models
+            .get(model)
+            .copied()
+            .or_else(|| {
+                self.listed_windows
+                    .get()
+                    .and_then(|listed| listed.get(model).copied())
+            })
+            .unwrap_or_else(|| windows.for_model(model))
+            .max(1)
+    }
+
     /// The tools offered in a chat at a subagent depth: the toolbox's (only those the
     /// user enabled, when the host says), then `task` while subagents may nest deeper.
     pub fn offered_tools(&self, context: &ChatContext, depth: u32) -> OfferedTools {
@@ -243,14 +263,22 @@ impl Inner {
         if chosen {
             return Ok(());
         }
-        let models = self
+        let listed = self
             .client
-            .list_models(CancellationToken::new())
+            .list_models_detailed(CancellationToken::new())
             .await
             .map_err(|error| Error::NoModelListed {
                 provider: self.provider().to_owned(),
                 detail: error.to_string(),
             })?;
+        let windows = listed
+            .iter()
+            .filter_map(|model| Some((model.id.clone(), model.context_window?)))
+            .collect();
+        if self.listed_windows.set(windows).is_err() {
+            tracing::trace!("the listed context windows were set meanwhile");
+        }
+        let models: Vec<String> = listed.into_iter().map(|model| model.id).collect();
         match models.as_slice() {
             [only] => {
                 // Another turn may have set it meanwhile: either way it is this model.

@@ -1,7 +1,8 @@
 //! Compaction: before a request would not fit the model's context window, the chat's
 //! older turns are summarised by the model, and the summary is sent instead of them.
 //!
-//! 1. The window is the model's ([`ContextWindows::for_model`]); a quarter of it (at most
+//! 1. The window is the model's (configured for it, else listed by the provider, else
+//!    [`hearth_llm::ContextWindows::for_model`]); a quarter of it (at most
 //!    16,384 tokens) is left for the answer, the rest is the prompt's budget.
 //! 2. A request is estimated at a token per four bytes, scaled by what the provider
 //!    reported for the chat's last request ([`TokenScale`]).
@@ -15,9 +16,7 @@
 //!    happened in as a compaction part.
 
 use hearth_core::{ChatUri, ResponsePart, Timestamp, TurnId, now};
-use hearth_llm::{
-    ContextWindows, LlmError, Message, ModelRequest, estimate_request_tokens, estimate_text_tokens,
-};
+use hearth_llm::{LlmError, Message, ModelRequest, estimate_request_tokens, estimate_text_tokens};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
@@ -115,12 +114,6 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    pub fn for_model(windows: &ContextWindows, model: &str) -> Self {
-        Self {
-            window: u64::from(windows.for_model(model)),
-        }
-    }
-
     /// What is left for the answer.
     pub fn answer(self) -> u64 {
         (self.window / 4).min(16_384)
@@ -253,7 +246,9 @@ pub(crate) struct Compactor<'a> {
 
 impl Compactor<'_> {
     pub fn budget(&self) -> Budget {
-        Budget::for_model(&self.inner.settings.context_windows, self.model)
+        Budget {
+            window: u64::from(self.inner.context_window(self.model)),
+        }
     }
 
     /// A request's estimated tokens, scaled by what the provider reported before.

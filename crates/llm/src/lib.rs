@@ -61,6 +61,6 @@ pub use secret::ApiKey;
 pub use sse::{SseEvent, SseParser};
 pub use tokio_util::sync::CancellationToken;
 pub use window::{
-    ContextWindows, DEFAULT_CONTEXT_WINDOW, estimate_message_tokens, estimate_request_tokens,
-    estimate_text_tokens,
+    ContextWindows, DEFAULT_CONTEXT_WINDOW, ListedModel, estimate_message_tokens,
+    estimate_request_tokens, estimate_text_tokens,
 };

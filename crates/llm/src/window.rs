@@ -57,6 +57,34 @@ impl ContextWindows {
     }
 }
 
+/// A model a provider lists, with its context window when the listing says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedModel {
+    /// The model id.
+    pub id: String,
+    /// Its context window in tokens, when the listing says.
+    pub context_window: Option<u32>,
+}
+
+/// The fields OpenAI-compatible listings give a model's context window in: OpenRouter
+/// and Together (`context_length`), vLLM (`max_model_len`), LM Studio
+/// (`max_context_length`), Groq (`context_window`).
+const WINDOW_FIELDS: &[&str] = &[
+    "context_length",
+    "max_model_len",
+    "max_context_length",
+    "context_window",
+];
+
+/// The context window a listing entry gives, if any.
+pub(crate) fn listed_window(entry: &serde_json::Value) -> Option<u32> {
+    WINDOW_FIELDS
+        .iter()
+        .find_map(|field| entry.get(field)?.as_u64())
+        .and_then(|tokens| u32::try_from(tokens).ok())
+        .filter(|tokens| *tokens > 0)
+}
+
 /// Tokens of a text, estimated as one per four bytes (rounded up): close for English
 /// and code with the common tokenizers, and above the count for most other text.
 pub fn estimate_text_tokens(text: &str) -> u64 {
@@ -163,6 +191,17 @@ mod tests {
         windows.models.insert("small".into(), 4_000);
         assert_eq!(windows.for_model("small"), 4_000);
         assert_eq!(windows.for_model("other"), 8_000);
+    }
+
+    #[test]
+    fn listings_give_windows_in_the_fields_servers_use() {
+        let entry = |value| serde_json::json!({"id": "m", "max_model_len": value});
+        assert_eq!(listed_window(&entry(serde_json::json!(8192))), Some(8192));
+        assert_eq!(listed_window(&entry(serde_json::json!(0))), None);
+        assert_eq!(listed_window(&entry(serde_json::json!("8192"))), None);
+        let open_router = serde_json::json!({"id": "m", "context_length": 200_000});
+        assert_eq!(listed_window(&open_router), Some(200_000));
+        assert_eq!(listed_window(&serde_json::json!({"id": "m"})), None);
     }
 
     #[test]

@@ -306,3 +306,38 @@ async fn compact_on_demand_summarises_every_turn_and_the_next_turn_sends_the_sum
     // The turns are all still there.
     assert_eq!(agent.messages(&context).await.unwrap().len(), 3);
 }
+
+#[tokio::test]
+async fn the_window_a_providers_model_listing_gives_is_used() {
+    let server = MockModelServer::start().await.unwrap();
+    let model = hearth_test_support::WindowedModel::openai(WINDOW);
+    server.set_responder(std::sync::Arc::new(move |request: &RecordedRequest| {
+        if request.method == "GET" && request.path.ends_with("/models") {
+            return Some(MockResponse::json(
+                200,
+                &serde_json::json!({"object": "list", "data": [
+                    {"id": MODEL, "object": "model", "owned_by": "vllm", "max_model_len": WINDOW},
+                ]}),
+            ));
+        }
+        model.answer(request)
+    }));
+    // No model and no window configured: both come from the listing.
+    let agent = std::sync::Arc::new(hearth_harness_native::NativeHarness::new(
+        hearth_core::HarnessId::parse("mock").unwrap(),
+        super::support::openai_client(&server),
+        None,
+        std::sync::Arc::new(hearth_harness_native::NoTools),
+        settings(),
+    ));
+    let recorder = Recorder::default();
+    agent.attach(recorder.sink());
+    let context = default_chat(&agent).await;
+    for n in 1..=60 {
+        let (_, outcome) = send(&agent, &context, &prompt(n)).await;
+        assert_eq!(outcome.stop_reason, hearth_core::StopReason::EndTurn, "turn {n}");
+    }
+    assert!(!compactions(&recorder, &context).is_empty());
+    let requests = turn_requests(&server);
+    assert!(requests.iter().all(|request| counted_tokens(request) <= WINDOW));
+}
