@@ -78,11 +78,11 @@ fn a_200_turn_chat_in_a_4000_token_window_fails_no_turn_and_loses_nothing() {
     let (stdout, stderr) = chat(&hearth, &input);
 
     // Every turn answered; none failed.
-    let answers: Vec<&str> = stdout
+    let answers = stdout
         .lines()
         .filter(|line| line.starts_with("About "))
-        .collect();
-    assert_eq!(answers.len(), 200, "{stderr}");
+        .count();
+    assert_eq!(answers, 200, "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
     let shown = stderr
         .lines()

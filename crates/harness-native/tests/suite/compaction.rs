@@ -335,9 +335,17 @@ async fn the_window_a_providers_model_listing_gives_is_used() {
     let context = default_chat(&agent).await;
     for n in 1..=60 {
         let (_, outcome) = send(&agent, &context, &prompt(n)).await;
-        assert_eq!(outcome.stop_reason, hearth_core::StopReason::EndTurn, "turn {n}");
+        assert_eq!(
+            outcome.stop_reason,
+            hearth_core::StopReason::EndTurn,
+            "turn {n}"
+        );
     }
     assert!(!compactions(&recorder, &context).is_empty());
     let requests = turn_requests(&server);
-    assert!(requests.iter().all(|request| counted_tokens(request) <= WINDOW));
+    assert!(
+        requests
+            .iter()
+            .all(|request| counted_tokens(request) <= WINDOW)
+    );
 }
