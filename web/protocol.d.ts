@@ -340,6 +340,16 @@ export type ChatAbortResponse = {
   aborted: boolean;
 };
 
+/** What `chat/compact` returns. */
+export type ChatCompactResponse = {
+  /** How many of them this call summarised (0: there was nothing new to summarise). */
+  summarised: number;
+  /** The summary the agent reads instead of those turns. */
+  summary: string;
+  /** How many of the chat's turns its summary stands for now (0: it has none). */
+  turns: number;
+};
+
 /** `chat/create`: adds a peer chat to a session (needs `multipleChats`). */
 export type ChatCreateParams = {
   /** How it starts (default: fresh). */
@@ -1362,6 +1372,12 @@ export type ResponsePart = ({
     /** What happened. */
     message: string;
     type: 'notice';
+  } | {
+    /** The summary (empty while an agent is still writing it or keeps it to itself). */
+    summary?: string;
+    /** How many turns the summary stands for, when the agent says. */
+    turns?: number | null;
+    type: 'compaction';
   });
 
 /** `subscription/resync`: the client fell behind; this snapshot replaces its state and
@@ -1882,6 +1898,7 @@ export interface Methods {
   'calendar/events': { params: CalendarEventsParams; result: CalendarEventsResponse };
   'calendar/list': { params: CalendarListParams; result: CalendarListResponse };
   'chat/abort': { params: ChatParams; result: ChatAbortResponse };
+  'chat/compact': { params: ChatParams; result: ChatCompactResponse };
   'chat/create': { params: ChatCreateParams; result: ChatCreateResponse };
   'chat/dispose': { params: ChatParams; result: ChatDisposeResponse };
   'chat/queue': { params: ChatQueueParams; result: ChatQueueResponse };

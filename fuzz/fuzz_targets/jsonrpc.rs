@@ -78,6 +78,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ChatDispose => request::<ChatDispose>(params),
         ClientMethod::ChatSend => request::<ChatSend>(params),
         ClientMethod::ChatAbort => request::<ChatAbort>(params),
+        ClientMethod::ChatCompact => request::<ChatCompact>(params),
         ClientMethod::ChatSetModel => request::<ChatSetModel>(params),
         ClientMethod::ChatSetMode => request::<ChatSetMode>(params),
         ClientMethod::ChatSetDraft => request::<ChatSetDraft>(params),

@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf, answerText } from '../public/assets/state.js';
+import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf, answerText, compactionNote } from '../public/assets/state.js';
 
 const CHAT = 'hearth-chat:replay/s1/default';
 const SIDE = 'hearth-chat:replay/s1/side';
@@ -109,6 +109,18 @@ test('a permission request waits until it is resolved', () => {
   assert.equal(pendingPermission(chat)?.part.requestId, 'r1');
   fold(chat, [{ type: 'permissionResolved', turnId: 't1', requestId: 'r1', outcome: 'yes' }]);
   assert.equal(pendingPermission(chat), null);
+});
+
+test('a compaction is kept in its turn and named by its note', () => {
+  const chat = emptyChat();
+  fold(chat, [started('t1'), started('t2')]);
+  const part = { type: 'compaction', turns: 12, summary: 'The user plans a trip.' };
+  fold(chat, [{ type: 'partAdded', turnId: 't2', part }, { type: 'textDelta', turnId: 't2', text: 'ok' }]);
+  assert.deepEqual(partsOf(chat.turns[1])[0], part);
+  assert.equal(compactionNote(chat.turns[1]), 'Earlier turns summarised (12 turns)');
+  assert.equal(compactionNote(chat.turns[0]), null);
+  fold(chat, [{ type: 'partAdded', turnId: 't1', part: { type: 'compaction', summary: '' } }]);
+  assert.equal(compactionNote(chat.turns[0]), 'Earlier turns summarised');
 });
 
 test('a turn that ends settles its open tool calls and unanswered requests', () => {

@@ -110,7 +110,8 @@ pub(crate) fn replay(turn: &Turn) -> Vec<SessionUpdate> {
             ResponsePart::Text { .. }
             | ResponsePart::Reasoning { .. }
             | ResponsePart::PermissionRequest { .. }
-            | ResponsePart::Notice { .. } => {}
+            | ResponsePart::Notice { .. }
+            | ResponsePart::Compaction { .. } => {}
         }
     }
     updates

@@ -189,6 +189,14 @@ impl TestAgent {
         }
     }
 
+    /// Whether the client takes compaction updates (`session.compaction`).
+    pub(crate) fn client_takes_compaction(&self) -> bool {
+        lock(&self.client)
+            .session
+            .as_ref()
+            .is_some_and(|session| session.compaction.is_some())
+    }
+
     /// `initialize`: records the client's capabilities and answers protocol v1.
     pub(crate) fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         tracing::debug!(client = ?request.client_info, "initialize");

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
-    Cost, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionInfoUpdate, SessionUpdate,
-    StopReason, ToolCall, ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate,
+    CompactionStatus, CompactionSummaryChunk, CompactionUpdate, ContentBlock, Cost, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionInfoUpdate, SessionUpdate, StopReason,
+    TextContent, ToolCall, ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, ToolKind, Usage, UsageUpdate,
 };
 use serde_json::json;
@@ -187,6 +188,7 @@ pub(crate) async fn run(
             turn.say_later(LATER, text);
             Ok(StopReason::EndTurn)
         }
+        Command::Compact => compact(turn),
         Command::Title { title } => {
             set_title(turn, title)?;
             turn.say("ok")?;
@@ -197,6 +199,35 @@ pub(crate) async fn run(
         Command::ToolUpdates { updates, calls } => crate::flood::tool_updates(turn, updates, calls),
         Command::BigResult { bytes } => crate::flood::big_result(turn, bytes),
     }
+}
+
+/// The summary `/compact` writes.
+const COMPACTION_SUMMARY: &str = "The user tried the test agent's commands.";
+
+/// `/compact`: a compaction in progress, its summary in two chunks, then completed —
+/// sent only to a client that declared `session.compaction`.
+fn compact(turn: &mut Turn) -> Result<StopReason, Error> {
+    if !turn.agent.client_takes_compaction() {
+        turn.say("compacted (the client takes no compaction updates)")?;
+        return Ok(StopReason::EndTurn);
+    }
+    let id = "compaction-1";
+    turn.update(SessionUpdate::CompactionUpdate(CompactionUpdate::new(
+        id,
+        CompactionStatus::InProgress,
+    )))?;
+    let (first, rest) = COMPACTION_SUMMARY.split_at(9);
+    for part in [first, rest] {
+        turn.update(SessionUpdate::CompactionSummaryChunk(
+            CompactionSummaryChunk::new(id, ContentBlock::Text(TextContent::new(part))),
+        ))?;
+    }
+    turn.update(SessionUpdate::CompactionUpdate(CompactionUpdate::new(
+        id,
+        CompactionStatus::Completed,
+    )))?;
+    turn.say("compacted")?;
+    Ok(StopReason::EndTurn)
 }
 
 /// Keeps `title` as the session's title and tells the client (`session_info_update`).

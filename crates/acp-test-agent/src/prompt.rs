@@ -97,6 +97,11 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
     spec("max", "", "End the turn with stop reason max_tokens."),
     spec("title", "TITLE", "Set the session title."),
     spec(
+        "compact",
+        "",
+        "Compact the context, telling a client that takes compaction updates.",
+    ),
+    spec(
         "later",
         "TEXT...",
         "Answer `ok`, then say TEXT 100 ms after the turn ended.",
@@ -231,6 +236,8 @@ pub(crate) enum Command {
     Max,
     /// `/title TITLE`.
     Title { title: String },
+    /// `/compact`.
+    Compact,
     /// `/later TEXT...`.
     Later { text: String },
     /// `/hostile`.
@@ -369,6 +376,7 @@ fn parse_arguments(spec: &CommandSpec, arguments: &[&str], rest: &str) -> Option
         ("pid", []) => Command::Pid,
         ("refuse", []) => Command::Refuse,
         ("max", []) => Command::Max,
+        ("compact", []) => Command::Compact,
         ("title", [_, ..]) => Command::Title {
             title: arguments.join(" "),
         },

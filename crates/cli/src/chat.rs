@@ -1,6 +1,6 @@
 //! `hearth chat`: an interactive terminal chat. Answers stream to stdout; Ctrl-C aborts
 //! the running turn (not the program), and a second Ctrl-C (while the answer stops, soon
-//! after the first, or at the prompt) leaves with status 130; `/fork`, `/model NAME`,
+//! after the first, or at the prompt) leaves with status 130; `/fork`, `/model NAME`, `/compact`,
 //! `/mode [ID]`, `/new`, `/quit`; `/help` also lists the agent's own commands, which go
 //! to the agent as typed. After an answer, the usage it reported (tokens, the context
 //! window, the cost) is shown on a dim line. Reads lines from stdin, so it works on a pipe too. An answer the store
@@ -58,6 +58,7 @@ const HISTORY_FILE: &str = "chat-history";
 /// Hearth's own commands, as completed at the prompt.
 const COMMANDS: &[&str] = &[
     "/approve",
+    "/compact",
     "/fork",
     "/help",
     "/model",
@@ -75,6 +76,9 @@ const COMMANDS: &[&str] = &[
 #[derive(Debug, PartialEq, Eq)]
 enum Input<'a> {
     Prompt(&'a str),
+    /// `/compact`: summarise the chat's earlier turns now (an agent that offers its own
+    /// `/compact` gets it as typed).
+    Compact,
     /// `/fork [TURN]`: branch at the last turn, or at the one named (index or id start).
     Fork(Option<&'a str>),
     Model(Option<&'a str>),
@@ -116,6 +120,7 @@ fn parse(line: &str) -> Input<'_> {
         .split_once(char::is_whitespace)
         .map_or((command, ""), |(name, rest)| (name, rest.trim()));
     match name {
+        "compact" => Input::Compact,
         "fork" => Input::Fork(Some(rest).filter(|rest| !rest.is_empty())),
         "model" => Input::Model(Some(rest).filter(|rest| !rest.is_empty())),
         "mode" => Input::Mode(Some(rest).filter(|rest| !rest.is_empty())),
@@ -344,6 +349,7 @@ impl Conversation {
     #[allow(clippy::print_stderr)]
     async fn command(&mut self, input: Input<'_>) -> anyhow::Result<()> {
         match input {
+            Input::Compact => self.compact().await?,
             Input::Fork(turn) => self.fork(turn).await?,
             Input::Model(Some(model)) => {
                 self.host.set_model(&self.chat, model.to_owned()).await?;
@@ -393,6 +399,19 @@ impl Conversation {
                 escape_controls_inline(name)
             ),
             Input::Prompt(_) | Input::Quit | Input::Nothing | Input::Resume => {}
+        }
+        Ok(())
+    }
+
+    /// `/compact`: the chat's earlier turns summarised now; its next turns send the
+    /// summary instead of them.
+    #[allow(clippy::print_stderr)]
+    async fn compact(&mut self) -> anyhow::Result<()> {
+        let compacted = self.host.compact(&self.chat).await?;
+        if compacted.summarised == 0 {
+            eprintln!("hearth: nothing new to summarise");
+        } else {
+            eprintln!("{}", crate::render::compaction_line(Some(compacted.turns)));
         }
         Ok(())
     }
@@ -760,6 +779,8 @@ impl Conversation {
                 }
                 // A command of the agent's own: it goes to the agent as typed.
                 Input::Unknown(name) if self.agent_offers(name).await => line.trim(),
+                // An agent that manages its own context compacts itself.
+                Input::Compact if self.agent_offers("compact").await => line.trim(),
                 command => {
                     if let Err(error) = self.command(command).await {
                         eprintln!("hearth: error: {}", crate::shown::error(&error));

@@ -9,6 +9,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "branch this chat at its last turn, or turn N (-1: the last)",
     ),
     ("/model [NAME]", "show the model, or switch to NAME"),
+    (
+        "/compact",
+        "summarise the earlier turns for the model now (they stay here)",
+    ),
     ("/mode [ID]", "list the agent's modes, or switch to one"),
     ("/new", "start a new session in the same scope"),
     (
@@ -75,6 +79,7 @@ mod tests {
           /help                  this list (and the agent's own commands)
           /fork [TURN]           branch this chat at its last turn, or turn N (-1: the last)
           /model [NAME]          show the model, or switch to NAME
+          /compact               summarise the earlier turns for the model now (they stay here)
           /mode [ID]             list the agent's modes, or switch to one
           /new                   start a new session in the same scope
           /open ID               open another session (URI, id or its start), in its scope

@@ -278,7 +278,7 @@ fn part_paint(part: &ResponsePart) -> Paint {
         ResponsePart::Proposal { .. } => Paint::BOLD,
         ResponsePart::PermissionRequest { .. } => Paint::MAGENTA,
         ResponsePart::ToolCall(_) => Paint::CYAN,
-        ResponsePart::Reasoning { .. } => Paint::DIM,
+        ResponsePart::Reasoning { .. } | ResponsePart::Compaction { .. } => Paint::DIM,
         ResponsePart::Text { .. } | ResponsePart::Plan { .. } => Paint(""),
     }
 }

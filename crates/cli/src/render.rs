@@ -235,6 +235,16 @@ pub fn part(part: &ResponsePart, out: &mut String) {
         ResponsePart::Notice { message } => {
             push_line(out, &format!("ℹ {}", crate::shown::message(message)));
         }
+        ResponsePart::Compaction { turns, .. } => push_line(out, &compaction_line(*turns)),
+    }
+}
+
+/// The line that marks where earlier turns were summarised for the model.
+pub fn compaction_line(turns: Option<u32>) -> String {
+    match turns {
+        Some(1) => "── earlier turns summarised (1 turn) ──".to_owned(),
+        Some(turns) => format!("── earlier turns summarised ({turns} turns) ──"),
+        None => "── earlier turns summarised ──".to_owned(),
     }
 }
 
@@ -403,6 +413,10 @@ mod tests {
             ResponsePart::Notice {
                 message: "a new session\x1b[2J took over".into(),
             },
+            ResponsePart::Compaction {
+                turns: Some(12),
+                summary: "the summary is not shown".into(),
+            },
         ];
         let mut out = String::new();
         for response in &parts {
@@ -410,7 +424,7 @@ mod tests {
         }
         assert_eq!(
             out,
-            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow for this chat \"Refuse\\x1b[8m\"] → allow for this chat \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\nℹ a new session\\x1b[2J took over\n"
+            "hi\\x1b]0;owned\\x07\nthere\n  ┆ think\\rover\n  ┆ more\nplan:\n  [ ] step\\x1b[8m hidden\n? Edit\\u{202e} a.txt [allow for this chat \"Refuse\\x1b[8m\"] → allow for this chat \"Refuse\\x1b[8m\"\n✗ agent said \\x07 at http://[redacted]@h/\nℹ a new session\\x1b[2J took over\n── earlier turns summarised (12 turns) ──\n"
         );
     }
 }

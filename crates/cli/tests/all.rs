@@ -22,6 +22,7 @@ mod suite {
     mod caldav;
     mod calendars;
     mod chat;
+    mod compaction;
     mod crash_loop;
     mod exact_permissions;
     mod exfiltration;

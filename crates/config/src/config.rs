@@ -297,6 +297,13 @@ pub struct ProviderConfig {
     pub idle_timeout_secs: Option<u64>,
     /// Maximum output tokens per model call.
     pub max_tokens: Option<u32>,
+    /// The context window of the provider's models, in tokens (Hearth's agent summarises
+    /// older turns before a request would exceed it).
+    pub context_window: Option<u32>,
+    /// The context windows of single models, in tokens (`{ "llama3" = 8192 }`), over
+    /// `context_window`.
+    #[serde(default)]
+    pub context_windows: BTreeMap<String, u32>,
     /// ACP agent: program to start.
     pub command: Option<String>,
     /// ACP agent: its arguments.
@@ -342,6 +349,8 @@ impl fmt::Debug for ProviderConfig {
             .field("default_model", &self.default_model)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("max_retries", &self.max_retries)
+            .field("context_window", &self.context_window)
+            .field("context_windows", &self.context_windows)
             .field("command", &self.command)
             .field("args", &self.args)
             .field("env", &self.env.keys().collect::<Vec<_>>())

@@ -167,6 +167,18 @@ pub struct TurnOutcome {
     pub usage: Option<Usage>,
 }
 
+/// What an on-demand compaction did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Compacted {
+    /// How many turns the chat's summary stands for now (0: the chat has none).
+    pub turns: u32,
+    /// How many of them this compaction summarised (0: there was nothing new to
+    /// summarise).
+    pub summarised: u32,
+    /// The summary the agent reads instead of them.
+    pub summary: String,
+}
+
 /// Metadata of a chat's conversation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChatMetadata {
@@ -278,6 +290,15 @@ pub enum Signal {
         turn_id: TurnId,
         /// What happened.
         message: String,
+    },
+    /// Earlier turns were summarised into what the agent reads instead of them.
+    Compacted {
+        /// The turn it happened in.
+        turn_id: TurnId,
+        /// How many turns the summary stands for, when known.
+        turns: Option<u32>,
+        /// The summary, when the agent gives it.
+        summary: String,
     },
     /// Usage so far.
     Usage {
@@ -513,6 +534,18 @@ pub trait Harness: Send + Sync + 'static {
 
     /// Frees the chat's live resources without destroying its conversation (idle eviction).
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>>;
+
+    /// Summarises the chat's earlier turns now (`/compact`), so later turns send the
+    /// summary instead of them; the turns themselves stay. Harnesses whose agents manage
+    /// their own context keep the default, which refuses.
+    fn compact<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Compacted>> {
+        let message = format!(
+            "chat `{}` cannot be compacted by Hearth: its agent manages its own context \
+             (send `//compact` to use the agent's own command, if it offers one)",
+            context.chat
+        );
+        Box::pin(async move { Err(crate::error::HarnessError::unsupported(message)) })
+    }
 
     /// Delivers the user's answer to a permission request the harness raised with
     /// [`Signal::PermissionRequested`]. Harnesses that never ask keep the default.

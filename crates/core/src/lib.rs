@@ -35,7 +35,7 @@ pub use chat::{
 };
 pub use error::{HarnessError, HarnessErrorKind, HarnessResult, ToolError, UriError};
 pub use harness::{
-    Capabilities, ChatContext, ChatMetadata, ChatSeed, CreateChatRequest, CreatedChat,
+    Capabilities, ChatContext, ChatMetadata, ChatSeed, Compacted, CreateChatRequest, CreatedChat,
     Customizations, EventSink, Harness, HarnessDescriptor, HarnessEvent, MultipleChats,
     MultipleWorkingDirectories, PermissionAnswer, PermissionGrant, Signal, TurnOutcome,
 };

@@ -365,6 +365,17 @@ pub enum ResponsePart {
         /// What happened.
         message: String,
     },
+    /// Earlier turns of the chat were summarised so the conversation fits the model's
+    /// context window: from here on the agent reads the summary instead of them. The
+    /// turns themselves are kept, shown and searchable.
+    Compaction {
+        /// How many turns the summary stands for, when the agent says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turns: Option<u32>,
+        /// The summary (empty while an agent is still writing it or keeps it to itself).
+        #[serde(default)]
+        summary: String,
+    },
 }
 
 /// One exchange: a user message and the response.

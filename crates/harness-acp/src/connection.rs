@@ -285,6 +285,11 @@ impl Connection {
                         .read_text_file(true)
                         .write_text_file(true))
                     .terminal(true)
+                    // The agent's own compactions are shown in the chat (`compaction`).
+                    .session(
+                        acp::ClientSessionCapabilities::new()
+                            .compaction(acp::CompactionCapabilities::new()),
+                    )
                     // The agent's questions are put to the user (see `elicitation`).
                     .elicitation(
                         acp::ElicitationCapabilities::new()

@@ -230,6 +230,10 @@ fn signals(
     if route.turn.is_none() {
         touch_ambient(route);
     }
+    if let Some(compaction) = crate::compaction::compaction_signals(route, &turn_id, &update) {
+        signals.extend(compaction);
+        return (signals, ambient_started);
+    }
     let turn = route.turn.as_mut();
     let signal = match update {
         acp::SessionUpdate::AgentMessageChunk(chunk) => {
@@ -415,6 +419,8 @@ fn matters_outside_a_turn(update: &acp::SessionUpdate) -> bool {
             | acp::SessionUpdate::ToolCall(_)
             | acp::SessionUpdate::ToolCallUpdate(_)
             | acp::SessionUpdate::Plan(_)
+            | acp::SessionUpdate::CompactionUpdate(_)
+            | acp::SessionUpdate::CompactionSummaryChunk(_)
     )
 }
 

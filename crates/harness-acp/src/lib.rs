@@ -25,6 +25,7 @@
 
 mod agent;
 mod chats;
+mod compaction;
 mod connection;
 mod conversation;
 mod elicitation;

@@ -115,6 +115,8 @@ pub(crate) struct Route {
     pub ambient: Option<TurnId>,
     /// When the agent last said something in that turn.
     pub ambient_touched: Option<std::time::Instant>,
+    /// The summary of the agent's running compaction, as its chunks came.
+    pub compaction_summary: String,
 }
 
 impl Route {
@@ -132,6 +134,7 @@ impl Route {
             grants: Vec::new(),
             ambient: None,
             ambient_touched: None,
+            compaction_summary: String::new(),
         }
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub default_model: Option<String>,
     /// The model the provider's listing chose when none is configured: its one model.
     pub listed_model: tokio::sync::OnceCell<String>,
+    /// The context windows the provider's listing gave, when it was read.
+    pub listed_windows: std::sync::OnceLock<std::collections::BTreeMap<String, u32>>,
     pub toolbox: Arc<dyn Toolbox>,
     pub settings: AgentSettings,
     /// Where events go.
@@ -108,6 +110,7 @@ impl NativeHarness {
                 client,
                 default_model,
                 listed_model: tokio::sync::OnceCell::new(),
+                listed_windows: std::sync::OnceLock::new(),
                 toolbox,
                 settings,
                 sink: SinkCell::new(),
@@ -132,6 +135,12 @@ impl NativeHarness {
         let client = provider
             .client()
             .map_err(|error| unusable(error.to_string()))?;
+        // The provider's configured windows, unless the caller set some.
+        let settings = if settings.context_windows == hearth_llm::ContextWindows::default() {
+            settings.with_context_windows(provider.context_windows.clone())
+        } else {
+            settings
+        };
         Ok(Self::new(
             id,
             client,
@@ -178,6 +187,23 @@ impl Inner {
             .ok_or_else(|| Error::NoModel {
                 provider: self.provider().to_owned(),
             })
+    }
+
+    /// A model's context window: configured for the model, else what the provider's
+    /// listing said, else configured for the provider, else known or the default.
+    pub fn context_window(&self, model: &str) -> u32 {
+        let windows = &self.settings.context_windows;
+        windows
+            .models
+            .get(model)
+            .copied()
+            .or_else(|| {
+                self.listed_windows
+                    .get()
+                    .and_then(|listed| listed.get(model).copied())
+            })
+            .unwrap_or_else(|| windows.for_model(model))
+            .max(1)
     }
 
     /// The tools offered in a chat at a subagent depth: the toolbox's (only those the
@@ -237,14 +263,22 @@ impl Inner {
         if chosen {
             return Ok(());
         }
-        let models = self
+        let listed = self
             .client
-            .list_models(CancellationToken::new())
+            .list_models_detailed(CancellationToken::new())
             .await
             .map_err(|error| Error::NoModelListed {
                 provider: self.provider().to_owned(),
                 detail: error.to_string(),
             })?;
+        let windows = listed
+            .iter()
+            .filter_map(|model| Some((model.id.clone(), model.context_window?)))
+            .collect();
+        if self.listed_windows.set(windows).is_err() {
+            tracing::trace!("the listed context windows were set meanwhile");
+        }
+        let models: Vec<String> = listed.into_iter().map(|model| model.id).collect();
         match models.as_slice() {
             [only] => {
                 // Another turn may have set it meanwhile: either way it is this model.

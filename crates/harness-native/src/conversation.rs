@@ -9,6 +9,7 @@ use hearth_harness::VersionedConversation;
 use hearth_llm::Message;
 use serde::{Deserialize, Serialize};
 
+use crate::compaction::{CompactionMark, CompactionRecord, TokenScale};
 use crate::error::{Error, Result};
 
 /// What kind of conversation a chat is; it shapes the system prompt and the tools.
@@ -58,6 +59,9 @@ pub(crate) struct TurnRecord {
     /// When it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<Timestamp>,
+    /// The compaction that happened in the turn, before its model calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionMark>,
 }
 
 /// The most bytes of a text attachment put in the model's text (the host's limits refuse
@@ -156,6 +160,7 @@ impl TurnRecord {
             usage: None,
             started_at: now(),
             completed_at: None,
+            compaction: None,
         }
     }
 
@@ -180,7 +185,8 @@ impl TurnRecord {
 
     /// The turn as Hearth shows it, rebuilt from the model messages.
     pub fn to_turn(&self) -> Turn {
-        let mut parts = Vec::new();
+        let mut parts: Vec<ResponsePart> =
+            self.compaction.iter().map(CompactionMark::part).collect();
         for message in self.messages.iter().skip(1) {
             match message {
                 Message::User { text, .. } => parts.push(ResponsePart::Text { text: text.clone() }),
@@ -259,6 +265,14 @@ pub(crate) struct Conversation {
     /// The visible history, finished turns with the host's turn ids.
     #[serde(default)]
     pub turns: Vec<TurnRecord>,
+    /// Summaries of earlier turns, oldest first; the model reads the last one instead of
+    /// the turns it covers (which stay in `turns`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<CompactionRecord>,
+    /// How the provider's token counts compare with Hearth's estimates, learned from its
+    /// reported usage (not stored: learned again after a restart).
+    #[serde(skip)]
+    pub scale: TokenScale,
     /// When the conversation last changed.
     pub updated_at: Timestamp,
 }
@@ -273,6 +287,8 @@ impl Conversation {
             role,
             context: Vec::new(),
             turns: Vec::new(),
+            compactions: Vec::new(),
+            scale: TokenScale::default(),
             updated_at: now(),
         }
     }
@@ -291,12 +307,27 @@ impl Conversation {
 
     /// The whole conversation the model sees before a new turn: hidden context, then the
     /// messages of every turn.
+    ///
+    /// Turns covered by the latest compaction are replaced by its summary.
     pub fn model_messages(&self) -> Vec<Message> {
         let mut messages = self.context.clone();
-        for turn in &self.turns {
+        if let Some(compaction) = self.compactions.last() {
+            messages.push(compaction.message());
+        }
+        for turn in &self.turns[self.summarised()..] {
             messages.extend(turn.messages.iter().cloned());
         }
         messages
+    }
+
+    /// How many of the oldest turns the latest summary covers.
+    pub fn summarised(&self) -> usize {
+        self.compactions.last().map_or(0, |compaction| {
+            self.turns
+                .iter()
+                .position(|turn| turn.id == compaction.through)
+                .map_or(0, |position| position + 1)
+        })
     }
 
     /// The blob the host stores.

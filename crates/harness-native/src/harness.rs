@@ -5,8 +5,8 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use hearth_core::{
-    ChatContext, ChatMetadata, ChatSeed, CreateChatRequest, CreatedChat, EventSink, Harness,
-    HarnessData, HarnessDescriptor, HarnessError, HarnessResult, PermissionAnswer, Signal,
+    ChatContext, ChatMetadata, ChatSeed, Compacted, CreateChatRequest, CreatedChat, EventSink,
+    Harness, HarnessData, HarnessDescriptor, HarnessError, HarnessResult, PermissionAnswer, Signal,
     StopReason, Turn, TurnId, TurnOutcome, UserMessage,
 };
 use hearth_harness::TableError;
@@ -163,7 +163,8 @@ impl NativeHarness {
             cancel,
         };
         let mut record = TurnRecord::new(turn_id, message);
-        let ended = turn_loop.run(&started.prior, &mut record).await;
+        let mut prior = started.prior;
+        let ended = turn_loop.run(&mut prior, &mut record).await;
         let stop_reason = ended.stop_reason();
         let usage = ended.usage();
         record.finish(stop_reason.clone(), usage.clone());
@@ -299,6 +300,10 @@ impl Harness for NativeHarness {
     fn release_chat<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<()>> {
         self.inner.chats.forget(&context.chat);
         ready(Ok(()))
+    }
+
+    fn compact<'a>(&'a self, context: &'a ChatContext) -> BoxFuture<'a, HarnessResult<Compacted>> {
+        self.compact_now(context).boxed()
     }
 
     fn respond_permission<'a>(

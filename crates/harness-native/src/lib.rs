@@ -26,6 +26,11 @@
 //! context, model, title) is handed to the host as opaque `provider_data` after every
 //! turn, so a chat continues with its full history after a restart.
 //!
+//! A chat longer than the model's context window is compacted: before a request would
+//! not fit, its older turns are summarised by the model and the summary is sent instead
+//! of them (the turns stay in the chat); a provider's context-length refusal compacts and
+//! retries once; `compact` does it on demand. See the `compaction` module for the rules.
+//!
 //! Owns: the loop, the dynamic context, the `task` tool, each chat's conversation. Does not
 //! own: the model clients (`hearth-llm`), the tools and the approval gate (the
 //! `Toolbox` it is given), URIs, the chat catalog or persistence (the host).
@@ -35,10 +40,13 @@
 //! [`Signal`]: hearth_core::Signal
 
 mod agent;
+mod compaction;
 mod context;
 mod conversation;
 mod error;
+mod fit;
 mod harness;
+mod on_demand;
 mod outcome;
 mod permissions;
 mod settings;

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use hearth_config::{ClockFormat, Config};
 use hearth_core::OutputLimits;
+use hearth_llm::ContextWindows;
 
 /// Model calls per turn before the loop stops, when `[agent] step_limit` is unset.
 pub const DEFAULT_STEP_LIMIT: u32 = 25;
@@ -138,6 +139,9 @@ pub struct AgentSettings {
     /// How much of the model's answer and of tool results a turn keeps (in what the
     /// model reads back as well as in what is shown).
     pub output_limits: OutputLimits,
+    /// The context windows of the provider's models: earlier turns are summarised before
+    /// a request would not fit (see [`ContextWindows::for_model`] for the default).
+    pub context_windows: ContextWindows,
 }
 
 impl Default for AgentSettings {
@@ -150,6 +154,7 @@ impl Default for AgentSettings {
             generate_titles: true,
             clock: Clock::System,
             output_limits: OutputLimits::default(),
+            context_windows: ContextWindows::default(),
         }
     }
 }
@@ -166,7 +171,15 @@ impl AgentSettings {
             generate_titles: true,
             clock: Clock::System,
             output_limits: OutputLimits::default(),
+            context_windows: ContextWindows::default(),
         }
+    }
+
+    /// Sets the context windows of the provider's models.
+    #[must_use]
+    pub fn with_context_windows(mut self, context_windows: ContextWindows) -> Self {
+        self.context_windows = context_windows;
+        self
     }
 
     /// Sets the step limit (at least 1).

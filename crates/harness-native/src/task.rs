@@ -105,7 +105,7 @@ impl TurnLoop<'_> {
             ..self.clone()
         };
         let mut record = TurnRecord::new(child_turn, user);
-        let ended = subagent.run(&[], &mut record).await;
+        let ended = subagent.run(&mut Vec::new(), &mut record).await;
         let answer = self.end_child(&child, run, record, &ended).await;
         task_outcome(ended, answer)
     }

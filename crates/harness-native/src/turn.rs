@@ -55,7 +55,7 @@ impl Ended {
 }
 
 /// A tool call the model made, checked and ready to run.
-struct PreparedCall {
+pub(crate) struct PreparedCall {
     id: String,
     name: String,
     /// The arguments, or the error the model gets instead of running the tool.
@@ -65,7 +65,7 @@ struct PreparedCall {
 }
 
 /// What one model call ended with.
-enum Step {
+pub(crate) enum Step {
     Answered(Option<FinishReason>),
     Calls(Vec<PreparedCall>),
     Aborted,
@@ -99,7 +99,7 @@ fn answer_room(record: &TurnRecord, answer_bytes: usize) -> Option<usize> {
 
 /// Usage of the finished model calls of a loop and of the running one.
 #[derive(Default)]
-struct Tally {
+pub(crate) struct Tally {
     done: Option<Usage>,
     current: Option<Usage>,
 }
@@ -165,7 +165,7 @@ impl TurnLoop<'_> {
         })
     }
 
-    async fn signal(&self, signal: Signal) {
+    pub(crate) async fn signal(&self, signal: Signal) {
         self.sink.progress(&self.chat, signal).await;
     }
 
@@ -173,7 +173,7 @@ impl TurnLoop<'_> {
     /// turn's messages.
     pub fn run<'s>(
         &'s self,
-        prior: &'s [Message],
+        prior: &'s mut Vec<Message>,
         record: &'s mut TurnRecord,
     ) -> BoxFuture<'s, Ended> {
         Box::pin(async move {
@@ -214,16 +214,15 @@ impl TurnLoop<'_> {
     }
 
     /// One model call, streamed; the answer is added to the record.
-    async fn call_model(
+    pub(crate) async fn call_once(
         &self,
         prior: &[Message],
         record: &mut TurnRecord,
         tally: &mut Tally,
     ) -> Step {
-        let mut stream = self
-            .inner
-            .client
-            .stream(self.request(prior, record), self.cancel.clone());
+        let request = self.request(prior, record);
+        let estimate = hearth_llm::estimate_request_tokens(&request);
+        let mut stream = self.inner.client.stream(request, self.cancel.clone());
         let mut answer = Answer {
             room: answer_room(record, self.inner.settings.output_limits.answer_bytes),
             text: String::new(),
@@ -243,12 +242,15 @@ impl TurnLoop<'_> {
         }
         // Dropping the stream closes the connection at once.
         drop(stream);
+        if let Some(usage) = &tally.current {
+            self.compactor().learn(estimate, usage.input_tokens);
+        }
         tally.end_call();
         self.end_call(record, answer).await
     }
 
     /// The request of the next model call: the chat so far, then the turn so far.
-    fn request(&self, prior: &[Message], record: &TurnRecord) -> ModelRequest {
+    pub(crate) fn request(&self, prior: &[Message], record: &TurnRecord) -> ModelRequest {
         let mut messages = Vec::with_capacity(prior.len() + record.messages.len());
         messages.extend_from_slice(prior);
         messages.extend(record.messages.iter().cloned());

@@ -8,6 +8,7 @@ mod suite {
     mod abort;
     mod anthropic;
     mod chats;
+    mod compaction;
     mod conformance;
     mod permissions;
     mod proposals;

@@ -203,6 +203,7 @@ fn turn_of(signal: &Signal) -> Option<&TurnId> {
         | Signal::PermissionResolved { turn_id, .. }
         | Signal::Error { turn_id, .. }
         | Signal::Notice { turn_id, .. }
+        | Signal::Compacted { turn_id, .. }
         | Signal::Usage { turn_id, .. }
         | Signal::TurnCompleted { turn_id, .. } => Some(turn_id),
         Signal::TitleChanged { .. }
@@ -274,6 +275,14 @@ fn action_of(signal: Signal) -> Option<Action> {
         Signal::Notice { turn_id, message } => Action::PartAdded {
             turn_id,
             part: ResponsePart::Notice { message },
+        },
+        Signal::Compacted {
+            turn_id,
+            turns,
+            summary,
+        } => Action::PartAdded {
+            turn_id,
+            part: ResponsePart::Compaction { turns, summary },
         },
         Signal::Usage { turn_id, usage } => Action::UsageUpdated { turn_id, usage },
         Signal::TurnStarted { .. }

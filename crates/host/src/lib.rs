@@ -39,6 +39,7 @@
 //! ```
 
 mod chats;
+mod compact;
 mod discovery;
 mod durability;
 mod error;

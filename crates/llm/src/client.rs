@@ -13,6 +13,7 @@ use crate::event::{EventStream, ModelResponse, collect_response};
 use crate::request::ModelRequest;
 use crate::retry::RetryPolicy;
 use crate::secret::ApiKey;
+use crate::window::ListedModel;
 
 /// A model provider Hearth can stream from. Implemented by the OpenAI-compatible and the
 /// Anthropic clients; used as `Arc<dyn ModelClient>` by the agent loop.
@@ -30,6 +31,25 @@ pub trait ModelClient: Send + Sync {
 
     /// The models the provider offers (ids), as its model listing reports them.
     fn list_models(&self, cancel: CancellationToken) -> BoxFuture<'_, Result<Vec<String>>>;
+
+    /// The models the provider offers, with their context windows where its listing
+    /// says; by default the ids of [`list_models`](Self::list_models) with none.
+    fn list_models_detailed(
+        &self,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<Vec<ListedModel>>> {
+        Box::pin(async move {
+            Ok(self
+                .list_models(cancel)
+                .await?
+                .into_iter()
+                .map(|id| ListedModel {
+                    id,
+                    context_window: None,
+                })
+                .collect())
+        })
+    }
 
     /// Runs a model call to its end and returns the whole response.
     fn complete(

@@ -33,6 +33,7 @@ mod retry;
 mod secret;
 mod sse;
 mod transport;
+mod window;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicClient};
 pub use arguments::{ToolArguments, parse_tool_arguments};
@@ -59,3 +60,7 @@ pub use retry::RetryPolicy;
 pub use secret::ApiKey;
 pub use sse::{SseEvent, SseParser};
 pub use tokio_util::sync::CancellationToken;
+pub use window::{
+    ContextWindows, DEFAULT_CONTEXT_WINDOW, ListedModel, estimate_message_tokens,
+    estimate_request_tokens, estimate_text_tokens,
+};

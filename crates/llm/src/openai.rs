@@ -21,6 +21,7 @@ use crate::error::{ApiError, LlmError, Result};
 use crate::event::EventStream;
 use crate::request::{Message, ModelRequest, ToolSpec};
 use crate::transport::{Auth, Exchange, Transport};
+use crate::window::{ListedModel, listed_window};
 
 pub(crate) use decode::stream_decoder;
 
@@ -82,28 +83,53 @@ impl ModelClient for OpenAiClient {
             model_ids(&value, self.provider())
         })
     }
+
+    fn list_models_detailed(
+        &self,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<Vec<ListedModel>>> {
+        Box::pin(async move {
+            let value = self.transport.fetch_json(&mut ListModels, &cancel).await?;
+            Ok(model_entries(&value, self.provider())?
+                .iter()
+                .filter_map(|entry| {
+                    Some(ListedModel {
+                        id: entry_id(entry)?,
+                        context_window: listed_window(entry),
+                    })
+                })
+                .collect())
+        })
+    }
 }
 
 /// Model ids from a `{"data": [{"id": ...}]}` listing.
 pub(crate) fn model_ids(value: &Value, provider: &str) -> Result<Vec<String>> {
-    let entries = value
+    Ok(model_entries(value, provider)?
+        .iter()
+        .filter_map(entry_id)
+        .collect())
+}
+
+/// An entry's model id (`id`, or `name`).
+fn entry_id(entry: &Value) -> Option<String> {
+    entry
+        .get("id")
+        .or_else(|| entry.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// The entries of a `{"data": [...]}` (or `{"models": [...]}`) listing.
+fn model_entries<'v>(value: &'v Value, provider: &str) -> Result<&'v Vec<Value>> {
+    value
         .get("data")
         .or_else(|| value.get("models"))
         .and_then(Value::as_array)
         .ok_or_else(|| LlmError::Decode {
             provider: provider.to_owned(),
             message: "the model listing has no `data` array".to_owned(),
-        })?;
-    Ok(entries
-        .iter()
-        .filter_map(|entry| {
-            entry
-                .get("id")
-                .or_else(|| entry.get("name"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
         })
-        .collect())
 }
 
 struct ListModels;

@@ -17,6 +17,7 @@ use crate::anthropic::AnthropicClient;
 use crate::client::{ClientOptions, ModelClient, Protocol};
 use crate::error::{LlmError, Result};
 use crate::openai::OpenAiClient;
+use crate::window::ContextWindows;
 
 pub use ollama::OLLAMA_DEFAULT_ADDRESS;
 use resolve::{apply_defaults, detect_ollama, from_config, from_environment};
@@ -127,6 +128,8 @@ pub struct ResolvedProvider {
     pub key: KeyStatus,
     /// Client settings (base URL, key, retries, timeouts).
     pub options: ClientOptions,
+    /// Its models' context windows (from config; the default for the rest).
+    pub context_windows: ContextWindows,
 }
 
 impl ResolvedProvider {

@@ -99,6 +99,23 @@ pub struct ChatAbortResponse {
     pub aborted: bool,
 }
 
+/// `chat/compact`: summarises the chat's earlier turns now, so its next turns send the
+/// summary instead of them (Hearth's own agent; other agents manage their own context
+/// and refuse). The turns themselves stay, shown and searchable.
+pub type ChatCompactParams = ChatParams;
+
+/// What `chat/compact` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatCompactResponse {
+    /// How many of the chat's turns its summary stands for now (0: it has none).
+    pub turns: u32,
+    /// How many of them this call summarised (0: there was nothing new to summarise).
+    pub summarised: u32,
+    /// The summary the agent reads instead of those turns.
+    pub summary: String,
+}
+
 /// `chat/setModel`: the model the chat's next turns use.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -297,6 +297,9 @@ impl From<core::ResponsePart> for ResponsePart {
             },
             core::ResponsePart::Error { message } => Self::Error { message },
             core::ResponsePart::Notice { message } => Self::Notice { message },
+            core::ResponsePart::Compaction { turns, summary } => {
+                Self::Compaction { turns, summary }
+            }
         }
     }
 }
@@ -333,6 +336,7 @@ impl TryFrom<ResponsePart> for core::ResponsePart {
             },
             ResponsePart::Error { message } => Self::Error { message },
             ResponsePart::Notice { message } => Self::Notice { message },
+            ResponsePart::Compaction { turns, summary } => Self::Compaction { turns, summary },
         })
     }
 }

@@ -51,15 +51,16 @@ pub use calendar::{
     CalendarListParams, CalendarListResponse, ProposedAction, ProposedEvent,
 };
 pub use chat_methods::{
-    ChatAbortParams, ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeParams,
-    ChatDisposeResponse, ChatParams, ChatQueueParams, ChatQueueResponse, ChatResolveParams,
-    ChatResolveResponse, ChatSeed, ChatSendParams, ChatSendResponse, ChatSetDraftParams,
-    ChatSetDraftResponse, ChatSetModeParams, ChatSetModeResponse, ChatSetModelParams,
-    ChatSetModelResponse, ChatSetQueueParams, ChatSetQueueResponse, ChatTurnsParams,
-    ChatTurnsResponse, HarnessStartParams, HarnessStartResponse, PendingPermission,
-    PermissionGrant, PermissionGrantsParams, PermissionGrantsResponse, PermissionListParams,
-    PermissionListResponse, PermissionRespondParams, PermissionRespondResponse,
-    PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
+    ChatAbortParams, ChatAbortResponse, ChatCompactParams, ChatCompactResponse, ChatCreateParams,
+    ChatCreateResponse, ChatDisposeParams, ChatDisposeResponse, ChatParams, ChatQueueParams,
+    ChatQueueResponse, ChatResolveParams, ChatResolveResponse, ChatSeed, ChatSendParams,
+    ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModeParams,
+    ChatSetModeResponse, ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams,
+    ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
+    HarnessStartResponse, PendingPermission, PermissionGrant, PermissionGrantsParams,
+    PermissionGrantsResponse, PermissionListParams, PermissionListResponse,
+    PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
+    PermissionRevokeGrantResponse,
 };
 pub use error::{ErrorData, ErrorKind, ProtocolError, Result, RpcError};
 pub use export::{ExportFormat, SessionExportParams, SessionExportResponse};
@@ -68,7 +69,8 @@ pub use jsonrpc::{
     notification_text, request_text, response_text,
 };
 pub use methods::{
-    AttachmentUpload, AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCreate,
+    AttachmentUpload, AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCompact,
+    ChatCreate,
     ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel,
     ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
     NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,

@@ -15,14 +15,14 @@ use crate::calendar::{
     CalendarEventsParams, CalendarEventsResponse, CalendarListParams, CalendarListResponse,
 };
 use crate::chat_methods::{
-    ChatAbortResponse, ChatCreateParams, ChatCreateResponse, ChatDisposeResponse, ChatParams,
-    ChatQueueParams, ChatQueueResponse, ChatResolveResponse, ChatSendParams, ChatSendResponse,
-    ChatSetDraftParams, ChatSetDraftResponse, ChatSetModeParams, ChatSetModeResponse,
-    ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams, ChatSetQueueResponse,
-    ChatTurnsParams, ChatTurnsResponse, HarnessStartParams, HarnessStartResponse,
-    PermissionGrantsParams, PermissionGrantsResponse, PermissionListParams, PermissionListResponse,
-    PermissionRespondParams, PermissionRespondResponse, PermissionRevokeGrantParams,
-    PermissionRevokeGrantResponse,
+    ChatAbortResponse, ChatCompactResponse, ChatCreateParams, ChatCreateResponse,
+    ChatDisposeResponse, ChatParams, ChatQueueParams, ChatQueueResponse, ChatResolveResponse,
+    ChatSendParams, ChatSendResponse, ChatSetDraftParams, ChatSetDraftResponse, ChatSetModeParams,
+    ChatSetModeResponse, ChatSetModelParams, ChatSetModelResponse, ChatSetQueueParams,
+    ChatSetQueueResponse, ChatTurnsParams, ChatTurnsResponse, HarnessStartParams,
+    HarnessStartResponse, PermissionGrantsParams, PermissionGrantsResponse, PermissionListParams,
+    PermissionListResponse, PermissionRespondParams, PermissionRespondResponse,
+    PermissionRevokeGrantParams, PermissionRevokeGrantResponse,
 };
 use crate::export::{SessionExportParams, SessionExportResponse};
 use crate::projects::{
@@ -142,6 +142,8 @@ methods! {
     ChatSend = "chat/send" (ChatSendParams) -> ChatSendResponse;
     /// `chat/abort`: stops the running turn.
     ChatAbort = "chat/abort" (ChatParams) -> ChatAbortResponse;
+    /// `chat/compact`: summarises the chat's earlier turns now.
+    ChatCompact = "chat/compact" (ChatParams) -> ChatCompactResponse;
     /// `chat/setModel`: the model of later turns.
     ChatSetModel = "chat/setModel" (ChatSetModelParams) -> ChatSetModelResponse;
     /// `chat/setMode`: the agent's mode for later turns.

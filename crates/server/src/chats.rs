@@ -16,6 +16,7 @@ pub(crate) fn register(table: &mut MethodTable) {
     route!(table, wire::ChatQueue => chat_queue);
     route!(table, wire::ChatSetQueue => chat_set_queue);
     route!(table, wire::ChatAbort => chat_abort);
+    route!(table, wire::ChatCompact => chat_compact);
     route!(table, wire::ChatSetModel => chat_set_model);
     route!(table, wire::ChatSetMode => chat_set_mode);
     route!(table, wire::ChatSetDraft => chat_set_draft);
@@ -100,6 +101,20 @@ async fn chat_abort(
     let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
     let aborted = host.abort(&chat).await.map_err(|e| host_error(&e))?;
     Ok(wire::ChatAbortResponse { aborted })
+}
+
+async fn chat_compact(
+    shared: &Shared,
+    params: <wire::ChatCompact as Method>::Params,
+) -> Result<<wire::ChatCompact as Method>::Response, RpcError> {
+    let host = shared.host();
+    let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
+    let compacted = host.compact(&chat).await.map_err(|e| host_error(&e))?;
+    Ok(wire::ChatCompactResponse {
+        turns: compacted.turns,
+        summarised: compacted.summarised,
+        summary: compacted.summary,
+    })
 }
 
 async fn chat_set_model(

@@ -17,7 +17,7 @@ mod test_host;
 pub use fake_agent::{Call, FakeAgent};
 pub use model_server::{
     AnthropicStream, Gate, GeminiStream, MockModelServer, MockResponse, OpenAiStream,
-    RecordedRequest, Responder, ResponsesStream,
+    RecordedRequest, Responder, ResponsesStream, WindowedModel,
 };
 pub use outside::{OUTSIDE_PORT, OutsideHost};
 pub use process::{BoundedChild, BoundedCommand, PROCESS_WAIT};

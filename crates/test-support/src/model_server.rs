@@ -30,6 +30,7 @@ mod gemini;
 mod http;
 mod openai;
 mod responses;
+pub mod windowed;
 
 use std::collections::VecDeque;
 use std::io;
@@ -48,6 +49,7 @@ pub use anthropic::{
 pub use gemini::{GeminiStream, gemini_count_tokens, gemini_error_body, gemini_response};
 pub use openai::{OpenAiStream, openai_completion, openai_error_body};
 pub use responses::{ResponsesStream, responses_response};
+pub use windowed::WindowedModel;
 
 /// Answers a request from its contents, or passes (`None`) to the queues.
 pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<MockResponse> + Send + Sync>;

@@ -206,6 +206,19 @@ export function pendingPermission(state) {
 }
 
 /**
+ * The note that marks a turn in which the agent summarised the chat's earlier turns to fit
+ * its context window ("Earlier turns summarised (12 turns)"), or null. The earlier turns
+ * themselves stay in the chat.
+ * @param {Turn} turn
+ */
+export function compactionNote(turn) {
+  const part = partsOf(turn).find((part) => part.type === 'compaction');
+  if (!part || part.type !== 'compaction') return null;
+  if (part.turns == null) return 'Earlier turns summarised';
+  return `Earlier turns summarised (${part.turns} ${part.turns === 1 ? 'turn' : 'turns'})`;
+}
+
+/**
  * Whether a turn of the chat is running.
  * @param {ChatState} state
  */

@@ -324,3 +324,32 @@ async fn a_scopes_instructions_come_with_the_first_prompt_unless_the_agent_reads
     let (first, _) = first_two_answers(&setup, true, None).await;
     assert!(first.contains("Cite every source."), "{first}");
 }
+
+#[tokio::test]
+async fn an_agents_own_compaction_is_shown_in_its_turn_and_hearth_does_not_compact_for_it() {
+    let setup = Setup::new();
+    let test = TestHost::start(setup.agents()).await;
+    let chat = ChatUri::default_for(&session(&test.host, &setup.work()).await);
+    let (turn_id, mut subscription) = send(&test.host, &chat, "/compact").await;
+    let (_, reason) = finish(&mut subscription, &turn_id).await;
+    assert_eq!(reason, StopReason::EndTurn);
+    let state = test.host.chat(&chat).await.unwrap();
+    assert_eq!(
+        state.turns[0].parts,
+        vec![
+            ResponsePart::Compaction {
+                turns: None,
+                summary: "The user tried the test agent's commands.".into(),
+            },
+            ResponsePart::Text {
+                text: "compacted".into()
+            },
+        ]
+    );
+
+    let refused = test.host.compact(&chat).await.unwrap_err().to_string();
+    assert!(
+        refused.contains("its agent manages its own context") && refused.contains("//compact"),
+        "{refused}"
+    );
+}

@@ -10,6 +10,7 @@ use super::{
 };
 use crate::client::{ClientOptions, Protocol, endpoint};
 use crate::secret::ApiKey;
+use crate::window::ContextWindows;
 
 /// The provider a `[providers.<id>]` section declares, or `None` for a section that
 /// declares an external agent rather than a model provider.
@@ -46,6 +47,10 @@ pub(super) fn from_config(
         base_url_source,
         key,
         options,
+        context_windows: ContextWindows {
+            provider: config.context_window,
+            models: config.context_windows.clone(),
+        },
     }))
 }
 
@@ -191,6 +196,7 @@ pub(super) fn from_environment(
         },
         key,
         options,
+        context_windows: ContextWindows::default(),
     }))
 }
 
@@ -264,6 +270,7 @@ pub(super) async fn detect_ollama(
         base_url_source: BaseUrlSource::Detected,
         key: KeyStatus::NotNeeded,
         options,
+        context_windows: ContextWindows::default(),
     }))
 }
 

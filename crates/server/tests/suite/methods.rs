@@ -436,3 +436,31 @@ async fn providers_are_listed_and_tested_without_their_keys() {
         .unwrap_err();
     assert_eq!(rpc_error(unknown).kind(), ErrorKind::NotFound);
 }
+
+#[tokio::test]
+async fn compacting_a_chat_whose_agent_manages_its_own_context_is_refused_saying_so() {
+    let server = TestServer::start().await;
+    let (client, _notifications) = server.client().await;
+    let (_session, chat, _turn) = session_with_a_turn(&server, &client).await;
+    let refused = rpc_error(
+        client
+            .call::<wire::ChatCompact>(&ChatParams { chat: chat.clone() })
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(refused.kind(), ErrorKind::Unsupported, "{refused:?}");
+    assert!(
+        refused.message.contains(&chat) && refused.message.contains("//compact"),
+        "{}",
+        refused.message
+    );
+    let bad = rpc_error(
+        client
+            .call::<wire::ChatCompact>(&ChatParams {
+                chat: "not a chat".into(),
+            })
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(bad.kind(), ErrorKind::InvalidParams, "{bad:?}");
+}
