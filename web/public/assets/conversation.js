@@ -6,7 +6,7 @@
 
 import { el, replace, when, diffView, message } from './dom.js';
 import { renderMarkdown } from './markdown.js';
-import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf, answerText } from './state.js';
+import { reduceChat, reduceSession, pendingPermission, isRunning, partsOf, answerText, compactionNote } from './state.js';
 import { explainError } from './tabs.js';
 import { AttachmentTray, attachmentList, acceptDrops, pastedFiles } from './attachments.js';
 import { copyButton } from './clipboard.js';
@@ -906,6 +906,12 @@ export class SessionTab {
         return errorNotice(part.message);
       case 'notice':
         return el('div', { class: 'notice info', role: 'status' }, part.message);
+      case 'compaction':
+        // The raw turns stay shown and searchable; the summary is what the model now reads.
+        return el('details', { class: 'compaction' },
+          el('summary', null, compactionNote(turn) ?? 'Earlier turns summarised'),
+          part.summary ? el('div', { class: 'markdown' }, renderMarkdown(part.summary)) : null,
+        );
       default:
         return document.createTextNode('');
     }
