@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sqlx::{ConnectOptions as _, Row as _};
+use sqlx::Row as _;
 
 use crate::jsonl::{files_under, read_lines, time, tool_summary};
 use crate::model::{Agent, Changed, NativeSession, NativeTurn, Scan};
+use crate::snapshot::Snapshot;
 
 /// What the thread index says of a thread.
 #[derive(Clone, Debug, Default)]
@@ -74,15 +75,10 @@ fn state_database(root: &Path) -> Option<PathBuf> {
     })
 }
 
-/// The threads of the index, by id, opened read-only.
+/// The threads of the index, by id, read from a copy.
 async fn threads(database: &Path) -> Result<BTreeMap<String, Thread>, String> {
-    let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(database)
-        .read_only(true)
-        .create_if_missing(false)
-        .connect()
-        .await
-        .map_err(|error| format!("cannot open it read-only: {error}"))?;
+    let snapshot = Snapshot::take(database)?;
+    let mut connection = snapshot.connect().await?;
     let rows = sqlx::query("SELECT id, rollout_path, title FROM threads")
         .fetch_all(&mut connection)
         .await

@@ -2,8 +2,10 @@
 //! import that turns what they hold into external sessions of Hearth's store.
 //!
 //! Owns:
-//! - one reader per agent store, each read-only (SQLite opened with `mode=ro`, files
-//!   only opened for reading; a user's store is never written):
+//! - one reader per agent store, each read-only (files only opened for reading; a
+//!   SQLite database read from a private copy of it and its log, because even a
+//!   read-only connection writes a WAL database's `-shm` index; a user's store is never
+//!   written):
 //!   Codex (`$CODEX_HOME`: the `threads` table of `state_*.sqlite` and the rollout files
 //!   `sessions/YYYY/MM/DD/rollout-*.jsonl`), Claude Code
 //!   (`$CLAUDE_CONFIG_DIR/projects/*/*.jsonl`), Gemini CLI (`~/.gemini/tmp/*/chats/`),
@@ -31,6 +33,7 @@ mod locate;
 mod model;
 mod opencode;
 mod record;
+mod snapshot;
 
 pub use error::{HistoryError, HistoryResult};
 pub use import::{

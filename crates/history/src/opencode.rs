@@ -1,5 +1,5 @@
-//! OpenCode's database: `$XDG_DATA_HOME/opencode/opencode.db` (SQLite, opened
-//! read-only), tables `session` (id, directory, title, times in milliseconds), `message`
+//! OpenCode's database: `$XDG_DATA_HOME/opencode/opencode.db` (SQLite, read from a
+//! private copy), tables `session` (id, directory, title, times in milliseconds), `message`
 //! (`data` JSON with `role`) and `part` (`data` JSON: `text`, `tool` with its `state`).
 //! Earlier versions kept JSON files under `storage/`, which this Hearth does not read (it
 //! reports them).
@@ -7,10 +7,11 @@
 use std::path::Path;
 
 use serde_json::Value;
-use sqlx::{ConnectOptions as _, Row as _, SqliteConnection};
+use sqlx::{Row as _, SqliteConnection};
 
 use crate::jsonl::{millis, tool_summary};
 use crate::model::{Agent, Changed, NativeSession, NativeTurn, Scan};
+use crate::snapshot::Snapshot;
 
 /// The database's file name.
 const DATABASE: &str = "opencode.db";
@@ -43,13 +44,8 @@ pub(crate) async fn read(root: &Path, changed: Changed<'_>) -> Scan {
 }
 
 async fn sessions(database: &Path) -> Result<Vec<NativeSession>, String> {
-    let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(database)
-        .read_only(true)
-        .create_if_missing(false)
-        .connect()
-        .await
-        .map_err(|error| format!("cannot open it read-only: {error}"))?;
+    let snapshot = Snapshot::take(database)?;
+    let mut connection = snapshot.connect().await?;
     let unexpected = |error: sqlx::Error| {
         format!(
             "not the database shape this Hearth reads (session: id, directory, title, time_created, time_updated): {error}"

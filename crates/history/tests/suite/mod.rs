@@ -1,0 +1,1 @@
+mod real_stores;
