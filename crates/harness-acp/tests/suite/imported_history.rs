@@ -1,0 +1,145 @@
+//! A session a real agent had outside Hearth (run in its own non-interactive mode —
+//! `claude -p`, `gemini -p`, `opencode run`, `copilot -p` — or, for Codex, installed only
+//! as `codex-acp`, through a bare ACP client), imported from the agent's own store and
+//! opened in Hearth: its history is shown, and the next prompt goes on with its context
+//! — through the agent's own session when it can reopen it (`session/load`), else
+//! through a new session whose first prompt carries the imported turns.
+
+use std::sync::Arc;
+
+use hearth_core::{ChatUri, HarnessId, StopReason};
+use hearth_harness_acp::ImportedConversations;
+use hearth_history::{Agent, ImportOptions, ImportSource};
+use hearth_store::{SessionQuery, Store};
+use hearth_test_support::TestHost;
+use hearth_test_support::real_agents::{ModelTurn, RealAgent};
+use pretty_assertions::assert_eq;
+
+use super::real_agents::{Bench, ask, error_of, last_turn, no_answer};
+
+/// How the imported session goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Continuation {
+    /// The agent reopens its own session.
+    Reopened,
+    /// The agent's record of it is deleted before it is opened: a new session gets the
+    /// imported turns.
+    SeededAfterLoss,
+    /// The agent refuses to reopen it by itself: a new session gets the imported turns.
+    SeededAfterRefusal,
+}
+
+const EARLIER: &str = "Remember the word marmalade";
+
+async fn goes_on_with_its_context(agent: RealAgent, continuation: Continuation) {
+    if agent.locate_or_skip().is_none() {
+        return;
+    }
+    let id = agent.id();
+    let bench = Bench::new(agent).await;
+    bench.model.push(ModelTurn::text("Noted."));
+    agent
+        .run_outside(&bench.launch, &bench.work(), EARLIER, None)
+        .await;
+
+    let test = TestHost::start(vec![Arc::new(bench.harness())]).await;
+    let kind = Agent::from_id(id).unwrap();
+    let location =
+        hearth_history::locate(kind, &|name| bench.launch.var(name).map(str::to_owned)).unwrap();
+    let options = ImportOptions {
+        sources: vec![ImportSource {
+            location,
+            provider: HarnessId::parse(id).unwrap(),
+            peers: Vec::new(),
+        }],
+        record: bench.data.path().join("history-imports.json"),
+    };
+    let reports = hearth_history::import(test.store.as_ref(), &ImportedConversations, &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        (reports[0].imported, reports[0].errors.clone()),
+        (1, Vec::new()),
+        "{id}: {reports:?}"
+    );
+    let sessions = test
+        .store
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions;
+    let session = &sessions[0];
+    if continuation == Continuation::SeededAfterLoss {
+        let source = session.source.trim_start_matches("import ");
+        std::fs::remove_file(source).unwrap();
+    }
+    let chat = ChatUri::default_for(&session.uri);
+    let shown: Vec<String> = test
+        .host
+        .chat(&chat)
+        .await
+        .unwrap()
+        .turns
+        .iter()
+        .map(|turn| turn.user.text.clone())
+        .collect();
+    assert_eq!(shown.len(), 1, "{id}: {shown:?}");
+    assert!(shown[0].contains(EARLIER), "{id}: {shown:?}");
+
+    bench.model.push(ModelTurn::text("It was marmalade."));
+    let ran = ask(&test.host, &chat, "Which word was it?", no_answer).await;
+    let turn = last_turn(&test.host, &chat).await;
+    assert_eq!(ran.reason, StopReason::EndTurn, "{id}: {}", error_of(&turn));
+    assert!(
+        ran.streamed().contains("It was marmalade."),
+        "{id}: {}",
+        ran.streamed()
+    );
+    let request = bench.last_model_request();
+    assert!(
+        request.contains(EARLIER),
+        "{id}: the model did not get the earlier turn: {request}"
+    );
+    assert!(request.contains("Which word was it?"), "{id}");
+    // Hearth's transcript of earlier turns goes only to a new session.
+    assert_eq!(
+        request.contains("<conversation_so_far>"),
+        continuation != Continuation::Reopened,
+        "{id}: {continuation:?}: {:?}",
+        turn.parts
+    );
+    test.host.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_imported_claude_session_goes_on_in_its_own_session() {
+    goes_on_with_its_context(RealAgent::ClaudeAgent, Continuation::Reopened).await;
+}
+
+#[tokio::test]
+async fn an_imported_claude_session_whose_transcript_is_gone_goes_on_seeded() {
+    goes_on_with_its_context(RealAgent::ClaudeAgent, Continuation::SeededAfterLoss).await;
+}
+
+#[tokio::test]
+async fn an_imported_codex_session_goes_on_in_its_own_session() {
+    goes_on_with_its_context(RealAgent::Codex, Continuation::Reopened).await;
+}
+
+/// Gemini CLI 0.61.0 in ACP mode does not find the sessions its headless mode (`-p`)
+/// wrote: it answers their `session/load` with "No previous sessions found for this
+/// project." So the imported session goes on in a new one that gets its turns.
+#[tokio::test]
+async fn an_imported_gemini_session_goes_on_seeded_with_its_turns() {
+    goes_on_with_its_context(RealAgent::Gemini, Continuation::SeededAfterRefusal).await;
+}
+
+#[tokio::test]
+async fn an_imported_opencode_session_goes_on_in_its_own_session() {
+    goes_on_with_its_context(RealAgent::OpenCode, Continuation::Reopened).await;
+}
+
+#[tokio::test]
+async fn an_imported_copilot_session_goes_on_in_its_own_session() {
+    goes_on_with_its_context(RealAgent::Copilot, Continuation::Reopened).await;
+}
