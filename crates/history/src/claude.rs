@@ -126,3 +126,51 @@ fn assistant_line(session: &mut NativeSession, message: &Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{self, Seen};
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn reads_a_transcript_claude_code_wrote() {
+        let scan = read(&fixtures::root(Agent::Claude), &fixtures::all);
+        assert_eq!(scan.problems, Vec::new());
+        let seen: Vec<Seen> = scan.sessions.iter().map(fixtures::seen).collect();
+        assert_eq!(
+            seen,
+            vec![(
+                "16d5267c-db96-495e-8c70-0abbed4981c7".to_owned(),
+                Some("/tmp/.tmp7rr7LO/work".into()),
+                None,
+                vec![(
+                    "Write plums into note.txt".to_owned(),
+                    "I wrote the note.".to_owned(),
+                    vec![r#"Write: {"file_path":"/tmp/.tmp7rr7LO/work/note.txt","content":"plums\n"}"#.to_owned()],
+                )],
+            )]
+        );
+    }
+
+    #[test]
+    fn a_message_line_without_a_session_id_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("projects/p/s.jsonl");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(
+            &file,
+            "{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n",
+        )
+        .unwrap();
+        let scan = read(dir.path(), &fixtures::all);
+        assert_eq!(scan.sessions, Vec::new());
+        assert_eq!(scan.problems.len(), 1);
+        assert_eq!(scan.problems[0].file, file);
+        assert!(
+            scan.problems[0].what.contains("no `sessionId`"),
+            "{}",
+            scan.problems[0]
+        );
+    }
+}

@@ -37,9 +37,15 @@ pub(crate) async fn read(root: &Path, changed: Changed<'_>) -> Scan {
     let mut rollouts = files_under(&root.join("sessions"), 4, &|name| {
         name.starts_with("rollout-") && name.ends_with(".jsonl")
     });
-    for thread in threads.values() {
+    // Rollouts the index keeps elsewhere (archived ones), each session once: a rollout
+    // is named after its session.
+    for (id, thread) in &threads {
+        let suffix = format!("-{id}.jsonl");
+        let listed = rollouts
+            .iter()
+            .any(|file| file.to_string_lossy().ends_with(&suffix));
         if let Some(rollout) = &thread.rollout
-            && !rollouts.contains(rollout)
+            && !listed
             && rollout.is_file()
         {
             rollouts.push(rollout.clone());
@@ -171,5 +177,49 @@ fn record(session: &mut NativeSession, line: &Value) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{self, Seen};
+    use pretty_assertions::assert_eq;
+
+    #[tokio::test]
+    async fn reads_a_rollout_codex_wrote_titled_from_its_thread_index() {
+        let scan = read(&fixtures::root(Agent::Codex), &fixtures::all).await;
+        assert_eq!(scan.problems, Vec::new());
+        let seen: Vec<Seen> = scan.sessions.iter().map(fixtures::seen).collect();
+        assert_eq!(
+            seen,
+            vec![(
+                "01a246af-5522-71d2-8c0d-c9d057be5d88".to_owned(),
+                Some("/tmp/.tmpv5bXKn/work".into()),
+                Some("Write plums into note.txt".to_owned()),
+                vec![(
+                    "Write plums into note.txt".to_owned(),
+                    "I wrote the note.".to_owned(),
+                    Vec::new(),
+                )],
+            )]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rollout_of_another_shape_is_reported_and_unchanged_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sessions/2025/01/02/rollout-x.jsonl");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{\"record_type\":\"state\"}\n").unwrap();
+        let scan = read(dir.path(), &fixtures::all).await;
+        assert_eq!(scan.problems.len(), 1, "{scan:?}");
+        assert!(
+            scan.problems[0].what.contains("not a `session_meta`"),
+            "{}",
+            scan.problems[0]
+        );
+        let scan = read(dir.path(), &|_| false).await;
+        assert_eq!((scan.problems.len(), scan.unchanged), (0, vec![file]));
     }
 }

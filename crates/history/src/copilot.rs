@@ -97,3 +97,48 @@ fn take_event(session: &mut NativeSession, event: &Value) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{self, Seen};
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn reads_the_events_copilot_wrote() {
+        let scan = read(&fixtures::root(Agent::Copilot), &fixtures::all);
+        assert_eq!(scan.problems, Vec::new());
+        let seen: Vec<Seen> = scan.sessions.iter().map(fixtures::seen).collect();
+        assert_eq!(
+            seen,
+            vec![(
+                "5be1dadc-e579-486f-aa21-d21564f027a0".to_owned(),
+                Some("/tmp/.tmpYhdXEX/work".into()),
+                Some("Write plums into note.txt".to_owned()),
+                vec![(
+                    "Write plums into note.txt".to_owned(),
+                    "I wrote the note.".to_owned(),
+                    vec![
+                        r#"create: {"path":"/tmp/.tmpYhdXEX/work/note.txt","file_text":"plums\n"}"#
+                            .to_owned()
+                    ],
+                )],
+            )]
+        );
+    }
+
+    #[test]
+    fn events_of_another_shape_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("session-state/x/events.jsonl");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{\"kind\":\"start\"}\n").unwrap();
+        let scan = read(dir.path(), &fixtures::all);
+        assert_eq!(scan.problems.len(), 1, "{scan:?}");
+        assert!(
+            scan.problems[0].what.contains("not `session.start`"),
+            "{}",
+            scan.problems[0]
+        );
+    }
+}

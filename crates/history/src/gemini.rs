@@ -148,3 +148,45 @@ fn take_message(session: &mut NativeSession, message: &Value) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{self, Seen};
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn reads_a_chat_gemini_cli_wrote() {
+        let scan = read(&fixtures::root(Agent::Gemini), &fixtures::all);
+        assert_eq!(scan.problems, Vec::new());
+        let seen: Vec<Seen> = scan.sessions.iter().map(fixtures::seen).collect();
+        assert_eq!(
+            seen,
+            vec![(
+                "63d28250-7076-40ab-afcf-cd367c9a0246".to_owned(),
+                Some("/tmp/.tmpe3DseM/work".into()),
+                None,
+                vec![(
+                    "Write plums into note.txt".to_owned(),
+                    "I wrote the note.".to_owned(),
+                    vec![r#"write_file: {"file_path":"/tmp/.tmpe3DseM/work/note.txt","content":"plums\n"}"#.to_owned()],
+                )],
+            )]
+        );
+    }
+
+    #[test]
+    fn a_chat_without_a_session_id_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tmp/p/chats/session-1.json");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{\"messages\": []}").unwrap();
+        let scan = read(dir.path(), &fixtures::all);
+        assert_eq!(scan.problems.len(), 1, "{scan:?}");
+        assert!(
+            scan.problems[0].what.contains("no `sessionId`"),
+            "{}",
+            scan.problems[0]
+        );
+    }
+}

@@ -54,3 +54,47 @@ pub async fn read_store(agent: Agent, location: &StoreLocation, changed: Changed
         Agent::Copilot => copilot::read(&location.root, changed),
     }
 }
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    //! The small stores under `fixtures/`, copied from what the real agents wrote (long
+    //! strings cut to 300 characters; SQLite databases reduced to the tables read).
+
+    use std::path::PathBuf;
+
+    use crate::{Agent, NativeSession};
+
+    /// The fixture store of `agent`.
+    pub fn root(agent: Agent) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(agent.id())
+    }
+
+    /// What a test compares: id, folder, title, and each turn's prompt, answer and tools.
+    pub type Seen = (
+        String,
+        Option<PathBuf>,
+        Option<String>,
+        Vec<(String, String, Vec<String>)>,
+    );
+
+    /// A session as a test compares it.
+    pub fn seen(session: &NativeSession) -> Seen {
+        (
+            session.native_id.clone(),
+            session.folder.clone(),
+            session.title.clone(),
+            session
+                .turns
+                .iter()
+                .map(|turn| (turn.user.clone(), turn.answer.clone(), turn.tools.clone()))
+                .collect(),
+        )
+    }
+
+    /// Every file is read.
+    pub fn all(_: &std::path::Path) -> bool {
+        true
+    }
+}

@@ -152,3 +152,46 @@ fn append(text: &mut String, more: Option<&str>) {
     }
     text.push_str(more);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{self, Seen};
+    use pretty_assertions::assert_eq;
+
+    #[tokio::test]
+    async fn reads_the_database_opencode_wrote() {
+        let scan = read(&fixtures::root(Agent::OpenCode), &fixtures::all).await;
+        assert_eq!(scan.problems, Vec::new());
+        let seen: Vec<Seen> = scan.sessions.iter().map(fixtures::seen).collect();
+        assert_eq!(
+            seen,
+            vec![(
+                "ses_db950c4ccffezIAYyJH9hUclkv".to_owned(),
+                Some("/tmp/.tmpPxAxX1/work".into()),
+                Some("Hearth test session".to_owned()),
+                vec![(
+                    "\"Write plums into note.txt\"".to_owned(),
+                    String::new(),
+                    vec![r#"write: {"filePath":"/tmp/.tmpPxAxX1/work/note.txt","content":"plums\n"}"#.to_owned()],
+                )],
+            )]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_database_of_another_shape_and_the_old_file_store_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("storage/session")).unwrap();
+        let scan = read(dir.path(), &fixtures::all).await;
+        assert!(scan.problems[0].what.contains("storage/"), "{scan:?}");
+        std::fs::write(dir.path().join(DATABASE), b"").unwrap();
+        let scan = read(dir.path(), &fixtures::all).await;
+        assert_eq!(scan.problems.len(), 1, "{scan:?}");
+        assert!(
+            scan.problems[0].what.contains("not the database shape"),
+            "{}",
+            scan.problems[0]
+        );
+    }
+}
