@@ -101,8 +101,8 @@ enum Command {
     /// List, show, delete and fork sessions.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
-    /// The agents' own history: `history import` brings the sessions Codex, Claude Code,
-    /// Gemini CLI, OpenCode and GitHub Copilot keep in their own stores into Hearth.
+    /// The agents' own history: import the sessions Codex, Claude Code, Gemini CLI, OpenCode
+    /// and GitHub Copilot keep in their own stores.
     #[command(subcommand)]
     History(history::HistoryCommand),
     /// List and show the chats of a session.
