@@ -40,7 +40,10 @@ fn user_home(hearth: &Hearth) -> tempfile::TempDir {
     let codex_home = home.path().join("elsewhere/codex");
     configure(
         hearth,
-        &format!("[agents.codex]\nenv = {{ CODEX_HOME = {:?} }}\n", codex_home.display().to_string()),
+        &format!(
+            "[agents.codex]\nenv = {{ CODEX_HOME = {:?} }}\n",
+            codex_home.display().to_string()
+        ),
     );
     home
 }
@@ -59,8 +62,15 @@ fn import(hearth: &Hearth, home: &Path, args: &[&str]) -> Vec<Value> {
         .output()
         .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
 
 fn counts(reports: &[Value]) -> Vec<(String, [u64; 4])> {
@@ -71,7 +81,12 @@ fn counts(reports: &[Value]) -> Vec<(String, [u64; 4])> {
             let count = |name: &str| report[name].as_u64().unwrap();
             (
                 report["agent"].as_str().unwrap().to_owned(),
-                [count("found"), count("imported"), count("updated"), count("skipped")],
+                [
+                    count("found"),
+                    count("imported"),
+                    count("updated"),
+                    count("skipped"),
+                ],
             )
         })
         .collect()
@@ -86,20 +101,67 @@ fn history_import_brings_every_agents_store_in_once() {
     agents.sort();
     assert_eq!(
         agents,
-        ["claude", "codex", "copilot", "gemini", "opencode"].map(|agent| (agent.to_owned(), [1, 1, 0, 0]))
+        ["claude", "codex", "copilot", "gemini", "opencode"]
+            .map(|agent| (agent.to_owned(), [1, 1, 0, 0]))
     );
-    let codex = reports.iter().find(|report| report["agent"] == "codex").unwrap();
-    assert_eq!(codex["store"], home.path().join("elsewhere/codex").display().to_string());
+    let codex = reports
+        .iter()
+        .find(|report| report["agent"] == "codex")
+        .unwrap();
+    assert_eq!(
+        codex["store"],
+        home.path().join("elsewhere/codex").display().to_string()
+    );
 
     let again = counts(&import(&hearth, home.path(), &[]));
-    assert!(again.iter().all(|(_, count)| *count == [1, 0, 0, 1]), "{again:?}");
+    assert!(
+        again.iter().all(|(_, count)| *count == [1, 0, 0, 1]),
+        "{again:?}"
+    );
     let gemini = counts(&import(&hearth, home.path(), &["--agent", "gemini"]));
     assert_eq!(gemini, vec![("gemini".to_owned(), [1, 0, 0, 1])]);
 
     let sessions = hearth.session_uris();
     assert_eq!(sessions.len(), 5, "{sessions:?}");
-    let claude = sessions.iter().find(|uri| uri.contains("16d5267c")).unwrap();
+    let claude = sessions
+        .iter()
+        .find(|uri| uri.contains("16d5267c"))
+        .unwrap();
     let shown = hearth.ok(&["sessions", "show", claude, "--json"]);
     assert!(shown.contains("I wrote the note."), "{shown}");
-    assert!(shown.contains("/tmp/.tmp7rr7LO/work"), "the session's folder: {shown}");
+    assert!(
+        shown.contains("/tmp/.tmp7rr7LO/work"),
+        "the session's folder: {shown}"
+    );
+}
+
+#[test]
+fn hearth_serve_imports_in_the_background() {
+    let hearth = Hearth::new();
+    let home = user_home(&hearth);
+    let path = |relative: &str| home.path().join(relative).display().to_string();
+    let (claude, copilot, data) = (path(".claude"), path(".copilot"), path(".local/share"));
+    let served = super::serve_support::Served::start(
+        hearth,
+        &[],
+        &[
+            ("HOME", &path("")),
+            ("XDG_DATA_HOME", &data),
+            ("CLAUDE_CONFIG_DIR", &claude),
+            ("COPILOT_HOME", &copilot),
+        ],
+    );
+    // The import runs beside the server, which answers from its start: wait for it.
+    let deadline = std::time::Instant::now() + super::serve_support::WAIT;
+    loop {
+        let sessions = served.hearth.session_uris();
+        if sessions.len() == 5 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not import the agents' stores: {sessions:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use hearth_core::{ChatUri, HarnessId, StopReason};
+use hearth_core::{ChatUri, HarnessId, SessionSummary, StopReason};
 use hearth_harness_acp::ImportedConversations;
 use hearth_history::{Agent, ImportOptions, ImportSource};
 use hearth_store::{SessionQuery, Store};
@@ -31,18 +31,8 @@ enum Continuation {
 
 const EARLIER: &str = "Remember the word marmalade";
 
-async fn goes_on_with_its_context(agent: RealAgent, continuation: Continuation) {
-    if agent.locate_or_skip().is_none() {
-        return;
-    }
-    let id = agent.id();
-    let bench = Bench::new(agent).await;
-    bench.model.push(ModelTurn::text("Noted."));
-    agent
-        .run_outside(&bench.launch, &bench.work(), EARLIER, None)
-        .await;
-
-    let test = TestHost::start(vec![Arc::new(bench.harness())]).await;
+/// Imports the agent's store into the host's; returns the one session it held.
+async fn import_the_session(bench: &Bench, test: &TestHost, id: &str) -> SessionSummary {
     let kind = Agent::from_id(id).unwrap();
     let location =
         hearth_history::locate(kind, &|name| bench.launch.var(name).map(str::to_owned)).unwrap();
@@ -62,29 +52,40 @@ async fn goes_on_with_its_context(agent: RealAgent, continuation: Continuation) 
         (1, Vec::new()),
         "{id}: {reports:?}"
     );
-    let sessions = test
+    let page = test
         .store
         .list_sessions(&SessionQuery::default())
         .await
-        .unwrap()
-        .sessions;
-    let session = &sessions[0];
+        .unwrap();
+    page.sessions.into_iter().next().unwrap()
+}
+
+async fn goes_on_with_its_context(agent: RealAgent, continuation: Continuation) {
+    if agent.locate_or_skip().is_none() {
+        return;
+    }
+    let id = agent.id();
+    let bench = Bench::new(agent).await;
+    bench.model.push(ModelTurn::text("Noted."));
+    agent
+        .run_outside(&bench.launch, &bench.work(), EARLIER, None)
+        .await;
+    let test = TestHost::start(vec![Arc::new(bench.harness())]).await;
+    let session = import_the_session(&bench, &test, id).await;
     if continuation == Continuation::SeededAfterLoss {
-        let source = session.source.trim_start_matches("import ");
-        std::fs::remove_file(source).unwrap();
+        std::fs::remove_file(session.source.trim_start_matches("import ")).unwrap();
     }
     let chat = ChatUri::default_for(&session.uri);
-    let shown: Vec<String> = test
-        .host
-        .chat(&chat)
-        .await
-        .unwrap()
+    let state = test.host.chat(&chat).await.unwrap();
+    let shown: Vec<&str> = state
         .turns
         .iter()
-        .map(|turn| turn.user.text.clone())
+        .map(|turn| turn.user.text.as_str())
         .collect();
-    assert_eq!(shown.len(), 1, "{id}: {shown:?}");
-    assert!(shown[0].contains(EARLIER), "{id}: {shown:?}");
+    assert!(
+        shown.len() == 1 && shown[0].contains(EARLIER),
+        "{id}: {shown:?}"
+    );
 
     bench.model.push(ModelTurn::text("It was marmalade."));
     let ran = ask(&test.host, &chat, "Which word was it?", no_answer).await;

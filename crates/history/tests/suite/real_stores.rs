@@ -85,7 +85,6 @@ fn hashes(root: &Path) -> BTreeMap<PathBuf, String> {
 
 struct Bench {
     agent: RealAgent,
-    kind: Agent,
     model: hearth_test_support::ScriptedModel,
     _server: MockModelServer,
     home: TempDir,
@@ -124,7 +123,6 @@ impl Bench {
         };
         Self {
             agent,
-            kind,
             model,
             _server: server,
             home,
@@ -206,20 +204,9 @@ fn stored_prompt(agent: RealAgent, prompt: &str) -> String {
     }
 }
 
-async fn scenario(agent: RealAgent) {
-    if agent.locate_or_skip().is_none() {
-        return;
-    }
-    let id = agent.id();
-    let bench = Bench::new(agent).await;
-    bench
-        .outside("Tell me about apples", "Apples are red.", None)
-        .await;
-    bench
-        .outside("Tell me about pears", "Pears are green.", None)
-        .await;
-
-    // 1. Each session once, with provenance and turns.
+/// 1. Each session once, with provenance and turns; returns their URIs, oldest first.
+async fn each_session_once(bench: &Bench) -> (SessionUri, SessionUri) {
+    let (agent, id) = (bench.agent, bench.agent.id());
     assert_eq!(
         counts(&bench.import().await),
         [2, 2, 0, 0],
@@ -227,29 +214,23 @@ async fn scenario(agent: RealAgent) {
     );
     let sessions = bench.sessions().await;
     let turns: Vec<_> = sessions.iter().map(|(_, turns)| turns.clone()).collect();
+    let turn = |prompt: &str, answer: &str| vec![(stored_prompt(agent, prompt), answer.to_owned())];
     assert_eq!(
         turns,
         vec![
-            vec![(
-                stored_prompt(agent, "Tell me about apples"),
-                "Apples are red.".to_owned()
-            )],
-            vec![(
-                stored_prompt(agent, "Tell me about pears"),
-                "Pears are green.".to_owned()
-            )],
+            turn("Tell me about apples", "Apples are red."),
+            turn("Tell me about pears", "Pears are green."),
         ],
         "{id}"
     );
     for (summary, _) in &sessions {
         assert_eq!(summary.provenance, Provenance::External, "{id}");
         assert_eq!(summary.harness.as_str(), id);
-        assert!(
-            summary.source.starts_with("import "),
-            "{id}: {}",
-            summary.source
-        );
-        let source = Path::new(summary.source.trim_start_matches("import "));
+        let source = summary
+            .source
+            .strip_prefix("import ")
+            .unwrap_or_else(|| panic!("{id}: {}", summary.source));
+        let source = Path::new(source);
         assert!(
             source.starts_with(bench.home.path()) && source.is_file(),
             "{id}: {}",
@@ -261,23 +242,15 @@ async fn scenario(agent: RealAgent) {
             "{id}"
         );
     }
-    let native = |uri: &SessionUri| uri.to_string().rsplit('/').next().unwrap().to_owned();
-    let (apples, pears) = (sessions[0].0.uri.clone(), sessions[1].0.uri.clone());
+    (sessions[0].0.uri.clone(), sessions[1].0.uri.clone())
+}
 
-    // 2. Nothing new: nothing added.
-    assert_eq!(
-        counts(&bench.import().await),
-        [2, 0, 0, 2],
-        "{id}: second import"
-    );
-
-    // 3. A new turn in the agent's store.
+/// 3. A turn added in the agent's store is added to the session.
+async fn a_new_turn_is_added(bench: &Bench, session: &SessionUri) {
+    let (agent, id) = (bench.agent, bench.agent.id());
+    let native = session.to_string().rsplit('/').next().unwrap().to_owned();
     bench
-        .outside(
-            "And their seeds?",
-            "Pear seeds are small.",
-            Some(&native(&pears)),
-        )
+        .outside("And their seeds?", "Pear seeds are small.", Some(&native))
         .await;
     assert_eq!(
         counts(&bench.import().await),
@@ -286,18 +259,18 @@ async fn scenario(agent: RealAgent) {
     );
     let sessions = bench.sessions().await;
     assert_eq!(sessions.len(), 2, "{id}: {sessions:?}");
-    assert_eq!(
-        sessions[1].1.last(),
-        Some(&(
-            stored_prompt(agent, "And their seeds?"),
-            "Pear seeds are small.".to_owned()
-        )),
-        "{id}"
+    let expected = (
+        stored_prompt(agent, "And their seeds?"),
+        "Pear seeds are small.".to_owned(),
     );
+    assert_eq!(sessions[1].1.last(), Some(&expected), "{id}");
     assert_eq!(sessions[1].1.len(), 2, "{id}");
+}
 
-    // 4. Deleted in Hearth: never imported again, even when every file is read again.
-    assert!(bench.store.delete_session(&apples).await.unwrap());
+/// 4. Deleted in Hearth: never imported again, even when every file is read again.
+async fn a_deleted_session_stays_deleted(bench: &Bench, deleted: &SessionUri, kept: &SessionUri) {
+    let id = bench.agent.id();
+    assert!(bench.store.delete_session(deleted).await.unwrap());
     std::fs::remove_file(&bench.options.record).unwrap();
     assert_eq!(
         counts(&bench.import().await),
@@ -310,8 +283,30 @@ async fn scenario(agent: RealAgent) {
         .into_iter()
         .map(|(summary, _)| summary.uri)
         .collect();
-    assert_eq!(uris, vec![pears], "{id}");
-    assert_eq!(bench.kind.id(), id);
+    assert_eq!(uris, vec![kept.clone()], "{id}");
+}
+
+async fn scenario(agent: RealAgent) {
+    if agent.locate_or_skip().is_none() {
+        return;
+    }
+    let bench = Bench::new(agent).await;
+    bench
+        .outside("Tell me about apples", "Apples are red.", None)
+        .await;
+    bench
+        .outside("Tell me about pears", "Pears are green.", None)
+        .await;
+    let (apples, pears) = each_session_once(&bench).await;
+    // 2. Nothing new: nothing added.
+    assert_eq!(
+        counts(&bench.import().await),
+        [2, 0, 0, 2],
+        "{}: second import",
+        agent.id()
+    );
+    a_new_turn_is_added(&bench, &pears).await;
+    a_deleted_session_stays_deleted(&bench, &apples, &pears).await;
 }
 
 #[tokio::test]
