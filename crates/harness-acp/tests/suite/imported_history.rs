@@ -31,19 +31,24 @@ enum Continuation {
 
 const EARLIER: &str = "Remember the word marmalade";
 
-/// Imports the agent's store into the host's; returns the one session it held.
-async fn import_the_session(bench: &Bench, test: &TestHost, id: &str) -> SessionSummary {
+/// The agent's store, found where the agent keeps it.
+fn import_options(bench: &Bench, id: &str) -> ImportOptions {
     let kind = Agent::from_id(id).unwrap();
     let location =
         hearth_history::locate(kind, &|name| bench.launch.var(name).map(str::to_owned)).unwrap();
-    let options = ImportOptions {
+    ImportOptions {
         sources: vec![ImportSource {
             location,
             provider: HarnessId::parse(id).unwrap(),
             peers: Vec::new(),
         }],
         record: bench.data.path().join("history-imports.json"),
-    };
+    }
+}
+
+/// Imports the agent's store into the host's; returns the one session it held.
+async fn import_the_session(bench: &Bench, test: &TestHost, id: &str) -> SessionSummary {
+    let options = import_options(bench, id);
     let reports = hearth_history::import(test.store.as_ref(), &ImportedConversations, &options)
         .await
         .unwrap();
@@ -110,6 +115,29 @@ async fn goes_on_with_its_context(agent: RealAgent, continuation: Continuation) 
         turn.parts
     );
     test.host.shutdown().await;
+
+    // Imported again (every file read again), after the agent saved what Hearth's turn
+    // added: the session Hearth went on in is Hearth's, not a second import.
+    std::fs::remove_file(bench.data.path().join("history-imports.json")).unwrap();
+    let reports = hearth_history::import(
+        test.store.as_ref(),
+        &ImportedConversations,
+        &import_options(&bench, id),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (reports[0].imported, reports[0].errors.clone()),
+        (0, Vec::new()),
+        "{id}: {reports:?}"
+    );
+    let sessions = test
+        .store
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap()
+        .sessions;
+    assert_eq!(sessions.len(), 1, "{id}: {sessions:#?}");
 }
 
 #[tokio::test]
