@@ -116,13 +116,17 @@ async fn goes_on_with_its_context(agent: RealAgent, continuation: Continuation) 
     );
     test.host.shutdown().await;
 
-    // Imported again (every file read again), after the agent saved what Hearth's turn
-    // added: the session Hearth went on in is Hearth's, not a second import.
+    nothing_is_imported_twice(&bench, &test, id).await;
+}
+
+/// Imported again (every file read again), after the agent saved what Hearth's turn
+/// added: the session Hearth went on in is Hearth's, not a second import.
+async fn nothing_is_imported_twice(bench: &Bench, test: &TestHost, id: &str) {
     std::fs::remove_file(bench.data.path().join("history-imports.json")).unwrap();
     let reports = hearth_history::import(
         test.store.as_ref(),
         &ImportedConversations,
-        &import_options(&bench, id),
+        &import_options(bench, id),
     )
     .await
     .unwrap();
