@@ -146,6 +146,7 @@ fn hearth_serve_imports_in_the_background() {
         &[],
         &[
             ("HOME", &path("")),
+            ("GEMINI_CLI_HOME", &path("")),
             ("XDG_DATA_HOME", &data),
             ("CLAUDE_CONFIG_DIR", &claude),
             ("COPILOT_HOME", &copilot),
