@@ -10,6 +10,8 @@
 //! - [`harnesses`]: which harnesses exist — the demo, Hearth's own agent for every model
 //!   provider found, every external agent — and their registration with a host;
 //! - [`backend`]: the host and everything around it for a server or an editor;
+//! - [`history`]: importing the agents' own stores (`hearth history import`, and in
+//!   the background of `hearth serve`);
 //! - [`turn`]: one turn followed the same way in this process or through a running
 //!   server — its envelopes, missed text, permission questions and end.
 //!
@@ -18,6 +20,7 @@
 mod app;
 pub mod backend;
 pub mod harnesses;
+pub mod history;
 pub mod tools;
 mod trash;
 pub mod turn;

@@ -20,6 +20,7 @@ mod doctor;
 mod drive;
 mod export;
 mod highlight;
+mod history;
 mod interrupts;
 mod keyboard;
 mod log_format;
@@ -102,6 +103,10 @@ enum Command {
     /// List, show, delete and fork sessions.
     #[command(subcommand)]
     Sessions(sessions::SessionsCommand),
+    /// The agents' own history: import the sessions Codex, Claude Code, Gemini CLI, OpenCode
+    /// and GitHub Copilot keep in their own stores.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
     /// List and show the chats of a session.
     #[command(subcommand)]
     Chats(sessions::ChatsCommand),
@@ -264,6 +269,7 @@ fn main() -> ExitCode {
             Command::Doctor(args) => doctor::doctor(&app, args).await,
             Command::Sessions(command) => sessions::sessions(&app, command).await,
             Command::Chats(command) => sessions::chats(&app, command).await,
+            Command::History(command) => history::history(&app, command).await,
             Command::Projects(command) => projects::projects(&app, command).await,
             Command::Context(command) => context::context(&app, command).await,
             Command::Proposals(command) => proposals::proposals(&app, command).await,

@@ -232,6 +232,8 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::debug!(%error, "could not note the sessions there are");
     }
     pick_up_outside_answers(&host);
+    // The agents' own stores, read in the background: start-up never waits for them.
+    let importing = tokio::spawn(hearth_app::history::import_in_background(app.clone()));
     let server = listener.into_server(backend, token)?;
     let url = server.url();
     let stop = shutdown_signal();
@@ -257,6 +259,7 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     let served = server.serve(stop).await;
+    importing.abort();
     remove_record(&record_path);
     host.shutdown().await;
     served.context("serving")?;

@@ -30,6 +30,7 @@ mod suite {
     mod first_run;
     mod first_run_names;
     mod first_run_output;
+    mod history;
     mod hostile_agent;
     mod hostile_documents;
     mod json_convention;

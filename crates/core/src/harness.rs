@@ -326,6 +326,14 @@ pub enum Signal {
         /// The new blob.
         provider_data: HarnessData,
     },
+    /// The chat goes on in another of the provider's conversations (a new agent session
+    /// took over one that could not be reopened): the host marks it as the chat's, so
+    /// that neither discovery nor an import of the agent's own store takes it for a
+    /// conversation Hearth does not know.
+    ConversationChanged {
+        /// The conversation the chat now goes on in.
+        conversation: ConversationId,
+    },
     /// What the agent offers in the chat (commands, modes, models) changed.
     AgentStateChanged {
         /// The whole new state.

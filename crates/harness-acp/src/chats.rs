@@ -233,6 +233,7 @@ impl Inner {
                 entry.conversation.session_id = Some(opened.session_id.clone());
                 entry.conversation.attached = Some(connection.generation);
             })?;
+            self.publish_session(chat, &opened.session_id).await;
             return Ok((opened.session_id, None));
         };
         if conversation.attached == Some(connection.generation) {
@@ -368,6 +369,7 @@ impl Inner {
             hearth_harness::encode(chat, conversation)
         })??;
         self.publish_conversation(chat, data).await;
+        self.publish_session(chat, &opened.session_id).await;
         // The new session starts on the agent's defaults: the chat's choices again.
         self.restore_settings(connection, context, &opened.session_id)
             .await;

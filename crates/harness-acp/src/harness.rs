@@ -542,6 +542,20 @@ impl Inner {
             )
             .await;
     }
+
+    /// Tells the host that a chat goes on in a new session of the agent, so that the
+    /// session is known as the chat's (never listed or imported as someone else's).
+    pub async fn publish_session(&self, chat: &ChatUri, session_id: &str) {
+        let Ok(conversation) = ConversationId::parse(session_id) else {
+            tracing::debug!(agent = %self.shared.agent(), session = %session_id, "a session id Hearth cannot mark");
+            return;
+        };
+        self.shared
+            .sink
+            .get()
+            .progress(chat, Signal::ConversationChanged { conversation })
+            .await;
+    }
 }
 
 /// The URI of the default chat a discovered session becomes (for error messages only).

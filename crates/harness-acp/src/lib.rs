@@ -34,6 +34,7 @@ mod files;
 mod grants;
 mod handlers;
 mod harness;
+mod imported;
 mod lines;
 mod live;
 mod mapping;
@@ -53,6 +54,7 @@ mod terminals;
 
 pub use error::{Error, Result};
 pub use harness::{AcpHarness, AgentStatus};
+pub use imported::ImportedConversations;
 pub use live::LiveLimits;
 pub use options::{AcpOptions, LentOverHttp, StartPhase, StartProgress, Timeouts};
 pub use presets::{ConfiguredAgent, PRESETS, Preset, configured_agents};

@@ -140,6 +140,13 @@ impl Host {
                 });
                 return;
             }
+            Signal::ConversationChanged { conversation } => {
+                self.inner.queue(WriteJob::MarkConversation {
+                    chat: chat.clone(),
+                    conversation,
+                });
+                return;
+            }
             Signal::AgentStateChanged { state: agent } => {
                 state.publish(resource, Action::AgentStateChanged { state: agent });
                 return;
@@ -208,6 +215,7 @@ fn turn_of(signal: &Signal) -> Option<&TurnId> {
         | Signal::TurnCompleted { turn_id, .. } => Some(turn_id),
         Signal::TitleChanged { .. }
         | Signal::ProviderDataChanged { .. }
+        | Signal::ConversationChanged { .. }
         | Signal::AgentStateChanged { .. } => None,
     }
 }
@@ -289,6 +297,7 @@ fn action_of(signal: Signal) -> Option<Action> {
         | Signal::TurnCompleted { .. }
         | Signal::TitleChanged { .. }
         | Signal::ProviderDataChanged { .. }
+        | Signal::ConversationChanged { .. }
         | Signal::AgentStateChanged { .. } => return None,
     })
 }

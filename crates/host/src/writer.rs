@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_core::{ChatSummary, ChatUri, HarnessData, SessionSummary, Turn};
+use hearth_core::{ChatSummary, ChatUri, ConversationId, HarnessData, SessionSummary, Turn};
 use hearth_store::{LeaseGrant, LeaseHolder, Store, StoreError, StoreResult};
 use tokio::sync::{mpsc, oneshot};
 
@@ -43,6 +43,11 @@ pub(crate) enum WriteJob {
         chat: ChatUri,
         provider_data: HarnessData,
         epoch: Option<i64>,
+    },
+    /// A chat goes on in another conversation of its provider: mark it as the chat's.
+    MarkConversation {
+        chat: ChatUri,
+        conversation: ConversationId,
     },
     /// A chat's title or model changed.
     UpdateChat(ChatSummary),
@@ -139,6 +144,13 @@ impl WriterContext {
                 })
                 .await;
                 self.settle_provider_data(&chat, provider_data, epoch, written);
+            }
+            WriteJob::MarkConversation { chat, conversation } => {
+                let marked = with_retries(Persistence::Routine, "a chat's conversation", || {
+                    store.mark_conversation(chat.harness(), &conversation, &chat)
+                })
+                .await;
+                log_routine("chat conversation", marked);
             }
             WriteJob::UpdateChat(summary) => {
                 let updated = with_retries(Persistence::Routine, "a chat", || {

@@ -20,6 +20,7 @@
 //! Every one of them asks `session/request_permission` before that write, with an
 //! `allow_once` option among others.
 
+mod outside;
 mod scripted;
 mod setup;
 mod wire;
@@ -29,6 +30,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
+pub use outside::acp_prompt;
 pub use scripted::{ModelTurn, ScriptedModel, ServedTurn, WireFormat};
 
 /// When set to `1`, an agent that is not installed fails the test instead of skipping it.

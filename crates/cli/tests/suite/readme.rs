@@ -126,6 +126,11 @@ const STEPS: &[Step] = &[
         expect: Expect::Success,
     },
     Step {
+        readme: "hearth history import",
+        runs: &[&["history", "import"], &["history", "import", "--json"]],
+        expect: Expect::Success,
+    },
+    Step {
         readme: "hearth projects new Thesis --source paper.pdf --source https://example.org/notes",
         runs: &[&[
             "projects",

@@ -32,6 +32,18 @@ impl Hearth {
             .env_remove("ANTHROPIC_API_KEY")
             .env("HEARTH_REPLAY_DELAY_SCALE", "0")
             .stdin(Stdio::null());
+        // `hearth serve` imports the agents' own stores: those of the machine running the
+        // tests stay out of them.
+        let stores = self.home.path().join("agent-stores");
+        for (variable, folder) in [
+            ("CLAUDE_CONFIG_DIR", "claude"),
+            ("CODEX_HOME", "codex"),
+            ("COPILOT_HOME", "copilot"),
+            ("GEMINI_CLI_HOME", "gemini"),
+            ("XDG_DATA_HOME", "data"),
+        ] {
+            command.env(variable, stores.join(folder));
+        }
         command
     }
 

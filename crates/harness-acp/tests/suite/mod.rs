@@ -2,6 +2,7 @@ mod conformance;
 mod elicitation;
 mod faults;
 mod files;
+mod imported_history;
 mod live;
 mod output;
 mod permissions;

@@ -350,20 +350,20 @@ impl Drop for Lending {
 /// One real agent set up for Hearth: the mock model it talks to, its home (kept across
 /// harness instances and Hearth restarts), the working directory, Hearth's data
 /// directory and audit log.
-struct Bench {
+pub(super) struct Bench {
     agent: RealAgent,
     server: MockModelServer,
-    model: ScriptedModel,
+    pub(super) model: ScriptedModel,
     _home: TempDir,
     work: TempDir,
-    data: TempDir,
-    launch: AgentLaunch,
+    pub(super) data: TempDir,
+    pub(super) launch: AgentLaunch,
     audit: AuditLog,
     lending: Arc<Lending>,
 }
 
 impl Bench {
-    async fn new(agent: RealAgent) -> Self {
+    pub(super) async fn new(agent: RealAgent) -> Self {
         let server = MockModelServer::start().await.unwrap();
         let model = agent.model();
         model.install(&server);
@@ -395,7 +395,7 @@ impl Bench {
     }
 
     /// The working directory, canonical.
-    fn work(&self) -> PathBuf {
+    pub(super) fn work(&self) -> PathBuf {
         self.work.path().canonicalize().unwrap()
     }
 
@@ -420,7 +420,7 @@ impl Bench {
     }
 
     /// A new harness instance for the agent.
-    fn harness(&self) -> AcpHarness {
+    pub(super) fn harness(&self) -> AcpHarness {
         AcpHarness::new(
             self.spec(),
             AcpOptions {
@@ -475,7 +475,7 @@ impl Bench {
     }
 
     /// The body of the last request of the agent's loop, as text.
-    fn last_model_request(&self) -> String {
+    pub(super) fn last_model_request(&self) -> String {
         self.model
             .served()
             .last()
@@ -486,7 +486,7 @@ impl Bench {
 
 /// A permission request of a turn, with the tool call it is about as the turn shows it.
 #[derive(Clone, Debug)]
-struct Asked {
+pub(super) struct Asked {
     request_id: String,
     title: String,
     options: Vec<PermissionOption>,
@@ -520,16 +520,16 @@ impl Asked {
 }
 
 /// What a turn showed.
-struct Ran {
+pub(super) struct Ran {
     envelopes: Vec<Envelope>,
-    reason: StopReason,
+    pub(super) reason: StopReason,
     asked: Vec<Asked>,
     /// Requests answered, as (request id, option id), by the user or by Hearth.
     resolved: Vec<(String, String)>,
 }
 
 impl Ran {
-    fn streamed(&self) -> String {
+    pub(super) fn streamed(&self) -> String {
         self.envelopes
             .iter()
             .filter_map(|envelope| match &envelope.action {
@@ -673,7 +673,7 @@ async fn until_first_text(subscription: &mut Subscription, turn_id: &TurnId, wha
     }
 }
 
-fn error_of(turn: &hearth_core::Turn) -> String {
+pub(super) fn error_of(turn: &hearth_core::Turn) -> String {
     turn.parts
         .iter()
         .filter_map(|part| match part {
@@ -685,7 +685,7 @@ fn error_of(turn: &hearth_core::Turn) -> String {
 }
 
 /// The last turn of a chat.
-async fn last_turn(host: &Host, chat: &ChatUri) -> hearth_core::Turn {
+pub(super) async fn last_turn(host: &Host, chat: &ChatUri) -> hearth_core::Turn {
     host.chat(chat)
         .await
         .unwrap()
@@ -747,7 +747,7 @@ impl Clock {
 }
 
 /// A prompt, and its turn followed to the end (see [`run_turn`]).
-async fn ask(
+pub(super) async fn ask(
     host: &Host,
     chat: &ChatUri,
     text: &str,
@@ -759,7 +759,7 @@ async fn ask(
 
 /// Leaves every permission request to Hearth's policy (one that waits for the user
 /// holds the turn until its bound, and the test fails).
-fn no_answer(_: &Asked) -> Option<String> {
+pub(super) fn no_answer(_: &Asked) -> Option<String> {
     None
 }
 

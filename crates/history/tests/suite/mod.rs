@@ -1,0 +1,2 @@
+mod import;
+mod real_stores;
