@@ -12,6 +12,7 @@ mod suite {
     mod agent_home_search;
     mod agent_home_settings;
     mod agent_home_tabs;
+    mod agent_home_trash;
     mod agent_tools;
     mod agents;
     mod app_server;

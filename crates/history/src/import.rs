@@ -240,6 +240,8 @@ async fn register(
         working_directories: session.folder.clone().into_iter().collect(),
         started_at: session.started_at,
         updated_at: session.updated_at,
+        pinned: false,
+        archived: false,
     };
     let record = ChatRecord {
         summary: ChatSummary {

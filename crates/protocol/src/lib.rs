@@ -70,15 +70,14 @@ pub use jsonrpc::{
 };
 pub use methods::{
     AttachmentUpload, AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCompact,
-    ChatCreate,
-    ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel,
-    ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart, Initialize, Method,
-    NotificationMethod, PermissionGrants, PermissionList, PermissionRespond, PermissionRevokeGrant,
-    ProjectAddSource, ProjectContext, ProjectCreate, ProjectDelete, ProjectGet, ProjectList,
-    ProjectRelink, ProjectRemoveSource, ProjectRename, ProjectRetrySource, ProjectTrust,
-    ProjectUpdate, ProposalApprove, ProposalList, ProposalReject, ProviderAdd, ProviderList,
-    ProviderRemove, ProviderTest, Resynced, SearchQuery, SessionCreate, SessionDispose,
-    SessionExport, SessionFork, SessionList, SessionMark, SessionRename, Subscribe,
+    ChatCreate, ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode,
+    ChatSetModel, ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart,
+    Initialize, Method, NotificationMethod, PermissionGrants, PermissionList, PermissionRespond,
+    PermissionRevokeGrant, ProjectAddSource, ProjectContext, ProjectCreate, ProjectDelete,
+    ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename, ProjectRetrySource,
+    ProjectTrust, ProjectUpdate, ProposalApprove, ProposalList, ProposalReject, ProviderAdd,
+    ProviderList, ProviderRemove, ProviderTest, Resynced, SearchQuery, SessionCreate,
+    SessionDispose, SessionExport, SessionFork, SessionList, SessionMark, SessionRename, Subscribe,
     SubscriptionEnded, TrashEmpty, TrashList, TrashRestore, Unsubscribe,
 };
 pub use model::{

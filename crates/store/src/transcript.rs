@@ -154,6 +154,16 @@ fn part(out: &mut String, part: &ResponsePart) {
         ResponsePart::Error { message } => {
             put(out, format_args!("**Error**: {message}\n"));
         }
+        ResponsePart::Compaction { turns, summary } => {
+            let count = turns.map_or_else(String::new, |turns| format!(" ({turns} turns)"));
+            put(
+                out,
+                format_args!(
+                    "*Earlier turns summarised{count}:*\n\n{}\n",
+                    quoted(summary)
+                ),
+            );
+        }
     }
 }
 

@@ -168,7 +168,7 @@ export class FindBar {
   async download(format) {
     this.error.hidden = true;
     try {
-      const exported = await this.tab.rpc.call(/** @type {any} */ ('session/export'), { sessionId: this.tab.uri, format });
+      const exported = await this.tab.rpc.call('session/export', { sessionId: this.tab.uri, format });
       const blob = new Blob([exported.content], { type: exported.mediaType });
       const link = el('a', { href: URL.createObjectURL(blob), download: exported.fileName, class: 'visually-hidden' });
       document.body.append(link);

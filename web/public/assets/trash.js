@@ -39,7 +39,7 @@ export class TrashPage {
 
   async load() {
     try {
-      const answer = await this.rpc.call(/** @type {any} */ ('trash/list'), {});
+      const answer = await this.rpc.call('trash/list', {});
       this.items = /** @type {TrashItem[]} */ (answer.items);
       this.draw();
     } catch (error) {
@@ -73,7 +73,7 @@ export class TrashPage {
   /** @param {TrashItem} item */
   async restore(item) {
     try {
-      await this.rpc.call(/** @type {any} */ ('trash/restore'), { kind: item.kind, id: item.id });
+      await this.rpc.call('trash/restore', { kind: item.kind, id: item.id });
       this.items = this.items.filter((candidate) => candidate !== item);
       this.draw();
       this.status.textContent = `Restored ${item.title || item.id}.`;
@@ -88,9 +88,9 @@ export class TrashPage {
     const sure = await confirmDialog(`Erase the ${this.items.length} item${this.items.length === 1 ? '' : 's'} in the trash for good? This cannot be undone.`, 'Empty the trash');
     if (!sure) return;
     try {
-      const answer = await this.rpc.call(/** @type {any} */ ('trash/empty'), {});
-      this.status.textContent = `Erased ${answer.erased}.`;
+      const answer = await this.rpc.call('trash/empty', {});
       await this.load();
+      this.status.textContent = `Erased ${answer.erased} for good. ${this.items.length ? '' : 'The trash is empty.'}`.trim();
     } catch (error) {
       this.status.textContent = `Could not empty the trash: ${message(error)}`;
     }

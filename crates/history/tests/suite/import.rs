@@ -153,6 +153,8 @@ fn discovered(uri: &SessionUri) -> NewSession {
             working_directories: Vec::new(),
             started_at: at,
             updated_at: at,
+            pinned: false,
+            archived: false,
         },
         default_chat: ChatRecord {
             summary: ChatSummary {
