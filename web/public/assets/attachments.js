@@ -90,6 +90,7 @@ export class AttachmentTray {
       class: 'visually-hidden',
       tabindex: '-1',
       'aria-hidden': 'true',
+      'aria-label': 'Files to attach',
       onchange: () => {
         if (this.input.files) this.add([...this.input.files]);
         this.input.value = '';

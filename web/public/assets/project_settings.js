@@ -8,6 +8,7 @@
 
 import { el, replace, message, returnFocus } from './dom.js';
 import { renderMarkdown } from './markdown.js';
+import { acceptDrops, uploadFile } from './attachments.js';
 
 /** @typedef {import('./rpc.js').Rpc} Rpc */
 /** @typedef {{rpc: Rpc, app: any}} PageContext */
@@ -230,13 +231,13 @@ export class ProjectSettingsPage {
       } catch (error) {
         this.sourceError.textContent = message(error);
       }
-    } }, input, el('button', { class: 'button', type: 'submit' }, 'Add source'));
+    } }, input, el('button', { class: 'button', type: 'submit' }, 'Add source'), this.uploadControl(id));
     replace(this.host,
       el('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, el('a', { href: '#/projects' }, 'Projects'), ' / ', el('a', { href: `#/project/${encodeURIComponent(id)}` }, project.name)),
       el('header', { class: 'page-header' }, el('h1', null, `Settings of ${project.name}`)),
       project.state !== 'ready' ? el('p', { class: 'notice warn' }, project.problem || `This project is ${project.state}.`) : null,
       el('section', { class: 'setup-section', 'aria-labelledby': 'settings-general' }, el('h2', { id: 'settings-general' }, 'General'), form),
-      el('section', { class: 'setup-section', 'aria-labelledby': 'settings-sources' },
+      this.sourcesSection = el('section', { class: 'setup-section', 'aria-labelledby': 'settings-sources' },
         el('h2', { id: 'settings-sources' }, 'Context sources'),
         el('p', { class: 'muted' }, 'Converted once into snapshots that the project’s chats read. A source that failed is skipped until it changes or you retry it.'),
         this.sourceList,
@@ -249,6 +250,7 @@ export class ProjectSettingsPage {
         el('button', { class: 'button danger', type: 'button', onclick: () => this.remove(project) }, 'Delete project…'),
       ),
     );
+    acceptDrops(this.sourcesSection, (files) => this.uploadSources(id, files));
     this.loadSources();
   }
 
@@ -291,6 +293,49 @@ export class ProjectSettingsPage {
       status.className = 'save-status notice error';
       replace(status, `Not saved: ${message(error)}`);
     }
+  }
+
+  /**
+   * A button that uploads files as sources of the project (dropping files on the
+   * sources does the same).
+   * @param {string} id
+   */
+  uploadControl(id) {
+    const picker = el('input', {
+      type: 'file',
+      multiple: true,
+      class: 'visually-hidden',
+      tabindex: '-1',
+      'aria-hidden': 'true',
+      'aria-label': 'Files to add as sources',
+      onchange: () => {
+        if (picker.files) this.uploadSources(id, [...picker.files]);
+        picker.value = '';
+      },
+    });
+    return el('span', { class: 'upload-source' },
+      picker,
+      el('button', { class: 'button', type: 'button', onclick: () => picker.click() }, 'Upload a file…'),
+    );
+  }
+
+  /**
+   * Uploads files and adds each as a source; a failure names the file and keeps the rest.
+   * @param {string} id
+   * @param {File[]} files
+   */
+  async uploadSources(id, files) {
+    const failures = [];
+    for (const file of files) {
+      try {
+        const uploaded = await uploadFile(this.rpc, file);
+        await this.rpc.call('project/addSource', { project: id, source: uploaded.attachment.uri });
+      } catch (error) {
+        failures.push(`${file.name}: ${message(error)}`);
+      }
+    }
+    this.sourceError.textContent = failures.length ? `Could not add ${failures.join('; ')}` : '';
+    this.loadSources();
   }
 
   async loadSources() {

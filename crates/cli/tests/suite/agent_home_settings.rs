@@ -415,3 +415,71 @@ async fn a_provider_is_added_only_once_its_check_passes() {
     .await;
     chromium.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_uploaded_or_dropped_on_the_sources_becomes_a_ready_source() {
+    let Some(chromium) = Chromium::launch().await else {
+        return;
+    };
+    let hearth = Hearth::new();
+    let folder = hearth.home.path().join("thesis");
+    std::fs::create_dir_all(&folder).unwrap();
+    hearth.ok(&[
+        "projects",
+        "new",
+        "Thesis",
+        "--folder",
+        &folder.display().to_string(),
+    ]);
+    let home = hearth.home.path().to_path_buf();
+    let served = Served::start(hearth, &[], &[]);
+    for screen in SCREENS {
+        let page = logged_in(&chromium, &served).await;
+        set_viewport(&page, screen.0, screen.1).await;
+        page.evaluate("location.hash = '#/project/Thesis/settings'")
+            .await
+            .unwrap();
+        wait_for(
+            &page,
+            &format!("document.querySelector('{PAGE} .upload-source input[type=file]')"),
+        )
+        .await;
+        let name = format!("notes-{}.md", screen.0);
+        // Picked with the upload button's file input…
+        page.evaluate(format!(
+            "(i => {{ const t = new DataTransfer(); t.items.add(new File(['# Chapter one\\n\\nthe quince argument'], {name:?}, {{ type: 'text/markdown' }})); i.files = t.files; i.dispatchEvent(new Event('change')); }})(document.querySelector('{PAGE} .upload-source input[type=file]'))"
+        ))
+        .await
+        .unwrap();
+        wait_for(&page, &format!("[...document.querySelectorAll('{PAGE} .source-status li')].some(li => li.textContent.includes({name:?}))")).await;
+        // …and dropped on the sources.
+        let dropped = format!("dropped-{}.txt", screen.0);
+        page.evaluate(format!(
+            "(s => {{ const t = new DataTransfer(); t.items.add(new File(['plain words'], {dropped:?}, {{ type: 'text/plain' }})); s.dispatchEvent(new DragEvent('dragenter', {{ dataTransfer: t, bubbles: true, cancelable: true }})); s.dispatchEvent(new DragEvent('drop', {{ dataTransfer: t, bubbles: true, cancelable: true }})); }})(document.querySelector('{PAGE} section[aria-labelledby=settings-sources]'))"
+        ))
+        .await
+        .unwrap();
+        wait_for(&page, &format!("[...document.querySelectorAll('{PAGE} .source-status li')].some(li => li.textContent.includes({dropped:?}))")).await;
+        let error: String = eval(
+            &page,
+            &format!("document.querySelector('{PAGE} .card-error')?.textContent ?? ''"),
+        )
+        .await;
+        assert_eq!(error, "");
+        assert_accessible(&page, "a project's sources after an upload").await;
+        page.close().await.unwrap();
+    }
+    // The files are kept in the data directory, and the project reads them.
+    // Kept by content: the same bytes under two names are one folder with both names.
+    let kept: usize = std::fs::read_dir(home.join("attachments"))
+        .unwrap()
+        .map(|folder| std::fs::read_dir(folder.unwrap().path()).unwrap().count())
+        .sum();
+    assert_eq!(kept, 4);
+    let shown = served.hearth.ok(&["projects", "show", "Thesis"]);
+    assert!(
+        shown.contains("notes-1280.md") && shown.contains("dropped-390.txt"),
+        "{shown}"
+    );
+    chromium.close().await;
+}
