@@ -160,11 +160,25 @@ async fn a_chat_downloads_as_markdown_and_as_json_lines() {
             "{}",
             texts[0]
         );
-        let lines: Vec<serde_json::Value> = texts[1]
+        let kinds: Vec<String> = texts[1]
             .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
+            .map(|line| {
+                serde_json::from_str::<serde_json::Value>(line).unwrap()["type"].to_string()
+            })
             .collect();
-        assert!(lines.len() >= 3, "{}", texts[1]);
+        assert_eq!(
+            kinds.first().map(String::as_str),
+            Some("\"header\""),
+            "{}",
+            texts[1]
+        );
+        assert_eq!(
+            kinds.last().map(String::as_str),
+            Some("\"end\""),
+            "{}",
+            texts[1]
+        );
+        assert!(kinds.iter().any(|kind| kind == "\"turn\""), "{}", texts[1]);
         assert!(texts[1].contains("export the radish"));
         assert_accessible(&page, "a chat's bar").await;
         page.close().await.unwrap();
