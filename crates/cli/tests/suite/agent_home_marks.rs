@@ -6,17 +6,13 @@ use chromiumoxide::Page;
 
 use super::agent_home::logged_in;
 use super::browser_support::{
-    Chromium, SCREENS, assert_accessible, click, eval, screenshot_at, set_viewport, wait_for,
+    Chromium, ECHO_SCENARIO, SCREENS, assert_accessible, click, eval, screenshot_at, set_viewport,
+    wait_for,
 };
 use super::serve_support::Served;
 use super::support::Hearth;
 
-const SCENARIO: &str = r#"name: echo
-turns:
-  - steps:
-      - text: "You said: {{prompt}}"
-        stream: whole
-"#;
+const SCENARIO: &str = ECHO_SCENARIO;
 
 /// The titles Recent chats shows, in order (the empty landing's "New chat" left out).
 async fn listed(page: &Page) -> Vec<String> {

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::agent_home::logged_in;
 use super::browser_support::{
-    Chromium, SCREENS, VISIBLE, assert_accessible, click, eval, press_enter, screenshot_at,
-    set_viewport, type_into, wait_for,
+    Chromium, ECHO_SCENARIO, SCREENS, VISIBLE, answered, assert_accessible, click, eval,
+    screenshot_at, send, set_viewport, type_into, wait_for,
 };
 use super::mock::{MODEL, mock_config, server};
 use super::serve_support::Served;
@@ -85,23 +85,6 @@ fn turns_asked(model: &MockModelServer) -> Vec<RecordedRequest> {
             !String::from_utf8_lossy(&request.body).contains("You name conversations")
         })
         .collect()
-}
-
-async fn send(page: &Page, text: &str) {
-    let input = format!("{VISIBLE} textarea.composer-input");
-    type_into(page, &input, text).await;
-    press_enter(page, &input).await;
-}
-
-/// Waits until the visible chat shows `turns` turns, the last one finished.
-async fn answered(page: &Page, turns: usize) {
-    wait_for(
-        page,
-        &format!(
-            "document.querySelectorAll('{VISIBLE} .turn').length === {turns} && document.querySelector('{VISIBLE} .turn:last-child .turn-footer time')"
-        ),
-    )
-    .await;
 }
 
 /// Lets the page read and write the clipboard, as a user's click would.
@@ -400,12 +383,7 @@ fn walk(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-const SCENARIO: &str = r#"name: echo
-turns:
-  - steps:
-      - text: "You said: {{prompt}}"
-        stream: whole
-"#;
+const SCENARIO: &str = ECHO_SCENARIO;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn find_in_a_chat_reaches_a_turn_not_yet_loaded() {

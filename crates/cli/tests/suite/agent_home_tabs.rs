@@ -17,7 +17,7 @@ use hearth_protocol::{
 
 use super::agent_home::{logged_in, text_of};
 use super::browser_support::{
-    Chromium, VISIBLE, click, eval, press_enter, screenshot, type_into, wait_for,
+    Chromium, VISIBLE, answered, click, eval, press_enter, screenshot, send, type_into, wait_for,
 };
 use super::serve_support::Served;
 use super::support::Hearth;
@@ -154,22 +154,6 @@ async fn key(page: &Page, key: &str, code: &str, modifiers: i64) {
         }
         page.execute(event.build().unwrap()).await.unwrap();
     }
-}
-
-async fn send(page: &Page, text: &str) {
-    let input = format!("{VISIBLE} textarea");
-    type_into(page, &input, text).await;
-    press_enter(page, &input).await;
-}
-
-async fn answered(page: &Page, turns: usize) {
-    wait_for(
-        page,
-        &format!(
-            "document.querySelectorAll('{VISIBLE} .turn').length === {turns} && document.querySelector('{VISIBLE} .turn:last-child .turn-footer time')"
-        ),
-    )
-    .await;
 }
 
 /// Finding 1 and the first half of 9: in a side chat, changing the composer's Agent

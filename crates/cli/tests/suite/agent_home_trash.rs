@@ -7,18 +7,13 @@ use chromiumoxide::Page;
 
 use super::agent_home::logged_in;
 use super::browser_support::{
-    Chromium, SCREENS, VISIBLE, assert_accessible, click, eval, screenshot_at, set_viewport,
-    wait_for,
+    Chromium, ECHO_SCENARIO, SCREENS, VISIBLE, assert_accessible, click, eval, screenshot_at,
+    set_viewport, wait_for,
 };
 use super::serve_support::Served;
 use super::support::Hearth;
 
-const SCENARIO: &str = r#"name: echo
-turns:
-  - steps:
-      - text: "You said: {{prompt}}"
-        stream: whole
-"#;
+const SCENARIO: &str = ECHO_SCENARIO;
 
 async fn go(page: &Page, route: &str) {
     page.evaluate(format!("location.hash = {route:?}"))

@@ -288,3 +288,29 @@ pub async fn screenshot_at(page: &Page, name: &str, (width, height): (u32, u32))
         .unwrap();
     }
 }
+
+/// A replay scenario whose every answer echoes the prompt at once.
+pub const ECHO_SCENARIO: &str = r#"name: echo
+turns:
+  - steps:
+      - text: "You said: {{prompt}}"
+        stream: whole
+"#;
+
+/// Types a message in the visible chat's composer and sends it with Enter.
+pub async fn send(page: &Page, text: &str) {
+    let input = format!("{VISIBLE} textarea.composer-input");
+    type_into(page, &input, text).await;
+    press_enter(page, &input).await;
+}
+
+/// Waits until the visible chat shows `turns` turns, the last one finished.
+pub async fn answered(page: &Page, turns: usize) {
+    wait_for(
+        page,
+        &format!(
+            "document.querySelectorAll('{VISIBLE} .turn').length === {turns} && document.querySelector('{VISIBLE} .turn:last-child .turn-footer time')"
+        ),
+    )
+    .await;
+}
