@@ -305,14 +305,22 @@ async fn main() {
         median(&mut opens)
     );
 
-    // Fifty sessions streaming at once in one window.
+    // Fifty sessions streaming at once in one window. Each is made through the protocol
+    // and opened as a tab: "New chat" reuses an unused empty landing rather than stacking
+    // fifty of them.
     let made: usize = eval(
         &page,
         &format!(
             "(async () => {{
                 const app = window.hearth;
-                for (let i = 0; i < {STREAMS}; i++) await app.newChat();
-                await new Promise(r => setTimeout(r, 500));
+                for (let i = 0; i < {STREAMS}; i++) {{
+                    const created = await app.rpc.call('session/create', {{}});
+                    app.openSession(created.session.summary.uri);
+                }}
+                const deadline = Date.now() + 10000;
+                while (Date.now() < deadline && [...app.tabs.values()].filter(t => t.chat && t.chat.turns.length === 0).length < {STREAMS}) {{
+                    await new Promise(r => setTimeout(r, 50));
+                }}
                 return app.tabs.size;
             }})()"
         ),
