@@ -96,16 +96,50 @@ async fn provider_add(
     let paths = paths(shared)?;
     let id = params.id.trim().to_owned();
     check_id(shared, &id)?;
+    let (candidate, kind_name) = candidate(&params)?;
+    // Rule 2: the check `hearth doctor` runs, on the provider as given, alone.
+    let test = match check_alone(&id, candidate).await {
+        Ok(test) => test,
+        Err(test) => return Ok(wire::ProviderAddResponse::Failed { test }),
+    };
+    let config = save_provider(paths, &id, kind_name, &params).await?;
+    // Rule 5.
+    *shared
+        .config
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = config.clone();
+    let listed = list_providers(&config).await;
+    let Some(info) = listed.providers.into_iter().find(|info| info.id == id) else {
+        return Err(RpcError::new(
+            ErrorKind::Internal,
+            format!(
+                "provider `{id}` was saved in {} but is not listed: {}",
+                paths.config_file.display(),
+                listed.problems.join("; ")
+            ),
+            false,
+        ));
+    };
+    Ok(wire::ProviderAddResponse::Added {
+        test,
+        provider: Box::new(info),
+        usable_now: shared.host().agent(&id).is_some(),
+    })
+}
+
+/// The provider as the form gives it (its key in the entry itself, to be checked), with
+/// its kind's name in config.toml; a key that cannot be used is refused.
+fn candidate(
+    params: &<wire::ProviderAdd as Method>::Params,
+) -> Result<(ProviderConfig, &'static str), RpcError> {
     let (kind, kind_name) = match params.kind {
         wire::ProviderKindParam::Openai => (ProviderKind::Openai, "openai"),
         wire::ProviderKindParam::Anthropic => (ProviderKind::Anthropic, "anthropic"),
     };
-    let base_url = trimmed(params.base_url);
-    let model = trimmed(params.model);
     let mut candidate = ProviderConfig {
         kind: Some(kind),
-        base_url: base_url.clone(),
-        default_model: model.clone(),
+        base_url: trimmed(params.base_url.clone()),
+        default_model: trimmed(params.model.clone()),
         ..ProviderConfig::default()
     };
     match &params.key {
@@ -131,10 +165,18 @@ async fn provider_add(
         }
         wire::ProviderKeyParam::None => {}
     }
+    Ok((candidate, kind_name))
+}
 
-    // Rule 2: the check `hearth doctor` runs, on the provider as given, alone.
+/// The check `hearth doctor` runs, on the provider alone: its result when it answered
+/// (`Ok`), or when it did not (`Err`).
+async fn check_alone(
+    id: &str,
+    candidate: ProviderConfig,
+) -> Result<wire::ProviderTestResult, wire::ProviderTestResult> {
+    let base_url = candidate.base_url.clone().unwrap_or_default();
     let mut alone = hearth_config::Config::default();
-    alone.providers.insert(id.clone(), candidate);
+    alone.providers.insert(id.to_owned(), candidate);
     let discovery = hearth_llm::discover_providers(
         &alone,
         &Environment::process(),
@@ -144,43 +186,48 @@ async fn provider_add(
         },
     )
     .await;
-    let Some(provider) = discovery.get(&id) else {
-        let error = discovery.problems.join("; ");
-        return Ok(wire::ProviderAddResponse::Failed {
-            test: wire::ProviderTestResult {
-                provider: id,
-                base_url: base_url.unwrap_or_default(),
-                outcome: wire::ProviderTestOutcome::Failed {
-                    error,
-                    fix: "correct the base URL and try again".to_owned(),
-                },
+    let Some(provider) = discovery.get(id) else {
+        return Err(wire::ProviderTestResult {
+            provider: id.to_owned(),
+            base_url,
+            outcome: wire::ProviderTestOutcome::Failed {
+                error: discovery.problems.join("; "),
+                fix: "correct the base URL and try again".to_owned(),
             },
         });
     };
     let check = check_provider(provider, &CancellationToken::new()).await;
     let passed = check.is_ok();
     let test = test_result(check);
-    if !passed {
-        return Ok(wire::ProviderAddResponse::Failed { test });
-    }
+    if passed { Ok(test) } else { Err(test) }
+}
 
-    // Rules 3 and 4: the key file, then config.toml naming it.
+/// Rules 3 and 4: the key file, then config.toml naming it (one change at a time); a
+/// failed save removes the key file it wrote. Returns the configuration as saved.
+async fn save_provider(
+    paths: &hearth_config::Paths,
+    id: &str,
+    kind_name: &'static str,
+    params: &<wire::ProviderAdd as Method>::Params,
+) -> Result<hearth_config::Config, RpcError> {
     let mut entries: Vec<(&str, ConfigValue)> = vec![("kind", ConfigValue::from(kind_name))];
-    if let Some(url) = &base_url {
-        entries.push(("base_url", ConfigValue::from(url.as_str())));
+    if let Some(url) = trimmed(params.base_url.clone()) {
+        entries.push(("base_url", ConfigValue::from(url)));
     }
-    if let Some(model) = &model {
-        entries.push(("default_model", ConfigValue::from(model.as_str())));
+    if let Some(model) = trimmed(params.model.clone()) {
+        entries.push(("default_model", ConfigValue::from(model)));
     }
-    let _writing = CONFIG_WRITES.lock().await;
-    let mut edit = ConfigEdit::open(&paths.config_file).map_err(|error| {
+    let not_saved = |error: String| {
         RpcError::new(
             ErrorKind::Internal,
             format!("{error}; nothing was saved"),
             false,
         )
-    })?;
-    if edit.has("providers", &id) {
+    };
+    let _writing = CONFIG_WRITES.lock().await;
+    let mut edit =
+        ConfigEdit::open(&paths.config_file).map_err(|error| not_saved(error.to_string()))?;
+    if edit.has("providers", id) {
         return Err(RpcError::new(
             ErrorKind::Conflict,
             format!("config.toml declares a provider `{id}` already; choose another name"),
@@ -189,7 +236,7 @@ async fn provider_add(
     }
     let written_key = match &params.key {
         wire::ProviderKeyParam::Pasted { key } => {
-            let path = key_file(paths, &id);
+            let path = key_file(paths, id);
             write_key(&path, key.trim())?;
             entries.push((
                 "api_key_file",
@@ -203,44 +250,14 @@ async fn provider_add(
         }
         wire::ProviderKeyParam::None => None,
     };
-    edit.set_table("providers", &id, entries);
-    let config = match edit.save() {
-        Ok(config) => config,
-        Err(error) => {
-            if let Some(path) = written_key
-                && let Err(remove) = std::fs::remove_file(&path)
-            {
-                tracing::warn!(path = %path.display(), %remove, "could not remove a key file of a provider that was not saved");
-            }
-            return Err(RpcError::new(
-                ErrorKind::Internal,
-                format!("{error}; nothing was saved"),
-                false,
-            ));
+    edit.set_table("providers", id, entries);
+    edit.save().map_err(|error| {
+        if let Some(path) = written_key
+            && let Err(remove) = std::fs::remove_file(&path)
+        {
+            tracing::warn!(path = %path.display(), %remove, "could not remove a key file of a provider that was not saved");
         }
-    };
-
-    // Rule 5.
-    *shared
-        .config
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = config.clone();
-    let listed = list_providers(&config).await;
-    let Some(info) = listed.providers.into_iter().find(|info| info.id == id) else {
-        return Err(RpcError::new(
-            ErrorKind::Internal,
-            format!(
-                "provider `{id}` was saved in {} but is not listed: {}",
-                paths.config_file.display(),
-                listed.problems.join("; ")
-            ),
-            false,
-        ));
-    };
-    Ok(wire::ProviderAddResponse::Added {
-        test,
-        provider: Box::new(info),
-        usable_now: shared.host().agent(&id).is_some(),
+        not_saved(error.to_string())
     })
 }
 

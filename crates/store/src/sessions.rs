@@ -75,6 +75,40 @@ pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
     })
 }
 
+/// The `AND …` conditions of a listing's filters, in the order their values are bound.
+fn session_filters(query: &SessionQuery) -> String {
+    let mut sql = String::new();
+    match &query.scope {
+        ScopeFilter::Any => {}
+        ScopeFilter::Global => sql.push_str(" AND project_id IS NULL"),
+        ScopeFilter::Project(_) => sql.push_str(" AND project_id = ?"),
+    }
+    if query.provider.is_some() {
+        sql.push_str(" AND provider = ?");
+    }
+    if query.provenance.is_some() {
+        sql.push_str(" AND provenance = ?");
+    }
+    if query.title_contains.is_some() {
+        sql.push_str(r" AND title LIKE ? ESCAPE '\'");
+    }
+    if let Some(pinned) = query.pinned {
+        sql.push_str(if pinned {
+            " AND pinned = 1"
+        } else {
+            " AND pinned = 0"
+        });
+    }
+    if let Some(archived) = query.archived {
+        sql.push_str(if archived {
+            " AND archived = 1"
+        } else {
+            " AND archived = 0"
+        });
+    }
+    sql
+}
+
 fn encode_cursor(updated_at: i64, id: i64) -> String {
     format!("{updated_at}.{id}")
 }
@@ -214,35 +248,10 @@ impl SqliteStore {
     ) -> StoreResult<SessionPage> {
         let limit = i64::from(query.limit.clamp(1, 500));
         let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let mut sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL");
-        match &query.scope {
-            ScopeFilter::Any => {}
-            ScopeFilter::Global => sql.push_str(" AND project_id IS NULL"),
-            ScopeFilter::Project(_) => sql.push_str(" AND project_id = ?"),
-        }
-        if query.provider.is_some() {
-            sql.push_str(" AND provider = ?");
-        }
-        if query.provenance.is_some() {
-            sql.push_str(" AND provenance = ?");
-        }
-        if query.title_contains.is_some() {
-            sql.push_str(r" AND title LIKE ? ESCAPE '\'");
-        }
-        if let Some(pinned) = query.pinned {
-            sql.push_str(if pinned {
-                " AND pinned = 1"
-            } else {
-                " AND pinned = 0"
-            });
-        }
-        if let Some(archived) = query.archived {
-            sql.push_str(if archived {
-                " AND archived = 1"
-            } else {
-                " AND archived = 0"
-            });
-        }
+        let mut sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL{}",
+            session_filters(query)
+        );
         if cursor.is_some() {
             sql.push_str(" AND (updated_at, id) < (?, ?)");
         }
