@@ -198,20 +198,12 @@ enum Unreported {
     Told,
 }
 
-/// A scope as the user reads it.
-fn scope_name(scope: &hearth_core::Scope) -> String {
-    match scope.project_id() {
-        Some(id) => format!("project {id}"),
-        None => "the global scope".to_owned(),
-    }
-}
-
 impl Conversation {
     /// Where the user still is, for a message saying an open failed.
     fn still_in(&self) -> String {
         format!(
             "still in {} (session {})",
-            scope_name(self.view.scope()),
+            crate::shown::scope_name(self.view.scope()),
             self.chat.session()
         )
     }
@@ -289,7 +281,7 @@ impl Conversation {
         };
         if self.end_open(pending, opened) {
             if switched {
-                eprintln!("hearth: now in {}", scope_name(&scope));
+                eprintln!("hearth: now in {}", crate::shown::scope_name(&scope));
             }
             eprintln!("hearth: opened {}", self.chat);
             crate::resume::show_recent(&self.host, &self.chat).await;
@@ -339,7 +331,7 @@ impl Conversation {
         if self.end_open(pending, created) {
             eprintln!(
                 "hearth: now in {}; new session {}",
-                scope_name(&scope),
+                crate::shown::scope_name(&scope),
                 self.chat.session()
             );
         }
@@ -380,7 +372,9 @@ impl Conversation {
                 eprintln!("hearth: new session {}", self.chat.session());
             }
             Input::Open(uri) => self.open(uri).await,
-            Input::Project(None) => eprintln!("hearth: in {}", scope_name(self.view.scope())),
+            Input::Project(None) => {
+                eprintln!("hearth: in {}", crate::shown::scope_name(self.view.scope()))
+            }
             Input::Project(Some(key)) => self.enter(key).await,
             Input::Help => self.help().await,
             Input::Proposals => self.decisions.list(self.chat.session_ref()).await?,

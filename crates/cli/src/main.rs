@@ -261,33 +261,7 @@ fn main() -> ExitCode {
             app.notices = hearth_app::Notices::Log;
         }
         app.prepare_home()?;
-        match cli.command {
-            Command::Run(args) => run::run(&app, args).await,
-            Command::Chat(args) => chat::chat(&app, args).await,
-            Command::Resume(args) => resume::resume(&app, args).await,
-            Command::Search(args) => search::search(&app, args).await,
-            Command::Doctor(args) => doctor::doctor(&app, args).await,
-            Command::Sessions(command) => sessions::sessions(&app, command).await,
-            Command::Chats(command) => sessions::chats(&app, command).await,
-            Command::History(command) => history::history(&app, command).await,
-            Command::Projects(command) => projects::projects(&app, command).await,
-            Command::Context(command) => context::context(&app, command).await,
-            Command::Proposals(command) => proposals::proposals(&app, command).await,
-            Command::Providers(command) => providers::providers(&app, command).await,
-            Command::Agents(command) => agents::agents(&app, command).await,
-            Command::Permissions(command) => permissions::permissions(&app, command).await,
-            Command::Audit(command) => audit::audit(&app, command).await,
-            Command::Export(args) => export::export(&app, args).await,
-            Command::Import(args) => export::import(&app, args).await,
-            Command::Trash(command) => trash::trash(&app, command).await,
-            Command::Calendar(command) => calendar::calendar(&app, command).await,
-            Command::Tools(command) => toolbox::tools(&app, command).await,
-            Command::Serve(args) => serve::serve(&app, args).await,
-            Command::Login(args) => serve::login(&app, args).await,
-            Command::AppServer(args) => serve::app_server(&app, args).await,
-            Command::Mcp(args) => serve::mcp(&app, args).await,
-            Command::Acp(args) => acp_agent::acp(&app, args).await,
-        }
+        dispatch(&app, cli.command).await
     });
     match result {
         Ok(code) => code,
@@ -298,6 +272,37 @@ fn main() -> ExitCode {
             report(&error);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Runs the command asked for, in the prepared app.
+async fn dispatch(app: &hearth_app::App, command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(args) => run::run(app, args).await,
+        Command::Chat(args) => chat::chat(app, args).await,
+        Command::Resume(args) => resume::resume(app, args).await,
+        Command::Search(args) => search::search(app, args).await,
+        Command::Doctor(args) => doctor::doctor(app, args).await,
+        Command::Sessions(command) => sessions::sessions(app, command).await,
+        Command::Chats(command) => sessions::chats(app, command).await,
+        Command::History(command) => history::history(app, command).await,
+        Command::Projects(command) => projects::projects(app, command).await,
+        Command::Context(command) => context::context(app, command).await,
+        Command::Proposals(command) => proposals::proposals(app, command).await,
+        Command::Providers(command) => providers::providers(app, command).await,
+        Command::Agents(command) => agents::agents(app, command).await,
+        Command::Permissions(command) => permissions::permissions(app, command).await,
+        Command::Audit(command) => audit::audit(app, command).await,
+        Command::Export(args) => export::export(app, args).await,
+        Command::Import(args) => export::import(app, args).await,
+        Command::Trash(command) => trash::trash(app, command).await,
+        Command::Calendar(command) => calendar::calendar(app, command).await,
+        Command::Tools(command) => toolbox::tools(app, command).await,
+        Command::Serve(args) => serve::serve(app, args).await,
+        Command::Login(args) => serve::login(app, args).await,
+        Command::AppServer(args) => serve::app_server(app, args).await,
+        Command::Mcp(args) => serve::mcp(app, args).await,
+        Command::Acp(args) => acp_agent::acp(app, args).await,
     }
 }
 

@@ -170,6 +170,14 @@ impl Write for LogLine {
     }
 }
 
+/// A scope as the user reads it.
+pub(crate) fn scope_name(scope: &hearth_core::Scope) -> String {
+    match scope.project_id() {
+        Some(id) => format!("project {id}"),
+        None => "the global scope".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

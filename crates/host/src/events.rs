@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::chats::InitialTurns;
 use crate::host::{Host, Inner, upgrade};
+use crate::state::HostState;
 use crate::writer::WriteJob;
 
 /// What the event loop processes, in order.
@@ -128,11 +129,10 @@ impl Host {
                 return;
             }
             Signal::ProviderDataChanged { provider_data } => {
-                let mut epoch = None;
-                if let Some(entry) = state.chats.get_mut(chat) {
+                let epoch = state.chats.get_mut(chat).and_then(|entry| {
                     entry.provider_data = Some(provider_data.clone());
-                    epoch = entry.lease_epoch;
-                }
+                    entry.lease_epoch
+                });
                 self.inner.queue(WriteJob::HarnessData {
                     chat: chat.clone(),
                     provider_data,
@@ -175,13 +175,18 @@ impl Host {
         running.dirty = true;
         running.size += admitted.bytes;
         running.bytes_since_save += admitted.bytes;
-        let staged = staged_proposal(&action);
-        state.publish(resource, action);
-        // Whoever shows proposals (a page, a badge) hears of the new one from the root.
-        if let Some(proposal_id) = staged {
-            state.publish(ResourceUri::Root, Action::ProposalChanged { proposal_id });
-        }
+        publish_turn_action(&mut state, resource, action);
         self.checkpoint_if_large(&mut state, chat);
+    }
+}
+
+/// Publishes an action of a running turn; a proposal it stages is also announced to the
+/// root, where whoever shows proposals (a page, a badge) hears of it.
+fn publish_turn_action(state: &mut HostState, resource: ResourceUri, action: Action) {
+    let staged = staged_proposal(&action);
+    state.publish(resource, action);
+    if let Some(proposal_id) = staged {
+        state.publish(ResourceUri::Root, Action::ProposalChanged { proposal_id });
     }
 }
 

@@ -78,7 +78,8 @@ async fn upload(
     }
     let name = safe_name(&params.name);
     let size = bytes.len() as u64;
-    let path = tokio::task::spawn_blocking(move || keep(&directory, &name, &bytes))
+    let kept_name = name.clone();
+    let path = tokio::task::spawn_blocking(move || keep(&directory, &kept_name, &bytes))
         .await
         .map_err(|error| RpcError::new(ErrorKind::Internal, error.to_string(), false))?
         .map_err(|error| {
@@ -95,7 +96,7 @@ async fn upload(
     };
     Ok(wire::AttachmentUploadResponse {
         attachment: wire::Attachment {
-            name: safe_name(&params.name),
+            name,
             media_type,
             uri: path.display().to_string(),
         },

@@ -496,6 +496,7 @@ export class SessionTab {
       this.modelSelect.disabled = true;
       const error = await askProvider(this.rpc, harness);
       this.modelSelect.disabled = false;
+      delete this.modelSelect.dataset.choices;
       if (error) this.showError(error);
       this.renderProviderModels();
       return;
@@ -520,6 +521,10 @@ export class SessionTab {
       return;
     }
     this.modelSelect.hidden = false;
+    // Drawn again only when the choices change (this runs on every render of the composer).
+    const key = JSON.stringify(choices);
+    if (this.modelSelect.dataset.choices === key) return;
+    this.modelSelect.dataset.choices = key;
     replace(
       this.modelSelect,
       ...choices.choices.map((model) => el('option', { value: model, selected: model === choices.current }, model)),
@@ -773,6 +778,7 @@ export class SessionTab {
       return;
     }
     this.modelSelect.hidden = false;
+    delete this.modelSelect.dataset.choices;
     replace(
       this.modelSelect,
       ...models.choices.map((choice) => el('option', { value: choice.id, selected: choice.id === models.current }, choice.name)),
