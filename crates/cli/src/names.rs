@@ -262,7 +262,15 @@ pub fn turn_index(ids: &[&str], text: &str) -> anyhow::Result<usize> {
                 .and_then(|back| count.checked_sub(back)),
             0 => None,
         };
-        return found.ok_or_else(|| {
+        // Digits past the last turn may be the start of a turn's id (ids are hex).
+        let by_id = (found.is_none() && index > 0 && text.len() >= MIN_PREFIX)
+            .then(|| {
+                let starting: Vec<usize> =
+                    (0..count).filter(|at| ids[*at].starts_with(text)).collect();
+                (starting.len() == 1).then(|| starting[0])
+            })
+            .flatten();
+        return found.or(by_id).ok_or_else(|| {
             anyhow::anyhow!(
                 "there is no turn {index}: the chat has {count} turn{} (give 1 to {count}, -1 for the last, or a turn id; `hearth sessions show` lists them)",
                 if count == 1 { "" } else { "s" }
@@ -464,6 +472,12 @@ mod tests {
             error.contains("no turn has an id starting with `ffff`"),
             "{error}"
         );
+        // An id starting with digits only is found by them once they are past the turns.
+        let digits = ["880283d1-0000-4000-8000-000000000000", ids[0]];
+        assert_eq!(turn_index(&digits, "880283").unwrap(), 0);
+        assert_eq!(turn_index(&digits, "2").unwrap(), 1);
+        let error = turn_index(&digits, "123456").unwrap_err().to_string();
+        assert!(error.contains("there is no turn 123456"), "{error}");
     }
 
     #[test]
