@@ -41,7 +41,7 @@ pub const ARCHIVE_VERSION: u64 = 1;
 /// Columns that are one database's row ids: left out, and made again on import.
 pub(crate) const LOCAL_COLUMNS: [&str; 3] = ["id", "session_id", "chat_id"];
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
@@ -82,7 +82,18 @@ pub(crate) struct Lines<'a> {
     records: u64,
 }
 
-impl Lines<'_> {
+impl<'a> Lines<'a> {
+    /// Lines written to `out`.
+    pub(crate) fn new(out: &'a mut (dyn Write + Send)) -> Self {
+        Self { out, records: 0 }
+    }
+
+    /// The `end` record, counting the records before it.
+    pub(crate) fn end(&mut self) -> StoreResult<()> {
+        let records = self.records;
+        self.put(&json!({ "type": "end", "records": records }))
+    }
+
     fn put(&mut self, record: &Value) -> StoreResult<()> {
         let mut line = serde_json::to_string(record).map_err(|error| StoreError::Decode {
             what: "archive record",
@@ -94,7 +105,7 @@ impl Lines<'_> {
             .map_err(|error| StoreError::Archive(format!("cannot write the archive: {error}")))
     }
 
-    fn record(&mut self, record: &Value) -> StoreResult<()> {
+    pub(crate) fn record(&mut self, record: &Value) -> StoreResult<()> {
         self.records += 1;
         self.put(record)
     }
@@ -236,7 +247,7 @@ impl SqliteStore {
     }
 }
 
-fn header(lines: &mut Lines<'_>) -> StoreResult<()> {
+pub(crate) fn header(lines: &mut Lines<'_>) -> StoreResult<()> {
     lines.put(&json!({
         "type": "header",
         "format": ARCHIVE_FORMAT,

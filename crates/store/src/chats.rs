@@ -1,46 +1,13 @@
 //! The chat catalog: chats of a session, provider data, drafts, chat conversations.
 
-use hearth_core::{
-    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now,
-};
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
+use hearth_core::{ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now};
 
-use crate::codec::{from_json, from_millis, parse_id, to_millis};
+use crate::codec::to_millis;
 use crate::erase::{ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
+pub(crate) use crate::rows::decode_chat;
 use crate::sqlite::SqliteStore;
 use crate::store::ChatRecord;
-
-pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "chat",
-        detail: error.to_string(),
-    };
-    let uri: String = row.try_get("uri").map_err(get)?;
-    let origin: String = row.try_get("origin").map_err(get)?;
-    let provider_data: Option<Vec<u8>> = row.try_get("provider_data").map_err(get)?;
-    let conversation: Option<String> = row.try_get("backing").map_err(get)?;
-    Ok(ChatRecord {
-        summary: ChatSummary {
-            uri: parse_id("chat uri", &uri, ChatUri::parse)?,
-            origin: from_json::<ChatOrigin>("chat origin", &origin)?,
-            title: row.try_get("title").map_err(get)?,
-            model: row.try_get("model").map_err(get)?,
-            created_at: from_millis(row.try_get("created_at").map_err(get)?)?,
-            updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
-        },
-        provider_data: provider_data.map(HarnessData::from_bytes),
-        conversation: conversation
-            .map(|text| parse_id("conversation id", &text, ConversationId::parse))
-            .transpose()?,
-        draft: row.try_get("draft").map_err(get)?,
-        queued: match row.try_get::<Option<String>, _>("queued").map_err(get)? {
-            Some(text) => from_json::<Vec<String>>("chat queue", &text)?,
-            None => Vec::new(),
-        },
-    })
-}
 
 impl SqliteStore {
     pub(crate) async fn insert_chat_row(

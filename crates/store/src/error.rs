@@ -90,6 +90,17 @@ pub enum StoreError {
         /// SQLite's message.
         detail: String,
     },
+    /// The database server cannot be reached (PostgreSQL): nothing was written.
+    #[error(
+        "the database server {} cannot be reached ({detail}); nothing was written — check that it runs and that this machine can reach it, then retry",
+        path.display()
+    )]
+    Unreachable {
+        /// The server and database (without credentials).
+        path: PathBuf,
+        /// Why.
+        detail: String,
+    },
     /// Another process answers in the chat: it holds the chat's lease.
     #[error(
         "chat `{chat}` is answering in another Hearth process (pid {} on {}); wait for it or abort it there",
@@ -162,9 +173,11 @@ impl StoreError {
     /// Whether retrying the same operation may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Busy { .. } | Self::DiskFull { .. } | Self::Io { .. } | Self::Leased { .. } => {
-                true
-            }
+            Self::Busy { .. }
+            | Self::DiskFull { .. }
+            | Self::Io { .. }
+            | Self::Unreachable { .. }
+            | Self::Leased { .. } => true,
             Self::NotADatabase { .. }
             | Self::Foreign { .. }
             | Self::Corrupt { .. }
@@ -184,7 +197,7 @@ impl StoreError {
     /// disk had a passing I/O failure. A full disk is not transient.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Busy { .. } | Self::Io { .. } => true,
+            Self::Busy { .. } | Self::Io { .. } | Self::Unreachable { .. } => true,
             Self::NotADatabase { .. }
             | Self::Foreign { .. }
             | Self::Corrupt { .. }

@@ -70,9 +70,9 @@ impl ChatLease {
 }
 
 /// A stored lease row: owner, pid, host, epoch, expires_at.
-type LeaseRow = (String, i64, String, i64, i64);
+pub(crate) type LeaseRow = (String, i64, String, i64, i64);
 
-fn holder_from(owner: String, pid: i64, host: String) -> LeaseHolder {
+pub(crate) fn holder_from(owner: String, pid: i64, host: String) -> LeaseHolder {
     LeaseHolder {
         instance: owner,
         pid: u32::try_from(pid).unwrap_or(0),
@@ -80,7 +80,7 @@ fn holder_from(owner: String, pid: i64, host: String) -> LeaseHolder {
     }
 }
 
-fn expiry(at: i64, ttl: Duration) -> i64 {
+pub(crate) fn expiry(at: i64, ttl: Duration) -> i64 {
     at.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
 

@@ -14,7 +14,7 @@ use crate::store::ChatRecord;
 
 /// The characters an id may hold (see `hearth_core`'s identifiers): a prefix with any
 /// other character matches nothing, and never reaches a pattern or a range.
-fn valid_prefix(prefix: &str) -> bool {
+pub(crate) fn valid_prefix(prefix: &str) -> bool {
     !prefix.is_empty()
         && prefix
             .chars()
@@ -23,7 +23,7 @@ fn valid_prefix(prefix: &str) -> bool {
 
 /// The end of the range of keys that start with `start`: every stored key is ASCII below
 /// DEL, so `start` followed by DEL is above all of them.
-fn range_end(start: &str) -> String {
+pub(crate) fn range_end(start: &str) -> String {
     format!("{start}\u{7f}")
 }
 

@@ -88,8 +88,8 @@ pub struct SearchPage {
     pub next_cursor: Option<String>,
 }
 
-/// The FTS5 query of the words: each quoted (so nothing in them is syntax), all required.
-fn match_expression(text: &str) -> StoreResult<String> {
+/// The words searched for; refuses none, and words shorter than [`MIN_WORD`].
+pub(crate) fn words(text: &str) -> StoreResult<Vec<&str>> {
     let words: Vec<&str> = text.split_whitespace().collect();
     if words.is_empty() {
         return Err(StoreError::InvalidQuery(
@@ -101,7 +101,12 @@ fn match_expression(text: &str) -> StoreResult<String> {
             "`{short}` is too short to search for: each word needs {MIN_WORD} characters or more"
         )));
     }
-    Ok(words
+    Ok(words)
+}
+
+/// The FTS5 query of the words: each quoted (so nothing in them is syntax), all required.
+fn match_expression(text: &str) -> StoreResult<String> {
+    Ok(words(text)?
         .iter()
         .map(|word| format!("\"{}\"", word.replace('"', "\"\"")))
         .collect::<Vec<_>>()
@@ -115,7 +120,7 @@ fn decode_error(error: &hearth_core::UriError) -> StoreError {
     }
 }
 
-fn decode_cursor(cursor: Option<&str>) -> StoreResult<i64> {
+pub(crate) fn decode_cursor(cursor: Option<&str>) -> StoreResult<i64> {
     match cursor {
         None => Ok(i64::MAX),
         Some(text) => text
@@ -204,7 +209,7 @@ impl SqliteStore {
 
     /// Builds the search index again from every stored turn; returns how many turns it
     /// holds.
-    pub async fn rebuild_search(&self) -> StoreResult<u64> {
+    pub(crate) async fn rebuild_search_impl(&self) -> StoreResult<u64> {
         let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
         sqlx::query("DELETE FROM turn_search")
             .execute(&mut *transaction)

@@ -1,12 +1,12 @@
 //! The session registry: create, discover, list, update, delete (tombstone).
 
-use hearth_core::{HarnessId, Provenance, Scope, SessionSummary, SessionUri, now};
-use sqlx::sqlite::SqliteRow;
+use hearth_core::{Provenance, SessionSummary, SessionUri, now};
 use sqlx::{Connection, Row};
 
-use crate::codec::{from_millis, parse_id, to_millis};
+use crate::codec::to_millis;
 use crate::erase::{ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
+pub(crate) use crate::rows::decode_session;
 use crate::sqlite::SqliteStore;
 use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
 
@@ -36,43 +36,11 @@ pub(crate) fn decode_directories(text: Option<String>) -> StoreResult<Vec<std::p
     Ok(paths.into_iter().map(std::path::PathBuf::from).collect())
 }
 
-fn provenance_text(provenance: Provenance) -> &'static str {
+pub(crate) fn provenance_text(provenance: Provenance) -> &'static str {
     match provenance {
         Provenance::Hearth => "hearth",
         Provenance::External => "external",
     }
-}
-
-pub(crate) fn decode_session(row: &SqliteRow) -> StoreResult<SessionSummary> {
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "session",
-        detail: error.to_string(),
-    };
-    let uri: String = row.try_get("uri").map_err(get)?;
-    let provider: String = row.try_get("provider").map_err(get)?;
-    let provenance: String = row.try_get("provenance").map_err(get)?;
-    let project: Option<String> = row.try_get("project_id").map_err(get)?;
-    let project_id = project
-        .map(|project| parse_id("project id", &project, hearth_core::ProjectId::parse))
-        .transpose()?;
-    Ok(SessionSummary {
-        uri: parse_id("session uri", &uri, SessionUri::parse)?,
-        harness: parse_id("provider id", &provider, HarnessId::parse)?,
-        title: row.try_get("title").map_err(get)?,
-        provenance: if provenance == "external" {
-            Provenance::External
-        } else {
-            Provenance::Hearth
-        },
-        source: row.try_get("source").map_err(get)?,
-        scope: Scope::from_project(project_id),
-        model: row.try_get("model").map_err(get)?,
-        working_directories: decode_directories(row.try_get("working_directories").map_err(get)?)?,
-        started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
-        updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
-        pinned: row.try_get::<i64, _>("pinned").map_err(get)? != 0,
-        archived: row.try_get::<i64, _>("archived").map_err(get)? != 0,
-    })
 }
 
 /// The `AND …` conditions of a listing's filters, in the order their values are bound.
@@ -109,11 +77,11 @@ fn session_filters(query: &SessionQuery) -> String {
     sql
 }
 
-fn encode_cursor(updated_at: i64, id: i64) -> String {
+pub(crate) fn encode_cursor(updated_at: i64, id: i64) -> String {
     format!("{updated_at}.{id}")
 }
 
-fn decode_cursor(cursor: &str) -> StoreResult<(i64, i64)> {
+pub(crate) fn decode_cursor(cursor: &str) -> StoreResult<(i64, i64)> {
     cursor
         .split_once('.')
         .and_then(|(time, id)| Some((time.parse().ok()?, id.parse().ok()?)))
@@ -392,7 +360,7 @@ impl SqliteStore {
 }
 
 /// A `LIKE ? ESCAPE '\'` pattern matching titles that contain `text` literally.
-fn like_pattern(text: &str) -> String {
+pub(crate) fn like_pattern(text: &str) -> String {
     let mut pattern = String::with_capacity(text.len() + 2);
     pattern.push('%');
     for c in text.chars() {

@@ -172,6 +172,10 @@ impl Store for SqliteStore {
         Box::pin(self.search_turns_impl(query))
     }
 
+    fn rebuild_search(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        Box::pin(self.rebuild_search_impl())
+    }
+
     fn sessions_with_id_prefix<'a>(
         &'a self,
         prefix: &'a str,

@@ -161,6 +161,10 @@ pub trait Store: Send + Sync + 'static {
     fn search_turns<'a>(&'a self, query: &'a SearchQuery)
     -> BoxFuture<'a, StoreResult<SearchPage>>;
 
+    /// Builds the search index again from every stored turn; returns how many turns it
+    /// holds.
+    fn rebuild_search(&self) -> BoxFuture<'_, StoreResult<u64>>;
+
     /// Live sessions whose id (the URI's part after `<provider>/`) starts with `prefix`,
     /// of every provider, newest first; at most `max` (1..=500).
     fn sessions_with_id_prefix<'a>(

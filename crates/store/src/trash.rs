@@ -6,9 +6,8 @@
 
 use hearth_core::{SessionUri, Timestamp, now};
 use sqlx::Connection;
-use sqlx::sqlite::SqliteRow;
 
-use crate::codec::{from_millis, parse_id, to_millis};
+use crate::codec::{parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 
@@ -62,24 +61,6 @@ pub struct TrashItem {
     pub title: Option<String>,
     /// When it was deleted.
     pub deleted_at: Timestamp,
-}
-
-fn decode_item(row: &SqliteRow) -> StoreResult<TrashItem> {
-    use sqlx::Row as _;
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "trash item",
-        detail: error.to_string(),
-    };
-    let kind: String = row.try_get("kind").map_err(get)?;
-    Ok(TrashItem {
-        kind: TrashKind::parse(&kind).ok_or_else(|| StoreError::Decode {
-            what: "trash item",
-            detail: format!("unknown kind `{kind}`"),
-        })?,
-        id: row.try_get("id").map_err(get)?,
-        title: row.try_get("title").map_err(get)?,
-        deleted_at: from_millis(row.try_get("deleted_at").map_err(get)?)?,
-    })
 }
 
 const TRASH_ITEMS: &str = "SELECT 'session' AS kind, uri AS id, title, deleted_at FROM sessions
@@ -164,7 +145,7 @@ impl SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;
-        rows.iter().map(decode_item).collect()
+        rows.iter().map(crate::rows::decode_trash_item).collect()
     }
 
     /// Takes an item out of the trash. Fails with `NotFound` when it is not in the

@@ -24,7 +24,7 @@ struct TurnBody<'a> {
 
 /// A turn read back from its `body`.
 #[derive(serde::Deserialize)]
-struct StoredTurn {
+pub(crate) struct StoredTurn {
     id: TurnId,
     user: UserMessage,
     parts: Vec<ResponsePart>,
@@ -35,7 +35,7 @@ struct StoredTurn {
 }
 
 impl StoredTurn {
-    fn into_turn(self) -> StoreResult<Turn> {
+    pub(crate) fn into_turn(self) -> StoreResult<Turn> {
         Ok(Turn {
             id: self.id,
             user: self.user,
@@ -52,7 +52,7 @@ impl StoredTurn {
 /// that can be read, and the user's message when that part decodes) ending in an error
 /// that names the chat, the turn and what is wrong with it. Harnesses never see it: they
 /// build the model's history from their own provider data, not from stored turns.
-fn unreadable_turn(chat: &ChatUri, row: &UnreadRow, reason: &str) -> Turn {
+pub(crate) fn unreadable_turn(chat: &ChatUri, row: &UnreadRow, reason: &str) -> Turn {
     let id = TurnId::parse(&row.turn_id).unwrap_or_else(|_| TurnId::generate());
     let user = serde_json::from_slice::<serde_json::Value>(&row.body)
         .ok()
@@ -77,14 +77,14 @@ fn unreadable_turn(chat: &ChatUri, row: &UnreadRow, reason: &str) -> Turn {
 
 /// A stored turn's columns, read one by one after the chat's turns failed to read as a
 /// whole.
-struct UnreadRow {
-    seq: i64,
-    turn_id: String,
-    body: Vec<u8>,
-    started_at: i64,
+pub(crate) struct UnreadRow {
+    pub(crate) seq: i64,
+    pub(crate) turn_id: String,
+    pub(crate) body: Vec<u8>,
+    pub(crate) started_at: i64,
 }
 
-fn decode_body(body: &[u8]) -> Result<Turn, String> {
+pub(crate) fn decode_body(body: &[u8]) -> Result<Turn, String> {
     let stored: StoredTurn = serde_json::from_slice(body)
         .map_err(|error| format!("its stored form is invalid ({error})"))?;
     stored
@@ -92,7 +92,7 @@ fn decode_body(body: &[u8]) -> Result<Turn, String> {
         .map_err(|error| format!("its stored form is invalid ({error})"))
 }
 
-fn encode_body(turn: &Turn) -> StoreResult<String> {
+pub(crate) fn encode_body(turn: &Turn) -> StoreResult<String> {
     to_json(
         "turn",
         &TurnBody {

@@ -8,6 +8,7 @@ mod suite {
     mod fixtures;
     mod leases;
     mod open;
+    mod postgres;
     mod privacy;
     mod projects;
     mod registry;

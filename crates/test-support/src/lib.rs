@@ -9,6 +9,7 @@ mod fake_agent;
 pub mod hostile;
 pub mod model_server;
 mod outside;
+pub mod postgres;
 mod process;
 pub mod real_agents;
 mod test_agent;

@@ -124,6 +124,9 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<hearth_store::SearchPage>> {
         self.inner.search_turns(query)
     }
+    fn rebuild_search(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        self.inner.rebuild_search()
+    }
     fn trash_session<'a>(
         &'a self,
         session: &'a hearth_core::SessionUri,

@@ -52,3 +52,28 @@ pub fn at(minutes: i64) -> Timestamp {
     let base = Timestamp::from_timestamp_millis(1_700_000_000_000).unwrap();
     base + Duration::minutes(minutes)
 }
+
+/// Runs each named test, an `async fn(Arc<dyn Store>)`, on every backend as its own test:
+/// `NAME::sqlite` (in memory) and `NAME::postgres` (a fresh database of the test server;
+/// skipped, saying why, when none runs and none is required).
+macro_rules! on_every_backend {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn sqlite() {
+                    let store = hearth_store::SqliteStore::open_in_memory().await.unwrap();
+                    super::$name(std::sync::Arc::new(store)).await;
+                }
+
+                #[tokio::test]
+                async fn postgres() {
+                    if let Some(store) = hearth_test_support::postgres::fresh_store().await {
+                        super::$name(std::sync::Arc::new(store)).await;
+                    }
+                }
+            }
+        )+
+    };
+}
+pub(crate) use on_every_backend;

@@ -2,13 +2,14 @@
 //! ended and stopped holders' leases are taken over, provider data written at an old
 //! epoch is refused, and a chat's lease goes with the chat.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{ChatUri, HarnessData, now};
-use hearth_store::{LeaseGrant, LeaseHolder, SqliteStore, Store, StoreError, Takeover};
+use hearth_store::{LeaseGrant, LeaseHolder, Store, StoreError, Takeover};
 use pretty_assertions::assert_eq;
 
-use super::fixtures::{at, new_session};
+use super::fixtures::{at, new_session, on_every_backend};
 
 fn holder(name: &str, pid: u32) -> LeaseHolder {
     LeaseHolder {
@@ -20,11 +21,10 @@ fn holder(name: &str, pid: u32) -> LeaseHolder {
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-async fn store_with_chat() -> (SqliteStore, ChatUri) {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+async fn chat_in(store: &dyn Store) -> ChatUri {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
-    (store, ChatUri::default_for(&session.summary.uri))
+    ChatUri::default_for(&session.summary.uri)
 }
 
 fn grant(epoch: i64, previous_epoch: i64) -> LeaseGrant {
@@ -34,9 +34,8 @@ fn grant(epoch: i64, previous_epoch: i64) -> LeaseGrant {
     }
 }
 
-#[tokio::test]
-async fn one_holder_at_a_time_and_the_epoch_moves_with_the_owner() {
-    let (store, chat) = store_with_chat().await;
+async fn one_holder_at_a_time_and_the_epoch_moves_with_the_owner(store: Arc<dyn Store>) {
+    let chat = chat_in(&*store).await;
     let (a, b) = (holder("a", 10), holder("b", 20));
     assert_eq!(
         store
@@ -110,9 +109,10 @@ async fn one_holder_at_a_time_and_the_epoch_moves_with_the_owner() {
     assert!(leases[0].is_live(now()));
 }
 
-#[tokio::test]
-async fn an_expired_lease_is_taken_and_a_stopped_holders_only_by_compare_and_set() {
-    let (store, chat) = store_with_chat().await;
+async fn an_expired_lease_is_taken_and_a_stopped_holders_only_by_compare_and_set(
+    store: Arc<dyn Store>,
+) {
+    let chat = chat_in(&*store).await;
     let (a, b, c) = (holder("a", 10), holder("b", 20), holder("c", 30));
     store
         .take_lease(&chat, &a, Duration::ZERO, &Takeover::Ended)
@@ -141,11 +141,10 @@ async fn an_expired_lease_is_taken_and_a_stopped_holders_only_by_compare_and_set
     );
 }
 
-#[tokio::test]
-async fn provider_data_at_an_old_epoch_is_not_written() {
-    let (store, chat) = store_with_chat().await;
+async fn provider_data_at_an_old_epoch_is_not_written(store: Arc<dyn Store>) {
+    let chat = chat_in(&*store).await;
     let blob = |text: &str| HarnessData::from_bytes(text.as_bytes().to_vec());
-    let stored = |store: &SqliteStore| {
+    let stored = |store: &Arc<dyn Store>| {
         let store = store.clone();
         let chat = chat.clone();
         async move {
@@ -205,9 +204,8 @@ async fn provider_data_at_an_old_epoch_is_not_written() {
     ));
 }
 
-#[tokio::test]
-async fn a_lease_needs_its_chat_and_goes_with_it() {
-    let (store, chat) = store_with_chat().await;
+async fn a_lease_needs_its_chat_and_goes_with_it(store: Arc<dyn Store>) {
+    let chat = chat_in(&*store).await;
     let a = holder("a", 10);
     let unknown = ChatUri::parse(&format!("{chat}x")).unwrap();
     assert!(matches!(
@@ -221,9 +219,16 @@ async fn a_lease_needs_its_chat_and_goes_with_it() {
         .await
         .unwrap();
     assert!(store.delete_session(chat.session_ref()).await.unwrap());
-    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_leases")
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
-    assert_eq!(count, 0);
+    assert_eq!(store.leases(chat.session_ref()).await.unwrap(), []);
+    // A session made again under the same URI starts without the old lease.
+    let again = super::fixtures::new_session("replay", None, at(1));
+    store.create_session(&again).await.unwrap();
+    assert_eq!(store.leases(&again.summary.uri).await.unwrap(), []);
 }
+
+on_every_backend!(
+    one_holder_at_a_time_and_the_epoch_moves_with_the_owner,
+    an_expired_lease_is_taken_and_a_stopped_holders_only_by_compare_and_set,
+    provider_data_at_an_old_epoch_is_not_written,
+    a_lease_needs_its_chat_and_goes_with_it,
+);

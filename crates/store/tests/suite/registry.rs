@@ -2,18 +2,13 @@ use hearth_core::{
     ChatId, ChatOrigin, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId, Provenance,
     TurnId,
 };
-use hearth_store::{Registration, ScopeFilter, SessionQuery, SqliteStore, Store, StoreError};
+use hearth_store::{Registration, ScopeFilter, SessionQuery, Store, StoreError};
 use pretty_assertions::assert_eq;
+use std::sync::Arc;
 
-use super::fixtures::{at, chat_record, new_session};
+use super::fixtures::{at, chat_record, new_session, on_every_backend};
 
-async fn store() -> SqliteStore {
-    SqliteStore::open_in_memory().await.unwrap()
-}
-
-#[tokio::test]
-async fn lists_newest_first_with_cursor_pagination() {
-    let store = store().await;
+async fn lists_newest_first_with_cursor_pagination(store: Arc<dyn Store>) {
     let mut expected = Vec::new();
     for minute in 0..7 {
         // Two sessions share each timestamp: the cursor must still not skip or repeat.
@@ -48,9 +43,7 @@ async fn lists_newest_first_with_cursor_pagination() {
     assert_eq!(seen_uris.len(), expected.len());
 }
 
-#[tokio::test]
-async fn filters_by_scope_and_provider() {
-    let store = store().await;
+async fn filters_by_scope_and_provider(store: Arc<dyn Store>) {
     let global = new_session("replay", None, at(0));
     let project = new_session("replay", Some("garden"), at(1));
     let other = new_session("openai", Some("garden"), at(2));
@@ -94,9 +87,7 @@ async fn filters_by_scope_and_provider() {
     );
 }
 
-#[tokio::test]
-async fn a_bad_cursor_is_a_clear_error() {
-    let store = store().await;
+async fn a_bad_cursor_is_a_clear_error(store: Arc<dyn Store>) {
     let query = SessionQuery {
         cursor: Some("garbage".into()),
         ..SessionQuery::default()
@@ -105,9 +96,7 @@ async fn a_bad_cursor_is_a_clear_error() {
     assert!(error.to_string().contains("not a cursor"), "{error}");
 }
 
-#[tokio::test]
-async fn delete_leaves_a_tombstone_that_discovery_respects() {
-    let store = store().await;
+async fn delete_leaves_a_tombstone_that_discovery_respects(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     assert!(store.delete_session(&session.summary.uri).await.unwrap());
@@ -135,9 +124,7 @@ async fn delete_leaves_a_tombstone_that_discovery_respects() {
     assert!(store.session(&session.summary.uri).await.unwrap().is_some());
 }
 
-#[tokio::test]
-async fn discovery_is_additive_and_never_rewrites() {
-    let store = store().await;
+async fn discovery_is_additive_and_never_rewrites(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let mut rediscovered = session.clone();
@@ -172,9 +159,7 @@ async fn discovery_is_additive_and_never_rewrites() {
     ));
 }
 
-#[tokio::test]
-async fn provider_data_is_stored_byte_for_byte() {
-    let store = store().await;
+async fn provider_data_is_stored_byte_for_byte(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let uri = &session.summary.uri;
@@ -203,9 +188,7 @@ async fn provider_data_is_stored_byte_for_byte() {
     );
 }
 
-#[tokio::test]
-async fn drafts_conversations_and_chat_removal() {
-    let store = store().await;
+async fn drafts_conversations_and_chat_removal(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let default = ChatUri::default_for(&session.summary.uri);
@@ -258,9 +241,7 @@ async fn drafts_conversations_and_chat_removal() {
     ));
 }
 
-#[tokio::test]
-async fn filters_by_title_text_in_any_case_with_wildcards_taken_literally() {
-    let store = store().await;
+async fn filters_by_title_text_in_any_case_with_wildcards_taken_literally(store: Arc<dyn Store>) {
     let mut titled = Vec::new();
     for (minute, title) in [
         "Garden plan",
@@ -309,3 +290,14 @@ async fn filters_by_title_text_in_any_case_with_wildcards_taken_literally() {
     assert_eq!(titles("a_b").await, vec!["a_b"]);
     assert!(titles("nothing like it").await.is_empty());
 }
+
+on_every_backend!(
+    lists_newest_first_with_cursor_pagination,
+    filters_by_scope_and_provider,
+    a_bad_cursor_is_a_clear_error,
+    delete_leaves_a_tombstone_that_discovery_respects,
+    discovery_is_additive_and_never_rewrites,
+    provider_data_is_stored_byte_for_byte,
+    drafts_conversations_and_chat_removal,
+    filters_by_title_text_in_any_case_with_wildcards_taken_literally,
+);

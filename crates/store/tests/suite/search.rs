@@ -9,19 +9,12 @@ use hearth_store::{
     HIT_END, HIT_START, NewSession, Removal, SearchQuery, SqliteStore, Store, TrashKind,
 };
 use pretty_assertions::assert_eq;
+use std::sync::Arc;
 
-use super::fixtures::{at, chat_record, new_session};
-
-async fn store() -> (tempfile::TempDir, SqliteStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("hearth.db"))
-        .await
-        .unwrap();
-    (dir, store)
-}
+use super::fixtures::{at, chat_record, new_session, on_every_backend};
 
 /// A finished turn saying `prompt` and answering `answer`, started at minute `minute`.
-async fn say(store: &SqliteStore, chat: &ChatUri, prompt: &str, answer: &str, minute: i64) {
+async fn say(store: &dyn Store, chat: &ChatUri, prompt: &str, answer: &str, minute: i64) {
     let mut turn = Turn::started(TurnId::generate(), UserMessage::text(prompt), at(minute));
     store.insert_turn(chat, &turn).await.unwrap();
     turn.push_text(answer);
@@ -29,7 +22,7 @@ async fn say(store: &SqliteStore, chat: &ChatUri, prompt: &str, answer: &str, mi
     store.save_turn(chat, &turn).await.unwrap();
 }
 
-async fn session(store: &SqliteStore, provider: &str, project: Option<&str>) -> NewSession {
+async fn session(store: &dyn Store, provider: &str, project: Option<&str>) -> NewSession {
     let session = new_session(provider, project, at(0));
     store.create_session(&session).await.unwrap();
     session
@@ -44,7 +37,7 @@ fn query(text: &str) -> SearchQuery {
 }
 
 /// The turn ids a query finds, over every page.
-async fn found(store: &SqliteStore, query: &SearchQuery) -> Vec<String> {
+async fn found(store: &dyn Store, query: &SearchQuery) -> Vec<String> {
     let mut ids = Vec::new();
     let mut query = query.clone();
     loop {
@@ -57,20 +50,18 @@ async fn found(store: &SqliteStore, query: &SearchQuery) -> Vec<String> {
     }
 }
 
-#[tokio::test]
-async fn prompts_and_answers_are_found_by_any_part_of_their_words() {
-    let (_dir, store) = store().await;
-    let first = session(&store, "codex", None).await;
+async fn prompts_and_answers_are_found_by_any_part_of_their_words(store: Arc<dyn Store>) {
+    let first = session(&*store, "codex", None).await;
     let chat = ChatUri::default_for(&first.summary.uri);
     say(
-        &store,
+        &*store,
         &chat,
         "Why is the disk full?",
         "The log rotation stopped.",
         1,
     )
     .await;
-    say(&store, &chat, "Fix the Nginx config", "Reloaded nginx.", 2).await;
+    say(&*store, &chat, "Fix the Nginx config", "Reloaded nginx.", 2).await;
 
     let page = store.search_turns(&query("rotat")).await.unwrap();
     assert_eq!(page.hits.len(), 1);
@@ -85,25 +76,23 @@ async fn prompts_and_answers_are_found_by_any_part_of_their_words() {
         hit.snippet
     );
     // Any case, every word required, prompt or answer.
-    assert_eq!(found(&store, &query("NGINX reload")).await.len(), 1);
-    assert_eq!(found(&store, &query("disk nginx")).await.len(), 0);
-    assert_eq!(found(&store, &query("the")).await.len(), 2);
+    assert_eq!(found(&*store, &query("NGINX reload")).await.len(), 1);
+    assert_eq!(found(&*store, &query("disk nginx")).await.len(), 0);
+    assert_eq!(found(&*store, &query("the")).await.len(), 2);
     // Words a query language would take as syntax are plain words here.
-    assert_eq!(found(&store, &query("\"full?\" NOT")).await.len(), 0);
+    assert_eq!(found(&*store, &query("\"full?\" NOT")).await.len(), 0);
     let error = store.search_turns(&query("is")).await.unwrap_err();
     assert!(error.to_string().contains("too short"), "{error}");
 }
 
-#[tokio::test]
-async fn filters_narrow_by_agent_project_and_time_and_pages_go_on() {
-    let (_dir, store) = store().await;
-    let codex = session(&store, "codex", None).await;
-    let claude = session(&store, "claude", Some("thesis")).await;
+async fn filters_narrow_by_agent_project_and_time_and_pages_go_on(store: Arc<dyn Store>) {
+    let codex = session(&*store, "codex", None).await;
+    let claude = session(&*store, "claude", Some("thesis")).await;
     let codex_chat = ChatUri::default_for(&codex.summary.uri);
     let claude_chat = ChatUri::default_for(&claude.summary.uri);
     for minute in 1..=7 {
         say(
-            &store,
+            &*store,
             &codex_chat,
             &format!("budget {minute}"),
             "ok",
@@ -111,29 +100,29 @@ async fn filters_narrow_by_agent_project_and_time_and_pages_go_on() {
         )
         .await;
     }
-    say(&store, &claude_chat, "budget of the thesis", "ok", 30).await;
+    say(&*store, &claude_chat, "budget of the thesis", "ok", 30).await;
 
-    assert_eq!(found(&store, &query("budget")).await.len(), 8);
+    assert_eq!(found(&*store, &query("budget")).await.len(), 8);
     let codex_only = SearchQuery {
         harness: Some(HarnessId::parse("codex").unwrap()),
         ..query("budget")
     };
-    assert_eq!(found(&store, &codex_only).await.len(), 7);
+    assert_eq!(found(&*store, &codex_only).await.len(), 7);
     let thesis = SearchQuery {
         project: Some(ProjectId::parse("thesis").unwrap()),
         ..query("budget")
     };
-    assert_eq!(found(&store, &thesis).await.len(), 1);
+    assert_eq!(found(&*store, &thesis).await.len(), 1);
     let claude_only = SearchQuery {
         chat: Some(claude_chat.clone()),
         ..query("budget")
     };
-    assert_eq!(found(&store, &claude_only).await.len(), 1);
+    assert_eq!(found(&*store, &claude_only).await.len(), 1);
     let recent = SearchQuery {
         since: Some(at(6)),
         ..query("budget")
     };
-    assert_eq!(found(&store, &recent).await.len(), 3);
+    assert_eq!(found(&*store, &recent).await.len(), 3);
     // Pages of three: every hit once, newest chat first, later turns first.
     let paged = SearchQuery {
         limit: 3,
@@ -143,7 +132,7 @@ async fn filters_narrow_by_agent_project_and_time_and_pages_go_on() {
     assert_eq!(first_page.hits.len(), 3);
     assert_eq!(first_page.hits[0].chat, claude_chat);
     assert_eq!(first_page.hits[1].index, 7);
-    let all = found(&store, &paged).await;
+    let all = found(&*store, &paged).await;
     assert_eq!(all.len(), 8);
     let mut unique = all.clone();
     unique.sort();
@@ -156,19 +145,17 @@ async fn filters_narrow_by_agent_project_and_time_and_pages_go_on() {
     assert!(store.search_turns(&junk).await.is_err());
 }
 
-#[tokio::test]
-async fn an_answer_is_found_once_its_turn_ends_and_a_deleted_one_never() {
-    let (_dir, store) = store().await;
-    let kept = session(&store, "codex", None).await;
+async fn an_answer_is_found_once_its_turn_ends_and_a_deleted_one_never(store: Arc<dyn Store>) {
+    let kept = session(&*store, "codex", None).await;
     let chat = ChatUri::default_for(&kept.summary.uri);
     let mut turn = Turn::started(TurnId::generate(), UserMessage::text("hello"), at(1));
     store.insert_turn(&chat, &turn).await.unwrap();
     turn.push_text("streaming marmalade");
     store.save_turn(&chat, &turn).await.unwrap();
-    assert_eq!(found(&store, &query("marmalade")).await.len(), 0);
+    assert_eq!(found(&*store, &query("marmalade")).await.len(), 0);
     turn.end(StopReason::EndTurn);
     store.save_turn(&chat, &turn).await.unwrap();
-    assert_eq!(found(&store, &query("marmalade")).await.len(), 1);
+    assert_eq!(found(&*store, &query("marmalade")).await.len(), 1);
 
     // A side chat deleted, then a whole session.
     let side = ChatUri::peer(&kept.summary.uri, ChatId::generate());
@@ -176,19 +163,19 @@ async fn an_answer_is_found_once_its_turn_ends_and_a_deleted_one_never() {
         .insert_chat(&chat_record(side.clone(), ChatOrigin::User, at(2)))
         .await
         .unwrap();
-    say(&store, &side, "side quince", "ok", 3).await;
-    let gone = session(&store, "claude", None).await;
+    say(&*store, &side, "side quince", "ok", 3).await;
+    let gone = session(&*store, "claude", None).await;
     let gone_chat = ChatUri::default_for(&gone.summary.uri);
-    say(&store, &gone_chat, "secret quince", "ok", 4).await;
-    assert_eq!(found(&store, &query("quince")).await.len(), 2);
+    say(&*store, &gone_chat, "secret quince", "ok", 4).await;
+    assert_eq!(found(&*store, &query("quince")).await.len(), 2);
     store.delete_chat(&side).await.unwrap();
-    assert_eq!(found(&store, &query("quince")).await.len(), 1);
+    assert_eq!(found(&*store, &query("quince")).await.len(), 1);
     store.delete_session(&gone.summary.uri).await.unwrap();
-    assert_eq!(found(&store, &query("quince")).await.len(), 0);
+    assert_eq!(found(&*store, &query("quince")).await.len(), 0);
     // Rebuilt from the stored turns, the index finds the same.
     assert_eq!(store.rebuild_search().await.unwrap(), 1);
-    assert_eq!(found(&store, &query("marmalade")).await.len(), 1);
-    assert_eq!(found(&store, &query("quince")).await.len(), 0);
+    assert_eq!(found(&*store, &query("marmalade")).await.len(), 1);
+    assert_eq!(found(&*store, &query("quince")).await.len(), 0);
 }
 
 /// Stores `kept` words in one session and `deleted` ones in another that is deleted, and
@@ -196,7 +183,10 @@ async fn an_answer_is_found_once_its_turn_ends_and_a_deleted_one_never() {
 /// turns holding it, no deleted or trashed one at all — until the trashed session is
 /// restored, and never again once it is trashed again and the trash emptied.
 async fn stored_words_are_found(kept: Vec<String>, deleted: Vec<String>) {
-    let (_dir, store) = store().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("hearth.db"))
+        .await
+        .unwrap();
     let live = session(&store, "codex", None).await;
     let live_chat = ChatUri::default_for(&live.summary.uri);
     for (minute, word) in (0_i64..).zip(&kept) {
@@ -229,7 +219,7 @@ async fn stored_words_are_found(kept: Vec<String>, deleted: Vec<String>) {
     trashed_words_are_found_only_while_restored(&store, &deleted).await;
 }
 
-async fn trashed_words_are_found_only_while_restored(store: &SqliteStore, words: &[String]) {
+async fn trashed_words_are_found_only_while_restored(store: &dyn Store, words: &[String]) {
     let trashed = session(store, "gemini", None).await;
     let chat = ChatUri::default_for(&trashed.summary.uri);
     let marked: Vec<String> = words.iter().map(|word| format!("zt{word}")).collect();
@@ -278,3 +268,9 @@ proptest::proptest! {
         runtime.block_on(stored_words_are_found(kept, deleted));
     }
 }
+
+on_every_backend!(
+    prompts_and_answers_are_found_by_any_part_of_their_words,
+    filters_narrow_by_agent_project_and_time_and_pages_go_on,
+    an_answer_is_found_once_its_turn_ends_and_a_deleted_one_never,
+);

@@ -4,8 +4,9 @@ use hearth_core::{
 };
 use hearth_store::{SqliteStore, Store, StoreError};
 use pretty_assertions::assert_eq;
+use std::sync::Arc;
 
-use super::fixtures::{at, chat_record, new_session};
+use super::fixtures::{at, chat_record, new_session, on_every_backend};
 
 fn rich_turn() -> Turn {
     let mut turn = Turn::started(TurnId::generate(), UserMessage::text("plan my week"), now());
@@ -62,9 +63,7 @@ async fn a_turn_is_visible_to_another_handle_once_inserted_and_checkpointed() {
     assert!(listed.updated_at > session.summary.updated_at);
 }
 
-#[tokio::test]
-async fn every_part_kind_round_trips() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+async fn every_part_kind_round_trips(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let chat = ChatUri::default_for(&session.summary.uri);
@@ -99,9 +98,7 @@ async fn every_part_kind_round_trips() {
     assert_eq!(store.turns(&chat).await.unwrap(), vec![turn]);
 }
 
-#[tokio::test]
-async fn duplicate_turn_ids_conflict_and_unknown_chats_are_not_found() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+async fn duplicate_turn_ids_conflict_and_unknown_chats_are_not_found(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let chat = ChatUri::default_for(&session.summary.uri);
@@ -122,9 +119,7 @@ async fn duplicate_turn_ids_conflict_and_unknown_chats_are_not_found() {
     ));
 }
 
-#[tokio::test]
-async fn fork_copies_turns_through_the_fork_point() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+async fn fork_copies_turns_through_the_fork_point(store: Arc<dyn Store>) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let source = ChatUri::default_for(&session.summary.uri);
@@ -242,3 +237,9 @@ async fn a_turn_that_cannot_be_read_shows_as_unreadable_and_the_rest_of_the_chat
         );
     }
 }
+
+on_every_backend!(
+    every_part_kind_round_trips,
+    duplicate_turn_ids_conflict_and_unknown_chats_are_not_found,
+    fork_copies_turns_through_the_fork_point,
+);

@@ -1,0 +1,229 @@
+//! The chat catalog on PostgreSQL: chats of a session, provider data, drafts, queues and
+//! the provider conversations behind chats.
+
+use hearth_core::{ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now};
+
+use super::PgStore;
+use crate::codec::to_millis;
+use crate::erase::ProposalOwner;
+use crate::error::{StoreError, StoreResult};
+use crate::rows::{CHAT_COLUMNS, decode_chat};
+use crate::store::ChatRecord;
+
+impl PgStore {
+    pub(crate) async fn insert_chat_row(
+        connection: &mut sqlx::PgConnection,
+        session_id: i64,
+        position: i64,
+        chat: &ChatRecord,
+    ) -> Result<(), sqlx::Error> {
+        let origin = serde_json::to_string(&chat.summary.origin)
+            .map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+        sqlx::query(
+            "INSERT INTO chats (session_id, uri, position, origin, title, model, provider_data, backing, draft, queued, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(session_id)
+        .bind(chat.summary.uri.to_string())
+        .bind(position)
+        .bind(origin)
+        .bind(chat.summary.title.as_deref())
+        .bind(chat.summary.model.as_deref())
+        .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
+        .bind(chat.conversation.as_ref().map(ConversationId::as_str))
+        .bind(chat.draft.as_deref())
+        .bind(queue_text(&chat.queued).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
+        .bind(to_millis(&chat.summary.created_at))
+        .bind(to_millis(&chat.summary.updated_at))
+        .execute(&mut *connection)
+        .await
+        .map(|_| ())
+    }
+
+    pub(crate) async fn chats_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatRecord>> {
+        let sql = format!(
+            "SELECT {CHAT_COLUMNS}
+             FROM chats c JOIN sessions s ON s.id = c.session_id
+             WHERE s.uri = $1 AND s.deleted_at IS NULL
+             ORDER BY c.position"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(session.to_string())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.iter().map(decode_chat).collect()
+    }
+
+    pub(crate) async fn insert_chat_impl(&self, chat: &ChatRecord) -> StoreResult<()> {
+        let session = chat.summary.uri.session();
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        // The session's row lock orders chats added to one session at once.
+        let session_id: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM sessions WHERE uri = $1 AND deleted_at IS NULL FOR UPDATE",
+        )
+        .bind(session.to_string())
+        .fetch_optional(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        let Some(session_id) = session_id else {
+            return Err(StoreError::NotFound {
+                what: "session",
+                key: session.to_string(),
+            });
+        };
+        let position: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(MAX(position), -1) + 1 FROM chats WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_one(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        Self::insert_chat_row(&mut transaction, session_id, position, chat)
+            .await
+            .map_err(|e| self.unique_conflict(e, "chat", &chat.summary.uri.to_string()))?;
+        Self::touch_session(
+            &mut transaction,
+            &session,
+            to_millis(&chat.summary.updated_at),
+        )
+        .await
+        .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))
+    }
+
+    pub(crate) async fn update_chat_impl(&self, summary: &ChatSummary) -> StoreResult<()> {
+        let result =
+            sqlx::query("UPDATE chats SET title = $1, model = $2, updated_at = $3 WHERE uri = $4")
+                .bind(summary.title.as_deref())
+                .bind(summary.model.as_deref())
+                .bind(to_millis(&summary.updated_at))
+                .bind(summary.uri.to_string())
+                .execute(&self.relaxed)
+                .await
+                .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", &summary.uri)
+    }
+
+    pub(crate) async fn delete_chat_impl(&self, chat: &ChatUri) -> StoreResult<()> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        sqlx::query("DELETE FROM chats WHERE uri = $1")
+            .bind(chat.to_string())
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        Self::erase_proposals(
+            &mut transaction,
+            ProposalOwner::Chat(chat),
+            to_millis(&now()),
+        )
+        .await
+        .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))
+    }
+
+    pub(crate) async fn set_provider_data_impl(
+        &self,
+        chat: &ChatUri,
+        provider_data: &HarnessData,
+    ) -> StoreResult<()> {
+        let result = sqlx::query("UPDATE chats SET provider_data = $1 WHERE uri = $2")
+            .bind(provider_data.as_bytes())
+            .bind(chat.to_string())
+            .execute(&self.relaxed)
+            .await
+            .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn set_draft_impl(
+        &self,
+        chat: &ChatUri,
+        draft: Option<&str>,
+    ) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE chats SET draft = $1, updated_at = GREATEST(updated_at, $2) WHERE uri = $3",
+        )
+        .bind(draft)
+        .bind(to_millis(&now()))
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn set_queue_impl(
+        &self,
+        chat: &ChatUri,
+        queued: &[String],
+    ) -> StoreResult<()> {
+        let text = queue_text(queued).map_err(|error| StoreError::Decode {
+            what: "chat queue",
+            detail: error.to_string(),
+        })?;
+        let result = sqlx::query(
+            "UPDATE chats SET queued = $1, updated_at = GREATEST(updated_at, $2) WHERE uri = $3",
+        )
+        .bind(text)
+        .bind(to_millis(&now()))
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn mark_conversation_impl(
+        &self,
+        provider: &HarnessId,
+        conversation: &ConversationId,
+        chat: &ChatUri,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO chat_backings (provider, backing, chat_uri) VALUES ($1, $2, $3)
+             ON CONFLICT (provider, backing) DO UPDATE SET chat_uri = excluded.chat_uri",
+        )
+        .bind(provider.as_str())
+        .bind(conversation.as_str())
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn is_conversation_impl(
+        &self,
+        provider: &HarnessId,
+        conversation: &ConversationId,
+    ) -> StoreResult<bool> {
+        let found: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM chat_backings WHERE provider = $1 AND backing = $2")
+                .bind(provider.as_str())
+                .bind(conversation.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        Ok(found.is_some())
+    }
+}
+
+/// A queue as stored: a JSON array, or NULL for none.
+fn queue_text(queued: &[String]) -> Result<Option<String>, serde_json::Error> {
+    if queued.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(queued).map(Some)
+}
+
+fn expect_row(affected: u64, what: &'static str, key: &ChatUri) -> StoreResult<()> {
+    if affected == 0 {
+        Err(StoreError::NotFound {
+            what,
+            key: key.to_string(),
+        })
+    } else {
+        Ok(())
+    }
+}

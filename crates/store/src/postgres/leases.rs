@@ -1,0 +1,171 @@
+//! Chat leases on PostgreSQL: one writer per chat across processes and nodes, timed by
+//! the database's clock. The chat's row lock orders takers of one lease.
+
+use std::time::Duration;
+
+use hearth_core::{ChatUri, HarnessData, SessionUri};
+
+use super::PgStore;
+use crate::codec::{from_millis, parse_id};
+use crate::error::{StoreError, StoreResult};
+use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, LeaseRow, Takeover, expiry, holder_from};
+
+impl PgStore {
+    pub(crate) async fn take_lease_impl(
+        &self,
+        chat: &ChatUri,
+        holder: &LeaseHolder,
+        ttl: Duration,
+        takeover: &Takeover,
+    ) -> StoreResult<LeaseGrant> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let uri = chat.to_string();
+        let exists: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = $1 FOR UPDATE")
+                .bind(&uri)
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound {
+                what: "chat",
+                key: uri,
+            });
+        }
+        let at = self.clock(&mut transaction).await?;
+        let expires_at = expiry(at, ttl);
+        let row: Option<LeaseRow> = sqlx::query_as(
+            "SELECT owner, pid, host, epoch, expires_at FROM chat_leases WHERE chat_uri = $1",
+        )
+        .bind(&uri)
+        .fetch_optional(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        let (sql, grant) = match row {
+            None => (
+                "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                LeaseGrant {
+                    epoch: 1,
+                    previous_epoch: 0,
+                },
+            ),
+            Some((owner, _, _, epoch, _)) if owner == holder.instance => (
+                "UPDATE chat_leases SET expires_at = $7,
+                        taken_at = CASE WHEN expires_at <= $6 THEN $6 ELSE taken_at END
+                 WHERE chat_uri = $1 AND owner = $2 AND pid = $3 AND host = $4 AND epoch = $5",
+                LeaseGrant {
+                    epoch,
+                    previous_epoch: epoch,
+                },
+            ),
+            Some((owner, _, _, epoch, ends))
+                if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
+            {
+                (
+                    "UPDATE chat_leases SET owner = $2, pid = $3, host = $4, epoch = $5,
+                            taken_at = $6, expires_at = $7
+                     WHERE chat_uri = $1",
+                    LeaseGrant {
+                        epoch: epoch + 1,
+                        previous_epoch: epoch,
+                    },
+                )
+            }
+            Some((owner, pid, host, _, ends)) => {
+                return Err(StoreError::Leased {
+                    chat: uri,
+                    holder: holder_from(owner, pid, host),
+                    expires_at: from_millis(ends)?,
+                });
+            }
+        };
+        sqlx::query(sql)
+            .bind(&uri)
+            .bind(&holder.instance)
+            .bind(i64::from(holder.pid))
+            .bind(&holder.host)
+            .bind(grant.epoch)
+            .bind(at)
+            .bind(expires_at)
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(grant)
+    }
+
+    pub(crate) async fn release_lease_impl(
+        &self,
+        chat: &ChatUri,
+        holder: &LeaseHolder,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE chat_leases
+             SET expires_at = LEAST(expires_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+             WHERE chat_uri = $1 AND owner = $2",
+        )
+        .bind(chat.to_string())
+        .bind(&holder.instance)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn leases_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatLease>> {
+        let rows: Vec<(String, String, i64, String, i64, i64)> = sqlx::query_as(
+            "SELECT l.chat_uri, l.owner, l.pid, l.host, l.epoch, l.expires_at
+             FROM chat_leases l JOIN chats c ON c.uri = l.chat_uri
+             JOIN sessions s ON s.id = c.session_id
+             WHERE s.uri = $1",
+        )
+        .bind(session.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.into_iter()
+            .map(|(chat, owner, pid, host, epoch, expires_at)| {
+                Ok(ChatLease {
+                    chat: parse_id("chat uri", &chat, ChatUri::parse)?,
+                    holder: holder_from(owner, pid, host),
+                    epoch,
+                    expires_at: from_millis(expires_at)?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn set_provider_data_at_impl(
+        &self,
+        chat: &ChatUri,
+        provider_data: &HarnessData,
+        epoch: i64,
+    ) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "UPDATE chats SET provider_data = $1 WHERE uri = $2
+             AND COALESCE((SELECT epoch FROM chat_leases WHERE chat_uri = $2), 0) = $3",
+        )
+        .bind(provider_data.as_bytes())
+        .bind(chat.to_string())
+        .bind(epoch)
+        .execute(&self.relaxed)
+        .await
+        .map_err(|e| self.error(e))?;
+        if result.rows_affected() > 0 {
+            return Ok(true);
+        }
+        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = $1")
+            .bind(chat.to_string())
+            .fetch_optional(&self.relaxed)
+            .await
+            .map_err(|e| self.error(e))?;
+        match exists {
+            Some(_) => Ok(false),
+            None => Err(StoreError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,538 @@
+//! Hearth's store on PostgreSQL, for a team server whose nodes share one database: the
+//! same tables, columns and numbered migrations as the SQLite store (in PostgreSQL's
+//! dialect, `migrations/postgres`), the same [`Store`] contract and the same tests.
+//!
+//! What differs, and why:
+//! - Durable writes commit with `synchronous_commit = on` (the server's default): acknowledged
+//!   when the server has flushed them. The *relaxed* writes use a second pool with
+//!   `synchronous_commit = off`, PostgreSQL's own version of "survives a crash of the
+//!   client, may roll back on the server's power loss".
+//! - Writers of one chat are ordered by locking the chat's row (`FOR UPDATE`) where SQLite
+//!   takes its one write lock.
+//! - Lease times come from the database's clock, so nodes need not agree on theirs.
+//! - Erasure: a deleted session's rows are deleted, and its proposals' text overwritten,
+//!   as in SQLite; what PostgreSQL keeps of removed rows until vacuum, in its write-ahead
+//!   log and in backups is the server operator's to protect (storage encryption), since
+//!   no client can overwrite the server's files.
+//! - Search uses a trigram index (`pg_trgm`) over each turn's prompt and answer, and the
+//!   snippets are cut in Rust.
+
+mod archive;
+mod chats;
+mod leases;
+mod search;
+mod sessions;
+mod turns;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hearth_core::{
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionSummary, SessionUri,
+    Timestamp, Turn, TurnId,
+};
+use sqlx::Connection;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+use crate::error::{StoreError, StoreResult};
+use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
+use crate::open::SCHEMA_VERSION;
+use crate::search::{SearchPage, SearchQuery};
+use crate::store::{
+    ChatRecord, NewSession, Registration, SessionPage, SessionQuery, Store, TurnPage,
+};
+use crate::trash::{Removal, TrashItem, TrashKind};
+
+/// The numbered migrations in PostgreSQL's dialect. Version N is `MIGRATIONS[N - 1]`, the
+/// same N as the SQLite migration of that number.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    include_str!("../../migrations/postgres/0001_init.sql"),
+    include_str!("../../migrations/postgres/0002_tools.sql"),
+    include_str!("../../migrations/postgres/0003_turn_bodies.sql"),
+    include_str!("../../migrations/postgres/0004_working_directories.sql"),
+    include_str!("../../migrations/postgres/0005_audit_keys.sql"),
+    include_str!("../../migrations/postgres/0006_chat_leases.sql"),
+    include_str!("../../migrations/postgres/0007_erase_on_delete.sql"),
+    include_str!("../../migrations/postgres/0008_projects.sql"),
+    include_str!("../../migrations/postgres/0009_chat_queue.sql"),
+    include_str!("../../migrations/postgres/0010_project_trust.sql"),
+    include_str!("../../migrations/postgres/0011_turn_search.sql"),
+    include_str!("../../migrations/postgres/0012_trash.sql"),
+    include_str!("../../migrations/postgres/0013_session_marks.sql"),
+];
+
+/// The key of the advisory lock under which nodes migrate one database exactly once
+/// ("hearth" in ASCII).
+const MIGRATION_LOCK: i64 = 0x6865_6172_7468;
+
+/// Connections per pool: a node's concurrent turns share them.
+const POOL_SIZE: u32 = 8;
+
+/// How long a write waits for a connection (or a lock) before it reports the store busy.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Hearth's store on PostgreSQL. Several nodes (and processes) may use one database.
+#[derive(Clone, Debug)]
+pub struct PgStore {
+    pub(crate) pool: PgPool,
+    /// For writes that need not be flushed before they return (`synchronous_commit = off`).
+    pub(crate) relaxed: PgPool,
+    /// The server and database, without credentials, for messages.
+    name: PathBuf,
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`)
+    /// and migrates it. Refuses a database of another program (it has tables, none of them
+    /// Hearth's) and one migrated by a newer Hearth, and changes neither.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let name = PathBuf::from(redacted(url));
+        let options = PgConnectOptions::from_str(url).map_err(|error| {
+            StoreError::InvalidQuery(format!(
+                "`{}` is not a PostgreSQL URL ({error}); give one like postgres://user:password@host:5432/hearth",
+                name.display()
+            ))
+        })?;
+        let options = options.application_name("hearth");
+        // One connection first, so that a server that cannot be reached says why at once
+        // rather than after the pool's wait.
+        let first = sqlx::PgConnection::connect_with(&options)
+            .await
+            .map_err(|error| classify(&name, error))?;
+        let _ = first.close().await;
+        let pool = |options: PgConnectOptions| {
+            PgPoolOptions::new()
+                .max_connections(POOL_SIZE)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_lazy_with(options)
+        };
+        let store = Self {
+            pool: pool(options.clone()),
+            relaxed: pool(options.options([("synchronous_commit", "off")])),
+            name,
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// The server and database (without credentials).
+    pub fn name(&self) -> String {
+        self.name.display().to_string()
+    }
+
+    /// The connection pool, for crates that keep their own tables in this database.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Waits for open connections to finish and closes them.
+    pub async fn close(&self) {
+        self.relaxed.close().await;
+        self.pool.close().await;
+    }
+
+    /// Brings the schema to [`SCHEMA_VERSION`] in one transaction under an advisory lock,
+    /// so nodes starting at once migrate it exactly once, and a failed migration leaves
+    /// the schema as it was.
+    async fn migrate(&self) -> StoreResult<()> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        let found = self.schema_version(&mut transaction).await?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                path: self.name.clone(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        if found == SCHEMA_VERSION {
+            return Ok(());
+        }
+        if found == 0 {
+            sqlx::raw_sql(
+                "CREATE TABLE hearth_schema (version BIGINT NOT NULL);
+                 INSERT INTO hearth_schema (version) VALUES (0);",
+            )
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        }
+        for (index, migration) in MIGRATIONS.iter().enumerate() {
+            let version = index as i64 + 1;
+            if version <= found {
+                continue;
+            }
+            tracing::info!(version, store = %self.name.display(), "migrating database schema");
+            sqlx::raw_sql(*migration)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        }
+        sqlx::query("UPDATE hearth_schema SET version = $1")
+            .bind(SCHEMA_VERSION)
+            .execute(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))
+    }
+
+    /// The schema version (0 for an empty database); refuses another program's database.
+    async fn schema_version(&self, connection: &mut sqlx::PgConnection) -> StoreResult<i64> {
+        let (ours, tables): (bool, i64) = sqlx::query_as(
+            "SELECT to_regclass('hearth_schema') IS NOT NULL,
+                    (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema())",
+        )
+        .fetch_one(&mut *connection)
+        .await
+        .map_err(|e| self.error(e))?;
+        if !ours {
+            if tables > 0 {
+                return Err(StoreError::Foreign {
+                    path: self.name.clone(),
+                });
+            }
+            return Ok(0);
+        }
+        sqlx::query_scalar("SELECT version FROM hearth_schema")
+            .fetch_one(&mut *connection)
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    pub(crate) fn error(&self, error: sqlx::Error) -> StoreError {
+        classify(&self.name, error)
+    }
+
+    /// Maps a uniqueness violation to a conflict naming the record.
+    pub(crate) fn unique_conflict(&self, error: sqlx::Error, what: &str, key: &str) -> StoreError {
+        if let sqlx::Error::Database(db) = &error
+            && db.is_unique_violation()
+        {
+            return StoreError::Conflict(format!("{what} {key} already exists"));
+        }
+        self.error(error)
+    }
+
+    /// Now by the database's clock, in milliseconds since the epoch: what every node
+    /// compares lease times with.
+    pub(crate) async fn clock(&self, connection: &mut sqlx::PgConnection) -> StoreResult<i64> {
+        sqlx::query_scalar("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+            .fetch_one(&mut *connection)
+            .await
+            .map_err(|e| self.error(e))
+    }
+}
+
+/// Classifies an error of the PostgreSQL server `name` by its SQLSTATE: what may pass
+/// when retried (a lock or serialization conflict, a server going away, a connection
+/// that cannot be made) apart from what will not.
+fn classify(name: &std::path::Path, error: sqlx::Error) -> StoreError {
+    let path = name.to_path_buf();
+    match error {
+        sqlx::Error::Database(db) => {
+            let code = db.code().map(|code| code.into_owned()).unwrap_or_default();
+            let detail = db.message().to_owned();
+            match code.as_str() {
+                // serialization_failure, deadlock_detected, lock_not_available
+                "40001" | "40P01" | "55P03" => StoreError::Busy { path },
+                // disk_full, insufficient_resources
+                "53100" | "53000" => StoreError::DiskFull { path },
+                // read_only_sql_transaction, insufficient_privilege
+                "25006" | "42501" => StoreError::ReadOnly { path, detail },
+                // data_corrupted, index_corrupted
+                "XX001" | "XX002" => StoreError::Corrupt { path, detail },
+                // admin_shutdown, crash_shutdown, cannot_connect_now, connection exceptions
+                code if code.starts_with("57P") || code.starts_with("08") => {
+                    StoreError::Unreachable { path, detail }
+                }
+                _ => StoreError::Database { path, detail },
+            }
+        }
+        sqlx::Error::Io(io) => StoreError::Unreachable {
+            path,
+            detail: io.to_string(),
+        },
+        sqlx::Error::PoolTimedOut => StoreError::Unreachable {
+            path,
+            detail: format!(
+                "no connection could be had within {} s",
+                ACQUIRE_TIMEOUT.as_secs()
+            ),
+        },
+        sqlx::Error::PoolClosed | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) => {
+            StoreError::Unreachable {
+                path,
+                detail: error.to_string(),
+            }
+        }
+        other => StoreError::Database {
+            path,
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// `url` without its password (and without anything after `?`), for messages.
+fn redacted(url: &str) -> String {
+    let url = url.split('?').next().unwrap_or(url);
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.rsplit_once('@') {
+        Some((credentials, host)) => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+impl Store for PgStore {
+    fn create_session<'a>(&'a self, session: &'a NewSession) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.create_session_impl(session))
+    }
+
+    fn register_discovered<'a>(
+        &'a self,
+        session: &'a NewSession,
+    ) -> BoxFuture<'a, StoreResult<Registration>> {
+        Box::pin(self.register_discovered_impl(session))
+    }
+
+    fn session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<Option<SessionSummary>>> {
+        Box::pin(self.session_impl(session))
+    }
+
+    fn is_tombstoned<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.is_tombstoned_impl(session))
+    }
+
+    fn list_sessions<'a>(
+        &'a self,
+        query: &'a SessionQuery,
+    ) -> BoxFuture<'a, StoreResult<SessionPage>> {
+        Box::pin(self.list_sessions_impl(query))
+    }
+
+    fn proposals_changed_after<'a>(
+        &'a self,
+        after: Timestamp,
+    ) -> BoxFuture<'a, StoreResult<Vec<(String, Timestamp)>>> {
+        Box::pin(self.proposals_changed_after_impl(after))
+    }
+
+    fn search_turns<'a>(
+        &'a self,
+        query: &'a SearchQuery,
+    ) -> BoxFuture<'a, StoreResult<SearchPage>> {
+        Box::pin(self.search_turns_impl(query))
+    }
+
+    fn rebuild_search(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        Box::pin(self.rebuild_search_impl())
+    }
+
+    fn sessions_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<SessionSummary>>> {
+        Box::pin(self.sessions_with_id_prefix_impl(prefix, max))
+    }
+
+    fn chats_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
+        Box::pin(self.chats_with_id_prefix_impl(prefix, max))
+    }
+
+    fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.update_session_impl(summary))
+    }
+
+    fn delete_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.delete_session_impl(session))
+    }
+
+    fn trash_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Removal>> {
+        Box::pin(self.trash_session_impl(session))
+    }
+
+    fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>> {
+        Box::pin(self.trash_items_before(i64::MAX))
+    }
+
+    fn restore_from_trash<'a>(
+        &'a self,
+        kind: TrashKind,
+        id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.restore_impl(kind, id))
+    }
+
+    fn empty_trash(&self, before: Option<Timestamp>) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>> {
+        Box::pin(self.empty_trash_impl(before))
+    }
+
+    fn archive_session<'a>(
+        &'a self,
+        session: &'a SessionUri,
+    ) -> BoxFuture<'a, StoreResult<String>> {
+        Box::pin(self.archive_session_impl(session))
+    }
+
+    fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
+        Box::pin(self.chats_impl(session))
+    }
+
+    fn insert_chat<'a>(&'a self, chat: &'a ChatRecord) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.insert_chat_impl(chat))
+    }
+
+    fn update_chat<'a>(&'a self, summary: &'a ChatSummary) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.update_chat_impl(summary))
+    }
+
+    fn delete_chat<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.delete_chat_impl(chat))
+    }
+
+    fn set_provider_data<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        provider_data: &'a HarnessData,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.set_provider_data_impl(chat, provider_data))
+    }
+
+    fn set_draft<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        draft: Option<&'a str>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.set_draft_impl(chat, draft))
+    }
+
+    fn set_queue<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        queued: &'a [String],
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.set_queue_impl(chat, queued))
+    }
+
+    fn mark_conversation<'a>(
+        &'a self,
+        provider: &'a HarnessId,
+        conversation: &'a ConversationId,
+        chat: &'a ChatUri,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.mark_conversation_impl(provider, conversation, chat))
+    }
+
+    fn is_conversation<'a>(
+        &'a self,
+        provider: &'a HarnessId,
+        conversation: &'a ConversationId,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.is_conversation_impl(provider, conversation))
+    }
+
+    fn insert_turn<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        turn: &'a Turn,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.insert_turn_impl(chat, turn))
+    }
+
+    fn save_turn<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        turn: &'a Turn,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.save_turn_impl(chat, turn))
+    }
+
+    fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>> {
+        Box::pin(self.turns_impl(chat))
+    }
+
+    fn turn_page<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        before: Option<&'a TurnId>,
+        limit: u32,
+    ) -> BoxFuture<'a, StoreResult<TurnPage>> {
+        Box::pin(self.turn_page_impl(chat, before, limit))
+    }
+
+    fn copy_turns<'a>(
+        &'a self,
+        from: &'a ChatUri,
+        to: &'a ChatUri,
+        through: &'a TurnId,
+    ) -> BoxFuture<'a, StoreResult<usize>> {
+        Box::pin(self.copy_turns_impl(from, to, through))
+    }
+
+    fn take_lease<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        holder: &'a LeaseHolder,
+        ttl: Duration,
+        takeover: &'a Takeover,
+    ) -> BoxFuture<'a, StoreResult<LeaseGrant>> {
+        Box::pin(self.take_lease_impl(chat, holder, ttl, takeover))
+    }
+
+    fn release_lease<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        holder: &'a LeaseHolder,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.release_lease_impl(chat, holder))
+    }
+
+    fn leases<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatLease>>> {
+        Box::pin(self.leases_impl(session))
+    }
+
+    fn set_provider_data_at<'a>(
+        &'a self,
+        chat: &'a ChatUri,
+        provider_data: &'a HarnessData,
+        epoch: i64,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(self.set_provider_data_at_impl(chat, provider_data, epoch))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_never_show_a_password() {
+        assert_eq!(
+            redacted("postgres://hearth:s3cret@db.internal:5432/hearth?sslmode=require"),
+            "postgres://hearth@db.internal:5432/hearth"
+        );
+        assert_eq!(
+            redacted("postgres://db.internal/hearth"),
+            "postgres://db.internal/hearth"
+        );
+        assert_eq!(redacted("not a url"), "not a url");
+    }
+}

@@ -1,0 +1,567 @@
+//! The session registry on PostgreSQL: create, discover, list, update, delete, trash,
+//! and lookups by id prefix.
+
+use hearth_core::{
+    CHAT_SCHEME, DEFAULT_CHAT_ID, SESSION_SCHEME, SessionSummary, SessionUri, Timestamp, now,
+};
+use sqlx::Row;
+
+use super::PgStore;
+use crate::codec::{from_millis, parse_id, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::prefixes::{range_end, valid_prefix};
+use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session, decode_trash_item};
+use crate::sessions::{
+    SESSION_COLUMNS, decode_cursor, encode_cursor, encode_directories, like_pattern,
+    provenance_text,
+};
+use crate::store::{ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
+use crate::trash::{Removal, TrashItem, TrashKind};
+use crate::{ERASED_TEXT, erase::ProposalOwner};
+
+/// Whether a session holds anything a user made (see the SQLite store's rule).
+const SESSION_IS_USED: &str = "SELECT provenance = 'external'
+        OR EXISTS (SELECT 1 FROM chats c JOIN turns t ON t.chat_id = c.id WHERE c.session_id = $1)
+        OR EXISTS (SELECT 1 FROM chats WHERE session_id = $1
+                   AND (COALESCE(draft, '') <> '' OR queued IS NOT NULL))
+     FROM sessions WHERE id = $1";
+
+const TRASH_ITEMS: &str = "SELECT 'session' AS kind, uri AS id, title, deleted_at FROM sessions
+      WHERE trashed = 1 AND deleted_at <= $1
+     UNION ALL
+     SELECT 'project' AS kind, id, name AS title, deleted_at FROM projects
+      WHERE trashed = 1 AND deleted_at <= $1
+     ORDER BY deleted_at DESC, id";
+
+fn limit(limit: u32) -> i64 {
+    i64::from(limit.clamp(1, 500))
+}
+
+/// The `AND …` conditions of a listing's filters, numbered from `$1` in binding order.
+fn session_filters(query: &SessionQuery) -> (String, usize) {
+    let mut sql = String::new();
+    let mut next = 1;
+    let mut parameter = |sql: &mut String, condition: &str| {
+        sql.push_str(&condition.replace('?', &format!("${next}")));
+        next += 1;
+    };
+    match &query.scope {
+        ScopeFilter::Any => {}
+        ScopeFilter::Global => sql.push_str(" AND project_id IS NULL"),
+        ScopeFilter::Project(_) => parameter(&mut sql, " AND project_id = ?"),
+    }
+    if query.provider.is_some() {
+        parameter(&mut sql, " AND provider = ?");
+    }
+    if query.provenance.is_some() {
+        parameter(&mut sql, " AND provenance = ?");
+    }
+    if query.title_contains.is_some() {
+        // SQLite's LIKE ignores the case of ASCII letters; ILIKE does so for every letter.
+        parameter(&mut sql, r" AND title ILIKE ? ESCAPE '\'");
+    }
+    if let Some(pinned) = query.pinned {
+        sql.push_str(if pinned {
+            " AND pinned = 1"
+        } else {
+            " AND pinned = 0"
+        });
+    }
+    if let Some(archived) = query.archived {
+        sql.push_str(if archived {
+            " AND archived = 1"
+        } else {
+            " AND archived = 0"
+        });
+    }
+    (sql, next)
+}
+
+impl PgStore {
+    async fn insert_session_rows(
+        connection: &mut sqlx::PgConnection,
+        session: &NewSession,
+    ) -> Result<(), sqlx::Error> {
+        let summary = &session.summary;
+        let session_id: i64 = sqlx::query_scalar(
+            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+        )
+        .bind(summary.uri.to_string())
+        .bind(summary.harness.as_str())
+        .bind(summary.title.as_deref())
+        .bind(provenance_text(summary.provenance))
+        .bind(&summary.source)
+        .bind(summary.scope.project_id().map(|id| id.as_str()))
+        .bind(summary.model.as_deref())
+        .bind(encode_directories(&summary.working_directories))
+        .bind(to_millis(&summary.started_at))
+        .bind(to_millis(&summary.updated_at))
+        .fetch_one(&mut *connection)
+        .await?;
+        Self::insert_chat_row(connection, session_id, 0, &session.default_chat).await
+    }
+
+    pub(crate) async fn create_session_impl(&self, session: &NewSession) -> StoreResult<()> {
+        let uri = session.summary.uri.to_string();
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let live: Option<(Option<i64>, i64)> =
+            sqlx::query_as("SELECT deleted_at, trashed FROM sessions WHERE uri = $1 FOR UPDATE")
+                .bind(&uri)
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        match live {
+            Some((None, _)) => {
+                return Err(StoreError::Conflict(format!(
+                    "session {uri} already exists"
+                )));
+            }
+            Some((Some(_), 1)) => {
+                return Err(StoreError::Conflict(format!(
+                    "session {uri} is in the trash; restore it with `hearth trash restore`"
+                )));
+            }
+            Some((Some(_), _)) => {
+                sqlx::query("DELETE FROM sessions WHERE uri = $1")
+                    .bind(&uri)
+                    .execute(&mut *transaction)
+                    .await
+                    .map_err(|e| self.error(e))?;
+            }
+            None => {}
+        }
+        Self::insert_session_rows(&mut transaction, session)
+            .await
+            .map_err(|e| self.unique_conflict(e, "session", &uri))?;
+        transaction.commit().await.map_err(|e| self.error(e))
+    }
+
+    pub(crate) async fn register_discovered_impl(
+        &self,
+        session: &NewSession,
+    ) -> StoreResult<Registration> {
+        let uri = session.summary.uri.to_string();
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let existing: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT deleted_at FROM sessions WHERE uri = $1")
+                .bind(&uri)
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        let outcome = match existing {
+            Some(Some(_)) => Registration::Tombstoned,
+            Some(None) => Registration::AlreadyKnown,
+            None => match Self::insert_session_rows(&mut transaction, session).await {
+                Ok(()) => Registration::Added,
+                // Another node registered it meanwhile.
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                    return Ok(Registration::AlreadyKnown);
+                }
+                Err(error) => return Err(self.error(error)),
+            },
+        };
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(outcome)
+    }
+
+    pub(crate) async fn session_impl(
+        &self,
+        uri: &SessionUri,
+    ) -> StoreResult<Option<SessionSummary>> {
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE uri = $1 AND deleted_at IS NULL");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uri.to_string())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        row.as_ref().map(decode_session).transpose()
+    }
+
+    pub(crate) async fn is_tombstoned_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
+        let found: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM sessions WHERE uri = $1 AND deleted_at IS NOT NULL")
+                .bind(uri.to_string())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        Ok(found.is_some())
+    }
+
+    pub(crate) async fn list_sessions_impl(
+        &self,
+        query: &SessionQuery,
+    ) -> StoreResult<SessionPage> {
+        let limit = i64::from(query.limit.clamp(1, 500));
+        let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
+        let (filters, mut next) = session_filters(query);
+        let mut sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL{filters}");
+        if cursor.is_some() {
+            sql.push_str(&format!(" AND (updated_at, id) < (${next}, ${})", next + 1));
+            next += 2;
+        }
+        sql.push_str(&format!(" ORDER BY updated_at DESC, id DESC LIMIT ${next}"));
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let ScopeFilter::Project(project) = &query.scope {
+            statement = statement.bind(project.as_str().to_owned());
+        }
+        if let Some(provider) = &query.provider {
+            statement = statement.bind(provider.as_str().to_owned());
+        }
+        if let Some(provenance) = query.provenance {
+            statement = statement.bind(provenance_text(provenance));
+        }
+        if let Some(text) = &query.title_contains {
+            statement = statement.bind(like_pattern(text));
+        }
+        if let Some((time, id)) = cursor {
+            statement = statement.bind(time).bind(id);
+        }
+        let rows = statement
+            .bind(limit + 1)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        let has_more = rows.len() as i64 > limit;
+        let mut sessions = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut next_cursor = None;
+        for row in rows.iter().take(limit as usize) {
+            sessions.push(decode_session(row)?);
+            if has_more {
+                next_cursor = Some(encode_cursor(
+                    row.try_get("updated_at").map_err(|e| self.error(e))?,
+                    row.try_get("id").map_err(|e| self.error(e))?,
+                ));
+            }
+        }
+        Ok(SessionPage {
+            sessions,
+            next_cursor,
+        })
+    }
+
+    pub(crate) async fn update_session_impl(&self, summary: &SessionSummary) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE sessions SET title = $1, model = $2, pinned = $3, archived = $4,
+                    updated_at = GREATEST(updated_at, $5)
+             WHERE uri = $6 AND deleted_at IS NULL",
+        )
+        .bind(summary.title.as_deref())
+        .bind(summary.model.as_deref())
+        .bind(i64::from(summary.pinned))
+        .bind(i64::from(summary.archived))
+        .bind(to_millis(&summary.updated_at))
+        .bind(summary.uri.to_string())
+        .execute(&self.relaxed)
+        .await
+        .map_err(|e| self.error(e))?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                key: summary.uri.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let id: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM sessions WHERE uri = $1 AND deleted_at IS NULL FOR UPDATE",
+        )
+        .bind(uri.to_string())
+        .fetch_optional(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        let Some(id) = id else {
+            return Ok(false);
+        };
+        Self::erase_session_rows(&mut transaction, id, uri, to_millis(&now()))
+            .await
+            .map_err(|e| self.error(e))?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(true)
+    }
+
+    /// Removes a session's content, leaving a tombstone deleted at `at` (inside the
+    /// deletion's transaction).
+    pub(crate) async fn erase_session_rows(
+        connection: &mut sqlx::PgConnection,
+        id: i64,
+        uri: &SessionUri,
+        at: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("DELETE FROM chats WHERE session_id = $1")
+            .bind(id)
+            .execute(&mut *connection)
+            .await?;
+        sqlx::query(
+            "UPDATE sessions SET deleted_at = COALESCE(deleted_at, $1), trashed = 0, title = NULL,
+                    model = NULL, project_id = NULL, working_directories = NULL
+             WHERE id = $2",
+        )
+        .bind(at)
+        .bind(id)
+        .execute(&mut *connection)
+        .await?;
+        Self::erase_proposals(connection, ProposalOwner::Session(uri), at).await?;
+        Ok(())
+    }
+
+    /// Erases the text of proposals staged in a deleted session or chat (see the SQLite
+    /// store's `erase_proposals`).
+    pub(crate) async fn erase_proposals(
+        connection: &mut sqlx::PgConnection,
+        owner: ProposalOwner<'_>,
+        at: i64,
+    ) -> Result<u64, sqlx::Error> {
+        let (column, uri) = match owner {
+            ProposalOwner::Session(session) => ("session_uri", session.to_string()),
+            ProposalOwner::Chat(chat) => ("chat_uri", chat.to_string()),
+        };
+        let sql = format!(
+            "UPDATE proposals SET summary = $1, diff = $1, payload = $1,
+                    reason = CASE WHEN reason IS NULL THEN NULL ELSE $1 END,
+                    outcome = CASE WHEN outcome IS NULL THEN NULL ELSE $1 END,
+                    error = CASE WHEN error IS NULL THEN NULL ELSE $1 END,
+                    status = CASE WHEN status IN ('pending', 'approved') THEN 'expired' ELSE status END,
+                    updated_at = GREATEST(updated_at, $2)
+             WHERE {column} = $3"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(ERASED_TEXT)
+            .bind(at)
+            .bind(uri)
+            .execute(&mut *connection)
+            .await
+            .map(|result| result.rows_affected())
+    }
+
+    /// Bumps a session's `updated_at` (inside another write).
+    pub(crate) async fn touch_session(
+        connection: &mut sqlx::PgConnection,
+        session: &SessionUri,
+        at: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE sessions SET updated_at = GREATEST(updated_at, $1) WHERE uri = $2")
+            .bind(at)
+            .bind(session.to_string())
+            .execute(&mut *connection)
+            .await
+            .map(|_| ())
+    }
+
+    pub(crate) async fn trash_session_impl(&self, uri: &SessionUri) -> StoreResult<Removal> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let id: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM sessions WHERE uri = $1 AND deleted_at IS NULL FOR UPDATE",
+        )
+        .bind(uri.to_string())
+        .fetch_optional(&mut *transaction)
+        .await
+        .map_err(|e| self.error(e))?;
+        let Some(id) = id else {
+            return Ok(Removal::Missing);
+        };
+        let used: bool = sqlx::query_scalar(SESSION_IS_USED)
+            .bind(id)
+            .fetch_one(&mut *transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        let at = to_millis(&now());
+        let removal = if used {
+            sqlx::query("UPDATE sessions SET deleted_at = $1, trashed = 1 WHERE id = $2")
+                .bind(at)
+                .bind(id)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+            Removal::Trashed
+        } else {
+            Self::erase_session_rows(&mut transaction, id, uri, at)
+                .await
+                .map_err(|e| self.error(e))?;
+            Removal::Erased
+        };
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(removal)
+    }
+
+    pub(crate) async fn trash_items_before(&self, before: i64) -> StoreResult<Vec<TrashItem>> {
+        let rows = sqlx::query(TRASH_ITEMS)
+            .bind(before)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.iter().map(decode_trash_item).collect()
+    }
+
+    pub(crate) async fn restore_impl(&self, kind: TrashKind, id: &str) -> StoreResult<()> {
+        let sql = match kind {
+            TrashKind::Session => {
+                "UPDATE sessions SET deleted_at = NULL, trashed = 0 WHERE uri = $1 AND trashed = 1"
+            }
+            TrashKind::Project => {
+                "UPDATE projects SET deleted_at = NULL, trashed = 0 WHERE id = $1 AND trashed = 1"
+            }
+        };
+        let done = sqlx::query(sql)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(|error| {
+                self.unique_conflict(error, "a live project in the folder of project", id)
+            })?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: match kind {
+                    TrashKind::Session => "session in the trash",
+                    TrashKind::Project => "project in the trash",
+                },
+                key: id.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn empty_trash_impl(
+        &self,
+        before: Option<Timestamp>,
+    ) -> StoreResult<Vec<TrashItem>> {
+        let before = before.as_ref().map_or(i64::MAX, to_millis);
+        let items = self.trash_items_before(before).await?;
+        if items.is_empty() {
+            return Ok(items);
+        }
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let mut erased = Vec::with_capacity(items.len());
+        for item in items {
+            if self.erase_item(&mut transaction, &item).await? {
+                erased.push(item);
+            }
+        }
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(erased)
+    }
+
+    async fn erase_item(
+        &self,
+        connection: &mut sqlx::PgConnection,
+        item: &TrashItem,
+    ) -> StoreResult<bool> {
+        match item.kind {
+            TrashKind::Session => {
+                let id: Option<i64> = sqlx::query_scalar(
+                    "SELECT id FROM sessions WHERE uri = $1 AND trashed = 1 FOR UPDATE",
+                )
+                .bind(&item.id)
+                .fetch_optional(&mut *connection)
+                .await
+                .map_err(|e| self.error(e))?;
+                let Some(id) = id else {
+                    return Ok(false);
+                };
+                let uri = parse_id("session uri", &item.id, SessionUri::parse)?;
+                Self::erase_session_rows(connection, id, &uri, to_millis(&item.deleted_at))
+                    .await
+                    .map_err(|e| self.error(e))?;
+                Ok(true)
+            }
+            TrashKind::Project => {
+                let done = sqlx::query(
+                    "UPDATE projects SET folder = NULL, name = NULL, trashed = 0
+                     WHERE id = $1 AND trashed = 1",
+                )
+                .bind(&item.id)
+                .execute(&mut *connection)
+                .await
+                .map_err(|e| self.error(e))?;
+                Ok(done.rows_affected() > 0)
+            }
+        }
+    }
+
+    pub(crate) async fn sessions_with_id_prefix_impl(
+        &self,
+        prefix: &str,
+        max: u32,
+    ) -> StoreResult<Vec<SessionSummary>> {
+        if !valid_prefix(prefix) {
+            return Ok(Vec::new());
+        }
+        let providers: Vec<String> =
+            sqlx::query_scalar("SELECT DISTINCT provider FROM sessions WHERE deleted_at IS NULL")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        // Byte order (COLLATE "C"), as SQLite compares text, so the range is a prefix's.
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions
+             WHERE uri COLLATE \"C\" >= $1 AND uri COLLATE \"C\" < $2 AND deleted_at IS NULL
+             ORDER BY updated_at DESC, id DESC LIMIT $3"
+        );
+        let mut found = Vec::new();
+        for provider in providers {
+            let start = format!("{SESSION_SCHEME}{provider}/{prefix}");
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(&start)
+                .bind(range_end(&start))
+                .bind(limit(max))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+            for row in &rows {
+                found.push(decode_session(row)?);
+            }
+        }
+        found.sort_by_key(|session| std::cmp::Reverse(session.updated_at));
+        found.truncate(usize::try_from(limit(max)).unwrap_or(usize::MAX));
+        Ok(found)
+    }
+
+    pub(crate) async fn chats_with_id_prefix_impl(
+        &self,
+        prefix: &str,
+        max: u32,
+    ) -> StoreResult<Vec<ChatRecord>> {
+        if !valid_prefix(prefix) {
+            return Ok(Vec::new());
+        }
+        // A chat URI has exactly two `/`: the chat id is what follows the second.
+        let sql = format!(
+            "SELECT {CHAT_COLUMNS}
+             FROM chats c JOIN sessions s ON s.id = c.session_id
+             WHERE split_part(c.uri, '/', 3) LIKE $1 ESCAPE '\\' AND split_part(c.uri, '/', 3) <> $2
+               AND starts_with(c.uri, $3) AND s.deleted_at IS NULL
+             ORDER BY c.updated_at DESC LIMIT $4"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(format!("{}%", prefix.replace('_', "\\_")))
+            .bind(DEFAULT_CHAT_ID)
+            .bind(CHAT_SCHEME)
+            .bind(limit(max))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.iter().map(decode_chat).collect()
+    }
+
+    pub(crate) async fn proposals_changed_after_impl(
+        &self,
+        after: Timestamp,
+    ) -> StoreResult<Vec<(String, Timestamp)>> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT id, updated_at FROM proposals WHERE updated_at >= $1
+             ORDER BY updated_at LIMIT 500",
+        )
+        .bind(to_millis(&after))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.into_iter()
+            .map(|(id, at)| Ok((id, from_millis(at)?)))
+            .collect()
+    }
+}

@@ -1,0 +1,139 @@
+//! Decoding the rows both dialects return: the columns of a table have the same names and
+//! the same types in SQLite and PostgreSQL (text, 64-bit integers, bytes), so one decoder
+//! reads either.
+
+use hearth_core::{
+    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, Provenance, Scope,
+    SessionSummary, SessionUri,
+};
+use sqlx::{ColumnIndex, Decode, Row, Type};
+
+use crate::codec::{from_json, from_millis, parse_id};
+use crate::error::{StoreError, StoreResult};
+use crate::store::ChatRecord;
+use crate::trash::{TrashItem, TrashKind};
+
+/// A row of either dialect, read column by column by name.
+pub(crate) trait Columns {
+    /// A text column.
+    fn text(&self, column: &str) -> Result<String, sqlx::Error>;
+    /// A text column that may be NULL.
+    fn text_or_null(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    /// An integer column.
+    fn integer(&self, column: &str) -> Result<i64, sqlx::Error>;
+    /// A bytes column that may be NULL.
+    fn bytes_or_null(&self, column: &str) -> Result<Option<Vec<u8>>, sqlx::Error>;
+}
+
+impl<R> Columns for R
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+{
+    fn text(&self, column: &str) -> Result<String, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn text_or_null(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn integer(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn bytes_or_null(&self, column: &str) -> Result<Option<Vec<u8>>, sqlx::Error> {
+        self.try_get(column)
+    }
+}
+
+fn decode_error(what: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
+    move |error| StoreError::Decode {
+        what,
+        detail: error.to_string(),
+    }
+}
+
+/// A session from the columns of `SESSION_COLUMNS`.
+pub(crate) fn decode_session(row: &impl Columns) -> StoreResult<SessionSummary> {
+    let get = decode_error("session");
+    let uri = row.text("uri").map_err(&get)?;
+    let provider = row.text("provider").map_err(&get)?;
+    let provenance = row.text("provenance").map_err(&get)?;
+    let project_id = row
+        .text_or_null("project_id")
+        .map_err(&get)?
+        .map(|project| parse_id("project id", &project, hearth_core::ProjectId::parse))
+        .transpose()?;
+    Ok(SessionSummary {
+        uri: parse_id("session uri", &uri, SessionUri::parse)?,
+        harness: parse_id("provider id", &provider, HarnessId::parse)?,
+        title: row.text_or_null("title").map_err(&get)?,
+        provenance: if provenance == "external" {
+            Provenance::External
+        } else {
+            Provenance::Hearth
+        },
+        source: row.text("source").map_err(&get)?,
+        scope: Scope::from_project(project_id),
+        model: row.text_or_null("model").map_err(&get)?,
+        working_directories: crate::sessions::decode_directories(
+            row.text_or_null("working_directories").map_err(&get)?,
+        )?,
+        started_at: from_millis(row.integer("started_at").map_err(&get)?)?,
+        updated_at: from_millis(row.integer("updated_at").map_err(&get)?)?,
+        pinned: row.integer("pinned").map_err(&get)? != 0,
+        archived: row.integer("archived").map_err(&get)? != 0,
+    })
+}
+
+/// The columns [`decode_chat`] reads, of a `chats` table named `c`.
+pub(crate) const CHAT_COLUMNS: &str = "c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.queued, c.created_at, c.updated_at";
+
+/// A chat from the columns of [`CHAT_COLUMNS`].
+pub(crate) fn decode_chat(row: &impl Columns) -> StoreResult<ChatRecord> {
+    let get = decode_error("chat");
+    let uri = row.text("uri").map_err(&get)?;
+    let origin = row.text("origin").map_err(&get)?;
+    let conversation = row.text_or_null("backing").map_err(&get)?;
+    Ok(ChatRecord {
+        summary: ChatSummary {
+            uri: parse_id("chat uri", &uri, ChatUri::parse)?,
+            origin: from_json::<ChatOrigin>("chat origin", &origin)?,
+            title: row.text_or_null("title").map_err(&get)?,
+            model: row.text_or_null("model").map_err(&get)?,
+            created_at: from_millis(row.integer("created_at").map_err(&get)?)?,
+            updated_at: from_millis(row.integer("updated_at").map_err(&get)?)?,
+        },
+        provider_data: row
+            .bytes_or_null("provider_data")
+            .map_err(&get)?
+            .map(HarnessData::from_bytes),
+        conversation: conversation
+            .map(|text| parse_id("conversation id", &text, ConversationId::parse))
+            .transpose()?,
+        draft: row.text_or_null("draft").map_err(&get)?,
+        queued: match row.text_or_null("queued").map_err(&get)? {
+            Some(text) => from_json::<Vec<String>>("chat queue", &text)?,
+            None => Vec::new(),
+        },
+    })
+}
+
+/// A trash item from `kind, id, title, deleted_at`.
+pub(crate) fn decode_trash_item(row: &impl Columns) -> StoreResult<TrashItem> {
+    let get = decode_error("trash item");
+    let kind = row.text("kind").map_err(&get)?;
+    Ok(TrashItem {
+        kind: TrashKind::parse(&kind).ok_or_else(|| StoreError::Decode {
+            what: "trash item",
+            detail: format!("unknown kind `{kind}`"),
+        })?,
+        id: row.text("id").map_err(&get)?,
+        title: row.text_or_null("title").map_err(&get)?,
+        deleted_at: from_millis(row.integer("deleted_at").map_err(&get)?)?,
+    })
+}

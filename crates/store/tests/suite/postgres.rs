@@ -1,0 +1,177 @@
+//! What only the PostgreSQL store has to show: nodes opening one database at once migrate
+//! it once; a database of another program or of a newer Hearth is refused untouched; a
+//! server that cannot be reached is a clear, retryable error; and two nodes writing one
+//! chat at once lose nothing and never both hold its lease.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hearth_core::{ChatUri, StopReason, Turn, TurnId, UserMessage};
+use hearth_store::{LeaseHolder, PgStore, Store, StoreError, Takeover};
+use hearth_test_support::postgres::fresh_database;
+use sqlx::Connection;
+
+use super::fixtures::{at, new_session};
+
+#[tokio::test]
+async fn nodes_opening_one_new_database_at_once_migrate_it_once() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let opens = (0..6).map(|_| {
+        let url = url.clone();
+        tokio::spawn(async move { PgStore::connect(&url).await })
+    });
+    for open in futures::future::join_all(opens).await {
+        open.unwrap().unwrap();
+    }
+    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    let versions: Vec<i64> = sqlx::query_scalar("SELECT version FROM hearth_schema")
+        .fetch_all(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(versions, [hearth_store::SCHEMA_VERSION]);
+}
+
+#[tokio::test]
+async fn another_programs_database_and_a_newer_schema_are_refused_untouched() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query("CREATE TABLE invoices (id BIGINT PRIMARY KEY)")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    let error = PgStore::connect(&url).await.unwrap_err();
+    assert!(matches!(error, StoreError::Foreign { .. }), "{error}");
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+    )
+    .fetch_one(&mut connection)
+    .await
+    .unwrap();
+    assert_eq!(
+        tables, 1,
+        "nothing was added to the other program's database"
+    );
+
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    PgStore::connect(&url).await.unwrap().close().await;
+    let mut connection = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query("UPDATE hearth_schema SET version = 999")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    let error = PgStore::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::NewerSchema { found: 999, .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_be_reached_is_a_clear_retryable_error_without_the_password() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let error = PgStore::connect(&format!("postgres://hearth:s3cret@127.0.0.1:{port}/hearth"))
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, StoreError::Unreachable { .. }), "{message}");
+    assert!(error.is_transient(), "{message}");
+    assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}");
+    assert!(!message.contains("s3cret"), "{message}");
+    let error = PgStore::connect("postgres://[bad").await.unwrap_err();
+    assert!(
+        error.to_string().contains("is not a PostgreSQL URL"),
+        "{error}"
+    );
+}
+
+fn holder(name: &str) -> LeaseHolder {
+    LeaseHolder {
+        instance: name.into(),
+        pid: 1,
+        host: format!("node-{name}"),
+    }
+}
+
+#[tokio::test]
+async fn two_nodes_writing_one_chat_at_once_lose_nothing_and_never_share_its_lease() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let nodes: Vec<Arc<PgStore>> = vec![
+        Arc::new(PgStore::connect(&url).await.unwrap()),
+        Arc::new(PgStore::connect(&url).await.unwrap()),
+    ];
+    let session = new_session("replay", None, at(0));
+    nodes[0].create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+
+    // 40 turns from each node, interleaved: every one is stored, numbered without a gap.
+    let writers = nodes.iter().enumerate().map(|(index, node)| {
+        let node = node.clone();
+        let chat = chat.clone();
+        tokio::spawn(async move {
+            for n in 0..40 {
+                let mut turn = Turn::started(
+                    TurnId::generate(),
+                    UserMessage::text(format!("node {index} turn {n}")),
+                    at(n),
+                );
+                node.insert_turn(&chat, &turn).await.unwrap();
+                turn.push_text("ok");
+                turn.end(StopReason::EndTurn);
+                node.save_turn(&chat, &turn).await.unwrap();
+            }
+        })
+    });
+    for writer in futures::future::join_all(writers).await {
+        writer.unwrap();
+    }
+    let turns = nodes[1].turns(&chat).await.unwrap();
+    assert_eq!(turns.len(), 80);
+    for index in 0..2 {
+        let mine: Vec<String> = turns
+            .iter()
+            .map(|turn| turn.user.text.clone())
+            .filter(|text| text.starts_with(&format!("node {index} ")))
+            .collect();
+        let expected: Vec<String> = (0..40).map(|n| format!("node {index} turn {n}")).collect();
+        assert_eq!(mine, expected, "node {index}'s turns, in its order");
+    }
+
+    // Both nodes take the lease at once, 20 times: exactly one wins each round.
+    for round in 0..20 {
+        let takes = nodes.iter().enumerate().map(|(index, node)| {
+            let node = node.clone();
+            let chat = chat.clone();
+            let me = holder(&format!("{round}-{index}"));
+            tokio::spawn(async move {
+                node.take_lease(&chat, &me, Duration::from_secs(60), &Takeover::Ended)
+                    .await
+                    .map(|grant| (me, grant))
+            })
+        });
+        let results: Vec<_> = futures::future::join_all(takes)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {results:?}");
+        for loser in results.iter().filter_map(|r| r.as_ref().err()) {
+            assert!(matches!(loser, StoreError::Leased { .. }), "{loser}");
+        }
+        let (winner, _) = winners[0];
+        nodes[0].release_lease(&chat, winner).await.unwrap();
+    }
+}
