@@ -22,7 +22,6 @@ use hearth_core::{
 };
 use hearth_harness_acp::{AcpHarness, AcpOptions, AgentSpec, PermissionPolicy, Timeouts};
 use hearth_host::{HostConfig, NewSessionRequest};
-use hearth_store::Store;
 use hearth_test_support::TestHost;
 use tokio::sync::broadcast::error::RecvError;
 

@@ -18,7 +18,6 @@ use hearth_core::{
     ToolCallStatus, ToolResult, UserMessage,
 };
 use hearth_host::HostConfig;
-use hearth_store::Store;
 use hearth_test_support::{FakeAgent, TestHost, test_config};
 use tokio::sync::broadcast::error::RecvError;
 

@@ -9,7 +9,7 @@ use hearth_core::{
     StopReason, TurnId, UserMessage,
 };
 use hearth_host::{Host, HostError};
-use hearth_store::{SessionQuery, Store};
+use hearth_store::SessionQuery;
 
 use crate::test_host::{TestHost, next_envelope, until_turn_completes};
 

@@ -24,4 +24,7 @@ pub use outside::{OUTSIDE_PORT, OutsideHost};
 pub use process::{BoundedChild, BoundedCommand, PROCESS_WAIT};
 pub use real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
 pub use test_agent::acp_test_agent;
-pub use test_host::{TestHost, WAIT, eventually, next_envelope, test_config, until_turn_completes};
+pub use test_host::{
+    Backend, TestHost, WAIT, current_backend, eventually, next_envelope, on_backend, test_config,
+    until_turn_completes,
+};

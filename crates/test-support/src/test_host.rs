@@ -1,5 +1,6 @@
-//! A host over a real SQLite database in a temporary directory, restartable, plus
-//! helpers that wait (bounded) for envelopes.
+//! A host over a real database — SQLite in a temporary directory, or a fresh PostgreSQL
+//! database of the test server — restartable, plus helpers that wait (bounded) for
+//! envelopes.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use hearth_core::{
     Action, ChatSeed, ChatUri, Envelope, Harness, HarnessId, Scope, SessionUri, StopReason, TurnId,
 };
 use hearth_host::{EnvelopeReceiver, Host, HostConfig, NewSessionRequest};
-use hearth_store::SqliteStore;
+use hearth_store::{PgStore, SqliteStore, Store};
 use tempfile::TempDir;
 
 /// How long any wait in a test may take before it fails. Generous, so that a machine
@@ -17,14 +18,66 @@ use tempfile::TempDir;
 /// fail waits this long, once.
 pub const WAIT: Duration = Duration::from_secs(30);
 
-/// A host on a real database in a temporary directory.
+/// Which database a test host runs on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite, in the test host's temporary directory.
+    Sqlite,
+    /// PostgreSQL: the database at this URL (see [`crate::postgres::fresh_database`]).
+    Postgres(String),
+}
+
+tokio::task_local! {
+    /// The backend test hosts started in this task use (SQLite when unset): set by
+    /// [`on_backend`], so one test body runs on every backend unchanged.
+    static BACKEND: Backend;
+}
+
+/// Runs `test` with every [`TestHost`] it starts (and every [`TestHost::open_store`]) on
+/// `backend`.
+pub async fn on_backend<F: std::future::Future>(backend: Backend, test: F) -> F::Output {
+    BACKEND.scope(backend, test).await
+}
+
+/// The backend of the running test (see [`on_backend`]).
+pub fn current_backend() -> Backend {
+    BACKEND.try_with(Clone::clone).unwrap_or(Backend::Sqlite)
+}
+
+/// A store opened for a test host, kept by its type so it can be closed.
+#[derive(Clone)]
+enum Opened {
+    Sqlite(Arc<SqliteStore>),
+    Postgres(Arc<PgStore>),
+}
+
+impl Opened {
+    fn shared(&self) -> Arc<dyn Store> {
+        match self {
+            Self::Sqlite(store) => store.clone(),
+            Self::Postgres(store) => store.clone(),
+        }
+    }
+
+    async fn close(&self) {
+        match self {
+            Self::Sqlite(store) => store.close().await,
+            Self::Postgres(store) => store.close().await,
+        }
+    }
+}
+
+/// A host on a real database: SQLite in a temporary directory, or PostgreSQL (see
+/// [`on_backend`]).
 pub struct TestHost {
-    /// The directory holding the database.
+    /// The directory holding the database (SQLite), and the test's other files.
     pub dir: TempDir,
     /// The host.
     pub host: Host,
     /// Its store.
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn Store>,
+    backend: Backend,
+    opened: Opened,
 }
 
 /// A host configuration fit for tests: quick checkpoints and a short abort grace.
@@ -50,37 +103,63 @@ impl TestHost {
     }
 
     async fn start_in(dir: TempDir, agents: Vec<Arc<dyn Harness>>, config: HostConfig) -> Self {
-        let path = dir.path().join("hearth.db");
-        let store = Arc::new(
-            SqliteStore::open(&path)
-                .await
-                .unwrap_or_else(|error| panic!("open: {error}")),
-        );
+        let backend = current_backend();
+        let opened = open(&backend, &dir.path().join("hearth.db")).await;
+        let store = opened.shared();
         let host = Host::start(store.clone(), agents, config);
-        Self { dir, host, store }
+        Self {
+            dir,
+            host,
+            store,
+            backend,
+            opened,
+        }
     }
 
-    /// The database file.
+    /// The database file (SQLite).
     pub fn database(&self) -> PathBuf {
         self.dir.path().join("hearth.db")
+    }
+
+    /// Which database the host runs on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The host's store as SQLite, for tests of what only SQLite has; fails the test on
+    /// another backend.
+    pub fn sqlite(&self) -> Arc<SqliteStore> {
+        match &self.opened {
+            Opened::Sqlite(store) => store.clone(),
+            Opened::Postgres(_) => panic!("this test needs the SQLite store"),
+        }
+    }
+
+    /// Another handle on the host's database, as a second process (or node) opens it.
+    pub async fn open_store(&self) -> Arc<dyn Store> {
+        open(&self.backend, &self.database()).await.shared()
     }
 
     /// Shuts the host down cleanly and starts a new one on the same database with new
     /// harness instances (a process restart).
     pub async fn restart(self, agents: Vec<Arc<dyn Harness>>) -> Self {
         self.host.shutdown().await;
-        let Self { dir, host, store } = self;
-        drop(host);
-        store.close().await;
-        Self::start_in(dir, agents, test_config()).await
+        self.crash_and_restart(agents).await
     }
 
     /// Drops the host without shutting it down (a crash: nothing is flushed).
     pub async fn crash_and_restart(self, agents: Vec<Arc<dyn Harness>>) -> Self {
-        let Self { dir, host, store } = self;
+        let Self {
+            dir,
+            host,
+            store,
+            backend,
+            opened,
+        } = self;
         drop(host);
-        store.close().await;
-        Self::start_in(dir, agents, test_config()).await
+        drop(store);
+        opened.close().await;
+        on_backend(backend, Self::start_in(dir, agents, test_config())).await
     }
 
     /// A fresh peer chat in `session`.
@@ -103,6 +182,22 @@ impl TestHost {
             })
             .await
             .unwrap_or_else(|error| panic!("create session: {error}"))
+    }
+}
+
+/// Opens the backend's database (SQLite at `path`).
+async fn open(backend: &Backend, path: &std::path::Path) -> Opened {
+    match backend {
+        Backend::Sqlite => Opened::Sqlite(Arc::new(
+            SqliteStore::open(path)
+                .await
+                .unwrap_or_else(|error| panic!("open: {error}")),
+        )),
+        Backend::Postgres(url) => Opened::Postgres(Arc::new(
+            PgStore::connect(url)
+                .await
+                .unwrap_or_else(|error| panic!("open {url}: {error}")),
+        )),
     }
 }
 
@@ -148,4 +243,28 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Runs each named test, an `async fn()` starting its hosts with [`TestHost`], on every
+/// backend as its own test: `NAME::sqlite` and `NAME::postgres` (a fresh database of the
+/// test server; skipped, saying why, when none runs and none is required).
+#[macro_export]
+macro_rules! on_every_backend {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn sqlite() {
+                    super::$name().await;
+                }
+
+                #[tokio::test]
+                async fn postgres() {
+                    if let Some(url) = $crate::postgres::fresh_database().await {
+                        $crate::on_backend($crate::Backend::Postgres(url), super::$name()).await;
+                    }
+                }
+            }
+        )+
+    };
 }

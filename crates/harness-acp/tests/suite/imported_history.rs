@@ -10,7 +10,7 @@ use std::sync::Arc;
 use hearth_core::{ChatUri, HarnessId, SessionSummary, StopReason};
 use hearth_harness_acp::ImportedConversations;
 use hearth_history::{Agent, ImportOptions, ImportSource};
-use hearth_store::{SessionQuery, Store};
+use hearth_store::SessionQuery;
 use hearth_test_support::TestHost;
 use hearth_test_support::real_agents::{ModelTurn, RealAgent};
 use pretty_assertions::assert_eq;

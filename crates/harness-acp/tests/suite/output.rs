@@ -8,7 +8,6 @@ use hearth_core::{
     TurnId,
 };
 use hearth_host::Subscription;
-use hearth_store::Store;
 use hearth_test_support::TestHost;
 use pretty_assertions::assert_eq;
 use tokio::sync::broadcast::error::RecvError;

@@ -51,7 +51,7 @@ use hearth_harness_acp::{
     AcpHarness, AcpOptions, AgentSpec, LentOverHttp, LentTools, PermissionPolicy, Timeouts,
 };
 use hearth_host::{Host, NewSessionRequest, Subscription};
-use hearth_store::{SessionQuery, Store};
+use hearth_store::SessionQuery;
 use hearth_test_support::model_server::Outcome;
 use hearth_test_support::real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
 use hearth_test_support::{MockModelServer, TestHost};

@@ -6,7 +6,6 @@ use hearth_core::{
     Action, Attachment, ChatUri, PlanStatus, ResponsePart, StopReason, ToolCallStatus, ToolKind,
     UserMessage,
 };
-use hearth_store::Store;
 use hearth_test_support::TestHost;
 use pretty_assertions::assert_eq;
 

@@ -8,7 +8,7 @@ use hearth_core::{
     ProjectId, Scope, TurnId, now,
 };
 use hearth_host::{HostError, NewSessionRequest};
-use hearth_store::{ScopeFilter, SessionQuery, Store};
+use hearth_store::{ScopeFilter, SessionQuery};
 use hearth_test_support::{Call, FakeAgent, TestHost};
 use pretty_assertions::assert_eq;
 
@@ -16,7 +16,6 @@ fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
     vec![fake.clone() as Arc<dyn Harness>]
 }
 
-#[tokio::test]
 async fn deleting_disposes_peers_first_and_the_default_last() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -39,7 +38,6 @@ async fn deleting_disposes_peers_first_and_the_default_last() {
     assert!(test.store.is_tombstoned(&session).await.unwrap());
 }
 
-#[tokio::test]
 async fn a_deleted_session_is_never_rediscovered() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -84,7 +82,6 @@ async fn a_deleted_session_is_never_rediscovered() {
     );
 }
 
-#[tokio::test]
 async fn a_conversation_two_harnesses_read_from_one_catalog_is_listed_once() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -144,7 +141,6 @@ async fn a_conversation_two_harnesses_read_from_one_catalog_is_listed_once() {
     assert_eq!(listed().await.len(), 3);
 }
 
-#[tokio::test]
 async fn a_session_whose_harness_is_gone_can_still_be_deleted() {
     let gone = FakeAgent::new("gone");
     let test = TestHost::start(agents(&gone)).await;
@@ -184,7 +180,6 @@ async fn a_session_whose_harness_is_gone_can_still_be_deleted() {
     assert!(again.to_string().contains("was deleted"), "{again}");
 }
 
-#[tokio::test]
 async fn capabilities_gate_peer_chats_forks_and_side_chats() {
     let fake = FakeAgent::with_capabilities("single", Capabilities::default());
     let test = TestHost::start(agents(&fake)).await;
@@ -222,7 +217,6 @@ async fn capabilities_gate_peer_chats_forks_and_side_chats() {
     )));
 }
 
-#[tokio::test]
 async fn forks_need_a_turn_of_the_same_session() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -242,7 +236,6 @@ async fn forks_need_a_turn_of_the_same_session() {
     assert!(error.to_string().contains("is not in chat"), "{error}");
 }
 
-#[tokio::test]
 async fn listing_filters_by_scope_and_provider() {
     let alpha = FakeAgent::new("alpha");
     let beta = FakeAgent::new("beta");
@@ -301,7 +294,6 @@ async fn listing_filters_by_scope_and_provider() {
     assert_eq!(list(alpha_only).await, vec![global]);
 }
 
-#[tokio::test]
 async fn unknown_things_give_clear_errors() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -332,7 +324,6 @@ async fn unknown_things_give_clear_errors() {
     );
 }
 
-#[tokio::test]
 async fn drafts_and_models_are_kept() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -378,7 +369,6 @@ async fn drafts_and_models_are_kept() {
     );
 }
 
-#[tokio::test]
 async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -460,7 +450,6 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
 
 /// A session created with a title (as the calendar's Ask bar creates "Calendar") gives
 /// it to its default chat: one title, from one place.
-#[tokio::test]
 async fn a_session_created_with_a_title_gives_it_to_its_default_chat() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -481,3 +470,17 @@ async fn a_session_created_with_a_title_gives_it_to_its_default_chat() {
         .collect();
     assert_eq!(titles, [Some("Calendar"), Some("Calendar")]);
 }
+
+hearth_test_support::on_every_backend!(
+    deleting_disposes_peers_first_and_the_default_last,
+    a_deleted_session_is_never_rediscovered,
+    a_conversation_two_harnesses_read_from_one_catalog_is_listed_once,
+    a_session_whose_harness_is_gone_can_still_be_deleted,
+    capabilities_gate_peer_chats_forks_and_side_chats,
+    forks_need_a_turn_of_the_same_session,
+    listing_filters_by_scope_and_provider,
+    unknown_things_give_clear_errors,
+    drafts_and_models_are_kept,
+    queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order,
+    a_session_created_with_a_title_gives_it_to_its_default_chat,
+);

@@ -8,7 +8,7 @@ use hearth_core::{
     StopReason, TurnId, UserMessage, now,
 };
 use hearth_host::NewSessionRequest;
-use hearth_store::{SessionQuery, Store};
+use hearth_store::SessionQuery;
 use hearth_test_support::{Call, FakeAgent, TestHost, WAIT, eventually, next_envelope};
 use pretty_assertions::assert_eq;
 
@@ -17,7 +17,6 @@ fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
 }
 
 /// I1: provider data is stored and handed back byte for byte, never parsed.
-#[tokio::test]
 async fn provider_data_is_returned_verbatim_on_restore() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -48,7 +47,6 @@ async fn provider_data_is_returned_verbatim_on_restore() {
 }
 
 /// I2: a chat URI is never taken for a session URI (types; parsing refuses it too).
-#[tokio::test]
 async fn session_and_chat_uris_are_distinct() {
     let session = hearth_core::SessionUri::parse("hearth-session:fake/s1").unwrap();
     let chat = ChatUri::default_for(&session);
@@ -58,7 +56,6 @@ async fn session_and_chat_uris_are_distinct() {
 }
 
 /// I3: the default chat comes back only through `materialize_chat` (never recreated).
-#[tokio::test]
 async fn default_chat_restores_through_materialize_only() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -78,7 +75,6 @@ async fn default_chat_restores_through_materialize_only() {
 
 /// I4: a harness-spawned chat enters the catalog through the one path before any of its
 /// events are applied.
-#[tokio::test]
 async fn spawned_chat_is_in_the_catalog_before_its_events() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -164,7 +160,6 @@ async fn spawned_chat_is_in_the_catalog_before_its_events() {
 
 /// I5: peers restore lazily from the persisted catalog: listed at once, resolved on first
 /// subscribe, concurrent resolves coalesced, failures retryable.
-#[tokio::test]
 async fn peers_restore_lazily_coalesced_and_retryable() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -239,7 +234,6 @@ async fn restored_with_a_held_peer_resolve() -> (
 }
 
 /// I5: a resolve that finishes after its session was deleted publishes nothing.
-#[tokio::test]
 async fn stale_resolves_are_dropped_after_delete() {
     let (test, fresh, session, peer, resolve) = restored_with_a_held_peer_resolve().await;
     tokio::time::timeout(WAIT, test.host.delete_session(&session))
@@ -263,7 +257,6 @@ async fn stale_resolves_are_dropped_after_delete() {
 }
 
 /// I5: eviction leaves a chat that is being resolved alone, and takes it once resolved.
-#[tokio::test]
 async fn eviction_waits_for_a_resolve_in_flight() {
     let (test, fresh, _session, peer, resolve) = restored_with_a_held_peer_resolve().await;
     assert_eq!(test.host.evict_idle(std::time::Duration::ZERO).await, 0);
@@ -276,7 +269,6 @@ async fn eviction_waits_for_a_resolve_in_flight() {
 }
 
 /// I6: a restored session goes to the harness named by its URI.
-#[tokio::test]
 async fn restored_sessions_route_by_uri_provider() {
     let alpha = FakeAgent::new("alpha");
     let beta = FakeAgent::new("beta");
@@ -301,7 +293,6 @@ async fn restored_sessions_route_by_uri_provider() {
 }
 
 /// I7: a conversation that backs a chat never shows up as a session of its own.
-#[tokio::test]
 async fn chat_conversations_never_become_sessions() {
     let fake = FakeAgent::new("fake");
     fake.give_conversations();
@@ -350,7 +341,6 @@ async fn chat_conversations_never_become_sessions() {
 
 /// I7, under a race: a harness that lists a new conversation in its catalog while
 /// `create_chat` is still running must not see it registered as an external session.
-#[tokio::test]
 async fn a_conversation_discovered_while_its_chat_is_created_never_becomes_a_session() {
     let fake = FakeAgent::new("fake");
     fake.give_conversations();
@@ -405,7 +395,6 @@ async fn a_conversation_discovered_while_its_chat_is_created_never_becomes_a_ses
 }
 
 /// I8: harnesses get host facts (origin, scope, working directories) in the context.
-#[tokio::test]
 async fn harnesses_receive_host_facts_in_the_context() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -481,3 +470,17 @@ async fn harnesses_receive_host_facts_in_the_context() {
         );
     }
 }
+
+hearth_test_support::on_every_backend!(
+    provider_data_is_returned_verbatim_on_restore,
+    session_and_chat_uris_are_distinct,
+    default_chat_restores_through_materialize_only,
+    spawned_chat_is_in_the_catalog_before_its_events,
+    peers_restore_lazily_coalesced_and_retryable,
+    stale_resolves_are_dropped_after_delete,
+    eviction_waits_for_a_resolve_in_flight,
+    restored_sessions_route_by_uri_provider,
+    chat_conversations_never_become_sessions,
+    a_conversation_discovered_while_its_chat_is_created_never_becomes_a_session,
+    harnesses_receive_host_facts_in_the_context,
+);

@@ -11,7 +11,7 @@ use hearth_core::{
     ChatUri, Harness, HarnessData, ResourceUri, Signal, StopReason, TurnId, UserMessage, now,
 };
 use hearth_host::{Host, HostConfig, HostError};
-use hearth_store::{LeaseHolder, SqliteStore, Store, StoreError, Takeover};
+use hearth_store::{LeaseHolder, Store, StoreError, Takeover};
 use hearth_test_support::{
     Call, FakeAgent, TestHost, eventually, test_config, until_turn_completes,
 };
@@ -23,8 +23,7 @@ fn agents(fake: &Arc<FakeAgent>) -> Vec<Arc<dyn Harness>> {
 
 /// A second host (a second process) on the test host's database.
 async fn second_host(test: &TestHost, fake: &Arc<FakeAgent>, config: HostConfig) -> Host {
-    let store = Arc::new(SqliteStore::open(&test.database()).await.unwrap());
-    Host::start(store, agents(fake), config)
+    Host::start(test.open_store().await, agents(fake), config)
 }
 
 /// Runs a turn on `host` to the end: the answer, then the harness's new blob.
@@ -78,7 +77,6 @@ async fn stored_blob(store: &dyn Store, chat: &ChatUri) -> Option<HarnessData> {
         .and_then(|record| record.provider_data)
 }
 
-#[tokio::test]
 async fn a_second_host_is_refused_while_the_first_answers_then_builds_on_its_turn() {
     let first = FakeAgent::new("fake");
     let test = TestHost::start(agents(&first)).await;
@@ -181,7 +179,6 @@ fn materializations(fake: &FakeAgent, chat: &ChatUri) -> Vec<Option<HarnessData>
         .collect()
 }
 
-#[tokio::test]
 async fn a_chat_another_host_wrote_is_read_again_before_the_next_turn() {
     let first = FakeAgent::new("fake");
     let test = TestHost::start(agents(&first)).await;
@@ -227,7 +224,6 @@ async fn a_chat_another_host_wrote_is_read_again_before_the_next_turn() {
     assert_eq!(materializations(&first, &chat).len(), before + 1);
 }
 
-#[tokio::test]
 async fn an_old_blob_never_replaces_a_newer_one_another_host_wrote() {
     let first = FakeAgent::new("fake");
     let test = TestHost::start(agents(&first)).await;
@@ -268,7 +264,6 @@ async fn an_old_blob_never_replaces_a_newer_one_another_host_wrote() {
     );
 }
 
-#[tokio::test]
 async fn the_lease_of_a_host_dropped_mid_turn_is_taken_over() {
     let first = FakeAgent::new("fake");
     let test = TestHost::start(agents(&first)).await;
@@ -289,7 +284,9 @@ async fn the_lease_of_a_host_dropped_mid_turn_is_taken_over() {
             .unwrap_err(),
     );
     // The first host goes away without shutting down, as a process that crashed.
-    let TestHost { host, dir, store } = test;
+    let TestHost {
+        host, dir, store, ..
+    } = test;
     drop(host);
     answer(&other, &second, &chat, "two", "answer two").await;
     let stored = store.turns(&chat).await.unwrap();
@@ -299,7 +296,6 @@ async fn the_lease_of_a_host_dropped_mid_turn_is_taken_over() {
     drop(dir);
 }
 
-#[tokio::test]
 async fn a_lease_from_another_machine_is_refused_until_it_expires() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -347,7 +343,6 @@ async fn a_lease_from_another_machine_is_refused_until_it_expires() {
     assert!(!leases[0].is_live(now()), "released after the turn");
 }
 
-#[tokio::test]
 async fn a_running_turn_renews_its_lease() {
     let fake = FakeAgent::new("fake");
     let config = HostConfig {
@@ -397,3 +392,12 @@ async fn a_running_turn_renews_its_lease() {
     })
     .await;
 }
+
+hearth_test_support::on_every_backend!(
+    a_second_host_is_refused_while_the_first_answers_then_builds_on_its_turn,
+    a_chat_another_host_wrote_is_read_again_before_the_next_turn,
+    an_old_blob_never_replaces_a_newer_one_another_host_wrote,
+    the_lease_of_a_host_dropped_mid_turn_is_taken_over,
+    a_lease_from_another_machine_is_refused_until_it_expires,
+    a_running_turn_renews_its_lease,
+);

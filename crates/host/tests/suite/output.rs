@@ -10,7 +10,6 @@ use hearth_core::{
     TurnId, UserMessage,
 };
 use hearth_host::{HostConfig, Subscription};
-use hearth_store::Store;
 use hearth_test_support::{FakeAgent, TestHost, WAIT, test_config};
 use pretty_assertions::assert_eq;
 use tokio::sync::broadcast::error::RecvError;
@@ -80,7 +79,6 @@ fn pattern(bytes: usize) -> String {
     text
 }
 
-#[tokio::test]
 async fn a_200_mb_answer_keeps_its_limit_marks_the_cut_and_completes() {
     let (fake, test, chat) = start(OutputLimits::default()).await;
     let (turn_id, mut subscription) = send(&test, &fake, &chat).await;
@@ -155,7 +153,6 @@ async fn a_200_mb_answer_keeps_its_limit_marks_the_cut_and_completes() {
     );
 }
 
-#[tokio::test]
 async fn two_hundred_thousand_tool_call_updates_end_every_call_within_the_update_limit() {
     let (fake, test, chat) = start(OutputLimits::default()).await;
     let (turn_id, mut subscription) = send(&test, &fake, &chat).await;
@@ -249,7 +246,6 @@ async fn two_hundred_thousand_tool_call_updates_end_every_call_within_the_update
     );
 }
 
-#[tokio::test]
 async fn calls_past_the_limit_are_dropped_and_large_pieces_cut_with_their_size() {
     let (fake, test, chat) = start(OutputLimits {
         tool_calls: 2,
@@ -336,7 +332,6 @@ async fn calls_past_the_limit_are_dropped_and_large_pieces_cut_with_their_size()
     );
 }
 
-#[tokio::test]
 async fn a_turn_within_its_limits_shows_no_mark() {
     let (fake, test, chat) = start(OutputLimits::default()).await;
     let (turn_id, mut subscription) = send(&test, &fake, &chat).await;
@@ -364,3 +359,10 @@ async fn a_turn_within_its_limits_shows_no_mark() {
         .snapshot;
     assert!(format!("{snapshot:?}").contains("a short answer"));
 }
+
+hearth_test_support::on_every_backend!(
+    a_200_mb_answer_keeps_its_limit_marks_the_cut_and_completes,
+    two_hundred_thousand_tool_call_updates_end_every_call_within_the_update_limit,
+    calls_past_the_limit_are_dropped_and_large_pieces_cut_with_their_size,
+    a_turn_within_its_limits_shows_no_mark,
+);

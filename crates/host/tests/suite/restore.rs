@@ -9,7 +9,7 @@ use hearth_core::{
     now,
 };
 use hearth_host::Resumed;
-use hearth_store::{SessionQuery, Store};
+use hearth_store::SessionQuery;
 use hearth_test_support::{Call, FakeAgent, TestHost, next_envelope, until_turn_completes};
 use pretty_assertions::assert_eq;
 
@@ -48,7 +48,6 @@ async fn answered_turn(
     turn
 }
 
-#[tokio::test]
 async fn sessions_chats_and_turns_survive_a_restart() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -83,7 +82,6 @@ async fn sessions_chats_and_turns_survive_a_restart() {
     assert_eq!(after.summary.title.as_deref(), Some("plan my garden"));
 }
 
-#[tokio::test]
 async fn external_sessions_show_the_harness_history() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -118,7 +116,6 @@ async fn external_sessions_show_the_harness_history() {
     }));
 }
 
-#[tokio::test]
 async fn forking_a_session_copies_its_history_through_the_turn() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -148,7 +145,6 @@ async fn forking_a_session_copies_its_history_through_the_turn() {
     assert!(unknown.to_string().contains("is not in chat"), "{unknown}");
 }
 
-#[tokio::test]
 async fn idle_sessions_are_released_never_destroyed() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -177,7 +173,6 @@ async fn idle_sessions_are_released_never_destroyed() {
     );
 }
 
-#[tokio::test]
 async fn resuming_replays_missed_envelopes_or_sends_a_snapshot() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -213,7 +208,6 @@ async fn resuming_replays_missed_envelopes_or_sends_a_snapshot() {
     ));
 }
 
-#[tokio::test]
 async fn two_clients_converge_on_the_same_state() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -253,3 +247,12 @@ async fn two_clients_converge_on_the_same_state() {
         ResourceState::Session(test.host.session(&session).await.unwrap())
     );
 }
+
+hearth_test_support::on_every_backend!(
+    sessions_chats_and_turns_survive_a_restart,
+    external_sessions_show_the_harness_history,
+    forking_a_session_copies_its_history_through_the_turn,
+    idle_sessions_are_released_never_destroyed,
+    resuming_replays_missed_envelopes_or_sends_a_snapshot,
+    two_clients_converge_on_the_same_state,
+);

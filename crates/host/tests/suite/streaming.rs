@@ -8,7 +8,6 @@ use hearth_core::{
     UserMessage,
 };
 use hearth_host::HostError;
-use hearth_store::Store;
 use hearth_test_support::{FakeAgent, TestHost, eventually, until_turn_completes};
 use pretty_assertions::assert_eq;
 
@@ -22,7 +21,6 @@ async fn start_turn(test: &TestHost, fake: &FakeAgent, chat: &ChatUri, text: &st
     turn_id
 }
 
-#[tokio::test]
 async fn several_chats_of_one_session_run_at_once() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -82,7 +80,6 @@ async fn several_chats_of_one_session_run_at_once() {
     );
 }
 
-#[tokio::test]
 async fn a_second_send_to_a_busy_chat_is_refused() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -99,7 +96,6 @@ async fn a_second_send_to_a_busy_chat_is_refused() {
     assert_eq!(test.store.turns(&chat).await.unwrap().len(), 1);
 }
 
-#[tokio::test]
 async fn abort_keeps_what_streamed() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -132,7 +128,6 @@ async fn abort_keeps_what_streamed() {
     );
 }
 
-#[tokio::test]
 async fn a_harness_that_ignores_abort_is_stopped_after_the_grace_period() {
     let fake = FakeAgent::new("fake");
     fake.ignore_aborts();
@@ -164,7 +159,6 @@ async fn a_harness_that_ignores_abort_is_stopped_after_the_grace_period() {
     );
 }
 
-#[tokio::test]
 async fn a_failed_turn_ends_with_the_error_shown() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -191,7 +185,6 @@ async fn a_failed_turn_ends_with_the_error_shown() {
     assert_eq!(stored[0].stop_reason, Some(StopReason::Error));
 }
 
-#[tokio::test]
 async fn streaming_text_is_checkpointed_and_survives_a_crash_as_incomplete() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -242,7 +235,6 @@ async fn streaming_text_is_checkpointed_and_survives_a_crash_as_incomplete() {
     .await;
 }
 
-#[tokio::test]
 async fn large_answers_are_checkpointed_before_the_interval() {
     let fake = FakeAgent::new("fake");
     let config = hearth_host::HostConfig {
@@ -290,7 +282,6 @@ fn answer(option: &str) -> hearth_core::PermissionAnswer {
     }
 }
 
-#[tokio::test]
 async fn permission_requests_are_answered_through_the_host() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -367,7 +358,6 @@ async fn permission_requests_are_answered_through_the_host() {
     );
 }
 
-#[tokio::test]
 async fn an_abort_is_repeated_while_its_turn_still_runs() {
     let fake = FakeAgent::new("fake");
     fake.ignore_aborts();
@@ -387,7 +377,6 @@ async fn an_abort_is_repeated_while_its_turn_still_runs() {
     .await;
 }
 
-#[tokio::test]
 async fn a_harness_can_settle_a_permission_request_itself() {
     let fake = FakeAgent::new("fake");
     let test = TestHost::start(agents(&fake)).await;
@@ -422,3 +411,16 @@ async fn a_harness_can_settle_a_permission_request_itself() {
         ResponsePart::PermissionRequest { outcome: Some(outcome), .. } if outcome == "reject-once"
     ));
 }
+
+hearth_test_support::on_every_backend!(
+    several_chats_of_one_session_run_at_once,
+    a_second_send_to_a_busy_chat_is_refused,
+    abort_keeps_what_streamed,
+    a_harness_that_ignores_abort_is_stopped_after_the_grace_period,
+    a_failed_turn_ends_with_the_error_shown,
+    streaming_text_is_checkpointed_and_survives_a_crash_as_incomplete,
+    large_answers_are_checkpointed_before_the_interval,
+    permission_requests_are_answered_through_the_host,
+    an_abort_is_repeated_while_its_turn_still_runs,
+    a_harness_can_settle_a_permission_request_itself,
+);

@@ -24,7 +24,7 @@ async fn the_audit_log_is_verified_and_tampering_is_reported() {
     })
     .await;
     let (client, _notifications) = server.client().await;
-    let log = AuditLog::new(server.host.store.clone());
+    let log = AuditLog::new(server.host.sqlite());
     for tool in ["events_list", "calendar_list", "event_get"] {
         let mut entry = AuditEntry::new(
             Actor::Hearth,
@@ -86,7 +86,7 @@ async fn the_audit_log_is_verified_and_tampering_is_reported() {
         "UPDATE audit_log SET tool = 'event_delete' WHERE seq = 2",
     ] {
         sqlx::query(statement)
-            .execute(server.host.store.pool())
+            .execute(server.host.sqlite().pool())
             .await
             .unwrap();
     }

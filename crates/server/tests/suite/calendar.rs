@@ -498,7 +498,7 @@ async fn a_proposal_whose_change_cannot_be_read_is_a_warning() {
     fixture
         .server
         .host
-        .store
+        .sqlite()
         .insert_proposal(&ProposalRecord {
             id: strange.clone(),
             tool: "event_create".into(),

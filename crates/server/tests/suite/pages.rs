@@ -10,7 +10,6 @@ use hearth_protocol::{
     ChatTurnsParams, ErrorKind, Subscribe, SubscribeParams,
 };
 use hearth_server::{Client, ServerError};
-use hearth_store::Store;
 use pretty_assertions::assert_eq;
 
 use super::support::{TestServer, create_session, send, until_completed};

@@ -53,7 +53,7 @@ async fn a_proposal_staged_by_another_process_is_announced() {
         .await
         .unwrap();
     let record = staged_elsewhere("Dentist");
-    server.host.store.insert_proposal(&record).await.unwrap();
+    server.host.sqlite().insert_proposal(&record).await.unwrap();
     let envelope = next_envelope(&mut notifications).await;
     match envelope.action {
         wire::Action::ProposalChanged { proposal_id } => {

@@ -9,7 +9,6 @@ use hearth_protocol::{
     SessionRename, SessionRenameParams, Subscribe, SubscribeParams,
 };
 use hearth_server::ServerError;
-use hearth_store::Store;
 use pretty_assertions::assert_eq;
 
 use super::support::{TestServer, create_session, next_envelope};

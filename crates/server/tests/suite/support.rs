@@ -67,8 +67,8 @@ impl TestServer {
         let fake = FakeAgent::new("fake");
         let host = TestHost::start(vec![fake.clone()]).await;
         let tools = setup.approvals.then(|| {
-            let audit = hearth_tools::AuditLog::new(host.store.clone());
-            let mut builder = hearth_tools::ToolRegistry::builder(host.store.clone(), audit);
+            let audit = hearth_tools::AuditLog::new(host.sqlite());
+            let mut builder = hearth_tools::ToolRegistry::builder(host.sqlite(), audit);
             if let Some(calendars) = &setup.calendars {
                 builder
                     .register_all(hearth_calendar::calendar_tools(calendars.clone()))

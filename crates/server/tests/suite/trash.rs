@@ -90,7 +90,7 @@ async fn a_deleted_session_waits_in_the_trash_until_restored_or_erased() {
     assert_eq!(emptied.erased, 1);
     let trash = client.call::<TrashList>(&TrashListParams {}).await.unwrap();
     assert!(trash.items.is_empty());
-    let rows = hearth_tools::AuditLog::new(server.host.store.clone())
+    let rows = hearth_tools::AuditLog::new(server.host.sqlite())
         .list(&AuditQuery::default())
         .await
         .unwrap();
