@@ -9,7 +9,7 @@ use hearth_config::{Config, Paths};
 use hearth_core::Harness;
 use hearth_host::{Host, HostConfig, MessageLimits, ScopeSeam};
 use hearth_projects::{ProjectScopes, Projects};
-use hearth_store::{Access, SqliteStore};
+use hearth_store::{Access, PgStore, SqliteStore, Stores};
 use tokio::sync::OnceCell;
 
 /// Where notes about the data directory go.
@@ -33,21 +33,32 @@ pub struct App {
     pub serving_port: Option<u16>,
     /// Where notes about the data directory go.
     pub notices: Notices,
+    /// A PostgreSQL database to keep everything in instead of the data directory's
+    /// SQLite database (`hearth serve --store`, `HEARTH_STORE_URL`, `[store] url`).
+    pub store_url: Option<String>,
     /// The store, opened on first use: one handle (one connection pool) per process,
     /// shared by every clone of this `App`.
-    store: Arc<OnceCell<Arc<SqliteStore>>>,
+    store: Arc<OnceCell<Arc<dyn Stores>>>,
 }
+
+/// The environment variable naming a PostgreSQL store.
+pub const STORE_URL_VARIABLE: &str = "HEARTH_STORE_URL";
 
 impl App {
     /// Resolves the data directory and reads the configuration.
     pub fn load(home: Option<&Path>, config: Option<&Path>) -> anyhow::Result<Self> {
         let paths = Paths::resolve(home, config)?;
         let config = Config::load_from(&paths.config_file, paths.config_origin)?;
+        let store_url = std::env::var(STORE_URL_VARIABLE)
+            .ok()
+            .filter(|url| !url.trim().is_empty())
+            .or_else(|| config.store.url.clone());
         Ok(Self {
             paths,
             config,
             serving_port: None,
             notices: Notices::Stderr,
+            store_url,
             store: Arc::default(),
         })
     }
@@ -85,25 +96,40 @@ impl App {
         }
     }
 
+    /// The same app keeping everything in the PostgreSQL database at `url` (unchanged
+    /// when `None`), with a store handle of its own.
+    pub fn with_store_url(&self, url: Option<String>) -> Self {
+        match url {
+            None => self.clone(),
+            Some(url) => Self {
+                store_url: Some(url),
+                store: Arc::default(),
+                ..self.clone()
+            },
+        }
+    }
+
     /// The database (created on first use), opened once per process: every caller gets
     /// the same handle. A database this process cannot write is opened for reading
     /// only, with a note: what only reads works, and every change fails saying why.
-    pub async fn open_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
+    pub async fn open_store(&self) -> anyhow::Result<Arc<dyn Stores>> {
         let store = self.store.get_or_try_init(|| self.open_new_store()).await?;
         Ok(Arc::clone(store))
     }
 
-    async fn open_new_store(&self) -> anyhow::Result<Arc<SqliteStore>> {
-        let store = SqliteStore::open_or_read_only(&self.paths.database()).await?;
+    async fn open_new_store(&self) -> anyhow::Result<Arc<dyn Stores>> {
+        let store: Arc<dyn Stores> = match &self.store_url {
+            Some(url) => open_postgres(url).await?,
+            None => Arc::new(SqliteStore::open_or_read_only(&self.paths.database()).await?),
+        };
         if let Access::ReadOnly { reason } = store.access()
             && !READ_ONLY_NOTED.swap(true, Ordering::Relaxed)
         {
             self.note(&format!(
                 "{} is open for reading only ({reason}): what you look at is shown, but nothing can be changed or saved",
-                store.path().display()
+                store.location()
             ));
         }
-        let store = Arc::new(store);
         let audit = hearth_tools::AuditLog::new(store.clone());
         if let Err(error) = self.empty_expired_trash(&store, &audit).await {
             self.note(&format!(
@@ -116,7 +142,7 @@ impl App {
     /// Starts a host with these harnesses over an open store.
     pub fn start_host(
         &self,
-        store: Arc<SqliteStore>,
+        store: Arc<dyn Stores>,
         agents: Vec<Arc<dyn Harness>>,
         source: &str,
     ) -> Host {
@@ -133,7 +159,7 @@ impl App {
 
     /// Projects as the host's scopes, with their context prepared in this data
     /// directory's cache through the guarded fetcher.
-    pub fn scopes(&self, store: &Arc<SqliteStore>) -> ScopeSeam {
+    pub fn scopes(&self, store: &Arc<dyn Stores>) -> ScopeSeam {
         let projects = Projects::new(store.clone());
         let materializer = match crate::backend::materializer(self) {
             Ok(materializer) => Some(materializer),
@@ -194,4 +220,10 @@ impl App {
                 .unwrap_or(defaults.attachment_bytes),
         }
     }
+}
+
+/// The store on the PostgreSQL database at `url`.
+async fn open_postgres(url: &str) -> anyhow::Result<Arc<dyn Stores>> {
+    let _ = PgStore::connect;
+    anyhow::bail!("a PostgreSQL store ({url}) is not available in this build yet")
 }

@@ -41,7 +41,7 @@ pub struct HarnessOptions {
     pub titles: Titles,
     /// The store external agents record their permission requests, file writes and
     /// commands in (its audit log); `None` records nothing.
-    pub store: Option<Arc<hearth_store::SqliteStore>>,
+    pub store: Option<Arc<dyn hearth_store::Stores>>,
     /// The MCP servers of single sessions the native agent offers in those sessions
     /// (`hearth acp`'s editor-passed servers); `None` when the surface has none.
     pub session_mcp: Option<hearth_mcp_client::SessionMcpServers>,
@@ -107,7 +107,7 @@ pub fn all_external_agents(app: &App) -> (Vec<ConfiguredAgent>, Vec<String>) {
 /// endpoint of this process, started when the first session needs it.
 struct LentEndpoint {
     app: App,
-    store: Arc<hearth_store::SqliteStore>,
+    store: Arc<dyn hearth_store::Stores>,
     started: std::sync::OnceLock<Option<hearth_server::LentEndpoint>>,
     stop: tokio_util::sync::CancellationToken,
 }
@@ -165,7 +165,7 @@ impl Drop for LentEndpoint {
 /// The lent-tools endpoint of this process's external agents, over `store`.
 fn lent_endpoint(
     app: &App,
-    store: Option<&Arc<hearth_store::SqliteStore>>,
+    store: Option<&Arc<dyn hearth_store::Stores>>,
 ) -> Option<Arc<dyn hearth_harness_acp::LentOverHttp>> {
     let store = store?;
     Some(Arc::new(LentEndpoint {
@@ -188,7 +188,7 @@ fn supervisor() -> Option<std::path::PathBuf> {
 pub fn acp_harness(
     app: &App,
     agent: &ConfiguredAgent,
-    store: Option<&Arc<hearth_store::SqliteStore>>,
+    store: Option<&Arc<dyn hearth_store::Stores>>,
     progress: Option<&AgentProgress>,
 ) -> AcpHarness {
     acp_harness_lending(app, agent, store, progress, None)
@@ -199,7 +199,7 @@ pub fn acp_harness(
 fn acp_harness_lending(
     app: &App,
     agent: &ConfiguredAgent,
-    store: Option<&Arc<hearth_store::SqliteStore>>,
+    store: Option<&Arc<dyn hearth_store::Stores>>,
     progress: Option<&AgentProgress>,
     lent_http: Option<Arc<dyn hearth_harness_acp::LentOverHttp>>,
 ) -> AcpHarness {

@@ -24,7 +24,7 @@ use hearth_harness_native::UserTimeZone;
 use hearth_mcp_client::{McpTools, SessionMcpServers};
 use hearth_projects::ClientFiles;
 use hearth_server::{DEFAULT_PORT, read_record, server_file};
-use hearth_store::SqliteStore;
+use hearth_store::Stores;
 use hearth_tools::{
     Actor, ApprovalGate, AuditEntry, AuditKind, AuditLog, AuditOutcome, ChatHistory,
     DEFAULT_PROPOSAL_EXPIRY_DAYS, DataFlowGuard, Decision, FlowFacts, Taint, ToolRegistry, Trusted,
@@ -284,12 +284,12 @@ pub struct Tools {
     /// The user's side of proposals.
     pub gate: ApprovalGate,
     /// The store they work on.
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn Stores>,
 }
 
 impl Tools {
     /// Builds the tools over `store`.
-    pub fn over(app: &App, store: Arc<SqliteStore>) -> anyhow::Result<Self> {
+    pub fn over(app: &App, store: Arc<dyn Stores>) -> anyhow::Result<Self> {
         Self::over_reading(app, store, ClientFiles::default())
     }
 
@@ -297,7 +297,7 @@ impl Tools {
     /// `client_files` through their client.
     fn over_reading(
         app: &App,
-        store: Arc<SqliteStore>,
+        store: Arc<dyn Stores>,
         client_files: ClientFiles,
     ) -> anyhow::Result<Self> {
         let audit = AuditLog::new(store.clone());
@@ -338,7 +338,7 @@ struct LazyRegistry {
     app: App,
     /// The sessions whose files `file_read` reads through their client.
     client_files: ClientFiles,
-    store: OnceCell<Arc<SqliteStore>>,
+    store: OnceCell<Arc<dyn Stores>>,
     registry: OnceCell<ToolRegistry>,
 }
 
@@ -362,7 +362,7 @@ impl LazyRegistry {
         }
     }
 
-    async fn store(&self) -> anyhow::Result<&Arc<SqliteStore>> {
+    async fn store(&self) -> anyhow::Result<&Arc<dyn Stores>> {
         self.store.get_or_try_init(|| self.app.open_store()).await
     }
 
@@ -508,7 +508,7 @@ struct StoredFlowFacts {
 }
 
 impl StoredFlowFacts {
-    async fn store(&self) -> Option<&Arc<SqliteStore>> {
+    async fn store(&self) -> Option<&Arc<dyn Stores>> {
         match self.registry.store().await {
             Ok(store) => Some(store),
             Err(error) => {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hearth_store::{Access, SqliteStore};
+use hearth_store::{Access, Stores};
 use hearth_tools::{Actor, AuditLog, Emptying};
 
 use crate::App;
@@ -18,7 +18,7 @@ impl App {
     /// audited. Returns how many were erased.
     pub async fn empty_expired_trash(
         &self,
-        store: &Arc<SqliteStore>,
+        store: &Arc<dyn Stores>,
         audit: &AuditLog,
     ) -> anyhow::Result<usize> {
         let Some(trash_days) = self.config.history.trash_days() else {
@@ -45,7 +45,7 @@ impl App {
     }
 
     /// Empties expired trash now and once a day, for as long as the runtime lives.
-    pub fn empty_expired_trash_daily(&self, store: Arc<SqliteStore>, audit: AuditLog) {
+    pub fn empty_expired_trash_daily(&self, store: Arc<dyn Stores>, audit: AuditLog) {
         let app = self.clone();
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval(DAILY);

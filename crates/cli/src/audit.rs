@@ -122,7 +122,7 @@ fn render_intact(report: &ChainReport) -> String {
 
 /// The audit log kept in `store`, with the key and head file of the app's data
 /// directory.
-pub fn log_in(app: &App, store: std::sync::Arc<hearth_store::SqliteStore>) -> AuditLog {
+pub fn log_in(app: &App, store: std::sync::Arc<dyn hearth_store::Stores>) -> AuditLog {
     AuditLog::with_files(
         store,
         AuditFiles {

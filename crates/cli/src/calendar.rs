@@ -662,7 +662,7 @@ async fn writable_audit(app: &App) -> anyhow::Result<AuditLog> {
     if let Access::ReadOnly { reason } = store.access() {
         anyhow::bail!(
             "nothing was written: calendar changes are recorded in the audit log of {}, which is open for reading only ({reason})",
-            store.path().display()
+            store.location()
         );
     }
     Ok(log_in(app, store))

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::bail;
 use hearth_core::{ChatUri, SessionUri, TurnId, escape_controls_inline};
-use hearth_store::SqliteStore;
+use hearth_store::Stores;
 use hearth_tools::{ApprovalGate, Proposal, ProposalQuery, ProposalStatus, UserActor};
 
 use crate::keyboard::{Keyboard, Typed};
@@ -51,7 +51,7 @@ pub(crate) struct Decisions {
 
 impl Decisions {
     /// Decisions over the proposals in `store`.
-    pub(crate) fn new(app: &App, store: Arc<SqliteStore>) -> anyhow::Result<Self> {
+    pub(crate) fn new(app: &App, store: Arc<dyn Stores>) -> anyhow::Result<Self> {
         Ok(Self {
             gate: hearth_app::tools::Tools::over(app, store)?.gate,
             user: UserActor::cli(),

@@ -15,7 +15,7 @@ use hearth_core::{
     CHAT_SCHEME, ChatUri, ProposalId, ResourceUri, SESSION_SCHEME, Scope, SessionSummary,
     SessionUri,
 };
-use hearth_store::{ScopeFilter, SessionQuery, SqliteStore, Store};
+use hearth_store::{ScopeFilter, SessionQuery, Store, Stores};
 
 use hearth_app::App;
 
@@ -218,7 +218,7 @@ pub async fn short_chat(store: &dyn Store, chat: &ChatUri) -> anyhow::Result<Str
 }
 
 /// The shortest start of a proposal's id that `proposals …` commands take for it.
-pub async fn short_proposal(store: &SqliteStore, proposal: &ProposalId) -> anyhow::Result<String> {
+pub async fn short_proposal(store: &dyn Stores, proposal: &ProposalId) -> anyhow::Result<String> {
     shortest(proposal.as_str(), |prefix| async move {
         Ok(store.proposals_with_id_prefix(&prefix, 2).await?.len())
     })
@@ -338,7 +338,7 @@ pub async fn session_or_chat(store: &dyn Store, text: &str) -> anyhow::Result<St
 }
 
 /// The proposal a name stands for: its id, or a unique prefix of it.
-pub async fn proposal(store: &SqliteStore, text: &str) -> anyhow::Result<ProposalId> {
+pub async fn proposal(store: &dyn Stores, text: &str) -> anyhow::Result<ProposalId> {
     let text = text.trim();
     let id = ProposalId::parse(text)?;
     check_length(Kind::Proposal, text)?;

@@ -14,7 +14,7 @@ use hearth_projects::{
     Consent, Created, MirrorOutcome, PROJECT_FILE, Project, ProjectError, ProjectFile, Projects,
     Review, ReviewReason, has_mirror,
 };
-use hearth_store::{ProjectRecord, ScopeFilter, SessionQuery, Store};
+use hearth_store::{ProjectRecord, ScopeFilter, SessionQuery};
 use serde_json::json;
 
 use hearth_app::App;

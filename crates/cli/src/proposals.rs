@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use hearth_core::{ProposalId, escape_controls, escape_controls_inline};
-use hearth_store::{Access, ProposalStore, SqliteStore};
+use hearth_store::{Access, Stores};
 use hearth_tools::{
     ApplyOutcome, ApprovalGate, Proposal, ProposalList, ProposalQuery, ProposalStatus, UserActor,
 };
@@ -287,7 +287,7 @@ pub(crate) fn report_outcome(outcome: &ApplyOutcome) -> anyhow::Result<()> {
 /// overdue ones shown as the gate would have left them.
 enum Reader<'a> {
     Gate(&'a ApprovalGate),
-    Stored(&'a SqliteStore),
+    Stored(&'a dyn Stores),
 }
 
 impl Reader<'_> {
@@ -345,7 +345,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
     let gate = &tools.gate;
     let reader = match store.access() {
         Access::ReadWrite => Reader::Gate(gate),
-        Access::ReadOnly { .. } => Reader::Stored(&store),
+        Access::ReadOnly { .. } => Reader::Stored(store.as_ref()),
     };
     let user = UserActor::cli();
     match command {
@@ -361,10 +361,10 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
                 cursor,
                 limit,
             };
-            list(&reader, &store, &query, json).await?;
+            list(&reader, store.as_ref(), &query, json).await?;
         }
         ProposalsCommand::Show { id, json } => {
-            let id = crate::names::proposal(&store, &id).await?;
+            let id = crate::names::proposal(store.as_ref(), &id).await?;
             let proposal = reader.get(&id).await?;
             if json {
                 json_line(&proposal)?;
@@ -378,7 +378,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             yes,
             no_apply,
         } => {
-            let id = crate::names::proposal(&store, &id).await?;
+            let id = crate::names::proposal(store.as_ref(), &id).await?;
             let review = match (&hash, yes) {
                 (Some(hash), _) => Review::Hash(hash),
                 (None, true) => Review::Confirmed,
@@ -387,7 +387,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             return approve(gate, &id, review, no_apply, &user).await;
         }
         ProposalsCommand::Reject { id, reason } => {
-            let id = crate::names::proposal(&store, &id).await?;
+            let id = crate::names::proposal(store.as_ref(), &id).await?;
             let decided = gate.reject(&id, &user, reason.as_deref()).await?;
             let text = if decided.changed {
                 format!(
@@ -400,7 +400,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             write_out(&text)?;
         }
         ProposalsCommand::Apply { id } => {
-            let id = crate::names::proposal(&store, &id).await?;
+            let id = crate::names::proposal(store.as_ref(), &id).await?;
             let outcome = gate.apply(&id, &user).await?;
             report_outcome(&outcome)?;
         }
@@ -411,7 +411,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
 /// `hearth proposals list`: a page of proposals, one line (or JSON record) each.
 async fn list(
     reader: &Reader<'_>,
-    store: &SqliteStore,
+    store: &dyn Stores,
     query: &ProposalQuery,
     json: bool,
 ) -> anyhow::Result<()> {

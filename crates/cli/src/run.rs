@@ -189,7 +189,7 @@ pub(crate) struct Start {
     /// No provider is set up at all: the demo answers, and the user is told how to add one.
     pub no_provider: bool,
     /// The store the host works on.
-    pub store: std::sync::Arc<hearth_store::SqliteStore>,
+    pub store: std::sync::Arc<dyn hearth_store::Stores>,
 }
 
 impl Start {
@@ -588,7 +588,7 @@ async fn run_here(
 /// On a terminal, asks about each change the turn staged (approve, reject, or later).
 async fn review_staged(
     app: &App,
-    store: std::sync::Arc<hearth_store::SqliteStore>,
+    store: std::sync::Arc<dyn hearth_store::Stores>,
     chat: &ChatUri,
     turn: &hearth_core::TurnId,
     output: &Output,

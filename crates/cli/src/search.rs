@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use chrono::{NaiveDate, TimeZone as _};
 use hearth_core::{HarnessId, Timestamp, escape_controls_inline};
-use hearth_store::{SearchHit, SearchQuery, Store};
+use hearth_store::{SearchHit, SearchQuery};
 use serde_json::json;
 
 use crate::style::Paint;

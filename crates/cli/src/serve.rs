@@ -91,6 +91,11 @@ pub struct ServeArgs {
     /// Replay scenario file for the `replay` provider (default: the built-in demo).
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
+    /// Keep everything in this PostgreSQL database (`postgres://user:password@host/db`)
+    /// instead of the data directory's SQLite file, so that several `hearth serve` nodes
+    /// share it (default: `HEARTH_STORE_URL`, else `[store] url`).
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
 }
 
 /// `hearth app-server` arguments.
@@ -218,7 +223,9 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let token = load_or_create_token(&token_path)?;
     // Bound first, so the tools know the real port to deny (`--port 0` picks one).
     let listener = Listener::bind(options).await?;
-    let app = app.serving_on(listener.local_addr().port());
+    let app = app
+        .with_store_url(args.store.clone())
+        .serving_on(listener.local_addr().port());
     let backend = backend(&app, args.scenario, "server").await?;
     let host = backend.host.clone();
     evict_idle_sessions(&host);

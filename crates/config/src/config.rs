@@ -119,6 +119,9 @@ pub struct Config {
     /// How long deleted sessions and projects stay restorable.
     #[serde(default)]
     pub history: HistoryConfig,
+    /// Where Hearth keeps what it stores (the embedded SQLite database by default).
+    #[serde(default)]
+    pub store: StoreConfig,
     /// What the file says in an old spelling that Hearth still reads, and how to say it
     /// now: one note each, for the user.
     #[serde(skip)]
@@ -468,6 +471,16 @@ impl McpServerConfig {
     pub fn is_enabled(&self) -> bool {
         self.enabled.unwrap_or(true)
     }
+}
+
+/// Where Hearth keeps what it stores.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// A PostgreSQL database (`postgres://user:password@host:5432/hearth`) shared by a
+    /// team server's nodes, instead of the data directory's SQLite database. The
+    /// `HEARTH_STORE_URL` environment variable and `hearth serve --store` take precedence.
+    pub url: Option<String>,
 }
 
 /// How long deleted sessions and projects stay restorable.

@@ -39,6 +39,7 @@ mod search;
 mod sessions;
 mod sqlite;
 mod store;
+mod stores;
 mod transcript;
 mod trash;
 mod turns;
@@ -61,5 +62,6 @@ pub use sqlite::SqliteStore;
 pub use store::{
     ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,
 };
+pub use stores::Stores;
 pub use transcript::session_markdown;
 pub use trash::{Removal, TrashItem, TrashKind};

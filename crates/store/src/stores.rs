@@ -1,0 +1,65 @@
+//! One handle on everything Hearth keeps — sessions and chats, projects, proposals and the
+//! audit log — whichever database keeps it: what a process opens once and shares.
+
+use futures::future::BoxFuture;
+
+use crate::audit::AuditStore;
+use crate::error::StoreResult;
+use crate::open::Access;
+use crate::projects::ProjectStore;
+use crate::proposals::{ProposalRecord, ProposalStore};
+use crate::sqlite::SqliteStore;
+use crate::store::Store;
+
+/// Every store trait of one database, with what a process asks of the database as a
+/// whole. Implemented by [`SqliteStore`] and, with the other traits, by
+/// [`PgStore`](crate::PgStore).
+pub trait Stores: Store + ProjectStore + ProposalStore + AuditStore + std::fmt::Debug {
+    /// Whether the database can be written, and if not, why.
+    fn access(&self) -> Access;
+
+    /// Where the database is, for messages: a file, or a server and database name
+    /// (never with a password).
+    fn location(&self) -> String;
+
+    /// The SQLite store, for what only it offers (archives of everything, imports).
+    fn as_sqlite(&self) -> Option<&SqliteStore> {
+        None
+    }
+
+    /// Proposals whose id starts with `prefix`, in id order; at most `max`.
+    fn proposals_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>>;
+
+    /// Waits for open connections to finish and closes them.
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+impl Stores for SqliteStore {
+    fn access(&self) -> Access {
+        SqliteStore::access(self).clone()
+    }
+
+    fn location(&self) -> String {
+        self.path().display().to_string()
+    }
+
+    fn as_sqlite(&self) -> Option<&SqliteStore> {
+        Some(self)
+    }
+
+    fn proposals_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>> {
+        Box::pin(SqliteStore::proposals_with_id_prefix(self, prefix, max))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(SqliteStore::close(self))
+    }
+}
