@@ -40,16 +40,58 @@ fn evict_idle_sessions(host: &Host) {
 /// How often a server looks for answers given beside it.
 const OUTSIDE_ANSWERS: Duration = Duration::from_millis(500);
 
-/// Picks up now and then what other Hearth processes answered in the chats this server
-/// holds (a `hearth chat` beside it) and the sessions they made, so its clients see them
-/// without reloading.
-fn pick_up_outside_answers(host: &Host) {
+/// How often it looks when the database announces changes (PostgreSQL): only to catch
+/// what a lost announcement did not say.
+const OUTSIDE_ANSWERS_ANNOUNCED: Duration = Duration::from_secs(5);
+
+/// Waits for the next announced change (never, without a feed); `false` when the feed
+/// ended.
+async fn announced(
+    changes: &mut Option<tokio::sync::mpsc::Receiver<hearth_store::Change>>,
+) -> bool {
+    match changes {
+        Some(feed) => {
+            let more = feed.recv().await.is_some();
+            // Several changes at once are one look.
+            while feed.try_recv().is_ok() {}
+            more
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Picks up what other Hearth processes or nodes answered in the chats this server holds
+/// (a `hearth chat` beside it, another node on the same PostgreSQL database) and the
+/// sessions they made, so its clients see them without reloading: as soon as the
+/// database announces them, and now and then in any case.
+fn pick_up_outside_answers(host: &Host, store: std::sync::Arc<dyn hearth_store::Stores>) {
     let host = host.clone();
     tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(OUTSIDE_ANSWERS);
+        let mut changes = match store.changes().await {
+            Ok(changes) => changes,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for changes of other nodes; looking for them now and then");
+                None
+            }
+        };
+        let every = if changes.is_some() {
+            OUTSIDE_ANSWERS_ANNOUNCED
+        } else {
+            OUTSIDE_ANSWERS
+        };
+        let mut ticker = tokio::time::interval(every);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            ticker.tick().await;
+            tokio::select! {
+                _ = ticker.tick() => {}
+                more = announced(&mut changes) => {
+                    if !more {
+                        tracing::warn!("the change feed ended; looking for changes now and then");
+                        changes = None;
+                        ticker = tokio::time::interval(OUTSIDE_ANSWERS);
+                    }
+                }
+            }
             match host.pick_up_outside_answers().await {
                 Ok(0) => {}
                 Ok(read) => tracing::debug!(read, "read again chats answered beside the server"),
@@ -238,7 +280,7 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Err(error) = host.pick_up_outside_sessions().await {
         tracing::debug!(%error, "could not note the sessions there are");
     }
-    pick_up_outside_answers(&host);
+    pick_up_outside_answers(&host, app.open_store().await?);
     // The agents' own stores, read in the background: start-up never waits for them.
     let importing = tokio::spawn(hearth_app::history::import_in_background(app.clone()));
     let server = listener.into_server(backend, token)?;
@@ -281,7 +323,7 @@ pub async fn app_server(app: &App, args: AppServerArgs) -> anyhow::Result<ExitCo
     }
     let backend = backend(app, args.scenario, "app-server").await?;
     let host = backend.host.clone();
-    pick_up_outside_answers(&host);
+    pick_up_outside_answers(&host, app.open_store().await?);
     let served = serve_stdio(backend).await;
     host.shutdown().await;
     served?;

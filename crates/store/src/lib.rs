@@ -62,6 +62,6 @@ pub use sqlite::SqliteStore;
 pub use store::{
     ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,
 };
-pub use stores::Stores;
+pub use stores::{Change, Stores};
 pub use transcript::session_markdown;
 pub use trash::{Removal, TrashItem, TrashKind};

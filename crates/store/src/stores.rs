@@ -2,6 +2,8 @@
 //! audit log — whichever database keeps it: what a process opens once and shares.
 
 use futures::future::BoxFuture;
+use hearth_core::{ChatUri, SessionUri};
+use tokio::sync::mpsc;
 
 use crate::audit::AuditStore;
 use crate::error::StoreResult;
@@ -10,6 +12,16 @@ use crate::projects::ProjectStore;
 use crate::proposals::{ProposalRecord, ProposalStore};
 use crate::sqlite::SqliteStore;
 use crate::store::Store;
+
+/// A change another process or node committed, as the database announced it: where to
+/// look again, not what changed (that is read from the store).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A chat's lease was released: someone finished answering in it.
+    Chat(ChatUri),
+    /// A session was made.
+    Session(SessionUri),
+}
 
 /// Every store trait of one database, with what a process asks of the database as a
 /// whole. Implemented by [`SqliteStore`] and, with the other traits, by
@@ -36,6 +48,12 @@ pub trait Stores: Store + ProjectStore + ProposalStore + AuditStore + std::fmt::
 
     /// Waits for open connections to finish and closes them.
     fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// The changes committed from now on, as they are announced, when this database
+    /// announces them (PostgreSQL); `None` when it does not (SQLite: look now and then).
+    fn changes(&self) -> BoxFuture<'_, StoreResult<Option<mpsc::Receiver<Change>>>> {
+        Box::pin(async { Ok(None) })
+    }
 }
 
 impl Stores for SqliteStore {

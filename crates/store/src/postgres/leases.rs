@@ -9,6 +9,7 @@ use super::PgStore;
 use crate::codec::{from_millis, parse_id};
 use crate::error::{StoreError, StoreResult};
 use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, LeaseRow, Takeover, expiry, holder_from};
+use crate::stores::Change;
 
 impl PgStore {
     pub(crate) async fn take_lease_impl(
@@ -100,17 +101,24 @@ impl PgStore {
         chat: &ChatUri,
         holder: &LeaseHolder,
     ) -> StoreResult<()> {
-        sqlx::query(
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let released = sqlx::query(
             "UPDATE chat_leases
              SET expires_at = LEAST(expires_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
              WHERE chat_uri = $1 AND owner = $2",
         )
         .bind(chat.to_string())
         .bind(&holder.instance)
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await
-        .map_err(|e| self.error(e))?;
-        Ok(())
+        .map_err(|e| self.error(e))?
+        .rows_affected();
+        if released > 0 {
+            Self::announce(&mut transaction, &Change::Chat(chat.clone()))
+                .await
+                .map_err(|e| self.error(e))?;
+        }
+        transaction.commit().await.map_err(|e| self.error(e))
     }
 
     pub(crate) async fn leases_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatLease>> {

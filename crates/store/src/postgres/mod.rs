@@ -18,6 +18,7 @@
 //!   snippets are cut in Rust.
 
 mod archive;
+mod changes;
 mod chats;
 mod leases;
 mod search;

@@ -16,6 +16,7 @@ use crate::sessions::{
     provenance_text,
 };
 use crate::store::{ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
+use crate::stores::Change;
 use crate::trash::{Removal, TrashItem, TrashKind};
 use crate::{ERASED_TEXT, erase::ProposalOwner};
 
@@ -134,6 +135,12 @@ impl PgStore {
         Self::insert_session_rows(&mut transaction, session)
             .await
             .map_err(|e| self.unique_conflict(e, "session", &uri))?;
+        Self::announce(
+            &mut transaction,
+            &Change::Session(session.summary.uri.clone()),
+        )
+        .await
+        .map_err(|e| self.error(e))?;
         transaction.commit().await.map_err(|e| self.error(e))
     }
 
@@ -153,7 +160,15 @@ impl PgStore {
             Some(Some(_)) => Registration::Tombstoned,
             Some(None) => Registration::AlreadyKnown,
             None => match Self::insert_session_rows(&mut transaction, session).await {
-                Ok(()) => Registration::Added,
+                Ok(()) => {
+                    Self::announce(
+                        &mut transaction,
+                        &Change::Session(session.summary.uri.clone()),
+                    )
+                    .await
+                    .map_err(|e| self.error(e))?;
+                    Registration::Added
+                }
                 // Another node registered it meanwhile.
                 Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
                     return Ok(Registration::AlreadyKnown);

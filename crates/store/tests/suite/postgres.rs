@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_core::{ChatUri, StopReason, Turn, TurnId, UserMessage};
-use hearth_store::{LeaseHolder, PgStore, Store, StoreError, Takeover};
+use hearth_store::{Change, LeaseHolder, PgStore, Store, StoreError, Takeover};
 use hearth_test_support::postgres::fresh_database;
 use sqlx::Connection;
 
@@ -174,4 +174,50 @@ async fn two_nodes_writing_one_chat_at_once_lose_nothing_and_never_share_its_lea
         let (winner, _) = winners[0];
         nodes[0].release_lease(&chat, winner).await.unwrap();
     }
+}
+
+#[tokio::test]
+async fn a_node_hears_of_the_sessions_and_answers_another_node_commits() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let listening = PgStore::connect(&url).await.unwrap();
+    let writing = PgStore::connect(&url).await.unwrap();
+    let mut changes = listening.changes().await.unwrap();
+
+    let session = new_session("replay", None, at(0));
+    writing.create_session(&session).await.unwrap();
+    assert_eq!(
+        next(&mut changes).await,
+        Change::Session(session.summary.uri.clone())
+    );
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let me = holder("writer");
+    writing
+        .take_lease(&chat, &me, Duration::from_secs(60), &Takeover::Ended)
+        .await
+        .unwrap();
+    // A lease released by someone who does not hold it changes nothing, and says nothing.
+    writing
+        .release_lease(&chat, &holder("stranger"))
+        .await
+        .unwrap();
+    writing.release_lease(&chat, &me).await.unwrap();
+    assert_eq!(next(&mut changes).await, Change::Chat(chat.clone()));
+    // A rolled-back write announces nothing: a duplicate session is refused.
+    assert!(writing.create_session(&session).await.is_err());
+    let other = new_session("replay", None, at(1));
+    writing.create_session(&other).await.unwrap();
+    assert_eq!(
+        next(&mut changes).await,
+        Change::Session(other.summary.uri.clone())
+    );
+}
+
+/// The next change of the feed, failing the test after the wait.
+async fn next(changes: &mut tokio::sync::mpsc::Receiver<Change>) -> Change {
+    tokio::time::timeout(hearth_test_support::WAIT, changes.recv())
+        .await
+        .expect("a change within the wait")
+        .expect("the feed stays open")
 }
