@@ -18,8 +18,11 @@
 //!   snippets are cut in Rust.
 
 mod archive;
+mod audit;
 mod chats;
 mod leases;
+mod projects;
+mod proposals;
 mod search;
 mod sessions;
 mod turns;
