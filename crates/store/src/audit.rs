@@ -114,13 +114,14 @@ impl Default for AuditQuery {
 /// The append-only audit log. Appends are durable when they return and ordered: each
 /// row links to the one before it.
 pub trait AuditStore: Send + Sync + 'static {
-    /// The database file the log is kept in; `None` for a private in-memory database.
-    /// (hearth-tools keeps the log's key and head files beside it.)
+    /// The database file the log is kept in; `None` for a private in-memory database and
+    /// for a database server. (hearth-tools keeps the log's key and head files beside it.)
     fn database_file(&self) -> Option<&Path>;
 
     /// Appends a row: assigns the next sequence number, links it to the last row's hash
     /// and stores it with the key id and hash `sealer` gives, in one write transaction
-    /// (`BEGIN IMMEDIATE`, so appends from several processes are serialized).
+    /// that excludes other appends (SQLite's `BEGIN IMMEDIATE`, a table lock on
+    /// PostgreSQL), so appends from several processes or nodes are serialized.
     fn append_audit<'a>(
         &'a self,
         entry: &'a AuditDraft,

@@ -12,6 +12,7 @@ use sqlx::Row;
 
 use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
+/// Shared by both dialects; named `decode` here, as the SQLite lookups by prefix call it.
 pub(crate) use crate::rows::decode_proposal as decode;
 use crate::sqlite::SqliteStore;
 
