@@ -119,7 +119,7 @@ impl App {
 
     async fn open_new_store(&self) -> anyhow::Result<Arc<dyn Stores>> {
         let store: Arc<dyn Stores> = match &self.store_url {
-            Some(url) => open_postgres(url).await?,
+            Some(url) => Arc::new(PgStore::connect(url).await?),
             None => Arc::new(SqliteStore::open_or_read_only(&self.paths.database()).await?),
         };
         if let Access::ReadOnly { reason } = store.access()
@@ -220,10 +220,4 @@ impl App {
                 .unwrap_or(defaults.attachment_bytes),
         }
     }
-}
-
-/// The store on the PostgreSQL database at `url`.
-async fn open_postgres(url: &str) -> anyhow::Result<Arc<dyn Stores>> {
-    let _ = PgStore::connect;
-    anyhow::bail!("a PostgreSQL store ({url}) is not available in this build yet")
 }

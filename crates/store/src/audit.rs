@@ -8,11 +8,11 @@ use std::path::Path;
 
 use futures::future::BoxFuture;
 use hearth_core::Timestamp;
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Connection, Row};
+use sqlx::Connection;
 
 use crate::codec::{from_millis, to_millis};
-use crate::error::{StoreError, StoreResult};
+use crate::error::StoreResult;
+use crate::rows::decode_audit as decode;
 use crate::sqlite::SqliteStore;
 
 /// The `prev_hash` of the first row.
@@ -114,13 +114,14 @@ impl Default for AuditQuery {
 /// The append-only audit log. Appends are durable when they return and ordered: each
 /// row links to the one before it.
 pub trait AuditStore: Send + Sync + 'static {
-    /// The database file the log is kept in; `None` for a private in-memory database.
-    /// (hearth-tools keeps the log's key and head files beside it.)
+    /// The database file the log is kept in; `None` for a private in-memory database and
+    /// for a database server. (hearth-tools keeps the log's key and head files beside it.)
     fn database_file(&self) -> Option<&Path>;
 
     /// Appends a row: assigns the next sequence number, links it to the last row's hash
     /// and stores it with the key id and hash `sealer` gives, in one write transaction
-    /// (`BEGIN IMMEDIATE`, so appends from several processes are serialized).
+    /// that excludes other appends (SQLite's `BEGIN IMMEDIATE`, a table lock on
+    /// PostgreSQL), so appends from several processes or nodes are serialized.
     fn append_audit<'a>(
         &'a self,
         entry: &'a AuditDraft,
@@ -149,32 +150,8 @@ pub trait AuditStore: Send + Sync + 'static {
     fn unaudited_applies(&self, limit: u32) -> BoxFuture<'_, StoreResult<Vec<UnauditedApply>>>;
 }
 
-const COLUMNS: &str = "seq, at, actor, kind, tool, argument_hash, proposal_id, decision, outcome, \
+pub(crate) const COLUMNS: &str = "seq, at, actor, kind, tool, argument_hash, proposal_id, decision, outcome, \
      detail, prev_hash, key_id, hash";
-
-fn decode(row: &SqliteRow) -> StoreResult<AuditRecord> {
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "audit row",
-        detail: error.to_string(),
-    };
-    Ok(AuditRecord {
-        seq: row.try_get("seq").map_err(get)?,
-        entry: AuditDraft {
-            at: from_millis(row.try_get("at").map_err(get)?)?,
-            actor: row.try_get("actor").map_err(get)?,
-            kind: row.try_get("kind").map_err(get)?,
-            tool: row.try_get("tool").map_err(get)?,
-            argument_hash: row.try_get("argument_hash").map_err(get)?,
-            proposal_id: row.try_get("proposal_id").map_err(get)?,
-            decision: row.try_get("decision").map_err(get)?,
-            outcome: row.try_get("outcome").map_err(get)?,
-            detail: row.try_get("detail").map_err(get)?,
-        },
-        prev_hash: row.try_get("prev_hash").map_err(get)?,
-        key_id: row.try_get("key_id").map_err(get)?,
-        hash: row.try_get("hash").map_err(get)?,
-    })
-}
 
 impl SqliteStore {
     async fn append_audit_impl(

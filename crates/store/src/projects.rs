@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use hearth_core::{ProjectId, Timestamp};
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 
-use crate::codec::{from_millis, parse_id, to_millis};
+use crate::codec::to_millis;
 use crate::error::{StoreError, StoreResult};
+use crate::rows::decode_project as decode;
 use crate::sqlite::SqliteStore;
 
 /// A registered project.
@@ -86,25 +86,8 @@ pub trait ProjectStore: Send + Sync {
     fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>>;
 }
 
-fn decode(row: &SqliteRow) -> StoreResult<ProjectRecord> {
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "project",
-        detail: error.to_string(),
-    };
-    let id: String = row.try_get("id").map_err(get)?;
-    let folder: Option<String> = row.try_get("folder").map_err(get)?;
-    let name: Option<String> = row.try_get("name").map_err(get)?;
-    Ok(ProjectRecord {
-        id: parse_id("project id", &id, ProjectId::parse)?,
-        folder: PathBuf::from(folder.unwrap_or_default()),
-        name: name.unwrap_or_default(),
-        created_at: from_millis(row.try_get("created_at").map_err(get)?)?,
-        updated_at: from_millis(row.try_get("updated_at").map_err(get)?)?,
-        trusted_digest: row.try_get("trusted_digest").map_err(get)?,
-    })
-}
-
-fn folder_text(folder: &Path) -> StoreResult<&str> {
+/// A project folder as stored: UTF-8 text, or an error naming it.
+pub(crate) fn folder_text(folder: &Path) -> StoreResult<&str> {
     folder.to_str().ok_or_else(|| StoreError::Decode {
         what: "project folder",
         detail: format!("{} is not valid UTF-8", folder.display()),

@@ -9,10 +9,11 @@ use futures::future::BoxFuture;
 use hearth_core::{ChatUri, ProposalId, SessionUri, Timestamp, TurnId};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 
-use crate::codec::{from_millis, parse_id, to_millis};
+use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
+/// Shared by both dialects; named `decode` here, as the SQLite lookups by prefix call it.
+pub(crate) use crate::rows::decode_proposal as decode;
 use crate::sqlite::SqliteStore;
 
 /// Where a proposal is in its life: `Pending` → `Approved` / `Rejected` / `Expired`;
@@ -260,50 +261,13 @@ pub(crate) const COLUMNS: &str = "id, tool, session_uri, chat_uri, turn_id, call
      payload_hash, status, approved_hash, decided_by, decided_at, reason, outcome, error, created_at, \
      expires_at, updated_at, applied_at";
 
-pub(crate) fn decode(row: &SqliteRow) -> StoreResult<ProposalRecord> {
-    let get = |error: sqlx::Error| StoreError::Decode {
-        what: "proposal",
-        detail: error.to_string(),
-    };
-    let text = |name: &str| -> StoreResult<String> { row.try_get(name).map_err(get) };
-    let optional_time = |name: &str| -> StoreResult<Option<Timestamp>> {
-        let millis: Option<i64> = row.try_get(name).map_err(get)?;
-        millis.map(from_millis).transpose()
-    };
-    let time = |name: &str| -> StoreResult<Timestamp> {
-        let millis: i64 = row.try_get(name).map_err(get)?;
-        from_millis(millis)
-    };
-    Ok(ProposalRecord {
-        id: parse_id("proposal id", &text("id")?, ProposalId::parse)?,
-        tool: text("tool")?,
-        session: parse_id("session uri", &text("session_uri")?, SessionUri::parse)?,
-        chat: parse_id("chat uri", &text("chat_uri")?, ChatUri::parse)?,
-        turn_id: parse_id("turn id", &text("turn_id")?, TurnId::parse)?,
-        call_id: text("call_id")?,
-        summary: text("summary")?,
-        diff: text("diff")?,
-        payload: text("payload")?,
-        payload_hash: text("payload_hash")?,
-        status: text("status")?.parse()?,
-        approved_hash: row.try_get("approved_hash").map_err(get)?,
-        decided_by: row.try_get("decided_by").map_err(get)?,
-        decided_at: optional_time("decided_at")?,
-        reason: row.try_get("reason").map_err(get)?,
-        outcome: row.try_get("outcome").map_err(get)?,
-        error: row.try_get("error").map_err(get)?,
-        created_at: time("created_at")?,
-        expires_at: time("expires_at")?,
-        updated_at: time("updated_at")?,
-        applied_at: optional_time("applied_at")?,
-    })
-}
-
-fn encode_cursor(created_at: i64, id: &str) -> String {
+/// The cursor of the page after a proposal created at `created_at` with id `id`.
+pub(crate) fn encode_cursor(created_at: i64, id: &str) -> String {
     format!("{created_at}.{id}")
 }
 
-fn decode_cursor(cursor: &str) -> StoreResult<(i64, String)> {
+/// The creation time and id of a cursor from [`encode_cursor`].
+pub(crate) fn decode_cursor(cursor: &str) -> StoreResult<(i64, String)> {
     cursor
         .split_once('.')
         .and_then(|(time, id)| Some((time.parse().ok()?, id.to_owned())))

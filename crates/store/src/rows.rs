@@ -2,14 +2,19 @@
 //! the same types in SQLite and PostgreSQL (text, 64-bit integers, bytes), so one decoder
 //! reads either.
 
+use std::path::PathBuf;
+
 use hearth_core::{
-    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, Provenance, Scope,
-    SessionSummary, SessionUri,
+    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId,
+    ProposalId, Provenance, Scope, SessionSummary, SessionUri, Timestamp, TurnId,
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
+use crate::audit::{AuditDraft, AuditRecord};
 use crate::codec::{from_json, from_millis, parse_id};
 use crate::error::{StoreError, StoreResult};
+use crate::projects::ProjectRecord;
+use crate::proposals::ProposalRecord;
 use crate::store::ChatRecord;
 use crate::trash::{TrashItem, TrashKind};
 
@@ -21,6 +26,8 @@ pub(crate) trait Columns {
     fn text_or_null(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
     /// An integer column.
     fn integer(&self, column: &str) -> Result<i64, sqlx::Error>;
+    /// An integer column that may be NULL.
+    fn integer_or_null(&self, column: &str) -> Result<Option<i64>, sqlx::Error>;
     /// A bytes column that may be NULL.
     fn bytes_or_null(&self, column: &str) -> Result<Option<Vec<u8>>, sqlx::Error>;
 }
@@ -42,6 +49,10 @@ where
     }
 
     fn integer(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn integer_or_null(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
         self.try_get(column)
     }
 
@@ -135,5 +146,86 @@ pub(crate) fn decode_trash_item(row: &impl Columns) -> StoreResult<TrashItem> {
         id: row.text("id").map_err(&get)?,
         title: row.text_or_null("title").map_err(&get)?,
         deleted_at: from_millis(row.integer("deleted_at").map_err(&get)?)?,
+    })
+}
+
+/// A project from `id, folder, name, created_at, updated_at, trusted_digest` (a deleted
+/// project's folder and name may be NULL: read as empty).
+pub(crate) fn decode_project(row: &impl Columns) -> StoreResult<ProjectRecord> {
+    let get = decode_error("project");
+    let id = row.text("id").map_err(&get)?;
+    Ok(ProjectRecord {
+        id: parse_id("project id", &id, ProjectId::parse)?,
+        folder: PathBuf::from(
+            row.text_or_null("folder")
+                .map_err(&get)?
+                .unwrap_or_default(),
+        ),
+        name: row.text_or_null("name").map_err(&get)?.unwrap_or_default(),
+        created_at: from_millis(row.integer("created_at").map_err(&get)?)?,
+        updated_at: from_millis(row.integer("updated_at").map_err(&get)?)?,
+        trusted_digest: row.text_or_null("trusted_digest").map_err(&get)?,
+    })
+}
+
+/// A proposal from the columns of `proposals::COLUMNS`.
+pub(crate) fn decode_proposal(row: &impl Columns) -> StoreResult<ProposalRecord> {
+    let get = decode_error("proposal");
+    let text = |name: &str| row.text(name).map_err(&get);
+    let optional_text = |name: &str| row.text_or_null(name).map_err(&get);
+    let time =
+        |name: &str| -> StoreResult<Timestamp> { from_millis(row.integer(name).map_err(&get)?) };
+    let optional_time = |name: &str| -> StoreResult<Option<Timestamp>> {
+        row.integer_or_null(name)
+            .map_err(&get)?
+            .map(from_millis)
+            .transpose()
+    };
+    Ok(ProposalRecord {
+        id: parse_id("proposal id", &text("id")?, ProposalId::parse)?,
+        tool: text("tool")?,
+        session: parse_id("session uri", &text("session_uri")?, SessionUri::parse)?,
+        chat: parse_id("chat uri", &text("chat_uri")?, ChatUri::parse)?,
+        turn_id: parse_id("turn id", &text("turn_id")?, TurnId::parse)?,
+        call_id: text("call_id")?,
+        summary: text("summary")?,
+        diff: text("diff")?,
+        payload: text("payload")?,
+        payload_hash: text("payload_hash")?,
+        status: text("status")?.parse()?,
+        approved_hash: optional_text("approved_hash")?,
+        decided_by: optional_text("decided_by")?,
+        decided_at: optional_time("decided_at")?,
+        reason: optional_text("reason")?,
+        outcome: optional_text("outcome")?,
+        error: optional_text("error")?,
+        created_at: time("created_at")?,
+        expires_at: time("expires_at")?,
+        updated_at: time("updated_at")?,
+        applied_at: optional_time("applied_at")?,
+    })
+}
+
+/// An audit row from the columns of `audit::COLUMNS`.
+pub(crate) fn decode_audit(row: &impl Columns) -> StoreResult<AuditRecord> {
+    let get = decode_error("audit row");
+    let text = |name: &str| row.text(name).map_err(&get);
+    let optional_text = |name: &str| row.text_or_null(name).map_err(&get);
+    Ok(AuditRecord {
+        seq: row.integer("seq").map_err(&get)?,
+        entry: AuditDraft {
+            at: from_millis(row.integer("at").map_err(&get)?)?,
+            actor: text("actor")?,
+            kind: text("kind")?,
+            tool: optional_text("tool")?,
+            argument_hash: optional_text("argument_hash")?,
+            proposal_id: optional_text("proposal_id")?,
+            decision: text("decision")?,
+            outcome: text("outcome")?,
+            detail: optional_text("detail")?,
+        },
+        prev_hash: text("prev_hash")?,
+        key_id: optional_text("key_id")?,
+        hash: text("hash")?,
     })
 }

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 use crate::audit::AuditStore;
 use crate::error::StoreResult;
 use crate::open::Access;
+use crate::postgres::PgStore;
 use crate::projects::ProjectStore;
 use crate::proposals::{ProposalRecord, ProposalStore};
 use crate::sqlite::SqliteStore;
@@ -79,5 +80,31 @@ impl Stores for SqliteStore {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(SqliteStore::close(self))
+    }
+}
+
+impl Stores for PgStore {
+    fn access(&self) -> Access {
+        Access::ReadWrite
+    }
+
+    fn location(&self) -> String {
+        self.name()
+    }
+
+    fn proposals_with_id_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+        max: u32,
+    ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>> {
+        Box::pin(PgStore::proposals_with_id_prefix(self, prefix, max))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(PgStore::close(self))
+    }
+
+    fn changes(&self) -> BoxFuture<'_, StoreResult<Option<mpsc::Receiver<Change>>>> {
+        Box::pin(async { PgStore::changes(self).await.map(Some) })
     }
 }

@@ -4,6 +4,7 @@
 
 mod suite {
     mod archive;
+    mod audit;
     mod filesystems;
     mod fixtures;
     mod leases;
@@ -11,6 +12,7 @@ mod suite {
     mod postgres;
     mod privacy;
     mod projects;
+    mod proposals;
     mod registry;
     mod search;
     mod trash;

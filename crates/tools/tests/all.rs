@@ -8,6 +8,7 @@ mod suite {
     mod audit_tamper;
     mod gate;
     mod injection;
+    mod nodes;
     mod outcome;
     mod support;
 }

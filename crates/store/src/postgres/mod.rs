@@ -18,9 +18,12 @@
 //!   snippets are cut in Rust.
 
 mod archive;
+mod audit;
 mod changes;
 mod chats;
 mod leases;
+mod projects;
+mod proposals;
 mod search;
 mod sessions;
 mod turns;

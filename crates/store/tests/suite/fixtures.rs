@@ -1,9 +1,12 @@
 use chrono::Duration;
 use hearth_core::{
-    ChatOrigin, ChatSummary, ChatUri, HarnessData, HarnessId, ProjectId, Provenance, Scope,
-    SessionId, SessionSummary, SessionUri, Timestamp,
+    ChatOrigin, ChatSummary, ChatUri, HarnessData, HarnessId, ProjectId, ProposalId, Provenance,
+    Scope, SessionId, SessionSummary, SessionUri, Timestamp, TurnId,
 };
-use hearth_store::{ChatRecord, NewSession};
+use hearth_store::{
+    AuditStore, ChatRecord, NewSession, PgStore, ProjectStore, ProposalRecord, ProposalStatus,
+    ProposalStore, Store,
+};
 
 pub fn session_uri(provider: &str) -> SessionUri {
     SessionUri::new(HarnessId::parse(provider).unwrap(), SessionId::generate())
@@ -47,13 +50,58 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
     }
 }
 
+/// Everything a backend keeps: the tests of projects, proposals and the audit log take
+/// an `Arc<dyn Backend>` from [`on_every_backend`].
+pub trait Backend: Store + ProjectStore + ProposalStore + AuditStore {}
+
+impl<T: Store + ProjectStore + ProposalStore + AuditStore> Backend for T {}
+
+/// Two stores on one new database of the test server, as two nodes of a team server
+/// would have (`None`, the test skipped, when there is no server; see
+/// `hearth_test_support::postgres::fresh_database`).
+pub async fn two_nodes() -> Option<(PgStore, PgStore)> {
+    let url = hearth_test_support::postgres::fresh_database().await?;
+    let first = PgStore::connect(&url).await.unwrap();
+    let second = PgStore::connect(&url).await.unwrap();
+    Some((first, second))
+}
+
+/// A pending proposal of `session`'s default chat, staged at `created` and expiring an
+/// hour later, whose payload hash is `hash`.
+pub fn pending_proposal(session: &SessionUri, created: Timestamp, hash: &str) -> ProposalRecord {
+    ProposalRecord {
+        id: ProposalId::generate(),
+        tool: "note_write".into(),
+        session: session.clone(),
+        chat: ChatUri::default_for(session),
+        turn_id: TurnId::generate(),
+        call_id: "call-1".into(),
+        summary: "write a note".into(),
+        diff: "+ a note".into(),
+        payload: format!("{{\"hash\":\"{hash}\"}}"),
+        payload_hash: hash.into(),
+        status: ProposalStatus::Pending,
+        approved_hash: None,
+        decided_by: None,
+        decided_at: None,
+        reason: None,
+        outcome: None,
+        error: None,
+        created_at: created,
+        expires_at: created + Duration::hours(1),
+        updated_at: created,
+        applied_at: None,
+    }
+}
+
 /// A time `minutes` after a fixed base, in whole milliseconds.
 pub fn at(minutes: i64) -> Timestamp {
     let base = Timestamp::from_timestamp_millis(1_700_000_000_000).unwrap();
     base + Duration::minutes(minutes)
 }
 
-/// Runs each named test, an `async fn(Arc<dyn Store>)`, on every backend as its own test:
+/// Runs each named test, an `async fn(Arc<dyn Store>)` (or of another trait both stores
+/// implement, such as [`Backend`]), on every backend as its own test:
 /// `NAME::sqlite` (in memory) and `NAME::postgres` (a fresh database of the test server;
 /// skipped, saying why, when none runs and none is required).
 macro_rules! on_every_backend {

@@ -2,10 +2,19 @@
 //! deletions kept as tombstones.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use hearth_core::{ProjectId, now};
-use hearth_store::{ProjectRecord, ProjectStore, SqliteStore, StoreError};
+use hearth_store::{ProjectRecord, ProjectStore, StoreError};
 use pretty_assertions::assert_eq;
+
+use super::fixtures::{Backend, at, new_session, on_every_backend};
+
+on_every_backend!(
+    projects_are_registered_listed_by_name_moved_and_deleted_with_a_tombstone,
+    a_projects_trusted_digest_is_kept_apart_from_moves_and_goes_with_deletion,
+    relinking_a_project_moves_its_sessions_working_directories_along,
+);
 
 fn record(id: &str, folder: &str, name: &str) -> ProjectRecord {
     let at = now();
@@ -19,9 +28,9 @@ fn record(id: &str, folder: &str, name: &str) -> ProjectRecord {
     }
 }
 
-#[tokio::test]
-async fn projects_are_registered_listed_by_name_moved_and_deleted_with_a_tombstone() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+async fn projects_are_registered_listed_by_name_moved_and_deleted_with_a_tombstone(
+    store: Arc<dyn ProjectStore>,
+) {
     let owls = record("owls", "/work/owls", "owls");
     let herons = record("herons", "/work/herons", "Herons");
     store.insert_project(&owls).await.unwrap();
@@ -72,9 +81,9 @@ async fn projects_are_registered_listed_by_name_moved_and_deleted_with_a_tombsto
     assert_eq!(store.projects().await.unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn a_projects_trusted_digest_is_kept_apart_from_moves_and_goes_with_deletion() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+async fn a_projects_trusted_digest_is_kept_apart_from_moves_and_goes_with_deletion(
+    store: Arc<dyn ProjectStore>,
+) {
     let owls = ProjectRecord {
         trusted_digest: Some("first".into()),
         ..record("owls", "/work/owls", "Owls")
@@ -107,4 +116,68 @@ async fn a_projects_trusted_digest_is_kept_apart_from_moves_and_goes_with_deleti
         store.trust_project(&unknown, "x").await,
         Err(StoreError::NotFound { .. })
     ));
+}
+
+async fn relinking_a_project_moves_its_sessions_working_directories_along(store: Arc<dyn Backend>) {
+    let owls = ProjectRecord {
+        trusted_digest: Some("trusted".into()),
+        ..record("owls", "/work/project", "Owls")
+    };
+    store.insert_project(&owls).await.unwrap();
+    // Its session works in the project's folder and in one outside it.
+    let inside = new_session("replay", Some("owls"), at(0));
+    store.create_session(&inside).await.unwrap();
+    // A session of no project keeps its directories, even inside the folder.
+    let global = new_session("replay", None, at(1));
+    store.create_session(&global).await.unwrap();
+
+    let moved = ProjectRecord {
+        folder: PathBuf::from("/work/birds/owls"),
+        name: "Owls (moved)".into(),
+        ..owls.clone()
+    };
+    let count = store
+        .relink_project(&moved, &PathBuf::from("/work/project"))
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+    let found = store.project(&owls.id).await.unwrap().unwrap();
+    assert_eq!(
+        (found.folder, found.name, found.trusted_digest),
+        (
+            PathBuf::from("/work/birds/owls"),
+            "Owls (moved)".to_owned(),
+            Some("trusted".to_owned())
+        )
+    );
+    let directories =
+        |session: Option<hearth_core::SessionSummary>| session.unwrap().working_directories;
+    assert_eq!(
+        directories(store.session(&inside.summary.uri).await.unwrap()),
+        vec![
+            PathBuf::from("/work/birds/owls"),
+            PathBuf::from("/work/notes")
+        ]
+    );
+    assert_eq!(
+        directories(store.session(&global.summary.uri).await.unwrap()),
+        vec![PathBuf::from("/work/project"), PathBuf::from("/work/notes")]
+    );
+
+    // A deleted project is not relinked, and its tombstone keeps the trusted digest.
+    assert!(store.delete_project(&owls.id).await.unwrap());
+    assert!(matches!(
+        store
+            .relink_project(&owls, &PathBuf::from("/work/birds/owls"))
+            .await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(
+        store
+            .deleted_project_digest(&owls.id)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("trusted")
+    );
 }

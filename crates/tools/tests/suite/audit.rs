@@ -6,7 +6,14 @@ use hearth_tools::{AuditQuery, AuditRow, REDACTED};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{Bench, context, user};
+use super::support::{Bench, context, on_every_backend, user};
+
+on_every_backend!(
+    every_call_decision_and_apply_is_recorded_in_order,
+    verify_walks_an_intact_chain,
+    detached_entries_are_written_in_order_before_the_next_append,
+    export_keeps_the_newest_rows_oldest_first_as_json_lines,
+);
 
 fn summary(rows: &[AuditRow]) -> Vec<(String, Option<String>, String, String)> {
     rows.iter()
@@ -25,9 +32,7 @@ async fn oldest_first(bench: &Bench) -> Vec<AuditRow> {
     bench.audit.export(1000).await.unwrap()
 }
 
-#[tokio::test]
-async fn every_call_decision_and_apply_is_recorded_in_order() {
-    let bench = Bench::new().await;
+async fn every_call_decision_and_apply_is_recorded_in_order(bench: Bench) {
     let toolbox = bench.toolbox();
     let call = context();
     toolbox.call(&call, "echo", json!({"text": "hi"})).await;
@@ -128,21 +133,19 @@ async fn the_table_refuses_update_and_delete() {
         .call(&context(), "echo", json!({"text": "hi"}))
         .await;
     let update = sqlx::query("UPDATE audit_log SET outcome = 'ok: nothing happened'")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap_err();
     assert!(update.to_string().contains("append-only"), "{update}");
     let delete = sqlx::query("DELETE FROM audit_log")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap_err();
     assert!(delete.to_string().contains("append-only"), "{delete}");
     assert_eq!(oldest_first(&bench).await.len(), 1);
 }
 
-#[tokio::test]
-async fn verify_walks_an_intact_chain() {
-    let bench = Bench::new().await;
+async fn verify_walks_an_intact_chain(bench: Bench) {
     let empty = bench.audit.verify().await.unwrap();
     assert_eq!(
         (empty.rows, empty.head.clone(), empty.is_intact()),
@@ -182,11 +185,11 @@ async fn verify_names_the_first_changed_row() {
             .await;
     }
     sqlx::query("DROP TRIGGER audit_log_no_update")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     sqlx::query("UPDATE audit_log SET outcome = 'error: covered up' WHERE seq = 3")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     let report = bench.audit.verify().await.unwrap();
@@ -205,12 +208,12 @@ async fn verify_notices_a_rehashed_row_and_a_deleted_row() {
             .await;
     }
     sqlx::query("DROP TRIGGER audit_log_no_update")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     // A forger who also replaces the row's hash breaks the next row's link.
     sqlx::query("UPDATE audit_log SET hash = '0123' WHERE seq = 2")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     let broken = bench.audit.verify().await.unwrap().broken.unwrap();
@@ -224,11 +227,11 @@ async fn verify_notices_a_rehashed_row_and_a_deleted_row() {
             .await;
     }
     sqlx::query("DROP TRIGGER audit_log_no_delete")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     sqlx::query("DELETE FROM audit_log WHERE seq = 2")
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     let broken = bench.audit.verify().await.unwrap().broken.unwrap();
@@ -263,7 +266,7 @@ async fn secrets_are_redacted_before_they_are_stored() {
     );
     let stored: Vec<String> =
         sqlx::query_scalar("SELECT outcome || COALESCE(detail, '') FROM audit_log")
-            .fetch_all(bench.store.pool())
+            .fetch_all(bench.sqlite().pool())
             .await
             .unwrap();
     for text in stored {
@@ -273,9 +276,7 @@ async fn secrets_are_redacted_before_they_are_stored() {
     }
 }
 
-#[tokio::test]
-async fn detached_entries_are_written_in_order_before_the_next_append() {
-    let bench = Bench::new().await;
+async fn detached_entries_are_written_in_order_before_the_next_append(bench: Bench) {
     let chat = ChatUri::default_for(&context().session);
     bench.audit.record_detached(
         hearth_tools::AuditEntry::new(
@@ -302,9 +303,7 @@ async fn detached_entries_are_written_in_order_before_the_next_append() {
     );
 }
 
-#[tokio::test]
-async fn export_keeps_the_newest_rows_oldest_first_as_json_lines() {
-    let bench = Bench::new().await;
+async fn export_keeps_the_newest_rows_oldest_first_as_json_lines(bench: Bench) {
     for index in 0..7 {
         bench
             .toolbox()

@@ -32,7 +32,7 @@ async fn echo(bench: &Bench, times: usize) {
 
 async fn sql(bench: &Bench, statement: &str) {
     sqlx::raw_sql(sqlx::AssertSqlSafe(statement.to_owned()))
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
 }
@@ -59,7 +59,7 @@ fn head_file(bench: &Bench) -> PathBuf {
 }
 
 async fn records(bench: &Bench) -> Vec<AuditRecord> {
-    bench.store.audit_after(0, 10_000).await.unwrap()
+    bench.sqlite().audit_after(0, 10_000).await.unwrap()
 }
 
 /// How rows were hashed before they were keyed, and how a short script re-hashes them.
@@ -135,7 +135,7 @@ async fn rewrite(
         .bind(record.key_id.as_deref())
         .bind(&record.hash)
         .bind(record.seq)
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
         previous = Some(record.hash);
@@ -204,7 +204,7 @@ async fn insert_unkeyed(bench: &Bench, count: i64) {
         .bind(&record.entry.outcome)
         .bind(&record.prev_hash)
         .bind(&record.hash)
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
         previous = record.hash;

@@ -8,11 +8,24 @@ use chrono::Duration;
 use hearth_tools::{ApplyOutcome, ProposalQuery, ProposalStatus, ToolsError};
 use pretty_assertions::assert_eq;
 
-use super::support::{Bench, user};
+use super::support::{Bench, on_every_backend, user};
 
-#[tokio::test]
-async fn approving_the_shown_hash_and_applying_writes_the_change() {
-    let bench = Bench::new().await;
+on_every_backend!(
+    approving_the_shown_hash_and_applying_writes_the_change,
+    rejecting_writes_nothing_and_rejected_proposals_cannot_be_approved_or_applied,
+    a_pending_proposal_cannot_be_applied_without_approval,
+    double_approve_and_double_apply_are_no_ops,
+    approving_with_another_hash_is_refused,
+    an_expired_proposal_cannot_be_approved,
+    an_expired_approval_is_refused,
+    expiring_sweeps_overdue_proposals_once,
+    of_concurrent_applies_exactly_one_applies,
+    a_conflict_while_applying_is_recorded_as_failed,
+    proposals_survive_a_restart,
+    listing_filters_by_status_and_pages,
+);
+
+async fn approving_the_shown_hash_and_applying_writes_the_change(bench: Bench) {
     let proposal = bench.stage("a.md", "hello").await;
     assert_eq!(proposal.status, ProposalStatus::Pending);
     assert_eq!(proposal.summary, "Write note 'a.md'");
@@ -52,9 +65,9 @@ async fn approving_the_shown_hash_and_applying_writes_the_change() {
     assert_eq!(bench.note_text("a.md").as_deref(), Some("hello"));
 }
 
-#[tokio::test]
-async fn rejecting_writes_nothing_and_rejected_proposals_cannot_be_approved_or_applied() {
-    let bench = Bench::new().await;
+async fn rejecting_writes_nothing_and_rejected_proposals_cannot_be_approved_or_applied(
+    bench: Bench,
+) {
     let proposal = bench.stage("a.md", "hello").await;
     let decided = bench
         .gate
@@ -88,9 +101,7 @@ async fn rejecting_writes_nothing_and_rejected_proposals_cannot_be_approved_or_a
     assert_eq!(bench.note_text("a.md"), None);
 }
 
-#[tokio::test]
-async fn a_pending_proposal_cannot_be_applied_without_approval() {
-    let bench = Bench::new().await;
+async fn a_pending_proposal_cannot_be_applied_without_approval(bench: Bench) {
     let proposal = bench.stage("a.md", "hello").await;
     let error = bench.gate.apply(&proposal.id, &user()).await.unwrap_err();
     assert!(matches!(
@@ -103,9 +114,7 @@ async fn a_pending_proposal_cannot_be_applied_without_approval() {
     assert_eq!(bench.note_text("a.md"), None);
 }
 
-#[tokio::test]
-async fn double_approve_and_double_apply_are_no_ops() {
-    let bench = Bench::new().await;
+async fn double_approve_and_double_apply_are_no_ops(bench: Bench) {
     let proposal = bench.stage("a.md", "hello").await;
     let first = bench
         .gate
@@ -139,9 +148,7 @@ async fn double_approve_and_double_apply_are_no_ops() {
     );
 }
 
-#[tokio::test]
-async fn approving_with_another_hash_is_refused() {
-    let bench = Bench::new().await;
+async fn approving_with_another_hash_is_refused(bench: Bench) {
     let proposal = bench.stage("a.md", "hello").await;
     let error = bench
         .gate
@@ -155,9 +162,7 @@ async fn approving_with_another_hash_is_refused() {
     );
 }
 
-#[tokio::test]
-async fn an_expired_proposal_cannot_be_approved() {
-    let bench = Bench::new().await;
+async fn an_expired_proposal_cannot_be_approved(bench: Bench) {
     let proposal = bench.stage("a.md", "hello").await;
     assert_eq!(proposal.expires_at - proposal.created_at, Duration::days(7));
     bench.clock.advance(Duration::days(7));
@@ -175,9 +180,7 @@ async fn an_expired_proposal_cannot_be_approved() {
     assert_eq!(bench.note_text("a.md"), None);
 }
 
-#[tokio::test]
-async fn an_expired_approval_is_refused() {
-    let bench = Bench::new().await;
+async fn an_expired_approval_is_refused(bench: Bench) {
     let proposal = bench.stage("a.md", "hello").await;
     bench.clock.advance(Duration::days(6));
     bench
@@ -196,9 +199,7 @@ async fn an_expired_approval_is_refused() {
     assert_eq!(bench.applies.load(Ordering::SeqCst), 0);
 }
 
-#[tokio::test]
-async fn expiring_sweeps_overdue_proposals_once() {
-    let bench = Bench::new().await;
+async fn expiring_sweeps_overdue_proposals_once(bench: Bench) {
     let old = bench.stage("a.md", "old").await;
     bench.clock.advance(Duration::days(3));
     let fresh = bench.stage("b.md", "fresh").await;
@@ -213,9 +214,8 @@ async fn expiring_sweeps_overdue_proposals_once() {
     );
 }
 
-#[tokio::test]
-async fn of_concurrent_applies_exactly_one_applies() {
-    let bench = Arc::new(Bench::new().await);
+async fn of_concurrent_applies_exactly_one_applies(bench: Bench) {
+    let bench = Arc::new(bench);
     let proposal = bench.stage("a.md", "once").await;
     bench
         .gate
@@ -243,9 +243,7 @@ async fn of_concurrent_applies_exactly_one_applies() {
     );
 }
 
-#[tokio::test]
-async fn a_conflict_while_applying_is_recorded_as_failed() {
-    let bench = Bench::new().await;
+async fn a_conflict_while_applying_is_recorded_as_failed(bench: Bench) {
     let proposal = bench.stage("a.md", "agent").await;
     std::fs::write(bench.note("a.md"), "the user wrote this meanwhile").unwrap();
     let error = bench
@@ -263,9 +261,7 @@ async fn a_conflict_while_applying_is_recorded_as_failed() {
     );
 }
 
-#[tokio::test]
-async fn proposals_survive_a_restart() {
-    let bench = Bench::new().await;
+async fn proposals_survive_a_restart(bench: Bench) {
     let pending = bench.stage("a.md", "after restart").await;
     bench.clock.advance(Duration::seconds(1));
     let approved = bench.stage("b.md", "approved before").await;
@@ -299,9 +295,7 @@ async fn proposals_survive_a_restart() {
     assert_eq!(bench.note_text("b.md").as_deref(), Some("approved before"));
 }
 
-#[tokio::test]
-async fn listing_filters_by_status_and_pages() {
-    let bench = Bench::new().await;
+async fn listing_filters_by_status_and_pages(bench: Bench) {
     let mut ids = Vec::new();
     for index in 0..5 {
         ids.push(bench.stage(&format!("{index}.md"), "x").await.id);

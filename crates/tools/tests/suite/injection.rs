@@ -5,11 +5,15 @@ use hearth_tools::ProposalStatus;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{Bench, context, user};
+use super::support::{Bench, context, on_every_backend, user};
 
-#[tokio::test]
-async fn the_toolbox_offers_no_tool_that_decides_or_applies() {
-    let bench = Bench::new().await;
+on_every_backend!(
+    the_toolbox_offers_no_tool_that_decides_or_applies,
+    an_agent_calling_approve_apply_or_policy_tools_gets_no_such_tool_and_nothing_changes,
+    arguments_cannot_smuggle_an_approval_into_a_staging_call,
+);
+
+async fn the_toolbox_offers_no_tool_that_decides_or_applies(bench: Bench) {
     let names: Vec<String> = bench
         .toolbox()
         .tools()
@@ -19,9 +23,9 @@ async fn the_toolbox_offers_no_tool_that_decides_or_applies() {
     assert_eq!(names, ["echo", "fail", "note_write"]);
 }
 
-#[tokio::test]
-async fn an_agent_calling_approve_apply_or_policy_tools_gets_no_such_tool_and_nothing_changes() {
-    let bench = Bench::new().await;
+async fn an_agent_calling_approve_apply_or_policy_tools_gets_no_such_tool_and_nothing_changes(
+    bench: Bench,
+) {
     let proposal = bench.stage("a.md", "agent text").await;
     let toolbox = bench.toolbox();
     let attempts = [
@@ -62,9 +66,7 @@ async fn an_agent_calling_approve_apply_or_policy_tools_gets_no_such_tool_and_no
     assert_eq!(bench.applies.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
 
-#[tokio::test]
-async fn arguments_cannot_smuggle_an_approval_into_a_staging_call() {
-    let bench = Bench::new().await;
+async fn arguments_cannot_smuggle_an_approval_into_a_staging_call(bench: Bench) {
     let toolbox = bench.toolbox();
     let outcome = toolbox
         .call(
@@ -105,7 +107,7 @@ async fn an_approved_proposal_whose_stored_payload_changed_is_refused() {
         .bind(&forged)
         .bind(&forged_hash)
         .bind(proposal.id.as_str())
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     let error = bench.gate.apply(&proposal.id, &user()).await.unwrap_err();
@@ -131,7 +133,7 @@ async fn a_payload_changed_before_approval_cannot_be_approved_with_the_shown_has
         .bind(&forged)
         .bind(hearth_tools::sha256_hex(forged.as_bytes()))
         .bind(proposal.id.as_str())
-        .execute(bench.store.pool())
+        .execute(bench.sqlite().pool())
         .await
         .unwrap();
     let error = bench

@@ -4,11 +4,14 @@ use hearth_core::StagedProposal;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{Bench, context};
+use super::support::{Bench, context, on_every_backend};
 
-#[tokio::test]
-async fn a_staged_proposal_tells_the_model_what_awaits_approval() {
-    let bench = Bench::new().await;
+on_every_backend!(
+    a_staged_proposal_tells_the_model_what_awaits_approval,
+    unknown_tools_and_invalid_arguments_come_back_as_errors_to_act_on,
+);
+
+async fn a_staged_proposal_tells_the_model_what_awaits_approval(bench: Bench) {
     std::fs::write(bench.note("a.md"), "old text").unwrap();
     let outcome = bench
         .toolbox()
@@ -43,9 +46,7 @@ async fn a_staged_proposal_tells_the_model_what_awaits_approval() {
     assert_eq!(bench.note_text("a.md").as_deref(), Some("old text"));
 }
 
-#[tokio::test]
-async fn unknown_tools_and_invalid_arguments_come_back_as_errors_to_act_on() {
-    let bench = Bench::new().await;
+async fn unknown_tools_and_invalid_arguments_come_back_as_errors_to_act_on(bench: Bench) {
     let toolbox = bench.toolbox();
     let unknown = toolbox.call(&context(), "web_search", json!({})).await;
     assert!(unknown.is_error);

@@ -1,5 +1,6 @@
-//! A registry over a real database in a temporary directory, with a read tool, a tool
-//! that stages writing a note file, a failing tool, and a clock the test moves.
+//! A registry over a real database (SQLite in a temporary directory, or a fresh database
+//! of the PostgreSQL test server), with a read tool, a tool that stages writing a note
+//! file, a failing tool, and a clock the test moves.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,8 +12,10 @@ use hearth_core::{
     ApplyOutput, ChatUri, HarnessId, ProposalDraft, ProposalId, Scope, SessionId, SessionUri,
     Timestamp, ToolCallContext, ToolError, ToolHandler, ToolOutput, Toolbox, TurnId,
 };
-use hearth_store::SqliteStore;
-use hearth_tools::{ApprovalGate, AuditLog, Proposal, ToolRegistry, UserActor, sha256_hex};
+use hearth_store::{AuditStore, PgStore, ProposalStore, SqliteStore};
+use hearth_tools::{
+    ApprovalGate, AuditFiles, AuditLog, Proposal, ToolRegistry, UserActor, sha256_hex,
+};
 use serde_json::{Value, json};
 
 /// A clock that stands still until moved.
@@ -195,10 +198,20 @@ impl ToolHandler for NoteWriteTool {
     }
 }
 
-/// A registry, its gate and its audit log over a database in a temporary directory.
+/// The database a bench keeps proposals and the audit log in.
+#[derive(Clone)]
+pub enum Backend {
+    /// `hearth.db` in the bench's directory.
+    Sqlite(Arc<SqliteStore>),
+    /// A database of the PostgreSQL test server, at this URL.
+    Postgres(Arc<PgStore>, String),
+}
+
+/// A registry, its gate and its audit log over a database, with a temporary directory
+/// for the notes (and the SQLite database, and the audit log's key and head files).
 pub struct Bench {
     pub dir: tempfile::TempDir,
-    pub store: Arc<SqliteStore>,
+    pub backend: Backend,
     pub registry: ToolRegistry,
     pub gate: ApprovalGate,
     pub audit: AuditLog,
@@ -223,20 +236,54 @@ pub fn context() -> ToolCallContext {
 }
 
 impl Bench {
+    /// A bench on SQLite.
     pub async fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("notes")).unwrap();
-        Self::open(dir, ManualClock::new(), Arc::new(AtomicUsize::new(0))).await
-    }
-
-    async fn open(dir: tempfile::TempDir, clock: ManualClock, applies: Arc<AtomicUsize>) -> Self {
+        let dir = Self::directory();
         let store = Arc::new(
             SqliteStore::open(&dir.path().join("hearth.db"))
                 .await
                 .unwrap(),
         );
-        let audit = AuditLog::new(store.clone());
-        let mut builder = ToolRegistry::builder(store.clone(), audit.clone());
+        Self::open(
+            dir,
+            Backend::Sqlite(store),
+            ManualClock::new(),
+            Arc::default(),
+        )
+    }
+
+    /// A bench on a fresh database of the PostgreSQL test server (`None`, the test
+    /// skipped, when there is none).
+    pub async fn on_postgres() -> Option<Self> {
+        let url = hearth_test_support::postgres::fresh_database().await?;
+        let store = Arc::new(PgStore::connect(&url).await.unwrap());
+        Some(Self::open(
+            Self::directory(),
+            Backend::Postgres(store, url),
+            ManualClock::new(),
+            Arc::default(),
+        ))
+    }
+
+    fn directory() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+        dir
+    }
+
+    fn open(
+        dir: tempfile::TempDir,
+        backend: Backend,
+        clock: ManualClock,
+        applies: Arc<AtomicUsize>,
+    ) -> Self {
+        let (proposals, audit): (Arc<dyn ProposalStore>, Arc<dyn AuditStore>) = match &backend {
+            Backend::Sqlite(store) => (store.clone(), store.clone()),
+            Backend::Postgres(store, _) => (store.clone(), store.clone()),
+        };
+        // The log's key and head file in the data directory, whichever the database.
+        let audit = AuditLog::with_files(audit, AuditFiles::in_dir(dir.path()));
+        let mut builder = ToolRegistry::builder(proposals, audit.clone());
         builder
             .register(Arc::new(EchoTool))
             .unwrap()
@@ -253,7 +300,7 @@ impl Bench {
         let gate = registry.gate();
         Self {
             dir,
-            store,
+            backend,
             registry,
             gate,
             audit,
@@ -262,16 +309,38 @@ impl Bench {
         }
     }
 
+    /// The SQLite store, for tests that reach into its file.
+    pub fn sqlite(&self) -> &SqliteStore {
+        match &self.backend {
+            Backend::Sqlite(store) => store,
+            Backend::Postgres(..) => panic!("this test reads the SQLite database"),
+        }
+    }
+
     /// Closes the database and opens everything again, as a new process would.
     pub async fn restart(self) -> Self {
-        self.store.close().await;
         let Self {
             dir,
+            backend,
             clock,
             applies,
             ..
         } = self;
-        Self::open(dir, clock, applies).await
+        let backend = match backend {
+            Backend::Sqlite(store) => {
+                store.close().await;
+                Backend::Sqlite(Arc::new(
+                    SqliteStore::open(&dir.path().join("hearth.db"))
+                        .await
+                        .unwrap(),
+                ))
+            }
+            Backend::Postgres(store, url) => {
+                store.close().await;
+                Backend::Postgres(Arc::new(PgStore::connect(&url).await.unwrap()), url)
+            }
+        };
+        Self::open(dir, backend, clock, applies)
     }
 
     /// What an agent gets.
@@ -306,3 +375,27 @@ impl Bench {
         self.gate.get(id).await.unwrap()
     }
 }
+
+/// Runs each named test, an `async fn(Bench)`, on every backend as its own test:
+/// `NAME::sqlite` and `NAME::postgres` (skipped, saying why, when no test server runs
+/// and none is required).
+macro_rules! on_every_backend {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn sqlite() {
+                    super::$name(super::Bench::new().await).await;
+                }
+
+                #[tokio::test]
+                async fn postgres() {
+                    if let Some(bench) = super::Bench::on_postgres().await {
+                        super::$name(bench).await;
+                    }
+                }
+            }
+        )+
+    };
+}
+pub(crate) use on_every_backend;
