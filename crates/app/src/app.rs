@@ -130,13 +130,27 @@ impl App {
                 store.location()
             ));
         }
-        let audit = hearth_tools::AuditLog::new(store.clone());
+        let audit = self.audit_log(store.clone());
         if let Err(error) = self.empty_expired_trash(&store, &audit).await {
             self.note(&format!(
                 "could not empty the trash of expired items: {error:#}"
             ));
         }
         Ok(store)
+    }
+
+    /// The audit log kept in `store`, sealed with the key of this data directory and its
+    /// head file beside it. Every node of a team server (one PostgreSQL database) needs
+    /// the same key: the first node makes `audit.key`; copy it into the others' data
+    /// directories before they start, or they refuse to write the log.
+    pub fn audit_log(&self, store: Arc<dyn Stores>) -> hearth_tools::AuditLog {
+        hearth_tools::AuditLog::with_files(
+            store,
+            hearth_tools::AuditFiles {
+                key: self.paths.audit_key(),
+                head: self.paths.audit_head(),
+            },
+        )
     }
 
     /// Starts a host with these harnesses over an open store.

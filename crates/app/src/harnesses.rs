@@ -219,7 +219,7 @@ fn acp_harness_lending(
         data_directory: Some(app.paths.home.clone()),
         supervisor: supervisor(),
         process_directory: std::env::current_dir().ok(),
-        audit: store.map(|store| hearth_tools::AuditLog::new(store.clone())),
+        audit: store.map(|store| app.audit_log(store.clone())),
         timeouts,
         readable: vec![app.paths.context_cache()],
         output_limits: app.output_limits(),

@@ -300,7 +300,7 @@ impl Tools {
         store: Arc<dyn Stores>,
         client_files: ClientFiles,
     ) -> anyhow::Result<Self> {
-        let audit = AuditLog::new(store.clone());
+        let audit = app.audit_log(store.clone());
         let mut builder = ToolRegistry::builder(store.clone(), audit.clone());
         builder.register_all(handlers_reading(app, Some(&audit), client_files)?)?;
         builder.proposal_expiry(proposal_expiry(app)?);

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use hearth_tools::{
-    AuditFiles, AuditLog, AuditQuery, AuditRow, ChainHead, ChainReport, DEFAULT_EXPORT_KEEP,
-    MAX_EXPORT_KEEP,
+    AuditLog, AuditQuery, AuditRow, ChainHead, ChainReport, DEFAULT_EXPORT_KEEP, MAX_EXPORT_KEEP,
 };
 
 use crate::render::local_time;
@@ -123,13 +122,7 @@ fn render_intact(report: &ChainReport) -> String {
 /// The audit log kept in `store`, with the key and head file of the app's data
 /// directory.
 pub fn log_in(app: &App, store: std::sync::Arc<dyn hearth_store::Stores>) -> AuditLog {
-    AuditLog::with_files(
-        store,
-        AuditFiles {
-            key: app.paths.audit_key(),
-            head: app.paths.audit_head(),
-        },
-    )
+    app.audit_log(store)
 }
 
 /// Runs `hearth audit …`.

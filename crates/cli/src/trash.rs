@@ -7,7 +7,7 @@ use anyhow::bail;
 use clap::Subcommand;
 use hearth_core::{SessionUri, Timestamp, escape_controls_inline};
 use hearth_store::{Store, TrashItem, TrashKind};
-use hearth_tools::{Actor, AuditLog, Emptying, UserActor};
+use hearth_tools::{Actor, Emptying, UserActor};
 use serde_json::json;
 
 use crate::toolbox::{json_line, write_out};
@@ -43,7 +43,7 @@ pub async fn trash(app: &App, command: TrashCommand) -> anyhow::Result<ExitCode>
         TrashCommand::List { json } => list(app, store.as_ref(), json).await?,
         TrashCommand::Restore { id } => restore(app, store.as_ref(), &id).await?,
         TrashCommand::Empty { older_than } => {
-            let audit = AuditLog::new(store.clone());
+            let audit = app.audit_log(store.clone());
             let erased = hearth_tools::empty_trash(
                 store.as_ref(),
                 &audit,
