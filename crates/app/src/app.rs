@@ -160,15 +160,31 @@ impl App {
         agents: Vec<Arc<dyn Harness>>,
         source: &str,
     ) -> Host {
-        let config = HostConfig {
+        let config = self.host_config(source, self.scopes(&store));
+        Host::start(store, agents, config)
+    }
+
+    /// A host's settings from the configuration: limits, this node's name and lease
+    /// length, and the scopes its sessions run in.
+    pub fn host_config(&self, source: &str, scopes: ScopeSeam) -> HostConfig {
+        let server = &self.config.server;
+        HostConfig {
             source: source.to_owned(),
             working_directories: std::env::current_dir().into_iter().collect(),
             limits: self.limits(),
             output_limits: self.output_limits(),
-            scopes: self.scopes(&store),
+            scopes,
+            node: std::env::var("HEARTH_NODE")
+                .ok()
+                .filter(|node| !node.trim().is_empty())
+                .or_else(|| server.node.clone()),
+            lease_ttl: server
+                .lease_seconds
+                .map_or(HostConfig::default().lease_ttl, |seconds| {
+                    std::time::Duration::from_secs(seconds.max(1))
+                }),
             ..HostConfig::default()
-        };
-        Host::start(store, agents, config)
+        }
     }
 
     /// Projects as the host's scopes, with their context prepared in this data

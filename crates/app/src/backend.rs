@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use hearth_fetch::Fetcher;
-use hearth_host::{Host, HostConfig};
+use hearth_host::Host;
 use hearth_projects::context::{ContextCache, Materializer};
 use hearth_server::{Backend, GateApprovals};
 
@@ -63,18 +63,7 @@ pub async fn backend_and_gate(
     )?;
     let scopes = app.scopes(&store);
     let projects = hearth_projects::Projects::new(store.clone());
-    let host = Host::start(
-        store,
-        agents,
-        HostConfig {
-            source: source.to_owned(),
-            working_directories: std::env::current_dir().into_iter().collect(),
-            limits: app.limits(),
-            output_limits: app.output_limits(),
-            scopes,
-            ..HostConfig::default()
-        },
-    );
+    let host = Host::start(store, agents, app.host_config(source, scopes));
     let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
     let gate = tools.gate.clone();
     let backend = Backend {

@@ -58,6 +58,7 @@ mod suite {
     mod short_ids;
     mod snapshots;
     mod support;
+    mod team_server;
     mod terminal_chat;
     mod terminal_support;
     mod tool_support;

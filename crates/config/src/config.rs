@@ -519,6 +519,15 @@ pub struct ServerConfig {
     pub idle_timeout_seconds: Option<u64>,
     /// HTTP connections held at once (default 4096, within the open-file limit).
     pub max_connections: Option<usize>,
+    /// This node's name among a team server's nodes (one PostgreSQL store): what chat
+    /// leases name their holder by (default: the machine's name; `HEARTH_NODE` wins).
+    /// Nodes on one machine may share it: a node of this machine that stopped is then
+    /// seen at once, and its chats answered elsewhere without waiting for its leases.
+    pub node: Option<String>,
+    /// Seconds a chat's lease lasts unless its node renews it (default 30): how long the
+    /// chats a node that died mid-answer was answering wait before another node takes
+    /// them over.
+    pub lease_seconds: Option<u64>,
 }
 
 /// Hearth's own agent loop.

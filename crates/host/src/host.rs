@@ -49,6 +49,9 @@ pub struct HostConfig {
     /// without releasing it (on another machine, or one whose end was not seen) keeps
     /// others from answering in the chat. Running turns renew it a third of the way.
     pub lease_ttl: Duration,
+    /// The name leases give this host's machine (default: the machine's name): hosts of
+    /// one name see each other's processes stop.
+    pub node: Option<String>,
     /// What the scopes of sessions (projects) give their sessions and turns.
     pub scopes: ScopeSeam,
 }
@@ -79,6 +82,7 @@ impl Default for HostConfig {
             limits: crate::limits::MessageLimits::default(),
             output_limits: hearth_core::OutputLimits::default(),
             lease_ttl: Duration::from_secs(30),
+            node: None,
             scopes: ScopeSeam::default(),
         }
     }
@@ -140,7 +144,7 @@ impl Host {
         let (events, event_receiver) = mpsc::channel(EVENT_QUEUE);
         let (writer, write_receiver) = Writer::new();
         let ledger = Arc::new(Ledger::default());
-        let instance = Instance::new();
+        let instance = Instance::new(config.node.clone());
         let writer_context = WriterContext {
             store: Arc::clone(&store),
             ledger: Arc::clone(&ledger),

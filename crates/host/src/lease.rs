@@ -47,15 +47,18 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    /// A new identity: a random instance id, this process, this machine.
-    pub fn new() -> Self {
+    /// A new identity: a random instance id, this process, this machine (or the node
+    /// name given).
+    pub fn new(node: Option<String>) -> Self {
         let holder = LeaseHolder {
             instance: uuid::Uuid::now_v7().to_string(),
             pid: std::process::id(),
-            host: rustix::system::uname()
-                .nodename()
-                .to_string_lossy()
-                .into_owned(),
+            host: node.unwrap_or_else(|| {
+                rustix::system::uname()
+                    .nodename()
+                    .to_string_lossy()
+                    .into_owned()
+            }),
         };
         running().insert(holder.instance.clone());
         Self { holder }

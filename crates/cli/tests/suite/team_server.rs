@@ -1,0 +1,286 @@
+//! A team server: several `hearth serve` nodes, each with its own data directory, on one
+//! PostgreSQL database. Every node serves every session; a turn answered on one node
+//! reaches the clients of the others; a node killed mid-answer loses no acknowledged turn
+//! and the chat's next turn runs on another node once its lease ends; a node cut off from
+//! PostgreSQL refuses writes instead of keeping them on its own.
+
+use std::time::{Duration, Instant};
+
+use hearth_core::{self as core, Mirror};
+use hearth_protocol::{
+    self as wire, ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, SessionList,
+    SessionListParams, Subscribe, SubscribeParams, SubscribeResponse, UserMessage,
+};
+use hearth_server::{Client, Notifications, Notified};
+use hearth_test_support::postgres::fresh_database;
+use pretty_assertions::assert_eq;
+
+use super::serve_support::{Served, WAIT, next};
+use super::support::Hearth;
+
+/// One scripted answer of 40 words, a word every 50 ms: long enough to kill a node in
+/// the middle of it.
+fn scenario() -> String {
+    let words: Vec<String> = (1..=40).map(|n| format!("w{n}")).collect();
+    format!(
+        "name: team\nturns:\n  - steps:\n      - text: \"{}\"\n        stream: words\n        delay_ms: 50\n",
+        words.join(" ")
+    )
+}
+
+/// A node on the database at `url`, named `node` (nodes of different names count as
+/// different machines: a stopped one is known only by its leases ending), whose chat
+/// leases last 3 s.
+fn node(url: &str, name: &str) -> Served {
+    let hearth = Hearth::new();
+    hearth.write("config.toml", "[server]\nlease_seconds = 3\n");
+    let scenario = hearth.write("team.yaml", &scenario());
+    Served::start(
+        hearth,
+        &["--store", url, "--scenario", scenario.to_str().unwrap()],
+        &[("HEARTH_NODE", name), ("HEARTH_REPLAY_DELAY_SCALE", "1")],
+    )
+}
+
+async fn new_chat(client: &Client) -> String {
+    let created = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some("replay".into()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    created.session.chats[0].summary.uri.clone()
+}
+
+async fn mirror(client: &Client, resource: &str) -> Mirror {
+    match client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: resource.to_owned(),
+            last_seq: None,
+            turn_limit: None,
+        })
+        .await
+        .unwrap()
+    {
+        SubscribeResponse::Snapshot { snapshot } => Mirror::new(snapshot.try_into().unwrap()),
+        other => panic!("expected a snapshot, got {other:?}"),
+    }
+}
+
+async fn send(client: &Client, chat: &str, text: &str) -> Result<String, String> {
+    client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: chat.to_owned(),
+            message: UserMessage {
+                text: text.into(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .map(|sent| sent.turn_id)
+        .map_err(|error| format!("{error:#}"))
+}
+
+/// Applies envelopes to `mirror` until `until` holds of one; returns that envelope.
+async fn follow(
+    notes: &mut Notifications,
+    mirror: &mut Mirror,
+    mut until: impl FnMut(&wire::Action) -> bool,
+) -> wire::Action {
+    loop {
+        let Notified::Envelope(envelope) = next(notes).await else {
+            continue;
+        };
+        let action = envelope.action.clone();
+        mirror
+            .apply(&core::Envelope::try_from(envelope).unwrap())
+            .unwrap();
+        if until(&action) {
+            return action;
+        }
+    }
+}
+
+fn completes(turn_id: &str) -> impl Fn(&wire::Action) -> bool {
+    move |action| matches!(action, wire::Action::TurnCompleted { turn_id: id, .. } if id == turn_id)
+}
+
+fn chat_state(mirror: &Mirror) -> &core::ChatState {
+    match &mirror.snapshot.state {
+        core::ResourceState::Chat(state) => state,
+        other => panic!("not a chat: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_node_serves_the_teams_sessions_and_sees_the_answers_given_on_the_others() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let nodes = [
+        node(&url, "node-a"),
+        node(&url, "node-b"),
+        node(&url, "node-c"),
+    ];
+    let (a, _a_notes) = nodes[0].client().await;
+    let (b, mut b_notes) = nodes[1].client().await;
+    let (c, mut c_notes) = nodes[2].client().await;
+
+    // Node b's root subscribers hear of a session node a makes.
+    let mut b_root = mirror(&b, "hearth-root:").await;
+    let chat = new_chat(&a).await;
+    let session = chat
+        .replacen("hearth-chat:", "hearth-session:", 1)
+        .rsplit_once('/')
+        .unwrap()
+        .0
+        .to_owned();
+    let added = follow(&mut b_notes, &mut b_root, |action| {
+        matches!(action, wire::Action::SessionAdded { .. })
+    })
+    .await;
+    let wire::Action::SessionAdded { summary } = added else {
+        unreachable!()
+    };
+    assert_eq!(summary.uri, session);
+
+    // A turn sent on node c, followed on c and on b.
+    let mut on_b = mirror(&b, &chat).await;
+    let mut on_c = mirror(&c, &chat).await;
+    let turn = send(&c, &chat, "first").await.unwrap();
+    follow(&mut c_notes, &mut on_c, completes(&turn)).await;
+    follow(&mut b_notes, &mut on_b, |action| {
+        matches!(action, wire::Action::TurnStarted { turn: started } if started.id == turn)
+    })
+    .await;
+    assert_eq!(chat_state(&on_b).turns, chat_state(&on_c).turns);
+    assert!(
+        chat_state(&on_b).turns[0].response_text().ends_with("w40"),
+        "{:?}",
+        chat_state(&on_b).turns[0]
+    );
+
+    // Every node lists the session.
+    for (index, node) in nodes.iter().enumerate() {
+        let (client, _) = node.client().await;
+        let listed = client
+            .call::<SessionList>(&SessionListParams::default())
+            .await
+            .unwrap();
+        assert!(
+            listed.sessions.iter().any(|listed| listed.uri == session),
+            "node {index}: {listed:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_node_killed_mid_answer_loses_no_acknowledged_turn_and_the_next_runs_on_another() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let mut doomed = node(&url, "node-a");
+    let survivor = node(&url, "node-b");
+    let (a, mut a_notes) = doomed.client().await;
+    let chat = new_chat(&a).await;
+    let mut on_a = mirror(&a, &chat).await;
+    let first = send(&a, &chat, "doomed").await.unwrap();
+    // Half a second of the answer streamed: checkpoints (every 200 ms) stored some of it.
+    let mut deltas = 0;
+    follow(&mut a_notes, &mut on_a, |action| {
+        if matches!(action, wire::Action::TextDelta { .. }) {
+            deltas += 1;
+        }
+        deltas >= 10
+    })
+    .await;
+    doomed.child.kill().unwrap();
+    doomed.child.wait().unwrap();
+    let killed = Instant::now();
+
+    // On node b the chat takes a turn once node a's lease ended (3 s): until then the
+    // send is refused, saying another process answers.
+    let (b, mut b_notes) = survivor.client().await;
+    let mut on_b = mirror(&b, &chat).await;
+    let second = loop {
+        match send(&b, &chat, "next").await {
+            Ok(turn) => break turn,
+            Err(error) => {
+                assert!(
+                    error.contains("answering in another Hearth process"),
+                    "{error}"
+                );
+                assert!(
+                    killed.elapsed() < WAIT,
+                    "no node took the chat over: {error}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    eprintln!(
+        "fail-over: the next turn was accepted {} ms after the node was killed",
+        killed.elapsed().as_millis()
+    );
+    follow(&mut b_notes, &mut on_b, completes(&second)).await;
+    let turns = &chat_state(&on_b).turns;
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[0].id.as_str(), first);
+    assert_eq!(turns[0].user.text, "doomed");
+    let partial = turns[0].response_text();
+    assert!(
+        partial.starts_with("w1") && !partial.ends_with("w40"),
+        "the partial answer is kept as it was checkpointed: {partial:?}"
+    );
+    assert_eq!(turns[0].stop_reason, Some(core::StopReason::Incomplete));
+    assert_eq!(turns[1].id.as_str(), second);
+    assert!(turns[1].response_text().ends_with("w40"));
+}
+
+#[tokio::test]
+async fn a_node_cut_off_from_postgres_refuses_writes_saying_why() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let served = node(&url, "node-a");
+    let (client, _notes) = served.client().await;
+    let chat = new_chat(&client).await;
+    // The database drops the node: every connection of this database is ended, and
+    // new ones are refused.
+    let database = url.rsplit_once('/').unwrap().1.to_owned();
+    let admin = std::env::var(hearth_test_support::postgres::SERVER_VARIABLE).unwrap();
+    let mut connection = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
+        .await
+        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE {database} WITH ALLOW_CONNECTIONS false"
+    )))
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(&database)
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    let error = send(&client, &chat, "lost?").await.unwrap_err();
+    assert!(
+        error.contains("cannot be reached")
+            || error.contains("not currently accepting connections"),
+        "{error}"
+    );
+    // Once the database is back, the chat takes the turn, and nothing was stored meanwhile.
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE {database} WITH ALLOW_CONNECTIONS true"
+    )))
+    .execute(&mut connection)
+    .await
+    .unwrap();
+    let (fresh, mut notes) = served.client().await;
+    let mut on_node = mirror(&fresh, &chat).await;
+    assert_eq!(chat_state(&on_node).turns, []);
+    let turn = send(&fresh, &chat, "back").await.unwrap();
+    follow(&mut notes, &mut on_node, completes(&turn)).await;
+    assert_eq!(chat_state(&on_node).turns.len(), 1);
+}
