@@ -60,7 +60,7 @@ pub struct DavClient<'a> {
 impl<'a> DavClient<'a> {
     /// A client of `account`'s server reading at most `max_bytes` of each answer; the
     /// password is read from its source now.
-    pub fn new(
+    pub async fn new(
         transport: &'a dyn DavTransport,
         account: &'a CalDavAccount,
         max_bytes: u64,
@@ -68,7 +68,7 @@ impl<'a> DavClient<'a> {
         Ok(Self {
             transport,
             account,
-            authorization: account.authorization()?,
+            authorization: account.authorization().await?,
             max_bytes,
         })
     }

@@ -46,7 +46,7 @@ pub async fn discover(
     transport: &dyn DavTransport,
     account: &CalDavAccount,
 ) -> Result<Vec<DiscoveredCalendar>> {
-    let client = DavClient::new(transport, account, 16 * 1024 * 1024)?;
+    let client = DavClient::new(transport, account, 16 * 1024 * 1024).await?;
     let start = account.url.as_str();
     let first = probe(&client, start).await?;
     let Some(here) = first.responses.first() else {

@@ -108,7 +108,7 @@ pub async fn sync(
     max_bytes: u64,
     previous: &SyncCache,
 ) -> Result<(SyncCache, SyncReport)> {
-    let client = DavClient::new(transport, account, max_bytes)?;
+    let client = DavClient::new(transport, account, max_bytes).await?;
     let collection = account.url.as_str();
     let listing = list(&client, collection, previous).await?;
     let resources = fetch(&client, collection, previous, &listing).await?;

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use thiserror::Error;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::env::ChildEnv;
-use crate::spawn::{ExitReport, Launch, Process, StderrTail, spawn_failure};
+use crate::run::{RunError, RunLimits, run_to_end};
+use crate::spawn::{ExitReport, Launch, StderrTail};
 
 /// The hidden subcommand of the `hearth` binary that runs one job.
 pub const ISOLATED_JOB_SUBCOMMAND: &str = "__isolated-job";
@@ -124,44 +124,18 @@ impl Isolator {
             ])
             .args(arguments.iter().cloned())
             .env(ChildEnv::minimal());
-        let (process, pipes) =
-            Process::spawn(&launch).map_err(|error| JobError::Start(spawn_failure(&error)))?;
-        if let Some(mut stdin) = pipes.stdin {
-            tokio::spawn(async move {
-                // A child that died early closed the pipe: its exit says why.
-                if let Err(error) = stdin.write_all(&input).await {
-                    tracing::debug!(%error, "an isolated job did not take all its input");
-                }
-            });
-        }
-        let limit = limits.max_output_bytes;
-        let mut output = Vec::new();
-        let mut stdout = pipes
-            .stdout
-            .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1));
-        let outcome = tokio::time::timeout(limits.wall_time, async {
-            let read = stdout.read_to_end(&mut output).await;
-            // More than the limit: no need to wait for the rest.
-            if output.len() > limit {
-                return (read, None);
-            }
-            (read, Some(process.exited().await))
-        })
-        .await;
-        let Ok((read, report)) = outcome else {
-            process.kill();
-            return Err(JobError::TimedOut(limits.wall_time));
+        let run_limits = RunLimits {
+            wall_time: limits.wall_time,
+            max_output_bytes: limits.max_output_bytes,
         };
-        let Some(report) = report else {
-            process.kill();
-            return Err(JobError::OutputTooLarge(limit));
+        let finished = match run_to_end(&launch, Some(input), run_limits).await {
+            Ok(finished) => finished,
+            Err(RunError::Start(reason)) => return Err(JobError::Start(reason)),
+            Err(RunError::TimedOut { limit, .. }) => return Err(JobError::TimedOut(limit)),
+            Err(RunError::OutputTooLarge(limit)) => return Err(JobError::OutputTooLarge(limit)),
+            Err(error @ RunError::Read(_)) => return Err(JobError::Failed(error.to_string())),
         };
-        if let Err(error) = read {
-            return Err(JobError::Failed(format!(
-                "its output could not be read: {error}"
-            )));
-        }
-        judge(report, output, process.stderr(), limits)
+        judge(finished.exit, finished.stdout, &finished.stderr, limits)
     }
 }
 

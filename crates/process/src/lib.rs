@@ -11,6 +11,8 @@
 //!   stderr drained continuously into a bounded tail ([`StderrTail`]) that errors and
 //!   `doctor` quote, its exit watched ([`ExitReport`]), the whole group stopped on
 //!   request (asked, then killed after a grace) and killed when the handle is dropped.
+//! - [`run_to_end`]: a short-lived child (a converter, a password command) run to its
+//!   end within a time and an output limit, killed with its group past either.
 //! - [`group`]: reading and signalling a process group through `/proc`.
 //! - [`lines`]: lines read with a cap on their size ([`LineReader`]), for a child's
 //!   stderr and for the line protocols spoken with children and peers.
@@ -25,6 +27,7 @@ mod env;
 pub mod group;
 mod isolate;
 pub mod lines;
+mod run;
 mod spawn;
 
 pub use env::{BASE_VARIABLES, ChildEnv};
@@ -33,6 +36,7 @@ pub use isolate::{
     job_main,
 };
 pub use lines::{Line, LineReader};
+pub use run::{Finished, RunError, RunLimits, run_to_end};
 pub use spawn::{
     ExitReport, Launch, Leftovers, Pipes, Process, STOP_GRACE, STOP_POLL, Stderr, StderrTail,
     Stdin, cut, spawn_failure,

@@ -462,9 +462,15 @@ impl Process {
                 tokio::time::sleep(STOP_POLL).await;
             }
         }
+        self.kill_and_wait().await;
+    }
+
+    /// Kills it and everything in its group at once, and waits (bounded) until the
+    /// group is gone.
+    pub async fn kill_and_wait(&self) {
         self.kill();
-        // SIGKILL is delivered asynchronously: a stopped group has no process left
-        // when this returns.
+        // SIGKILL is delivered asynchronously: a killed group has no process left when
+        // this returns.
         let deadline = tokio::time::Instant::now() + STOP_GRACE;
         while group::runs(self.pid, None) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(STOP_POLL).await;

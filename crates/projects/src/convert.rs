@@ -19,6 +19,7 @@
 //! It does not cache, fetch, or decide what to convert: that is the context cache's job.
 
 mod blocks;
+mod body;
 mod child;
 mod docx;
 mod epub;

@@ -11,6 +11,9 @@ use hearth_core::{ChatUri, SessionUri};
 use crate::error::StoreResult;
 use crate::sqlite::SqliteStore;
 
+/// The write transaction of a deletion, on a pooled connection of its own.
+pub(crate) type Deletion = sqlx::Transaction<'static, sqlx::Sqlite>;
+
 /// What an erased proposal's summary, diff and payload (and its reason, outcome or error,
 /// where it had one) read afterwards.
 pub const ERASED_TEXT: &str = "(erased with its session)";
@@ -58,6 +61,20 @@ pub(crate) async fn erase_proposals(
 }
 
 impl SqliteStore {
+    /// Starts a deletion: a write transaction, taken at once (`BEGIN IMMEDIATE`).
+    pub(crate) async fn begin_deletion(&self) -> StoreResult<Deletion> {
+        self.pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// Commits a deletion, then erases what it removed ([`Self::erase_removed`]).
+    pub(crate) async fn commit_deletion(&self, deletion: Deletion) -> StoreResult<()> {
+        deletion.commit().await.map_err(|e| self.error(e))?;
+        self.erase_removed().await
+    }
+
     /// After a deletion committed: rebuilds the file if content removed before this
     /// version may still sit in its free space (once), then checkpoints and truncates the
     /// write-ahead log. The deletion stands whatever happens here; what could not be done

@@ -47,6 +47,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// index, and the rollback journal of a database not (yet) in WAL mode.
 const COMPANION_SUFFIXES: [&str; 3] = ["-wal", "-shm", "-journal"];
 
+/// The file beside a database whose lock a process holds while it opens the database.
+const OPENING_LOCK_SUFFIX: &str = "-opening.lock";
+
 /// How a store was opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -256,10 +259,56 @@ async fn check_owner_with(path: &Path, sharing: Sharing) -> StoreResult<()> {
     Ok(())
 }
 
-/// Opens (creating if needed) and migrates the database at `path`.
+/// Waits (up to [`BUSY_TIMEOUT`]) for an exclusive lock on the file beside the database
+/// that keeps one process at a time opening it; the lock holds until the returned file
+/// is dropped.
+///
+/// SQLite's own locks do not make concurrent first opens wait: switching a new database
+/// to WAL takes its exclusive lock, and SQLite answers "database is locked" at once,
+/// without waiting its busy timeout, to a process that found another one switching (it
+/// would deadlock otherwise). A lock of the database file itself is no way around it:
+/// closing any handle of the file drops every SQLite lock this process holds on it.
+async fn lock_for_opening(path: &Path) -> StoreResult<fs::File> {
+    let lock_path = companion(path, OPENING_LOCK_SUFFIX);
+    let file = hearth_config::private_file_options()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(|error| StoreError::from_io(&lock_path, &error))?;
+    let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Busy {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(fs::TryLockError::Error(error)) => {
+                return Err(StoreError::from_io(&lock_path, &error));
+            }
+        }
+    }
+}
+
+/// Opens (creating if needed) and migrates the database at `path`, one process at a
+/// time (see [`lock_for_opening`]).
 pub(crate) async fn open_pool(path: &Path) -> StoreResult<Pools> {
     ensure_directory(path)?;
     check_header(path)?;
+    let opening = lock_for_opening(path).await?;
+    let pools = open_locked(path).await;
+    drop(opening);
+    pools
+}
+
+async fn open_locked(path: &Path) -> StoreResult<Pools> {
     check_owner(path).await?;
     create_private_database(path)?;
     make_files_private(path);

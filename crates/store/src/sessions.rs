@@ -4,7 +4,7 @@ use hearth_core::{Provenance, SessionSummary, SessionUri, now};
 use sqlx::{Connection, Row};
 
 use crate::codec::to_millis;
-use crate::erase::{ProposalOwner, erase_proposals};
+use crate::erase::{Deletion, ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
 pub(crate) use crate::rows::decode_session;
 use crate::sqlite::SqliteStore;
@@ -295,27 +295,41 @@ impl SqliteStore {
     /// data, its title and other descriptions, its proposals' text — keeping a tombstone
     /// (URI, provider, times), then erases what was removed (see `erase`).
     pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
-        let id: Option<i64> =
-            sqlx::query_scalar("SELECT id FROM sessions WHERE uri = ? AND deleted_at IS NULL")
-                .bind(uri.to_string())
-                .fetch_optional(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-        let Some(id) = id else {
+        let mut deletion = self.begin_deletion().await?;
+        let Some(id) = self.live_session_id(&mut deletion, uri).await? else {
             return Ok(false);
         };
-        Self::erase_session_rows(&mut transaction, id, uri, to_millis(&now()))
+        self.erase_session(deletion, id, uri, to_millis(&now()))
+            .await?;
+        Ok(true)
+    }
+
+    /// The row id of the live (not deleted, not trashed) session `uri`.
+    pub(crate) async fn live_session_id(
+        &self,
+        connection: &mut sqlx::SqliteConnection,
+        uri: &SessionUri,
+    ) -> StoreResult<Option<i64>> {
+        sqlx::query_scalar("SELECT id FROM sessions WHERE uri = ? AND deleted_at IS NULL")
+            .bind(uri.to_string())
+            .fetch_optional(&mut *connection)
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// Removes session `id`'s content in `deletion` (see [`Self::erase_session_rows`]),
+    /// commits it, then erases what was removed (see `erase`).
+    pub(crate) async fn erase_session(
+        &self,
+        mut deletion: Deletion,
+        id: i64,
+        uri: &SessionUri,
+        at: i64,
+    ) -> StoreResult<()> {
+        Self::erase_session_rows(&mut deletion, id, uri, at)
             .await
             .map_err(|e| self.error(e))?;
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        drop(connection);
-        self.erase_removed().await?;
-        Ok(true)
+        self.commit_deletion(deletion).await
     }
 
     /// Removes a session's content — chats, turns, drafts, provider data, title and the

@@ -5,7 +5,6 @@
 //! `erase`), and leaves a project a tombstone without folder or name.
 
 use hearth_core::{SessionUri, Timestamp, now};
-use sqlx::Connection;
 
 use crate::codec::{parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
@@ -82,23 +81,13 @@ const SESSION_IS_USED: &str = "SELECT provenance = 'external'
 impl SqliteStore {
     /// Moves a live session to the trash, or erases it when it was never used.
     pub(crate) async fn trash_session_impl(&self, uri: &SessionUri) -> StoreResult<Removal> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
-        let id: Option<i64> =
-            sqlx::query_scalar("SELECT id FROM sessions WHERE uri = ? AND deleted_at IS NULL")
-                .bind(uri.to_string())
-                .fetch_optional(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-        let Some(id) = id else {
+        let mut deletion = self.begin_deletion().await?;
+        let Some(id) = self.live_session_id(&mut deletion, uri).await? else {
             return Ok(Removal::Missing);
         };
         let used: bool = sqlx::query_scalar(SESSION_IS_USED)
             .bind(id)
-            .fetch_one(&mut *transaction)
+            .fetch_one(&mut *deletion)
             .await
             .map_err(|e| self.error(e))?;
         let at = to_millis(&now());
@@ -106,18 +95,13 @@ impl SqliteStore {
             sqlx::query("UPDATE sessions SET deleted_at = ?, trashed = 1 WHERE id = ?")
                 .bind(at)
                 .bind(id)
-                .execute(&mut *transaction)
+                .execute(&mut *deletion)
                 .await
                 .map_err(|e| self.error(e))?;
-            transaction.commit().await.map_err(|e| self.error(e))?;
+            deletion.commit().await.map_err(|e| self.error(e))?;
             return Ok(Removal::Trashed);
         }
-        Self::erase_session_rows(&mut transaction, id, uri, at)
-            .await
-            .map_err(|e| self.error(e))?;
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        drop(connection);
-        self.erase_removed().await?;
+        self.erase_session(deletion, id, uri, at).await?;
         Ok(Removal::Erased)
     }
 
@@ -189,20 +173,14 @@ impl SqliteStore {
         if items.is_empty() {
             return Ok(items);
         }
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
+        let mut deletion = self.begin_deletion().await?;
         let mut erased = Vec::with_capacity(items.len());
         for item in items {
-            if self.erase_item(&mut transaction, &item).await? {
+            if self.erase_item(&mut deletion, &item).await? {
                 erased.push(item);
             }
         }
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        drop(connection);
-        self.erase_removed().await?;
+        self.commit_deletion(deletion).await?;
         Ok(erased)
     }
 

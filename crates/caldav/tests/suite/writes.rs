@@ -19,7 +19,7 @@ async fn a_write_on_a_stale_etag_is_refused_and_the_servers_copy_kept() {
     let (synced, _) = fake.member("a.ics").unwrap();
     fake.put("a.ics", &event("a", "Alpha, by another client"));
     let account = account();
-    let client = DavClient::new(&*fake, &account, 1 << 20).unwrap();
+    let client = DavClient::new(&*fake, &account, 1 << 20).await.unwrap();
 
     let stale = Precondition::Matches(synced.clone());
     let put = client
@@ -55,7 +55,7 @@ async fn a_write_on_a_stale_etag_is_refused_and_the_servers_copy_kept() {
 async fn a_create_is_refused_where_the_resource_exists() {
     let fake = FakeDav::new(SyncSupport::Supported);
     let account = account();
-    let client = DavClient::new(&*fake, &account, 1 << 20).unwrap();
+    let client = DavClient::new(&*fake, &account, 1 << 20).await.unwrap();
     let href = new_resource_href(COLLECTION, "new event@x.test").unwrap();
     assert_eq!(href, "/cal/alice/work/new-event@x.test.ics");
     let target = resolve(COLLECTION, &href).unwrap();

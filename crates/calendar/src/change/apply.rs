@@ -295,7 +295,7 @@ impl Calendars {
             });
         }
         let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
-        let client = DavClient::new(&*transport, &source.account, source.max_bytes)?;
+        let client = DavClient::new(&*transport, &source.account, source.max_bytes).await?;
         if let Some(elsewhere) = resources.iter().find(|r| !same_origin(collection, &r.href)) {
             return Err(CalendarError::InvalidPayload(format!(
                 "the resource {} is not on the calendar's server",

@@ -248,7 +248,7 @@ impl Calendars {
         };
         let resources = new_resources(text, tree, events, |uid| by_uid.contains_key(uid), report);
         let transport = std::sync::Arc::clone(&self.inner.options.dav_transport);
-        let client = DavClient::new(&*transport, &source.account, source.max_bytes)?;
+        let client = DavClient::new(&*transport, &source.account, source.max_bytes).await?;
         for resource in &resources {
             let uid = &resource.uid;
             let timezones = zone_definitions(tree, text, &resource.zones, "\r\n");

@@ -4,8 +4,11 @@
 
 use std::collections::HashMap;
 
+use quick_xml::events::BytesStart;
+
 use super::Draft;
 use super::blocks::{Collector, Kind};
+use super::body::{BodyFormat, BodyWalker, TableNames};
 use super::error::Result;
 use super::format::SourceFormat;
 use super::markdown::render;
@@ -13,10 +16,6 @@ use super::xml::{Archive, Step, attribute, first_text, walk};
 
 const FORMAT: SourceFormat = SourceFormat::Docx;
 const DOCUMENT: &str = "word/document.xml";
-
-/// Elements whose content is never body text: alternate renderings (the fallback of
-/// a text box repeats its content), field instructions, deleted text.
-const SKIPPED: &[&str] = &["Fallback", "instrText", "delText", "del"];
 
 pub(super) fn convert(bytes: &[u8]) -> Result<Draft> {
     let mut archive = Archive::open(bytes, FORMAT)?;
@@ -34,11 +33,11 @@ pub(super) fn convert(bytes: &[u8]) -> Result<Draft> {
     let title = archive
         .text("docProps/core.xml")?
         .and_then(|xml| first_text(&xml, FORMAT, "docProps/core.xml", "title"));
-    let mut reader = BodyReader::new(&styles, &numbering);
-    walk(&document, FORMAT, DOCUMENT, |step| reader.step(step))?;
+    let mut walker = BodyWalker::new(BodyReader::new(&styles, &numbering));
+    walk(&document, FORMAT, DOCUMENT, |step| walker.step(step))?;
     Ok(Draft {
         title,
-        markdown: render(&reader.collector.finish()),
+        markdown: render(&walker.finish()),
         image: None,
     })
 }
@@ -151,61 +150,39 @@ struct Properties {
     list_level: usize,
 }
 
-/// The state of one pass over `word/document.xml`.
+/// The paragraphs and runs of `word/document.xml` (its tables are the walker's).
 struct BodyReader<'a> {
     styles: &'a HashMap<String, usize>,
     numbering: &'a Numbering,
-    collector: Collector,
     /// Properties of the open paragraphs (a text box nests paragraphs inside one).
     properties: Vec<Properties>,
     in_text: bool,
     in_run: bool,
-    skipping: usize,
 }
 
-impl<'a> BodyReader<'a> {
-    fn new(styles: &'a HashMap<String, usize>, numbering: &'a Numbering) -> Self {
-        Self {
-            styles,
-            numbering,
-            collector: Collector::default(),
-            properties: Vec::new(),
-            in_text: false,
-            in_run: false,
-            skipping: 0,
-        }
-    }
+impl BodyFormat for BodyReader<'_> {
+    /// Alternate renderings (the fallback of a text box repeats its content), field
+    /// instructions, deleted text.
+    const SKIPPED: &'static [&'static str] = &["Fallback", "instrText", "delText", "del"];
+    const TABLES: TableNames = TableNames {
+        table: "tbl",
+        row: "tr",
+        cells: &["tc"],
+    };
 
-    fn step(&mut self, step: Step<'_>) {
-        if self.skipping > 0 {
-            match step {
-                Step::Open { .. } => self.skipping += 1,
-                Step::Close { .. } => self.skipping -= 1,
-                Step::Text(_) => {}
-            }
-            return;
-        }
-        match step {
-            Step::Open { name, .. } if SKIPPED.contains(&name) => self.skipping = 1,
-            Step::Open { name, element } => self.open(name, || attribute(element, "val")),
-            Step::Close { name } => self.close(name),
-            Step::Text(text) if self.in_text => self.collector.push_text(text),
-            Step::Text(_) => {}
-        }
-    }
-
-    fn open(&mut self, name: &str, value: impl Fn() -> Option<String>) {
+    fn open(&mut self, collector: &mut Collector, name: &str, element: &BytesStart<'_>) {
+        let value = || attribute(element, "val");
         let properties = self.properties.last_mut();
         match (name, properties) {
             ("p", _) => {
-                self.collector.open_paragraph(Kind::Paragraph);
+                collector.open_paragraph(Kind::Paragraph);
                 self.properties.push(Properties::default());
             }
             ("r", _) => self.in_run = true,
             ("t", _) => self.in_text = true,
-            ("tab", _) if self.in_run => self.collector.push_text("\t"),
-            ("br" | "cr", _) if self.in_run => self.collector.push_text("\n"),
-            ("noBreakHyphen", _) if self.in_run => self.collector.push_text("-"),
+            ("tab", _) if self.in_run => collector.push_text("\t"),
+            ("br" | "cr", _) if self.in_run => collector.push_text("\n"),
+            ("noBreakHyphen", _) if self.in_run => collector.push_text("-"),
             ("pStyle", Some(properties)) => properties.style = value(),
             ("outlineLvl", Some(properties)) => {
                 properties.outline_level = value()
@@ -216,26 +193,38 @@ impl<'a> BodyReader<'a> {
             ("ilvl", Some(properties)) => {
                 properties.list_level = value().and_then(|level| level.parse().ok()).unwrap_or(0);
             }
-            ("tbl", _) => self.collector.open_table(),
-            ("tr", _) => self.collector.open_row(),
-            ("tc", _) => self.collector.open_cell(),
             _ => {}
         }
     }
 
-    fn close(&mut self, name: &str) {
+    fn close(&mut self, collector: &mut Collector, name: &str) {
         match name {
             "r" => self.in_run = false,
             "t" => self.in_text = false,
             "p" => {
                 let properties = self.properties.pop().unwrap_or_default();
-                self.collector.set_kind(self.kind(&properties));
-                self.collector.close_paragraph();
+                collector.set_kind(self.kind(&properties));
+                collector.close_paragraph();
             }
-            "tc" => self.collector.close_cell(1),
-            "tr" => self.collector.close_row(),
-            "tbl" => self.collector.close_table(),
             _ => {}
+        }
+    }
+
+    fn text(&mut self, collector: &mut Collector, text: &str) {
+        if self.in_text {
+            collector.push_text(text);
+        }
+    }
+}
+
+impl<'a> BodyReader<'a> {
+    fn new(styles: &'a HashMap<String, usize>, numbering: &'a Numbering) -> Self {
+        Self {
+            styles,
+            numbering,
+            properties: Vec::new(),
+            in_text: false,
+            in_run: false,
         }
     }
 

@@ -4,8 +4,11 @@
 
 use std::collections::HashMap;
 
+use quick_xml::events::BytesStart;
+
 use super::Draft;
 use super::blocks::{Collector, Kind};
+use super::body::{BodyFormat, BodyWalker, TableNames};
 use super::error::Result;
 use super::format::SourceFormat;
 use super::markdown::render;
@@ -13,10 +16,6 @@ use super::xml::{Archive, Step, attribute, first_text, walk};
 
 const FORMAT: SourceFormat = SourceFormat::Odt;
 const CONTENT: &str = "content.xml";
-
-/// Elements whose content is not body text: footnote and endnote bodies, comments,
-/// tracked deletions.
-const SKIPPED: &[&str] = &["note-body", "annotation", "tracked-changes"];
 
 /// Largest number of copies of a repeated table cell kept.
 const MAX_REPEATED_CELLS: usize = 64;
@@ -32,17 +31,14 @@ pub(super) fn convert(bytes: &[u8]) -> Result<Draft> {
     let title = archive
         .text("meta.xml")?
         .and_then(|xml| first_text(&xml, FORMAT, "meta.xml", "title"));
-    let mut reader = BodyReader {
+    let mut walker = BodyWalker::new(BodyReader {
         list_styles: &list_styles,
-        collector: Collector::default(),
         lists: Vec::new(),
-        repeated: 1,
-        skipping: 0,
-    };
-    walk(&content, FORMAT, CONTENT, |step| reader.step(step))?;
+    });
+    walk(&content, FORMAT, CONTENT, |step| walker.step(step))?;
     Ok(Draft {
         title,
-        markdown: render(&reader.collector.finish()),
+        markdown: render(&walker.finish()),
         image: None,
     })
 }
@@ -81,86 +77,82 @@ impl ListStyles {
     }
 }
 
-/// The state of one pass over `content.xml`.
+/// The paragraphs, headings and lists of `content.xml` (its tables are the walker's).
 struct BodyReader<'a> {
     list_styles: &'a ListStyles,
-    collector: Collector,
     /// Open lists, outermost first, with the list style in force.
     lists: Vec<Option<String>>,
-    /// Copies of the open table cell (`table:number-columns-repeated`).
-    repeated: usize,
-    skipping: usize,
 }
 
-impl BodyReader<'_> {
-    fn step(&mut self, step: Step<'_>) {
-        if self.skipping > 0 {
-            match step {
-                Step::Open { .. } => self.skipping += 1,
-                Step::Close { .. } => self.skipping -= 1,
-                Step::Text(_) => {}
+impl BodyFormat for BodyReader<'_> {
+    /// Footnote and endnote bodies, comments, tracked deletions.
+    const SKIPPED: &'static [&'static str] = &["note-body", "annotation", "tracked-changes"];
+    const TABLES: TableNames = TableNames {
+        table: "table",
+        row: "table-row",
+        cells: &["table-cell", "covered-table-cell"],
+    };
+
+    /// `table:number-columns-repeated` copies, at most [`MAX_REPEATED_CELLS`].
+    fn cell_copies(&self, element: &BytesStart<'_>) -> usize {
+        attribute(element, "number-columns-repeated")
+            .and_then(|count| count.parse::<usize>().ok())
+            .unwrap_or(1)
+            .clamp(1, MAX_REPEATED_CELLS)
+    }
+
+    fn open(&mut self, collector: &mut Collector, name: &str, element: &BytesStart<'_>) {
+        match name {
+            "h" => {
+                let level = attribute(element, "outline-level")
+                    .and_then(|level| level.parse::<usize>().ok())
+                    .unwrap_or(1);
+                collector.open_paragraph(Kind::Heading(level.clamp(1, 6)));
             }
-            return;
+            "p" => {
+                let kind = match self.lists.len() {
+                    0 => Kind::Paragraph,
+                    depth => Kind::ListItem {
+                        depth: depth - 1,
+                        ordered: self
+                            .lists
+                            .last()
+                            .cloned()
+                            .flatten()
+                            .is_some_and(|style| self.list_styles.is_numbered(&style, depth)),
+                    },
+                };
+                collector.open_paragraph(kind);
+            }
+            "list" => {
+                let inherited = self.lists.last().cloned().flatten();
+                self.lists
+                    .push(attribute(element, "style-name").or(inherited));
+            }
+            "s" => {
+                let count = attribute(element, "c")
+                    .and_then(|count| count.parse::<usize>().ok())
+                    .unwrap_or(1);
+                collector.push_text(&" ".repeat(count.min(64)));
+            }
+            "tab" => collector.push_text("\t"),
+            "line-break" => collector.push_text("\n"),
+            _ => {}
         }
-        match step {
-            Step::Open { name, .. } if SKIPPED.contains(&name) => self.skipping = 1,
-            Step::Open { name, element } => match name {
-                "h" => {
-                    let level = attribute(element, "outline-level")
-                        .and_then(|level| level.parse::<usize>().ok())
-                        .unwrap_or(1);
-                    self.collector
-                        .open_paragraph(Kind::Heading(level.clamp(1, 6)));
-                }
-                "p" => {
-                    let kind =
-                        match self.lists.len() {
-                            0 => Kind::Paragraph,
-                            depth => Kind::ListItem {
-                                depth: depth - 1,
-                                ordered: self.lists.last().cloned().flatten().is_some_and(
-                                    |style| self.list_styles.is_numbered(&style, depth),
-                                ),
-                            },
-                        };
-                    self.collector.open_paragraph(kind);
-                }
-                "list" => {
-                    let inherited = self.lists.last().cloned().flatten();
-                    self.lists
-                        .push(attribute(element, "style-name").or(inherited));
-                }
-                "s" => {
-                    let count = attribute(element, "c")
-                        .and_then(|count| count.parse::<usize>().ok())
-                        .unwrap_or(1);
-                    self.collector.push_text(&" ".repeat(count.min(64)));
-                }
-                "tab" => self.collector.push_text("\t"),
-                "line-break" => self.collector.push_text("\n"),
-                "table" => self.collector.open_table(),
-                "table-row" => self.collector.open_row(),
-                "table-cell" | "covered-table-cell" => {
-                    self.repeated = attribute(element, "number-columns-repeated")
-                        .and_then(|count| count.parse::<usize>().ok())
-                        .unwrap_or(1)
-                        .clamp(1, MAX_REPEATED_CELLS);
-                    self.collector.open_cell();
-                }
-                _ => {}
-            },
-            Step::Close { name } => match name {
-                "h" | "p" => self.collector.close_paragraph(),
-                "list" => {
-                    self.lists.pop();
-                }
-                "table-cell" | "covered-table-cell" => self.collector.close_cell(self.repeated),
-                "table-row" => self.collector.close_row(),
-                "table" => self.collector.close_table(),
-                _ => {}
-            },
-            Step::Text(text) => self.collector.push_text(&collapse_whitespace(text)),
+    }
+
+    fn close(&mut self, collector: &mut Collector, name: &str) {
+        match name {
+            "h" | "p" => collector.close_paragraph(),
+            "list" => {
+                self.lists.pop();
+            }
+            _ => {}
         }
+    }
+
+    fn text(&mut self, collector: &mut Collector, text: &str) {
+        collector.push_text(&collapse_whitespace(text));
     }
 }
 

@@ -170,6 +170,99 @@ async fn many_processes_open_a_fresh_database_at_once() {
     }
 }
 
+/// Names, in a child process of `separate_processes_open_a_fresh_database_at_once`, the
+/// database that child opens.
+const CHILD_DATABASE: &str = "HEARTH_STORE_TEST_CHILD_DATABASE";
+
+/// How many processes open one fresh database at once, and how many fresh databases
+/// they open one after another: before opening waited for other processes, about one
+/// round in a hundred failed with "database is locked".
+const CHILD_PROCESSES: usize = 6;
+const ROUNDS: usize = 100;
+
+/// Run by `separate_processes_open_a_fresh_database_at_once` in each of its child
+/// processes (this test binary started again): waits until its standard input closes,
+/// so that every child starts opening at the same moment, then opens the database,
+/// writes one session and closes.
+#[tokio::test]
+#[ignore = "a child process of separate_processes_open_a_fresh_database_at_once"]
+async fn child_process_opens_the_database_it_is_given() {
+    use tokio::io::AsyncReadExt as _;
+    let path = std::env::var_os(CHILD_DATABASE).expect("started by the parent test");
+    let mut start = Vec::new();
+    tokio::io::stdin().read_to_end(&mut start).await.unwrap();
+    let store = match SqliteStore::open(std::path::Path::new(&path)).await {
+        Ok(store) => store,
+        Err(error) => panic!("opening failed: {error}"),
+    };
+    store
+        .create_session(&new_session("replay", None, at(0)))
+        .await
+        .unwrap();
+    store.close().await;
+}
+
+#[tokio::test]
+async fn separate_processes_open_a_fresh_database_at_once() {
+    let this_test_binary = std::env::current_exe().unwrap();
+    for round in 0..ROUNDS {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/hearth.db");
+        let mut children: Vec<tokio::process::Child> = (0..CHILD_PROCESSES)
+            .map(|_| {
+                tokio::process::Command::new(&this_test_binary)
+                    .args([
+                        "--exact",
+                        "suite::open::child_process_opens_the_database_it_is_given",
+                        "--ignored",
+                        "--nocapture",
+                    ])
+                    .env(CHILD_DATABASE, &path)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // Every child is waiting on its standard input: closing them all starts them.
+        for child in &mut children {
+            drop(child.stdin.take());
+        }
+        for child in children {
+            let output = tokio::time::timeout(
+                std::time::Duration::from_secs(120),
+                child.wait_with_output(),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: a child process did not finish"))
+            .unwrap();
+            assert!(
+                output.status.success(),
+                "round {round}: a process failed to open the fresh database:\n{}\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        // Migrated once, to the current schema, and every process's write is there.
+        let store = SqliteStore::open(&path).await.unwrap();
+        let (version, sessions): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT user_version FROM pragma_user_version),
+                    (SELECT COUNT(*) FROM sessions)",
+        )
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+        assert_eq!(
+            (version, sessions),
+            (SCHEMA_VERSION, CHILD_PROCESSES as i64),
+            "round {round}"
+        );
+        store.close().await;
+    }
+}
+
 #[tokio::test]
 async fn read_only_data_directory_is_reported() {
     use std::os::unix::fs::PermissionsExt;
