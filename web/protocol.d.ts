@@ -119,6 +119,10 @@ export type Action = ({
     /** The proposal's id. */
     proposalId: string;
     type: 'proposalChanged';
+  } | {
+    /** Every harness, by id. */
+    harnesses: Array<HarnessInfo>;
+    type: 'harnessesChanged';
   });
 
 /** What an agent reports about a chat besides its turns. */

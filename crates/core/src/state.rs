@@ -283,6 +283,12 @@ pub enum Action {
         /// The proposal's id.
         proposal_id: String,
     },
+    /// The harnesses the host offers changed (root): a model provider was set up while
+    /// it runs. Carries the whole new list.
+    HarnessesChanged {
+        /// Every harness, by id.
+        harnesses: Vec<crate::HarnessDescriptor>,
+    },
 }
 
 /// An action addressed to a resource, numbered per resource.

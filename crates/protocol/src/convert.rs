@@ -295,6 +295,37 @@ impl From<core::HarnessDescriptor> for HarnessInfo {
     }
 }
 
+impl From<Capabilities> for core::Capabilities {
+    fn from(capabilities: Capabilities) -> Self {
+        Self {
+            multiple_chats: capabilities
+                .multiple_chats
+                .map(|chats| core::MultipleChats {
+                    fork: chats.fork,
+                    side_chat: chats.side_chat,
+                }),
+            multiple_working_directories: capabilities.multiple_working_directories.map(
+                |directories| core::MultipleWorkingDirectories {
+                    immutable_primary: directories.immutable_primary,
+                },
+            ),
+        }
+    }
+}
+
+impl TryFrom<HarnessInfo> for core::HarnessDescriptor {
+    type Error = ProtocolError;
+    fn try_from(info: HarnessInfo) -> Result<Self> {
+        Ok(Self {
+            id: parse("id", &info.id, core::HarnessId::parse)?,
+            name: info.name,
+            description: info.description,
+            capabilities: info.capabilities.into(),
+            demo: info.demo,
+        })
+    }
+}
+
 impl TryFrom<crate::chat_methods::ChatSeed> for core::ChatSeed {
     type Error = ProtocolError;
     fn try_from(seed: crate::chat_methods::ChatSeed) -> Result<Self> {

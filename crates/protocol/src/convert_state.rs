@@ -99,6 +99,9 @@ impl From<core::Action> for Action {
             A::DraftChanged { draft } => Self::DraftChanged { draft },
             A::QueueChanged { queued } => Self::QueueChanged { queued },
             A::ProposalChanged { proposal_id } => Self::ProposalChanged { proposal_id },
+            A::HarnessesChanged { harnesses } => Self::HarnessesChanged {
+                harnesses: harnesses.into_iter().map(Into::into).collect(),
+            },
         }
     }
 }
@@ -202,6 +205,12 @@ impl TryFrom<Action> for core::Action {
             A::DraftChanged { draft } => Self::DraftChanged { draft },
             A::QueueChanged { queued } => Self::QueueChanged { queued },
             A::ProposalChanged { proposal_id } => Self::ProposalChanged { proposal_id },
+            A::HarnessesChanged { harnesses } => Self::HarnessesChanged {
+                harnesses: harnesses
+                    .into_iter()
+                    .map(TryInto::try_into)
+                    .collect::<Result<_>>()?,
+            },
         })
     }
 }
