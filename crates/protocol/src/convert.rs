@@ -247,7 +247,7 @@ impl From<core::ChatState> for ChatState {
             summary: state.summary.into(),
             turns: state.turns.into_iter().map(Into::into).collect(),
             draft: state.draft,
-            queued: state.queued,
+            queued: state.queued.into_iter().map(Into::into).collect(),
             agent: state.agent.map(Into::into),
             older_turns: false,
         }
@@ -261,7 +261,7 @@ impl TryFrom<ChatState> for core::ChatState {
             summary: state.summary.try_into()?,
             turns: try_all(state.turns)?,
             draft: state.draft,
-            queued: state.queued,
+            queued: state.queued.into_iter().map(Into::into).collect(),
             agent: state.agent.map(Into::into),
         })
     }

@@ -156,7 +156,7 @@ pub enum Action {
     QueueChanged {
         /// The whole queue, in sending order.
         #[serde(default)]
-        queued: Vec<String>,
+        queued: Vec<crate::UserMessage>,
     },
     /// A proposal was staged, approved, rejected or applied (root). Clients that show
     /// proposals (or the calendar's proposed changes) read them again with

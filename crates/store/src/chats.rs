@@ -1,7 +1,8 @@
 //! The chat catalog: chats of a session, provider data, drafts, chat conversations.
 
 use hearth_core::{
-    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now,
+    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri,
+    UserMessage, now,
 };
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
@@ -11,6 +12,24 @@ use crate::erase::{ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 use crate::store::ChatRecord;
+
+/// One message of a chat's stored queue (the `queued` column, a JSON array): a message
+/// with its attachments, or the bare text a queue held before messages kept theirs.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum StoredQueued {
+    Text(String),
+    Message(UserMessage),
+}
+
+impl StoredQueued {
+    fn into_message(self) -> UserMessage {
+        match self {
+            Self::Text(text) => UserMessage::text(text),
+            Self::Message(message) => message,
+        }
+    }
+}
 
 pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
     let get = |error: sqlx::Error| StoreError::Decode {
@@ -36,7 +55,10 @@ pub(crate) fn decode_chat(row: &SqliteRow) -> StoreResult<ChatRecord> {
             .transpose()?,
         draft: row.try_get("draft").map_err(get)?,
         queued: match row.try_get::<Option<String>, _>("queued").map_err(get)? {
-            Some(text) => from_json::<Vec<String>>("chat queue", &text)?,
+            Some(text) => from_json::<Vec<StoredQueued>>("chat queue", &text)?
+                .into_iter()
+                .map(StoredQueued::into_message)
+                .collect(),
             None => Vec::new(),
         },
     })
@@ -193,7 +215,7 @@ impl SqliteStore {
     pub(crate) async fn set_queue_impl(
         &self,
         chat: &ChatUri,
-        queued: &[String],
+        queued: &[UserMessage],
     ) -> StoreResult<()> {
         let text = if queued.is_empty() {
             None
@@ -260,5 +282,24 @@ impl SqliteStore {
         } else {
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_stored_as_texts_reads_as_messages_beside_messages_with_attachments() {
+        let stored = r#"["kept from before", {"text": "with a file", "attachments": [{"name": "a.txt", "media_type": "text/plain", "uri": "/data/a.txt"}]}]"#;
+        let queued: Vec<UserMessage> = from_json::<Vec<StoredQueued>>("chat queue", stored)
+            .unwrap()
+            .into_iter()
+            .map(StoredQueued::into_message)
+            .collect();
+        assert_eq!(queued[0], UserMessage::text("kept from before"));
+        assert_eq!(queued[1].text, "with a file");
+        assert_eq!(queued[1].attachments[0].uri, "/data/a.txt");
+        assert_eq!(queued.len(), 2);
     }
 }
