@@ -150,7 +150,7 @@ async fn a_message_queued_behind_a_running_turn_is_sent_with_its_attachments() {
             break queued;
         }
     };
-    assert_eq!(announced, [message.clone()]);
+    assert_eq!(announced, [message]);
     // Kept with the chat's queue in the store, attachments and all.
     server.host.host.flush().await;
     let session_uri = SessionUri::parse(&session.summary.uri).unwrap();
