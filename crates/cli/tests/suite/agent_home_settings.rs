@@ -437,10 +437,11 @@ async fn a_provider_is_added_only_once_its_check_passes_and_answers_at_once() {
         ),
     )
     .await;
+    // The landing is replaced by a session of the new agent, ready to send.
     wait_for(
         &page,
         &format!(
-            "(s => s && s.value === 'lab' && !document.querySelector('{VISIBLE} .composer').inert)(document.querySelector('{agent}'))"
+            "(v => v && v.dataset.session.startsWith('hearth-session:lab/') && !v.querySelector('.composer').inert && document.querySelectorAll('.session-view').length === 1)(document.querySelector('{VISIBLE}'))"
         ),
     )
     .await;
@@ -459,7 +460,14 @@ async fn a_provider_is_added_only_once_its_check_passes_and_answers_at_once() {
             request.path.ends_with("/chat/completions")
                 && String::from_utf8_lossy(&request.body).contains("Hello, lab")
         })
-        .expect("the message went to the added provider");
+        .unwrap_or_else(|| {
+            let bodies: Vec<String> = models
+                .requests()
+                .iter()
+                .map(|request| String::from_utf8_lossy(&request.body).into_owned())
+                .collect();
+            panic!("the message did not reach the added provider: {bodies:?}")
+        });
     assert_eq!(asked.header("authorization"), Some("Bearer sk-right-4242"));
     let same_page: bool = eval(&page, "window.__notReloaded === true").await;
     assert!(same_page, "the page was not reloaded");
