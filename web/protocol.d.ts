@@ -113,12 +113,16 @@ export type Action = ({
     type: 'draftChanged';
   } | {
     /** The whole queue, in sending order. */
-    queued?: Array<string>;
+    queued?: Array<UserMessage>;
     type: 'queueChanged';
   } | {
     /** The proposal's id. */
     proposalId: string;
     type: 'proposalChanged';
+  } | {
+    /** Every harness, by id. */
+    harnesses: Array<HarnessInfo>;
+    type: 'harnessesChanged';
   });
 
 /** What an agent reports about a chat besides its turns. */
@@ -496,8 +500,8 @@ export type ChatSetModelResponse = { [key: string]: unknown };
 export type ChatSetQueueParams = {
   /** The chat. */
   chat: string;
-  /** The whole queue, in sending order. */
-  queued: Array<string>;
+  /** The whole queue, in sending order (each message with its attachments). */
+  queued: Array<UserMessage>;
 };
 
 /** What `chat/setQueue` returns. */
@@ -512,8 +516,9 @@ export type ChatState = {
   /** The chat has turns before the first of `turns` (a snapshot asked for with
    * `turnLimit`): read them with `chat/turns`. */
   olderTurns?: boolean;
-  /** Messages waiting for the running turn, sent one per turn in order (`chat/queue`). */
-  queued?: Array<string>;
+  /** Messages waiting for the running turn, with their attachments, sent one per turn
+   * in order (`chat/queue`). */
+  queued?: Array<UserMessage>;
   /** The chat. */
   summary: ChatSummary;
   /** Its turns, oldest first. */

@@ -153,14 +153,15 @@ test('drafts, the queue, the agent state and the title follow their actions', ()
   const chat = emptyChat();
   const changed = fold(chat, [
     { type: 'draftChanged', chat: CHAT, draft: 'half' },
-    { type: 'queueChanged', chat: CHAT, queued: ['a', 'b'] },
+    { type: 'queueChanged', chat: CHAT, queued: [{ text: 'a' }, { text: 'b', attachments: [{ name: 'notes.txt', mediaType: 'text/plain', uri: '/data/attachments/x/notes.txt' }] }] },
     { type: 'agentStateChanged', chat: CHAT, state: { models: { current: 'm', choices: [] } } },
     { type: 'chatUpdated', chat: chatSummary(CHAT, 'Named') },
     { type: 'chatUpdated', chat: chatSummary(SIDE, 'Not this one') },
   ]);
   assert.deepEqual(changed, [null, null, null, null, null]);
   assert.equal(chat.draft, 'half');
-  assert.deepEqual(chat.queued, ['a', 'b']);
+  assert.deepEqual(chat.queued.map((queued) => queued.text), ['a', 'b']);
+  assert.equal(chat.queued[1].attachments[0].name, 'notes.txt');
   assert.equal(chat.agent.models.current, 'm');
   assert.equal(chat.summary.title, 'Named');
   fold(chat, [{ type: 'draftChanged', chat: CHAT }, { type: 'queueChanged', chat: CHAT }]);

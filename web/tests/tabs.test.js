@@ -37,7 +37,7 @@ test('a turn, a draft, text typed, a queue or earlier turns make a session used'
   assert.equal(isUnused(facts({ turns: [turn('t1')] })), false);
   assert.equal(isUnused(facts({ draft: 'half a thought' })), false);
   assert.equal(isUnused(facts({ typed: 'typing' })), false);
-  assert.equal(isUnused(facts({ queued: ['next'] })), false);
+  assert.equal(isUnused(facts({ queued: [{ text: 'next' }] })), false);
   assert.equal(isUnused(facts({ olderTurns: true })), false);
   assert.equal(isUnused(facts({ running: true })), false);
 });

@@ -50,7 +50,7 @@ pub async fn backend_and_gate(
         tracing::warn!("{problem}");
     }
     let default_provider = harnesses::default_provider(app, &discovery)?;
-    let agents = harnesses::build(
+    let (agents, natives) = harnesses::build_for_server(
         app,
         &HarnessOptions {
             scenario,
@@ -84,6 +84,7 @@ pub async fn backend_and_gate(
         },
         paths: Some(app.paths.clone()),
         audit: Some(tools.registry.audit().clone()),
+        provider_harnesses: Some(Arc::new(natives)),
     };
     Ok((backend, gate))
 }

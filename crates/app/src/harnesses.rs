@@ -242,6 +242,36 @@ fn toolbox(
 /// Builds every available harness: the replay harness and one native agent per model
 /// provider.
 pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn Harness>>> {
+    let mut agents = fixed_harnesses(app, options)?;
+    let discovery = match &options.discovery {
+        Some(discovery) => Cow::Borrowed(discovery),
+        None => Cow::Owned(configured_providers(app)),
+    };
+    if discovery.providers.is_empty() {
+        return Ok(agents);
+    }
+    NativeAgents::new(app, options)?.add_found(&mut agents, &discovery);
+    Ok(agents)
+}
+
+/// [`build`] for a server: the harnesses, and the maker of Hearth's own agent for a
+/// provider added while it runs (`provider/add`).
+pub fn build_for_server(
+    app: &App,
+    options: &HarnessOptions,
+) -> anyhow::Result<(Vec<Arc<dyn Harness>>, NativeAgents)> {
+    let mut agents = fixed_harnesses(app, options)?;
+    let discovery = match &options.discovery {
+        Some(discovery) => Cow::Borrowed(discovery),
+        None => Cow::Owned(configured_providers(app)),
+    };
+    let natives = NativeAgents::new(app, options)?;
+    natives.add_found(&mut agents, &discovery);
+    Ok((agents, natives))
+}
+
+/// The demo and the external agents.
+fn fixed_harnesses(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn Harness>>> {
     let replay = ReplayHarness::from_env(options.scenario.as_deref())?
         .with_output_limits(app.output_limits());
     let mut agents: Vec<Arc<dyn Harness>> = vec![Arc::new(replay)];
@@ -269,55 +299,107 @@ pub fn build(app: &App, options: &HarnessOptions) -> anyhow::Result<Vec<Arc<dyn 
             lent_http.clone(),
         )));
     }
-    let discovery = match &options.discovery {
-        Some(discovery) => Cow::Borrowed(discovery),
-        None => Cow::Owned(configured_providers(app)),
-    };
-    if discovery.providers.is_empty() {
-        return Ok(agents);
-    }
-    let taken: Vec<String> = agents
-        .iter()
-        .map(|agent| agent.descriptor().id.to_string())
-        .collect();
-    let toolbox = toolbox(
-        app,
-        options.session_mcp.clone(),
-        options.client_files.clone(),
-    )?;
-    let settings = AgentSettings::from_config(&app.config)
-        .with_titles(options.titles == Titles::Generate)
-        .with_output_limits(app.output_limits());
-    for provider in &discovery.providers {
-        if let Err(error) = HarnessId::parse(&provider.id) {
-            tracing::warn!(
-                "the model provider `{}` in config.toml cannot be used: {error}; rename its [providers.{}] section",
-                provider.id,
-                provider.id
-            );
-            continue;
-        }
-        if provider.id == REPLAY {
-            tracing::warn!(
-                "the model provider `{REPLAY}` in config.toml is hidden by the built-in demo; give it another id"
-            );
-            continue;
-        }
-        if taken.contains(&provider.id) {
-            tracing::warn!(
-                "the model provider `{}` has the id of an external agent, which keeps it; rename one of them",
-                provider.id
-            );
-            continue;
-        }
-        match NativeHarness::from_provider(provider, Arc::clone(&toolbox), settings.clone()) {
-            Ok(agent) => agents.push(Arc::new(agent)),
-            // Not fatal: other providers and the demo still work; `hearth doctor` and
-            // `hearth run --provider` say what is wrong with this one.
-            Err(error) => tracing::debug!("{error}"),
-        }
-    }
     Ok(agents)
+}
+
+/// Hearth's own agent over model providers: one toolbox and one set of settings for
+/// every provider of this process, those found at start and those added while a server
+/// runs alike.
+#[derive(Clone)]
+pub struct NativeAgents {
+    app: App,
+    toolbox: Arc<dyn Toolbox>,
+    settings: AgentSettings,
+}
+
+impl NativeAgents {
+    /// The toolbox and settings of `app`, shaped by `options`.
+    pub fn new(app: &App, options: &HarnessOptions) -> anyhow::Result<Self> {
+        Ok(Self {
+            app: app.clone(),
+            toolbox: toolbox(
+                app,
+                options.session_mcp.clone(),
+                options.client_files.clone(),
+            )?,
+            settings: AgentSettings::from_config(&app.config)
+                .with_titles(options.titles == Titles::Generate)
+                .with_output_limits(app.output_limits()),
+        })
+    }
+
+    /// Adds an agent for every provider found whose id is free (not the demo's, not an
+    /// external agent's); the others are logged.
+    fn add_found(&self, agents: &mut Vec<Arc<dyn Harness>>, discovery: &Discovery) {
+        let taken: Vec<String> = agents
+            .iter()
+            .map(|agent| agent.descriptor().id.to_string())
+            .collect();
+        for provider in &discovery.providers {
+            if let Err(error) = HarnessId::parse(&provider.id) {
+                tracing::warn!(
+                    "the model provider `{}` in config.toml cannot be used: {error}; rename its [providers.{}] section",
+                    provider.id,
+                    provider.id
+                );
+                continue;
+            }
+            if provider.id == REPLAY {
+                tracing::warn!(
+                    "the model provider `{REPLAY}` in config.toml is hidden by the built-in demo; give it another id"
+                );
+                continue;
+            }
+            if taken.contains(&provider.id) {
+                tracing::warn!(
+                    "the model provider `{}` has the id of an external agent, which keeps it; rename one of them",
+                    provider.id
+                );
+                continue;
+            }
+            match self.agent(provider) {
+                Ok(agent) => agents.push(Arc::new(agent)),
+                // Not fatal: other providers and the demo still work; `hearth doctor` and
+                // `hearth run --provider` say what is wrong with this one.
+                Err(error) => tracing::debug!("{error}"),
+            }
+        }
+    }
+
+    /// The agent over one provider.
+    fn agent(
+        &self,
+        provider: &hearth_llm::ResolvedProvider,
+    ) -> Result<NativeHarness, hearth_harness_native::Error> {
+        NativeHarness::from_provider(provider, Arc::clone(&self.toolbox), self.settings.clone())
+    }
+}
+
+impl hearth_server::ProviderHarnesses for NativeAgents {
+    fn harness(
+        &self,
+        config: &hearth_config::Config,
+        id: &str,
+    ) -> Result<Arc<dyn Harness>, String> {
+        if !is_model_provider(&self.app, id) {
+            return Err(format!(
+                "`{id}` is the demo's or an external agent's id; a model provider needs another"
+            ));
+        }
+        let mut app = self.app.clone();
+        app.config = config.clone();
+        let discovery = configured_providers(&app);
+        let Some(provider) = discovery.get(id) else {
+            return Err(format!(
+                "the provider `{id}` is not found in the configuration: {}",
+                discovery.problems.join("; ")
+            ));
+        };
+        match self.agent(provider) {
+            Ok(agent) => Ok(Arc::new(agent)),
+            Err(error) => Err(error.to_string()),
+        }
+    }
 }
 
 /// The configuration as provider discovery reads it: `[defaults] provider` is left out

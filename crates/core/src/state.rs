@@ -119,9 +119,10 @@ pub struct ChatState {
     /// The unsent draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
-    /// Messages waiting for the running turn to end, sent one per turn in order.
+    /// Messages waiting for the running turn to end (with their attachments), sent one
+    /// per turn in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub queued: Vec<String>,
+    pub queued: Vec<crate::UserMessage>,
     /// What the agent offers in the chat (commands, modes, models), once it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentChatState>,
@@ -275,13 +276,19 @@ pub enum Action {
     QueueChanged {
         /// The whole queue, in sending order.
         #[serde(default)]
-        queued: Vec<String>,
+        queued: Vec<crate::UserMessage>,
     },
     /// A proposal was staged or decided (root): pages that show proposals, and the
     /// calendar's ghost events, read them again.
     ProposalChanged {
         /// The proposal's id.
         proposal_id: String,
+    },
+    /// The harnesses the host offers changed (root): a model provider was set up while
+    /// it runs. Carries the whole new list.
+    HarnessesChanged {
+        /// Every harness, by id.
+        harnesses: Vec<crate::HarnessDescriptor>,
     },
 }
 

@@ -447,7 +447,8 @@ impl Host {
 
     /// Sends a message now when the chat is idle (returns its turn), or queues it behind
     /// the running turn and any message queued before (returns `None`). Queued messages
-    /// are kept with the chat and sent one per turn, in order, as each turn ends.
+    /// are kept with the chat, attachments included, and sent one per turn, in order, as
+    /// each turn ends.
     pub async fn queue_message(
         &self,
         chat: &ChatUri,
@@ -468,7 +469,7 @@ impl Host {
                 None
             } else {
                 let mut queued = entry.state.queued.clone();
-                queued.push(message.text.clone());
+                queued.push(message.clone());
                 Some(self.publish_queue(&mut state, chat, queued))
             }
         };
@@ -482,12 +483,9 @@ impl Host {
     }
 
     /// Replaces a chat's queue (a message removed or reordered by the user).
-    pub async fn set_queue(&self, chat: &ChatUri, queued: Vec<String>) -> HostResult<()> {
-        for text in &queued {
-            self.inner
-                .config
-                .limits
-                .check(&UserMessage::text(text.clone()))?;
+    pub async fn set_queue(&self, chat: &ChatUri, queued: Vec<UserMessage>) -> HostResult<()> {
+        for message in &queued {
+            self.inner.config.limits.check(message)?;
         }
         self.resolve_chat(chat).await?;
         {
@@ -509,8 +507,8 @@ impl Host {
         &self,
         state: &mut HostState,
         chat: &ChatUri,
-        queued: Vec<String>,
-    ) -> Vec<String> {
+        queued: Vec<UserMessage>,
+    ) -> Vec<UserMessage> {
         state.publish(
             ResourceUri::Chat(chat.clone()),
             Action::QueueChanged {
@@ -540,7 +538,7 @@ impl Host {
             self.publish_queue(&mut state, chat, queued);
             next
         };
-        if let Err(error) = self.send(chat, UserMessage::text(next.clone())).await {
+        if let Err(error) = self.send(chat, next.clone()).await {
             tracing::warn!(%chat, %error, "a queued message could not be sent; it stays first in the queue");
             let mut state = self.inner.lock();
             if let Some(entry) = state.chats.get(chat) {

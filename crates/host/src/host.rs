@@ -1,15 +1,13 @@
 //! The `Host` handle, its configuration, and what every operation shares: harness
 //! lookup by a URI's provider, the one derivation of a chat's context, subscriptions.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use futures::FutureExt;
 use hearth_core::{
-    Action, ChatContext, ChatUri, Envelope, EventSink, Harness, HarnessDescriptor, HarnessId,
-    ResourceUri, Scopes, SessionUri, Snapshot,
+    Action, ChatContext, ChatUri, Envelope, Harness, HarnessId, ResourceUri, Scopes, SessionUri,
+    Snapshot,
 };
 use hearth_store::Store;
 use tokio::sync::mpsc;
@@ -17,6 +15,7 @@ use tokio::sync::mpsc;
 use crate::durability::{Ledger, Unsaved};
 use crate::error::{HostError, HostResult};
 use crate::events::{HostEvent, run_events, run_ticker};
+use crate::harnesses::{Harnesses, attach};
 use crate::lease::Instance;
 use crate::receiver::EnvelopeReceiver;
 use crate::sessions::make_context;
@@ -90,7 +89,7 @@ impl Default for HostConfig {
 
 pub(crate) struct Inner {
     pub store: Arc<dyn Store>,
-    pub agents: HashMap<HarnessId, Arc<dyn Harness>>,
+    pub agents: Harnesses,
     pub config: HostConfig,
     pub state: Mutex<HostState>,
     pub events: mpsc::Sender<HostEvent>,
@@ -151,10 +150,7 @@ impl Host {
             holder: instance.holder.clone(),
             lease_ttl: config.lease_ttl,
         };
-        let agents: HashMap<HarnessId, Arc<dyn Harness>> = agents
-            .into_iter()
-            .map(|agent| (agent.descriptor().id, agent))
-            .collect();
+        let agents = Harnesses::new(agents);
         let inner = Arc::new(Inner {
             store: Arc::clone(&store),
             agents,
@@ -166,17 +162,8 @@ impl Host {
             instance,
             outside_sessions_seen: Mutex::new(None),
         });
-        for agent in inner.agents.values() {
-            let sender = events.clone();
-            agent.attach(EventSink::new(move |event| {
-                let sender = sender.clone();
-                async move {
-                    if sender.send(HostEvent::Harness(event)).await.is_err() {
-                        tracing::debug!("host stopped; dropping a harness event");
-                    }
-                }
-                .boxed()
-            }));
+        for agent in inner.agents.all() {
+            attach(agent.as_ref(), &events);
         }
         tokio::spawn(run_writer(writer_context, write_receiver));
         tokio::spawn(run_events(Arc::downgrade(&inner), event_receiver));
@@ -193,27 +180,6 @@ impl Host {
                 proposal_id: proposal_id.to_owned(),
             },
         );
-    }
-
-    /// The registered harnesses.
-    pub fn descriptors(&self) -> Vec<HarnessDescriptor> {
-        let mut descriptors: Vec<_> = self
-            .inner
-            .agents
-            .values()
-            .map(|agent| agent.descriptor())
-            .collect();
-        descriptors.sort_by(|a, b| a.id.cmp(&b.id));
-        descriptors
-    }
-
-    /// A registered harness.
-    pub fn agent(&self, provider: &str) -> Option<Arc<dyn Harness>> {
-        self.inner
-            .agents
-            .iter()
-            .find(|(id, _)| id.as_str() == provider)
-            .map(|(_, agent)| Arc::clone(agent))
     }
 
     /// The context the host hands the harness for operations on a loaded chat.
@@ -363,7 +329,7 @@ impl Host {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         self.flush().await;
-        for agent in self.inner.agents.values() {
+        for agent in self.inner.agents.all() {
             agent.shutdown().await;
         }
         // One last attempt at what the store refused before: after this it is lost.
@@ -388,14 +354,7 @@ impl Inner {
     }
 
     pub fn agent(&self, provider: &HarnessId) -> HostResult<Arc<dyn Harness>> {
-        self.agents.get(provider).cloned().ok_or_else(|| {
-            let mut available: Vec<_> = self.agents.keys().map(HarnessId::as_str).collect();
-            available.sort_unstable();
-            HostError::UnknownProvider {
-                provider: provider.clone(),
-                available: available.join(", "),
-            }
-        })
+        self.agents.get(provider)
     }
 
     /// The scope of a chat's session.

@@ -44,6 +44,7 @@ mod discovery;
 mod durability;
 mod error;
 mod events;
+mod harnesses;
 mod host;
 mod lease;
 mod limits;

@@ -32,7 +32,8 @@ impl Host {
         let mut grants: Vec<PermissionGrant> = self
             .inner
             .agents
-            .values()
+            .all()
+            .iter()
             .flat_map(|agent| agent.permission_grants())
             .collect();
         grants.sort_by(|a, b| (a.chat.to_string(), &a.id).cmp(&(b.chat.to_string(), &b.id)));
@@ -43,7 +44,8 @@ impl Host {
     pub fn revoke_permission_grant(&self, grant: &str) -> bool {
         self.inner
             .agents
-            .values()
+            .all()
+            .iter()
             .any(|agent| agent.revoke_permission_grant(grant))
     }
 

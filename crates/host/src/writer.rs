@@ -52,7 +52,10 @@ pub(crate) enum WriteJob {
     /// A chat's title or model changed.
     UpdateChat(ChatSummary),
     /// A chat's queue of waiting messages changed (the whole queue, in order).
-    SetQueue { chat: ChatUri, queued: Vec<String> },
+    SetQueue {
+        chat: ChatUri,
+        queued: Vec<hearth_core::UserMessage>,
+    },
     /// A session's title, model or activity time changed.
     UpdateSession(SessionSummary),
     /// Take a chat's lease for a turn and answer with the grant.

@@ -190,8 +190,8 @@ pub struct ChatQueueResponse {
 pub struct ChatSetQueueParams {
     /// The chat.
     pub chat: String,
-    /// The whole queue, in sending order.
-    pub queued: Vec<String>,
+    /// The whole queue, in sending order (each message with its attachments).
+    pub queued: Vec<UserMessage>,
 }
 
 /// What `chat/setQueue` returns.

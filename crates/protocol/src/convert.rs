@@ -247,7 +247,7 @@ impl From<core::ChatState> for ChatState {
             summary: state.summary.into(),
             turns: state.turns.into_iter().map(Into::into).collect(),
             draft: state.draft,
-            queued: state.queued,
+            queued: state.queued.into_iter().map(Into::into).collect(),
             agent: state.agent.map(Into::into),
             older_turns: false,
         }
@@ -261,7 +261,7 @@ impl TryFrom<ChatState> for core::ChatState {
             summary: state.summary.try_into()?,
             turns: try_all(state.turns)?,
             draft: state.draft,
-            queued: state.queued,
+            queued: state.queued.into_iter().map(Into::into).collect(),
             agent: state.agent.map(Into::into),
         })
     }
@@ -292,6 +292,37 @@ impl From<core::HarnessDescriptor> for HarnessInfo {
             capabilities: descriptor.capabilities.into(),
             demo: descriptor.demo,
         }
+    }
+}
+
+impl From<Capabilities> for core::Capabilities {
+    fn from(capabilities: Capabilities) -> Self {
+        Self {
+            multiple_chats: capabilities
+                .multiple_chats
+                .map(|chats| core::MultipleChats {
+                    fork: chats.fork,
+                    side_chat: chats.side_chat,
+                }),
+            multiple_working_directories: capabilities.multiple_working_directories.map(
+                |directories| core::MultipleWorkingDirectories {
+                    immutable_primary: directories.immutable_primary,
+                },
+            ),
+        }
+    }
+}
+
+impl TryFrom<HarnessInfo> for core::HarnessDescriptor {
+    type Error = ProtocolError;
+    fn try_from(info: HarnessInfo) -> Result<Self> {
+        Ok(Self {
+            id: parse("id", &info.id, core::HarnessId::parse)?,
+            name: info.name,
+            description: info.description,
+            capabilities: info.capabilities.into(),
+            demo: info.demo,
+        })
     }
 }
 

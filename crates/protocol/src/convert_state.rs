@@ -97,8 +97,13 @@ impl From<core::Action> for Action {
                 state: state.into(),
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
-            A::QueueChanged { queued } => Self::QueueChanged { queued },
+            A::QueueChanged { queued } => Self::QueueChanged {
+                queued: queued.into_iter().map(Into::into).collect(),
+            },
             A::ProposalChanged { proposal_id } => Self::ProposalChanged { proposal_id },
+            A::HarnessesChanged { harnesses } => Self::HarnessesChanged {
+                harnesses: harnesses.into_iter().map(Into::into).collect(),
+            },
         }
     }
 }
@@ -200,8 +205,16 @@ impl TryFrom<Action> for core::Action {
                 state: state.into(),
             },
             A::DraftChanged { draft } => Self::DraftChanged { draft },
-            A::QueueChanged { queued } => Self::QueueChanged { queued },
+            A::QueueChanged { queued } => Self::QueueChanged {
+                queued: queued.into_iter().map(Into::into).collect(),
+            },
             A::ProposalChanged { proposal_id } => Self::ProposalChanged { proposal_id },
+            A::HarnessesChanged { harnesses } => Self::HarnessesChanged {
+                harnesses: harnesses
+                    .into_iter()
+                    .map(TryInto::try_into)
+                    .collect::<Result<_>>()?,
+            },
         })
     }
 }

@@ -177,9 +177,10 @@ pub struct ChatState {
     /// The unsent draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
-    /// Messages waiting for the running turn, sent one per turn in order (`chat/queue`).
+    /// Messages waiting for the running turn, with their attachments, sent one per turn
+    /// in order (`chat/queue`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub queued: Vec<String>,
+    pub queued: Vec<crate::UserMessage>,
     /// What the agent offers in the chat (commands, modes, models), once it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentChatState>,

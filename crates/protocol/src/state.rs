@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
-    AgentChatState, ChatState, ChatSummary, SessionState, SessionSummary, Timestamp,
+    AgentChatState, ChatState, ChatSummary, HarnessInfo, SessionState, SessionSummary, Timestamp,
 };
 use crate::turn::{
     PlanEntry, ResponsePart, StopReason, ToolCallPart, ToolCallPatch, ToolCallStatus, ToolResult,
@@ -156,7 +156,7 @@ pub enum Action {
     QueueChanged {
         /// The whole queue, in sending order.
         #[serde(default)]
-        queued: Vec<String>,
+        queued: Vec<crate::UserMessage>,
     },
     /// A proposal was staged, approved, rejected or applied (root). Clients that show
     /// proposals (or the calendar's proposed changes) read them again with
@@ -164,6 +164,12 @@ pub enum Action {
     ProposalChanged {
         /// The proposal's id.
         proposal_id: String,
+    },
+    /// The harnesses the server offers changed (root): a model provider was added while
+    /// it runs (`provider/add`). Carries the whole new list, as `initialize` gives it.
+    HarnessesChanged {
+        /// Every harness, by id.
+        harnesses: Vec<HarnessInfo>,
     },
 }
 

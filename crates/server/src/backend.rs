@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hearth_config::Config;
-use hearth_core::{HarnessId, Toolbox};
+use hearth_core::{Harness, HarnessId, Toolbox};
 use hearth_host::Host;
 
 use crate::approvals::Approvals;
@@ -41,6 +41,17 @@ pub struct Backend {
     /// The audit log that records emptying the trash; `None` makes `trash/empty` answer
     /// that it is not available.
     pub audit: Option<hearth_tools::AuditLog>,
+    /// Makes the harness of a provider `provider/add` saved, so it can be used without a
+    /// restart; `None` leaves it for the next start (`usableNow: false`).
+    pub provider_harnesses: Option<Arc<dyn ProviderHarnesses>>,
+}
+
+/// Makes the harness of a model provider saved while the server runs (`provider/add`):
+/// Hearth's own agent over it, built as the ones found when the server started were.
+pub trait ProviderHarnesses: Send + Sync {
+    /// The harness of provider `id` as `config` declares it, or why none can be made
+    /// (said to the user as is).
+    fn harness(&self, config: &Config, id: &str) -> Result<Arc<dyn Harness>, String>;
 }
 
 impl Backend {
@@ -58,6 +69,7 @@ impl Backend {
             materializer: None,
             paths: None,
             audit: None,
+            provider_harnesses: None,
         }
     }
 }

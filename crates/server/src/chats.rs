@@ -87,7 +87,8 @@ async fn chat_set_queue(
 ) -> Result<<wire::ChatSetQueue as Method>::Response, RpcError> {
     let host = shared.host();
     let chat = parse_field("chat", &params.chat, ChatUri::parse)?;
-    host.set_queue(&chat, params.queued)
+    let queued = params.queued.into_iter().map(Into::into).collect();
+    host.set_queue(&chat, queued)
         .await
         .map_err(|e| host_error(&e))?;
     Ok(wire::ChatSetQueueResponse {})

@@ -56,7 +56,7 @@ mod web;
 mod writer;
 
 pub use approvals::Approvals;
-pub use backend::Backend;
+pub use backend::{Backend, ProviderHarnesses};
 pub use client::{Client, Notifications, Notified, login_link, revoke_browser_sessions, rpc_url};
 pub use connections::raise_open_file_limit;
 pub use discovery::{

@@ -12,8 +12,13 @@
 //!    order and other entries kept, the result checked to read before it is written;
 //!    one change at a time.
 //! 5. The server's own copy of the configuration is replaced, so `provider/list` and
-//!    `provider/test` show the change at once. Chats with a new provider need the
-//!    server restarted: its agents are fixed when it starts (`usableNow` says which).
+//!    `provider/test` show the change at once.
+//! 6. Hearth's own agent over the new provider is made as at start
+//!    ([`ProviderHarnesses`](crate::ProviderHarnesses)) and registered with the host, which
+//!    tells the root's subscribers the new list of harnesses (`harnessesChanged`): chats
+//!    can use it at once. `usableNow` says whether that worked; when it did not (a server
+//!    without the maker, or a provider the agent cannot use), the provider is still saved
+//!    and is used after a restart.
 
 use std::path::PathBuf;
 
@@ -123,8 +128,30 @@ async fn provider_add(
     Ok(wire::ProviderAddResponse::Added {
         test,
         provider: Box::new(info),
-        usable_now: shared.host().agent(&id).is_some(),
+        usable_now: register_harness(shared, &config, &id),
     })
+}
+
+/// Rule 6: whether the provider's harness now runs in this server.
+fn register_harness(shared: &Shared, config: &hearth_config::Config, id: &str) -> bool {
+    let Some(maker) = &shared.backend.provider_harnesses else {
+        return false;
+    };
+    match maker.harness(config, id) {
+        Ok(harness) => {
+            if shared.host().register_harness(harness).is_some() {
+                tracing::warn!(
+                    provider = id,
+                    "a harness with the new provider's id was replaced"
+                );
+            }
+            true
+        }
+        Err(error) => {
+            tracing::warn!(provider = id, %error, "the provider was saved but cannot be used until the server restarts");
+            false
+        }
+    }
 }
 
 /// The provider as the form gives it (its key in the entry itself, to be checked), with

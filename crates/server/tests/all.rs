@@ -16,6 +16,7 @@ mod suite {
     mod pages;
     mod proposal_watch;
     mod provider_setup;
+    mod queued_attachments;
     mod rename;
     mod rpc;
     mod stdio;

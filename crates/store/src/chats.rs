@@ -1,6 +1,8 @@
 //! The chat catalog: chats of a session, provider data, drafts, chat conversations.
 
-use hearth_core::{ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now};
+use hearth_core::{
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, UserMessage, now,
+};
 
 use crate::codec::to_millis;
 use crate::erase::{ProposalOwner, erase_proposals};
@@ -160,18 +162,9 @@ impl SqliteStore {
     pub(crate) async fn set_queue_impl(
         &self,
         chat: &ChatUri,
-        queued: &[String],
+        queued: &[UserMessage],
     ) -> StoreResult<()> {
-        let text = if queued.is_empty() {
-            None
-        } else {
-            Some(
-                serde_json::to_string(queued).map_err(|error| StoreError::Decode {
-                    what: "chat queue",
-                    detail: error.to_string(),
-                })?,
-            )
-        };
+        let text = crate::rows::encode_queue(queued)?;
         let result = sqlx::query(
             "UPDATE chats SET queued = ?, updated_at = MAX(updated_at, ?) WHERE uri = ?",
         )

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use hearth_core::{
     ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId,
-    ProposalId, Provenance, Scope, SessionSummary, SessionUri, Timestamp, TurnId,
+    ProposalId, Provenance, Scope, SessionSummary, SessionUri, Timestamp, TurnId, UserMessage,
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
@@ -128,10 +128,43 @@ pub(crate) fn decode_chat(row: &impl Columns) -> StoreResult<ChatRecord> {
             .transpose()?,
         draft: row.text_or_null("draft").map_err(&get)?,
         queued: match row.text_or_null("queued").map_err(&get)? {
-            Some(text) => from_json::<Vec<String>>("chat queue", &text)?,
+            Some(text) => decode_queue(&text)?,
             None => Vec::new(),
         },
     })
+}
+
+/// One message of a chat's stored queue (the `queued` column, a JSON array): a message
+/// with its attachments, or the bare text a queue held before messages kept theirs.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum StoredQueued {
+    Text(String),
+    Message(UserMessage),
+}
+
+/// A chat's queue from its `queued` column.
+pub(crate) fn decode_queue(text: &str) -> StoreResult<Vec<UserMessage>> {
+    Ok(from_json::<Vec<StoredQueued>>("chat queue", text)?
+        .into_iter()
+        .map(|queued| match queued {
+            StoredQueued::Text(text) => UserMessage::text(text),
+            StoredQueued::Message(message) => message,
+        })
+        .collect())
+}
+
+/// A chat's queue as its `queued` column holds it: a JSON array, or NULL for none.
+pub(crate) fn encode_queue(queued: &[UserMessage]) -> StoreResult<Option<String>> {
+    if queued.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(queued)
+        .map(Some)
+        .map_err(|error| StoreError::Decode {
+            what: "chat queue",
+            detail: error.to_string(),
+        })
 }
 
 /// A trash item from `kind, id, title, deleted_at`.
@@ -228,4 +261,22 @@ pub(crate) fn decode_audit(row: &impl Columns) -> StoreResult<AuditRecord> {
         key_id: optional_text("key_id")?,
         hash: text("hash")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_stored_as_texts_reads_as_messages_beside_messages_with_attachments() {
+        let stored = r#"["kept from before", {"text": "with a file", "attachments": [{"name": "a.txt", "media_type": "text/plain", "uri": "/data/a.txt"}]}]"#;
+        let queued = decode_queue(stored).unwrap();
+        assert_eq!(queued[0], UserMessage::text("kept from before"));
+        assert_eq!(queued[1].text, "with a file");
+        assert_eq!(queued[1].attachments[0].uri, "/data/a.txt");
+        assert_eq!(queued.len(), 2);
+        let again = encode_queue(&queued).unwrap().unwrap();
+        assert_eq!(decode_queue(&again).unwrap(), queued);
+        assert_eq!(encode_queue(&[]).unwrap(), None);
+    }
 }

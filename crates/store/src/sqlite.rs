@@ -273,7 +273,7 @@ impl Store for SqliteStore {
     fn set_queue<'a>(
         &'a self,
         chat: &'a ChatUri,
-        queued: &'a [String],
+        queued: &'a [hearth_core::UserMessage],
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(self.set_queue_impl(chat, queued))
     }

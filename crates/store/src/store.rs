@@ -24,8 +24,8 @@ pub struct ChatRecord {
     pub conversation: Option<ConversationId>,
     /// The unsent draft.
     pub draft: Option<String>,
-    /// Messages waiting for the running turn, in sending order.
-    pub queued: Vec<String>,
+    /// Messages waiting for the running turn (with their attachments), in sending order.
+    pub queued: Vec<hearth_core::UserMessage>,
 }
 
 /// A session to register with its default chat.
@@ -249,7 +249,7 @@ pub trait Store: Send + Sync + 'static {
     fn set_queue<'a>(
         &'a self,
         chat: &'a ChatUri,
-        queued: &'a [String],
+        queued: &'a [hearth_core::UserMessage],
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Records that a provider conversation backs a chat.

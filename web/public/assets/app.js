@@ -14,6 +14,7 @@ import { TrashPage } from './trash.js';
 import { isUnused, afterClose, stepTab, defaultChatOf } from './tabs.js';
 import { ProjectSettingsPage } from './project_settings.js';
 import { ProviderSetupPage } from './provider_setup.js';
+import { forgetProviders } from './models.js';
 
 /** @typedef {import('../../protocol').SessionSummary} SessionSummary */
 /** @typedef {import('../../protocol').HarnessInfo} HarnessInfo */
@@ -246,6 +247,11 @@ class App {
           // The badge and the page on view follow the server, not a timer.
           this.countPending();
           this.page?.proposalChanged?.();
+        } else if (action.type === 'harnessesChanged') {
+          // A provider was added while the server runs: the composers offer it now.
+          if (this.rpc.server) this.rpc.server.harnesses = action.harnesses;
+          forgetProviders(this.rpc);
+          for (const tab of this.tabs.values()) tab.renderHarness();
         } else if (action.type === 'sessionRemoved') {
           this.recent = this.recent.filter((s) => s.uri !== action.session);
           this.pinned = this.pinned.filter((s) => s.uri !== action.session);

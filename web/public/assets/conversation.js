@@ -418,10 +418,6 @@ export class SessionTab {
     const text = this.textarea.value.trim();
     if ((!text && !this.tray.pending()) || !this.chatUri || !this.chat) return;
     if (pendingPermission(this.chat)) return;
-    if (this.tray.pending() && this.running()) {
-      this.showError('Files go with a message sent while the agent is idle: wait for the answer, or stop it, then send.');
-      return;
-    }
     await this.tray.settled();
     const attachments = this.tray.take();
     if (!text && !attachments.length) return;
@@ -734,9 +730,10 @@ export class SessionTab {
     const queued = this.chat?.queued ?? [];
     replace(
       this.queueList,
-      ...queued.map((text, index) =>
+      ...queued.map((queuedMessage, index) =>
         el('li', { class: 'queued' },
-          el('span', null, text),
+          el('span', null, queuedMessage.text),
+          ...(queuedMessage.attachments ?? []).map((attachment) => el('span', { class: 'queued-file', title: attachment.name }, icon('paperclip'), attachment.name)),
           el('button', {
             class: 'button subtle small',
             type: 'button',
@@ -847,7 +844,7 @@ export class SessionTab {
     const footer = el('div', { class: 'turn-footer' });
     if (turn.stopReason) footer.append(...this.answerActions(turn));
     if (!turn.stopReason) {
-      response.append(el('div', { class: 'typing', 'aria-label': 'answering' }, el('span'), el('span'), el('span')));
+      response.append(el('div', { class: 'typing', role: 'img', 'aria-label': 'answering' }, el('span'), el('span'), el('span')));
     } else if (turn.stopReason !== 'endTurn') {
       const reasons = {
         aborted: 'Stopped — what streamed is kept.',

@@ -30,6 +30,15 @@ export function providers(rpc) {
 }
 
 /**
+ * Forgets the providers asked for, so the next use reads them again (a provider was
+ * added while the server runs).
+ * @param {Rpc} rpc
+ */
+export function forgetProviders(rpc) {
+  providerLists.delete(rpc);
+}
+
+/**
  * The model choices for a chat of Hearth's own agent on `provider`, current first
  * known; `null` when the harness is not a model provider.
  * @param {Rpc} rpc

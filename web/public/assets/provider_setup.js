@@ -134,7 +134,7 @@ export class ProviderSetupPage {
       replace(result, el('div', { class: 'notice ok' },
         el('p', null, el('strong', null, `Added ${answer.provider.id}. `), outcome.type === 'ok' ? `It answered in ${outcome.latencyMs} ms (${outcome.method}).` : ''),
         el('p', null, answer.provider.key.type === 'found' ? `Key from ${answer.provider.key.from}.` : answer.provider.key.type === 'notNeeded' ? 'No key needed.' : ''),
-        el('p', null, answer.usableNow ? 'New chats can use it now.' : 'It is listed in Setup now; restart hearth serve to start chats with it.'),
+        el('p', null, answer.usableNow ? 'Ready: choose it as the Agent of a new chat.' : 'It is listed in Setup now; restart hearth serve to start chats with it.'),
         el('a', { href: '#/setup' }, 'Back to Setup')));
     } catch (error) {
       result.className = 'provider-result failed';

@@ -2,7 +2,8 @@
 //! do: code blocks highlighted with their language and a copy button, copy on every
 //! message, regenerate on the last answer, edit-and-resend as a new branch (the old one
 //! stays reachable), files attached by the picker, by pasting and by dropping anywhere
-//! on the chat (sent to the model: images as images, text as text), and a search inside
+//! on the chat (sent to the model: images as images, text as text) — also while an
+//! answer streams, queued with their message and sent with it — and a search inside
 //! one chat that reaches turns not yet loaded. Each runs at 1280×800 and 390×844 with
 //! axe-core's checks.
 
@@ -12,7 +13,7 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::browser::{
     PermissionDescriptor, PermissionSetting, SetPermissionParams,
 };
-use hearth_test_support::{MockModelServer, MockResponse, OpenAiStream, RecordedRequest};
+use hearth_test_support::{Gate, MockModelServer, MockResponse, OpenAiStream, RecordedRequest};
 use serde_json::Value;
 
 use super::agent_home::logged_in;
@@ -366,6 +367,99 @@ async fn files_picked_pasted_and_dropped_reach_the_model_and_stay_with_the_turn(
         assert_accessible(&page, "a turn with files").await;
         page.close().await.unwrap();
     }
+    chromium.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_attached_while_an_answer_streams_is_queued_with_its_message_and_delivered() {
+    let Some(chromium) = Chromium::launch().await else {
+        return;
+    };
+    // The first answer streams until the test opens the gate.
+    let gate = Gate::new();
+    let model = server();
+    let held = gate.clone();
+    model.set_responder(Arc::new(move |request| {
+        if !request.path.starts_with("/v1/chat/completions") {
+            return None;
+        }
+        if String::from_utf8_lossy(&request.body).contains("You name conversations") {
+            return Some(OpenAiStream::text_answer(MODEL, &["Stories"], 1, 1).into());
+        }
+        let prompt = last_prompt(request);
+        if prompt.starts_with("Tell me a long story") {
+            return Some(
+                OpenAiStream::new(MODEL)
+                    .role()
+                    .text("Once upon a time")
+                    .hold(&held)
+                    .text(", the end.")
+                    .finish("stop")
+                    .usage(3, 3)
+                    .done()
+                    .into(),
+            );
+        }
+        let first = prompt.lines().next().unwrap_or_default().to_owned();
+        Some(OpenAiStream::text_answer(MODEL, &[&format!("Answer to {first}.")], 3, 3).into())
+    }));
+    let hearth = Hearth::new();
+    hearth.write("config.toml", &mock_config(&model));
+    let served = Served::start(hearth, &[], &[]);
+    let page = logged_in(&chromium, &served).await;
+    wait_for(&page, &format!("document.querySelector('{VISIBLE} .composer') && !document.querySelector('{VISIBLE} .composer').inert")).await;
+
+    send(&page, "Tell me a long story").await;
+    wait_for(
+        &page,
+        &format!("(document.querySelector('{VISIBLE} .message.assistant') || {{}}).textContent?.includes('Once upon a time')"),
+    )
+    .await;
+    // While it streams: a file is attached and a message sent; it waits in the queue
+    // with its file.
+    page.evaluate(format!(
+        "(i => {{ i.files = {}.files; i.dispatchEvent(new Event('change')); }})(document.querySelector('{VISIBLE} .composer input[type=file]'))",
+        transfer("notes.txt", "text/plain", &js_bytes(b"the secret word is turnip"))
+    ))
+    .await
+    .unwrap();
+    wait_for(
+        &page,
+        &format!("document.querySelectorAll('{VISIBLE} .tray .attachment-chip').length === 1"),
+    )
+    .await;
+    send(&page, "What does the file say?").await;
+    wait_for(
+        &page,
+        &format!("(q => q && q.textContent.includes('What does the file say?') && q.querySelector('.queued-file')?.textContent === 'notes.txt')(document.querySelector('{VISIBLE} .queue .queued'))"),
+    )
+    .await;
+    let error_hidden: bool = eval(
+        &page,
+        &format!("document.querySelector('{VISIBLE} .composer-error').hidden"),
+    )
+    .await;
+    assert!(error_hidden, "queueing with a file is not refused");
+    assert_eq!(turns_asked(&model).len(), 1, "the queued message waits");
+    assert_accessible(&page, "a queued message with a file").await;
+    screenshot_at(&page, "queued-with-file", SCREENS[0]).await;
+
+    // The answer ends: the queued message goes with its file.
+    gate.open();
+    answered(&page, 2).await;
+    let chips: Vec<String> = eval(&page, &format!("[...document.querySelectorAll('{VISIBLE} .turn:last-child .attachments .attachment-name')].map(c => c.textContent)")).await;
+    assert_eq!(chips, ["notes.txt"]);
+    let queue_empty: bool = eval(
+        &page,
+        &format!("document.querySelectorAll('{VISIBLE} .queue .queued').length === 0"),
+    )
+    .await;
+    assert!(queue_empty);
+    let asked = turns_asked(&model);
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let prompt = last_prompt(&asked[1]);
+    assert!(prompt.starts_with("What does the file say?"), "{prompt}");
+    assert!(prompt.contains("the secret word is turnip"), "{prompt}");
     chromium.close().await;
 }
 

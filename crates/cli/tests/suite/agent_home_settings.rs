@@ -4,8 +4,9 @@
 //! project page, in the settings and in a project chat's composer) and ready after the
 //! cause is fixed and Retry pressed, the project deleted only once its name is typed; a
 //! provider whose check fails saves nothing, one that answers is added to `config.toml`
-//! (comments kept) with its key in a 0600 file, and listed. Both pages pass axe-core at
-//! a laptop's and a phone's size.
+//! (comments kept) with its key in a 0600 file, listed, and offered in the composer's
+//! Agent choice at once, where a message sent to it is answered without a restart or a
+//! reload. Both pages pass axe-core at a laptop's and a phone's size.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -15,8 +16,8 @@ use serde_json::json;
 
 use super::agent_home::{logged_in, text_of};
 use super::browser_support::{
-    Chromium, SCREENS, assert_accessible, click, eval, screenshot_at, set_viewport, type_into,
-    wait_for,
+    Chromium, SCREENS, VISIBLE, answered, assert_accessible, click, eval, screenshot_at, send,
+    set_viewport, type_into, wait_for,
 };
 use super::mock::server;
 use super::serve_support::Served;
@@ -297,7 +298,7 @@ async fn a_project_is_made_edited_its_failed_source_retried_and_deleted_only_by_
 const CONFIG: &str = "# My own notes on this setup\n[defaults]\ntime_zone = \"UTC\" # I travel\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_provider_is_added_only_once_its_check_passes() {
+async fn a_provider_is_added_only_once_its_check_passes_and_answers_at_once() {
     let Some(chromium) = Chromium::launch().await else {
         return;
     };
@@ -384,6 +385,7 @@ async fn a_provider_is_added_only_once_its_check_passes() {
     .await;
     let shown: String = eval(&page, &text_of(&format!("{PAGE} .provider-result"))).await;
     assert!(shown.contains("Added lab"), "{shown}");
+    assert!(shown.contains("Ready"), "usable without a restart: {shown}");
     let text = std::fs::read_to_string(&config_file).unwrap();
     assert!(text.starts_with(CONFIG), "{text}");
     assert!(
@@ -413,6 +415,63 @@ async fn a_provider_is_added_only_once_its_check_passes() {
         &format!("document.querySelector(\"{PAGE} [data-provider='lab']\")"),
     )
     .await;
+
+    // The composer offers it now, without a reload, and it answers a message.
+    page.evaluate("window.__notReloaded = true; location.hash = '#/'")
+        .await
+        .unwrap();
+    let agent = format!("{VISIBLE} select[aria-label=Agent]");
+    wait_for(
+        &page,
+        &format!("document.querySelector(\"{agent} option[value='lab']\")"),
+    )
+    .await;
+    models.enqueue_for(
+        "/v1/chat/completions",
+        OpenAiStream::text_answer("mock-model", &["Hello ", "from the lab."], 4, 4),
+    );
+    eval::<bool>(
+        &page,
+        &format!(
+            "(s => {{ s.value = 'lab'; s.dispatchEvent(new Event('change')); return true; }})(document.querySelector('{agent}'))"
+        ),
+    )
+    .await;
+    // The landing is replaced by a session of the new agent, ready to send.
+    wait_for(
+        &page,
+        &format!(
+            "(v => v && v.dataset.session.startsWith('hearth-session:lab/') && !v.querySelector('.composer').inert && document.querySelectorAll('.session-view').length === 1)(document.querySelector('{VISIBLE}'))"
+        ),
+    )
+    .await;
+    send(&page, "Hello, lab").await;
+    answered(&page, 1).await;
+    let answer: String = eval(
+        &page,
+        &text_of(&format!("{VISIBLE} .turn:last-child .message.assistant")),
+    )
+    .await;
+    assert!(answer.contains("Hello from the lab."), "{answer}");
+    let asked = models
+        .requests()
+        .into_iter()
+        .find(|request| {
+            request.path.ends_with("/chat/completions")
+                && String::from_utf8_lossy(&request.body).contains("Hello, lab")
+        })
+        .unwrap_or_else(|| {
+            let bodies: Vec<String> = models
+                .requests()
+                .iter()
+                .map(|request| String::from_utf8_lossy(&request.body).into_owned())
+                .collect();
+            panic!("the message did not reach the added provider: {bodies:?}")
+        });
+    assert_eq!(asked.header("authorization"), Some("Bearer sk-right-4242"));
+    let same_page: bool = eval(&page, "window.__notReloaded === true").await;
+    assert!(same_page, "the page was not reloaded");
+    screenshot_at(&page, "provider-added-answers", SCREENS[0]).await;
     chromium.close().await;
 }
 

@@ -568,7 +568,7 @@ async fn a_refused_connection_is_explained_with_a_way_to_setup() {
     .unwrap();
     wait_for(
         &page,
-        &format!("document.querySelector('{VISIBLE} select[aria-label=Agent]').value === 'down' && document.querySelector('{VISIBLE} form:not([inert])') && window.hearth.tabs.get(window.hearth.active).chat"),
+        &format!("document.querySelector('{VISIBLE}').dataset.session.startsWith('hearth-session:down/') && document.querySelector('{VISIBLE} select[aria-label=Agent]').value === 'down' && document.querySelector('{VISIBLE} form:not([inert])') && window.hearth.tabs.get(window.hearth.active).chat"),
     )
     .await;
     // The empty landing it replaced is gone; nothing else was made.

@@ -216,7 +216,7 @@ impl Store for FaultyStore {
     fn set_queue<'a>(
         &'a self,
         chat: &'a ChatUri,
-        queued: &'a [String],
+        queued: &'a [hearth_core::UserMessage],
     ) -> BoxFuture<'a, StoreResult<()>> {
         self.inner.set_queue(chat, queued)
     }

@@ -391,11 +391,11 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
     );
     assert_eq!(
         test.host.chat(&chat).await.unwrap().queued,
-        ["two", "three"]
+        [text("two"), text("three")]
     );
     assert_eq!(
         test.store.chats(&session).await.unwrap()[0].queued,
-        ["two", "three"]
+        [text("two"), text("three")]
     );
 
     // The turn ends by itself: the first queued message goes.
@@ -403,7 +403,7 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
     let second = fake.wait_for_send(&chat).await;
     assert_ne!(second, running);
     let state = test.host.chat(&chat).await.unwrap();
-    assert_eq!(state.queued, ["three"]);
+    assert_eq!(state.queued, [text("three")]);
     assert_eq!(state.turns.last().unwrap().user.text, "two");
 
     // Stopped: the queue waits for the user, and can be changed.
@@ -426,16 +426,16 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
         );
         tokio::task::yield_now().await;
     };
-    assert_eq!(state.queued, ["three"]);
+    assert_eq!(state.queued, [text("three")]);
     assert_eq!(state.turns.len(), 2, "nothing was sent after the stop");
     test.host
-        .set_queue(&chat, vec!["three, reworded".to_owned()])
+        .set_queue(&chat, vec![text("three, reworded")])
         .await
         .unwrap();
     test.host.flush().await;
     assert_eq!(
         test.store.chats(&session).await.unwrap()[0].queued,
-        ["three, reworded"]
+        [text("three, reworded")]
     );
     // A message queued into an idle chat with a waiting queue sends the queue's first.
     assert_eq!(
@@ -445,7 +445,7 @@ async fn queued_messages_wait_for_the_turn_and_go_one_per_turn_in_order() {
     fake.wait_for_send(&chat).await;
     let state = test.host.chat(&chat).await.unwrap();
     assert_eq!(state.turns.last().unwrap().user.text, "three, reworded");
-    assert_eq!(state.queued, ["four"]);
+    assert_eq!(state.queued, [text("four")]);
 }
 
 /// A session created with a title (as the calendar's Ask bar creates "Calendar") gives

@@ -1,22 +1,26 @@
 //! `provider/add` and `provider/remove`, one test per rule of `provider_setup.rs`: a
 //! provider that fails its check saves nothing; one that passes is written to
-//! `config.toml` (comments kept) with its pasted key in a 0600 file, listed at once;
-//! a taken name is refused; removing it takes its key file along.
+//! `config.toml` (comments kept) with its pasted key in a 0600 file, listed at once,
+//! announced to the root's subscribers and answering chats without a restart; a taken
+//! name is refused; removing it takes its key file along.
 
 use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
 
 use hearth_config::{Config, Paths};
 use hearth_protocol::{
     self as wire, ErrorKind, ProviderAdd, ProviderAddParams, ProviderAddResponse, ProviderKeyParam,
     ProviderKindParam, ProviderList, ProviderListParams, ProviderRemove, ProviderRemoveParams,
-    ProviderTestOutcome,
+    ProviderTestOutcome, SessionCreate, SessionCreateParams, Subscribe, SubscribeParams,
 };
 use hearth_server::ServerError;
 use hearth_test_support::{MockModelServer, MockResponse, OpenAiStream};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::{Setup, TestServer};
+use super::support::{
+    NativeProviders, Setup, TestServer, WAIT, next_envelope, send, until_completed,
+};
 
 const CONFIG: &str = "# My Hearth\n[defaults]\ntime_zone = \"Europe/Berlin\" # where I live\n\n# The calendar at home\n[calendars.home]\nkind = \"ics\"\npath = \"/tmp/home.ics\"\n";
 
@@ -36,6 +40,7 @@ async fn server_in(home: &std::path::Path) -> TestServer {
     TestServer::start_with(Setup {
         config: Config::load(&paths.config_file).unwrap(),
         paths: Some(paths),
+        provider_harnesses: Some(Arc::new(NativeProviders)),
         ..Setup::default()
     })
     .await
@@ -104,10 +109,19 @@ async fn a_provider_that_fails_its_check_saves_nothing() {
 }
 
 #[tokio::test]
-async fn a_provider_that_answers_is_saved_with_its_key_in_a_private_file_and_listed_at_once() {
+async fn a_provider_that_answers_is_saved_with_its_key_in_a_private_file_listed_and_usable_at_once()
+{
     let home = tempfile::tempdir().unwrap();
     let server = server_in(home.path()).await;
-    let (client, _notifications) = server.client().await;
+    let (client, mut notifications) = server.client().await;
+    client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: wire::ROOT_RESOURCE.to_owned(),
+            last_seq: None,
+            turn_limit: None,
+        })
+        .await
+        .unwrap();
     let models = MockModelServer::start().await.unwrap();
     models.set_fallback(MockResponse::json(
         200,
@@ -140,7 +154,7 @@ async fn a_provider_that_answers_is_saved_with_its_key_in_a_private_file_and_lis
         matches!(test.outcome, ProviderTestOutcome::Ok { .. }),
         "{test:?}"
     );
-    assert!(!usable_now, "the server's agents are fixed when it starts");
+    assert!(usable_now, "the provider's agent runs in this server now");
     let key_file = home.path().join("keys").join("lab.key");
     assert_eq!(
         provider.key,
@@ -192,6 +206,65 @@ async fn a_provider_that_answers_is_saved_with_its_key_in_a_private_file_and_lis
         checked.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
+
+    // The root's subscribers are told the new list of harnesses.
+    let announced = next_envelope(&mut notifications).await;
+    let wire::Action::HarnessesChanged { harnesses } = announced.action else {
+        panic!("expected harnessesChanged, got {announced:?}");
+    };
+    let ids: Vec<&str> = harnesses
+        .iter()
+        .map(|harness| harness.id.as_str())
+        .collect();
+    assert_eq!(ids, ["fake", "lab"]);
+    let initialized = client.initialize("again").await.unwrap();
+    assert_eq!(initialized.harnesses, harnesses);
+
+    // A chat on it runs now, against the provider, with the key from its file.
+    models.enqueue_for(
+        "/v1/chat/completions",
+        OpenAiStream::text_answer("local-model", &["Hello ", "from the lab."], 9, 4),
+    );
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some("lab".to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap()
+        .session;
+    assert_eq!(session.summary.harness, "lab");
+    let chat = session.chats[0].summary.uri.clone();
+    client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.clone(),
+            last_seq: None,
+            turn_limit: None,
+        })
+        .await
+        .unwrap();
+    let turn_id = send(&client, &chat, "Say hello").await;
+    let streamed: String = until_completed(&mut notifications, &turn_id)
+        .await
+        .into_iter()
+        .filter_map(|envelope| match envelope.action {
+            wire::Action::TextDelta { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, "Hello from the lab.");
+    let asked = models
+        .wait_for_request(WAIT, |request| {
+            request.path.ends_with("/chat/completions")
+                && request.json()["messages"].to_string().contains("Say hello")
+        })
+        .await
+        .expect("the chat's turn asked the provider");
+    assert_eq!(
+        asked.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(asked.json()["model"], "local-model");
 
     // The same name again is refused before anything is asked or written.
     let asked = models.requests().len();

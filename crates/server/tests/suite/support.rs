@@ -39,6 +39,8 @@ pub struct Setup {
     pub max_connections: usize,
     /// The data directory and `config.toml` `provider/add` changes.
     pub paths: Option<hearth_config::Paths>,
+    /// Makes the harness of a provider `provider/add` saved.
+    pub provider_harnesses: Option<Arc<dyn hearth_server::ProviderHarnesses>>,
 }
 
 impl Default for Setup {
@@ -54,6 +56,7 @@ impl Default for Setup {
             idle_timeout: hearth_server::DEFAULT_IDLE_TIMEOUT,
             max_connections: hearth_server::DEFAULT_MAX_CONNECTIONS,
             paths: None,
+            provider_harnesses: None,
         }
     }
 }
@@ -90,6 +93,7 @@ impl TestServer {
             approvals,
             calendars: setup.calendars,
             paths: setup.paths,
+            provider_harnesses: setup.provider_harnesses,
             ..Backend::new(host.host.clone())
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
@@ -189,6 +193,40 @@ pub async fn send(client: &Client, chat: &str, text: &str) -> String {
         .await
         .unwrap()
         .turn_id
+}
+
+/// Hearth's own agent over a provider of the configuration, as `hearth serve` makes it
+/// (without its tools, and without titling chats, so every model request is a turn's).
+pub struct NativeProviders;
+
+impl hearth_server::ProviderHarnesses for NativeProviders {
+    fn harness(
+        &self,
+        config: &hearth_config::Config,
+        id: &str,
+    ) -> Result<Arc<dyn hearth_core::Harness>, String> {
+        use futures::FutureExt;
+        let discovery = hearth_llm::discover_providers(
+            config,
+            &hearth_llm::Environment::process(),
+            &hearth_llm::DiscoveryOptions {
+                detect_ollama: false,
+                ..hearth_llm::DiscoveryOptions::default()
+            },
+        )
+        .now_or_never()
+        .ok_or("discovery without Ollama waits on nothing")?;
+        let provider = discovery
+            .get(id)
+            .ok_or_else(|| format!("no provider `{id}`: {:?}", discovery.problems))?;
+        let agent = hearth_harness_native::NativeHarness::from_provider(
+            provider,
+            Arc::new(hearth_harness_native::NoTools),
+            hearth_harness_native::AgentSettings::default().with_titles(false),
+        )
+        .map_err(|error| error.to_string())?;
+        Ok(Arc::new(agent))
+    }
 }
 
 /// The next notification, failing the test after [`WAIT`].

@@ -1,13 +1,15 @@
 //! The chat catalog on PostgreSQL: chats of a session, provider data, drafts, queues and
 //! the provider conversations behind chats.
 
-use hearth_core::{ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, now};
+use hearth_core::{
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, UserMessage, now,
+};
 
 use super::PgStore;
 use crate::codec::to_millis;
 use crate::erase::ProposalOwner;
 use crate::error::{StoreError, StoreResult};
-use crate::rows::{CHAT_COLUMNS, decode_chat};
+use crate::rows::{CHAT_COLUMNS, decode_chat, encode_queue};
 use crate::store::ChatRecord;
 
 impl PgStore {
@@ -32,7 +34,9 @@ impl PgStore {
         .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
         .bind(chat.conversation.as_ref().map(ConversationId::as_str))
         .bind(chat.draft.as_deref())
-        .bind(queue_text(&chat.queued).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
+        .bind(
+            encode_queue(&chat.queued).map_err(|error| sqlx::Error::Encode(Box::new(error)))?,
+        )
         .bind(to_millis(&chat.summary.created_at))
         .bind(to_millis(&chat.summary.updated_at))
         .execute(&mut *connection)
@@ -156,12 +160,9 @@ impl PgStore {
     pub(crate) async fn set_queue_impl(
         &self,
         chat: &ChatUri,
-        queued: &[String],
+        queued: &[UserMessage],
     ) -> StoreResult<()> {
-        let text = queue_text(queued).map_err(|error| StoreError::Decode {
-            what: "chat queue",
-            detail: error.to_string(),
-        })?;
+        let text = encode_queue(queued)?;
         let result = sqlx::query(
             "UPDATE chats SET queued = $1, updated_at = GREATEST(updated_at, $2) WHERE uri = $3",
         )
@@ -207,14 +208,6 @@ impl PgStore {
                 .map_err(|e| self.error(e))?;
         Ok(found.is_some())
     }
-}
-
-/// A queue as stored: a JSON array, or NULL for none.
-fn queue_text(queued: &[String]) -> Result<Option<String>, serde_json::Error> {
-    if queued.is_empty() {
-        return Ok(None);
-    }
-    serde_json::to_string(queued).map(Some)
 }
 
 fn expect_row(affected: u64, what: &'static str, key: &ChatUri) -> StoreResult<()> {
