@@ -2,7 +2,8 @@
 //! by the harness → parsed by a WebSocket client) to 1 and to 100 subscribers, with and
 //! without one deliberately slow subscriber.
 //!
-//! `cargo bench -p hearth-server --bench fanout`
+//! `cargo bench -p hearth-server --bench fanout` (on SQLite; with `HEARTH_TEST_POSTGRES`
+//! naming a server — see `.ci/postgres` — each scenario runs on PostgreSQL too)
 //!
 //! Each envelope is a `textDelta` whose text is the time it was emitted, so latency is
 //! measured per envelope. The host, the server and the clients share this process (and
@@ -366,12 +367,27 @@ fn main() {
         .skip(1)
         .filter(|arg| !arg.starts_with("--"))
         .collect();
+    let postgres = std::env::var_os(hearth_test_support::postgres::SERVER_VARIABLE).is_some();
     for scenario in &scenarios {
         if filter
             .iter()
             .all(|word| scenario.name.contains(word.as_str()))
         {
+            println!("on sqlite:");
             runtime.block_on(run(scenario));
+            if postgres {
+                runtime.block_on(async {
+                    let url = hearth_test_support::postgres::fresh_database()
+                        .await
+                        .unwrap();
+                    println!("on postgres:");
+                    hearth_test_support::on_backend(
+                        hearth_test_support::Backend::Postgres(url),
+                        run(scenario),
+                    )
+                    .await;
+                });
+            }
         }
     }
 }
