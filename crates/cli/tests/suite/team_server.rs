@@ -284,3 +284,110 @@ async fn a_node_cut_off_from_postgres_refuses_writes_saying_why() {
     follow(&mut notes, &mut on_node, completes(&turn)).await;
     assert_eq!(chat_state(&on_node).turns.len(), 1);
 }
+
+/// Clients per node in the many-clients test, and the chats they follow.
+const CLIENTS: usize = 200;
+const CHATS: usize = 4;
+const TURNS: usize = 2;
+
+/// Follows `chat` until it holds [`TURNS`] ended turns: every envelope applied in order
+/// (a gap fails), no resync. Returns the chat's turns.
+async fn follow_to_the_end(
+    client: Client,
+    mut notes: Notifications,
+    chat: String,
+    subscribed: tokio::sync::oneshot::Sender<()>,
+) -> Vec<core::Turn> {
+    let mut mirror = mirror(&client, &chat).await;
+    let _ = subscribed.send(());
+    loop {
+        let state = chat_state(&mirror);
+        if state.turns.len() == TURNS && state.turns.iter().all(|turn| turn.stop_reason.is_some()) {
+            let turns = state.turns.clone();
+            client.close().await;
+            return turns;
+        }
+        match next(&mut notes).await {
+            Notified::Envelope(envelope) => mirror
+                .apply(&core::Envelope::try_from(envelope).unwrap())
+                .unwrap_or_else(|gap| panic!("a client of {chat} missed an envelope: {gap:?}")),
+            Notified::Resync(resync) => panic!("a client of {chat} fell behind: {resync:?}"),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn two_hundred_clients_over_three_nodes_each_see_every_turn_of_the_chat_they_follow() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let nodes = [
+        node(&url, "node-a"),
+        node(&url, "node-b"),
+        node(&url, "node-c"),
+    ];
+    let (first, _) = nodes[0].client().await;
+    let mut chats = Vec::new();
+    for _ in 0..CHATS {
+        chats.push(new_chat(&first).await);
+    }
+    // Every client subscribed before the first turn is sent.
+    let mut followers = Vec::new();
+    for index in 0..CLIENTS {
+        let (client, notes) = nodes[index % nodes.len()].client().await;
+        let chat = chats[index % CHATS].clone();
+        let (ready, subscribed) = tokio::sync::oneshot::channel();
+        followers.push(tokio::spawn(follow_to_the_end(client, notes, chat, ready)));
+        subscribed.await.unwrap();
+    }
+    // Each chat's turns are sent one after the other, each from another node.
+    let mut senders = Vec::new();
+    for (index, chat) in chats.iter().enumerate() {
+        let chat = chat.clone();
+        let clients = [
+            nodes[index % 3].client().await,
+            nodes[(index + 1) % 3].client().await,
+        ];
+        senders.push(tokio::spawn(async move {
+            for (turn, (client, notes)) in clients.into_iter().enumerate() {
+                let mut on_sender = mirror(&client, &chat).await;
+                let mut notes = notes;
+                let sent = loop {
+                    match send(&client, &chat, &format!("turn {turn}")).await {
+                        Ok(sent) => break sent,
+                        // The previous node is still releasing the chat.
+                        Err(error) if error.contains("answering in another Hearth process") => {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        Err(error) => panic!("{error}"),
+                    }
+                };
+                follow(&mut notes, &mut on_sender, completes(&sent)).await;
+            }
+        }));
+    }
+    for sender in senders {
+        sender.await.unwrap();
+    }
+    let mut seen = Vec::new();
+    for follower in followers {
+        seen.push(follower.await.unwrap());
+    }
+    for (index, turns) in seen.iter().enumerate() {
+        let same_chat = &seen[index % CHATS];
+        assert_eq!(
+            turns,
+            same_chat,
+            "client {index} and client {}",
+            index % CHATS
+        );
+        assert_eq!(turns[0].user.text, "turn 0");
+        assert_eq!(turns[1].user.text, "turn 1");
+        assert!(
+            turns
+                .iter()
+                .all(|turn| turn.response_text().ends_with("w40"))
+        );
+    }
+}
