@@ -44,20 +44,42 @@ const OUTSIDE_ANSWERS: Duration = Duration::from_millis(500);
 /// what a lost announcement did not say.
 const OUTSIDE_ANSWERS_ANNOUNCED: Duration = Duration::from_secs(5);
 
-/// Waits for the next announced change (never, without a feed); `false` when the feed
-/// ended.
+/// Waits for the next announced changes (never, without a feed): those that came at once,
+/// as one batch; `None` when the feed ended.
 async fn announced(
     changes: &mut Option<tokio::sync::mpsc::Receiver<hearth_store::Change>>,
-) -> bool {
+) -> Option<Vec<hearth_store::Change>> {
     match changes {
         Some(feed) => {
-            let more = feed.recv().await.is_some();
-            // Several changes at once are one look.
-            while feed.try_recv().is_ok() {}
-            more
+            let mut batch = vec![feed.recv().await?];
+            while let Ok(change) = feed.try_recv() {
+                batch.push(change);
+            }
+            Some(batch)
         }
         None => std::future::pending().await,
     }
+}
+
+/// Follows the turns another node stores in chats this host has loaded, as they go;
+/// returns whether a look for answers and sessions is due.
+async fn follow_announced(host: &Host, batch: Vec<hearth_store::Change>) -> bool {
+    let mut look = false;
+    let mut turns = std::collections::BTreeSet::new();
+    for change in batch {
+        match change {
+            hearth_store::Change::Turn(chat) => {
+                turns.insert(chat);
+            }
+            hearth_store::Change::Chat(_) | hearth_store::Change::Session(_) => look = true,
+        }
+    }
+    for chat in turns {
+        if let Err(error) = host.follow_outside_turn(&chat).await {
+            tracing::debug!(%chat, %error, "could not follow a turn answered on another node");
+        }
+    }
+    look
 }
 
 /// Picks up what other Hearth processes or nodes answered in the chats this server holds
@@ -84,13 +106,18 @@ fn pick_up_outside_answers(host: &Host, store: std::sync::Arc<dyn hearth_store::
         loop {
             tokio::select! {
                 _ = ticker.tick() => {}
-                more = announced(&mut changes) => {
-                    if !more {
+                batch = announced(&mut changes) => match batch {
+                    Some(batch) => {
+                        if !follow_announced(&host, batch).await {
+                            continue;
+                        }
+                    }
+                    None => {
                         tracing::warn!("the change feed ended; looking for changes now and then");
                         changes = None;
                         ticker = tokio::time::interval(OUTSIDE_ANSWERS);
                     }
-                }
+                },
             }
             match host.pick_up_outside_answers().await {
                 Ok(0) => {}

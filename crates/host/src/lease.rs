@@ -254,11 +254,28 @@ impl Host {
         } else {
             Vec::new()
         };
+        // A turn this host followed while another answered it goes on to its end as its
+        // clients saw it go (see `catch_up`), rather than changing under them.
+        let followed = match (extends, cached.last(), turns.last()) {
+            (true, Some(old), Some(fresh)) if old != fresh => {
+                crate::catch_up::catch_up(&entry.state, old, fresh)
+                    .map(|actions| (old.clone(), actions))
+            }
+            _ => None,
+        };
         entry.state.turns = turns;
+        if let Some((old, _)) = &followed
+            && let Some(last) = entry.state.turns.last_mut()
+        {
+            *last = old.clone();
+        }
         let summary = &entry.state.summary;
         let renamed = (summary.title != record.summary.title
             || summary.model != record.summary.model)
             .then(|| record.summary.clone());
+        for action in followed.into_iter().flat_map(|(_, actions)| actions) {
+            state.publish(ResourceUri::Chat(chat.clone()), action);
+        }
         for turn in added {
             state.publish(
                 ResourceUri::Chat(chat.clone()),

@@ -38,6 +38,7 @@
 //! # }
 //! ```
 
+mod catch_up;
 mod chats;
 mod compact;
 mod discovery;

@@ -20,6 +20,8 @@ use crate::store::Store;
 pub enum Change {
     /// A chat's lease was released: someone finished answering in it.
     Chat(ChatUri),
+    /// A chat's newest turn was stored: sent, checkpointed while it runs, or ended.
+    Turn(ChatUri),
     /// A session was made.
     Session(SessionUri),
 }

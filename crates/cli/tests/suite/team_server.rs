@@ -1,6 +1,6 @@
 //! A team server: several `hearth serve` nodes, each with its own data directory, on one
 //! PostgreSQL database. Every node serves every session; a turn answered on one node
-//! reaches the clients of the others; a node killed mid-answer loses no acknowledged turn
+//! streams to the clients of the others as it goes (as its checkpoints are stored); a node killed mid-answer loses no acknowledged turn
 //! and the chat's next turn runs on another node once its lease ends; a node cut off from
 //! PostgreSQL refuses writes instead of keeping them on its own.
 
@@ -145,15 +145,23 @@ async fn every_node_serves_the_teams_sessions_and_sees_the_answers_given_on_the_
     };
     assert_eq!(summary.uri, session);
 
-    // A turn sent on node c, followed on c and on b.
+    // A turn sent on node c, followed on c and, as it streams, on b.
     let mut on_b = mirror(&b, &chat).await;
     let mut on_c = mirror(&c, &chat).await;
     let turn = send(&c, &chat, "first").await.unwrap();
     follow(&mut c_notes, &mut on_c, completes(&turn)).await;
+    let mut streamed_to_b = 0;
     follow(&mut b_notes, &mut on_b, |action| {
-        matches!(action, wire::Action::TurnStarted { turn: started } if started.id == turn)
+        if matches!(action, wire::Action::TextDelta { .. }) {
+            streamed_to_b += 1;
+        }
+        completes(&turn)(action)
     })
     .await;
+    assert!(
+        streamed_to_b > 1,
+        "node b's client saw the answer as it went, not only its end: {streamed_to_b} deltas"
+    );
     assert_eq!(chat_state(&on_b).turns, chat_state(&on_c).turns);
     assert!(
         chat_state(&on_b).turns[0].response_text().ends_with("w40"),

@@ -224,6 +224,89 @@ async fn a_chat_another_host_wrote_is_read_again_before_the_next_turn() {
     assert_eq!(materializations(&first, &chat).len(), before + 1);
 }
 
+async fn a_turn_another_host_answers_reaches_this_hosts_subscribers_as_it_goes() {
+    let first = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&first)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    let mut watching = test
+        .host
+        .subscribe(&ResourceUri::Chat(chat.clone()))
+        .await
+        .unwrap();
+    let second = FakeAgent::new("fake");
+    let other = second_host(&test, &second, test_config()).await;
+    let turn = other.send(&chat, UserMessage::text("go")).await.unwrap();
+    assert_eq!(second.wait_for_send(&chat).await, turn);
+    // What this host's subscriber has seen of the turn, built from its envelopes alone.
+    let mut seen = hearth_core::ChatState {
+        summary: test.host.chat(&chat).await.unwrap().summary,
+        turns: Vec::new(),
+        draft: None,
+        queued: Vec::new(),
+        agent: None,
+    };
+    for piece in ["Hel", "lo"] {
+        second
+            .progress(
+                &chat,
+                Signal::TextDelta {
+                    turn_id: turn.clone(),
+                    text: piece.into(),
+                },
+            )
+            .await;
+        // Each time the other host has stored more of the turn (every checkpoint), this
+        // host is told — the database announces it, or a look finds it — and catches its
+        // subscribers up.
+        let wanted = if piece == "Hel" { "Hel" } else { "Hello" };
+        follow_until(&test.host, &chat, &mut watching, &mut seen, |state| {
+            state
+                .turns
+                .first()
+                .is_some_and(|turn| turn.response_text() == wanted)
+        })
+        .await;
+    }
+    second.finish_ok(&chat);
+    follow_until(&test.host, &chat, &mut watching, &mut seen, |state| {
+        state
+            .turns
+            .first()
+            .is_some_and(|turn| turn.stop_reason == Some(StopReason::EndTurn))
+    })
+    .await;
+    assert_eq!(seen.turns, other.chat(&chat).await.unwrap().turns);
+    assert_eq!(test.host.chat(&chat).await.unwrap().turns, seen.turns);
+    assert!(
+        !test.host.follow_outside_turn(&chat).await.unwrap(),
+        "nothing new once the turn ended"
+    );
+}
+
+/// Lets `host` follow the chat another host answers, applying what its subscriber
+/// receives to `seen`, until `done` holds of it; fails after the test wait.
+async fn follow_until(
+    host: &Host,
+    chat: &ChatUri,
+    watching: &mut hearth_host::Subscription,
+    seen: &mut hearth_core::ChatState,
+    done: impl Fn(&hearth_core::ChatState) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + hearth_test_support::WAIT;
+    while !done(seen) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "this host's subscriber never saw the turn get this far: {seen:?}"
+        );
+        host.follow_outside_turn(chat).await.unwrap();
+        while let Ok(envelope) = watching.receiver.try_recv() {
+            hearth_core::reduce_chat(seen, &envelope.action);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 async fn an_old_blob_never_replaces_a_newer_one_another_host_wrote() {
     let first = FakeAgent::new("fake");
     let test = TestHost::start(agents(&first)).await;
@@ -394,6 +477,7 @@ async fn a_running_turn_renews_its_lease() {
 }
 
 hearth_test_support::on_every_backend!(
+    a_turn_another_host_answers_reaches_this_hosts_subscribers_as_it_goes,
     a_second_host_is_refused_while_the_first_answers_then_builds_on_its_turn,
     a_chat_another_host_wrote_is_read_again_before_the_next_turn,
     an_old_blob_never_replaces_a_newer_one_another_host_wrote,

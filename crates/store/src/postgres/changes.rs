@@ -1,5 +1,6 @@
 //! What other nodes change, as PostgreSQL announces it: each write another node must not
-//! wait for a poll to see — a lease released (its chat was answered), a session made —
+//! wait for a poll to see — a turn stored (sent, checkpointed, ended), a lease released
+//! (its chat was answered), a session made —
 //! sends a notification on the `hearth_changes` channel when it commits, and every node
 //! listens. A notification only says where to look: what changed is read from the
 //! tables, so one that is lost (a connection dropped meanwhile) costs the next periodic
@@ -29,6 +30,7 @@ const BACKLOG: usize = 1024;
 pub(crate) fn payload(change: &Change) -> String {
     match change {
         Change::Chat(chat) => format!("chat {chat}"),
+        Change::Turn(chat) => format!("turn {chat}"),
         Change::Session(session) => format!("session {session}"),
     }
 }
@@ -36,6 +38,7 @@ pub(crate) fn payload(change: &Change) -> String {
 fn parse(payload: &str) -> Option<Change> {
     match payload.split_once(' ')? {
         ("chat", uri) => ChatUri::parse(uri).ok().map(Change::Chat),
+        ("turn", uri) => ChatUri::parse(uri).ok().map(Change::Turn),
         ("session", uri) => SessionUri::parse(uri).ok().map(Change::Session),
         _ => None,
     }
@@ -108,7 +111,11 @@ mod tests {
     fn payloads_round_trip_and_junk_is_ignored() {
         let chat = ChatUri::parse("hearth-chat:codex/s1/c2").unwrap();
         let session = SessionUri::parse("hearth-session:codex/s1").unwrap();
-        for change in [Change::Chat(chat), Change::Session(session)] {
+        for change in [
+            Change::Chat(chat.clone()),
+            Change::Turn(chat),
+            Change::Session(session),
+        ] {
             assert_eq!(parse(&payload(&change)), Some(change));
         }
         assert_eq!(parse("chat not-a-uri"), None);

@@ -9,6 +9,7 @@ use super::PgStore;
 use crate::codec::{from_json, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::store::TurnPage;
+use crate::stores::Change;
 use crate::turns::{StoredTurn, UnreadRow, decode_body, encode_body, unreadable_turn};
 
 impl PgStore {
@@ -63,24 +64,34 @@ impl PgStore {
         Self::touch_session(&mut transaction, chat.session_ref(), started_at)
             .await
             .map_err(|e| self.error(e))?;
+        Self::announce(&mut transaction, &Change::Turn(chat.clone()))
+            .await
+            .map_err(|e| self.error(e))?;
         transaction.commit().await.map_err(|e| self.error(e))
     }
 
     pub(crate) async fn save_turn_impl(&self, chat: &ChatUri, turn: &Turn) -> StoreResult<()> {
         let body = encode_body(turn)?;
-        let result = sqlx::query(
-            "UPDATE turns SET running = $1, body = $2, checkpointed_at = $3
-             WHERE chat_id = (SELECT id FROM chats WHERE uri = $4) AND turn_id = $5",
+        // One statement: the save, announced to every node when it commits.
+        let saved: Option<i32> = sqlx::query_scalar(
+            "WITH saved AS (
+                 UPDATE turns SET running = $1, body = $2, checkpointed_at = $3
+                 WHERE chat_id = (SELECT id FROM chats WHERE uri = $4) AND turn_id = $5
+                 RETURNING 1
+             )
+             SELECT 1 FROM saved, pg_notify($6, $7)",
         )
         .bind(i64::from(turn.stop_reason.is_none()))
         .bind(&body)
         .bind(to_millis(&now()))
         .bind(chat.to_string())
         .bind(turn.id.as_str())
-        .execute(&self.relaxed)
+        .bind(super::changes::CHANNEL)
+        .bind(super::changes::payload(&Change::Turn(chat.clone())))
+        .fetch_optional(&self.relaxed)
         .await
         .map_err(|e| self.error(e))?;
-        if result.rows_affected() == 0 {
+        if saved.is_none() {
             return Err(StoreError::NotFound {
                 what: "turn",
                 key: turn.id.to_string(),

@@ -1,0 +1,235 @@
+//! Catching a chat's clients up with a turn another process or node answers: what that
+//! process stored of the turn (its checkpoints while it runs, then its end) becomes the
+//! same actions the answering host published — text and reasoning as deltas, tool calls
+//! and plans as they now are, other parts added, and the end — so clients of every host
+//! follow the answer as it goes, in order, through their usual envelopes.
+
+use hearth_core::{Action, ChatState, ChatUri, ResourceUri, ResponsePart, Turn, now, reduce_chat};
+
+use crate::error::HostResult;
+use crate::host::Host;
+use crate::state::Resolution;
+
+/// The actions that turn `old` into `fresh` (the same turn, read again), or `None` when
+/// the change is not one a turn goes through while it runs (a part rewritten, parts
+/// gone): checked by applying them to `old` and comparing.
+pub(crate) fn catch_up(chat: &ChatState, old: &Turn, fresh: &Turn) -> Option<Vec<Action>> {
+    if fresh.id != old.id || fresh.parts.len() < old.parts.len() || old.stop_reason.is_some() {
+        return None;
+    }
+    let turn_id = fresh.id.clone();
+    let mut actions = Vec::new();
+    let last = old.parts.len().checked_sub(1);
+    for (position, part) in fresh.parts.iter().enumerate() {
+        let action = match (old.parts.get(position), part) {
+            (Some(before), now) if before == now => continue,
+            (Some(ResponsePart::Text { text: before }), ResponsePart::Text { text })
+                if Some(position) == last && text.starts_with(before.as_str()) =>
+            {
+                Action::TextDelta {
+                    turn_id: turn_id.clone(),
+                    text: text[before.len()..].to_owned(),
+                }
+            }
+            (Some(ResponsePart::Reasoning { text: before }), ResponsePart::Reasoning { text })
+                if Some(position) == last && text.starts_with(before.as_str()) =>
+            {
+                Action::ReasoningDelta {
+                    turn_id: turn_id.clone(),
+                    text: text[before.len()..].to_owned(),
+                }
+            }
+            (Some(ResponsePart::ToolCall(_)) | None, ResponsePart::ToolCall(call)) => {
+                Action::ToolCallStarted {
+                    turn_id: turn_id.clone(),
+                    call: call.clone(),
+                }
+            }
+            (Some(ResponsePart::Plan { .. }) | None, ResponsePart::Plan { entries }) => {
+                Action::PlanUpdated {
+                    turn_id: turn_id.clone(),
+                    entries: entries.clone(),
+                }
+            }
+            (None, ResponsePart::Text { text }) => Action::TextDelta {
+                turn_id: turn_id.clone(),
+                text: text.clone(),
+            },
+            (None, ResponsePart::Reasoning { text }) => Action::ReasoningDelta {
+                turn_id: turn_id.clone(),
+                text: text.clone(),
+            },
+            (None, part) => Action::PartAdded {
+                turn_id: turn_id.clone(),
+                part: part.clone(),
+            },
+            (Some(_), _) => return None,
+        };
+        actions.push(action);
+    }
+    if let Some(usage) = &fresh.usage
+        && fresh.usage != old.usage
+        && fresh.stop_reason.is_none()
+    {
+        actions.push(Action::UsageUpdated {
+            turn_id: turn_id.clone(),
+            usage: usage.clone(),
+        });
+    }
+    if let Some(stop_reason) = &fresh.stop_reason {
+        actions.push(Action::TurnCompleted {
+            turn_id,
+            stop_reason: stop_reason.clone(),
+            usage: fresh.usage.clone(),
+            completed_at: fresh.completed_at.unwrap_or_else(now),
+        });
+    }
+    let mut check = ChatState {
+        summary: chat.summary.clone(),
+        turns: vec![old.clone()],
+        draft: None,
+        queued: Vec::new(),
+        agent: None,
+    };
+    for action in &actions {
+        reduce_chat(&mut check, action);
+    }
+    // A turn stored ended without its end time gets the time it was caught up at.
+    let caught_up = check.turns.first_mut()?;
+    if fresh.completed_at.is_none() {
+        caught_up.completed_at = None;
+    }
+    (caught_up == fresh).then_some(actions)
+}
+
+impl Host {
+    /// Publishes to a loaded chat's clients what another process or node stored of its
+    /// newest turn since this host last looked: a turn it had not seen starts, one it
+    /// follows goes on (see [`catch_up`]). Chats answered here, or not loaded, are left
+    /// alone. Returns whether anything was published.
+    pub async fn follow_outside_turn(&self, chat: &ChatUri) -> HostResult<bool> {
+        if !self.follows(chat) {
+            return Ok(false);
+        }
+        let page = self.inner.store.turn_page(chat, None, 1).await?;
+        let Some(fresh) = page.turns.into_iter().next_back() else {
+            return Ok(false);
+        };
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get(chat) else {
+            return Ok(false);
+        };
+        if entry.running.is_some() {
+            return Ok(false);
+        }
+        let actions = match entry
+            .state
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| turn.id == fresh.id)
+        {
+            None => vec![Action::TurnStarted { turn: fresh }],
+            Some(old) if *old == fresh => return Ok(false),
+            Some(old) => match catch_up(&entry.state, old, &fresh) {
+                Some(actions) => actions,
+                None => return Ok(false),
+            },
+        };
+        for action in actions {
+            state.publish(ResourceUri::Chat(chat.clone()), action);
+        }
+        Ok(true)
+    }
+
+    /// Whether `chat` is loaded here and not answering here.
+    fn follows(&self, chat: &ChatUri) -> bool {
+        let state = self.inner.lock();
+        state.chats.get(chat).is_some_and(|entry| {
+            matches!(entry.resolution, Resolution::Resolved) && entry.running.is_none()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hearth_core::{
+        ChatOrigin, ChatSummary, StopReason, ToolCallPart, ToolCallStatus, TurnId, UserMessage,
+    };
+
+    use super::*;
+
+    fn chat() -> ChatState {
+        ChatState {
+            summary: ChatSummary {
+                uri: ChatUri::parse("hearth-chat:replay/s/default").unwrap(),
+                origin: ChatOrigin::User,
+                title: None,
+                model: None,
+                created_at: now(),
+                updated_at: now(),
+            },
+            turns: Vec::new(),
+            draft: None,
+            queued: Vec::new(),
+            agent: None,
+        }
+    }
+
+    fn call(status: ToolCallStatus) -> ToolCallPart {
+        ToolCallPart::new("c1", "read_file", serde_json::json!({"path": "a"}), status)
+    }
+
+    #[test]
+    fn a_turn_goes_on_as_deltas_calls_and_its_end() {
+        let mut old = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        old.push_text("Hello");
+        let mut fresh = old.clone();
+        fresh.push_text(", world");
+        fresh
+            .parts
+            .push(ResponsePart::ToolCall(call(ToolCallStatus::Running)));
+        fresh.push_text("Done.");
+        fresh.end(StopReason::EndTurn);
+        let actions = catch_up(&chat(), &old, &fresh).unwrap();
+        assert!(matches!(&actions[0], Action::TextDelta { text, .. } if text == ", world"));
+        assert!(matches!(&actions[1], Action::ToolCallStarted { .. }));
+        assert!(matches!(&actions[2], Action::TextDelta { text, .. } if text == "Done."));
+        assert!(matches!(
+            &actions[3],
+            Action::TurnCompleted {
+                stop_reason: StopReason::EndTurn,
+                ..
+            }
+        ));
+        // A call that finished meanwhile is replaced as it now is.
+        let mut running = old.clone();
+        running
+            .parts
+            .push(ResponsePart::ToolCall(call(ToolCallStatus::Running)));
+        let mut finished = old.clone();
+        finished
+            .parts
+            .push(ResponsePart::ToolCall(call(ToolCallStatus::Completed)));
+        let actions = catch_up(&chat(), &running, &finished).unwrap();
+        assert_eq!(actions.len(), 1);
+    }
+
+    #[test]
+    fn a_rewritten_turn_is_not_caught_up() {
+        let mut old = Turn::started(TurnId::generate(), UserMessage::text("hi"), now());
+        old.push_text("Hello");
+        let mut fresh = Turn::started(old.id.clone(), UserMessage::text("hi"), now());
+        fresh.push_text("Goodbye");
+        assert_eq!(catch_up(&chat(), &old, &fresh), None);
+        let mut ended = old.clone();
+        ended.end(StopReason::EndTurn);
+        assert_eq!(
+            catch_up(&chat(), &ended, &old),
+            None,
+            "an ended turn does not run again"
+        );
+        let shorter = Turn::started(old.id.clone(), UserMessage::text("hi"), now());
+        assert_eq!(catch_up(&chat(), &old, &shorter), None);
+    }
+}
