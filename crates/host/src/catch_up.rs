@@ -4,11 +4,70 @@
 //! and plans as they now are, other parts added, and the end — so clients of every host
 //! follow the answer as it goes, in order, through their usual envelopes.
 
-use hearth_core::{Action, ChatState, ChatUri, ResourceUri, ResponsePart, Turn, now, reduce_chat};
+use hearth_core::{
+    Action, ChatState, ChatUri, ResourceUri, ResponsePart, Turn, TurnId, now, reduce_chat,
+};
 
 use crate::error::HostResult;
 use crate::host::Host;
 use crate::state::Resolution;
+
+/// The action that brings one part of a running turn from `before` (absent: a new
+/// part) to `part`: `Ok(None)` when it did not change, `Err(())` when no action does
+/// (only the last part may grow; a part's kind never changes).
+fn part_action(
+    turn_id: &TurnId,
+    before: Option<&ResponsePart>,
+    part: &ResponsePart,
+    last: bool,
+) -> Result<Option<Action>, ()> {
+    let turn_id = turn_id.clone();
+    let action = match (before, part) {
+        (Some(before), now) if before == now => return Ok(None),
+        (Some(ResponsePart::Text { text: before }), ResponsePart::Text { text })
+            if last && text.starts_with(before.as_str()) =>
+        {
+            Action::TextDelta {
+                turn_id,
+                text: text[before.len()..].to_owned(),
+            }
+        }
+        (Some(ResponsePart::Reasoning { text: before }), ResponsePart::Reasoning { text })
+            if last && text.starts_with(before.as_str()) =>
+        {
+            Action::ReasoningDelta {
+                turn_id,
+                text: text[before.len()..].to_owned(),
+            }
+        }
+        (Some(ResponsePart::ToolCall(_)) | None, ResponsePart::ToolCall(call)) => {
+            Action::ToolCallStarted {
+                turn_id,
+                call: call.clone(),
+            }
+        }
+        (Some(ResponsePart::Plan { .. }) | None, ResponsePart::Plan { entries }) => {
+            Action::PlanUpdated {
+                turn_id,
+                entries: entries.clone(),
+            }
+        }
+        (None, ResponsePart::Text { text }) => Action::TextDelta {
+            turn_id,
+            text: text.clone(),
+        },
+        (None, ResponsePart::Reasoning { text }) => Action::ReasoningDelta {
+            turn_id,
+            text: text.clone(),
+        },
+        (None, part) => Action::PartAdded {
+            turn_id,
+            part: part.clone(),
+        },
+        (Some(_), _) => return Err(()),
+    };
+    Ok(Some(action))
+}
 
 /// The actions that turn `old` into `fresh` (the same turn, read again), or `None` when
 /// the change is not one a turn goes through while it runs (a part rewritten, parts
@@ -18,54 +77,13 @@ pub(crate) fn catch_up(chat: &ChatState, old: &Turn, fresh: &Turn) -> Option<Vec
         return None;
     }
     let turn_id = fresh.id.clone();
-    let mut actions = Vec::new();
     let last = old.parts.len().checked_sub(1);
+    let mut actions = Vec::new();
     for (position, part) in fresh.parts.iter().enumerate() {
-        let action = match (old.parts.get(position), part) {
-            (Some(before), now) if before == now => continue,
-            (Some(ResponsePart::Text { text: before }), ResponsePart::Text { text })
-                if Some(position) == last && text.starts_with(before.as_str()) =>
-            {
-                Action::TextDelta {
-                    turn_id: turn_id.clone(),
-                    text: text[before.len()..].to_owned(),
-                }
-            }
-            (Some(ResponsePart::Reasoning { text: before }), ResponsePart::Reasoning { text })
-                if Some(position) == last && text.starts_with(before.as_str()) =>
-            {
-                Action::ReasoningDelta {
-                    turn_id: turn_id.clone(),
-                    text: text[before.len()..].to_owned(),
-                }
-            }
-            (Some(ResponsePart::ToolCall(_)) | None, ResponsePart::ToolCall(call)) => {
-                Action::ToolCallStarted {
-                    turn_id: turn_id.clone(),
-                    call: call.clone(),
-                }
-            }
-            (Some(ResponsePart::Plan { .. }) | None, ResponsePart::Plan { entries }) => {
-                Action::PlanUpdated {
-                    turn_id: turn_id.clone(),
-                    entries: entries.clone(),
-                }
-            }
-            (None, ResponsePart::Text { text }) => Action::TextDelta {
-                turn_id: turn_id.clone(),
-                text: text.clone(),
-            },
-            (None, ResponsePart::Reasoning { text }) => Action::ReasoningDelta {
-                turn_id: turn_id.clone(),
-                text: text.clone(),
-            },
-            (None, part) => Action::PartAdded {
-                turn_id: turn_id.clone(),
-                part: part.clone(),
-            },
-            (Some(_), _) => return None,
-        };
-        actions.push(action);
+        let before = old.parts.get(position);
+        if let Some(action) = part_action(&turn_id, before, part, Some(position) == last).ok()? {
+            actions.push(action);
+        }
     }
     if let Some(usage) = &fresh.usage
         && fresh.usage != old.usage

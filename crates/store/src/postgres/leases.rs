@@ -42,45 +42,7 @@ impl PgStore {
         .fetch_optional(&mut *transaction)
         .await
         .map_err(|e| self.error(e))?;
-        let (sql, grant) = match row {
-            None => (
-                "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                LeaseGrant {
-                    epoch: 1,
-                    previous_epoch: 0,
-                },
-            ),
-            Some((owner, _, _, epoch, _)) if owner == holder.instance => (
-                "UPDATE chat_leases SET expires_at = $7,
-                        taken_at = CASE WHEN expires_at <= $6 THEN $6 ELSE taken_at END
-                 WHERE chat_uri = $1 AND owner = $2 AND pid = $3 AND host = $4 AND epoch = $5",
-                LeaseGrant {
-                    epoch,
-                    previous_epoch: epoch,
-                },
-            ),
-            Some((owner, _, _, epoch, ends))
-                if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
-            {
-                (
-                    "UPDATE chat_leases SET owner = $2, pid = $3, host = $4, epoch = $5,
-                            taken_at = $6, expires_at = $7
-                     WHERE chat_uri = $1",
-                    LeaseGrant {
-                        epoch: epoch + 1,
-                        previous_epoch: epoch,
-                    },
-                )
-            }
-            Some((owner, pid, host, _, ends)) => {
-                return Err(StoreError::Leased {
-                    chat: uri,
-                    holder: holder_from(owner, pid, host),
-                    expires_at: from_millis(ends)?,
-                });
-            }
-        };
+        let (sql, grant) = lease_step(&uri, row, holder, at, takeover)?;
         sqlx::query(sql)
             .bind(&uri)
             .bind(&holder.instance)
@@ -176,4 +138,55 @@ impl PgStore {
             }),
         }
     }
+}
+
+/// What taking a lease does, given its row: the statement (binding chat, owner, pid,
+/// host, epoch, now, expiry as `$1`…`$7`) and the grant; a lease another holder still
+/// holds is refused.
+fn lease_step(
+    uri: &str,
+    row: Option<LeaseRow>,
+    holder: &LeaseHolder,
+    at: i64,
+    takeover: &Takeover,
+) -> StoreResult<(&'static str, LeaseGrant)> {
+    Ok(match row {
+        None => (
+            "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            LeaseGrant {
+                epoch: 1,
+                previous_epoch: 0,
+            },
+        ),
+        Some((owner, _, _, epoch, _)) if owner == holder.instance => (
+            "UPDATE chat_leases SET expires_at = $7,
+                    taken_at = CASE WHEN expires_at <= $6 THEN $6 ELSE taken_at END
+             WHERE chat_uri = $1 AND owner = $2 AND pid = $3 AND host = $4 AND epoch = $5",
+            LeaseGrant {
+                epoch,
+                previous_epoch: epoch,
+            },
+        ),
+        Some((owner, _, _, epoch, ends))
+            if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
+        {
+            (
+                "UPDATE chat_leases SET owner = $2, pid = $3, host = $4, epoch = $5,
+                        taken_at = $6, expires_at = $7
+                 WHERE chat_uri = $1",
+                LeaseGrant {
+                    epoch: epoch + 1,
+                    previous_epoch: epoch,
+                },
+            )
+        }
+        Some((owner, pid, host, _, ends)) => {
+            return Err(StoreError::Leased {
+                chat: uri.to_owned(),
+                holder: holder_from(owner, pid, host),
+                expires_at: from_millis(ends)?,
+            });
+        }
+    })
 }
