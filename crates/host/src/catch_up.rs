@@ -133,31 +133,45 @@ impl Host {
         let Some(fresh) = page.turns.into_iter().next_back() else {
             return Ok(false);
         };
-        let mut state = self.inner.lock();
-        let Some(entry) = state.chats.get(chat) else {
-            return Ok(false);
-        };
-        if entry.running.is_some() {
+        let ended = fresh.stop_reason.is_some();
+        if !self.publish_outside_turn(chat, fresh) {
             return Ok(false);
         }
-        let actions = match entry
+        // A message this host queued behind that turn goes now (or, while the other
+        // still holds the chat, once it lets it go).
+        if ended {
+            self.drain_queue(chat).await;
+        }
+        Ok(true)
+    }
+
+    /// Publishes what `fresh` adds to the chat's copy of it; whether it added anything.
+    fn publish_outside_turn(&self, chat: &ChatUri, fresh: Turn) -> bool {
+        let mut state = self.inner.lock();
+        let Some(entry) = state.chats.get(chat) else {
+            return false;
+        };
+        if entry.running.is_some() {
+            return false;
+        }
+        let known = entry
             .state
             .turns
             .iter()
             .rev()
-            .find(|turn| turn.id == fresh.id)
-        {
+            .find(|turn| turn.id == fresh.id);
+        let actions = match known {
             None => vec![Action::TurnStarted { turn: fresh }],
-            Some(old) if *old == fresh => return Ok(false),
+            Some(old) if *old == fresh => return false,
             Some(old) => match catch_up(&entry.state, old, &fresh) {
                 Some(actions) => actions,
-                None => return Ok(false),
+                None => return false,
             },
         };
         for action in actions {
             state.publish(ResourceUri::Chat(chat.clone()), action);
         }
-        Ok(true)
+        true
     }
 
     /// Whether `chat` is loaded here and not answering here.

@@ -465,7 +465,15 @@ impl Host {
                     what: "chat",
                     key: chat.to_string(),
                 })?;
-            if entry.running.is_none() && entry.state.queued.is_empty() {
+            // A turn another process or node is answering (this host follows it) counts
+            // as running: the message waits for its end, as for a turn of this host.
+            let answered_elsewhere = entry.running.is_none()
+                && entry
+                    .state
+                    .turns
+                    .last()
+                    .is_some_and(|turn| turn.stop_reason.is_none());
+            if entry.running.is_none() && entry.state.queued.is_empty() && !answered_elsewhere {
                 None
             } else {
                 let mut queued = entry.state.queued.clone();
@@ -524,13 +532,24 @@ impl Host {
 
     /// Sends the first queued message of an idle chat, if any. A send that fails puts
     /// the message back at the front, and the failure is logged.
+    /// Sends the chat's next queued message, if it has one and no turn runs here: after a
+    /// turn another process or node answered ended, and its lease was released.
+    pub async fn send_queued(&self, chat: &ChatUri) {
+        self.drain_queue(chat).await;
+    }
+
     pub(crate) async fn drain_queue(&self, chat: &ChatUri) {
         let next = {
             let mut state = self.inner.lock();
             let Some(entry) = state.chats.get(chat) else {
                 return;
             };
-            if entry.running.is_some() || entry.state.queued.is_empty() {
+            let answered_elsewhere = entry
+                .state
+                .turns
+                .last()
+                .is_some_and(|turn| turn.stop_reason.is_none());
+            if entry.running.is_some() || entry.state.queued.is_empty() || answered_elsewhere {
                 return;
             }
             let mut queued = entry.state.queued.clone();

@@ -47,6 +47,8 @@ impl Host {
                             entry.lease_epoch = Some(lease.epoch);
                         }
                         read_again += 1;
+                        // What this host queued behind the other's turn goes now.
+                        self.drain_queue(&lease.chat).await;
                     }
                     Err(error) => {
                         tracing::warn!(chat = %lease.chat, %error, "could not read again a chat answered beside this host");

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{self as core, Mirror};
 use hearth_protocol::{
-    self as wire, ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, SessionList,
-    SessionListParams, Subscribe, SubscribeParams, SubscribeResponse, UserMessage,
+    self as wire, ChatQueue, ChatQueueParams, ChatSend, ChatSendParams, SessionCreate,
+    SessionCreateParams, SessionList, SessionListParams, Subscribe, SubscribeParams,
+    SubscribeResponse, UserMessage,
 };
 use hearth_server::{Client, Notifications, Notified};
 use hearth_test_support::postgres::fresh_database;
@@ -398,4 +399,56 @@ async fn two_hundred_clients_over_three_nodes_each_see_every_turn_of_the_chat_th
                 .all(|turn| turn.response_text().ends_with("w40"))
         );
     }
+}
+
+#[tokio::test]
+async fn a_message_sent_on_one_node_while_another_answers_waits_for_it_then_runs() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let nodes = [node(&url, "node-a"), node(&url, "node-b")];
+    let (a, _a_notes) = nodes[0].client().await;
+    let (b, mut b_notes) = nodes[1].client().await;
+    let chat = new_chat(&a).await;
+    let mut on_b = mirror(&b, &chat).await;
+    let first = send(&a, &chat, "first").await.unwrap();
+    // Node b's client sees the answer running on node a…
+    follow(&mut b_notes, &mut on_b, |action| {
+        matches!(action, wire::Action::TextDelta { .. })
+    })
+    .await;
+    // …so what it sends waits for it, as behind a turn of its own node.
+    let queued = b
+        .call::<ChatQueue>(&ChatQueueParams {
+            chat: chat.clone(),
+            message: UserMessage {
+                text: "second".into(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        queued.turn_id, None,
+        "queued behind the turn node a answers"
+    );
+    follow(&mut b_notes, &mut on_b, completes(&first)).await;
+    let started = follow(
+        &mut b_notes,
+        &mut on_b,
+        |action| matches!(action, wire::Action::TurnStarted { turn } if turn.user.text == "second"),
+    )
+    .await;
+    let wire::Action::TurnStarted { turn: second } = started else {
+        unreachable!()
+    };
+    follow(&mut b_notes, &mut on_b, completes(&second.id)).await;
+    let turns = &chat_state(&on_b).turns;
+    assert_eq!(turns.len(), 2);
+    assert!(
+        turns
+            .iter()
+            .all(|turn| turn.response_text().ends_with("w40"))
+    );
+    assert!(chat_state(&on_b).queued.is_empty());
 }
