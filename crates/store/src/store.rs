@@ -330,3 +330,286 @@ pub trait Store: Send + Sync + 'static {
         epoch: i64,
     ) -> BoxFuture<'a, StoreResult<bool>>;
 }
+
+/// Implements [`Store`] for a store type by its methods of the same names with `_impl`
+/// (each dialect's statements are its own; the trait's wiring is this once).
+macro_rules! store_by_impls {
+    ($store:ty) => {
+        impl $crate::store::Store for $store {
+            fn create_session<'a>(
+                &'a self,
+                session: &'a $crate::NewSession,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.create_session_impl(session))
+            }
+
+            fn register_discovered<'a>(
+                &'a self,
+                session: &'a $crate::NewSession,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::Registration>> {
+                Box::pin(self.register_discovered_impl(session))
+            }
+
+            fn session<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<
+                'a,
+                $crate::StoreResult<Option<::hearth_core::SessionSummary>>,
+            > {
+                Box::pin(self.session_impl(session))
+            }
+
+            fn is_tombstoned<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<bool>> {
+                Box::pin(self.is_tombstoned_impl(session))
+            }
+
+            fn list_sessions<'a>(
+                &'a self,
+                query: &'a $crate::SessionQuery,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::SessionPage>> {
+                Box::pin(self.list_sessions_impl(query))
+            }
+
+            fn proposals_changed_after<'a>(
+                &'a self,
+                after: ::hearth_core::Timestamp,
+            ) -> ::futures::future::BoxFuture<
+                'a,
+                $crate::StoreResult<Vec<(String, ::hearth_core::Timestamp)>>,
+            > {
+                Box::pin(self.proposals_changed_after_impl(after))
+            }
+
+            fn search_turns<'a>(
+                &'a self,
+                query: &'a $crate::SearchQuery,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::SearchPage>> {
+                Box::pin(self.search_turns_impl(query))
+            }
+
+            fn rebuild_search(&self) -> ::futures::future::BoxFuture<'_, $crate::StoreResult<u64>> {
+                Box::pin(self.rebuild_search_impl())
+            }
+
+            fn sessions_with_id_prefix<'a>(
+                &'a self,
+                prefix: &'a str,
+                max: u32,
+            ) -> ::futures::future::BoxFuture<
+                'a,
+                $crate::StoreResult<Vec<::hearth_core::SessionSummary>>,
+            > {
+                Box::pin(self.sessions_with_id_prefix_impl(prefix, max))
+            }
+
+            fn chats_with_id_prefix<'a>(
+                &'a self,
+                prefix: &'a str,
+                max: u32,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<Vec<$crate::ChatRecord>>>
+            {
+                Box::pin(self.chats_with_id_prefix_impl(prefix, max))
+            }
+
+            fn update_session<'a>(
+                &'a self,
+                summary: &'a ::hearth_core::SessionSummary,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.update_session_impl(summary))
+            }
+
+            fn delete_session<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<bool>> {
+                Box::pin(self.delete_session_impl(session))
+            }
+
+            fn trash_session<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::Removal>> {
+                Box::pin(self.trash_session_impl(session))
+            }
+
+            fn archive_session<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<String>> {
+                Box::pin(self.archive_session_impl(session))
+            }
+
+            fn trash_items(
+                &self,
+            ) -> ::futures::future::BoxFuture<'_, $crate::StoreResult<Vec<$crate::TrashItem>>> {
+                Box::pin(self.trash_items_impl())
+            }
+
+            fn restore_from_trash<'a>(
+                &'a self,
+                kind: $crate::TrashKind,
+                id: &'a str,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.restore_impl(kind, id))
+            }
+
+            fn empty_trash(
+                &self,
+                before: Option<hearth_core::Timestamp>,
+            ) -> ::futures::future::BoxFuture<'_, $crate::StoreResult<Vec<$crate::TrashItem>>> {
+                Box::pin(self.empty_trash_impl(before))
+            }
+
+            fn chats<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<Vec<$crate::ChatRecord>>>
+            {
+                Box::pin(self.chats_impl(session))
+            }
+
+            fn insert_chat<'a>(
+                &'a self,
+                chat: &'a $crate::ChatRecord,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.insert_chat_impl(chat))
+            }
+
+            fn update_chat<'a>(
+                &'a self,
+                summary: &'a ::hearth_core::ChatSummary,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.update_chat_impl(summary))
+            }
+
+            fn delete_chat<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.delete_chat_impl(chat))
+            }
+
+            fn set_provider_data<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                provider_data: &'a ::hearth_core::HarnessData,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.set_provider_data_impl(chat, provider_data))
+            }
+
+            fn set_draft<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                draft: Option<&'a str>,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.set_draft_impl(chat, draft))
+            }
+
+            fn set_queue<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                queued: &'a [hearth_core::UserMessage],
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.set_queue_impl(chat, queued))
+            }
+
+            fn mark_conversation<'a>(
+                &'a self,
+                provider: &'a ::hearth_core::HarnessId,
+                conversation: &'a ::hearth_core::ConversationId,
+                chat: &'a ::hearth_core::ChatUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.mark_conversation_impl(provider, conversation, chat))
+            }
+
+            fn is_conversation<'a>(
+                &'a self,
+                provider: &'a ::hearth_core::HarnessId,
+                conversation: &'a ::hearth_core::ConversationId,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<bool>> {
+                Box::pin(self.is_conversation_impl(provider, conversation))
+            }
+
+            fn insert_turn<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                turn: &'a ::hearth_core::Turn,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.insert_turn_impl(chat, turn))
+            }
+
+            fn save_turn<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                turn: &'a ::hearth_core::Turn,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.save_turn_impl(chat, turn))
+            }
+
+            fn turns<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<Vec<::hearth_core::Turn>>>
+            {
+                Box::pin(self.turns_impl(chat))
+            }
+
+            fn turn_page<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                before: Option<&'a ::hearth_core::TurnId>,
+                limit: u32,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::TurnPage>> {
+                Box::pin(self.turn_page_impl(chat, before, limit))
+            }
+
+            fn copy_turns<'a>(
+                &'a self,
+                from: &'a ::hearth_core::ChatUri,
+                to: &'a ::hearth_core::ChatUri,
+                through: &'a ::hearth_core::TurnId,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<usize>> {
+                Box::pin(self.copy_turns_impl(from, to, through))
+            }
+
+            fn take_lease<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                holder: &'a $crate::LeaseHolder,
+                ttl: ::std::time::Duration,
+                takeover: &'a $crate::Takeover,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::LeaseGrant>> {
+                Box::pin(self.take_lease_impl(chat, holder, ttl, takeover))
+            }
+
+            fn release_lease<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                holder: &'a $crate::LeaseHolder,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(self.release_lease_impl(chat, holder))
+            }
+
+            fn leases<'a>(
+                &'a self,
+                session: &'a ::hearth_core::SessionUri,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<Vec<$crate::ChatLease>>> {
+                Box::pin(self.leases_impl(session))
+            }
+
+            fn set_provider_data_at<'a>(
+                &'a self,
+                chat: &'a ::hearth_core::ChatUri,
+                provider_data: &'a ::hearth_core::HarnessData,
+                epoch: i64,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<bool>> {
+                Box::pin(self.set_provider_data_at_impl(chat, provider_data, epoch))
+            }
+        }
+    };
+}
+pub(crate) use store_by_impls;

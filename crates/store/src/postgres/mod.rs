@@ -32,22 +32,12 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use hearth_core::{
-    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionSummary, SessionUri,
-    Timestamp, Turn, TurnId,
-};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::error::{StoreError, StoreResult};
-use crate::leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 use crate::open::SCHEMA_VERSION;
-use crate::search::{SearchPage, SearchQuery};
-use crate::store::{
-    ChatRecord, NewSession, Registration, SessionPage, SessionQuery, Store, TurnPage,
-};
-use crate::trash::{Removal, TrashItem, TrashKind};
+use crate::trash::TrashItem;
 
 /// The numbered migrations in PostgreSQL's dialect. Version N is `MIGRATIONS[N - 1]`, the
 /// same N as the SQLite migration of that number.
@@ -119,6 +109,10 @@ impl PgStore {
         };
         store.migrate().await?;
         Ok(store)
+    }
+
+    pub(crate) async fn trash_items_impl(&self) -> StoreResult<Vec<TrashItem>> {
+        self.trash_items_before(i64::MAX).await
     }
 
     /// The server and database (without credentials).
@@ -297,231 +291,7 @@ fn redacted(url: &str) -> String {
     }
 }
 
-impl Store for PgStore {
-    fn create_session<'a>(&'a self, session: &'a NewSession) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.create_session_impl(session))
-    }
-
-    fn register_discovered<'a>(
-        &'a self,
-        session: &'a NewSession,
-    ) -> BoxFuture<'a, StoreResult<Registration>> {
-        Box::pin(self.register_discovered_impl(session))
-    }
-
-    fn session<'a>(
-        &'a self,
-        session: &'a SessionUri,
-    ) -> BoxFuture<'a, StoreResult<Option<SessionSummary>>> {
-        Box::pin(self.session_impl(session))
-    }
-
-    fn is_tombstoned<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.is_tombstoned_impl(session))
-    }
-
-    fn list_sessions<'a>(
-        &'a self,
-        query: &'a SessionQuery,
-    ) -> BoxFuture<'a, StoreResult<SessionPage>> {
-        Box::pin(self.list_sessions_impl(query))
-    }
-
-    fn proposals_changed_after<'a>(
-        &'a self,
-        after: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<Vec<(String, Timestamp)>>> {
-        Box::pin(self.proposals_changed_after_impl(after))
-    }
-
-    fn search_turns<'a>(
-        &'a self,
-        query: &'a SearchQuery,
-    ) -> BoxFuture<'a, StoreResult<SearchPage>> {
-        Box::pin(self.search_turns_impl(query))
-    }
-
-    fn rebuild_search(&self) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(self.rebuild_search_impl())
-    }
-
-    fn sessions_with_id_prefix<'a>(
-        &'a self,
-        prefix: &'a str,
-        max: u32,
-    ) -> BoxFuture<'a, StoreResult<Vec<SessionSummary>>> {
-        Box::pin(self.sessions_with_id_prefix_impl(prefix, max))
-    }
-
-    fn chats_with_id_prefix<'a>(
-        &'a self,
-        prefix: &'a str,
-        max: u32,
-    ) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
-        Box::pin(self.chats_with_id_prefix_impl(prefix, max))
-    }
-
-    fn update_session<'a>(&'a self, summary: &'a SessionSummary) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.update_session_impl(summary))
-    }
-
-    fn delete_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.delete_session_impl(session))
-    }
-
-    fn trash_session<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Removal>> {
-        Box::pin(self.trash_session_impl(session))
-    }
-
-    fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>> {
-        Box::pin(self.trash_items_before(i64::MAX))
-    }
-
-    fn restore_from_trash<'a>(
-        &'a self,
-        kind: TrashKind,
-        id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.restore_impl(kind, id))
-    }
-
-    fn empty_trash(&self, before: Option<Timestamp>) -> BoxFuture<'_, StoreResult<Vec<TrashItem>>> {
-        Box::pin(self.empty_trash_impl(before))
-    }
-
-    fn archive_session<'a>(
-        &'a self,
-        session: &'a SessionUri,
-    ) -> BoxFuture<'a, StoreResult<String>> {
-        Box::pin(self.archive_session_impl(session))
-    }
-
-    fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>> {
-        Box::pin(self.chats_impl(session))
-    }
-
-    fn insert_chat<'a>(&'a self, chat: &'a ChatRecord) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.insert_chat_impl(chat))
-    }
-
-    fn update_chat<'a>(&'a self, summary: &'a ChatSummary) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.update_chat_impl(summary))
-    }
-
-    fn delete_chat<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.delete_chat_impl(chat))
-    }
-
-    fn set_provider_data<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        provider_data: &'a HarnessData,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.set_provider_data_impl(chat, provider_data))
-    }
-
-    fn set_draft<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        draft: Option<&'a str>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.set_draft_impl(chat, draft))
-    }
-
-    fn set_queue<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        queued: &'a [hearth_core::UserMessage],
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.set_queue_impl(chat, queued))
-    }
-
-    fn mark_conversation<'a>(
-        &'a self,
-        provider: &'a HarnessId,
-        conversation: &'a ConversationId,
-        chat: &'a ChatUri,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.mark_conversation_impl(provider, conversation, chat))
-    }
-
-    fn is_conversation<'a>(
-        &'a self,
-        provider: &'a HarnessId,
-        conversation: &'a ConversationId,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.is_conversation_impl(provider, conversation))
-    }
-
-    fn insert_turn<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        turn: &'a Turn,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.insert_turn_impl(chat, turn))
-    }
-
-    fn save_turn<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        turn: &'a Turn,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.save_turn_impl(chat, turn))
-    }
-
-    fn turns<'a>(&'a self, chat: &'a ChatUri) -> BoxFuture<'a, StoreResult<Vec<Turn>>> {
-        Box::pin(self.turns_impl(chat))
-    }
-
-    fn turn_page<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        before: Option<&'a TurnId>,
-        limit: u32,
-    ) -> BoxFuture<'a, StoreResult<TurnPage>> {
-        Box::pin(self.turn_page_impl(chat, before, limit))
-    }
-
-    fn copy_turns<'a>(
-        &'a self,
-        from: &'a ChatUri,
-        to: &'a ChatUri,
-        through: &'a TurnId,
-    ) -> BoxFuture<'a, StoreResult<usize>> {
-        Box::pin(self.copy_turns_impl(from, to, through))
-    }
-
-    fn take_lease<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        holder: &'a LeaseHolder,
-        ttl: Duration,
-        takeover: &'a Takeover,
-    ) -> BoxFuture<'a, StoreResult<LeaseGrant>> {
-        Box::pin(self.take_lease_impl(chat, holder, ttl, takeover))
-    }
-
-    fn release_lease<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        holder: &'a LeaseHolder,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.release_lease_impl(chat, holder))
-    }
-
-    fn leases<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatLease>>> {
-        Box::pin(self.leases_impl(session))
-    }
-
-    fn set_provider_data_at<'a>(
-        &'a self,
-        chat: &'a ChatUri,
-        provider_data: &'a HarnessData,
-        epoch: i64,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.set_provider_data_at_impl(chat, provider_data, epoch))
-    }
-}
+crate::store::store_by_impls!(PgStore);
 
 #[cfg(test)]
 mod tests {
