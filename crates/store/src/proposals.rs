@@ -542,85 +542,98 @@ impl SqliteStore {
     }
 }
 
-impl ProposalStore for SqliteStore {
-    fn insert_proposal<'a>(&'a self, record: &'a ProposalRecord) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.insert_proposal_impl(record))
-    }
+proposal_store_by_impls!(SqliteStore);
 
-    fn proposal<'a>(
-        &'a self,
-        id: &'a ProposalId,
-    ) -> BoxFuture<'a, StoreResult<Option<ProposalRecord>>> {
-        Box::pin(self.proposal_impl(id))
-    }
+/// Implements [`ProposalStore`] for a store type by its methods of the same names with
+/// `_impl` (each dialect's statements are its own; the wiring is this once). The names it
+/// uses are resolved where it is invoked.
+macro_rules! proposal_store_by_impls {
+    ($store:ty) => {
+        impl ProposalStore for $store {
+            fn insert_proposal<'a>(
+                &'a self,
+                record: &'a ProposalRecord,
+            ) -> BoxFuture<'a, StoreResult<()>> {
+                Box::pin(self.insert_proposal_impl(record))
+            }
 
-    fn list_proposals<'a>(
-        &'a self,
-        query: &'a ProposalQuery,
-    ) -> BoxFuture<'a, StoreResult<ProposalPage>> {
-        Box::pin(self.list_proposals_impl(query))
-    }
+            fn proposal<'a>(
+                &'a self,
+                id: &'a ProposalId,
+            ) -> BoxFuture<'a, StoreResult<Option<ProposalRecord>>> {
+                Box::pin(self.proposal_impl(id))
+            }
 
-    fn approve_proposal<'a>(
-        &'a self,
-        id: &'a ProposalId,
-        payload_hash: &'a str,
-        decided_by: &'a str,
-        at: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.approve_proposal_impl(id, payload_hash, decided_by, at))
-    }
+            fn list_proposals<'a>(
+                &'a self,
+                query: &'a ProposalQuery,
+            ) -> BoxFuture<'a, StoreResult<ProposalPage>> {
+                Box::pin(self.list_proposals_impl(query))
+            }
 
-    fn reject_proposal<'a>(
-        &'a self,
-        id: &'a ProposalId,
-        decided_by: &'a str,
-        reason: Option<&'a str>,
-        at: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.reject_proposal_impl(id, decided_by, reason, at))
-    }
+            fn approve_proposal<'a>(
+                &'a self,
+                id: &'a ProposalId,
+                payload_hash: &'a str,
+                decided_by: &'a str,
+                at: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.approve_proposal_impl(id, payload_hash, decided_by, at))
+            }
 
-    fn claim_proposal<'a>(
-        &'a self,
-        id: &'a ProposalId,
-        payload_hash: &'a str,
-        payload: &'a str,
-        at: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.claim_proposal_impl(id, payload_hash, payload, at))
-    }
+            fn reject_proposal<'a>(
+                &'a self,
+                id: &'a ProposalId,
+                decided_by: &'a str,
+                reason: Option<&'a str>,
+                at: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.reject_proposal_impl(id, decided_by, reason, at))
+            }
 
-    fn finish_proposal<'a>(
-        &'a self,
-        id: &'a ProposalId,
-        result: Result<&'a str, &'a str>,
-        at: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.finish_proposal_impl(id, result, at))
-    }
+            fn claim_proposal<'a>(
+                &'a self,
+                id: &'a ProposalId,
+                payload_hash: &'a str,
+                payload: &'a str,
+                at: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.claim_proposal_impl(id, payload_hash, payload, at))
+            }
 
-    fn fail_proposal<'a>(
-        &'a self,
-        id: &'a ProposalId,
-        from: ProposalStatus,
-        error: &'a str,
-        at: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.fail_proposal_impl(id, from, error, at))
-    }
+            fn finish_proposal<'a>(
+                &'a self,
+                id: &'a ProposalId,
+                result: Result<&'a str, &'a str>,
+                at: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.finish_proposal_impl(id, result, at))
+            }
 
-    fn expire_proposals<'a>(
-        &'a self,
-        at: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>> {
-        Box::pin(self.expire_proposals_impl(at))
-    }
+            fn fail_proposal<'a>(
+                &'a self,
+                id: &'a ProposalId,
+                from: ProposalStatus,
+                error: &'a str,
+                at: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.fail_proposal_impl(id, from, error, at))
+            }
 
-    fn stale_applying<'a>(
-        &'a self,
-        before: Timestamp,
-    ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>> {
-        Box::pin(self.stale_applying_impl(before))
-    }
+            fn expire_proposals<'a>(
+                &'a self,
+                at: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>> {
+                Box::pin(self.expire_proposals_impl(at))
+            }
+
+            fn stale_applying<'a>(
+                &'a self,
+                before: Timestamp,
+            ) -> BoxFuture<'a, StoreResult<Vec<ProposalRecord>>> {
+                Box::pin(self.stale_applying_impl(before))
+            }
+        }
+    };
 }
+pub(crate) use proposal_store_by_impls;
