@@ -251,3 +251,35 @@ async fn appends_from_two_nodes_at_once_keep_one_chain_without_gap_or_fork() {
     // The second node reads the same chain.
     assert_eq!(whole_chain(&*second).await, chain);
 }
+
+#[tokio::test]
+async fn the_log_on_postgres_refuses_to_change_or_lose_a_row() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url).await.unwrap();
+    store
+        .append_audit(&draft("user", Some("echo"), 0), &TestSealer)
+        .await
+        .unwrap();
+    for statement in [
+        "UPDATE audit_log SET outcome = 'rewritten'",
+        "DELETE FROM audit_log",
+    ] {
+        let error = sqlx::query(statement)
+            .execute(store.pool())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("the audit log is append-only"),
+            "{statement}: {error}"
+        );
+    }
+    let chain = whole_chain(&store).await;
+    assert_eq!(chain.len(), 1);
+    assert_eq!(
+        chain[0].entry.outcome,
+        draft("user", Some("echo"), 0).outcome
+    );
+}
