@@ -467,13 +467,10 @@ impl Host {
                 })?;
             // A turn another process or node is answering (this host follows it) counts
             // as running: the message waits for its end, as for a turn of this host.
-            let answered_elsewhere = entry.running.is_none()
-                && entry
-                    .state
-                    .turns
-                    .last()
-                    .is_some_and(|turn| turn.stop_reason.is_none());
-            if entry.running.is_none() && entry.state.queued.is_empty() && !answered_elsewhere {
+            if entry.running.is_none()
+                && entry.state.queued.is_empty()
+                && !answered_elsewhere(&entry.state)
+            {
                 None
             } else {
                 let mut queued = entry.state.queued.clone();
@@ -544,12 +541,10 @@ impl Host {
             let Some(entry) = state.chats.get(chat) else {
                 return;
             };
-            let answered_elsewhere = entry
-                .state
-                .turns
-                .last()
-                .is_some_and(|turn| turn.stop_reason.is_none());
-            if entry.running.is_some() || entry.state.queued.is_empty() || answered_elsewhere {
+            if entry.running.is_some()
+                || entry.state.queued.is_empty()
+                || answered_elsewhere(&entry.state)
+            {
                 return;
             }
             let mut queued = entry.state.queued.clone();
@@ -585,4 +580,12 @@ impl Host {
         );
         Ok(())
     }
+}
+
+/// Whether the chat's newest turn is still running though no turn runs here: another
+/// process or node answers it, and this host follows it.
+fn answered_elsewhere(chat: &hearth_core::ChatState) -> bool {
+    chat.turns
+        .last()
+        .is_some_and(|turn| turn.stop_reason.is_none())
 }

@@ -283,40 +283,58 @@ impl SqliteStore {
     }
 }
 
-impl AuditStore for SqliteStore {
-    fn database_file(&self) -> Option<&Path> {
+impl SqliteStore {
+    fn database_file_impl(&self) -> Option<&Path> {
         let path = self.path();
         (path != Path::new(":memory:")).then_some(path)
     }
-
-    fn append_audit<'a>(
-        &'a self,
-        entry: &'a AuditDraft,
-        sealer: &'a dyn AuditSealer,
-    ) -> BoxFuture<'a, StoreResult<AuditRecord>> {
-        Box::pin(self.append_audit_impl(entry, sealer))
-    }
-
-    fn audit_page<'a>(
-        &'a self,
-        query: &'a AuditQuery,
-    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
-        Box::pin(self.audit_page_impl(query))
-    }
-
-    fn audit_after<'a>(
-        &'a self,
-        after: i64,
-        limit: u32,
-    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
-        Box::pin(self.audit_after_impl(after, limit))
-    }
-
-    fn last_keyed_audit(&self) -> BoxFuture<'_, StoreResult<Option<AuditKeyUse>>> {
-        Box::pin(self.last_keyed_audit_impl())
-    }
-
-    fn unaudited_applies(&self, limit: u32) -> BoxFuture<'_, StoreResult<Vec<UnauditedApply>>> {
-        Box::pin(self.unaudited_applies_impl(limit))
-    }
 }
+
+audit_store_by_impls!(SqliteStore);
+
+/// Implements [`AuditStore`] for a store type by its methods of the same names with `_impl`
+/// (each dialect's statements are its own; the wiring is this once). The names it uses are resolved where it is invoked.
+macro_rules! audit_store_by_impls {
+    ($store:ty) => {
+        impl AuditStore for $store {
+            fn database_file(&self) -> Option<&::std::path::Path> {
+                self.database_file_impl()
+            }
+
+            fn append_audit<'a>(
+                &'a self,
+                entry: &'a AuditDraft,
+                sealer: &'a dyn AuditSealer,
+            ) -> BoxFuture<'a, StoreResult<AuditRecord>> {
+                Box::pin(self.append_audit_impl(entry, sealer))
+            }
+
+            fn audit_page<'a>(
+                &'a self,
+                query: &'a AuditQuery,
+            ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
+                Box::pin(self.audit_page_impl(query))
+            }
+
+            fn audit_after<'a>(
+                &'a self,
+                after: i64,
+                limit: u32,
+            ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
+                Box::pin(self.audit_after_impl(after, limit))
+            }
+
+            fn last_keyed_audit(&self) -> BoxFuture<'_, StoreResult<Option<AuditKeyUse>>> {
+                Box::pin(self.last_keyed_audit_impl())
+            }
+
+            fn unaudited_applies(
+                &self,
+                limit: u32,
+            ) -> BoxFuture<'_, StoreResult<Vec<UnauditedApply>>> {
+                Box::pin(self.unaudited_applies_impl(limit))
+            }
+        }
+    };
+}
+pub(crate) use audit_store_by_impls;

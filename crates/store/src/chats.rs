@@ -97,7 +97,7 @@ impl SqliteStore {
                 .execute(&self.relaxed)
                 .await
                 .map_err(|e| self.error(e))?;
-        self.expect_row(result.rows_affected(), "chat", &summary.uri)
+        expect_row(result.rows_affected(), "chat", &summary.uri)
     }
 
     /// Deletes a chat with its turns, draft and provider data, erases its proposals'
@@ -139,7 +139,7 @@ impl SqliteStore {
             .execute(&self.relaxed)
             .await
             .map_err(|e| self.error(e))?;
-        self.expect_row(result.rows_affected(), "chat", chat)
+        expect_row(result.rows_affected(), "chat", chat)
     }
 
     pub(crate) async fn set_draft_impl(
@@ -156,7 +156,7 @@ impl SqliteStore {
         .execute(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
-        self.expect_row(result.rows_affected(), "chat", chat)
+        expect_row(result.rows_affected(), "chat", chat)
     }
 
     pub(crate) async fn set_queue_impl(
@@ -174,7 +174,7 @@ impl SqliteStore {
         .execute(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
-        self.expect_row(result.rows_affected(), "chat", chat)
+        expect_row(result.rows_affected(), "chat", chat)
     }
 
     pub(crate) async fn mark_conversation_impl(
@@ -210,15 +210,16 @@ impl SqliteStore {
                 .map_err(|e| self.error(e))?;
         Ok(found.is_some())
     }
+}
 
-    fn expect_row(&self, affected: u64, what: &'static str, key: &ChatUri) -> StoreResult<()> {
-        if affected == 0 {
-            Err(StoreError::NotFound {
-                what,
-                key: key.to_string(),
-            })
-        } else {
-            Ok(())
-        }
+/// `NotFound` for the chat when an update changed no row.
+pub(crate) fn expect_row(affected: u64, what: &'static str, key: &ChatUri) -> StoreResult<()> {
+    if affected == 0 {
+        Err(StoreError::NotFound {
+            what,
+            key: key.to_string(),
+        })
+    } else {
+        Ok(())
     }
 }

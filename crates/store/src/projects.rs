@@ -280,54 +280,72 @@ impl SqliteStore {
     }
 }
 
-impl ProjectStore for SqliteStore {
-    fn insert_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.insert_project_impl(project))
-    }
+project_store_by_impls!(SqliteStore);
 
-    fn project<'a>(
-        &'a self,
-        id: &'a ProjectId,
-    ) -> BoxFuture<'a, StoreResult<Option<ProjectRecord>>> {
-        Box::pin(self.project_impl(id))
-    }
+/// Implements [`ProjectStore`] for a store type by its methods of the same names with `_impl`
+/// (each dialect's statements are its own; the wiring is this once). The names it uses are resolved where it is invoked.
+macro_rules! project_store_by_impls {
+    ($store:ty) => {
+        impl ProjectStore for $store {
+            fn insert_project<'a>(
+                &'a self,
+                project: &'a ProjectRecord,
+            ) -> BoxFuture<'a, StoreResult<()>> {
+                Box::pin(self.insert_project_impl(project))
+            }
 
-    fn is_project_deleted<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.is_project_deleted_impl(id))
-    }
+            fn project<'a>(
+                &'a self,
+                id: &'a ProjectId,
+            ) -> BoxFuture<'a, StoreResult<Option<ProjectRecord>>> {
+                Box::pin(self.project_impl(id))
+            }
 
-    fn projects(&self) -> BoxFuture<'_, StoreResult<Vec<ProjectRecord>>> {
-        Box::pin(self.projects_impl())
-    }
+            fn is_project_deleted<'a>(
+                &'a self,
+                id: &'a ProjectId,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.is_project_deleted_impl(id))
+            }
 
-    fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.update_project_impl(project))
-    }
+            fn projects(&self) -> BoxFuture<'_, StoreResult<Vec<ProjectRecord>>> {
+                Box::pin(self.projects_impl())
+            }
 
-    fn trust_project<'a>(
-        &'a self,
-        id: &'a ProjectId,
-        digest: &'a str,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.trust_project_impl(id, digest))
-    }
+            fn update_project<'a>(
+                &'a self,
+                project: &'a ProjectRecord,
+            ) -> BoxFuture<'a, StoreResult<()>> {
+                Box::pin(self.update_project_impl(project))
+            }
 
-    fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.trash_project_impl(id.as_str()))
-    }
+            fn trust_project<'a>(
+                &'a self,
+                id: &'a ProjectId,
+                digest: &'a str,
+            ) -> BoxFuture<'a, StoreResult<()>> {
+                Box::pin(self.trust_project_impl(id, digest))
+            }
 
-    fn relink_project<'a>(
-        &'a self,
-        project: &'a ProjectRecord,
-        from: &'a Path,
-    ) -> BoxFuture<'a, StoreResult<usize>> {
-        Box::pin(self.relink_project_impl(project, from))
-    }
+            fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(self.trash_project_impl(id.as_str()))
+            }
 
-    fn deleted_project_digest<'a>(
-        &'a self,
-        id: &'a ProjectId,
-    ) -> BoxFuture<'a, StoreResult<Option<String>>> {
-        Box::pin(self.deleted_project_digest_impl(id))
-    }
+            fn relink_project<'a>(
+                &'a self,
+                project: &'a ProjectRecord,
+                from: &'a Path,
+            ) -> BoxFuture<'a, StoreResult<usize>> {
+                Box::pin(self.relink_project_impl(project, from))
+            }
+
+            fn deleted_project_digest<'a>(
+                &'a self,
+                id: &'a ProjectId,
+            ) -> BoxFuture<'a, StoreResult<Option<String>>> {
+                Box::pin(self.deleted_project_digest_impl(id))
+            }
+        }
+    };
 }
+pub(crate) use project_store_by_impls;

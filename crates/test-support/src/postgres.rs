@@ -2,9 +2,7 @@
 //! server `.ci/postgres start` runs (its URL in `HEARTH_TEST_POSTGRES`). Without that
 //! server such tests are skipped with the reason, unless `HEARTH_REQUIRE_POSTGRES=1`.
 
-use std::sync::Arc;
-
-use hearth_store::{PgStore, SqliteStore, Store};
+use hearth_store::PgStore;
 use sqlx::Connection;
 
 /// The variable naming the test server's `postgres` database, as a superuser.
@@ -48,21 +46,4 @@ pub async fn fresh_store() -> Option<PgStore> {
             .await
             .unwrap_or_else(|error| panic!("open the store on {url}: {error}")),
     )
-}
-
-/// Every backend a store test runs on, each empty: SQLite in memory, and PostgreSQL when
-/// the test server runs. Each comes with its name, for assertion messages.
-pub async fn every_backend() -> Vec<(&'static str, Arc<dyn Store>)> {
-    let mut backends: Vec<(&'static str, Arc<dyn Store>)> = vec![(
-        "sqlite",
-        Arc::new(
-            SqliteStore::open_in_memory()
-                .await
-                .unwrap_or_else(|error| panic!("open in memory: {error}")),
-        ),
-    )];
-    if let Some(store) = fresh_store().await {
-        backends.push(("postgres", Arc::new(store)));
-    }
-    backends
 }

@@ -153,41 +153,12 @@ impl PgStore {
     }
 }
 
-impl AuditStore for PgStore {
+impl PgStore {
     /// `None`: the log is in the database server, and there is no file beside which to
     /// keep its key and head file (give them to the log explicitly).
-    fn database_file(&self) -> Option<&Path> {
+    fn database_file_impl(&self) -> Option<&Path> {
         None
     }
-
-    fn append_audit<'a>(
-        &'a self,
-        entry: &'a AuditDraft,
-        sealer: &'a dyn AuditSealer,
-    ) -> BoxFuture<'a, StoreResult<AuditRecord>> {
-        Box::pin(self.append_audit_impl(entry, sealer))
-    }
-
-    fn audit_page<'a>(
-        &'a self,
-        query: &'a AuditQuery,
-    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
-        Box::pin(self.audit_page_impl(query))
-    }
-
-    fn audit_after<'a>(
-        &'a self,
-        after: i64,
-        limit: u32,
-    ) -> BoxFuture<'a, StoreResult<Vec<AuditRecord>>> {
-        Box::pin(self.audit_after_impl(after, limit))
-    }
-
-    fn last_keyed_audit(&self) -> BoxFuture<'_, StoreResult<Option<AuditKeyUse>>> {
-        Box::pin(self.last_keyed_audit_impl())
-    }
-
-    fn unaudited_applies(&self, limit: u32) -> BoxFuture<'_, StoreResult<Vec<UnauditedApply>>> {
-        Box::pin(self.unaudited_applies_impl(limit))
-    }
 }
+
+crate::audit::audit_store_by_impls!(PgStore);

@@ -6,6 +6,7 @@ use hearth_core::{
 };
 
 use super::PgStore;
+use crate::chats::expect_row;
 use crate::codec::to_millis;
 use crate::erase::ProposalOwner;
 use crate::error::{StoreError, StoreResult};
@@ -207,16 +208,5 @@ impl PgStore {
                 .await
                 .map_err(|e| self.error(e))?;
         Ok(found.is_some())
-    }
-}
-
-fn expect_row(affected: u64, what: &'static str, key: &ChatUri) -> StoreResult<()> {
-    if affected == 0 {
-        Err(StoreError::NotFound {
-            what,
-            key: key.to_string(),
-        })
-    } else {
-        Ok(())
     }
 }

@@ -191,12 +191,12 @@ impl PgStore {
     }
 
     /// Moves a live project to the trash. Returns whether there was one.
-    async fn trash_project_impl(&self, id: &ProjectId) -> StoreResult<bool> {
+    pub(crate) async fn trash_project_impl(&self, id: &str) -> StoreResult<bool> {
         let done = sqlx::query(
             "UPDATE projects SET deleted_at = $1, trashed = 1 WHERE id = $2 AND deleted_at IS NULL",
         )
         .bind(to_millis(&now()))
-        .bind(id.as_str())
+        .bind(id)
         .execute(&self.pool)
         .await
         .map_err(|error| self.error(error))?;
@@ -204,54 +204,4 @@ impl PgStore {
     }
 }
 
-impl ProjectStore for PgStore {
-    fn insert_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.insert_project_impl(project))
-    }
-
-    fn project<'a>(
-        &'a self,
-        id: &'a ProjectId,
-    ) -> BoxFuture<'a, StoreResult<Option<ProjectRecord>>> {
-        Box::pin(self.project_impl(id))
-    }
-
-    fn is_project_deleted<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.is_project_deleted_impl(id))
-    }
-
-    fn projects(&self) -> BoxFuture<'_, StoreResult<Vec<ProjectRecord>>> {
-        Box::pin(self.projects_impl())
-    }
-
-    fn update_project<'a>(&'a self, project: &'a ProjectRecord) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.update_project_impl(project))
-    }
-
-    fn relink_project<'a>(
-        &'a self,
-        project: &'a ProjectRecord,
-        from: &'a Path,
-    ) -> BoxFuture<'a, StoreResult<usize>> {
-        Box::pin(self.relink_project_impl(project, from))
-    }
-
-    fn deleted_project_digest<'a>(
-        &'a self,
-        id: &'a ProjectId,
-    ) -> BoxFuture<'a, StoreResult<Option<String>>> {
-        Box::pin(self.deleted_project_digest_impl(id))
-    }
-
-    fn trust_project<'a>(
-        &'a self,
-        id: &'a ProjectId,
-        digest: &'a str,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.trust_project_impl(id, digest))
-    }
-
-    fn delete_project<'a>(&'a self, id: &'a ProjectId) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(self.trash_project_impl(id))
-    }
-}
+crate::projects::project_store_by_impls!(PgStore);
