@@ -26,7 +26,7 @@ use std::io::Write;
 use hearth_core::SessionUri;
 use serde_json::{Map, Value, json};
 use sqlx::sqlite::SqliteRow;
-use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
+use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
 use crate::error::{StoreError, StoreResult};
 use crate::open::SCHEMA_VERSION;
@@ -45,8 +45,17 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// A row as a JSON object of its columns (row ids left out, except a project's `id`).
-fn row_json(row: &SqliteRow, keep_id: bool) -> StoreResult<Map<String, Value>> {
+/// A row of either database as a JSON object of its columns (row ids left out, except a
+/// project's `id`): integers as numbers, blobs as `{"$blob": hex}`, the rest as text.
+pub(crate) fn row_json<R>(row: &R, keep_id: bool) -> StoreResult<Map<String, Value>>
+where
+    R: Row,
+    usize: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> f64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
     let decode = |error: sqlx::Error| StoreError::Decode {
         what: "archived row",
         detail: error.to_string(),
@@ -62,10 +71,11 @@ fn row_json(row: &SqliteRow, keep_id: bool) -> StoreResult<Map<String, Value>> {
         let value = if raw.is_null() {
             Value::Null
         } else {
+            // SQLite's and PostgreSQL's names of the types Hearth's tables use.
             match raw.type_info().name() {
-                "INTEGER" => Value::from(row.try_get::<i64, _>(index).map_err(decode)?),
-                "REAL" => Value::from(row.try_get::<f64, _>(index).map_err(decode)?),
-                "BLOB" => {
+                "INTEGER" | "INT8" => Value::from(row.try_get::<i64, _>(index).map_err(decode)?),
+                "REAL" | "FLOAT8" => Value::from(row.try_get::<f64, _>(index).map_err(decode)?),
+                "BLOB" | "BYTEA" => {
                     json!({ "$blob": hex(&row.try_get::<Vec<u8>, _>(index).map_err(decode)?) })
                 }
                 _ => Value::from(row.try_get::<String, _>(index).map_err(decode)?),

@@ -3,45 +3,13 @@
 //! other.
 
 use hearth_core::SessionUri;
-use serde_json::{Map, Value, json};
+use serde_json::json;
+use sqlx::Row as _;
 use sqlx::postgres::PgRow;
-use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
 
 use super::PgStore;
-use crate::archive::{LOCAL_COLUMNS, Lines, header, hex};
+use crate::archive::{Lines, header, row_json};
 use crate::error::{StoreError, StoreResult};
-
-/// A row as a JSON object of its columns (row ids left out, except a project's `id`).
-fn row_json(row: &PgRow, keep_id: bool) -> StoreResult<Map<String, Value>> {
-    let decode = |error: sqlx::Error| StoreError::Decode {
-        what: "archived row",
-        detail: error.to_string(),
-    };
-    let mut object = Map::new();
-    for column in row.columns() {
-        let name = column.name();
-        if LOCAL_COLUMNS.contains(&name) && !(keep_id && name == "id") {
-            continue;
-        }
-        let index = column.ordinal();
-        let raw = row.try_get_raw(index).map_err(decode)?;
-        let value = if raw.is_null() {
-            Value::Null
-        } else {
-            match raw.type_info().name() {
-                "INT8" => Value::from(row.try_get::<i64, _>(index).map_err(decode)?),
-                "INT4" => Value::from(row.try_get::<i32, _>(index).map_err(decode)?),
-                "FLOAT8" => Value::from(row.try_get::<f64, _>(index).map_err(decode)?),
-                "BYTEA" => {
-                    json!({ "$blob": hex(&row.try_get::<Vec<u8>, _>(index).map_err(decode)?) })
-                }
-                _ => Value::from(row.try_get::<String, _>(index).map_err(decode)?),
-            }
-        };
-        object.insert(name.to_owned(), value);
-    }
-    Ok(object)
-}
 
 impl PgStore {
     async fn rows_by(&self, sql: &'static str, key: &str) -> StoreResult<Vec<PgRow>> {

@@ -221,3 +221,42 @@ async fn next(changes: &mut tokio::sync::mpsc::Receiver<Change>) -> Change {
         .expect("a change within the wait")
         .expect("the feed stays open")
 }
+
+#[tokio::test]
+async fn a_sessions_archive_from_postgres_imports_into_sqlite_whole() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let postgres = PgStore::connect(&url).await.unwrap();
+    let session = new_session("replay", None, at(0));
+    postgres.create_session(&session).await.unwrap();
+    let chat = ChatUri::default_for(&session.summary.uri);
+    let mut turn = Turn::started(TurnId::generate(), UserMessage::text("keep me"), at(1));
+    postgres.insert_turn(&chat, &turn).await.unwrap();
+    turn.push_text("kept");
+    turn.end(StopReason::EndTurn);
+    postgres.save_turn(&chat, &turn).await.unwrap();
+
+    let archive = postgres
+        .archive_session(&session.summary.uri)
+        .await
+        .unwrap();
+    let sqlite = hearth_store::SqliteStore::open_in_memory().await.unwrap();
+    let report = sqlite
+        .import_archive(&mut std::io::Cursor::new(archive.into_bytes()))
+        .await
+        .unwrap();
+    assert_eq!((report.sessions, report.chats, report.turns), (1, 1, 1));
+    assert_eq!(
+        sqlite.session(&session.summary.uri).await.unwrap(),
+        postgres.session(&session.summary.uri).await.unwrap()
+    );
+    assert_eq!(
+        sqlite.turns(&chat).await.unwrap(),
+        postgres.turns(&chat).await.unwrap()
+    );
+    assert_eq!(
+        sqlite.chats(&session.summary.uri).await.unwrap(),
+        postgres.chats(&session.summary.uri).await.unwrap()
+    );
+}
