@@ -1631,6 +1631,8 @@ export type SessionSummary = {
   harness?: string;
   /** The model, when chosen. */
   model?: string | null;
+  /** On a team server: the id of the user it belongs to. */
+  owner?: string | null;
   /** The user pinned it (`session/mark`): lists show it first. */
   pinned?: boolean;
   /** Created through Hearth or discovered. */
@@ -1644,6 +1646,8 @@ export type SessionSummary = {
   source: string;
   /** When it was created. */
   startedAt: string;
+  /** On a team server: the team it is shared with. */
+  team?: string | null;
   /** Display title. */
   title?: string | null;
   /** When anything in it last changed. */

@@ -138,6 +138,7 @@ impl HearthAgent {
                 title: None,
                 model: None,
                 working_directories: directories,
+                owner: None,
             })
             .await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)

@@ -446,6 +446,7 @@ pub(crate) async fn target_chat(
             title: None,
             model: model.map(str::to_owned),
             working_directories: Vec::new(),
+            owner: None,
         })
         .await?;
     Ok(ChatUri::default_for(&session))

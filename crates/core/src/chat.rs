@@ -153,6 +153,31 @@ pub struct SessionSummary {
     /// The user archived it: kept and searchable, out of the recent list.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub archived: bool,
+    /// On a team server, the user it belongs to and the team it is shared with; `None`
+    /// on a single user's Hearth (and for what the operator made or discovery found,
+    /// which only the operator sees on a team server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+}
+
+/// Who a session belongs to on a team server.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Owner {
+    /// The user's id.
+    pub user: String,
+    /// The team it is shared with: its members see it and may use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
+}
+
+impl Owner {
+    /// A user's own, shared with nobody.
+    pub fn user(user: impl Into<String>) -> Self {
+        Self {
+            user: user.into(),
+            team: None,
+        }
+    }
 }
 
 /// A chat as listed in its session's catalog.

@@ -31,7 +31,7 @@ pub use agent_state::{AgentChatState, AvailableCommand, Choice, ChoiceState};
 pub use backoff::Backoff;
 pub use budget::{Admitted, TurnBudget};
 pub use chat::{
-    ChatOrigin, ChatSummary, DiscoveredChat, HarnessData, Provenance, Scope, SessionSummary,
+    ChatOrigin, ChatSummary, DiscoveredChat, HarnessData, Owner, Provenance, Scope, SessionSummary,
 };
 pub use error::{HarnessError, HarnessErrorKind, HarnessResult, ToolError, UriError};
 pub use harness::{

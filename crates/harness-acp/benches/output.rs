@@ -112,6 +112,7 @@ async fn probe(agent: PathBuf, limits: OutputLimits, prompt: String) {
             title: None,
             model: None,
             working_directories: vec![work],
+            owner: None,
         })
         .await
         .unwrap();

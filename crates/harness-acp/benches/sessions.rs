@@ -107,6 +107,7 @@ async fn twenty_chats(agent: RealAgent, chats: usize, limit: usize) -> Figures {
                 title: None,
                 model: None,
                 working_directories: vec![workdir.clone()],
+                owner: None,
             })
             .await
             .unwrap();

@@ -242,6 +242,7 @@ async fn register(
         updated_at: session.updated_at,
         pinned: false,
         archived: false,
+        owner: None,
     };
     let record = ChatRecord {
         summary: ChatSummary {

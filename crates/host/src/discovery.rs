@@ -140,6 +140,7 @@ impl Host {
             updated_at: discovered.updated_at,
             pinned: false,
             archived: false,
+            owner: None,
         };
         let chat = ChatSummary {
             uri: ChatUri::default_for(&uri),

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use hearth_core::{
     Action, ChatContext, ChatListing, ChatOrigin, ChatSeed, ChatState, ChatSummary, ChatUri,
-    CreateChatRequest, CreatedChat, Harness, HarnessData, HarnessId, Provenance, ResourceUri,
-    Scope, SessionId, SessionState, SessionSummary, SessionUri, Turn, TurnId, now,
+    CreateChatRequest, CreatedChat, Harness, HarnessData, HarnessId, Owner, Provenance,
+    ResourceUri, Scope, SessionId, SessionState, SessionSummary, SessionUri, Turn, TurnId, now,
 };
 use hearth_store::{ChatLease, ChatRecord, NewSession, SessionPage, SessionQuery};
 
@@ -31,6 +31,8 @@ pub struct NewSessionRequest {
     /// Where its agent works (index 0) and what else it may use; empty means the host's
     /// configured directories.
     pub working_directories: Vec<PathBuf>,
+    /// On a team server, the user it belongs to (and the team it is shared with).
+    pub owner: Option<Owner>,
 }
 
 /// The one derivation of a chat's context from its session and catalog entry.
@@ -132,6 +134,7 @@ impl Host {
             updated_at: at,
             pinned: false,
             archived: false,
+            owner: request.owner,
         };
         // A session created with a title gives it to its default chat: one title, from
         // one place, and no other made for the chat.

@@ -148,6 +148,8 @@ impl From<core::SessionSummary> for SessionSummary {
             updated_at: summary.updated_at,
             pinned: summary.pinned,
             archived: summary.archived,
+            team: summary.owner.as_ref().and_then(|owner| owner.team.clone()),
+            owner: summary.owner.map(|owner| owner.user),
         }
     }
 }
@@ -172,6 +174,10 @@ impl TryFrom<SessionSummary> for core::SessionSummary {
             updated_at: summary.updated_at,
             pinned: summary.pinned,
             archived: summary.archived,
+            owner: summary.owner.map(|user| core::Owner {
+                user,
+                team: summary.team,
+            }),
         })
     }
 }

@@ -112,6 +112,12 @@ pub struct SessionSummary {
     /// The user archived it (`session/mark`): kept and searchable, out of recent lists.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub archived: bool,
+    /// On a team server: the id of the user it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// On a team server: the team it is shared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
 }
 
 impl SessionSummary {

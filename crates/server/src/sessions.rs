@@ -110,6 +110,7 @@ async fn session_create(
             .into_iter()
             .map(std::path::PathBuf::from)
             .collect(),
+        owner: None,
     };
     let uri = host
         .create_session(request)

@@ -43,6 +43,7 @@ fn new_session(index: usize) -> NewSession {
             updated_at: at,
             pinned: false,
             archived: false,
+            owner: None,
         },
         default_chat: ChatRecord {
             summary: ChatSummary {

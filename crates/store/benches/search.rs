@@ -82,6 +82,7 @@ fn new_session(index: usize) -> NewSession {
             updated_at: at,
             pinned: false,
             archived: false,
+            owner: None,
         },
         default_chat: hearth_store::ChatRecord {
             summary: hearth_core::ChatSummary {

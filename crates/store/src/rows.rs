@@ -98,6 +98,7 @@ pub(crate) fn decode_session(row: &impl Columns) -> StoreResult<SessionSummary> 
         updated_at: from_millis(row.integer("updated_at").map_err(&get)?)?,
         pinned: row.integer("pinned").map_err(&get)? != 0,
         archived: row.integer("archived").map_err(&get)? != 0,
+        owner: None,
     })
 }
 

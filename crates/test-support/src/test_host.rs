@@ -179,6 +179,7 @@ impl TestHost {
                 title: None,
                 model: None,
                 working_directories: Vec::new(),
+                owner: None,
             })
             .await
             .unwrap_or_else(|error| panic!("create session: {error}"))

@@ -109,6 +109,7 @@ impl Driven {
                 title: None,
                 model: None,
                 working_directories: vec![self.work.clone()],
+                owner: None,
             })
             .await
             .unwrap_or_else(|error| panic!("creating a session of {}: {error}", self.name));

@@ -138,6 +138,7 @@ async fn a_missing_or_failing_agent_says_what_failed() {
             title: None,
             model: None,
             working_directories: vec![setup.work()],
+            owner: None,
         })
         .await
         .unwrap_err()
@@ -165,6 +166,7 @@ async fn a_missing_or_failing_agent_says_what_failed() {
             title: None,
             model: None,
             working_directories: vec![setup.work()],
+            owner: None,
         })
         .await
         .unwrap_err()
@@ -186,6 +188,7 @@ async fn an_agent_that_wants_a_sign_in_lists_its_methods_and_signs_in_when_confi
         title: None,
         model: None,
         working_directories: vec![setup.work()],
+        owner: None,
     };
     let error = test
         .host

@@ -239,6 +239,7 @@ async fn context_snapshots_in_the_data_directory_are_readable_and_nothing_else_o
             model: None,
             // The whole data directory is asked for too: only the cache may be read.
             working_directories: vec![setup.work(), cache.clone(), data.clone()],
+            owner: None,
         })
         .await
         .unwrap();

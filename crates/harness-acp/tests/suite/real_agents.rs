@@ -446,6 +446,7 @@ impl Bench {
             title: None,
             model: None,
             working_directories: vec![self.work()],
+            owner: None,
         })
         .await
         .unwrap_or_else(|error| panic!("{}: create session: {error}", self.agent.id()))

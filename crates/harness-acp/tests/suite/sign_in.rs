@@ -18,6 +18,7 @@ fn new_session(setup: &Setup) -> hearth_host::NewSessionRequest {
         title: None,
         model: None,
         working_directories: vec![setup.work()],
+        owner: None,
     }
 }
 

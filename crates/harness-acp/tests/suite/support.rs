@@ -139,6 +139,7 @@ pub async fn session(host: &Host, work: &Path) -> SessionUri {
         title: None,
         model: None,
         working_directories: vec![work.to_path_buf()],
+        owner: None,
     })
     .await
     .unwrap_or_else(|error| panic!("create session: {error}"))

@@ -155,6 +155,7 @@ fn discovered(uri: &SessionUri) -> NewSession {
             updated_at: at,
             pinned: false,
             archived: false,
+            owner: None,
         },
         default_chat: ChatRecord {
             summary: ChatSummary {

@@ -336,6 +336,7 @@ async fn setup() -> Setup {
             title: None,
             model: None,
             working_directories: Vec::new(),
+            owner: None,
         })
         .await
         .unwrap();

@@ -251,6 +251,7 @@ async fn listing_filters_by_scope_and_provider() {
             title: Some("scoped".into()),
             model: None,
             working_directories: Vec::new(),
+            owner: None,
         })
         .await
         .unwrap();
@@ -308,6 +309,7 @@ async fn unknown_things_give_clear_errors() {
             title: None,
             model: None,
             working_directories: Vec::new(),
+            owner: None,
         })
         .await
         .unwrap_err();
@@ -461,6 +463,7 @@ async fn a_session_created_with_a_title_gives_it_to_its_default_chat() {
             title: Some("Calendar".into()),
             model: None,
             working_directories: Vec::new(),
+            owner: None,
         })
         .await
         .unwrap();

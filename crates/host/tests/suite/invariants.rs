@@ -409,6 +409,7 @@ async fn harnesses_receive_host_facts_in_the_context() {
             title: None,
             model: Some("m1".into()),
             working_directories: Vec::new(),
+            owner: None,
         })
         .await
         .unwrap();

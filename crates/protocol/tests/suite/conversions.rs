@@ -300,6 +300,7 @@ fn the_harness_is_read_under_its_old_name_and_still_sent_under_it() {
         updated_at: now(),
         pinned: false,
         archived: false,
+        owner: None,
     };
     let sent = serde_json::to_value(wire::SessionSummary::from(summary.clone())).unwrap();
     assert_eq!(sent["harness"], "replay");

@@ -45,6 +45,7 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
             updated_at: at,
             pinned: false,
             archived: false,
+            owner: None,
         },
         default_chat: chat_record(ChatUri::default_for(&uri), ChatOrigin::User, at),
     }
