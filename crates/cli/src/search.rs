@@ -92,6 +92,7 @@ pub async fn search(app: &App, args: SearchArgs) -> anyhow::Result<ExitCode> {
         project,
         chat: None,
         since: args.since.as_deref().map(since).transpose()?,
+        viewer: None,
         cursor: args.cursor.clone(),
         limit: args.limit,
     };

@@ -230,6 +230,7 @@ async fn query_of(app: &App, args: &ListArgs) -> anyhow::Result<SessionQuery> {
         title_contains: None,
         pinned: None,
         archived: None,
+        viewer: None,
         cursor: args.cursor.clone(),
         limit: args.limit,
     })

@@ -50,6 +50,7 @@ async fn search_query(
         project,
         chat,
         since,
+        viewer: None,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
     };

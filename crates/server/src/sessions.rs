@@ -54,6 +54,7 @@ async fn session_list(
         title_contains: params.title_contains.filter(|text| !text.is_empty()),
         pinned: params.pinned,
         archived: params.archived,
+        viewer: None,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
     };

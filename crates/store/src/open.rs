@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0011_turn_search.sql"),
     include_str!("../migrations/sqlite/0012_trash.sql"),
     include_str!("../migrations/sqlite/0013_session_marks.sql"),
+    include_str!("../migrations/sqlite/0014_users.sql"),
 ];
 
 /// The schema version this binary writes.

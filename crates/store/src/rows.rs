@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use hearth_core::{
-    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, ProjectId,
+    ChatOrigin, ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, Owner, ProjectId,
     ProposalId, Provenance, Scope, SessionSummary, SessionUri, Timestamp, TurnId, UserMessage,
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
@@ -98,8 +98,23 @@ pub(crate) fn decode_session(row: &impl Columns) -> StoreResult<SessionSummary> 
         updated_at: from_millis(row.integer("updated_at").map_err(&get)?)?,
         pinned: row.integer("pinned").map_err(&get)? != 0,
         archived: row.integer("archived").map_err(&get)? != 0,
-        owner: None,
+        owner: decode_owner(row, &get)?,
     })
+}
+
+/// The owner of a session or project from its `owner` and `team` columns: none when it
+/// belongs to no user (a team without an owner is not read).
+pub(crate) fn decode_owner(
+    row: &impl Columns,
+    get: &impl Fn(sqlx::Error) -> StoreError,
+) -> StoreResult<Option<Owner>> {
+    let Some(user) = row.text_or_null("owner").map_err(get)? else {
+        return Ok(None);
+    };
+    Ok(Some(Owner {
+        user,
+        team: row.text_or_null("team").map_err(get)?,
+    }))
 }
 
 /// The columns [`decode_chat`] reads, of a `chats` table named `c`.

@@ -8,6 +8,7 @@ use sqlx::Row;
 
 use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
+use crate::sessions::VIEWER_FILTER;
 use crate::sqlite::SqliteStore;
 
 /// Where a hit's snippet marks the start of a matching piece of text.
@@ -32,6 +33,9 @@ pub struct SearchQuery {
     pub chat: Option<ChatUri>,
     /// Only turns started at or after this.
     pub since: Option<Timestamp>,
+    /// Only sessions this user (an id) may see (see
+    /// [`SessionQuery::viewer`](crate::SessionQuery::viewer)); `None`: every session.
+    pub viewer: Option<String>,
     /// Continue after this cursor (from a previous page).
     pub cursor: Option<String>,
     /// Page size (1..=200).
@@ -161,6 +165,9 @@ impl SqliteStore {
         if query.chat.is_some() {
             sql.push_str(" AND chats.uri = ?7");
         }
+        if query.viewer.is_some() {
+            sql.push_str(&VIEWER_FILTER.replace('?', "?8"));
+        }
         sql.push_str(" ORDER BY found.rowid DESC LIMIT ?6");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&expression)
@@ -170,6 +177,7 @@ impl SqliteStore {
             .bind(query.since.as_ref().map(to_millis))
             .bind(limit + 1)
             .bind(query.chat.as_ref().map(ToString::to_string))
+            .bind(query.viewer.as_deref())
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;

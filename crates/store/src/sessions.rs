@@ -11,7 +11,7 @@ use crate::sqlite::SqliteStore;
 use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
 
 pub(crate) const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
-     working_directories, started_at, updated_at, pinned, archived";
+     working_directories, started_at, updated_at, pinned, archived, owner, team";
 
 /// Working directories as stored: a JSON array of paths, or NULL for none.
 pub(crate) fn encode_directories(directories: &[std::path::PathBuf]) -> Option<String> {
@@ -42,6 +42,12 @@ pub(crate) fn provenance_text(provenance: Provenance) -> &'static str {
         Provenance::External => "external",
     }
 }
+
+/// The condition that keeps a viewer's sessions (of the table `sessions`): their own, and
+/// those shared with a team they are in; never one without an owner. Every `?` is the
+/// viewer's id.
+pub(crate) const VIEWER_FILTER: &str = " AND sessions.owner IS NOT NULL AND (sessions.owner = ? \
+     OR sessions.team IN (SELECT m.team FROM team_members m WHERE m.user_id = ?))";
 
 /// The `AND …` conditions of a listing's filters, in the order their values are bound.
 fn session_filters(query: &SessionQuery) -> String {
@@ -74,6 +80,9 @@ fn session_filters(query: &SessionQuery) -> String {
             " AND archived = 0"
         });
     }
+    if query.viewer.is_some() {
+        sql.push_str(VIEWER_FILTER);
+    }
     sql
 }
 
@@ -98,8 +107,8 @@ impl SqliteStore {
     ) -> Result<(), sqlx::Error> {
         let summary = &session.summary;
         let session_id: i64 = sqlx::query_scalar(
-            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at, owner, team)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(summary.uri.to_string())
         .bind(summary.harness.as_str())
@@ -111,6 +120,8 @@ impl SqliteStore {
         .bind(encode_directories(&summary.working_directories))
         .bind(to_millis(&summary.started_at))
         .bind(to_millis(&summary.updated_at))
+        .bind(summary.owner.as_ref().map(|owner| owner.user.as_str()))
+        .bind(summary.owner.as_ref().and_then(|owner| owner.team.as_deref()))
         .fetch_one(&mut *transaction)
         .await?;
         Self::insert_chat_row(transaction, session_id, 0, &session.default_chat).await
@@ -236,6 +247,9 @@ impl SqliteStore {
         }
         if let Some(text) = &query.title_contains {
             statement = statement.bind(like_pattern(text));
+        }
+        if let Some(viewer) = &query.viewer {
+            statement = statement.bind(viewer.clone()).bind(viewer.clone());
         }
         if let Some((time, id)) = cursor {
             statement = statement.bind(time).bind(id);

@@ -64,6 +64,10 @@ pub struct SessionQuery {
     pub pinned: Option<bool>,
     /// Only archived sessions (`Some(true)`) or only those not archived (`Some(false)`).
     pub archived: Option<bool>,
+    /// Only what this user (an id) may see: their own sessions and those shared with a
+    /// team they are a member of; a session that belongs to no user is never among them.
+    /// `None`: every session (a single user's Hearth).
+    pub viewer: Option<String>,
     /// Continue after this cursor (from a previous page).
     pub cursor: Option<String>,
     /// Page size (1..=500).
@@ -79,6 +83,7 @@ impl Default for SessionQuery {
             title_contains: None,
             pinned: None,
             archived: None,
+            viewer: None,
             cursor: None,
             limit: 50,
         }

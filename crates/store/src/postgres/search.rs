@@ -9,6 +9,7 @@ use super::PgStore;
 use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::search::{HIT_END, HIT_START, SearchHit, SearchPage, SearchQuery, decode_cursor, words};
+use crate::sessions::VIEWER_FILTER;
 
 /// Words of context kept before the first match in a snippet.
 const WORDS_BEFORE: usize = 12;
@@ -150,10 +151,16 @@ impl PgStore {
                AND ($4::bigint IS NULL OR turns.started_at >= $4)
                AND ($5::text IS NULL OR chats.uri = $5)",
         );
+        // The words' patterns are bound after the viewer, when there is one.
+        let mut first_word = 7;
+        if query.viewer.is_some() {
+            sql.push_str(&VIEWER_FILTER.replace('?', "$7"));
+            first_word = 8;
+        }
         for index in 0..words.len() {
             sql.push_str(&format!(
                 " AND (coalesce(found.prompt, '') || E'\\n' || coalesce(found.answer, '')) ILIKE ${}",
-                index + 7
+                index + first_word
             ));
         }
         sql.push_str(" ORDER BY found.chat_id DESC, found.seq DESC LIMIT $6");
@@ -164,6 +171,9 @@ impl PgStore {
             .bind(query.since.as_ref().map(to_millis))
             .bind(query.chat.as_ref().map(ToString::to_string))
             .bind(limit + 1);
+        if let Some(viewer) = &query.viewer {
+            statement = statement.bind(viewer.as_str());
+        }
         for word in &words {
             statement = statement.bind(contains_pattern(word));
         }

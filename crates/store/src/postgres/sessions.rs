@@ -12,7 +12,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::prefixes::{range_end, valid_prefix};
 use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session, decode_trash_item};
 use crate::sessions::{
-    SESSION_COLUMNS, decode_cursor, encode_cursor, encode_directories, like_pattern,
+    SESSION_COLUMNS, VIEWER_FILTER, decode_cursor, encode_cursor, encode_directories, like_pattern,
     provenance_text,
 };
 use crate::store::{ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
@@ -75,6 +75,9 @@ fn session_filters(query: &SessionQuery) -> (String, usize) {
             " AND archived = 0"
         });
     }
+    if query.viewer.is_some() {
+        parameter(&mut sql, VIEWER_FILTER);
+    }
     (sql, next)
 }
 
@@ -85,8 +88,8 @@ impl PgStore {
     ) -> Result<(), sqlx::Error> {
         let summary = &session.summary;
         let session_id: i64 = sqlx::query_scalar(
-            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at, owner, team)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
         )
         .bind(summary.uri.to_string())
         .bind(summary.harness.as_str())
@@ -98,6 +101,8 @@ impl PgStore {
         .bind(encode_directories(&summary.working_directories))
         .bind(to_millis(&summary.started_at))
         .bind(to_millis(&summary.updated_at))
+        .bind(summary.owner.as_ref().map(|owner| owner.user.as_str()))
+        .bind(summary.owner.as_ref().and_then(|owner| owner.team.as_deref()))
         .fetch_one(&mut *connection)
         .await?;
         Self::insert_chat_row(connection, session_id, 0, &session.default_chat).await
@@ -230,6 +235,9 @@ impl PgStore {
         }
         if let Some(text) = &query.title_contains {
             statement = statement.bind(like_pattern(text));
+        }
+        if let Some(viewer) = &query.viewer {
+            statement = statement.bind(viewer.clone());
         }
         if let Some((time, id)) = cursor {
             statement = statement.bind(time).bind(id);
