@@ -126,7 +126,8 @@ pub enum StoreError {
     /// A record conflicts with one already stored.
     #[error("{0}")]
     Conflict(String),
-    /// A query that cannot be run as given (the message says why and what to give).
+    /// A query or value that cannot be used as given — a search, a user or team name, a
+    /// token digest (the message says why and what to give).
     #[error("{0}")]
     InvalidQuery(String),
     /// An archive that cannot be written or imported (the message says which line and

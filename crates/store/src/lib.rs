@@ -2,7 +2,8 @@
 //! provenance, scope and tombstones), each session's chat catalog with the harnesses'
 //! opaque provider data, turns and their response parts, drafts, the provider
 //! conversations that back chats, the project registry ([`ProjectStore`]), proposals staged by mutating tools
-//! ([`ProposalStore`]) and the append-only, hash-chained audit log ([`AuditStore`]).
+//! ([`ProposalStore`]), the append-only, hash-chained audit log ([`AuditStore`]) and, for
+//! a team server, its users, their API tokens' digests, teams and roles ([`UserStore`]).
 //!
 //! SQLite in WAL mode with `synchronous=FULL`: a write that acknowledges user input is
 //! durable when it returns. Numbered migrations; a database from a newer schema, a file
@@ -43,6 +44,7 @@ mod stores;
 mod transcript;
 mod trash;
 mod turns;
+mod users;
 
 pub use archive::{ARCHIVE_FORMAT, ARCHIVE_VERSION};
 pub use archive_import::ImportReport;
@@ -65,3 +67,4 @@ pub use store::{
 pub use stores::{Change, Stores};
 pub use transcript::session_markdown;
 pub use trash::{Removal, TrashItem, TrashKind};
+pub use users::{Membership, Role, UserRecord, UserStore};

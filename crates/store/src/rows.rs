@@ -17,6 +17,7 @@ use crate::projects::ProjectRecord;
 use crate::proposals::ProposalRecord;
 use crate::store::ChatRecord;
 use crate::trash::{TrashItem, TrashKind};
+use crate::users::UserRecord;
 
 /// A row of either dialect, read column by column by name.
 pub(crate) trait Columns {
@@ -214,6 +215,18 @@ pub(crate) fn decode_project(row: &impl Columns) -> StoreResult<ProjectRecord> {
         created_at: from_millis(row.integer("created_at").map_err(&get)?)?,
         updated_at: from_millis(row.integer("updated_at").map_err(&get)?)?,
         trusted_digest: row.text_or_null("trusted_digest").map_err(&get)?,
+    })
+}
+
+/// A user from `id, name, issuer, subject, created_at`.
+pub(crate) fn decode_user(row: &impl Columns) -> StoreResult<UserRecord> {
+    let get = decode_error("user");
+    Ok(UserRecord {
+        id: row.text("id").map_err(&get)?,
+        name: row.text("name").map_err(&get)?,
+        issuer: row.text_or_null("issuer").map_err(&get)?,
+        subject: row.text_or_null("subject").map_err(&get)?,
+        created_at: from_millis(row.integer("created_at").map_err(&get)?)?,
     })
 }
 

@@ -13,6 +13,7 @@ use crate::projects::ProjectStore;
 use crate::proposals::{ProposalRecord, ProposalStore};
 use crate::sqlite::SqliteStore;
 use crate::store::Store;
+use crate::users::UserStore;
 
 /// A change another process or node committed, as the database announced it: where to
 /// look again, not what changed (that is read from the store).
@@ -29,7 +30,9 @@ pub enum Change {
 /// Every store trait of one database, with what a process asks of the database as a
 /// whole. Implemented by [`SqliteStore`] and, with the other traits, by
 /// [`PgStore`](crate::PgStore).
-pub trait Stores: Store + ProjectStore + ProposalStore + AuditStore + std::fmt::Debug {
+pub trait Stores:
+    Store + ProjectStore + ProposalStore + AuditStore + UserStore + std::fmt::Debug
+{
     /// Whether the database can be written, and if not, why.
     fn access(&self) -> Access;
 

@@ -17,5 +17,6 @@ mod suite {
     mod search;
     mod trash;
     mod turns;
+    mod users;
     mod visibility;
 }

@@ -5,7 +5,7 @@ use hearth_core::{
 };
 use hearth_store::{
     AuditStore, ChatRecord, NewSession, PgStore, ProjectStore, ProposalRecord, ProposalStatus,
-    ProposalStore, Store,
+    ProposalStore, Store, UserStore,
 };
 
 pub fn session_uri(provider: &str) -> SessionUri {
@@ -53,9 +53,9 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
 
 /// Everything a backend keeps: the tests of projects, proposals and the audit log take
 /// an `Arc<dyn Backend>` from [`on_every_backend`].
-pub trait Backend: Store + ProjectStore + ProposalStore + AuditStore {}
+pub trait Backend: Store + ProjectStore + ProposalStore + AuditStore + UserStore {}
 
-impl<T: Store + ProjectStore + ProposalStore + AuditStore> Backend for T {}
+impl<T: Store + ProjectStore + ProposalStore + AuditStore + UserStore> Backend for T {}
 
 /// Two stores on one new database of the test server, as two nodes of a team server
 /// would have (`None`, the test skipped, when there is no server; see
