@@ -57,6 +57,12 @@ pub enum ServerError {
         /// Why.
         source: io::Error,
     },
+    /// A user id a browser session cannot carry.
+    #[error("`{0}` is not a user id: use 1 to 64 letters, digits, `_` or `-`")]
+    UserId(String),
+    /// The OpenID Connect login settings cannot be used.
+    #[error("cannot use the OpenID Connect login settings: {0}")]
+    Oidc(String),
     /// A non-loopback address without `--allow-remote`.
     #[error(
         "refusing to listen on {address}: it is not a loopback address, so other machines could reach Hearth; pass --allow-remote if that is what you want"
@@ -140,6 +146,8 @@ impl ServerError {
             | Self::TokenExposed { .. }
             | Self::TokenIo { .. }
             | Self::LoginKeyIo { .. }
+            | Self::UserId(_)
+            | Self::Oidc(_)
             | Self::RemoteBind { .. }
             | Self::HostWithoutRemote(_)
             | Self::BadAddress(_)

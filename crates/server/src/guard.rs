@@ -16,7 +16,9 @@
 //!    Only Agent Home's static page and assets (`GET /`, `/assets/…`) are served without
 //!    it (they hold no data, and the page asks the user to log in), and the login itself:
 //!    `GET /auth` (the one-time link) and `POST /auth/session` (the page trading the
-//!    link's code for a session), which check their code themselves.
+//!    link's code for a session), which check their code themselves, and on a server with
+//!    OpenID Connect login `GET /auth/oidc` and `GET /auth/oidc/callback`, which check the
+//!    provider's answer themselves.
 //! 4. A browser session is current: sealed under the present login key (derived from
 //!    the token and `login.key`; `hearth login --revoke` replaces the key and tells the
 //!    running server, which also closes the session's open sockets) and before the expiry
@@ -51,6 +53,10 @@ pub const SESSION_PROTOCOL_PREFIX: &str = "hearth.session.";
 pub const AUTH_PATH: &str = "/auth";
 /// `POST`: a login code traded for a browser session; `GET`: the session's expiry.
 pub const AUTH_SESSION_PATH: &str = "/auth/session";
+/// `GET`: starts an OpenID Connect login (team servers).
+pub const OIDC_PATH: &str = "/auth/oidc";
+/// `GET`: where the OpenID provider sends the browser back.
+pub const OIDC_CALLBACK_PATH: &str = "/auth/oidc/callback";
 /// Where Agent Home's assets are served from (without authentication).
 pub const ASSETS_PATH: &str = "/assets/";
 
@@ -278,9 +284,10 @@ fn is_public(method: &Method, path: &str) -> bool {
         && (path == "/" || path == "/favicon.svg" || path.starts_with(ASSETS_PATH))
 }
 
-/// The login routes, which take a one-time code instead of a session.
+/// The login routes, which take a one-time code (or the OpenID provider's answer)
+/// instead of a session.
 fn is_login(method: &Method, path: &str) -> bool {
-    (*method == Method::GET && path == AUTH_PATH)
+    (*method == Method::GET && matches!(path, AUTH_PATH | OIDC_PATH | OIDC_CALLBACK_PATH))
         || (*method == Method::POST && path == AUTH_SESSION_PATH)
 }
 

@@ -6,6 +6,11 @@
 //! (a fragment, which no request carries), and the page trades that code with
 //! `POST /auth/session` for a session credential that only its own origin can read (no
 //! CORS header is ever sent) and keeps in its `localStorage`.
+//!
+//! On a team server a person logs in with OpenID Connect instead: `GET /auth/oidc` sends
+//! the browser to the provider, and `GET /auth/oidc/callback` (see `oidc`) ends the same
+//! way as the link, at `/#login=<code>`, with a code bound to the user the provider's
+//! answer named; the session traded for it carries that user.
 
 use std::sync::Arc;
 
@@ -24,8 +29,11 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::backend::Shared;
 use crate::connection::Connection;
 use crate::dispatch;
-use crate::guard::{AUTH_PATH, AUTH_SESSION_PATH, Caller, Guard, RPC_PROTOCOL, guard};
+use crate::guard::{
+    AUTH_PATH, AUTH_SESSION_PATH, Caller, Guard, OIDC_CALLBACK_PATH, OIDC_PATH, RPC_PROTOCOL, guard,
+};
 use crate::login::BrowserSession;
+use crate::oidc::{Callback, LoginFailure, Oidc};
 use crate::writer::Outgoing;
 
 /// What the routes share.
@@ -34,6 +42,8 @@ pub(crate) struct App {
     pub shared: Arc<Shared>,
     pub guard: Arc<Guard>,
     pub max_request_bytes: usize,
+    /// OpenID Connect login, on a server that has it.
+    pub oidc: Option<Arc<Oidc>>,
 }
 
 /// The router with every route behind the guard.
@@ -50,6 +60,8 @@ pub(crate) fn router(app: App, mcp: Option<Router>) -> Router {
         )
         .route("/auth/code", axum::routing::post(login_code))
         .route("/auth/revoke", axum::routing::post(revoke_browser_sessions))
+        .route(OIDC_PATH, get(oidc_login))
+        .route(OIDC_CALLBACK_PATH, get(oidc_callback))
         .with_state(app)
         .merge(crate::web::pages());
     if let Some(mcp) = mcp {
@@ -219,9 +231,20 @@ async fn login_link(State(app): State<App>, Query(link): Query<LoginLink>) -> Re
         (None, Some(code)) if logins.code_is_live(&code) => code,
         _ => return (StatusCode::UNAUTHORIZED, Html(crate::web::LOGIN_REFUSED)).into_response(),
     };
-    let Ok(location) = HeaderValue::from_str(&format!("/#login={code}")) else {
-        return (StatusCode::UNAUTHORIZED, Html(crate::web::LOGIN_REFUSED)).into_response();
-    };
+    to_page_with_code(&code).unwrap_or_else(|| {
+        (StatusCode::UNAUTHORIZED, Html(crate::web::LOGIN_REFUSED)).into_response()
+    })
+}
+
+/// Sends the browser on to `/#login=<code>`, where the page trades the code for a session
+/// (a fragment: no request carries it on).
+fn to_page_with_code(code: &str) -> Option<Response> {
+    let location = HeaderValue::from_str(&format!("/#login={code}")).ok()?;
+    Some(see_other(location))
+}
+
+/// A `303 See Other` to `location` that no cache keeps and that sends no referrer on.
+fn see_other(location: HeaderValue) -> Response {
     let mut response = no_store((StatusCode::SEE_OTHER, "").into_response());
     let headers = response.headers_mut();
     headers.insert(header::LOCATION, location);
@@ -249,15 +272,20 @@ fn expires_at_text(expires_at: u64) -> String {
 /// session's credential, for the page to keep in its origin's storage.
 async fn start_browser_session(State(app): State<App>, body: String) -> Response {
     let redeemed = serde_json::from_str::<SessionRequest>(&body)
-        .is_ok_and(|request| app.guard.logins().redeem_code(&request.code));
-    if !redeemed {
+        .ok()
+        .and_then(|request| app.guard.logins().redeem_code(&request.code));
+    let Some(redeemed) = redeemed else {
         return (
             StatusCode::UNAUTHORIZED,
             "this login code does not work (a link works once): run `hearth login` for a new one",
         )
             .into_response();
-    }
-    match app.guard.logins().start_session() {
+    };
+    let started = match &redeemed.user {
+        Some(user) => app.guard.logins().start_user_session(user),
+        None => app.guard.logins().start_session(),
+    };
+    match started {
         Ok((session, expires_at)) => no_store(
             axum::Json(json!({
                 "session": session.expose(),
@@ -269,12 +297,17 @@ async fn start_browser_session(State(app): State<App>, body: String) -> Response
     }
 }
 
-/// `GET /auth/session`: whether the browser session sent is current, and when it ends.
+/// `GET /auth/session`: whether the browser session sent is current, when it ends, and
+/// (for a session a user logged in to) whose it is.
 async fn browser_session(caller: Option<Extension<Caller>>) -> Response {
     match caller {
-        Some(Extension(Caller::Browser(session))) => no_store(
-            axum::Json(json!({ "expiresAt": expires_at_text(session.expires_at) })).into_response(),
-        ),
+        Some(Extension(Caller::Browser(session))) => {
+            let mut answer = json!({ "expiresAt": expires_at_text(session.expires_at) });
+            if let Some(user) = &session.user {
+                answer["user"] = json!(user);
+            }
+            no_store(axum::Json(answer).into_response())
+        }
         _ => (
             StatusCode::BAD_REQUEST,
             "only a browser session has an expiry; programs use the token",
@@ -331,4 +364,106 @@ async fn login_code(
         }))
         .into_response(),
     )
+}
+
+/// The cookie that ties an OpenID Connect login to the browser that started it. It is not
+/// a credential: it only matters together with a pending login's state.
+const OIDC_BINDING_COOKIE: &str = "hearth_oidc_login";
+
+/// This server's own origin as the browser sees it: the `Host` the guard accepted, over
+/// HTTPS when that origin is among the allowed ones (a server behind a TLS front end).
+fn own_origin(guard: &Guard, headers: &axum::http::HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .map(|host| host.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let secure = format!("https://{host}");
+    if guard.origins().contains(&secure) {
+        secure
+    } else {
+        format!("http://{host}")
+    }
+}
+
+/// `GET /auth/oidc`: starts an OpenID Connect login, sending the browser to the provider.
+async fn oidc_login(State(app): State<App>, headers: axum::http::HeaderMap) -> Response {
+    let Some(oidc) = &app.oidc else {
+        return LoginFailure::NotConfigured.into_response();
+    };
+    let origin = own_origin(&app.guard, &headers);
+    let started = match oidc.start(&origin).await {
+        Ok(started) => started,
+        Err(failure) => return failure.into_response(),
+    };
+    let Ok(location) = HeaderValue::from_str(&started.authorize_url) else {
+        return LoginFailure::Internal("the provider's login URL is not a header".to_owned())
+            .into_response();
+    };
+    let secure = if origin.starts_with("https://") {
+        "; Secure"
+    } else {
+        ""
+    };
+    let cookie = format!(
+        "{OIDC_BINDING_COOKIE}={}; Path={OIDC_CALLBACK_PATH}; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
+        started.binding.expose(),
+        crate::oidc::PENDING_LOGIN_LIFETIME.as_secs(),
+    );
+    let mut response = see_other(location);
+    match HeaderValue::from_str(&cookie) {
+        Ok(cookie) => {
+            response.headers_mut().insert(header::SET_COOKIE, cookie);
+            response
+        }
+        Err(_) => {
+            LoginFailure::Internal("the login cookie is not a header".to_owned()).into_response()
+        }
+    }
+}
+
+/// The binding cookie the browser sent, if any.
+fn binding_cookie(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == OIDC_BINDING_COOKIE).then_some(value)
+        })
+}
+
+/// `GET /auth/oidc/callback?code&state`: finishes an OpenID Connect login and sends the
+/// browser on to `/#login=<code>` with a login code bound to the user, as a login link
+/// does; a failed login gets a page saying what failed and what to do.
+async fn oidc_callback(
+    State(app): State<App>,
+    Query(callback): Query<Callback>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let Some(oidc) = &app.oidc else {
+        return LoginFailure::NotConfigured.into_response();
+    };
+    let mut response = match oidc.finish(callback, binding_cookie(&headers)).await {
+        Ok(user) => match app.guard.logins().issue_user_code(&user) {
+            Ok(code) => {
+                tracing::info!(%user, "a user logged in with OpenID Connect");
+                to_page_with_code(code.expose()).unwrap_or_else(|| {
+                    LoginFailure::Internal("a login code is not a header".to_owned())
+                        .into_response()
+                })
+            }
+            Err(error) => server_error("cannot make a login code", &error),
+        },
+        Err(failure) => failure.into_response(),
+    };
+    let expired = format!(
+        "{OIDC_BINDING_COOKIE}=; Path={OIDC_CALLBACK_PATH}; Max-Age=0; HttpOnly; SameSite=Lax"
+    );
+    if let Ok(expired) = HeaderValue::from_str(&expired) {
+        response.headers_mut().insert(header::SET_COOKIE, expired);
+    }
+    response
 }

@@ -8,7 +8,9 @@
 //! first), the per-install token and its file, browser logins (one-time codes traded for
 //! sessions the page keeps in its origin's storage and sends in a header; they expire,
 //! and replacing `login.key` ends them all), the request guard (Host, Origin, token or
-//! browser session, JSON bodies, size limits), dispatch of every method to the host,
+//! browser session, JSON bodies, size limits), OpenID Connect login for team servers
+//! (the provider vouches for a person, a resolver handed in names their user, and their
+//! browser session carries it), dispatch of every method to the host,
 //! mapping host failures to JSON-RPC errors, per-connection bounded queues with resync
 //! for slow readers, reconnect with the last seq, the discovery file, and a client for
 //! all of it.
@@ -38,6 +40,7 @@ mod guard;
 mod http;
 mod login;
 mod mcp;
+mod oidc;
 mod options;
 mod permissions;
 mod project_context;
@@ -65,9 +68,14 @@ pub use discovery::{
 };
 pub use error::{Result, ServerError};
 pub use gate::GateApprovals;
-pub use guard::{RPC_PROTOCOL, SESSION_HEADER, SESSION_PROTOCOL_PREFIX};
+pub use guard::{
+    OIDC_CALLBACK_PATH, OIDC_PATH, RPC_PROTOCOL, SESSION_HEADER, SESSION_PROTOCOL_PREFIX,
+};
 pub use login::{DEFAULT_LOGIN_LIFETIME, LOGIN_KEY_FILE, login_key_file, rotate_login_key};
 pub use mcp::{LentEndpoint, MCP_PROVIDER, McpTools, serve_mcp_stdio};
+pub use oidc::{
+    IdentityResolver, MAX_PENDING_LOGINS, OidcIdentity, OidcOptions, PENDING_LOGIN_LIFETIME,
+};
 pub use options::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions,

@@ -8,11 +8,16 @@
 //! 0600). So a session outlives a server restart; it ends at its expiry, when the login
 //! key is replaced (`hearth login --revoke`, which also tells the running server), or
 //! when the token file is replaced.
+//!
+//! A session a user logged in to (OpenID Connect, on a team server) names the user:
+//! `<expiry>.<nonce>.<user>.<seal>`, the seal covering the user too, so changing the user
+//! (or dropping it) breaks the seal. User ids are 1 to 64 of `A-Z a-z 0-9 _ -`. The login
+//! code such a login ends with is bound to the user, and expires after a few minutes.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -29,6 +34,33 @@ pub const DEFAULT_LOGIN_LIFETIME: Duration = Duration::from_secs(30 * 24 * 60 * 
 
 /// One-time login codes waiting to be used; the oldest goes first.
 const MAX_LOGIN_CODES: usize = 8;
+
+/// One-time login codes bound to a user waiting to be used (many users may be logging in
+/// at once); the oldest goes first.
+const MAX_USER_CODES: usize = 256;
+
+/// How long a login code bound to a user stays usable: the page trades it at once.
+const USER_CODE_LIFETIME: Duration = Duration::from_secs(5 * 60);
+
+/// The longest user id a browser session carries.
+const MAX_USER_ID_BYTES: usize = 64;
+
+/// Whether `text` is a user id a browser session can carry: 1 to 64 of `A-Z a-z 0-9 _ -`
+/// (so it never contains the credential's `.` separator).
+pub(crate) fn is_user_id(text: &str) -> bool {
+    (1..=MAX_USER_ID_BYTES).contains(&text.len())
+        && text
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+}
+
+fn checked_user(user: &str) -> Result<&str> {
+    if is_user_id(user) {
+        Ok(user)
+    } else {
+        Err(ServerError::UserId(user.chars().take(80).collect()))
+    }
+}
 
 /// Where a data directory keeps its login key.
 pub fn login_key_file(home: &Path) -> PathBuf {
@@ -47,6 +79,9 @@ pub fn rotate_login_key(path: &Path) -> Result<()> {
 pub(crate) struct BrowserSession {
     /// When it ends (seconds since the Unix epoch).
     pub expires_at: u64,
+    /// The user who logged in (team server logins); `None` for a session made from a
+    /// login code of the token's holder.
+    pub user: Option<String>,
     /// Cancelled when the login key is replaced: open connections of the session close.
     pub revoked: CancellationToken,
 }
@@ -57,13 +92,35 @@ struct Keyed {
     revoked: CancellationToken,
 }
 
+/// A one-time login code not used yet.
+struct LoginCode {
+    code: Secret,
+    /// The user it logs in, with when it stops working.
+    user: Option<(String, Instant)>,
+}
+
+impl LoginCode {
+    /// Whether it still works at `now` (a code without a user works until used or pushed
+    /// out by newer ones).
+    fn is_live(&self, now: Instant) -> bool {
+        self.user.as_ref().is_none_or(|(_, ends)| now < *ends)
+    }
+}
+
+/// What a login code traded in was for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Redeemed {
+    /// The user it was bound to (its session carries them), if any.
+    pub user: Option<String>,
+}
+
 /// Login codes and browser sessions.
 pub(crate) struct Logins {
     token: Secret,
     key_file: Option<PathBuf>,
     lifetime: Duration,
     keyed: Mutex<Keyed>,
-    codes: Mutex<Vec<Secret>>,
+    codes: Mutex<Vec<LoginCode>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -102,48 +159,91 @@ impl Logins {
     pub fn issue_code(&self) -> Result<Secret> {
         let code = Secret::generate()?;
         let mut codes = lock(&self.codes);
-        if codes.len() >= MAX_LOGIN_CODES {
-            codes.remove(0);
+        if let Some(oldest) = codes.iter().position(|code| code.user.is_none())
+            && codes.iter().filter(|code| code.user.is_none()).count() >= MAX_LOGIN_CODES
+        {
+            codes.remove(oldest);
         }
-        codes.push(code.clone());
+        codes.push(LoginCode {
+            code: code.clone(),
+            user: None,
+        });
         Ok(code)
     }
 
-    /// Where `candidate` is among the codes not used yet. Every code is compared, so the
-    /// time taken does not say which one matched.
-    fn find_code(codes: &[Secret], candidate: &str) -> Option<usize> {
+    /// A new login code that starts a session of `user` (a user id, see
+    /// [`is_user_id`]): the code exchange accepts it once, within a few minutes.
+    pub fn issue_user_code(&self, user: &str) -> Result<Secret> {
+        self.issue_user_code_at(user, Instant::now())
+    }
+
+    fn issue_user_code_at(&self, user: &str, now: Instant) -> Result<Secret> {
+        let user = checked_user(user)?;
+        let code = Secret::generate()?;
+        let mut codes = lock(&self.codes);
+        codes.retain(|code| code.is_live(now));
+        if let Some(oldest) = codes.iter().position(|code| code.user.is_some())
+            && codes.iter().filter(|code| code.user.is_some()).count() >= MAX_USER_CODES
+        {
+            codes.remove(oldest);
+        }
+        codes.push(LoginCode {
+            code: code.clone(),
+            user: Some((user.to_owned(), now + USER_CODE_LIFETIME)),
+        });
+        Ok(code)
+    }
+
+    /// Where `candidate` is among the codes not used yet (and not expired at `now`).
+    /// Every code is compared, so the time taken does not say which one matched.
+    fn find_code(codes: &[LoginCode], candidate: &str, now: Instant) -> Option<usize> {
         let mut found = None;
         for (index, code) in codes.iter().enumerate() {
-            if code.matches(candidate) {
+            if code.code.matches(candidate) {
                 found = Some(index);
             }
         }
-        found
+        found.filter(|&index| codes.get(index).is_some_and(|code| code.is_live(now)))
     }
 
     /// Whether `candidate` is a login code not used yet (it stays usable).
     pub fn code_is_live(&self, candidate: &str) -> bool {
-        Self::find_code(&lock(&self.codes), candidate).is_some()
+        Self::find_code(&lock(&self.codes), candidate, Instant::now()).is_some()
     }
 
-    /// Whether `candidate` is a login code not used yet; it is used up.
-    pub fn redeem_code(&self, candidate: &str) -> bool {
+    /// What `candidate` logs in, if it is a login code not used yet; it is used up.
+    pub fn redeem_code(&self, candidate: &str) -> Option<Redeemed> {
+        self.redeem_code_at(candidate, Instant::now())
+    }
+
+    fn redeem_code_at(&self, candidate: &str, now: Instant) -> Option<Redeemed> {
         let mut codes = lock(&self.codes);
-        Self::find_code(&codes, candidate)
-            .map(|index| codes.remove(index))
-            .is_some()
+        let index = Self::find_code(&codes, candidate, now)?;
+        let code = codes.remove(index);
+        Some(Redeemed {
+            user: code.user.map(|(user, _)| user),
+        })
     }
 
     /// Starts a browser session now; returns its credential and when it ends.
     pub fn start_session(&self) -> Result<(Secret, u64)> {
-        self.start_session_at(unix_now())
+        self.start_session_at(None, unix_now())
     }
 
-    fn start_session_at(&self, now: u64) -> Result<(Secret, u64)> {
+    /// Starts a browser session of `user` (a user id, see [`is_user_id`]) now; returns
+    /// its credential (which names the user, under the seal) and when it ends.
+    pub fn start_user_session(&self, user: &str) -> Result<(Secret, u64)> {
+        self.start_session_at(Some(checked_user(user)?), unix_now())
+    }
+
+    fn start_session_at(&self, user: Option<&str>, now: u64) -> Result<(Secret, u64)> {
         let nonce = Secret::generate()?;
         let expires_at = now.saturating_add(self.lifetime.as_secs());
-        let seal = self.seal(expires_at, nonce.expose());
-        let credential = format!("{expires_at}.{}.{seal}", nonce.expose());
+        let seal = self.seal(expires_at, nonce.expose(), user);
+        let credential = match user {
+            Some(user) => format!("{expires_at}.{}.{user}.{seal}", nonce.expose()),
+            None => format!("{expires_at}.{}.{seal}", nonce.expose()),
+        };
         Ok((Secret::from_trusted(credential), expires_at))
     }
 
@@ -154,11 +254,11 @@ impl Logins {
     }
 
     fn session_at(&self, credential: &str, now: u64) -> Option<BrowserSession> {
-        let mut parts = credential.split('.');
-        let (Some(expires), Some(nonce), Some(seal), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return None;
+        let parts: Vec<&str> = credential.splitn(5, '.').collect();
+        let (expires, nonce, user, seal) = match parts[..] {
+            [expires, nonce, seal] => (expires, nonce, None, seal),
+            [expires, nonce, user, seal] if is_user_id(user) => (expires, nonce, Some(user), seal),
+            _ => return None,
         };
         if expires.is_empty() || expires.len() > 20 || !expires.bytes().all(|b| b.is_ascii_digit())
         {
@@ -168,7 +268,7 @@ impl Logins {
         let (expected, revoked) = {
             let keyed = lock(&self.keyed);
             (
-                Secret::from_trusted(seal_with(&keyed.sealer, expires_at, nonce)),
+                Secret::from_trusted(seal_with(&keyed.sealer, expires_at, nonce, user)),
                 keyed.revoked.clone(),
             )
         };
@@ -181,6 +281,7 @@ impl Logins {
         }
         Some(BrowserSession {
             expires_at,
+            user: user.map(str::to_owned),
             revoked,
         })
     }
@@ -199,8 +300,8 @@ impl Logins {
         Ok(())
     }
 
-    fn seal(&self, expires_at: u64, nonce: &str) -> String {
-        seal_with(&lock(&self.keyed).sealer, expires_at, nonce)
+    fn seal(&self, expires_at: u64, nonce: &str, user: Option<&str>) -> String {
+        seal_with(&lock(&self.keyed).sealer, expires_at, nonce, user)
     }
 }
 
@@ -220,9 +321,14 @@ fn keyed(token: &Secret, key: &Secret) -> Result<Keyed> {
     })
 }
 
-fn seal_with(sealer: &Hmac<Sha256>, expires_at: u64, nonce: &str) -> String {
+/// The seal of a session: the user (when there is one) is sealed after a marker no
+/// session without a user has, and a user id has no `:`, so no two sessions share a text.
+fn seal_with(sealer: &Hmac<Sha256>, expires_at: u64, nonce: &str, user: Option<&str>) -> String {
     let mut mac = sealer.clone();
     mac.update(format!("session:{expires_at}:{nonce}").as_bytes());
+    if let Some(user) = user {
+        mac.update(format!(":user:{user}").as_bytes());
+    }
     hearth_fs::hex(&mac.finalize().into_bytes())
 }
 
@@ -345,7 +451,7 @@ mod tests {
     fn a_session_ends_at_its_expiry() {
         let logins = logins(&Secret::generate().unwrap(), None);
         let now = 1_900_000_000;
-        let (credential, expires_at) = logins.start_session_at(now).unwrap();
+        let (credential, expires_at) = logins.start_session_at(None, now).unwrap();
         assert_eq!(expires_at, now + 30 * DAY);
         assert!(logins.session_at(credential.expose(), now).is_some());
         assert!(
@@ -400,24 +506,131 @@ mod tests {
     }
 
     #[test]
+    fn a_user_session_names_its_user_under_the_seal() {
+        let token = Secret::generate().unwrap();
+        let logins = logins(&token, None);
+        let (credential, expires_at) = logins.start_user_session("u-alice_1").unwrap();
+        let parts: Vec<&str> = credential.expose().split('.').collect();
+        assert_eq!(parts.len(), 4, "{credential:?}");
+        assert_eq!(parts[0], expires_at.to_string());
+        assert_eq!(parts[2], "u-alice_1");
+        let session = logins.session(credential.expose()).unwrap();
+        assert_eq!(session.user.as_deref(), Some("u-alice_1"));
+        assert_eq!(session.expires_at, expires_at);
+        // A session without a user keeps the three-part form, and names nobody.
+        let (plain, _) = logins.start_session().unwrap();
+        assert_eq!(plain.expose().split('.').count(), 3);
+        assert_eq!(logins.session(plain.expose()).unwrap().user, None);
+        // It ends like any other session.
+        assert!(logins.session_at(credential.expose(), expires_at).is_none());
+    }
+
+    #[test]
+    fn a_tampered_user_breaks_the_seal() {
+        let token = Secret::generate().unwrap();
+        let logins = logins(&token, None);
+        let (credential, _) = logins.start_user_session("alice").unwrap();
+        let (plain, _) = logins.start_session().unwrap();
+        assert!(logins.session(credential.expose()).is_some(), "control");
+        let [expires, nonce, user, seal] = credential.expose().split('.').collect::<Vec<_>>()[..]
+        else {
+            panic!("four parts: {credential:?}");
+        };
+        let (plain_expires, plain_rest) = plain.expose().split_once('.').unwrap();
+        let (plain_nonce, plain_seal) = plain_rest.split_once('.').unwrap();
+        for forged in [
+            format!("{expires}.{nonce}.bob.{seal}"),
+            format!("{expires}.{nonce}.alicf.{seal}"),
+            format!("{expires}.{nonce}.{user}x.{seal}"),
+            // Dropping the user, or adding one to a session without a user.
+            format!("{expires}.{nonce}.{seal}"),
+            format!("{plain_expires}.{plain_nonce}.alice.{plain_seal}"),
+            // Not a user id: refused before the seal is looked at.
+            format!("{expires}.{nonce}.al ice.{seal}"),
+            format!("{expires}.{nonce}..{seal}"),
+            format!("{expires}.{nonce}.{user}.{seal}.x"),
+        ] {
+            assert!(logins.session(&forged).is_none(), "{forged}");
+        }
+    }
+
+    #[test]
+    fn only_user_ids_are_sealed_into_sessions() {
+        let logins = logins(&Secret::generate().unwrap(), None);
+        for user in ["a", "A-z_09", &"x".repeat(64)] {
+            assert!(logins.start_user_session(user).is_ok(), "{user}");
+            assert!(logins.issue_user_code(user).is_ok(), "{user}");
+        }
+        for user in ["", "a.b", "a b", "a:b", "é", "a/b", &"x".repeat(65)] {
+            let error = logins.start_user_session(user).unwrap_err();
+            assert!(matches!(error, ServerError::UserId(_)), "{user}: {error}");
+            assert!(error.to_string().contains("not a user id"), "{error}");
+            assert!(logins.issue_user_code(user).is_err(), "{user}");
+        }
+    }
+
+    #[test]
+    fn a_user_login_code_works_once_and_expires() {
+        let logins = logins(&Secret::generate().unwrap(), None);
+        let now = Instant::now();
+        let code = logins.issue_user_code_at("alice", now).unwrap();
+        let plain = logins.issue_code().unwrap();
+        assert!(logins.code_is_live(code.expose()));
+        assert_eq!(
+            logins.redeem_code_at(code.expose(), now),
+            Some(Redeemed {
+                user: Some("alice".to_owned())
+            })
+        );
+        assert_eq!(logins.redeem_code_at(code.expose(), now), None, "used up");
+        // Past its lifetime it no longer works (a code without a user does).
+        let late = logins.issue_user_code_at("bob", now).unwrap();
+        let after = now + USER_CODE_LIFETIME;
+        assert_eq!(logins.redeem_code_at(late.expose(), after), None);
+        assert_eq!(
+            logins.redeem_code_at(plain.expose(), after),
+            Some(Redeemed { user: None })
+        );
+        // Many logins at once do not push out the token holder's codes, nor the reverse.
+        let plain = logins.issue_code().unwrap();
+        let codes: Vec<_> = (0..=MAX_USER_CODES)
+            .map(|_| logins.issue_user_code_at("carol", now).unwrap())
+            .collect();
+        assert!(logins.code_is_live(plain.expose()));
+        assert_eq!(logins.redeem_code_at(codes[0].expose(), now), None);
+        assert!(logins.redeem_code_at(codes[1].expose(), now).is_some());
+        for _ in 0..MAX_LOGIN_CODES {
+            logins.issue_code().unwrap();
+        }
+        assert!(logins.redeem_code_at(codes[2].expose(), now).is_some());
+    }
+
+    #[test]
     fn a_login_code_works_once() {
         let logins = logins(&Secret::generate().unwrap(), None);
         let code = logins.issue_code().unwrap();
-        assert!(!logins.redeem_code(&"0".repeat(64)));
+        assert_eq!(logins.redeem_code(&"0".repeat(64)), None);
         assert!(logins.code_is_live(code.expose()));
         assert!(
             logins.code_is_live(code.expose()),
             "looking does not use it"
         );
-        assert!(logins.redeem_code(code.expose()));
+        assert_eq!(
+            logins.redeem_code(code.expose()),
+            Some(Redeemed { user: None })
+        );
         assert!(!logins.code_is_live(code.expose()));
-        assert!(!logins.redeem_code(code.expose()), "used up");
+        assert_eq!(logins.redeem_code(code.expose()), None, "used up");
         // Only the newest few stay valid.
         let codes: Vec<_> = (0..=MAX_LOGIN_CODES)
             .map(|_| logins.issue_code().unwrap())
             .collect();
-        assert!(!logins.redeem_code(codes[0].expose()));
-        assert!(logins.redeem_code(codes[MAX_LOGIN_CODES].expose()));
+        assert_eq!(logins.redeem_code(codes[0].expose()), None);
+        assert!(
+            logins
+                .redeem_code(codes[MAX_LOGIN_CODES].expose())
+                .is_some()
+        );
     }
 
     #[cfg(unix)]

@@ -1,11 +1,13 @@
 //! How `hearth serve` listens: address, port, remote opt-in, request limits, queue sizes,
-//! connection timeouts and cap, and how long a browser stays logged in.
+//! connection timeouts and cap, how long a browser stays logged in, and OpenID Connect
+//! login.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::{Result, ServerError};
+use crate::oidc::OidcOptions;
 
 /// The port `hearth serve` listens on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 8421;
@@ -55,6 +57,10 @@ pub struct ServerOptions {
     pub login_key_file: Option<PathBuf>,
     /// How long a browser stays logged in.
     pub login_lifetime: Duration,
+    /// OpenID Connect login for the web (team servers): people log in at the provider
+    /// (`GET /auth/oidc`) and their browser sessions carry their user. `None` (the
+    /// default): only login links of the token's holder.
+    pub oidc: Option<OidcOptions>,
 }
 
 impl Default for ServerOptions {
@@ -71,6 +77,7 @@ impl Default for ServerOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             login_key_file: None,
             login_lifetime: crate::login::DEFAULT_LOGIN_LIFETIME,
+            oidc: None,
         }
     }
 }

@@ -100,10 +100,17 @@ impl Listener {
                 stop.child_token(),
             ));
         }
+        let oidc = options
+            .oidc
+            .clone()
+            .map(crate::oidc::Oidc::new)
+            .transpose()?
+            .map(Arc::new);
         let app = App {
             shared: Shared::new(backend, options.queue_capacity),
             guard,
             max_request_bytes: options.max_request_bytes,
+            oidc,
         };
         let open_files = connections::raise_open_file_limit();
         let limits = Limits {

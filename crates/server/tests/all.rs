@@ -13,6 +13,7 @@ mod suite {
     mod login;
     mod mcp;
     mod methods;
+    mod oidc;
     mod pages;
     mod proposal_watch;
     mod provider_setup;
