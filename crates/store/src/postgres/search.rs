@@ -132,6 +132,38 @@ impl PgStore {
         Ok(indexed)
     }
 
+    /// A found turn's row as its key (the cursor) and hit, its snippet cut around `words`.
+    fn decode_hit(
+        &self,
+        row: &sqlx::postgres::PgRow,
+        words: &[&str],
+    ) -> StoreResult<(i64, SearchHit)> {
+        let get = |error: sqlx::Error| self.error(error);
+        let text = |column: &str| -> StoreResult<String> { row.try_get(column).map_err(get) };
+        let parse = |error: hearth_core::UriError| StoreError::Decode {
+            what: "search hit",
+            detail: error.to_string(),
+        };
+        let prompt: Option<String> = row.try_get("prompt").map_err(get)?;
+        let answer: Option<String> = row.try_get("answer").map_err(get)?;
+        let whole = format!(
+            "{}\n{}",
+            prompt.unwrap_or_default(),
+            answer.unwrap_or_default()
+        );
+        let seq: i64 = row.try_get("seq").map_err(get)?;
+        let hit = SearchHit {
+            session: SessionUri::parse(&text("session")?).map_err(parse)?,
+            title: row.try_get("title").map_err(get)?,
+            chat: ChatUri::parse(&text("chat")?).map_err(parse)?,
+            turn_id: TurnId::parse(&text("turn_id")?).map_err(parse)?,
+            index: u32::try_from(seq).unwrap_or(u32::MAX),
+            started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
+            snippet: snippet(whole.trim(), words),
+        };
+        Ok((row.try_get("key").map_err(get)?, hit))
+    }
+
     pub(crate) async fn search_turns_impl(&self, query: &SearchQuery) -> StoreResult<SearchPage> {
         let words = words(&query.text)?;
         let before = decode_cursor(query.cursor.as_deref())?;
@@ -184,32 +216,10 @@ impl PgStore {
         let more = rows.len() as i64 > limit;
         let mut hits = Vec::new();
         let mut last_key = None;
-        for row in rows.into_iter().take(limit as usize) {
-            let get = |error: sqlx::Error| self.error(error);
-            let key: i64 = row.try_get("key").map_err(get)?;
+        for row in rows.iter().take(limit as usize) {
+            let (key, hit) = self.decode_hit(row, &words)?;
             last_key = Some(key);
-            let text = |column: &str| -> StoreResult<String> { row.try_get(column).map_err(get) };
-            let parse = |error: hearth_core::UriError| StoreError::Decode {
-                what: "search hit",
-                detail: error.to_string(),
-            };
-            let prompt: Option<String> = row.try_get("prompt").map_err(get)?;
-            let answer: Option<String> = row.try_get("answer").map_err(get)?;
-            let whole = format!(
-                "{}\n{}",
-                prompt.unwrap_or_default(),
-                answer.unwrap_or_default()
-            );
-            let seq: i64 = row.try_get("seq").map_err(get)?;
-            hits.push(SearchHit {
-                session: SessionUri::parse(&text("session")?).map_err(parse)?,
-                title: row.try_get("title").map_err(get)?,
-                chat: ChatUri::parse(&text("chat")?).map_err(parse)?,
-                turn_id: TurnId::parse(&text("turn_id")?).map_err(parse)?,
-                index: u32::try_from(seq).unwrap_or(u32::MAX),
-                started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
-                snippet: snippet(whole.trim(), &words),
-            });
+            hits.push(hit);
         }
         Ok(SearchPage {
             hits,

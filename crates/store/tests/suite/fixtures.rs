@@ -51,8 +51,8 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
     }
 }
 
-/// Everything a backend keeps: the tests of projects, proposals and the audit log take
-/// an `Arc<dyn Backend>` from [`on_every_backend`].
+/// Everything a backend keeps: the tests of projects, proposals, the audit log and users
+/// take an `Arc<dyn Backend>` from [`on_every_backend`].
 pub trait Backend: Store + ProjectStore + ProposalStore + AuditStore + UserStore {}
 
 impl<T: Store + ProjectStore + ProposalStore + AuditStore + UserStore> Backend for T {}
