@@ -628,7 +628,7 @@ export type ErrorData = {
 
 /** What kind of failure an error response reports. Clients branch on this, never on the
  * message text. */
-export type ErrorKind = ('parseError' | 'invalidRequest' | 'methodNotFound' | 'invalidParams' | 'notInitialized' | 'notFound' | 'gone' | 'unsupported' | 'busy' | 'conflict' | 'provider' | 'unavailable' | 'shuttingDown' | 'internal');
+export type ErrorKind = ('parseError' | 'invalidRequest' | 'methodNotFound' | 'invalidParams' | 'notInitialized' | 'notFound' | 'gone' | 'unsupported' | 'busy' | 'conflict' | 'provider' | 'unavailable' | 'shuttingDown' | 'forbidden' | 'internal');
 
 /** The format of an exported session. */
 export type ExportFormat = ('markdown' | 'jsonl');

@@ -85,6 +85,7 @@ pub async fn backend_and_gate(
         paths: Some(app.paths.clone()),
         audit: Some(tools.registry.audit().clone()),
         provider_harnesses: Some(Arc::new(natives)),
+        accounts: None,
     };
     Ok((backend, gate))
 }

@@ -45,6 +45,7 @@ mod sign_in;
 mod style;
 mod toolbox;
 mod trash;
+mod users;
 
 /// Hearth: a local-first agent host.
 #[derive(Debug, Parser)]
@@ -140,6 +141,10 @@ enum Command {
     /// Deleted sessions and projects: list, restore, empty.
     #[command(subcommand)]
     Trash(trash::TrashCommand),
+    /// A team server's users: add them (printing their API token), tokens, teams, and
+    /// roles on calendars and projects.
+    #[command(subcommand)]
+    Users(users::UsersCommand),
     /// Calendars: list, events, add, import, export.
     #[command(subcommand)]
     Calendar(calendar::CalendarCommand),
@@ -296,6 +301,7 @@ async fn dispatch(app: &hearth_app::App, command: Command) -> anyhow::Result<Exi
         Command::Export(args) => export::export(app, args).await,
         Command::Import(args) => export::import(app, args).await,
         Command::Trash(command) => trash::trash(app, command).await,
+        Command::Users(command) => users::users(app, command).await,
         Command::Calendar(command) => calendar::calendar(app, command).await,
         Command::Tools(command) => toolbox::tools(app, command).await,
         Command::Serve(args) => serve::serve(app, args).await,

@@ -61,8 +61,21 @@ pub struct Remote {
     info: InitializeResponse,
 }
 
+/// The token a client presents: `HEARTH_TOKEN` (a team server user's API token, from
+/// `hearth users add` or `hearth users token`), else the data directory's.
+pub fn client_token(app: &App) -> anyhow::Result<hearth_server::Secret> {
+    match std::env::var("HEARTH_TOKEN") {
+        Ok(text) if !text.trim().is_empty() => hearth_server::Secret::parse(&text).ok_or_else(|| {
+            anyhow::anyhow!(
+                "HEARTH_TOKEN is not a Hearth token (64 hex digits, as `hearth users token` prints)"
+            )
+        }),
+        _ => Ok(read_token(&app.paths.token())?),
+    }
+}
+
 async fn open(app: &App, url: &str) -> anyhow::Result<Remote> {
-    let token = read_token(&app.paths.token())?;
+    let token = client_token(app)?;
     let (client, notifications) = Client::connect(url, &token).await?;
     let info = client.initialize("hearth-cli").await?;
     Ok(Remote {

@@ -137,6 +137,47 @@ fn pick_up_outside_answers(host: &Host, store: std::sync::Arc<dyn hearth_store::
     });
 }
 
+/// OpenID Connect login for a team server's users: an identity the provider verified
+/// logs in as the user it logged in as before, or as a new user named after it.
+fn oidc_login(
+    config: &hearth_config::OidcConfig,
+    accounts: std::sync::Arc<dyn hearth_store::Stores>,
+) -> hearth_server::OidcOptions {
+    let resolver: hearth_server::IdentityResolver = std::sync::Arc::new(move |identity| {
+        let accounts = accounts.clone();
+        Box::pin(async move {
+            let name = identity
+                .name
+                .clone()
+                .or_else(|| {
+                    identity
+                        .email
+                        .as_deref()
+                        .and_then(|email| email.split('@').next())
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| identity.subject.clone());
+            accounts
+                .user_for_identity(&identity.issuer, &identity.subject, &name)
+                .await
+                .map(|user| user.id)
+                .map_err(|error| {
+                    tracing::warn!(%error, "cannot record a user logging in");
+                    "Hearth cannot record your login now; try again in a moment".to_owned()
+                })
+        })
+    });
+    hearth_server::OidcOptions {
+        issuer_url: config.issuer.clone(),
+        client_id: config.client_id.clone(),
+        client_secret: std::env::var("HEARTH_OIDC_CLIENT_SECRET")
+            .ok()
+            .filter(|secret| !secret.is_empty())
+            .or_else(|| config.client_secret.clone()),
+        resolver,
+    }
+}
+
 /// `hearth serve` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -165,6 +206,12 @@ pub struct ServeArgs {
     /// share it (default: `HEARTH_STORE_URL`, else `[store] url`).
     #[arg(long, value_name = "URL")]
     store: Option<String>,
+    /// A team server with users: accept the API tokens `hearth users add` and
+    /// `hearth users token` print (and web logins), each user reaching only what is
+    /// theirs or their teams' (default: `[server] users`). The install token stays the
+    /// operator's.
+    #[arg(long)]
+    users: bool,
 }
 
 /// `hearth app-server` arguments.
@@ -295,7 +342,17 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let app = app
         .with_store_url(args.store.clone())
         .serving_on(listener.local_addr().port());
-    let backend = backend(&app, args.scenario, "server").await?;
+    let mut backend = backend(&app, args.scenario, "server").await?;
+    if args.users || app.config.server.users == Some(true) {
+        backend.accounts = Some(app.open_store().await?);
+    }
+    let listener = match (&app.config.server.oidc, &backend.accounts) {
+        (Some(oidc), Some(accounts)) => listener.with_oidc(oidc_login(oidc, accounts.clone())),
+        (Some(_), None) => bail!(
+            "[server.oidc] logs a team server's users in: start it with `--users` (or `[server] users = true`)"
+        ),
+        (None, _) => listener,
+    };
     let host = backend.host.clone();
     evict_idle_sessions(&host);
     // Opening the store emptied what `[history] trash_days` passed for; so does each day.

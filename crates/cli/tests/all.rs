@@ -59,6 +59,7 @@ mod suite {
     mod snapshots;
     mod support;
     mod team_server;
+    mod team_users;
     mod terminal_chat;
     mod terminal_support;
     mod tool_support;

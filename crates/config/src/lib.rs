@@ -14,7 +14,7 @@ mod private;
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClearPassword, ClockFormat, Config, ConfigError,
     Defaults, ExternalAgentConfig, FetchConfig, HistoryConfig, LimitsConfig, McpServerConfig,
-    PermissionsSetting, ProviderConfig, ProviderKind, ServerConfig, StoreConfig,
+    OidcConfig, PermissionsSetting, ProviderConfig, ProviderKind, ServerConfig, StoreConfig,
 };
 pub use edit::ConfigEdit;
 pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};

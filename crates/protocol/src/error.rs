@@ -64,6 +64,9 @@ pub enum ErrorKind {
     Unavailable,
     /// The server is shutting down.
     ShuttingDown,
+    /// On a team server: the caller may not do this (only the operator may, or it needs
+    /// a role the caller lacks).
+    Forbidden,
     /// Anything else: a bug or a failure of the machine (disk, database).
     Internal,
 }
@@ -87,6 +90,7 @@ impl ErrorKind {
             Self::Provider => -32011,
             Self::Unavailable => -32012,
             Self::ShuttingDown => -32013,
+            Self::Forbidden => -32014,
         }
     }
 }

@@ -29,6 +29,7 @@ const ERROR_KINDS: &[ErrorKind] = &[
     ErrorKind::Provider,
     ErrorKind::Unavailable,
     ErrorKind::ShuttingDown,
+    ErrorKind::Forbidden,
     ErrorKind::Internal,
 ];
 

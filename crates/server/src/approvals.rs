@@ -19,16 +19,19 @@ pub trait Approvals: Send + Sync + 'static {
         params: ProposalListParams,
     ) -> BoxFuture<'_, Result<ProposalListResponse, RpcError>>;
 
-    /// Approves a pending proposal (bound to its payload hash) and applies it.
+    /// Approves a pending proposal (bound to its payload hash) and applies it; `user` is
+    /// the team server's user who decides (`None`: the operator), for the audit log.
     fn approve(
         &self,
         params: ProposalApproveParams,
+        user: Option<String>,
     ) -> BoxFuture<'_, Result<ProposalDecisionResponse, RpcError>>;
 
     /// Rejects a pending proposal.
     fn reject(
         &self,
         params: ProposalRejectParams,
+        user: Option<String>,
     ) -> BoxFuture<'_, Result<ProposalDecisionResponse, RpcError>>;
 
     /// A page of the audit log.

@@ -8,12 +8,13 @@ use base64::Engine as _;
 use hearth_fs::{FilePermissions, WriteMode, sha256_hex, write_atomic};
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 
 /// The attachment method.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::AttachmentUpload => upload);
+    route!(table, wire::AttachmentUpload => upload, Access::Open);
 }
 
 /// The most characters a kept file's name has.

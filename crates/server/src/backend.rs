@@ -44,6 +44,10 @@ pub struct Backend {
     /// Makes the harness of a provider `provider/add` saved, so it can be used without a
     /// restart; `None` leaves it for the next start (`usableNow: false`).
     pub provider_harnesses: Option<Arc<dyn ProviderHarnesses>>,
+    /// A team server's users (`hearth serve --users`): their API tokens and logins are
+    /// accepted, and each reaches only what is theirs or their teams'. `None`: only the
+    /// operator (the install token) is admitted, as on a single user's Hearth.
+    pub accounts: Option<Arc<dyn hearth_store::Stores>>,
 }
 
 /// Makes the harness of a model provider saved while the server runs (`provider/add`):
@@ -70,6 +74,7 @@ impl Backend {
             paths: None,
             audit: None,
             provider_harnesses: None,
+            accounts: None,
         }
     }
 }

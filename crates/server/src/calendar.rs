@@ -12,6 +12,7 @@ use hearth_calendar::{
 use hearth_config::{CalendarKind as ConfigKind, ClockFormat, Config};
 use hearth_protocol::{self as wire, ErrorKind, RpcError};
 
+use crate::access::{Principal, sees_calendar};
 use crate::approvals::Approvals;
 use crate::backend::Shared;
 use crate::calendar_proposals::proposed_events;
@@ -384,21 +385,58 @@ pub(crate) async fn events(
 
 /// The calendar methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::CalendarList => calendar_list);
-    route!(table, wire::CalendarEvents => calendar_events);
+    route!(table, wire::CalendarList => calendar_list, narrowed);
+    route!(table, wire::CalendarEvents => calendar_events, narrowed);
 }
 
 async fn calendar_list(
     shared: &Shared,
+    caller: &Principal,
     _params: <wire::CalendarList as Method>::Params,
 ) -> Result<<wire::CalendarList as Method>::Response, RpcError> {
-    Ok(crate::calendar::list(calendars(shared)?, &shared.backend.config).await)
+    let mut listed = crate::calendar::list(calendars(shared)?, &shared.backend.config).await;
+    if let Some(user) = caller.viewer() {
+        let mut kept = Vec::with_capacity(listed.calendars.len());
+        for calendar in listed.calendars {
+            if sees_calendar(shared, user, &calendar.id).await? {
+                kept.push(calendar);
+            }
+        }
+        listed.calendars = kept;
+    }
+    Ok(listed)
 }
 
+/// A user's window shows only the calendars granted to them (of those they name).
 async fn calendar_events(
     shared: &Shared,
-    params: <wire::CalendarEvents as Method>::Params,
+    caller: &Principal,
+    mut params: <wire::CalendarEvents as Method>::Params,
 ) -> Result<<wire::CalendarEvents as Method>::Response, RpcError> {
+    if let Some(user) = caller.viewer() {
+        let named = match params.calendars.take() {
+            Some(named) => named,
+            None => calendars(shared)?
+                .calendars()
+                .iter()
+                .map(|info| info.id.clone())
+                .collect(),
+        };
+        let mut granted = Vec::with_capacity(named.len());
+        for calendar in named {
+            if sees_calendar(shared, user, &calendar).await? {
+                granted.push(calendar);
+            }
+        }
+        if granted.is_empty() {
+            return Ok(wire::CalendarEventsResponse {
+                events: Vec::new(),
+                proposed: Vec::new(),
+                warnings: Vec::new(),
+            });
+        }
+        params.calendars = Some(granted);
+    }
     crate::calendar::events(
         calendars(shared)?,
         shared.backend.approvals.as_deref(),

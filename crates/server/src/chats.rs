@@ -4,24 +4,25 @@ use hearth_core::{ChatUri, SessionUri, TurnId};
 use hearth_host::PageEnd;
 use hearth_protocol::{self as wire, Method, RpcError};
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{DEFAULT_TURN_PAGE, MethodTable, page_limit, parse_field, route};
 use crate::edge::{host_error, invalid_params};
 
 /// The chat methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ChatCreate => chat_create);
-    route!(table, wire::ChatDispose => chat_dispose);
-    route!(table, wire::ChatSend => chat_send);
-    route!(table, wire::ChatQueue => chat_queue);
-    route!(table, wire::ChatSetQueue => chat_set_queue);
-    route!(table, wire::ChatAbort => chat_abort);
-    route!(table, wire::ChatCompact => chat_compact);
-    route!(table, wire::ChatSetModel => chat_set_model);
-    route!(table, wire::ChatSetMode => chat_set_mode);
-    route!(table, wire::ChatSetDraft => chat_set_draft);
-    route!(table, wire::ChatResolve => chat_resolve);
-    route!(table, wire::ChatTurns => chat_turns);
+    route!(table, wire::ChatCreate => chat_create, Access::Session("session"));
+    route!(table, wire::ChatDispose => chat_dispose, Access::Chat("chat"));
+    route!(table, wire::ChatSend => chat_send, Access::Chat("chat"));
+    route!(table, wire::ChatQueue => chat_queue, Access::Chat("chat"));
+    route!(table, wire::ChatSetQueue => chat_set_queue, Access::Chat("chat"));
+    route!(table, wire::ChatAbort => chat_abort, Access::Chat("chat"));
+    route!(table, wire::ChatCompact => chat_compact, Access::Chat("chat"));
+    route!(table, wire::ChatSetModel => chat_set_model, Access::Chat("chat"));
+    route!(table, wire::ChatSetMode => chat_set_mode, Access::Chat("chat"));
+    route!(table, wire::ChatSetDraft => chat_set_draft, Access::Chat("chat"));
+    route!(table, wire::ChatResolve => chat_resolve, Access::Chat("chat"));
+    route!(table, wire::ChatTurns => chat_turns, Access::Chat("chat"));
 }
 
 async fn chat_create(

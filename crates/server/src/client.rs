@@ -103,7 +103,7 @@ impl Client {
         let (socket, _response) =
             tokio_tungstenite::connect_async_with_config(request, Some(config), true)
                 .await
-                .map_err(|error| connect_error(error.to_string()))?;
+                .map_err(|error| connect_error(refusal_text(&error)))?;
         let (sink, stream) = socket.split();
         let pending: Pending = Arc::default();
         let (notify, notifications) = mpsc::unbounded_channel();
@@ -151,6 +151,18 @@ impl Client {
         if let Err(error) = self.sink.lock().await.close().await {
             tracing::debug!(%error, "closing the connection failed");
         }
+    }
+}
+
+/// What a failed connection says, with what to do when the server refused the token.
+fn refusal_text(error: &tokio_tungstenite::tungstenite::Error) -> String {
+    match error {
+        tokio_tungstenite::tungstenite::Error::Http(response)
+            if response.status() == axum::http::StatusCode::UNAUTHORIZED =>
+        {
+            "the server refused this token (401): a team server's user sets HEARTH_TOKEN to a token `hearth users token` printed (revoked ones stop working); otherwise the token is read from the data directory".to_owned()
+        }
+        other => other.to_string(),
     }
 }
 

@@ -18,10 +18,12 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
+use crate::access::{Principal, UserView};
 use crate::backend::Shared;
 use crate::dispatch::{self, parse_params};
 use crate::edge::{host_error, internal, not_initialized};
 use crate::fanout::{Frame, Lag, ResourceKey, Sink};
+use crate::root_view::RootView;
 use crate::writer::{Outgoing, write_frames};
 
 /// Requests of one connection handled at the same time; later ones wait (and the
@@ -32,6 +34,8 @@ const MAX_IN_FLIGHT: usize = 32;
 pub(crate) struct Connection {
     id: u64,
     shared: Arc<Shared>,
+    /// Who the connection was authenticated as.
+    caller: Principal,
     queue: mpsc::Sender<Frame>,
     lag: Arc<Lag>,
     initialized: AtomicBool,
@@ -51,12 +55,17 @@ impl Connection {
     /// Starts a connection writing to `outgoing`; returns it and its writer task, which
     /// ends when the connection is closed and everything queued is written (or the
     /// transport fails).
-    pub fn start<O: Outgoing>(shared: Arc<Shared>, outgoing: O) -> (Arc<Self>, JoinHandle<()>) {
+    pub fn start<O: Outgoing>(
+        shared: Arc<Shared>,
+        caller: Principal,
+        outgoing: O,
+    ) -> (Arc<Self>, JoinHandle<()>) {
         let (queue, receiver) = mpsc::channel(shared.queue_capacity.max(1));
         let lag = Arc::new(Lag::default());
         let connection = Arc::new(Self {
             id: shared.connection_id(),
             shared,
+            caller,
             queue,
             lag: Arc::clone(&lag),
             initialized: AtomicBool::new(false),
@@ -95,7 +104,7 @@ impl Connection {
             return self.send(error_text(Some(id), error)).await;
         };
         if method == ClientMethod::Initialize {
-            let text = dispatch::call(&self.shared, method, id, params).await;
+            let text = dispatch::call(&self.shared, &self.caller, method, id, params).await;
             self.initialized.store(true, Ordering::Release);
             return self.send(text).await;
         }
@@ -112,7 +121,9 @@ impl Connection {
                 ClientMethod::Subscribe => connection.subscribe(id, params).await,
                 ClientMethod::Unsubscribe => connection.unsubscribe(id, params).await,
                 _ => {
-                    let text = dispatch::call(&connection.shared, method, id, params).await;
+                    let text =
+                        dispatch::call(&connection.shared, &connection.caller, method, id, params)
+                            .await;
                     connection.send(text).await;
                 }
             }
@@ -163,6 +174,17 @@ impl Connection {
             Ok(resource) => Arc::new(resource),
             Err(error) => return self.send(error_text(Some(id), error)).await,
         };
+        if let Err(error) = self.may_follow(&resource).await {
+            return self.send(error_text(Some(id), error)).await;
+        }
+        // A user's view of the root is numbered for them: a seq of theirs means nothing
+        // to the host, so they get a fresh (empty) snapshot.
+        let params = SubscribeParams {
+            last_seq: params
+                .last_seq
+                .filter(|_| self.root_view_of(&resource).is_none()),
+            ..params
+        };
         self.enqueue(Frame::Stage(Arc::clone(&resource))).await;
         if let Err(error) = self.shared.fanout.join(&resource, self.sink()).await {
             return self.fail_open(&resource, id, host_error(&error)).await;
@@ -206,14 +228,63 @@ impl Connection {
                 return self.fail_open(&resource, id, host_error(&error)).await;
             }
         };
+        let view = match self.view(&resource, floor).await {
+            Ok(view) => view,
+            Err(error) => {
+                self.forget(&resource);
+                return self.fail_open(&resource, id, error).await;
+            }
+        };
         let text = response_text(id.clone(), &response)
             .unwrap_or_else(|error| error_text(Some(id), internal(error)));
         self.enqueue(Frame::Open {
             resource,
             floor,
             text: text.into(),
+            view,
         })
         .await;
+    }
+
+    /// Whether the caller may follow the resource: a user, a session or chat they may
+    /// reach, or the root (through their view).
+    async fn may_follow(&self, resource: &ResourceUri) -> Result<(), RpcError> {
+        let Principal::User(user) = &self.caller else {
+            return Ok(());
+        };
+        match resource {
+            ResourceUri::Root => Ok(()),
+            ResourceUri::Session(session) => {
+                crate::access::see_session(&self.shared, user, session).await
+            }
+            ResourceUri::Chat(chat) => crate::access::see_chat(&self.shared, user, chat).await,
+        }
+    }
+
+    /// The user whose view of the root this subscription is, if it is one.
+    fn root_view_of(&self, resource: &ResourceUri) -> Option<&Arc<UserView>> {
+        match (&self.caller, resource) {
+            (Principal::User(user), ResourceUri::Root) => Some(user),
+            _ => None,
+        }
+    }
+
+    /// A user's view of the root, continuing after the snapshot at `floor`: it knows the
+    /// sessions `session/list` shows them.
+    async fn view(
+        &self,
+        resource: &ResourceUri,
+        floor: u64,
+    ) -> Result<Option<Box<RootView>>, RpcError> {
+        let Some(user) = self.root_view_of(resource) else {
+            return Ok(None);
+        };
+        let shown = crate::access::visible_sessions(&self.shared, user).await?;
+        Ok(Some(Box::new(RootView::new(
+            Arc::clone(user),
+            shown,
+            floor,
+        ))))
     }
 
     async fn fail_open(&self, resource: &ResourceKey, id: RequestId, error: RpcError) {
@@ -266,6 +337,14 @@ impl Connection {
         let frame = match subscription {
             Ok(subscription) => {
                 let (floor, snapshot) = wire_snapshot(subscription);
+                let view = match self.view(&resource, floor).await {
+                    Ok(view) => view,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot resync a user's view of the root");
+                        self.forget(&resource);
+                        return;
+                    }
+                };
                 let notification = wire::ResyncNotification {
                     snapshot,
                     reason: ResyncReason::Lagged,
@@ -275,6 +354,7 @@ impl Connection {
                         resource,
                         floor,
                         text: text.into(),
+                        view,
                     },
                     Err(error) => {
                         tracing::error!(%error, "cannot encode a resync");

@@ -5,7 +5,9 @@
 //! `unsubscribe` belong to a connection and are handled there.
 //!
 //! A new method is a handler in its feature's module and one `route!` line in its
-//! `register`; a test checks that every method of the protocol has its handler.
+//! `register`, which also says what the method's params name that the caller must be
+//! allowed to reach ([`Access`]); a test checks that every method of the protocol has
+//! its handler.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,6 +20,7 @@ use hearth_protocol::{
 };
 use serde_json::Value;
 
+use crate::access::{Access, Principal};
 use crate::backend::Shared;
 use crate::edge::{internal, invalid_params};
 
@@ -85,21 +88,22 @@ where
     }
 }
 
-/// A method's handler: the server's state, the request's id and params in; the text of
-/// the response (or error) out.
-pub(crate) type Handler = for<'a> fn(&'a Shared, RequestId, Value) -> BoxFuture<'a, String>;
+/// A method's handler: the server's state, the caller, the request's id and params in;
+/// the text of the response (or error) out.
+pub(crate) type Handler =
+    for<'a> fn(&'a Shared, &'a Principal, RequestId, Value) -> BoxFuture<'a, String>;
 
-/// Every method's handler, by method.
+/// Every method's handler, by method, with what its params name.
 pub(crate) struct MethodTable {
-    handlers: HashMap<ClientMethod, Handler>,
+    handlers: HashMap<ClientMethod, (Access, Handler)>,
 }
 
 impl MethodTable {
     /// Registers the handler of `M`.
-    pub(crate) fn add<M: Method>(&mut self, handler: Handler) {
+    pub(crate) fn add<M: Method>(&mut self, access: Access, handler: Handler) {
         match ClientMethod::from_name(M::NAME) {
             Some(method) => {
-                self.handlers.insert(method, handler);
+                self.handlers.insert(method, (access, handler));
             }
             None => tracing::error!(
                 method = M::NAME,
@@ -109,11 +113,36 @@ impl MethodTable {
     }
 }
 
-/// Registers a typed handler (`async fn(&Shared, M::Params) -> Result<M::Response,
-/// RpcError>`) for the method `M`.
+/// Registers a typed handler for the method `M`: `route!(table, M => handler, access)`
+/// for `async fn(&Shared, M::Params) -> Result<M::Response, RpcError>`, checked against
+/// the [`Access`] given; `route!(table, M => handler, narrowed)` for a handler that
+/// also takes the caller (`async fn(&Shared, &Principal, M::Params)`) and narrows its
+/// answer to what the caller may see; `route!(table, M => handler, access, with caller)`
+/// for a handler checked against `access` that also takes the caller.
 macro_rules! route {
-    ($table:expr, $method:ty => $handler:path) => {
-        $table.add::<$method>(|shared, id, params| {
+    ($table:expr, $method:ty => $handler:path, narrowed) => {
+        $table.add::<$method>(
+            $crate::access::Access::Narrowed,
+            |shared, caller, id, params| {
+                Box::pin($crate::dispatch::respond::<$method, _, _>(
+                    id,
+                    params,
+                    move |params| $handler(shared, caller, params),
+                ))
+            },
+        )
+    };
+    ($table:expr, $method:ty => $handler:path, $access:expr, with caller) => {
+        $table.add::<$method>($access, |shared, caller, id, params| {
+            Box::pin($crate::dispatch::respond::<$method, _, _>(
+                id,
+                params,
+                move |params| $handler(shared, caller, params),
+            ))
+        })
+    };
+    ($table:expr, $method:ty => $handler:path, $access:expr) => {
+        $table.add::<$method>($access, |shared, _caller, id, params| {
             Box::pin($crate::dispatch::respond::<$method, _, _>(
                 id,
                 params,
@@ -148,15 +177,21 @@ fn table() -> &'static MethodTable {
     })
 }
 
-/// Answers a request that needs no connection state.
+/// Answers a request that needs no connection state, once the caller may make it.
 pub(crate) async fn call(
     shared: &Shared,
+    caller: &Principal,
     method: ClientMethod,
     id: RequestId,
     params: Value,
 ) -> String {
     match table().handlers.get(&method) {
-        Some(handler) => handler(shared, id, params).await,
+        Some((access, handler)) => {
+            match crate::access::check(shared, caller, *access, &params).await {
+                Ok(()) => handler(shared, caller, id, params).await,
+                Err(error) => error_text(Some(id), error),
+            }
+        }
         None => error_text(
             Some(id),
             RpcError::new(

@@ -5,12 +5,13 @@ use hearth_core::SessionUri;
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::StoreError;
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, parse_field, route};
 
 /// The export method.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::SessionExport => session_export);
+    route!(table, wire::SessionExport => session_export, Access::Session("sessionId"));
 }
 
 /// A file name from a title: letters and digits kept, runs of anything else one `-`,

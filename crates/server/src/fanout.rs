@@ -38,6 +38,8 @@ pub(crate) enum Frame {
         floor: u64,
         /// What to write first.
         text: Utf8Bytes,
+        /// For a team server's user subscribed to the root: what of it they see.
+        view: Option<Box<crate::root_view::RootView>>,
     },
     /// Write `text` and forget the resource (unsubscribed or ended).
     Close {

@@ -148,10 +148,11 @@ impl Approvals for GateApprovals {
     fn approve(
         &self,
         params: ProposalApproveParams,
+        user: Option<String>,
     ) -> BoxFuture<'_, Result<ProposalDecisionResponse, RpcError>> {
         Box::pin(async move {
             let id = parse_field("proposalId", &params.proposal_id, ProposalId::parse)?;
-            let by = UserActor::new(VIA);
+            let by = UserActor::new(VIA).for_user(user);
             match self
                 .gate
                 .approve_and_apply(&id, &params.payload_hash, &by)
@@ -180,12 +181,17 @@ impl Approvals for GateApprovals {
     fn reject(
         &self,
         params: ProposalRejectParams,
+        user: Option<String>,
     ) -> BoxFuture<'_, Result<ProposalDecisionResponse, RpcError>> {
         Box::pin(async move {
             let id = parse_field("proposalId", &params.proposal_id, ProposalId::parse)?;
             let decided = self
                 .gate
-                .reject(&id, &UserActor::new(VIA), params.reason.as_deref())
+                .reject(
+                    &id,
+                    &UserActor::new(VIA).for_user(user),
+                    params.reason.as_deref(),
+                )
                 .await
                 .map_err(|e| tools_error(&e))?;
             Ok(ProposalDecisionResponse {

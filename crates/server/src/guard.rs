@@ -41,6 +41,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::access::Principal;
 use crate::login::{BrowserSession, Logins};
 
 /// The header carrying a browser session on fetches.
@@ -53,10 +54,14 @@ pub const SESSION_PROTOCOL_PREFIX: &str = "hearth.session.";
 pub const AUTH_PATH: &str = "/auth";
 /// `POST`: a login code traded for a browser session; `GET`: the session's expiry.
 pub const AUTH_SESSION_PATH: &str = "/auth/session";
+/// `GET`: how a browser may log in here (whether OpenID Connect is offered).
+pub const AUTH_METHODS_PATH: &str = "/auth/methods";
 /// `GET`: starts an OpenID Connect login (team servers).
 pub const OIDC_PATH: &str = "/auth/oidc";
 /// `GET`: where the OpenID provider sends the browser back.
 pub const OIDC_CALLBACK_PATH: &str = "/auth/oidc/callback";
+/// Where the MCP endpoint is served.
+const MCP_PATH: &str = "/mcp";
 /// Where Agent Home's assets are served from (without authentication).
 pub const ASSETS_PATH: &str = "/assets/";
 
@@ -67,6 +72,8 @@ pub(crate) enum Caller {
     Bearer,
     /// A browser session.
     Browser(BrowserSession),
+    /// A team server's user, by their API token.
+    User(Arc<crate::access::UserView>),
 }
 
 /// The server's checks and the state they need.
@@ -75,6 +82,8 @@ pub(crate) struct Guard {
     origins: Vec<String>,
     token: crate::token::Secret,
     logins: Logins,
+    /// A team server's users, whose API tokens are accepted besides the install token.
+    accounts: Option<Arc<dyn hearth_store::Stores>>,
 }
 
 impl Guard {
@@ -83,13 +92,76 @@ impl Guard {
         origins: Vec<String>,
         token: crate::token::Secret,
         logins: Logins,
+        accounts: Option<Arc<dyn hearth_store::Stores>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             hosts,
             origins,
             token,
             logins,
+            accounts,
         })
+    }
+
+    /// The user whose API token `presented` is, with their teams.
+    async fn user_of_token(&self, presented: &str) -> Result<Caller, Refusal> {
+        let Some(accounts) = &self.accounts else {
+            return Err(Refusal::Unauthenticated);
+        };
+        let digest = hearth_fs::sha256_hex(presented.as_bytes());
+        let user = match accounts.user_by_token(&digest).await {
+            Ok(Some(user)) => user,
+            Ok(None) => return Err(Refusal::Unauthenticated),
+            Err(error) => {
+                tracing::warn!(%error, "cannot look up a user's token");
+                return Err(Refusal::Unavailable);
+            }
+        };
+        self.view_of(user).await.map(Caller::User)
+    }
+
+    /// A user as requests see them: with their teams, read now.
+    async fn view_of(
+        &self,
+        user: hearth_store::UserRecord,
+    ) -> Result<Arc<crate::access::UserView>, Refusal> {
+        let Some(accounts) = &self.accounts else {
+            return Err(Refusal::Unauthenticated);
+        };
+        let teams = accounts.memberships(&user.id).await.map_err(|error| {
+            tracing::warn!(%error, "cannot look up a user's teams");
+            Refusal::Unavailable
+        })?;
+        Ok(Arc::new(crate::access::UserView {
+            id: user.id,
+            name: user.name,
+            teams,
+        }))
+    }
+
+    /// Who an admitted caller acts as: the operator (the token, or a browser it logged
+    /// in), or a user (their token, or their web login). A web login of a user who is
+    /// gone, or on a server without users, is refused.
+    async fn principal_of(&self, caller: &Caller) -> Result<Principal, Refusal> {
+        let id = match caller {
+            Caller::Bearer => return Ok(Principal::Operator),
+            Caller::User(user) => return Ok(Principal::User(Arc::clone(user))),
+            Caller::Browser(session) => match &session.user {
+                None => return Ok(Principal::Operator),
+                Some(id) => id,
+            },
+        };
+        let Some(accounts) = &self.accounts else {
+            return Err(Refusal::SessionEnded);
+        };
+        match accounts.user(id).await {
+            Ok(Some(user)) if &user.id == id => self.view_of(user).await.map(Principal::User),
+            Ok(_) => Err(Refusal::SessionEnded),
+            Err(error) => {
+                tracing::warn!(%error, "cannot look up a logged-in user");
+                Err(Refusal::Unavailable)
+            }
+        }
     }
 
     pub fn hosts(&self) -> &[String] {
@@ -160,6 +232,8 @@ impl Guard {
                 .unwrap_or_default();
             return if self.is_token(presented) {
                 Ok(Presented::Bearer)
+            } else if self.accounts.is_some() && !presented.is_empty() {
+                Ok(Presented::UserToken(presented))
             } else {
                 Err(Refusal::Unauthenticated)
             };
@@ -183,6 +257,8 @@ impl Guard {
     fn check_session(&self, presented: Presented<'_>) -> Result<Caller, Refusal> {
         match presented {
             Presented::Bearer => Ok(Caller::Bearer),
+            // Looked up in the database instead (`user_of_token`).
+            Presented::UserToken(_) => Err(Refusal::Unauthenticated),
             Presented::Browser(credential) => self
                 .logins
                 .session(credential)
@@ -192,10 +268,22 @@ impl Guard {
     }
 }
 
+/// What the synchronous checks admitted a request as.
+enum Admitted {
+    /// A public or login route: no caller.
+    Anyone,
+    /// The token or a browser session.
+    Caller(Caller),
+    /// A user's API token, to look up.
+    Token(String),
+}
+
 /// What a request presented to authenticate.
 enum Presented<'a> {
     /// The token (already compared).
     Bearer,
+    /// Not the token: a team server's user's API token, to look up.
+    UserToken(&'a str),
     /// A browser session's credential, to check.
     Browser(&'a str),
 }
@@ -218,6 +306,10 @@ enum Refusal {
     Unauthenticated,
     SessionEnded,
     NotJson,
+    /// The users' store could not be read.
+    Unavailable,
+    /// A user asked for what lends the operator's powers (the MCP endpoint).
+    OperatorOnly,
 }
 
 impl IntoResponse for Refusal {
@@ -239,6 +331,14 @@ impl IntoResponse for Refusal {
             Self::NotJson => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "the request body must be application/json",
+            ),
+            Self::OperatorOnly => (
+                StatusCode::FORBIDDEN,
+                "the MCP endpoint lends the operator's tools: a team server's users reach Hearth through /rpc",
+            ),
+            Self::Unavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server cannot check users' tokens now (its database does not answer); try again",
             ),
         };
         let mut response = (status, message).into_response();
@@ -287,7 +387,11 @@ fn is_public(method: &Method, path: &str) -> bool {
 /// The login routes, which take a one-time code (or the OpenID provider's answer)
 /// instead of a session.
 fn is_login(method: &Method, path: &str) -> bool {
-    (*method == Method::GET && matches!(path, AUTH_PATH | OIDC_PATH | OIDC_CALLBACK_PATH))
+    (*method == Method::GET
+        && matches!(
+            path,
+            AUTH_PATH | AUTH_METHODS_PATH | OIDC_PATH | OIDC_CALLBACK_PATH
+        ))
         || (*method == Method::POST && path == AUTH_SESSION_PATH)
 }
 
@@ -304,21 +408,42 @@ pub(crate) async fn guard(
         .and_then(|()| guard.check_origin(request.headers()))
         .and_then(|()| {
             if is_public(&method, &path) {
-                return Ok(None);
+                return Ok(Admitted::Anyone);
             }
-            let caller = if is_login(&method, &path) {
-                None
-            } else {
-                let presented = guard.authenticate(&request)?;
-                Some(guard.check_session(presented)?)
+            if is_login(&method, &path) {
+                check_json(&request)?;
+                return Ok(Admitted::Anyone);
+            }
+            let presented = guard.authenticate(&request)?;
+            let admitted = match presented {
+                Presented::UserToken(token) => Admitted::Token(token.to_owned()),
+                presented => Admitted::Caller(guard.check_session(presented)?),
             };
             check_json(&request)?;
-            Ok(caller)
+            Ok(admitted)
         });
+    // A user's token is looked up in the database, once the other checks passed.
+    let checked = match checked {
+        Ok(Admitted::Token(token)) => guard.user_of_token(&token).await.map(Some),
+        Ok(Admitted::Caller(caller)) => Ok(Some(caller)),
+        Ok(Admitted::Anyone) => Ok(None),
+        Err(refusal) => Err(refusal),
+    };
+    let checked = match checked {
+        Ok(Some(caller)) => match guard.principal_of(&caller).await {
+            // The MCP endpoint lends the operator's tools as they are.
+            Ok(Principal::User(_)) if path.starts_with(MCP_PATH) => Err(Refusal::OperatorOnly),
+            Ok(principal) => Ok(Some((caller, principal))),
+            Err(refusal) => Err(refusal),
+        },
+        Ok(None) => Ok(None),
+        Err(refusal) => Err(refusal),
+    };
     match checked {
         Ok(caller) => {
-            if let Some(caller) = caller {
+            if let Some((caller, principal)) = caller {
                 request.extensions_mut().insert(caller);
+                request.extensions_mut().insert(principal);
             }
             let response = next.run(request).await;
             tracing::debug!(%method, %path, status = response.status().as_u16(), "request");

@@ -26,11 +26,13 @@ use serde::Deserialize;
 use serde_json::json;
 use tower_http::limit::RequestBodyLimitLayer;
 
+use crate::access::Principal;
 use crate::backend::Shared;
 use crate::connection::Connection;
 use crate::dispatch;
 use crate::guard::{
-    AUTH_PATH, AUTH_SESSION_PATH, Caller, Guard, OIDC_CALLBACK_PATH, OIDC_PATH, RPC_PROTOCOL, guard,
+    AUTH_METHODS_PATH, AUTH_PATH, AUTH_SESSION_PATH, Caller, Guard, OIDC_CALLBACK_PATH, OIDC_PATH,
+    RPC_PROTOCOL, guard,
 };
 use crate::login::BrowserSession;
 use crate::oidc::{Callback, LoginFailure, Oidc};
@@ -60,6 +62,7 @@ pub(crate) fn router(app: App, mcp: Option<Router>) -> Router {
         )
         .route("/auth/code", axum::routing::post(login_code))
         .route("/auth/revoke", axum::routing::post(revoke_browser_sessions))
+        .route(AUTH_METHODS_PATH, get(login_methods))
         .route(OIDC_PATH, get(oidc_login))
         .route(OIDC_CALLBACK_PATH, get(oidc_callback))
         .with_state(app)
@@ -88,6 +91,7 @@ async fn health() -> Response {
 async fn rpc_socket(
     State(app): State<App>,
     caller: Option<Extension<Caller>>,
+    Extension(principal): Extension<Principal>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let limit = app.max_request_bytes;
@@ -100,7 +104,7 @@ async fn rpc_socket(
         .read_buffer_size(8 * 1024)
         .max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| serve_socket(app.shared, socket, browser))
+        .on_upgrade(move |socket| serve_socket(app.shared, principal, socket, browser))
 }
 
 /// Resolves when a browser's session ends (revoked, or expired); never for a program.
@@ -130,9 +134,14 @@ impl Outgoing for SocketOut {
     }
 }
 
-async fn serve_socket(shared: Arc<Shared>, socket: WebSocket, browser: Option<BrowserSession>) {
+async fn serve_socket(
+    shared: Arc<Shared>,
+    principal: Principal,
+    socket: WebSocket,
+    browser: Option<BrowserSession>,
+) {
     let (sink, mut stream) = socket.split();
-    let (connection, writer) = Connection::start(shared, SocketOut(sink));
+    let (connection, writer) = Connection::start(shared, principal, SocketOut(sink));
     let ended = session_end(browser);
     tokio::pin!(ended);
     loop {
@@ -170,10 +179,14 @@ async fn serve_socket(shared: Arc<Shared>, socket: WebSocket, browser: Option<Br
 }
 
 /// `POST /rpc`: one request, one response (no subscriptions).
-async fn rpc_post(State(app): State<App>, body: String) -> Response {
+async fn rpc_post(
+    State(app): State<App>,
+    Extension(principal): Extension<Principal>,
+    body: String,
+) -> Response {
     let text = match Incoming::parse(&body) {
         Ok(Incoming::Request { id, method, params }) => match ClientMethod::from_name(&method) {
-            Some(method) => dispatch::call(&app.shared, method, id, params).await,
+            Some(method) => dispatch::call(&app.shared, &principal, method, id, params).await,
             None => error_text(
                 Some(id),
                 RpcError::new(
@@ -384,6 +397,12 @@ fn own_origin(guard: &Guard, headers: &axum::http::HeaderMap) -> String {
     } else {
         format!("http://{host}")
     }
+}
+
+/// `GET /auth/methods`: how a browser logs in here, for Agent Home's login page: with a
+/// one-time link always, and with the team's OpenID provider when one is set.
+async fn login_methods(State(app): State<App>) -> Response {
+    no_store(axum::Json(json!({ "oidc": app.oidc.is_some() })).into_response())
 }
 
 /// `GET /auth/oidc`: starts an OpenID Connect login, sending the browser to the provider.

@@ -20,6 +20,7 @@
 //! reaches the protocol through [`Approvals`], which [`GateApprovals`] implements), or
 //! which harnesses exist (the binary registers them).
 
+mod access;
 mod approvals;
 mod attachments;
 mod backend;
@@ -49,6 +50,7 @@ mod proposal_watch;
 mod proposals;
 mod provider_setup;
 mod providers;
+mod root_view;
 mod search;
 mod server;
 mod sessions;

@@ -3,16 +3,18 @@
 use hearth_core::{ChatUri, PermissionAnswer};
 use hearth_protocol::{self as wire, Method, RpcError};
 
+use crate::access::Access;
+use crate::access::{Principal, keep_visible};
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, parse_field, route};
 use crate::edge::host_error;
 
 /// The permission methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::PermissionRespond => permission_respond);
-    route!(table, wire::PermissionList => permission_list);
-    route!(table, wire::PermissionGrants => permission_grants);
-    route!(table, wire::PermissionRevokeGrant => permission_revoke_grant);
+    route!(table, wire::PermissionRespond => permission_respond, Access::Chat("chat"));
+    route!(table, wire::PermissionList => permission_list, narrowed);
+    route!(table, wire::PermissionGrants => permission_grants, narrowed);
+    route!(table, wire::PermissionRevokeGrant => permission_revoke_grant, narrowed);
 }
 
 async fn permission_respond(
@@ -38,11 +40,15 @@ async fn permission_respond(
 
 async fn permission_list(
     shared: &Shared,
+    caller: &Principal,
     _params: <wire::PermissionList as Method>::Params,
 ) -> Result<<wire::PermissionList as Method>::Response, RpcError> {
     let host = shared.host();
-    let permissions = host
-        .pending_permissions()
+    let pending = keep_visible(shared, caller, host.pending_permissions(), |pending| {
+        Some(pending.chat.session())
+    })
+    .await?;
+    let permissions = pending
         .into_iter()
         .map(|pending| wire::PendingPermission {
             chat: pending.chat.to_string(),
@@ -58,11 +64,15 @@ async fn permission_list(
 
 async fn permission_grants(
     shared: &Shared,
+    caller: &Principal,
     _params: <wire::PermissionGrants as Method>::Params,
 ) -> Result<<wire::PermissionGrants as Method>::Response, RpcError> {
     let host = shared.host();
-    let grants = host
-        .permission_grants()
+    let grants = keep_visible(shared, caller, host.permission_grants(), |grant| {
+        Some(grant.chat.session())
+    })
+    .await?;
+    let grants = grants
         .into_iter()
         .map(|grant| wire::PermissionGrant {
             id: grant.id,
@@ -76,9 +86,18 @@ async fn permission_grants(
 
 async fn permission_revoke_grant(
     shared: &Shared,
+    caller: &Principal,
     params: <wire::PermissionRevokeGrant as Method>::Params,
 ) -> Result<<wire::PermissionRevokeGrant as Method>::Response, RpcError> {
     let host = shared.host();
+    // A user revokes only the grants of chats they may reach; another's reads as absent.
+    let theirs = keep_visible(shared, caller, host.permission_grants(), |grant| {
+        Some(grant.chat.session())
+    })
+    .await?;
+    if !theirs.iter().any(|grant| grant.id == params.grant) {
+        return Ok(wire::PermissionRevokeGrantResponse { revoked: false });
+    }
     Ok(wire::PermissionRevokeGrantResponse {
         revoked: host.revoke_permission_grant(&params.grant),
     })

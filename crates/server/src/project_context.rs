@@ -23,6 +23,7 @@ use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::ProjectRecord;
 use tokio::sync::watch;
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 use crate::edge::unavailable;
@@ -76,8 +77,8 @@ impl ContextRuns {
 
 /// The projects methods about context.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ProjectContext => project_context);
-    route!(table, wire::ProjectRetrySource => project_retry_source);
+    route!(table, wire::ProjectContext => project_context, Access::Project("project"));
+    route!(table, wire::ProjectRetrySource => project_retry_source, Access::Project("project"));
 }
 
 fn materializer(shared: &Shared) -> Result<&Materializer, RpcError> {

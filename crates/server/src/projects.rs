@@ -9,6 +9,7 @@ use hearth_projects::{
 };
 use hearth_protocol::{self as wire, ErrorKind, RpcError};
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 use crate::edge::unavailable;
@@ -197,24 +198,29 @@ pub(crate) async fn trust(
 
 /// The projects methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ProjectList => project_list);
-    route!(table, wire::ProjectGet => project_get);
-    route!(table, wire::ProjectCreate => project_create);
-    route!(table, wire::ProjectTrust => project_trust);
-    route!(table, wire::ProjectRename => project_rename);
-    route!(table, wire::ProjectDelete => project_delete);
-    route!(table, wire::ProjectAddSource => project_add_source);
-    route!(table, wire::ProjectRemoveSource => project_remove_source);
-    route!(table, wire::ProjectRelink => project_relink);
-    route!(table, wire::ProjectUpdate => project_update);
+    route!(table, wire::ProjectList => project_list, narrowed);
+    route!(table, wire::ProjectGet => project_get, Access::Project("project"));
+    route!(table, wire::ProjectCreate => project_create, Access::Operator("making a folder of the server a project"));
+    route!(table, wire::ProjectTrust => project_trust, Access::Project("project"));
+    route!(table, wire::ProjectRename => project_rename, Access::Project("project"));
+    route!(table, wire::ProjectDelete => project_delete, Access::Project("project"));
+    route!(table, wire::ProjectAddSource => project_add_source, Access::Operator("adding a context source (it may name a folder of the server)"));
+    route!(table, wire::ProjectRemoveSource => project_remove_source, Access::Project("project"));
+    route!(table, wire::ProjectRelink => project_relink, Access::Operator("pointing a project at another folder of the server"));
+    route!(table, wire::ProjectUpdate => project_update, Access::Project("project"));
 }
 
 async fn project_list(
     shared: &Shared,
+    caller: &crate::access::Principal,
     _params: <wire::ProjectList as Method>::Params,
 ) -> Result<<wire::ProjectList as Method>::Response, RpcError> {
     let projects = registry(shared.backend.projects.as_ref())?;
-    let list = projects.list().await.map_err(|e| project_error(&e))?;
+    let mut list = projects.list().await.map_err(|e| project_error(&e))?;
+    if let Some(user) = caller.viewer() {
+        let visible = crate::access::visible_projects(shared, user).await?;
+        list.retain(|project| visible.contains(&project.record.id));
+    }
     Ok(wire::ProjectListResponse {
         projects: list.iter().map(crate::projects::to_wire).collect(),
     })

@@ -28,6 +28,7 @@ use hearth_config::{
 use hearth_llm::{CancellationToken, DiscoveryOptions, Environment, check_provider};
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 use crate::edge::unavailable;
@@ -42,8 +43,8 @@ static CONFIG_WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 
 /// The setup methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ProviderAdd => provider_add);
-    route!(table, wire::ProviderRemove => provider_remove);
+    route!(table, wire::ProviderAdd => provider_add, Access::Operator("adding a model provider"));
+    route!(table, wire::ProviderRemove => provider_remove, Access::Operator("removing a model provider"));
 }
 
 fn paths(shared: &Shared) -> Result<&Paths, RpcError> {

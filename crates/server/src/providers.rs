@@ -1,6 +1,7 @@
 //! `provider/list` and `provider/test`: the model providers `hearth-llm` finds, checked
 //! on request. Keys never leave the process: only where a key came from is reported.
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 use hearth_config::Config;
@@ -112,8 +113,8 @@ pub(crate) fn current_config(shared: &Shared) -> Config {
 
 /// The providers methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ProviderList => provider_list);
-    route!(table, wire::ProviderTest => provider_test);
+    route!(table, wire::ProviderList => provider_list, Access::Open);
+    route!(table, wire::ProviderTest => provider_test, Access::Operator("testing the model providers"));
 }
 
 async fn provider_list(

@@ -4,12 +4,13 @@ use hearth_core::{ChatUri, HarnessId, ProjectId};
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::StoreError;
 
+use crate::access::Principal;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, parse_field, route};
 
 /// The search method.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::SearchQuery => search_query);
+    route!(table, wire::SearchQuery => search_query, narrowed);
 }
 
 fn invalid(message: impl Into<String>) -> RpcError {
@@ -18,6 +19,7 @@ fn invalid(message: impl Into<String>) -> RpcError {
 
 async fn search_query(
     shared: &Shared,
+    caller: &Principal,
     params: <wire::SearchQuery as Method>::Params,
 ) -> Result<<wire::SearchQuery as Method>::Response, RpcError> {
     let harness = params
@@ -50,9 +52,9 @@ async fn search_query(
         project,
         chat,
         since,
-        viewer: None,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
+        viewer: caller.viewer().map(|user| user.id.clone()),
     };
     let page = shared
         .host()

@@ -69,6 +69,13 @@ impl Listener {
         self.address
     }
 
+    /// The same, logging users in with OpenID Connect (a team server's web login).
+    #[must_use]
+    pub fn with_oidc(mut self, oidc: crate::oidc::OidcOptions) -> Self {
+        self.options.oidc = Some(oidc);
+        self
+    }
+
     /// Builds the routes around the backend (and reads or makes the login key file).
     pub fn into_server(self, backend: Backend, token: Secret) -> Result<Server> {
         let Self {
@@ -82,7 +89,7 @@ impl Listener {
             options.login_key_file.clone(),
             options.login_lifetime,
         )?;
-        let guard = Guard::new(hosts, origins, token, logins);
+        let guard = Guard::new(hosts, origins, token, logins, backend.accounts.clone());
         let login = Arc::clone(&guard);
         let stop = CancellationToken::new();
         let mcp = backend.toolbox.clone().map(|toolbox| {

@@ -5,20 +5,22 @@ use hearth_host::NewSessionRequest;
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError, ScopeFilter};
 use hearth_store::SessionQuery;
 
+use crate::access::Access;
+use crate::access::{Principal, forbidden};
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, parse_field, route};
 use crate::edge::{host_error, internal};
 
 /// The session methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::Initialize => initialize);
-    route!(table, wire::SessionList => session_list);
-    route!(table, wire::SessionCreate => session_create);
-    route!(table, wire::SessionDispose => session_dispose);
-    route!(table, wire::SessionFork => session_fork);
-    route!(table, wire::SessionRename => session_rename);
-    route!(table, wire::SessionMark => session_mark);
-    route!(table, wire::HarnessStart => harness_start);
+    route!(table, wire::Initialize => initialize, Access::Open);
+    route!(table, wire::SessionList => session_list, narrowed);
+    route!(table, wire::SessionCreate => session_create, narrowed);
+    route!(table, wire::SessionDispose => session_dispose, Access::Session("session"));
+    route!(table, wire::SessionFork => session_fork, Access::Session("session"));
+    route!(table, wire::SessionRename => session_rename, Access::Session("session"));
+    route!(table, wire::SessionMark => session_mark, Access::Session("session"));
+    route!(table, wire::HarnessStart => harness_start, Access::Operator("starting a harness and listing its sessions on this machine"));
 }
 
 async fn initialize(
@@ -30,6 +32,7 @@ async fn initialize(
 
 async fn session_list(
     shared: &Shared,
+    caller: &Principal,
     params: <wire::SessionList as Method>::Params,
 ) -> Result<<wire::SessionList as Method>::Response, RpcError> {
     let host = shared.host();
@@ -54,9 +57,9 @@ async fn session_list(
         title_contains: params.title_contains.filter(|text| !text.is_empty()),
         pinned: params.pinned,
         archived: params.archived,
-        viewer: None,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
+        viewer: caller.viewer().map(|user| user.id.clone()),
     };
     let page = host
         .list_sessions(&query)
@@ -70,9 +73,11 @@ async fn session_list(
 
 async fn session_create(
     shared: &Shared,
+    caller: &Principal,
     mut params: <wire::SessionCreate as Method>::Params,
 ) -> Result<<wire::SessionCreate as Method>::Response, RpcError> {
     let host = shared.host();
+    let owner = user_owner(shared, caller, &params).await?;
     // A project's sessions use its default agent or provider and model.
     if let (Some(project), Some(projects)) = (
         params.project_id.as_deref(),
@@ -111,7 +116,7 @@ async fn session_create(
             .into_iter()
             .map(std::path::PathBuf::from)
             .collect(),
-        owner: None,
+        owner,
     };
     let uri = host
         .create_session(request)
@@ -121,6 +126,38 @@ async fn session_create(
     Ok(wire::SessionCreateResponse {
         session: session.into(),
     })
+}
+
+/// A user's new session is theirs. They start it in a project of theirs (or shared with
+/// them), or in no project, and never name folders of the server themselves: that is
+/// the operator's.
+async fn user_owner(
+    shared: &Shared,
+    caller: &Principal,
+    params: &<wire::SessionCreate as Method>::Params,
+) -> Result<Option<hearth_core::Owner>, RpcError> {
+    let Some(user) = caller.viewer() else {
+        return Ok(None);
+    };
+    if !params.working_directories.is_empty() {
+        return Err(forbidden(
+            "choosing folders of the server is for its operator; start the session in a project shared with you instead",
+        ));
+    }
+    if let Some(project) = params.project_id.as_deref() {
+        let project = parse_field("projectId", project, ProjectId::parse)?;
+        if !crate::access::visible_projects(shared, user)
+            .await?
+            .contains(&project)
+        {
+            return Err(RpcError::new(
+                ErrorKind::NotFound,
+                format!("no project `{project}`"),
+                false,
+            ));
+        }
+    }
+    Ok(Some(hearth_core::Owner::user(user.id.clone())))
 }
 
 async fn session_dispose(

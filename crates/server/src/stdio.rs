@@ -80,7 +80,11 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let shared = Shared::new(backend, DEFAULT_QUEUE_CAPACITY);
-    let (connection, written) = Connection::start(shared, LinesOut(BufWriter::new(writer)));
+    let (connection, written) = Connection::start(
+        shared,
+        crate::access::Principal::Operator,
+        LinesOut(BufWriter::new(writer)),
+    );
     let mut reader = LineReader::new(BufReader::new(reader), DEFAULT_MAX_REQUEST_BYTES);
     loop {
         match read_line(&mut reader).await {

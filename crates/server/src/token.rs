@@ -46,7 +46,9 @@ impl Secret {
         &self.0
     }
 
-    fn parse(text: &str) -> Option<Self> {
+    /// A token given as text (64 hex digits: the install token or a team server user's
+    /// API token); `None` when it is not one.
+    pub fn parse(text: &str) -> Option<Self> {
         let text = text.trim();
         (text.len() == TOKEN_BYTES * 2 && text.bytes().all(|byte| HEX.contains(&byte)))
             .then(|| Self(text.to_owned()))

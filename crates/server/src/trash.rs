@@ -6,15 +6,16 @@ use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::{StoreError, TrashKind};
 use hearth_tools::{Actor, Emptying, UserActor};
 
+use crate::access::Access;
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, parse_field, route};
 use crate::edge::{host_error, unavailable};
 
 /// The trash methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::TrashList => trash_list);
-    route!(table, wire::TrashRestore => trash_restore);
-    route!(table, wire::TrashEmpty => trash_empty);
+    route!(table, wire::TrashList => trash_list, Access::Operator("the trash"));
+    route!(table, wire::TrashRestore => trash_restore, Access::Operator("the trash"));
+    route!(table, wire::TrashEmpty => trash_empty, Access::Operator("emptying the trash"));
 }
 
 /// The error response for a store failure of a trash method.

@@ -11,6 +11,7 @@ use axum::extract::ws::Utf8Bytes;
 use tokio::sync::mpsc;
 
 use crate::fanout::{Frame, Lag, ResourceKey};
+use crate::root_view::RootView;
 
 /// Frames written between flushes, at most.
 const WRITE_BATCH: usize = 64;
@@ -25,8 +26,12 @@ pub(crate) trait Outgoing: Send + 'static {
 
 /// Where a subscribed resource is, as the writer sees it.
 enum Track {
-    /// Envelopes are written in order after `floor`.
-    Open { floor: u64 },
+    /// Envelopes are written in order after `floor` (through a user's view of the root,
+    /// when there is one).
+    Open {
+        floor: u64,
+        view: Option<Box<RootView>>,
+    },
     /// Envelopes wait for the resource to open.
     Staging(Vec<(u64, Utf8Bytes)>),
 }
@@ -86,9 +91,10 @@ pub(crate) async fn write_frames<O: Outgoing>(
                     resource,
                     floor,
                     text,
+                    view,
                 } => {
                     let opened = out.feed(text).await;
-                    let staged = match tracks.insert(&resource, Track::Open { floor }) {
+                    let staged = match tracks.insert(&resource, Track::Open { floor, view }) {
                         Some(Track::Staging(staged)) => staged,
                         _ => Vec::new(),
                     };
@@ -165,12 +171,18 @@ async fn deliver<O: Outgoing>(
             }
             Ok(())
         }
-        Track::Open { floor } => {
+        Track::Open { floor, view } => {
             if seq <= *floor {
                 Ok(())
             } else if seq == *floor + 1 {
                 *floor = seq;
-                out.feed(text).await
+                match view {
+                    None => out.feed(text).await,
+                    Some(view) => match view.admit(&text) {
+                        Some(text) => out.feed(text).await,
+                        None => Ok(()),
+                    },
+                }
             } else {
                 tracing::debug!(%resource, expected = *floor + 1, got = seq, "gap in a subscription; resyncing");
                 *track = Track::Staging(vec![(seq, text)]);

@@ -23,4 +23,5 @@ mod suite {
     mod stdio;
     mod support;
     mod trash;
+    mod users;
 }

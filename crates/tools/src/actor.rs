@@ -13,12 +13,29 @@ use hearth_core::ChatUri;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserActor {
     via: String,
+    /// On a team server, which user.
+    user: Option<String>,
 }
 
 impl UserActor {
     /// The user acting through `via` (e.g. `cli`, `server`).
     pub fn new(via: impl Into<String>) -> Self {
-        Self { via: via.into() }
+        Self {
+            via: via.into(),
+            user: None,
+        }
+    }
+
+    /// The same, naming which user of a team server acts (by user id).
+    #[must_use]
+    pub fn for_user(mut self, user: Option<String>) -> Self {
+        self.user = user;
+        self
+    }
+
+    /// The team server's user who acts, when one is named.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
     }
 
     /// The user at the command line.
@@ -44,11 +61,15 @@ pub enum Actor {
 }
 
 impl Actor {
-    /// How the audit log names the actor: the chat URI, `user` or `hearth`.
+    /// How the audit log names the actor: the chat URI, `user` (`user:<id>` for a team
+    /// server's user) or `hearth`.
     pub fn audit_name(&self) -> String {
         match self {
             Self::Agent(chat) => chat.to_string(),
-            Self::User(_) => "user".to_owned(),
+            Self::User(user) => match user.user() {
+                Some(id) => format!("user:{id}"),
+                None => "user".to_owned(),
+            },
             Self::Hearth => "hearth".to_owned(),
         }
     }

@@ -26,7 +26,10 @@ const INTERRUPTED_AFTER: Duration = Duration::minutes(15);
 const ATTEMPTS: usize = 5;
 
 /// How `decided_by` names the user.
-const USER: &str = "user";
+/// How a proposal records who decided it: `user`, or `user:<id>` on a team server.
+fn decider(by: &UserActor) -> String {
+    Actor::User(by.clone()).audit_name()
+}
 
 /// The user's side of proposals. Only user-facing code holds one (the CLI, the server's
 /// authenticated API); agents get a [`Toolbox`](hearth_core::Toolbox), which cannot
@@ -183,7 +186,7 @@ impl ApprovalGate {
         let approved = self
             .shared
             .proposals
-            .approve_proposal(&record.id, payload_hash, USER, now)
+            .approve_proposal(&record.id, payload_hash, &decider(by), now)
             .await?;
         if !approved {
             return Ok(None);
@@ -221,7 +224,7 @@ impl ApprovalGate {
                     if self
                         .shared
                         .proposals
-                        .reject_proposal(id, USER, reason, now)
+                        .reject_proposal(id, &decider(by), reason, now)
                         .await?
                     {
                         let mut detail = user_detail(by, &record);

@@ -140,6 +140,10 @@ class App {
       el('pre', null, 'hearth login'),
       el('p', { class: 'muted' }, 'The link works once and keeps this browser logged in across server and browser restarts, for 30 days unless ', el('code', null, '[server] login_days'), ' says otherwise, or until ', el('code', null, 'hearth login --revoke'), '. ', el('code', null, 'hearth serve'), ' prints one when it starts.'),
     );
+    // A team server also logs its users in with the team's OpenID provider.
+    this.teamLogin = el('p', { hidden: true },
+      el('a', { class: 'button primary', href: '/auth/oidc' }, 'Log in with your team account'));
+    this.login.insertBefore(this.teamLogin, this.login.children[1]);
     // Below 760 px the sidebar is a drawer this button opens.
     this.menuButton = el('button', { class: 'button subtle menu-button', type: 'button', 'aria-label': 'Menu', 'aria-controls': 'sidebar', 'aria-expanded': 'false', onclick: () => this.toggleMenu() }, icon('menu'));
     const topBar = el('div', { class: 'top-bar' }, this.menuButton, el('span', { class: 'top-bar-name' }, 'Hearth'));
@@ -219,8 +223,21 @@ class App {
       this.showBanner('Connecting to Hearth…', 'info');
     } else if (status === 'login') {
       this.banner.hidden = true;
+      this.offerTeamLogin();
     }
     if (detail) console.warn(detail);
+  }
+
+  /** Shows the team login when the server offers one (`GET /auth/methods`). */
+  async offerTeamLogin() {
+    try {
+      const answer = await fetch('/auth/methods', { cache: 'no-store' });
+      if (!answer.ok) return;
+      const methods = await answer.json();
+      this.teamLogin.hidden = !methods.oidc;
+    } catch {
+      // The one-time link still works.
+    }
   }
 
   /**

@@ -26,6 +26,8 @@ impl Hearth {
             .arg(self.home.path())
             .env_remove("HEARTH_HOME")
             .env_remove("HEARTH_SERVER")
+            .env_remove("HEARTH_TOKEN")
+            .env_remove("HEARTH_STORE_URL")
             .env_remove("HEARTH_CONFIG")
             .env_remove("HEARTH_REPLAY_SCENARIO")
             .env_remove("OPENAI_API_KEY")

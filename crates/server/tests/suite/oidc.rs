@@ -14,6 +14,7 @@ use hearth_core::HarnessId;
 use hearth_server::{
     Backend, IdentityResolver, Listener, OidcIdentity, OidcOptions, Secret, ServerOptions,
 };
+use hearth_store::UserStore;
 use hearth_test_support::{FakeAgent, TestHost};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -113,6 +114,8 @@ impl Provider {
 struct Team {
     url: String,
     token: Secret,
+    /// The team server's users.
+    users: Arc<hearth_store::SqliteStore>,
     _host: TestHost,
     stop: Option<oneshot::Sender<()>>,
 }
@@ -131,10 +134,26 @@ impl Team {
     async fn start(issuer: &str, client_secret: &str, resolver: IdentityResolver) -> Self {
         let fake = FakeAgent::new("fake");
         let host = TestHost::start(vec![fake]).await;
+        let users = host.sqlite();
         let backend = Backend {
             default_provider: Some(HarnessId::parse("fake").unwrap()),
+            accounts: Some(users.clone()),
             ..Backend::new(host.host.clone())
         };
+        // The test's resolver names the user; the store keeps them, as `hearth serve` does.
+        let store = users.clone();
+        let resolver: IdentityResolver = Arc::new(move |identity: OidcIdentity| {
+            let named = resolver(identity.clone());
+            let store = store.clone();
+            Box::pin(async move {
+                let name = named.await?;
+                store
+                    .user_for_identity(&identity.issuer, &identity.subject, &name)
+                    .await
+                    .map(|user| user.id)
+                    .map_err(|error| error.to_string())
+            })
+        });
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();
         options.oidc = Some(OidcOptions {
             issuer_url: issuer.to_owned(),
@@ -153,6 +172,7 @@ impl Team {
         Self {
             url,
             token,
+            users,
             _host: host,
             stop: Some(stop),
         }
@@ -329,6 +349,16 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
         return;
     };
     let browser = browser();
+    // Agent Home's login page offers the team login.
+    let methods: serde_json::Value = browser
+        .get(format!("{}/auth/methods", team.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(methods, serde_json::json!({"oidc": true}));
     let authorize = start_login(&team, &browser).await;
     let query: Vec<(String, String)> = authorize.query_pairs().into_owned().collect();
     let param = |name: &str| {
@@ -361,11 +391,18 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
         }]
     );
 
-    // The page trades the code (once) for a session of u-alice.
+    // The page trades the code (once) for a session of the user named u-alice.
     let (status, answer) = trade(&team, code).await;
     assert_eq!(status, 200, "{answer}");
     let session = answer["session"].as_str().unwrap().to_owned();
-    assert_eq!(session.split('.').nth(2), Some("u-alice"));
+    let alice = team
+        .users
+        .user("u-alice")
+        .await
+        .unwrap()
+        .expect("the login made a user named after the resolver's answer");
+    assert_eq!(alice.subject.as_deref(), Some("alice"));
+    assert_eq!(session.split('.').nth(2), Some(alice.id.as_str()));
     assert_eq!(trade(&team, code).await.0, 401, "a code works once");
     let http = reqwest::Client::new();
     let about: Value = http
@@ -377,7 +414,7 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
         .json()
         .await
         .unwrap();
-    assert_eq!(about["user"], "u-alice");
+    assert_eq!(about["user"], alice.id.as_str());
     assert_eq!(about["expiresAt"], answer["expiresAt"]);
     let initialized: Value = http
         .post(format!("{}/rpc", team.url))
@@ -537,4 +574,14 @@ async fn a_server_without_oidc_has_no_oidc_login() {
         .unwrap();
     assert_eq!(response.status(), 404);
     assert!(response.text().await.unwrap().contains("hearth login"));
+    // Agent Home's login page offers only the one-time link.
+    let methods: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/auth/methods", server.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(methods, serde_json::json!({"oidc": false}));
 }

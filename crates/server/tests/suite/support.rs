@@ -41,6 +41,8 @@ pub struct Setup {
     pub paths: Option<hearth_config::Paths>,
     /// Makes the harness of a provider `provider/add` saved.
     pub provider_harnesses: Option<Arc<dyn hearth_server::ProviderHarnesses>>,
+    /// A team server with users, kept in the host's store.
+    pub users: bool,
 }
 
 impl Default for Setup {
@@ -57,6 +59,7 @@ impl Default for Setup {
             max_connections: hearth_server::DEFAULT_MAX_CONNECTIONS,
             paths: None,
             provider_harnesses: None,
+            users: false,
         }
     }
 }
@@ -94,6 +97,9 @@ impl TestServer {
             calendars: setup.calendars,
             paths: setup.paths,
             provider_harnesses: setup.provider_harnesses,
+            accounts: setup
+                .users
+                .then(|| host.sqlite() as Arc<dyn hearth_store::Stores>),
             ..Backend::new(host.host.clone())
         };
         let mut options = ServerOptions::at("127.0.0.1", 0).unwrap();

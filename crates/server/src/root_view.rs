@@ -1,0 +1,111 @@
+//! The session list as one user of a team server follows it: the root's envelopes about
+//! their sessions and their teams', numbered for them without gaps.
+//!
+//! The root carries no state (clients page through `session/list`), so a user's
+//! subscription is the operator's with envelopes left out: a session they cannot see
+//! is never added, updated or removed in their view, and one that stops being shared
+//! with them is removed from it. The writer of their connection passes each envelope
+//! through the view after putting it in order, so every other subscriber still shares
+//! one encoding.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::extract::ws::Utf8Bytes;
+use hearth_protocol::{
+    self as wire, Action, EnvelopeNotified, NotificationMethod, notification_text,
+};
+use serde::Deserialize;
+
+use crate::access::UserView;
+
+/// One user's view of the root.
+#[derive(Debug)]
+pub(crate) struct RootView {
+    user: Arc<UserView>,
+    /// The sessions the user's client has been told of (and may be told are gone).
+    shown: HashSet<String>,
+    /// The seq of the last envelope written to the user.
+    seq: u64,
+}
+
+/// A `subscription/envelope` notification as it was encoded.
+#[derive(Deserialize)]
+struct Notified {
+    params: wire::Envelope,
+}
+
+impl RootView {
+    /// A view for `user` whose client knows `shown`, continuing after `seq` (the seq of
+    /// the snapshot it was sent).
+    pub fn new(user: Arc<UserView>, shown: HashSet<String>, seq: u64) -> Self {
+        Self { user, shown, seq }
+    }
+
+    /// The envelope as the user sees it, numbered next; `None` when it is not theirs.
+    pub fn admit(&mut self, text: &str) -> Option<Utf8Bytes> {
+        let Notified {
+            params: mut envelope,
+        } = serde_json::from_str(text).ok()?;
+        envelope.action = self.seen(envelope.action)?;
+        self.seq += 1;
+        envelope.seq = self.seq;
+        match notification_text(EnvelopeNotified::NAME, &envelope) {
+            Ok(text) => Some(text.into()),
+            Err(error) => {
+                tracing::error!(%error, "cannot encode an envelope of a user's view");
+                None
+            }
+        }
+    }
+
+    /// What of `action` the user sees.
+    fn seen(&mut self, action: Action) -> Option<Action> {
+        match action {
+            Action::SessionAdded { summary } | Action::SessionUpdated { summary }
+                if !self.visible(&summary) =>
+            {
+                // Unshared from them since: gone from their list.
+                self.shown
+                    .remove(&summary.uri)
+                    .then_some(Action::SessionRemoved {
+                        session: summary.uri,
+                    })
+            }
+            Action::SessionAdded { summary } => {
+                let known = !self.shown.insert(summary.uri.clone());
+                Some(if known {
+                    Action::SessionUpdated { summary }
+                } else {
+                    Action::SessionAdded { summary }
+                })
+            }
+            Action::SessionUpdated { summary } => {
+                let new = self.shown.insert(summary.uri.clone());
+                Some(if new {
+                    Action::SessionAdded { summary }
+                } else {
+                    Action::SessionUpdated { summary }
+                })
+            }
+            Action::SessionRemoved { session } => self
+                .shown
+                .remove(&session)
+                .then_some(Action::SessionRemoved { session }),
+            // Shared by everyone: the harnesses, and a hint to look at proposals again
+            // (`proposal/list` answers each user with theirs).
+            action @ (Action::HarnessesChanged { .. } | Action::ProposalChanged { .. }) => {
+                Some(action)
+            }
+            _ => None,
+        }
+    }
+
+    fn visible(&self, summary: &wire::SessionSummary) -> bool {
+        let owner = summary.owner.as_ref().map(|user| hearth_core::Owner {
+            user: user.clone(),
+            team: summary.team.clone(),
+        });
+        self.user.sees(owner.as_ref())
+    }
+}
