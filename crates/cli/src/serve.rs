@@ -72,6 +72,11 @@ async fn follow_announced(host: &Host, batch: Vec<hearth_store::Change>) -> bool
                 turns.insert(chat);
             }
             hearth_store::Change::Chat(_) | hearth_store::Change::Session(_) => look = true,
+            hearth_store::Change::Asked(ask) => {
+                if let Err(error) = host.take_ask(&ask).await {
+                    tracing::info!(chat = %ask.chat(), %error, "could not do what another node asked of a turn answered here");
+                }
+            }
         }
     }
     for chat in turns {

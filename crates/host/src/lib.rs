@@ -43,6 +43,7 @@ mod chats;
 mod compact;
 mod discovery;
 mod durability;
+mod elsewhere;
 mod error;
 mod events;
 mod harnesses;

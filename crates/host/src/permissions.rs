@@ -101,8 +101,33 @@ impl Host {
     }
 
     /// Answers a permission request a chat's running turn raised, as the user through
-    /// `answer.via`. The answer goes to the harness, then into the turn.
+    /// `answer.via`. The answer goes to the harness, then into the turn. A turn another
+    /// node answers gets the answer there.
     pub async fn respond_permission(
+        &self,
+        chat: &ChatUri,
+        request_id: &str,
+        answer: &PermissionAnswer,
+    ) -> HostResult<()> {
+        match self.respond_permission_here(chat, request_id, answer).await {
+            Err(HostError::NotFound { what, key }) => {
+                let ask = hearth_store::HolderAsk::Answer {
+                    chat: chat.clone(),
+                    request_id: request_id.to_owned(),
+                    option_id: answer.option_id.clone(),
+                    by_policy: answer.via == hearth_core::PERMISSION_BY_POLICY,
+                };
+                if self.ask_answering_host(ask).await? {
+                    Ok(())
+                } else {
+                    Err(HostError::NotFound { what, key })
+                }
+            }
+            done => done,
+        }
+    }
+
+    async fn respond_permission_here(
         &self,
         chat: &ChatUri,
         request_id: &str,

@@ -211,6 +211,7 @@ impl Host {
 
     /// Aborts a chat's running turn; what streamed is kept. Returns whether a turn ran.
     /// A harness that does not stop within the grace period has its turn ended for it.
+    /// A turn another node answers is asked to stop there.
     pub async fn abort(&self, chat: &ChatUri) -> HostResult<bool> {
         let running = self
             .inner
@@ -219,7 +220,9 @@ impl Host {
             .get(chat)
             .and_then(|entry| entry.running.as_ref().map(|r| r.turn_id.clone()));
         let Some(turn_id) = running else {
-            return Ok(false);
+            return self
+                .ask_answering_host(hearth_store::HolderAsk::Abort { chat: chat.clone() })
+                .await;
         };
         let context = self.inner.context_for(chat)?;
         let agent = self.inner.agent_for(chat.session_ref())?;

@@ -239,6 +239,12 @@ impl SqliteStore {
         })
     }
 
+    /// SQLite carries no asks: another process answering a chat is not told anything.
+    #[allow(clippy::unused_async)]
+    pub(crate) async fn ask_holder_impl(&self, _ask: &crate::HolderAsk) -> StoreResult<bool> {
+        Ok(false)
+    }
+
     pub(crate) async fn release_lease_impl(
         &self,
         chat: &ChatUri,

@@ -64,7 +64,7 @@ pub use sqlite::SqliteStore;
 pub use store::{
     ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery, Store, TurnPage,
 };
-pub use stores::{Change, Stores};
+pub use stores::{Change, HolderAsk, Stores};
 pub use transcript::session_markdown;
 pub use trash::{Removal, TrashItem, TrashKind};
 pub use users::{Membership, Role, UserRecord, UserStore};

@@ -326,6 +326,12 @@ pub trait Store: Send + Sync + 'static {
     /// The leases of a session's chats, held or ended.
     fn leases<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatLease>>>;
 
+    /// Asks whoever answers a chat elsewhere (another node on this database) to do
+    /// something of its running turn: stop it, or take an answer to its agent's
+    /// permission request. Returns whether the ask was sent; a database that does not
+    /// carry asks (SQLite) sends none.
+    fn ask_holder<'a>(&'a self, ask: &'a crate::HolderAsk) -> BoxFuture<'a, StoreResult<bool>>;
+
     /// Replaces a chat's provider data, verbatim, unless its lease passed to another
     /// owner after `epoch` (relaxed). Returns whether it wrote.
     fn set_provider_data_at<'a>(
@@ -597,6 +603,13 @@ macro_rules! store_by_impls {
                 holder: &'a $crate::LeaseHolder,
             ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
                 Box::pin(self.release_lease_impl(chat, holder))
+            }
+
+            fn ask_holder<'a>(
+                &'a self,
+                ask: &'a $crate::HolderAsk,
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<bool>> {
+                Box::pin(self.ask_holder_impl(ask))
             }
 
             fn leases<'a>(

@@ -25,6 +25,39 @@ pub enum Change {
     Turn(ChatUri),
     /// A session was made.
     Session(SessionUri),
+    /// Someone asked whoever answers a chat to do something of its running turn.
+    Asked(HolderAsk),
+}
+
+/// What one node asks of the node answering a chat ([`Store::ask_holder`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum HolderAsk {
+    /// Stop the running turn.
+    Abort {
+        /// The chat.
+        chat: ChatUri,
+    },
+    /// Answer the agent's permission request with one of its options.
+    Answer {
+        /// The chat.
+        chat: ChatUri,
+        /// The request.
+        request_id: String,
+        /// The option chosen.
+        option_id: String,
+        /// Whether a standing policy answered (not the user).
+        by_policy: bool,
+    },
+}
+
+impl HolderAsk {
+    /// The chat it is about.
+    pub fn chat(&self) -> &ChatUri {
+        match self {
+            Self::Abort { chat } | Self::Answer { chat, .. } => chat,
+        }
+    }
 }
 
 /// Every store trait of one database, with what a process asks of the database as a

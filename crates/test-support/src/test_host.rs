@@ -135,6 +135,14 @@ impl TestHost {
         }
     }
 
+    /// The host's store as one handle on all it keeps (its change feed, its users).
+    pub fn stores(&self) -> Arc<dyn hearth_store::Stores> {
+        match &self.opened {
+            Opened::Sqlite(store) => store.clone(),
+            Opened::Postgres(store) => store.clone(),
+        }
+    }
+
     /// Another handle on the host's database, as a second process (or node) opens it.
     pub async fn open_store(&self) -> Arc<dyn Store> {
         open(&self.backend, &self.database()).await.shared()

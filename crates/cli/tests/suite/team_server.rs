@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use hearth_core::{self as core, Mirror};
 use hearth_protocol::{
-    self as wire, ChatQueue, ChatQueueParams, ChatSend, ChatSendParams, SessionCreate,
-    SessionCreateParams, SessionList, SessionListParams, Subscribe, SubscribeParams,
+    self as wire, ChatAbort, ChatParams, ChatQueue, ChatQueueParams, ChatSend, ChatSendParams,
+    SessionCreate, SessionCreateParams, SessionList, SessionListParams, Subscribe, SubscribeParams,
     SubscribeResponse, UserMessage,
 };
 use hearth_server::{Client, Notifications, Notified};
@@ -451,4 +451,40 @@ async fn a_message_sent_on_one_node_while_another_answers_waits_for_it_then_runs
             .all(|turn| turn.response_text().ends_with("w40"))
     );
     assert!(chat_state(&on_b).queued.is_empty());
+}
+
+#[tokio::test]
+async fn a_stop_asked_on_one_node_stops_the_turn_another_node_answers() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let answering = node(&url, "node-a");
+    let other = node(&url, "node-b");
+    let (a, mut a_notes) = answering.client().await;
+    let chat = new_chat(&a).await;
+    let mut on_a = mirror(&a, &chat).await;
+    let turn = send(&a, &chat, "long").await.unwrap();
+    let mut deltas = 0;
+    follow(&mut a_notes, &mut on_a, |action| {
+        if matches!(action, wire::Action::TextDelta { .. }) {
+            deltas += 1;
+        }
+        deltas >= 5
+    })
+    .await;
+    // Node b runs no turn of the chat: it asks node a, through the database.
+    let (b, _b_notes) = other.client().await;
+    let aborted = b
+        .call::<ChatAbort>(&ChatParams { chat: chat.clone() })
+        .await
+        .unwrap();
+    assert!(aborted.aborted, "node b passed the stop on");
+    follow(&mut a_notes, &mut on_a, completes(&turn)).await;
+    let stopped = &chat_state(&on_a).turns[0];
+    assert_eq!(stopped.stop_reason, Some(core::StopReason::Aborted));
+    assert!(
+        !stopped.response_text().ends_with("w40"),
+        "stopped before the end: {:?}",
+        stopped.response_text()
+    );
 }

@@ -294,6 +294,12 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<Vec<ChatLease>>> {
         self.inner.leases(session)
     }
+    fn ask_holder<'a>(
+        &'a self,
+        ask: &'a hearth_store::HolderAsk,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        self.inner.ask_holder(ask)
+    }
     fn set_provider_data_at<'a>(
         &'a self,
         chat: &'a ChatUri,

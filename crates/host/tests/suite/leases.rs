@@ -484,4 +484,87 @@ hearth_test_support::on_every_backend!(
     the_lease_of_a_host_dropped_mid_turn_is_taken_over,
     a_lease_from_another_machine_is_refused_until_it_expires,
     a_running_turn_renews_its_lease,
+    asks_reach_the_host_answering_the_chat,
 );
+
+/// A stop and a permission answer asked of a host that does not run the chat's turn
+/// reach the host that does (PostgreSQL carries the ask; the test plays `hearth serve`,
+/// which hands each ask it hears to its host). SQLite carries no asks: the other host
+/// says there is nothing to stop or answer.
+async fn asks_reach_the_host_answering_the_chat() {
+    let first = FakeAgent::new("fake");
+    let test = TestHost::start(agents(&first)).await;
+    let session = test.session("fake").await;
+    let chat = ChatUri::default_for(&session);
+    let second = FakeAgent::new("fake");
+    let other = second_host(&test, &second, test_config()).await;
+    let mut heard = test.stores().changes().await.unwrap();
+    let mut watching = test
+        .host
+        .subscribe(&ResourceUri::Chat(chat.clone()))
+        .await
+        .unwrap();
+    let turn = test
+        .host
+        .send(&chat, UserMessage::text("go"))
+        .await
+        .unwrap();
+    assert_eq!(first.wait_for_send(&chat).await, turn);
+    first
+        .progress(
+            &chat,
+            Signal::PermissionRequested {
+                turn_id: turn.clone(),
+                request_id: "r1".into(),
+                title: "run it?".into(),
+                options: vec![hearth_core::PermissionOption {
+                    id: "allow".into(),
+                    label: "Allow".into(),
+                    kind: Some(hearth_core::PermissionOptionKind::AllowOnce),
+                }],
+                tool_call_id: None,
+            },
+        )
+        .await;
+    let answer = hearth_core::PermissionAnswer {
+        option_id: "allow".into(),
+        via: "server".into(),
+    };
+    let answered = other.respond_permission(&chat, "r1", &answer).await;
+    let Some(heard) = heard.as_mut() else {
+        assert!(
+            matches!(answered, Err(HostError::NotFound { .. })),
+            "{answered:?}"
+        );
+        assert!(!other.abort(&chat).await.unwrap(), "nothing to stop here");
+        return;
+    };
+    answered.unwrap();
+    assert!(other.abort(&chat).await.unwrap(), "the stop was passed on");
+    // What the first host hears, it acts on: the answer, then the stop.
+    let mut asks = Vec::new();
+    while asks.len() < 2 {
+        let change = tokio::time::timeout(hearth_test_support::WAIT, heard.recv())
+            .await
+            .expect("the asks arrive")
+            .expect("the feed stays open");
+        if let hearth_store::Change::Asked(ask) = change {
+            test.host.take_ask(&ask).await.unwrap();
+            asks.push(ask);
+        }
+    }
+    assert!(first.calls().contains(&Call::RespondPermission(
+        chat.clone(),
+        "r1".into(),
+        "allow".into()
+    )));
+    let (_, stop) = until_turn_completes(&mut watching.receiver, &turn).await;
+    assert_eq!(stop, StopReason::Aborted);
+    // The second host heard the same asks and left them: it runs no turn of the chat.
+    assert!(
+        second
+            .calls()
+            .iter()
+            .all(|call| !matches!(call, Call::RespondPermission(..)))
+    );
+}

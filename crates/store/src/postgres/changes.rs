@@ -26,12 +26,17 @@ const RECONNECT: Duration = Duration::from_secs(1);
 /// then reads the tables, as after a lost notification).
 const BACKLOG: usize = 1024;
 
-/// The payload of a change: `chat <uri>` or `session <uri>`.
+/// The payload of a change: `chat <uri>`, `turn <uri>`, `session <uri>`, or
+/// `ask <json>`.
 pub(crate) fn payload(change: &Change) -> String {
     match change {
         Change::Chat(chat) => format!("chat {chat}"),
         Change::Turn(chat) => format!("turn {chat}"),
         Change::Session(session) => format!("session {session}"),
+        Change::Asked(ask) => format!(
+            "ask {}",
+            serde_json::to_string(ask).unwrap_or_else(|_| "{}".to_owned())
+        ),
     }
 }
 
@@ -40,9 +45,13 @@ fn parse(payload: &str) -> Option<Change> {
         ("chat", uri) => ChatUri::parse(uri).ok().map(Change::Chat),
         ("turn", uri) => ChatUri::parse(uri).ok().map(Change::Turn),
         ("session", uri) => SessionUri::parse(uri).ok().map(Change::Session),
+        ("ask", json) => serde_json::from_str(json).ok().map(Change::Asked),
         _ => None,
     }
 }
+
+/// The most a notification may carry (PostgreSQL refuses longer payloads).
+const MAX_PAYLOAD: usize = 7900;
 
 impl PgStore {
     /// Announces `change` to every node when the transaction on `connection` commits.
@@ -56,6 +65,26 @@ impl PgStore {
             .execute(&mut *connection)
             .await
             .map(|_| ())
+    }
+
+    /// Sends an ask to every node; the one answering the chat acts on it. Not part of
+    /// any write: it goes at once.
+    pub(crate) async fn ask_holder_impl(&self, ask: &crate::HolderAsk) -> StoreResult<bool> {
+        let text = payload(&Change::Asked(ask.clone()));
+        if text.len() > MAX_PAYLOAD {
+            return Err(crate::StoreError::InvalidQuery(format!(
+                "an ask of {} bytes is too long to send to the node answering {}",
+                text.len(),
+                ask.chat()
+            )));
+        }
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CHANNEL)
+            .bind(text)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(true)
     }
 
     /// Starts listening: the receiver gets every change other nodes (and this one)
@@ -113,8 +142,15 @@ mod tests {
         let session = SessionUri::parse("hearth-session:codex/s1").unwrap();
         for change in [
             Change::Chat(chat.clone()),
-            Change::Turn(chat),
+            Change::Turn(chat.clone()),
             Change::Session(session),
+            Change::Asked(crate::HolderAsk::Abort { chat: chat.clone() }),
+            Change::Asked(crate::HolderAsk::Answer {
+                chat,
+                request_id: "req 1".into(),
+                option_id: "allow-once".into(),
+                by_policy: false,
+            }),
         ] {
             assert_eq!(parse(&payload(&change)), Some(change));
         }
