@@ -63,6 +63,17 @@ pub async fn backend_and_gate(
     )?;
     let scopes = app.scopes(&store);
     let projects = hearth_projects::Projects::new(store.clone());
+    // A team server's users: their agents reach only the calendars granted to them.
+    let accounts = (app.config.server.users == Some(true)).then(|| store.clone());
+    if let Some(accounts) = &accounts {
+        let calendars = app.config.calendars.keys().cloned().collect();
+        tools
+            .registry
+            .admit_with(Arc::new(crate::team::CalendarGrants::new(
+                accounts.clone(),
+                calendars,
+            )));
+    }
     let host = Host::start(store, agents, app.host_config(source, scopes));
     let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
     let gate = tools.gate.clone();
@@ -85,7 +96,7 @@ pub async fn backend_and_gate(
         paths: Some(app.paths.clone()),
         audit: Some(tools.registry.audit().clone()),
         provider_harnesses: Some(Arc::new(natives)),
-        accounts: None,
+        accounts,
     };
     Ok((backend, gate))
 }

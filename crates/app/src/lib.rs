@@ -21,6 +21,7 @@ mod app;
 pub mod backend;
 pub mod harnesses;
 pub mod history;
+pub mod team;
 pub mod tools;
 mod trash;
 pub mod turn;

@@ -347,10 +347,11 @@ pub async fn serve(app: &App, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let app = app
         .with_store_url(args.store.clone())
         .serving_on(listener.local_addr().port());
-    let mut backend = backend(&app, args.scenario, "server").await?;
-    if args.users || app.config.server.users == Some(true) {
-        backend.accounts = Some(app.open_store().await?);
+    let mut app = app;
+    if args.users {
+        app.config.server.users = Some(true);
     }
+    let backend = backend(&app, args.scenario, "server").await?;
     let listener = match (&app.config.server.oidc, &backend.accounts) {
         (Some(oidc), Some(accounts)) => listener.with_oidc(oidc_login(oidc, accounts.clone())),
         (Some(_), None) => bail!(

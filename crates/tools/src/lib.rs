@@ -60,6 +60,7 @@ pub use permission::{
 pub use proposal::{ApplyOutcome, Decided, Proposal, ProposalList};
 pub use redact::{REDACTED, is_secret_name, redact_text, redact_value};
 pub use registry::{
-    Clock, DEFAULT_PROPOSAL_EXPIRY_DAYS, RegistryBuilder, ToolRegistry, staged_message,
+    CallAdmission, Clock, DEFAULT_PROPOSAL_EXPIRY_DAYS, RegistryBuilder, ToolRegistry,
+    staged_message,
 };
 pub use trash::{Emptying, empty_trash, purge_at};

@@ -38,6 +38,21 @@ pub(crate) struct Shared {
     pub audit: AuditLog,
     pub expiry: Duration,
     pub clock: Clock,
+    /// What decides, before a tool runs, whether the calling session may make the call.
+    pub admission: std::sync::OnceLock<Arc<dyn CallAdmission>>,
+}
+
+/// Decides, before a tool runs, whether the session calling it may make this call: on a
+/// team server, a user's agents reach only the calendars granted to that user.
+pub trait CallAdmission: Send + Sync {
+    /// `Ok` to let the call run; `Err` with what to tell the agent (the call is refused
+    /// and audited as denied).
+    fn admit<'a>(
+        &'a self,
+        call: &'a ToolCallContext,
+        tool: &'a str,
+        arguments: &'a Value,
+    ) -> BoxFuture<'a, Result<(), String>>;
 }
 
 impl Shared {
@@ -123,6 +138,7 @@ impl RegistryBuilder {
                 audit: self.audit,
                 expiry: self.expiry,
                 clock: self.clock,
+                admission: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -146,6 +162,12 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// Has `admission` decide, from now on, whether each call may run (set once: a
+    /// second one is refused, returning `false`).
+    pub fn admit_with(&self, admission: Arc<dyn CallAdmission>) -> bool {
+        self.shared.admission.set(admission).is_ok()
+    }
+
     /// A registry whose proposals are kept in `proposals` and whose calls are recorded
     /// in `audit`.
     pub fn builder(proposals: Arc<dyn ProposalStore>, audit: AuditLog) -> RegistryBuilder {
@@ -221,6 +243,11 @@ impl ToolRegistry {
         let Some(tool) = self.shared.tool(name) else {
             return failed(Decision::Denied, self.unknown_tool(name));
         };
+        if let Some(admission) = self.shared.admission.get()
+            && let Err(refusal) = admission.admit(call, name, arguments).await
+        {
+            return failed(Decision::Denied, refusal);
+        }
         let violations = hearth_schema::validate(&tool.parameters(), arguments);
         if !violations.is_empty() {
             let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
