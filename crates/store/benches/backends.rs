@@ -25,6 +25,8 @@ use hearth_store::{
 const CLIENTS: usize = 8;
 /// How long each measurement runs.
 const SPAN: Duration = Duration::from_secs(3);
+/// The users the sessions belong to (a team server's), in turn.
+const USERS: usize = 100;
 
 fn new_session(index: usize) -> NewSession {
     let uri = SessionUri::new(HarnessId::parse("replay").unwrap(), SessionId::generate());
@@ -43,7 +45,7 @@ fn new_session(index: usize) -> NewSession {
             updated_at: at,
             pinned: false,
             archived: false,
-            owner: None,
+            owner: Some(hearth_core::Owner::user(owner_of(index))),
         },
         default_chat: ChatRecord {
             summary: ChatSummary {
@@ -60,6 +62,11 @@ fn new_session(index: usize) -> NewSession {
             queued: Vec::new(),
         },
     }
+}
+
+/// The user session `index` belongs to.
+fn owner_of(index: usize) -> String {
+    format!("u-bench{:03}", index % USERS)
 }
 
 /// Runs `work(client, round)` from [`CLIENTS`] clients for [`SPAN`]; operations per second.
@@ -120,6 +127,22 @@ async fn measure(name: &str, store: Arc<dyn Store>, sessions: usize) {
     })
     .await;
 
+    // One user's list among everyone's (a team server): the viewer filter.
+    let viewing = store.clone();
+    let viewed = rate(move |client, round| {
+        let store = viewing.clone();
+        async move {
+            let query = SessionQuery {
+                limit: 50,
+                viewer: Some(owner_of(client * 31 + round)),
+                ..SessionQuery::default()
+            };
+            let page = store.list_sessions(&query).await.unwrap();
+            assert_eq!(page.sessions.len(), 50.min(sessions / USERS));
+        }
+    })
+    .await;
+
     let writing = store.clone();
     let targets = chats.clone();
     let turns = rate(move |client, round| {
@@ -160,7 +183,7 @@ async fn measure(name: &str, store: Arc<dyn Store>, sessions: usize) {
     .await;
 
     println!(
-        "{name:<10} {sessions} sessions made in {:.1} s | session pages listed: {listed:>7.0}/s | turns stored (insert, 3 checkpoints, end): {turns:>6.0}/s | leases taken and released: {leases:>6.0}/s",
+        "{name:<10} {sessions} sessions made in {:.1} s | session pages listed: {listed:>7.0}/s | one of {USERS} users' pages: {viewed:>7.0}/s | turns stored (insert, 3 checkpoints, end): {turns:>6.0}/s | leases taken and released: {leases:>6.0}/s",
         filled.as_secs_f64()
     );
 }
