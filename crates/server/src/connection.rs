@@ -193,34 +193,7 @@ impl Connection {
             .turn_limit
             .map_or(TurnWindow::All, TurnWindow::Latest);
         lock(&self.subscriptions).insert(Arc::clone(&resource), window);
-        let host = self.shared.host();
-        let opened = match params.last_seq {
-            Some(last_seq) => {
-                host.resume_window(&resource, last_seq, window)
-                    .await
-                    .map(|resumed| match resumed {
-                        Resumed::Replay { missed, .. } => {
-                            let floor = missed.last().map_or(last_seq, |envelope| envelope.seq);
-                            let response = SubscribeResponse::Replay {
-                                resource: params.resource.clone(),
-                                envelopes: missed.into_iter().map(Into::into).collect(),
-                            };
-                            (floor, response)
-                        }
-                        Resumed::Snapshot(subscription) => {
-                            let (floor, snapshot) = wire_snapshot(*subscription);
-                            (floor, SubscribeResponse::Snapshot { snapshot })
-                        }
-                    })
-            }
-            None => host
-                .subscribe_window(&resource, window)
-                .await
-                .map(|subscription| {
-                    let (floor, snapshot) = wire_snapshot(subscription);
-                    (floor, SubscribeResponse::Snapshot { snapshot })
-                }),
-        };
+        let opened = self.open_state(&resource, &params, window).await;
         let (floor, response) = match opened {
             Ok(opened) => opened,
             Err(error) => {
@@ -244,6 +217,43 @@ impl Connection {
             view,
         })
         .await;
+    }
+
+    /// The subscription's first answer: the envelopes missed since `lastSeq` when the
+    /// host still has them, else a snapshot; with the seq it reflects.
+    async fn open_state(
+        &self,
+        resource: &ResourceUri,
+        params: &SubscribeParams,
+        window: TurnWindow,
+    ) -> hearth_host::HostResult<(u64, SubscribeResponse)> {
+        let host = self.shared.host();
+        match params.last_seq {
+            Some(last_seq) => host
+                .resume_window(resource, last_seq, window)
+                .await
+                .map(|resumed| match resumed {
+                    Resumed::Replay { missed, .. } => {
+                        let floor = missed.last().map_or(last_seq, |envelope| envelope.seq);
+                        let response = SubscribeResponse::Replay {
+                            resource: params.resource.clone(),
+                            envelopes: missed.into_iter().map(Into::into).collect(),
+                        };
+                        (floor, response)
+                    }
+                    Resumed::Snapshot(subscription) => {
+                        let (floor, snapshot) = wire_snapshot(*subscription);
+                        (floor, SubscribeResponse::Snapshot { snapshot })
+                    }
+                }),
+            None => host
+                .subscribe_window(resource, window)
+                .await
+                .map(|subscription| {
+                    let (floor, snapshot) = wire_snapshot(subscription);
+                    (floor, SubscribeResponse::Snapshot { snapshot })
+                }),
+        }
     }
 
     /// Whether the caller may follow the resource: a user, a session or chat they may
