@@ -387,18 +387,21 @@ impl SqliteStore {
     }
 }
 
-/// A `LIKE ? ESCAPE '\'` pattern matching titles that contain `text` literally.
+/// A `LIKE ? ESCAPE '\'` pattern matching text that contains `text` literally.
 pub(crate) fn like_pattern(text: &str) -> String {
-    let mut pattern = String::with_capacity(text.len() + 2);
-    pattern.push('%');
+    format!("%{}%", escape_like(text))
+}
+
+/// `text` with the `LIKE` wildcards (and the escape) escaped by a backslash.
+pub(crate) fn escape_like(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len() + 2);
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
+            escaped.push('\\');
         }
-        pattern.push(c);
+        escaped.push(c);
     }
-    pattern.push('%');
-    pattern
+    escaped
 }
 
 #[cfg(test)]

@@ -298,15 +298,7 @@ pub(crate) fn check_resource(resource: &str) -> StoreResult<()> {
 
 /// A `LIKE … ESCAPE '\'` pattern of the names that begin with `base` (lower case).
 pub(crate) fn names_beginning(base: &str) -> String {
-    let mut pattern = String::with_capacity(base.len() + 1);
-    for c in base.to_ascii_lowercase().chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
+    format!("{}%", crate::sessions::escape_like(&base.to_ascii_lowercase()))
 }
 
 #[cfg(test)]

@@ -18,16 +18,7 @@ const SNIPPET_WORDS: usize = 64;
 
 /// `ILIKE` pattern matching text that contains `word` literally.
 fn contains_pattern(word: &str) -> String {
-    let mut pattern = String::with_capacity(word.len() + 2);
-    pattern.push('%');
-    for c in word.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
+    crate::sessions::like_pattern(word)
 }
 
 /// Where `needle` (lower-cased) occurs in `haystack`, ignoring case: byte ranges.
