@@ -533,32 +533,7 @@ pub struct ServerConfig {
     /// each reaches only what is theirs or their teams'.
     pub users: Option<bool>,
     /// OpenID Connect login to Agent Home for a team server's users.
-    pub oidc: Option<OidcConfig>,
-}
-
-/// `[server.oidc]`: the OpenID provider a team server's users log in with.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OidcConfig {
-    /// The provider's issuer URL (its discovery document is under it).
-    pub issuer: String,
-    /// The client id Hearth is registered under at the provider.
-    pub client_id: String,
-    /// The client secret, if the provider gave one (`HEARTH_OIDC_CLIENT_SECRET` wins).
-    pub client_secret: Option<String>,
-}
-
-impl std::fmt::Debug for OidcConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OidcConfig")
-            .field("issuer", &self.issuer)
-            .field("client_id", &self.client_id)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
+    pub oidc: Option<crate::oidc::OidcConfig>,
 }
 
 /// Hearth's own agent loop.

@@ -8,15 +8,17 @@
 
 mod config;
 mod edit;
+mod oidc;
 mod paths;
 mod private;
 
 pub use config::{
     AgentConfig, CalendarConfig, CalendarKind, ClearPassword, ClockFormat, Config, ConfigError,
     Defaults, ExternalAgentConfig, FetchConfig, HistoryConfig, LimitsConfig, McpServerConfig,
-    OidcConfig, PermissionsSetting, ProviderConfig, ProviderKind, ServerConfig, StoreConfig,
+    PermissionsSetting, ProviderConfig, ProviderKind, ServerConfig, StoreConfig,
 };
 pub use edit::ConfigEdit;
+pub use oidc::OidcConfig;
 pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};
 pub use private::{
     PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE, Tightened, Tightening, create_private_dir,

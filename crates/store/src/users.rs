@@ -298,7 +298,10 @@ pub(crate) fn check_resource(resource: &str) -> StoreResult<()> {
 
 /// A `LIKE … ESCAPE '\'` pattern of the names that begin with `base` (lower case).
 pub(crate) fn names_beginning(base: &str) -> String {
-    format!("{}%", crate::sessions::escape_like(&base.to_ascii_lowercase()))
+    format!(
+        "{}%",
+        crate::sessions::escape_like(&base.to_ascii_lowercase())
+    )
 }
 
 #[cfg(test)]
