@@ -1612,6 +1612,17 @@ export type SessionRenameResponse = {
   summary: SessionSummary;
 };
 
+/** `session/share` (a team server with users): shares a session with a team, whose
+ * members then see and use it, or with nobody (`team` left out). A user shares their
+ * own sessions, with a team they are in. The root's and the session's subscribers get
+ * `sessionUpdated`. */
+export type SessionShareParams = {
+  /** The session. */
+  session: string;
+  /** The team; absent: shared with nobody. */
+  team?: string | null;
+};
+
 /** A session with its chat catalog (default chat first, then peers in creation order). */
 export type SessionState = {
   /** Its chats. */
@@ -1951,6 +1962,7 @@ export interface Methods {
   'session/list': { params: SessionListParams; result: SessionListResponse };
   'session/mark': { params: SessionMarkParams; result: SessionRenameResponse };
   'session/rename': { params: SessionRenameParams; result: SessionRenameResponse };
+  'session/share': { params: SessionShareParams; result: SessionRenameResponse };
   'subscribe': { params: SubscribeParams; result: SubscribeResponse };
   'trash/empty': { params: TrashEmptyParams; result: TrashEmptyResponse };
   'trash/list': { params: TrashListParams; result: TrashListResponse };

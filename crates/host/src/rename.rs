@@ -70,6 +70,24 @@ impl Host {
         .await
     }
 
+    /// Takes a session's summary that changed in the store outside the host (its team,
+    /// on a team server): the root's and (when loaded) the session's subscribers get
+    /// `SessionUpdated`.
+    pub fn summary_changed(&self, summary: SessionSummary) -> HostResult<()> {
+        self.inner.check_running()?;
+        let mut state = self.inner.lock();
+        if state.sessions.contains_key(&summary.uri) {
+            state.publish(
+                ResourceUri::Session(summary.uri.clone()),
+                Action::SessionUpdated {
+                    summary: summary.clone(),
+                },
+            );
+        }
+        state.publish(ResourceUri::Root, Action::SessionUpdated { summary });
+        Ok(())
+    }
+
     /// Applies the user's change to a session's summary: the root's and the session's
     /// subscribers get `SessionUpdated`, and it is stored when this returns.
     async fn change_summary(

@@ -77,8 +77,8 @@ pub use methods::{
     ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename, ProjectRetrySource,
     ProjectTrust, ProjectUpdate, ProposalApprove, ProposalList, ProposalReject, ProviderAdd,
     ProviderList, ProviderRemove, ProviderTest, Resynced, SearchQuery, SessionCreate,
-    SessionDispose, SessionExport, SessionFork, SessionList, SessionMark, SessionRename, Subscribe,
-    SubscriptionEnded, TrashEmpty, TrashList, TrashRestore, Unsubscribe,
+    SessionDispose, SessionExport, SessionFork, SessionList, SessionMark, SessionRename,
+    SessionShare, Subscribe, SubscriptionEnded, TrashEmpty, TrashList, TrashRestore, Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -106,6 +106,7 @@ pub use session_methods::{
     SessionCreateParams, SessionCreateResponse, SessionDisposeParams, SessionDisposeResponse,
     SessionForkParams, SessionForkResponse, SessionListParams, SessionListResponse,
     SessionMarkParams, SessionMarkResponse, SessionRenameParams, SessionRenameResponse,
+    SessionShareParams, SessionShareResponse,
 };
 pub use state::{Action, Envelope, ResourceState, Snapshot};
 pub use subscription::{

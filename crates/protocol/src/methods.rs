@@ -40,7 +40,7 @@ use crate::session_methods::{
     InitializeParams, InitializeResponse, SessionCreateParams, SessionCreateResponse,
     SessionDisposeParams, SessionDisposeResponse, SessionForkParams, SessionListParams,
     SessionListResponse, SessionMarkParams, SessionMarkResponse, SessionRenameParams,
-    SessionRenameResponse,
+    SessionRenameResponse, SessionShareParams, SessionShareResponse,
 };
 use crate::state::Envelope;
 use crate::subscription::{
@@ -236,6 +236,8 @@ methods! {
     TrashEmpty = "trash/empty" (TrashEmptyParams) -> TrashEmptyResponse;
     /// `session/export`: a session as Markdown (to read) or JSON Lines (lossless).
     SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
+    /// `session/share`: shares a session with a team (a team server with users).
+    SessionShare = "session/share" (SessionShareParams) -> SessionShareResponse;
 }
 
 /// `subscription/envelope`: one action of a subscribed resource.

@@ -142,6 +142,23 @@ pub struct SessionMarkParams {
 /// What `session/mark` returns: the session's summary with its marks.
 pub type SessionMarkResponse = SessionRenameResponse;
 
+/// `session/share` (a team server with users): shares a session with a team, whose
+/// members then see and use it, or with nobody (`team` left out). A user shares their
+/// own sessions, with a team they are in. The root's and the session's subscribers get
+/// `sessionUpdated`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionShareParams {
+    /// The session.
+    pub session: String,
+    /// The team; absent: shared with nobody.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
+}
+
+/// What `session/share` returns: the session's summary with its owner and team.
+pub type SessionShareResponse = SessionRenameResponse;
+
 /// What `session/list` returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -20,6 +20,7 @@ pub(crate) fn register(table: &mut MethodTable) {
     route!(table, wire::SessionFork => session_fork, Access::Session("session"));
     route!(table, wire::SessionRename => session_rename, Access::Session("session"));
     route!(table, wire::SessionMark => session_mark, Access::Session("session"));
+    route!(table, wire::SessionShare => session_share, Access::Session("session"), with caller);
     route!(table, wire::HarnessStart => harness_start, Access::Operator("starting a harness and listing its sessions on this machine"));
 }
 
@@ -125,6 +126,67 @@ async fn session_create(
     let session = host.session(&uri).await.map_err(|e| host_error(&e))?;
     Ok(wire::SessionCreateResponse {
         session: session.into(),
+    })
+}
+
+/// Shares a session with a team (or nobody): a user shares their own, with a team they
+/// are in; the operator any.
+async fn session_share(
+    shared: &Shared,
+    caller: &Principal,
+    params: <wire::SessionShare as Method>::Params,
+) -> Result<<wire::SessionShare as Method>::Response, RpcError> {
+    let accounts = shared.backend.accounts.as_ref().ok_or_else(|| {
+        crate::edge::unavailable(
+            "sharing sessions is for a team server with users (`hearth serve --users`)",
+        )
+    })?;
+    let session = parse_field("session", &params.session, SessionUri::parse)?;
+    if let Some(user) = caller.viewer() {
+        let summary = shared
+            .host()
+            .session(&session)
+            .await
+            .map_err(|e| host_error(&e))?
+            .summary;
+        if summary
+            .owner
+            .as_ref()
+            .is_none_or(|owner| owner.user != user.id)
+        {
+            return Err(forbidden("only its owner shares a session"));
+        }
+        if let Some(team) = params.team.as_deref()
+            && !user.teams.iter().any(|member| member.team == team)
+        {
+            return Err(forbidden(&format!(
+                "you are not in team `{team}`: share with a team you are in"
+            )));
+        }
+    }
+    let summary = accounts
+        .share_session(&session, params.team.as_deref())
+        .await
+        .map_err(|error| {
+            let kind = match error {
+                hearth_store::StoreError::InvalidQuery(_) => ErrorKind::InvalidParams,
+                _ => ErrorKind::Internal,
+            };
+            RpcError::new(kind, error.to_string(), error.is_retryable())
+        })?
+        .ok_or_else(|| {
+            RpcError::new(
+                ErrorKind::NotFound,
+                format!("no session `{session}`"),
+                false,
+            )
+        })?;
+    shared
+        .host()
+        .summary_changed(summary.clone())
+        .map_err(|e| host_error(&e))?;
+    Ok(wire::SessionRenameResponse {
+        summary: summary.into(),
     })
 }
 

@@ -202,6 +202,7 @@ fn bobs_request(team: &Team, method: ClientMethod) -> Value {
         ClientMethod::SessionFork => json!({"session": session, "turnId": team.turn}),
         ClientMethod::SessionRename => json!({"session": session, "title": "taken"}),
         ClientMethod::SessionMark => json!({"session": session, "pinned": true}),
+        ClientMethod::SessionShare => json!({"session": session, "team": "bobs"}),
         ClientMethod::SessionExport => json!({"sessionId": session, "format": "markdown"}),
         ClientMethod::ChatCreate => json!({"session": session}),
         ClientMethod::ChatDispose
@@ -337,6 +338,7 @@ async fn a_user_reaches_nothing_of_anothers_through_any_method() {
         ("chat/resolve", "notFound"),
         ("proposal/approve", "notFound"),
         ("session/export", "notFound"),
+        ("session/share", "notFound"),
         ("session/create", "forbidden"),
         ("provider/add", "forbidden"),
         ("audit/verify", "forbidden"),
@@ -544,4 +546,90 @@ async fn a_users_token_opens_neither_the_mcp_endpoint_nor_an_operator_login() {
     assert_eq!(status, 401);
     let all = post(&team.server, &team.server.token, "session/list", json!({})).await;
     assert!(all.to_string().contains(&team.session), "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_shares_their_session_with_their_team_whose_members_hear_of_it() {
+    let team = team().await;
+    let store = team.server.host.sqlite();
+    store
+        .join_team(&team.alice_id, "design", Role::Member)
+        .await
+        .unwrap();
+    let carol = store.create_user("carol").await.unwrap();
+    store
+        .join_team(&carol.id, "design", Role::Member)
+        .await
+        .unwrap();
+    let carol_token = token_for(&team.server, &carol.id).await;
+    let (as_carol, mut carols) = connect(&team.server, &carol_token).await;
+    let wire::SubscribeResponse::Snapshot { snapshot } = subscribe(&as_carol, "hearth-root:").await
+    else {
+        panic!("a fresh subscription gets a snapshot");
+    };
+    // Alice's teams only; her session only.
+    let elsewhere = post(
+        &team.server,
+        &team.alice_token,
+        "session/share",
+        json!({"session": team.session, "team": "sales"}),
+    )
+    .await;
+    assert_eq!(
+        error_kind(&elsewhere).as_deref(),
+        Some("forbidden"),
+        "{elsewhere}"
+    );
+    let shared = post(
+        &team.server,
+        &team.alice_token,
+        "session/share",
+        json!({"session": team.session, "team": "design"}),
+    )
+    .await;
+    assert_eq!(shared["result"]["summary"]["team"], "design", "{shared}");
+    // Carol's view of the root gains the session, numbered next.
+    let envelope = next_envelope(&mut carols).await;
+    assert_eq!(envelope.seq, snapshot.seq + 1);
+    match &envelope.action {
+        wire::Action::SessionAdded { summary } => assert_eq!(summary.uri, team.session),
+        other => panic!("expected Alice's session to appear, got {other:?}"),
+    }
+    let hers = post(&team.server, &carol_token, "session/list", json!({})).await;
+    assert!(hers.to_string().contains(&team.session), "{hers}");
+    // Carol may use it, not share it on.
+    let reshared = post(
+        &team.server,
+        &carol_token,
+        "session/share",
+        json!({"session": team.session}),
+    )
+    .await;
+    assert_eq!(
+        error_kind(&reshared).as_deref(),
+        Some("forbidden"),
+        "{reshared}"
+    );
+    // Unshared, it leaves her view.
+    post(
+        &team.server,
+        &team.alice_token,
+        "session/share",
+        json!({"session": team.session}),
+    )
+    .await;
+    let envelope = next_envelope(&mut carols).await;
+    assert_eq!(envelope.seq, snapshot.seq + 2);
+    assert!(
+        matches!(&envelope.action, wire::Action::SessionRemoved { session } if *session == team.session),
+        "{envelope:?}"
+    );
+    let gone = post(
+        &team.server,
+        &carol_token,
+        "chat/resolve",
+        json!({"chat": team.chat}),
+    )
+    .await;
+    assert_eq!(error_kind(&gone).as_deref(), Some("notFound"), "{gone}");
 }
