@@ -78,7 +78,7 @@ async fn session_create(
     mut params: <wire::SessionCreate as Method>::Params,
 ) -> Result<<wire::SessionCreate as Method>::Response, RpcError> {
     let host = shared.host();
-    let owner = user_owner(shared, caller, &params).await?;
+    let owner = user_owner(shared, caller, &mut params).await?;
     // A project's sessions use its default agent or provider and model.
     if let (Some(project), Some(projects)) = (
         params.project_id.as_deref(),
@@ -191,12 +191,13 @@ async fn session_share(
 }
 
 /// A user's new session is theirs. They start it in a project of theirs (or shared with
-/// them), or in no project, and never name folders of the server themselves: that is
-/// the operator's.
+/// them), or in no project — then its agent works in the user's own folder on the server
+/// (`users/<id>` in the data directory) — and never name folders of the server
+/// themselves: that is the operator's.
 async fn user_owner(
     shared: &Shared,
     caller: &Principal,
-    params: &<wire::SessionCreate as Method>::Params,
+    params: &mut <wire::SessionCreate as Method>::Params,
 ) -> Result<Option<hearth_core::Owner>, RpcError> {
     let Some(user) = caller.viewer() else {
         return Ok(None);
@@ -218,8 +219,32 @@ async fn user_owner(
                 false,
             ));
         }
+    } else {
+        params.working_directories = vec![user_folder(shared, &user.id)?];
     }
     Ok(Some(hearth_core::Owner::user(user.id.clone())))
+}
+
+/// A user's own folder on the server (made, private, when missing): where the agents of
+/// their sessions outside projects work.
+fn user_folder(shared: &Shared, user: &str) -> Result<String, RpcError> {
+    let paths = shared.backend.paths.as_ref().ok_or_else(|| {
+        crate::edge::unavailable(
+            "this server has no data directory to keep its users' folders in; start the session in a project",
+        )
+    })?;
+    let folder = paths.home.join("users").join(user);
+    std::fs::create_dir_all(&folder)
+        .and_then(|()| {
+            std::fs::set_permissions(&folder, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        })
+        .map_err(|error| {
+            crate::edge::internal(format!(
+                "cannot make the folder {} for the session: {error}",
+                folder.display()
+            ))
+        })?;
+    Ok(folder.display().to_string())
 }
 
 async fn session_dispose(

@@ -74,11 +74,14 @@ async fn team() -> Team {
         &config.calendars,
         hearth_calendar::CalendarOptions::new(dir.path().join("data"), chrono_tz::UTC),
     );
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
     let server = TestServer::start_with(Setup {
         approvals: true,
         calendars: Some(calendars),
         config,
         users: true,
+        paths: Some(hearth_config::Paths::resolve(Some(&home), None).unwrap()),
         ..Setup::default()
     })
     .await;
@@ -93,6 +96,13 @@ async fn team() -> Team {
     let bob_token = token_for(&server, &bob.id).await;
     let (client, mut notifications) = connect(&server, &alice_token).await;
     let session = super::support::create_session(&client).await;
+    // Outside projects, her agent works in her own folder on the server.
+    let folder = home.join("users").join(&alice.id);
+    assert_eq!(
+        session.summary.working_directories,
+        vec![folder.display().to_string()]
+    );
+    assert!(folder.is_dir());
     let chat = session.chats[0].summary.uri.clone();
     subscribe(&client, &chat).await;
     let turn = send(&client, &chat, &format!("the {SECRET} for Friday")).await;
