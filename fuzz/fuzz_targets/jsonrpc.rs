@@ -69,6 +69,7 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::SessionFork => request::<SessionFork>(params),
         ClientMethod::SessionRename => request::<SessionRename>(params),
         ClientMethod::SessionMark => request::<SessionMark>(params),
+        ClientMethod::SessionShare => request::<SessionShare>(params),
         ClientMethod::ChatCreate => {
             request::<ChatCreate>(params);
             if let Some(params) = read::<ChatCreateParams>(params) {
