@@ -84,6 +84,28 @@ pub fn rpc_url(base_url: &str) -> String {
 impl Client {
     /// Connects to a server's `/rpc` with the token. Call [`Client::initialize`] next.
     pub async fn connect(base_url: &str, token: &Secret) -> Result<(Self, Notifications)> {
+        let credential = format!("Bearer {}", token.expose());
+        Self::connect_with(base_url, "authorization", &credential, TOKEN_REFUSED).await
+    }
+
+    /// Connects to a server's `/rpc` as a browser session (the credential `POST
+    /// /auth/session` answered, sent as [`crate::SESSION_HEADER`]), so a program acts as
+    /// the person logged in there. Call [`Client::initialize`] next.
+    pub async fn connect_with_session(
+        base_url: &str,
+        session: &str,
+    ) -> Result<(Self, Notifications)> {
+        Self::connect_with(base_url, crate::SESSION_HEADER, session, SESSION_REFUSED).await
+    }
+
+    /// Connects to a server's `/rpc`, authenticated by the header `name: value`;
+    /// `refused` says what to do when the server refuses it.
+    async fn connect_with(
+        base_url: &str,
+        name: &'static str,
+        value: &str,
+        refused: &str,
+    ) -> Result<(Self, Notifications)> {
         let url = rpc_url(base_url);
         let connect_error = |message: String| ServerError::Connect {
             url: url.clone(),
@@ -93,9 +115,9 @@ impl Client {
             .as_str()
             .into_client_request()
             .map_err(|error| connect_error(error.to_string()))?;
-        let bearer = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
-            .map_err(|error| connect_error(error.to_string()))?;
-        request.headers_mut().insert("authorization", bearer);
+        let credential =
+            HeaderValue::from_str(value).map_err(|error| connect_error(error.to_string()))?;
+        request.headers_mut().insert(name, credential);
         // Snapshots of long chats are large; the server bounds what it sends.
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_MESSAGE_BYTES))
@@ -103,7 +125,7 @@ impl Client {
         let (socket, _response) =
             tokio_tungstenite::connect_async_with_config(request, Some(config), true)
                 .await
-                .map_err(|error| connect_error(refusal_text(&error)))?;
+                .map_err(|error| connect_error(refusal_text(&error, refused)))?;
         let (sink, stream) = socket.split();
         let pending: Pending = Arc::default();
         let (notify, notifications) = mpsc::unbounded_channel();
@@ -154,13 +176,20 @@ impl Client {
     }
 }
 
-/// What a failed connection says, with what to do when the server refused the token.
-fn refusal_text(error: &tokio_tungstenite::tungstenite::Error) -> String {
+/// What a refused token's connection says.
+const TOKEN_REFUSED: &str = "the server refused this token (401): a team server's user sets HEARTH_TOKEN to a token `hearth users token` printed (revoked ones stop working); otherwise the token is read from the data directory";
+
+/// What a refused browser session's connection says.
+const SESSION_REFUSED: &str = "the server refused this browser session (401): it expired, was logged out, or was made by a server with another token or login key; log in again";
+
+/// What a failed connection says, with what to do when the server refused the
+/// credential (`refused`).
+fn refusal_text(error: &tokio_tungstenite::tungstenite::Error, refused: &str) -> String {
     match error {
         tokio_tungstenite::tungstenite::Error::Http(response)
             if response.status() == axum::http::StatusCode::UNAUTHORIZED =>
         {
-            "the server refused this token (401): a team server's user sets HEARTH_TOKEN to a token `hearth users token` printed (revoked ones stop working); otherwise the token is read from the data directory".to_owned()
+            refused.to_owned()
         }
         other => other.to_string(),
     }

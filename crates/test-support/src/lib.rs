@@ -8,6 +8,7 @@ pub mod conformance;
 mod fake_agent;
 pub mod hostile;
 pub mod model_server;
+pub mod oidc;
 mod outside;
 pub mod postgres;
 mod process;

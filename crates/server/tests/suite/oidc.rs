@@ -1,13 +1,10 @@
-//! OpenID Connect login against a real OpenID provider (oidc-provider from npm, installed
-//! by `.ci/install-oidc-provider`, run by `tests/oidc/provider.mjs`): a browser (reqwest
-//! keeping cookies, following every redirect by hand) logs in at the provider's login
-//! and consent pages, comes back to `/auth/oidc/callback`, and trades the login code it
-//! is handed at `/#login=` for a session that carries its user. The tests that need the
-//! provider are skipped, saying why, when node or the package is missing, unless
-//! `HEARTH_REQUIRE_OIDC=1`.
+//! OpenID Connect login against a real OpenID provider (oidc-provider from npm, see
+//! `hearth_test_support::oidc`): a browser (reqwest keeping cookies, following every
+//! redirect by hand) logs in at the provider's login and consent pages, comes back to
+//! `/auth/oidc/callback`, and trades the login code it is handed at `/#login=` for a
+//! session that carries its user. The tests that need the provider are skipped, saying
+//! why, when node or the package is missing, unless `HEARTH_REQUIRE_OIDC=1`.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use hearth_core::HarnessId;
@@ -15,100 +12,14 @@ use hearth_server::{
     Backend, IdentityResolver, Listener, OidcIdentity, OidcOptions, Secret, ServerOptions,
 };
 use hearth_store::UserStore;
+use hearth_test_support::oidc::{
+    CLIENT_ID, CLIENT_SECRET, Provider, browser, free_port, installed, open, start_login,
+    through_the_provider, trade,
+};
 use hearth_test_support::{FakeAgent, TestHost};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::oneshot;
-
-use super::support::WAIT;
-
-const CLIENT_ID: &str = "hearth-test";
-const CLIENT_SECRET: &str = "hearth test client secret";
-const REQUIRE_VARIABLE: &str = "HEARTH_REQUIRE_OIDC";
-
-/// Where the provider package is installed, and the script that runs it; `None` (after
-/// saying why) when either is missing, unless [`REQUIRE_VARIABLE`] is `1`.
-#[allow(clippy::print_stderr, reason = "a skipped test says why on stderr")]
-fn provider_or_skip() -> Option<(PathBuf, PathBuf)> {
-    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let modules = match std::env::var_os("HEARTH_OIDC_PROVIDER_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => tests.join("../../../target/oidc-provider"),
-    };
-    let package = modules.join("node_modules/oidc-provider/package.json");
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    let reason = if !node {
-        "node is not installed".to_owned()
-    } else if !package.is_file() {
-        format!(
-            "{} is missing: run .ci/install-oidc-provider",
-            package.display()
-        )
-    } else {
-        return Some((modules, tests.join("oidc/provider.mjs")));
-    };
-    assert!(
-        std::env::var(REQUIRE_VARIABLE).as_deref() != Ok("1"),
-        "{REQUIRE_VARIABLE}=1 but {reason}"
-    );
-    eprintln!("skipping: the OpenID provider cannot run: {reason}");
-    None
-}
-
-/// A free loopback port, held until the probe is dropped (the provider binds it then).
-fn free_port() -> (std::net::TcpListener, u16) {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    (probe, port)
-}
-
-/// The OpenID provider's process, killed when dropped.
-struct Provider {
-    _child: tokio::process::Child,
-    issuer: String,
-}
-
-impl Provider {
-    /// Starts the provider on `port` with one client sent back to `redirect_uri`: `None`
-    /// when it cannot run here (skipped), an error when it stopped before listening (the
-    /// port was taken meanwhile).
-    async fn start(port: u16, redirect_uri: &str) -> Option<Result<Self, String>> {
-        let (modules, script) = provider_or_skip()?;
-        let mut child = tokio::process::Command::new("node")
-            .arg(&script)
-            .arg("--modules")
-            .arg(&modules)
-            .args(["--port", &port.to_string()])
-            .args(["--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET])
-            .args(["--redirect-uri", redirect_uri])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|error| panic!("start {}: {error}", script.display()));
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(WAIT, lines.next_line())
-            .await
-            .expect("the provider printed its issuer in time")
-            .unwrap();
-        let Some(issuer) = line else {
-            return Some(Err(format!(
-                "the provider on port {port} stopped before listening (its errors are above)"
-            )));
-        };
-        assert_eq!(issuer, format!("http://127.0.0.1:{port}"));
-        Some(Ok(Self {
-            _child: child,
-            issuer,
-        }))
-    }
-}
 
 /// A Hearth server with OpenID Connect login, in process.
 struct Team {
@@ -196,14 +107,14 @@ async fn team_with_secret(
     client_secret: &str,
     resolver: IdentityResolver,
 ) -> Option<(Team, Provider)> {
-    provider_or_skip()?;
+    installed()?;
     let mut failures = Vec::new();
     for _ in 0..3 {
         let (probe, issuer_port) = free_port();
         let issuer = format!("http://127.0.0.1:{issuer_port}");
         let team = Team::start(&issuer, client_secret, Arc::clone(&resolver)).await;
         drop(probe);
-        match Provider::start(issuer_port, &team.callback_uri()).await? {
+        match Provider::start(issuer_port, &[team.callback_uri()]).await? {
             Ok(provider) => return Some((team, provider)),
             Err(failure) => failures.push(failure),
         }
@@ -217,128 +128,6 @@ fn naming_resolver(seen: Arc<Mutex<Vec<OidcIdentity>>>) -> IdentityResolver {
         seen.lock().unwrap().push(identity.clone());
         Box::pin(async move { Ok(format!("u-{}", identity.subject)) })
     })
-}
-
-/// A browser: keeps cookies, follows no redirect by itself.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(WAIT)
-        .build()
-        .unwrap()
-}
-
-fn location(response: &reqwest::Response, base: &reqwest::Url) -> reqwest::Url {
-    let location = response
-        .headers()
-        .get("location")
-        .unwrap_or_else(|| panic!("a redirect without Location: {response:?}"))
-        .to_str()
-        .unwrap();
-    base.join(location).unwrap()
-}
-
-/// The `action` and the `name`/`value` of the hidden inputs of the page's first form.
-fn first_form(page: &str) -> (String, Vec<(String, String)>) {
-    let attribute = |tag: &str, name: &str| -> Option<String> {
-        let start = tag.find(&format!("{name}=\""))? + name.len() + 2;
-        let end = tag[start..].find('"')? + start;
-        Some(tag[start..end].replace("&amp;", "&").replace("&#x2F;", "/"))
-    };
-    let form_start = page
-        .find("<form")
-        .unwrap_or_else(|| panic!("no form in {page}"));
-    let form = &page[form_start..page[form_start..].find("</form>").unwrap() + form_start];
-    let action = attribute(&form[..form.find('>').unwrap()], "action").unwrap();
-    let hidden = form
-        .split("<input")
-        .skip(1)
-        .filter(|tag| tag.contains("type=\"hidden\""))
-        .filter_map(|tag| Some((attribute(tag, "name")?, attribute(tag, "value")?)))
-        .collect();
-    (action, hidden)
-}
-
-/// Goes through the provider as a person would, logging in as `login` and consenting,
-/// until the browser is sent back to Hearth's callback; returns the callback URL (not
-/// opened yet).
-async fn through_the_provider(
-    browser: &reqwest::Client,
-    start: reqwest::Url,
-    login: &str,
-) -> reqwest::Url {
-    let mut url = start;
-    for _ in 0..20 {
-        if url.path() == hearth_server::OIDC_CALLBACK_PATH {
-            return url;
-        }
-        let response = browser.get(url.clone()).send().await.unwrap();
-        if response.status().is_redirection() {
-            url = location(&response, &url);
-            continue;
-        }
-        let status = response.status();
-        let page = response.text().await.unwrap();
-        assert_eq!(status, 200, "{url}: {page}");
-        let (action, mut fields) = first_form(&page);
-        if fields
-            .iter()
-            .any(|(name, value)| name == "prompt" && value == "login")
-        {
-            fields.push(("login".to_owned(), login.to_owned()));
-            fields.push(("password".to_owned(), "any".to_owned()));
-        }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(&fields)
-            .finish();
-        let target = url.join(&action).unwrap();
-        let response = browser
-            .post(target.clone())
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        assert!(response.status().is_redirection(), "{target}: {response:?}");
-        url = location(&response, &target);
-    }
-    panic!("the provider never sent the browser back: last at {url}");
-}
-
-/// Starts a login at Hearth; the provider's authorization URL it redirects to.
-async fn start_login(team: &Team, browser: &reqwest::Client) -> reqwest::Url {
-    let start: reqwest::Url = format!("{}/auth/oidc", team.url).parse().unwrap();
-    let response = browser.get(start.clone()).send().await.unwrap();
-    assert_eq!(response.status(), 303, "{response:?}");
-    location(&response, &start)
-}
-
-/// Opens the callback URL: its status, `Location` and page.
-async fn open(browser: &reqwest::Client, url: &reqwest::Url) -> (u16, Option<String>, String) {
-    let response = browser.get(url.clone()).send().await.unwrap();
-    let status = response.status().as_u16();
-    let location = response
-        .headers()
-        .get("location")
-        .map(|value| value.to_str().unwrap().to_owned());
-    (status, location, response.text().await.unwrap())
-}
-
-/// Trades a login code for a session as the page does; the answer.
-async fn trade(team: &Team, code: &str) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{}/auth/session", team.url))
-        .json(&json!({ "code": code }))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 #[tokio::test]
@@ -359,7 +148,7 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
         .await
         .unwrap();
     assert_eq!(methods, serde_json::json!({"oidc": true}));
-    let authorize = start_login(&team, &browser).await;
+    let authorize = start_login(&team.url, &browser).await;
     let query: Vec<(String, String)> = authorize.query_pairs().into_owned().collect();
     let param = |name: &str| {
         query
@@ -392,7 +181,7 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
     );
 
     // The page trades the code (once) for a session of the user named u-alice.
-    let (status, answer) = trade(&team, code).await;
+    let (status, answer) = trade(&team.url, code).await;
     assert_eq!(status, 200, "{answer}");
     let session = answer["session"].as_str().unwrap().to_owned();
     let alice = team
@@ -403,7 +192,7 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
         .expect("the login made a user named after the resolver's answer");
     assert_eq!(alice.subject.as_deref(), Some("alice"));
     assert_eq!(session.split('.').nth(2), Some(alice.id.as_str()));
-    assert_eq!(trade(&team, code).await.0, 401, "a code works once");
+    assert_eq!(trade(&team.url, code).await.0, 401, "a code works once");
     let http = reqwest::Client::new();
     let about: Value = http
         .get(format!("{}/auth/session", team.url))
@@ -442,7 +231,7 @@ async fn a_callback_with_a_wrong_state_or_from_another_browser_is_refused() {
         return;
     };
     let browser = browser();
-    let authorize = start_login(&team, &browser).await;
+    let authorize = start_login(&team.url, &browser).await;
     let callback = through_the_provider(&browser, authorize, "alice").await;
 
     // A state Hearth never issued.
@@ -489,7 +278,7 @@ async fn a_refusal_of_the_user_directory_is_shown_with_403() {
         return;
     };
     let browser = browser();
-    let authorize = start_login(&team, &browser).await;
+    let authorize = start_login(&team.url, &browser).await;
     let callback = through_the_provider(&browser, authorize, "mallory").await;
     let (status, location, page) = open(&browser, &callback).await;
     assert_eq!((status, location), (403, None), "{page}");
@@ -507,7 +296,7 @@ async fn a_code_the_provider_does_not_trade_is_refused_with_its_reason() {
         return;
     };
     let browser = browser();
-    let authorize = start_login(&team, &browser).await;
+    let authorize = start_login(&team.url, &browser).await;
     let callback = through_the_provider(&browser, authorize, "alice").await;
     let (status, location, page) = open(&browser, &callback).await;
     assert_eq!((status, location), (400, None), "{page}");
@@ -556,11 +345,11 @@ async fn an_unreachable_provider_fails_the_login_only_and_is_asked_again_next_ti
     assert!(initialized["result"].is_object(), "{initialized}");
 
     // Once the provider is up, the next login finds it.
-    let Some(provider) = Provider::start(issuer_port, &team.callback_uri()).await else {
+    let Some(provider) = Provider::start(issuer_port, &[team.callback_uri()]).await else {
         return;
     };
     let _provider = provider.unwrap();
-    let authorize = start_login(&team, &browser).await;
+    let authorize = start_login(&team.url, &browser).await;
     assert_eq!(authorize.port(), Some(issuer_port), "{authorize}");
 }
 

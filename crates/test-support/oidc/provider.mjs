@@ -1,9 +1,9 @@
-// A real OpenID provider for the server's login tests: oidc-provider (installed by
+// A real OpenID provider for the login tests: oidc-provider (installed by
 // .ci/install-oidc-provider) on 127.0.0.1, with one confidential client and its
 // development login and consent pages (any login name signs in as that subject).
 //
 //   node provider.mjs --modules <dir holding node_modules/oidc-provider> \
-//     --client-id ID --client-secret SECRET --redirect-uri URI [--port N]
+//     --client-id ID --client-secret SECRET --redirect-uri URI [--redirect-uri URI…] [--port N]
 //
 // Prints the issuer URL (`http://127.0.0.1:PORT`) on stdout once it listens; port 0 or
 // none picks a free one. The client authenticates with HTTP Basic and must use PKCE.
@@ -25,11 +25,12 @@ const { values } = parseArgs({
     port: { type: 'string', default: '0' },
     'client-id': { type: 'string' },
     'client-secret': { type: 'string' },
-    'redirect-uri': { type: 'string' },
+    // Every server the client's logins may come back to (one per team server node).
+    'redirect-uri': { type: 'string', multiple: true },
   },
 });
 for (const name of ['modules', 'client-id', 'client-secret', 'redirect-uri']) {
-  if (!values[name]) {
+  if (!values[name]?.length) {
     console.error(`provider.mjs: --${name} is required`);
     process.exit(2);
   }
@@ -50,7 +51,7 @@ const provider = new Provider(issuer, {
     {
       client_id: values['client-id'],
       client_secret: values['client-secret'],
-      redirect_uris: [values['redirect-uri']],
+      redirect_uris: values['redirect-uri'],
       grant_types: ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
