@@ -72,6 +72,17 @@ async fn follow_announced(host: &Host, batch: Vec<hearth_store::Change>) -> bool
                 turns.insert(chat);
             }
             hearth_store::Change::Chat(_) | hearth_store::Change::Session(_) => look = true,
+            hearth_store::Change::Summary(session) => match host.store().session(&session).await {
+                Ok(Some(summary)) => {
+                    if let Err(error) = host.summary_changed(summary) {
+                        tracing::debug!(%session, %error, "could not announce a session's new summary");
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::debug!(%session, %error, "could not read a session another node changed")
+                }
+            },
             hearth_store::Change::Asked(ask) => {
                 if let Err(error) = host.take_ask(&ask).await {
                     tracing::info!(chat = %ask.chat(), %error, "could not do what another node asked of a turn answered here");

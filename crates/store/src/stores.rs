@@ -27,6 +27,8 @@ pub enum Change {
     Session(SessionUri),
     /// Someone asked whoever answers a chat to do something of its running turn.
     Asked(HolderAsk),
+    /// A session's summary changed outside any host (it was shared with a team).
+    Summary(SessionUri),
 }
 
 /// What one node asks of the node answering a chat ([`Store::ask_holder`]).

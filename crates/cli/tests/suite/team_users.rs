@@ -11,8 +11,8 @@ use std::time::Instant;
 use hearth_core::Mirror;
 use hearth_protocol::{
     self as wire, ChatParams, ChatResolve, ChatSend, ChatSendParams, ErrorKind, SessionCreate,
-    SessionCreateParams, SessionList, SessionListParams, Subscribe, SubscribeParams,
-    SubscribeResponse, UserMessage,
+    SessionCreateParams, SessionList, SessionListParams, SessionShare, SessionShareParams,
+    Subscribe, SubscribeParams, SubscribeResponse, UserMessage,
 };
 use hearth_server::{
     Client, LOGIN_KEY_FILE, Notifications, Notified, OIDC_CALLBACK_PATH, Secret, ServerError,
@@ -143,8 +143,8 @@ async fn two_users_on_three_nodes_never_see_each_others_sessions() {
     let Some(url) = fresh_database().await else {
         return;
     };
-    let alice = token_in(&users_on(&url, &["add", "alice"]));
-    let bob = token_in(&users_on(&url, &["add", "bob"]));
+    let alice = token_in(&users_on(&url, &["add", "alice", "--team", "design"]));
+    let bob = token_in(&users_on(&url, &["add", "bob", "--team", "design"]));
     let nodes: Vec<Served> = ["n1", "n2", "n3"]
         .into_iter()
         .map(|name| {
@@ -217,6 +217,29 @@ async fn two_users_on_three_nodes_never_see_each_others_sessions() {
             })
             .await;
         assert!(refused.is_err(), "{refused:?}");
+    }
+    // Alice shares hers with their team on node 1: Bob's view on node 2 gains it, told
+    // by the database.
+    alice_on_1
+        .call::<SessionShare>(&SessionShareParams {
+            session: hers.clone(),
+            team: Some("design".into()),
+        })
+        .await
+        .unwrap();
+    let envelope = loop {
+        match next(&mut bobs).await {
+            Notified::Envelope(envelope) => break envelope,
+            _ => continue,
+        }
+    };
+    assert_eq!(envelope.seq, snapshot.seq + 2);
+    match &envelope.action {
+        wire::Action::SessionAdded { summary } => {
+            assert_eq!(summary.uri, hers);
+            assert_eq!(summary.team.as_deref(), Some("design"));
+        }
+        other => panic!("expected Alice's shared session, got {other:?}"),
     }
 }
 

@@ -33,6 +33,7 @@ pub(crate) fn payload(change: &Change) -> String {
         Change::Chat(chat) => format!("chat {chat}"),
         Change::Turn(chat) => format!("turn {chat}"),
         Change::Session(session) => format!("session {session}"),
+        Change::Summary(session) => format!("summary {session}"),
         Change::Asked(ask) => format!(
             "ask {}",
             serde_json::to_string(ask).unwrap_or_else(|_| "{}".to_owned())
@@ -45,6 +46,7 @@ fn parse(payload: &str) -> Option<Change> {
         ("chat", uri) => ChatUri::parse(uri).ok().map(Change::Chat),
         ("turn", uri) => ChatUri::parse(uri).ok().map(Change::Turn),
         ("session", uri) => SessionUri::parse(uri).ok().map(Change::Session),
+        ("summary", uri) => SessionUri::parse(uri).ok().map(Change::Summary),
         ("ask", json) => serde_json::from_str(json).ok().map(Change::Asked),
         _ => None,
     }
@@ -78,13 +80,25 @@ impl PgStore {
                 ask.chat()
             )));
         }
+        self.announce_now(text).await?;
+        Ok(true)
+    }
+
+    /// Tells every node that a session's summary changed (it was shared).
+    pub(crate) async fn announce_summary(&self, session: &SessionUri) -> StoreResult<()> {
+        self.announce_now(payload(&Change::Summary(session.clone())))
+            .await
+    }
+
+    /// Sends a notification at once, outside any write.
+    async fn announce_now(&self, payload: String) -> StoreResult<()> {
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CHANNEL)
-            .bind(text)
+            .bind(payload)
             .execute(&self.pool)
             .await
-            .map_err(|e| self.error(e))?;
-        Ok(true)
+            .map(|_| ())
+            .map_err(|e| self.error(e))
     }
 
     /// Starts listening: the receiver gets every change other nodes (and this one)
@@ -143,7 +157,8 @@ mod tests {
         for change in [
             Change::Chat(chat.clone()),
             Change::Turn(chat.clone()),
-            Change::Session(session),
+            Change::Session(session.clone()),
+            Change::Summary(session),
             Change::Asked(crate::HolderAsk::Abort { chat: chat.clone() }),
             Change::Asked(crate::HolderAsk::Answer {
                 chat,

@@ -219,6 +219,7 @@ macro_rules! user_store_by_statements {
                 .execute(&self.pool)
                 .await
                 .map_err(|e| self.error(e))?;
+                self.announce_summary(session).await?;
                 self.session_impl(session).await
             }
         }
