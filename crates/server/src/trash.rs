@@ -6,15 +6,15 @@ use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 use hearth_store::{StoreError, TrashKind};
 use hearth_tools::{Actor, Emptying, UserActor};
 
-use crate::access::Access;
+use crate::access::{Access, Principal};
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, parse_field, route};
 use crate::edge::{host_error, unavailable};
 
 /// The trash methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::TrashList => trash_list, Access::Operator("the trash"));
-    route!(table, wire::TrashRestore => trash_restore, Access::Operator("the trash"));
+    route!(table, wire::TrashList => trash_list, narrowed);
+    route!(table, wire::TrashRestore => trash_restore, narrowed);
     route!(table, wire::TrashEmpty => trash_empty, Access::Operator("emptying the trash"));
 }
 
@@ -42,16 +42,30 @@ fn wire_kind(kind: TrashKind) -> wire::TrashKind {
     }
 }
 
-async fn trash_list(
+/// What of the trash the caller may see: all of it for the operator; a user's own (and
+/// their teams') deleted sessions and projects.
+async fn visible_items(
     shared: &Shared,
-    _params: <wire::TrashList as Method>::Params,
-) -> Result<<wire::TrashList as Method>::Response, RpcError> {
-    let items = shared
+    caller: &Principal,
+) -> Result<Vec<hearth_store::TrashItem>, RpcError> {
+    let mut items = shared
         .host()
         .store()
         .trash_items()
         .await
         .map_err(|error| store_error(&error))?;
+    if let Some(user) = caller.viewer() {
+        items.retain(|item| user.sees(item.owner.as_ref()));
+    }
+    Ok(items)
+}
+
+async fn trash_list(
+    shared: &Shared,
+    caller: &Principal,
+    _params: <wire::TrashList as Method>::Params,
+) -> Result<<wire::TrashList as Method>::Response, RpcError> {
+    let items = visible_items(shared, caller).await?;
     let days = shared.backend.config.history.trash_days();
     Ok(wire::TrashListResponse {
         items: items
@@ -69,8 +83,24 @@ async fn trash_list(
 
 async fn trash_restore(
     shared: &Shared,
+    caller: &Principal,
     params: <wire::TrashRestore as Method>::Params,
 ) -> Result<<wire::TrashRestore as Method>::Response, RpcError> {
+    // A user restores only what they may see in the trash; the rest is not there.
+    if caller.viewer().is_some() {
+        let wanted = kind(params.kind);
+        let theirs = visible_items(shared, caller)
+            .await?
+            .into_iter()
+            .any(|item| item.kind == wanted && item.id == params.id);
+        if !theirs {
+            return Err(RpcError::new(
+                ErrorKind::NotFound,
+                format!("nothing in the trash is called `{}`", params.id),
+                false,
+            ));
+        }
+    }
     match kind(params.kind) {
         TrashKind::Session => {
             let session = parse_field("id", &params.id, SessionUri::parse)?;

@@ -184,7 +184,7 @@ pub(crate) fn encode_queue(queued: &[UserMessage]) -> StoreResult<Option<String>
         })
 }
 
-/// A trash item from `kind, id, title, deleted_at`.
+/// A trash item from `kind, id, title, deleted_at, owner, team`.
 pub(crate) fn decode_trash_item(row: &impl Columns) -> StoreResult<TrashItem> {
     let get = decode_error("trash item");
     let kind = row.text("kind").map_err(&get)?;
@@ -196,6 +196,7 @@ pub(crate) fn decode_trash_item(row: &impl Columns) -> StoreResult<TrashItem> {
         id: row.text("id").map_err(&get)?,
         title: row.text_or_null("title").map_err(&get)?,
         deleted_at: from_millis(row.integer("deleted_at").map_err(&get)?)?,
+        owner: decode_owner(row, &get)?,
     })
 }
 

@@ -60,12 +60,15 @@ pub struct TrashItem {
     pub title: Option<String>,
     /// When it was deleted.
     pub deleted_at: Timestamp,
+    /// On a team server, the user it belongs to (and the team it is shared with).
+    pub owner: Option<hearth_core::Owner>,
 }
 
-const TRASH_ITEMS: &str = "SELECT 'session' AS kind, uri AS id, title, deleted_at FROM sessions
+const TRASH_ITEMS: &str =
+    "SELECT 'session' AS kind, uri AS id, title, deleted_at, owner, team FROM sessions
       WHERE trashed = 1 AND deleted_at <= ?1
      UNION ALL
-     SELECT 'project' AS kind, id, name AS title, deleted_at FROM projects
+     SELECT 'project' AS kind, id, name AS title, deleted_at, owner, team FROM projects
       WHERE trashed = 1 AND deleted_at <= ?1
      ORDER BY deleted_at DESC, id";
 

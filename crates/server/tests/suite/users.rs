@@ -643,3 +643,49 @@ async fn a_user_shares_their_session_with_their_team_whose_members_hear_of_it() 
     .await;
     assert_eq!(error_kind(&gone).as_deref(), Some("notFound"), "{gone}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_finds_their_deleted_session_in_their_trash_and_brings_it_back() {
+    let team = team().await;
+    let disposed = post(
+        &team.server,
+        &team.alice_token,
+        "session/dispose",
+        json!({"session": team.session}),
+    )
+    .await;
+    assert_eq!(disposed["result"]["trashed"], true, "{disposed}");
+    // Bob's trash holds nothing of hers, and he cannot bring it back.
+    let bobs = post(&team.server, &team.bob_token, "trash/list", json!({})).await;
+    assert!(!leaks(&team, &bobs), "{bobs}");
+    let taken = post(
+        &team.server,
+        &team.bob_token,
+        "trash/restore",
+        json!({"kind": "session", "id": team.session}),
+    )
+    .await;
+    assert_eq!(error_kind(&taken).as_deref(), Some("notFound"), "{taken}");
+    // The operator sees everyone's trash; Alice sees hers and restores it.
+    let all = post(&team.server, &team.server.token, "trash/list", json!({})).await;
+    assert!(all.to_string().contains(&team.session), "{all}");
+    let hers = post(&team.server, &team.alice_token, "trash/list", json!({})).await;
+    assert!(hers.to_string().contains(&team.session), "{hers}");
+    let restored = post(
+        &team.server,
+        &team.alice_token,
+        "trash/restore",
+        json!({"kind": "session", "id": team.session}),
+    )
+    .await;
+    assert!(restored.get("error").is_none(), "{restored}");
+    let listed = post(&team.server, &team.alice_token, "session/list", json!({})).await;
+    assert!(listed.to_string().contains(&team.session), "{listed}");
+    // Emptying the trash stays the operator's.
+    let emptied = post(&team.server, &team.alice_token, "trash/empty", json!({})).await;
+    assert_eq!(
+        error_kind(&emptied).as_deref(),
+        Some("forbidden"),
+        "{emptied}"
+    );
+}

@@ -27,10 +27,11 @@ const SESSION_IS_USED: &str = "SELECT provenance = 'external'
                    AND (COALESCE(draft, '') <> '' OR queued IS NOT NULL))
      FROM sessions WHERE id = $1";
 
-const TRASH_ITEMS: &str = "SELECT 'session' AS kind, uri AS id, title, deleted_at FROM sessions
+const TRASH_ITEMS: &str =
+    "SELECT 'session' AS kind, uri AS id, title, deleted_at, owner, team FROM sessions
       WHERE trashed = 1 AND deleted_at <= $1
      UNION ALL
-     SELECT 'project' AS kind, id, name AS title, deleted_at FROM projects
+     SELECT 'project' AS kind, id, name AS title, deleted_at, owner, team FROM projects
       WHERE trashed = 1 AND deleted_at <= $1
      ORDER BY deleted_at DESC, id";
 
