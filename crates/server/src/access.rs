@@ -200,11 +200,20 @@ async fn sees_session(
     user: &UserView,
     session: &SessionUri,
 ) -> Result<bool, RpcError> {
+    Ok(visible_session(shared, user, session).await?.is_some())
+}
+
+/// The session's summary when the user may reach it.
+async fn visible_session(
+    shared: &Shared,
+    user: &UserView,
+    session: &SessionUri,
+) -> Result<Option<hearth_core::SessionSummary>, RpcError> {
     let summary = stores(shared)?
         .session(session)
         .await
         .map_err(|error| internal(error.to_string()))?;
-    Ok(summary.is_some_and(|summary| user.sees(summary.owner.as_ref())))
+    Ok(summary.filter(|summary| user.sees(summary.owner.as_ref())))
 }
 
 /// The items whose session the caller may reach (all of them for the operator); an item
@@ -294,12 +303,12 @@ async fn see_project(
     }
 }
 
-/// The proposal, when the user may reach its session.
+/// The proposal and its session, when the user may reach that session.
 async fn see_proposal(
     shared: &Shared,
     user: &UserView,
     id: &str,
-) -> Result<Option<hearth_store::ProposalRecord>, RpcError> {
+) -> Result<Option<(hearth_store::ProposalRecord, hearth_core::SessionSummary)>, RpcError> {
     let Ok(id) = ProposalId::parse(id) else {
         return Ok(None);
     };
@@ -310,10 +319,10 @@ async fn see_proposal(
     let Some(record) = record else {
         return Ok(None);
     };
-    see_session(shared, user, &record.session)
-        .await
-        .map_err(|_| hidden("proposal", id.as_str()))?;
-    Ok(Some(record))
+    match visible_session(shared, user, &record.session).await? {
+        Some(session) => Ok(Some((record, session))),
+        None => Err(hidden("proposal", id.as_str())),
+    }
 }
 
 /// Approving or rejecting needs the approver role on what the proposal changes: the
@@ -321,7 +330,7 @@ async fn see_proposal(
 /// approves too); a change of neither is its session owner's (or their team's
 /// approvers') to decide.
 async fn decide_proposal(shared: &Shared, user: &UserView, id: &str) -> Result<(), RpcError> {
-    let Some(record) = see_proposal(shared, user, id).await? else {
+    let Some((record, session)) = see_proposal(shared, user, id).await? else {
         return Ok(());
     };
     let stores = stores(shared)?;
@@ -344,13 +353,6 @@ async fn decide_proposal(shared: &Shared, user: &UserView, id: &str) -> Result<(
             )))
         };
     }
-    let session = stores
-        .session(&record.session)
-        .await
-        .map_err(|error| internal(error.to_string()))?;
-    let Some(session) = session else {
-        return Err(hidden("proposal", id));
-    };
     if let Scope::Project {
         project_id: project,
     } = &session.scope

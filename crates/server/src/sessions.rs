@@ -143,17 +143,13 @@ async fn session_share(
     })?;
     let session = parse_field("session", &params.session, SessionUri::parse)?;
     if let Some(user) = caller.viewer() {
-        let summary = shared
-            .host()
+        // Read from the store: sharing needs no session loaded into the host.
+        let owner = accounts
             .session(&session)
             .await
-            .map_err(|e| host_error(&e))?
-            .summary;
-        if summary
-            .owner
-            .as_ref()
-            .is_none_or(|owner| owner.user != user.id)
-        {
+            .map_err(|error| crate::edge::internal(error.to_string()))?
+            .and_then(|summary| summary.owner);
+        if owner.is_none_or(|owner| owner.user != user.id) {
             return Err(forbidden("only its owner shares a session"));
         }
         if let Some(team) = params.team.as_deref()

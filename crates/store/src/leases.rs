@@ -239,18 +239,6 @@ impl SqliteStore {
         })
     }
 
-    /// SQLite announces nothing: other processes see a shared session when they read it.
-    #[allow(clippy::unused_async)]
-    pub(crate) async fn announce_summary(&self, _session: &SessionUri) -> StoreResult<()> {
-        Ok(())
-    }
-
-    /// SQLite carries no asks: another process answering a chat is not told anything.
-    #[allow(clippy::unused_async)]
-    pub(crate) async fn ask_holder_impl(&self, _ask: &crate::HolderAsk) -> StoreResult<bool> {
-        Ok(false)
-    }
-
     pub(crate) async fn release_lease_impl(
         &self,
         chat: &ChatUri,

@@ -20,6 +20,25 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// SQLite announces nothing (PostgreSQL does, see `postgres/changes.rs`): other
+    /// processes see a shared session when they read it.
+    #[allow(clippy::unused_async)]
+    pub(crate) async fn announce_summary(
+        &self,
+        _session: &hearth_core::SessionUri,
+    ) -> crate::error::StoreResult<()> {
+        Ok(())
+    }
+
+    /// SQLite carries no asks: another process answering a chat is not told anything.
+    #[allow(clippy::unused_async)]
+    pub(crate) async fn ask_holder_impl(
+        &self,
+        _ask: &crate::HolderAsk,
+    ) -> crate::error::StoreResult<bool> {
+        Ok(false)
+    }
+
     /// A live session as one JSON Lines archive (see [`SqliteStore::export_session`]).
     pub(crate) async fn archive_session_impl(&self, session: &SessionUri) -> StoreResult<String> {
         let mut out = Vec::new();

@@ -72,7 +72,8 @@ impl PgStore {
     /// Sends an ask to every node; the one answering the chat acts on it. Not part of
     /// any write: it goes at once.
     pub(crate) async fn ask_holder_impl(&self, ask: &crate::HolderAsk) -> StoreResult<bool> {
-        let text = payload(&Change::Asked(ask.clone()));
+        let change = Change::Asked(ask.clone());
+        let text = payload(&change);
         if text.len() > MAX_PAYLOAD {
             return Err(crate::StoreError::InvalidQuery(format!(
                 "an ask of {} bytes is too long to send to the node answering {}",
@@ -80,24 +81,20 @@ impl PgStore {
                 ask.chat()
             )));
         }
-        self.announce_now(text).await?;
+        self.announce_now(&change).await?;
         Ok(true)
     }
 
     /// Tells every node that a session's summary changed (it was shared).
     pub(crate) async fn announce_summary(&self, session: &SessionUri) -> StoreResult<()> {
-        self.announce_now(payload(&Change::Summary(session.clone())))
-            .await
+        self.announce_now(&Change::Summary(session.clone())).await
     }
 
-    /// Sends a notification at once, outside any write.
-    async fn announce_now(&self, payload: String) -> StoreResult<()> {
-        sqlx::query("SELECT pg_notify($1, $2)")
-            .bind(CHANNEL)
-            .bind(payload)
-            .execute(&self.pool)
+    /// Announces `change` at once, outside any write.
+    async fn announce_now(&self, change: &Change) -> StoreResult<()> {
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        Self::announce(&mut connection, change)
             .await
-            .map(|_| ())
             .map_err(|e| self.error(e))
     }
 
