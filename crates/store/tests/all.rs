@@ -17,6 +17,7 @@ mod suite {
     mod search;
     mod trash;
     mod turns;
+    mod user_providers;
     mod users;
     mod visibility;
 }

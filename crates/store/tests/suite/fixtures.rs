@@ -5,7 +5,7 @@ use hearth_core::{
 };
 use hearth_store::{
     AuditStore, ChatRecord, NewSession, PgStore, ProjectStore, ProposalRecord, ProposalStatus,
-    ProposalStore, Store, UserStore,
+    ProposalStore, Store, UserProviderStore, UserStore,
 };
 
 pub fn session_uri(provider: &str) -> SessionUri {
@@ -53,9 +53,15 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
 
 /// Everything a backend keeps: the tests of projects, proposals, the audit log and users
 /// take an `Arc<dyn Backend>` from [`on_every_backend`].
-pub trait Backend: Store + ProjectStore + ProposalStore + AuditStore + UserStore {}
+pub trait Backend:
+    Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserProviderStore
+{
+}
 
-impl<T: Store + ProjectStore + ProposalStore + AuditStore + UserStore> Backend for T {}
+impl<T: Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserProviderStore> Backend
+    for T
+{
+}
 
 /// Two stores on one new database of the test server, as two nodes of a team server
 /// would have (`None`, the test skipped, when there is no server; see
