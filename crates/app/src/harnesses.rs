@@ -380,6 +380,7 @@ impl hearth_server::ProviderHarnesses for NativeAgents {
         &self,
         config: &hearth_config::Config,
         id: &str,
+        env: &Environment,
     ) -> Result<Arc<dyn Harness>, String> {
         if !is_model_provider(&self.app, id) {
             return Err(format!(
@@ -388,7 +389,7 @@ impl hearth_server::ProviderHarnesses for NativeAgents {
         }
         let mut app = self.app.clone();
         app.config = config.clone();
-        let discovery = configured_providers(&app);
+        let discovery = configured_providers_in(&app, env);
         let Some(provider) = discovery.get(id) else {
             return Err(format!(
                 "the provider `{id}` is not found in the configuration: {}",
@@ -433,12 +434,17 @@ pub fn is_external_agent(app: &App, id: &str) -> bool {
 
 /// The model providers in `config.toml` and the environment, without any network access.
 fn configured_providers(app: &App) -> Discovery {
+    configured_providers_in(app, &Environment::process())
+}
+
+/// The model providers in `config.toml` and `env`, without any network access.
+fn configured_providers_in(app: &App, env: &Environment) -> Discovery {
     let options = DiscoveryOptions {
         detect_ollama: false,
         ..DiscoveryOptions::default()
     };
     // Without Ollama detection, discovery never waits on anything.
-    discover_providers(&discovery_config(app), &Environment::process(), &options)
+    discover_providers(&discovery_config(app), env, &options)
         .now_or_never()
         .unwrap_or_else(|| {
             tracing::warn!("provider discovery did not finish at once; no model providers used");

@@ -534,6 +534,9 @@ pub struct ServerConfig {
     pub users: Option<bool>,
     /// OpenID Connect login to Agent Home for a team server's users.
     pub oidc: Option<crate::oidc::OidcConfig>,
+    /// Networks (CIDR, e.g. `10.20.0.0/16`) where a team server's users may point their
+    /// own model providers besides public addresses (a company's model gateway).
+    pub user_provider_networks: Option<Vec<String>>,
 }
 
 /// Hearth's own agent loop.

@@ -64,6 +64,11 @@ impl Harnesses {
     pub fn insert(&self, agent: Arc<dyn Harness>) -> Option<Arc<dyn Harness>> {
         self.write().insert(agent.descriptor().id, agent)
     }
+
+    /// Takes the harness with this id out (returned).
+    pub fn remove(&self, provider: &HarnessId) -> Option<Arc<dyn Harness>> {
+        self.write().remove(provider)
+    }
 }
 
 /// Sends what a harness emits to the host's event loop.
@@ -93,6 +98,20 @@ impl Host {
             .lock()
             .publish(ResourceUri::Root, Action::HarnessesChanged { harnesses });
         replaced
+    }
+
+    /// Takes a harness out while the host runs (a user removed their own provider): new
+    /// sessions and turns can no longer use it, and the root's subscribers are told the
+    /// new list. Returns it, for the caller to end its running turns and processes (or
+    /// let them finish); `None` when no harness had that id.
+    pub fn unregister_harness(&self, provider: &str) -> Option<Arc<dyn Harness>> {
+        let provider = HarnessId::parse(provider).ok()?;
+        let removed = self.inner.agents.remove(&provider)?;
+        let harnesses = self.descriptors();
+        self.inner
+            .lock()
+            .publish(ResourceUri::Root, Action::HarnessesChanged { harnesses });
+        Some(removed)
     }
 
     /// The registered harnesses, by id.

@@ -53,9 +53,14 @@ pub struct Backend {
 /// Makes the harness of a model provider saved while the server runs (`provider/add`):
 /// Hearth's own agent over it, built as the ones found when the server started were.
 pub trait ProviderHarnesses: Send + Sync {
-    /// The harness of provider `id` as `config` declares it, or why none can be made
-    /// (said to the user as is).
-    fn harness(&self, config: &Config, id: &str) -> Result<Arc<dyn Harness>, String>;
+    /// The harness of provider `id` as `config` declares it, its keys and base URLs
+    /// resolved in `env`, or why none can be made (said to the user as is).
+    fn harness(
+        &self,
+        config: &Config,
+        id: &str,
+        env: &hearth_llm::Environment,
+    ) -> Result<Arc<dyn Harness>, String>;
 }
 
 impl Backend {
@@ -87,6 +92,8 @@ pub(crate) struct Shared {
     pub config: std::sync::RwLock<Config>,
     /// The preparations of project context running here.
     pub context_runs: crate::project_context::ContextRuns,
+    /// What this node keeps of users' own providers.
+    pub user_providers: crate::user_providers::UserProviders,
     pub fanout: Arc<FanOut>,
     pub queue_capacity: usize,
     next_connection: AtomicU64,
@@ -98,6 +105,7 @@ impl Shared {
             fanout: FanOut::new(backend.host.clone()),
             config: std::sync::RwLock::new(backend.config.clone()),
             context_runs: crate::project_context::ContextRuns::default(),
+            user_providers: crate::user_providers::UserProviders::default(),
             backend,
             queue_capacity,
             next_connection: AtomicU64::new(1),

@@ -187,7 +187,11 @@ pub(crate) async fn call(
 ) -> String {
     match table().handlers.get(&method) {
         Some((access, handler)) => {
-            match crate::access::check(shared, caller, *access, &params).await {
+            let admitted = match crate::access::check(shared, caller, *access, &params).await {
+                Ok(()) => crate::user_providers::admit(shared, caller, method, &params).await,
+                Err(error) => Err(error),
+            };
+            match admitted {
                 Ok(()) => handler(shared, caller, id, params).await,
                 Err(error) => error_text(Some(id), error),
             }

@@ -51,12 +51,14 @@ mod proposals;
 mod provider_setup;
 mod providers;
 mod root_view;
+mod sealed;
 mod search;
 mod server;
 mod sessions;
 mod stdio;
 mod token;
 mod trash;
+mod user_providers;
 mod web;
 mod writer;
 

@@ -28,7 +28,7 @@ use hearth_config::{
 use hearth_llm::{CancellationToken, DiscoveryOptions, Environment, check_provider};
 use hearth_protocol::{self as wire, ErrorKind, Method, RpcError};
 
-use crate::access::Access;
+use crate::access::{Access, Principal};
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 use crate::edge::unavailable;
@@ -43,8 +43,9 @@ static CONFIG_WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 
 /// The setup methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ProviderAdd => provider_add, Access::Operator("adding a model provider"));
-    route!(table, wire::ProviderRemove => provider_remove, Access::Operator("removing a model provider"));
+    // A user adds and removes their own providers; the operator, the server's.
+    route!(table, wire::ProviderAdd => provider_add, Access::Open, with caller);
+    route!(table, wire::ProviderRemove => provider_remove, Access::Open, with caller);
 }
 
 fn paths(shared: &Shared) -> Result<&Paths, RpcError> {
@@ -59,8 +60,8 @@ fn invalid(message: String) -> RpcError {
     RpcError::new(ErrorKind::InvalidParams, message, false)
 }
 
-/// Rule 1, and the shape of an id `config.toml` can hold as a bare key.
-fn check_id(shared: &Shared, id: &str) -> Result<(), RpcError> {
+/// The shape of an id `config.toml` can hold as a bare key.
+pub(crate) fn check_shape(id: &str) -> Result<(), RpcError> {
     let well_formed = !id.is_empty()
         && id.len() <= 64
         && id
@@ -71,6 +72,12 @@ fn check_id(shared: &Shared, id: &str) -> Result<(), RpcError> {
             "`{id}` cannot name a provider: use 1 to 64 letters, digits, `-` or `_`"
         )));
     }
+    Ok(())
+}
+
+/// Rule 1, and the id's shape.
+fn check_id(shared: &Shared, id: &str) -> Result<(), RpcError> {
+    check_shape(id)?;
     let config = current_config(shared);
     let taken = config.providers.contains_key(id)
         || config.agents.contains_key(id)
@@ -97,14 +104,18 @@ fn trimmed(text: Option<String>) -> Option<String> {
 
 async fn provider_add(
     shared: &Shared,
+    caller: &Principal,
     params: <wire::ProviderAdd as Method>::Params,
 ) -> Result<<wire::ProviderAdd as Method>::Response, RpcError> {
+    if let Some(user) = caller.viewer() {
+        return crate::user_providers::add(shared, user, params).await;
+    }
     let paths = paths(shared)?;
     let id = params.id.trim().to_owned();
     check_id(shared, &id)?;
     let (candidate, kind_name) = candidate(&params)?;
     // Rule 2: the check `hearth doctor` runs, on the provider as given, alone.
-    let test = match check_alone(&id, candidate).await {
+    let test = match check_alone(&id, candidate, &Environment::process()).await {
         Ok(test) => test,
         Err(test) => return Ok(wire::ProviderAddResponse::Failed { test }),
     };
@@ -138,7 +149,7 @@ fn register_harness(shared: &Shared, config: &hearth_config::Config, id: &str) -
     let Some(maker) = &shared.backend.provider_harnesses else {
         return false;
     };
-    match maker.harness(config, id) {
+    match maker.harness(config, id, &Environment::process()) {
         Ok(harness) => {
             if shared.host().register_harness(harness).is_some() {
                 tracing::warn!(
@@ -157,7 +168,7 @@ fn register_harness(shared: &Shared, config: &hearth_config::Config, id: &str) -
 
 /// The provider as the form gives it (its key in the entry itself, to be checked), with
 /// its kind's name in config.toml; a key that cannot be used is refused.
-fn candidate(
+pub(crate) fn candidate(
     params: &<wire::ProviderAdd as Method>::Params,
 ) -> Result<(ProviderConfig, &'static str), RpcError> {
     let (kind, kind_name) = match params.kind {
@@ -198,16 +209,17 @@ fn candidate(
 
 /// The check `hearth doctor` runs, on the provider alone: its result when it answered
 /// (`Ok`), or when it did not (`Err`).
-async fn check_alone(
+pub(crate) async fn check_alone(
     id: &str,
     candidate: ProviderConfig,
+    env: &Environment,
 ) -> Result<wire::ProviderTestResult, wire::ProviderTestResult> {
     let base_url = candidate.base_url.clone().unwrap_or_default();
     let mut alone = hearth_config::Config::default();
     alone.providers.insert(id.to_owned(), candidate);
     let discovery = hearth_llm::discover_providers(
         &alone,
-        &Environment::process(),
+        env,
         &DiscoveryOptions {
             detect_ollama: false,
             ..DiscoveryOptions::default()
@@ -315,8 +327,12 @@ fn write_key(path: &std::path::Path, key: &str) -> Result<(), RpcError> {
 
 async fn provider_remove(
     shared: &Shared,
+    caller: &Principal,
     params: <wire::ProviderRemove as Method>::Params,
 ) -> Result<<wire::ProviderRemove as Method>::Response, RpcError> {
+    if let Some(user) = caller.viewer() {
+        return crate::user_providers::remove(shared, user, params).await;
+    }
     let paths = paths(shared)?;
     let id = params.id.trim().to_owned();
     let _writing = CONFIG_WRITES.lock().await;

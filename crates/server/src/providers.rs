@@ -1,7 +1,7 @@
 //! `provider/list` and `provider/test`: the model providers `hearth-llm` finds, checked
 //! on request. Keys never leave the process: only where a key came from is reported.
 
-use crate::access::Access;
+use crate::access::{Access, Principal};
 use crate::backend::Shared;
 use crate::dispatch::{MethodTable, route};
 use hearth_config::Config;
@@ -22,6 +22,19 @@ pub(crate) async fn list_providers(config: &Config) -> ProviderListResponse {
         &DiscoveryOptions::default(),
     )
     .await;
+    listed(discovery)
+}
+
+/// The providers `config` declares, resolved in `env` alone (no local Ollama looked for).
+pub(crate) async fn list_providers_in(config: &Config, env: &Environment) -> ProviderListResponse {
+    let options = DiscoveryOptions {
+        detect_ollama: false,
+        ..DiscoveryOptions::default()
+    };
+    listed(discover_providers(config, env, &options).await)
+}
+
+fn listed(discovery: hearth_llm::Discovery) -> ProviderListResponse {
     ProviderListResponse {
         providers: discovery
             .providers
@@ -113,15 +126,20 @@ pub(crate) fn current_config(shared: &Shared) -> Config {
 
 /// The providers methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::ProviderList => provider_list, Access::Open);
+    route!(table, wire::ProviderList => provider_list, Access::Open, with caller);
     route!(table, wire::ProviderTest => provider_test, Access::Operator("testing the model providers"));
 }
 
 async fn provider_list(
     shared: &Shared,
+    caller: &Principal,
     _params: <wire::ProviderList as Method>::Params,
 ) -> Result<<wire::ProviderList as Method>::Response, RpcError> {
-    Ok(list_providers(&current_config(shared)).await)
+    let listed = list_providers(&current_config(shared)).await;
+    match caller.viewer() {
+        Some(user) => crate::user_providers::list(shared, user, listed).await,
+        None => Ok(listed),
+    }
 }
 
 async fn provider_test(

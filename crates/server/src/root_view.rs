@@ -92,11 +92,15 @@ impl RootView {
                 .shown
                 .remove(&session)
                 .then_some(Action::SessionRemoved { session }),
-            // Shared by everyone: the harnesses, and a hint to look at proposals again
-            // (`proposal/list` answers each user with theirs).
-            action @ (Action::HarnessesChanged { .. } | Action::ProposalChanged { .. }) => {
-                Some(action)
+            // The server's harnesses and the user's own providers', never another
+            // user's.
+            Action::HarnessesChanged { mut harnesses } => {
+                harnesses.retain(|harness| crate::user_providers::shows(&self.user, &harness.id));
+                Some(Action::HarnessesChanged { harnesses })
             }
+            // A hint to look at proposals again (`proposal/list` answers each user with
+            // theirs).
+            action @ Action::ProposalChanged { .. } => Some(action),
             _ => None,
         }
     }

@@ -13,7 +13,7 @@ use crate::edge::{host_error, internal};
 
 /// The session methods.
 pub(crate) fn register(table: &mut MethodTable) {
-    route!(table, wire::Initialize => initialize, Access::Open);
+    route!(table, wire::Initialize => initialize, Access::Open, with caller);
     route!(table, wire::SessionList => session_list, narrowed);
     route!(table, wire::SessionCreate => session_create, narrowed);
     route!(table, wire::SessionDispose => session_dispose, Access::Session("session"));
@@ -26,9 +26,18 @@ pub(crate) fn register(table: &mut MethodTable) {
 
 async fn initialize(
     shared: &Shared,
+    caller: &Principal,
     _params: <wire::Initialize as Method>::Params,
 ) -> Result<<wire::Initialize as Method>::Response, RpcError> {
-    Ok(server_info(shared))
+    let mut info = server_info(shared);
+    if let Some(user) = caller.viewer() {
+        // Their own providers run here from now on; nobody else's are shown to them.
+        crate::user_providers::ensure_all(shared, &user.id).await;
+        info = server_info(shared);
+        info.harnesses
+            .retain(|harness| crate::user_providers::shows(user, &harness.id));
+    }
+    Ok(info)
 }
 
 async fn session_list(

@@ -23,5 +23,6 @@ mod suite {
     mod stdio;
     mod support;
     mod trash;
+    mod user_providers;
     mod users;
 }

@@ -210,11 +210,12 @@ impl hearth_server::ProviderHarnesses for NativeProviders {
         &self,
         config: &hearth_config::Config,
         id: &str,
+        env: &hearth_llm::Environment,
     ) -> Result<Arc<dyn hearth_core::Harness>, String> {
         use futures::FutureExt;
         let discovery = hearth_llm::discover_providers(
             config,
-            &hearth_llm::Environment::process(),
+            env,
             &hearth_llm::DiscoveryOptions {
                 detect_ollama: false,
                 ..hearth_llm::DiscoveryOptions::default()

@@ -31,7 +31,7 @@ struct Team {
     payload_hash: String,
 }
 
-async fn token_for(server: &TestServer, user: &str) -> Secret {
+pub(super) async fn token_for(server: &TestServer, user: &str) -> Secret {
     let token = Secret::generate().unwrap();
     server
         .host
@@ -172,7 +172,12 @@ async fn stage(server: &TestServer, session: &str, chat: &str) -> (String, Strin
 
 /// One JSON-RPC request over `POST /rpc` with `token`; the response's `result` or
 /// `error`.
-async fn post(server: &TestServer, token: &Secret, method: &str, params: Value) -> Value {
+pub(super) async fn post(
+    server: &TestServer,
+    token: &Secret,
+    method: &str,
+    params: Value,
+) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let (status, response) = server
         .http(
@@ -350,7 +355,7 @@ async fn a_user_reaches_nothing_of_anothers_through_any_method() {
         ("session/export", "notFound"),
         ("session/share", "notFound"),
         ("session/create", "forbidden"),
-        ("provider/add", "forbidden"),
+        ("provider/add", "invalidParams"),
         ("audit/verify", "forbidden"),
         ("trash/empty", "forbidden"),
         ("harness/start", "forbidden"),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use hearth_store::{StoreError, UserProvider, UserProviderStore, UserStore};
+use hearth_store::{StoreError, UserProvider};
 use pretty_assertions::assert_eq;
 
 use super::fixtures::{Backend, on_every_backend};
