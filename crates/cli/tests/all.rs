@@ -58,6 +58,7 @@ mod suite {
     mod short_ids;
     mod snapshots;
     mod support;
+    mod team_providers;
     mod team_server;
     mod team_users;
     mod terminal_chat;
