@@ -60,8 +60,6 @@ pub const AUTH_METHODS_PATH: &str = "/auth/methods";
 pub const OIDC_PATH: &str = "/auth/oidc";
 /// `GET`: where the OpenID provider sends the browser back.
 pub const OIDC_CALLBACK_PATH: &str = "/auth/oidc/callback";
-/// Where the MCP endpoint is served.
-const MCP_PATH: &str = "/mcp";
 /// Where Agent Home's assets are served from (without authentication).
 pub const ASSETS_PATH: &str = "/assets/";
 
@@ -308,8 +306,6 @@ enum Refusal {
     NotJson,
     /// The users' store could not be read.
     Unavailable,
-    /// A user asked for what lends the operator's powers (the MCP endpoint).
-    OperatorOnly,
 }
 
 impl IntoResponse for Refusal {
@@ -331,10 +327,6 @@ impl IntoResponse for Refusal {
             Self::NotJson => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "the request body must be application/json",
-            ),
-            Self::OperatorOnly => (
-                StatusCode::FORBIDDEN,
-                "the MCP endpoint lends the operator's tools: a team server's users reach Hearth through /rpc",
             ),
             Self::Unavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -431,8 +423,6 @@ pub(crate) async fn guard(
     };
     let checked = match checked {
         Ok(Some(caller)) => match guard.principal_of(&caller).await {
-            // The MCP endpoint lends the operator's tools as they are.
-            Ok(Principal::User(_)) if path.starts_with(MCP_PATH) => Err(Refusal::OperatorOnly),
             Ok(principal) => Ok(Some((caller, principal))),
             Err(refusal) => Err(refusal),
         },

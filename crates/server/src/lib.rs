@@ -41,6 +41,7 @@ mod guard;
 mod http;
 mod login;
 mod mcp;
+mod mcp_users;
 mod oidc;
 mod options;
 mod permissions;

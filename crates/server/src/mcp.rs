@@ -73,6 +73,22 @@ impl McpTools {
         }
     }
 
+    /// An MCP session whose calls are `session`'s (a team server user's), working in
+    /// `working_directories`.
+    pub(crate) fn for_session(
+        toolbox: Arc<dyn Toolbox>,
+        session: SessionUri,
+        working_directories: Vec<PathBuf>,
+    ) -> Self {
+        Self {
+            toolbox,
+            chat: ChatUri::default_for(&session),
+            session,
+            working_directories,
+            lent: None,
+        }
+    }
+
     /// The context of a call: on the lent-tools endpoint, the chat whose token the
     /// request carries (`None` when it carries none that is known).
     fn call_context_for(&self, context: &RequestContext<RoleServer>) -> Option<ToolCallContext> {
@@ -189,6 +205,7 @@ pub(crate) fn http_service(
     origins: &[String],
     max_request_bytes: usize,
     cancel: CancellationToken,
+    users: Option<crate::mcp_users::McpUsers>,
 ) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.iter().cloned())
@@ -199,14 +216,14 @@ pub(crate) fn http_service(
         // sends one (see `LentEndpoint::start`).
         .with_sse_retry(None)
         .with_cancellation_token(cancel);
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.sse_retry = None;
-    let service: StreamableHttpService<McpTools, LocalSessionManager> = StreamableHttpService::new(
-        move || McpTools::new(Arc::clone(&toolbox)).map_err(std::io::Error::other),
-        Arc::new(sessions),
-        config,
-    );
-    Router::new().fallback_service(service)
+    let operator_tools = Arc::clone(&toolbox);
+    let operator = crate::mcp_users::service(config.clone(), move || {
+        McpTools::new(Arc::clone(&operator_tools)).map_err(std::io::Error::other)
+    });
+    match users {
+        Some(users) => crate::mcp_users::router(operator, toolbox, config, users),
+        None => Router::new().fallback_service(operator),
+    }
 }
 
 /// Serves MCP on this process's stdin and stdout until the client leaves.

@@ -99,6 +99,14 @@ impl Listener {
                 guard.origins(),
                 options.max_request_bytes,
                 stop.child_token(),
+                backend
+                    .accounts
+                    .clone()
+                    .zip(backend.paths.as_ref())
+                    .map(|(stores, paths)| crate::mcp_users::McpUsers {
+                        stores,
+                        home: paths.home.clone(),
+                    }),
             )
         });
         if backend.approvals.is_some() {

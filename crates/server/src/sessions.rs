@@ -238,18 +238,28 @@ fn user_folder(shared: &Shared, user: &str) -> Result<String, RpcError> {
             "this server has no data directory to keep its users' folders in; start the session in a project",
         )
     })?;
-    let folder = paths.home.join("users").join(user);
+    let folder = user_folder_in(&paths.home, user).map_err(crate::edge::internal)?;
+    Ok(folder.display().to_string())
+}
+
+/// The user's folder in the data directory `home` (`users/<id>`, made private when
+/// missing), or what failed.
+pub(crate) fn user_folder_in(
+    home: &std::path::Path,
+    user: &str,
+) -> Result<std::path::PathBuf, String> {
+    let folder = home.join("users").join(user);
     std::fs::create_dir_all(&folder)
         .and_then(|()| {
             std::fs::set_permissions(&folder, std::os::unix::fs::PermissionsExt::from_mode(0o700))
         })
         .map_err(|error| {
-            crate::edge::internal(format!(
-                "cannot make the folder {} for the session: {error}",
+            format!(
+                "cannot make the folder {} for the user's sessions: {error}",
                 folder.display()
-            ))
+            )
         })?;
-    Ok(folder.display().to_string())
+    Ok(folder)
 }
 
 async fn session_dispose(

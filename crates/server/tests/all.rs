@@ -12,6 +12,7 @@ mod suite {
     mod fanout;
     mod login;
     mod mcp;
+    mod mcp_users;
     mod methods;
     mod oidc;
     mod pages;

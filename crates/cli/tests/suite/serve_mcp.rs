@@ -224,3 +224,65 @@ async fn a_change_rejected_over_the_protocol_is_never_written_nor_approvable() {
         .unwrap();
     assert!(!again.changed, "rejecting twice changes nothing");
 }
+
+/// An rmcp client on the server's `/mcp` with a user's token.
+async fn user_mcp_client(
+    served: &Served,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", served.url))
+            .auth_header(token),
+    );
+    ().serve(transport).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_users_mcp_client_reaches_only_the_calendars_granted_to_them() {
+    let (hearth, calendar) = with_calendar();
+    let token = |printed: String| printed.lines().last().unwrap().trim().to_owned();
+    let alice = token(hearth.ok(&["users", "add", "alice"]));
+    let bob = token(hearth.ok(&["users", "add", "bob"]));
+    hearth.ok(&["users", "grant", "alice", "member", "calendar:home"]);
+    let served = Served::start(hearth, &["--users"], &[]);
+    let event =
+        arguments(json!({"calendar": "home", "title": "Review", "start": "2030-03-04T09:00"}));
+
+    let bobs = user_mcp_client(&served, &bob).await;
+    let refused = bobs
+        .call_tool(CallToolRequestParams::new("event_create").with_arguments(event.clone()))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    let said = serde_json::to_string(&refused.content).unwrap();
+    assert!(said.contains("not granted"), "{said}");
+    bobs.cancel().await.unwrap();
+
+    let alices = user_mcp_client(&served, &alice).await;
+    let staged = alices
+        .call_tool(CallToolRequestParams::new("event_create").with_arguments(event))
+        .await
+        .unwrap();
+    assert_eq!(staged.is_error, Some(false), "{staged:?}");
+    let proposal = staged.structured_content.unwrap()["proposalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    alices.cancel().await.unwrap();
+    assert!(!calendar.exists(), "staging must not write");
+
+    // Hers to see; Bob's list has nothing.
+    for (token, sees) in [(&alice, true), (&bob, false)] {
+        let token = hearth_server::Secret::parse(token).unwrap();
+        let (client, _) = hearth_server::Client::connect(&served.url, &token)
+            .await
+            .unwrap();
+        client.initialize("e2e").await.unwrap();
+        let listed = client
+            .call::<ProposalList>(&ProposalListParams::default())
+            .await
+            .unwrap();
+        let found = listed.proposals.iter().any(|listed| listed.id == proposal);
+        assert_eq!(found, sees, "{listed:?}");
+    }
+}

@@ -43,6 +43,8 @@ pub struct Setup {
     pub provider_harnesses: Option<Arc<dyn hearth_server::ProviderHarnesses>>,
     /// A team server with users, kept in the host's store.
     pub users: bool,
+    /// The approvals' tools are also the server's toolbox (lent at `/mcp`).
+    pub lend_tools: bool,
 }
 
 impl Default for Setup {
@@ -60,6 +62,7 @@ impl Default for Setup {
             paths: None,
             provider_harnesses: None,
             users: false,
+            lend_tools: false,
         }
     }
 }
@@ -90,7 +93,12 @@ impl TestServer {
         });
         let backend = Backend {
             default_provider: Some(HarnessId::parse("fake").unwrap()),
-            toolbox: setup.toolbox,
+            toolbox: setup.toolbox.or_else(|| {
+                tools
+                    .clone()
+                    .filter(|_| setup.lend_tools)
+                    .map(|registry| Arc::new(registry) as Arc<dyn hearth_core::Toolbox>)
+            }),
             config: setup.config,
             audit: tools.as_ref().map(|registry| registry.audit().clone()),
             approvals,

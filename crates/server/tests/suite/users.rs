@@ -17,17 +17,17 @@ use super::support::{Setup, TestServer, next_envelope, send, until_completed};
 const SECRET: &str = "aliceplan";
 const CALENDAR: &str = "alicecal";
 
-struct Team {
+pub(super) struct Team {
     _dir: TempDir,
-    server: TestServer,
+    pub server: TestServer,
     alice: Client,
-    alice_token: Secret,
-    bob_token: Secret,
-    alice_id: String,
+    pub alice_token: Secret,
+    pub bob_token: Secret,
+    pub alice_id: String,
     session: String,
     chat: String,
     turn: String,
-    proposal: String,
+    pub proposal: String,
     payload_hash: String,
 }
 
@@ -65,7 +65,7 @@ fn calendar_config(dir: &Path) -> String {
 }
 
 /// Alice, with a session holding a turn and a staged calendar change; Bob, with nothing.
-async fn team() -> Team {
+pub(super) async fn team() -> Team {
     let dir = TempDir::new().unwrap();
     let config =
         hearth_config::Config::parse(&calendar_config(dir.path()), &dir.path().join("c.toml"))
@@ -81,6 +81,7 @@ async fn team() -> Team {
         calendars: Some(calendars),
         config,
         users: true,
+        lend_tools: true,
         paths: Some(hearth_config::Paths::resolve(Some(&home), None).unwrap()),
         ..Setup::default()
     })
@@ -521,13 +522,9 @@ async fn a_users_root_subscription_hears_of_their_sessions_only_numbered_without
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_users_token_opens_neither_the_mcp_endpoint_nor_an_operator_login() {
+async fn a_users_token_opens_no_operator_login() {
     let team = team().await;
     for (line, body) in [
-        (
-            "POST /mcp HTTP/1.1",
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-        ),
         ("POST /auth/code HTTP/1.1", "{}"),
         ("POST /auth/revoke HTTP/1.1", "{}"),
     ] {
