@@ -103,7 +103,7 @@ async fn a_users_mcp_client_works_as_them_in_a_session_of_theirs() {
     let carols = mcp_client(server, &carol_token).await;
     let hers = stage(&carols, "carol's").await;
     let listed = proposal_ids(&post(server, &carol_token, "proposal/list", json!({})).await);
-    assert_eq!(listed, [hers.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&hers));
     // The operator's clients keep the endpoint as it was, and see everything.
     let operators = mcp_client(server, &server.token).await;
     let theirs = stage(&operators, "the operator's").await;
