@@ -67,4 +67,6 @@ pub use store::{
 pub use stores::{Change, HolderAsk, Stores};
 pub use transcript::session_markdown;
 pub use trash::{Removal, TrashItem, TrashKind};
-pub use users::{Membership, Role, UserProvider, UserProviderStore, UserRecord, UserStore};
+pub use users::{
+    Membership, Role, UserAgent, UserCredentialStore, UserProvider, UserRecord, UserStore,
+};

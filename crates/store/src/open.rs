@@ -28,7 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0012_trash.sql"),
     include_str!("../migrations/sqlite/0013_session_marks.sql"),
     include_str!("../migrations/sqlite/0014_users.sql"),
-    include_str!("../migrations/sqlite/0015_user_providers.sql"),
+    include_str!("../migrations/sqlite/0015_user_credentials.sql"),
 ];
 
 /// The schema version this binary writes.

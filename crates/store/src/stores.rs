@@ -13,7 +13,7 @@ use crate::projects::ProjectStore;
 use crate::proposals::{ProposalRecord, ProposalStore};
 use crate::sqlite::SqliteStore;
 use crate::store::Store;
-use crate::users::{UserProviderStore, UserStore};
+use crate::users::{UserCredentialStore, UserStore};
 
 /// A change another process or node committed, as the database announced it: where to
 /// look again, not what changed (that is read from the store).
@@ -66,7 +66,13 @@ impl HolderAsk {
 /// whole. Implemented by [`SqliteStore`] and, with the other traits, by
 /// [`PgStore`](crate::PgStore).
 pub trait Stores:
-    Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserProviderStore + std::fmt::Debug
+    Store
+    + ProjectStore
+    + ProposalStore
+    + AuditStore
+    + UserStore
+    + UserCredentialStore
+    + std::fmt::Debug
 {
     /// Whether the database can be written, and if not, why.
     fn access(&self) -> Access;

@@ -8,10 +8,10 @@
 //! the facts the server decides with. A token is kept only as the SHA-256 digest the
 //! caller computed, never as the token itself.
 
-mod providers;
+mod credentials;
 mod statements;
 
-pub use providers::{UserProvider, UserProviderStore};
+pub use credentials::{UserAgent, UserCredentialStore, UserProvider};
 
 use std::collections::HashMap;
 use std::str::FromStr;

@@ -17,7 +17,7 @@ mod suite {
     mod search;
     mod trash;
     mod turns;
-    mod user_providers;
+    mod user_credentials;
     mod users;
     mod visibility;
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hearth_config::{Config, Paths};
 use hearth_protocol as wire;
 use hearth_server::{Client, Secret};
-use hearth_store::{Role, UserProviderStore, UserStore};
+use hearth_store::{Role, UserCredentialStore, UserStore};
 use hearth_test_support::{MockModelServer, MockResponse, OpenAiStream};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -56,7 +56,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     include_str!("../../migrations/postgres/0012_trash.sql"),
     include_str!("../../migrations/postgres/0013_session_marks.sql"),
     include_str!("../../migrations/postgres/0014_users.sql"),
-    include_str!("../../migrations/postgres/0015_user_providers.sql"),
+    include_str!("../../migrations/postgres/0015_user_credentials.sql"),
 ];
 
 /// The key of the advisory lock under which nodes migrate one database exactly once

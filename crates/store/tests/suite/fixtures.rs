@@ -5,7 +5,7 @@ use hearth_core::{
 };
 use hearth_store::{
     AuditStore, ChatRecord, NewSession, PgStore, ProjectStore, ProposalRecord, ProposalStatus,
-    ProposalStore, Store, UserProviderStore, UserStore,
+    ProposalStore, Store, UserCredentialStore, UserStore,
 };
 
 pub fn session_uri(provider: &str) -> SessionUri {
@@ -54,11 +54,11 @@ pub fn new_session(provider: &str, project: Option<&str>, at: Timestamp) -> NewS
 /// Everything a backend keeps: the tests of projects, proposals, the audit log and users
 /// take an `Arc<dyn Backend>` from [`on_every_backend`].
 pub trait Backend:
-    Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserProviderStore
+    Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserCredentialStore
 {
 }
 
-impl<T: Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserProviderStore> Backend
+impl<T: Store + ProjectStore + ProposalStore + AuditStore + UserStore + UserCredentialStore> Backend
     for T
 {
 }

@@ -1,9 +1,10 @@
-//! A team server user's own model providers: kept per user, the sealed key handed back
-//! as it was given, names unique per user only, and gone with their user.
+//! A team server user's own credentials: model providers kept per user, the sealed key
+//! handed back as it was given, names unique per user only; agents' variables set and
+//! replaced per user; all gone with their user.
 
 use std::sync::Arc;
 
-use hearth_store::{StoreError, UserProvider};
+use hearth_store::{StoreError, UserAgent, UserProvider};
 use pretty_assertions::assert_eq;
 
 use super::fixtures::{Backend, on_every_backend};
@@ -11,6 +12,7 @@ use super::fixtures::{Backend, on_every_backend};
 on_every_backend!(
     a_users_providers_are_theirs_and_go_with_them,
     provider_names_and_kinds_are_checked,
+    a_users_agent_variables_are_set_replaced_and_go_with_them,
 );
 
 fn provider(user: &str, name: &str, sealed_key: Option<&str>) -> UserProvider {
@@ -116,4 +118,64 @@ async fn provider_names_and_kinds_are_checked(store: Arc<dyn Backend>) {
             .unwrap()
             .is_empty()
     );
+}
+
+async fn a_users_agent_variables_are_set_replaced_and_go_with_them(store: Arc<dyn Backend>) {
+    let alice = store.create_user("alice").await.unwrap();
+    let bob = store.create_user("bob").await.unwrap();
+    let set = |user: &str, agent: &str, sealed: &str| UserAgent {
+        user: user.to_owned(),
+        agent: agent.to_owned(),
+        sealed_env: sealed.to_owned(),
+        created_at: hearth_core::now(),
+    };
+    store
+        .set_user_agent(&set(&alice.id, "claude-code", "v1.first"))
+        .await
+        .unwrap();
+    store
+        .set_user_agent(&set(&alice.id, "codex", "v1.codex"))
+        .await
+        .unwrap();
+    store
+        .set_user_agent(&set(&bob.id, "claude-code", "v1.bobs"))
+        .await
+        .unwrap();
+    // Setting again replaces.
+    store
+        .set_user_agent(&set(&alice.id, "claude-code", "v1.second"))
+        .await
+        .unwrap();
+    let found = store
+        .user_agent(&alice.id, "claude-code")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.sealed_env, "v1.second");
+    let agents: Vec<String> = store
+        .user_agents(&alice.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|agent| agent.agent)
+        .collect();
+    assert_eq!(agents, ["claude-code", "codex"]);
+    assert_eq!(
+        store
+            .user_agent(&bob.id, "claude-code")
+            .await
+            .unwrap()
+            .unwrap()
+            .sealed_env,
+        "v1.bobs"
+    );
+    assert!(store.remove_user_agent(&alice.id, "codex").await.unwrap());
+    assert!(!store.remove_user_agent(&alice.id, "codex").await.unwrap());
+    assert!(store.remove_user(&alice.id).await.unwrap());
+    assert!(store.user_agents(&alice.id).await.unwrap().is_empty());
+    let nobody = store
+        .set_user_agent(&set(&alice.id, "codex", "v1.late"))
+        .await
+        .unwrap_err();
+    assert!(matches!(nobody, StoreError::NotFound { .. }), "{nobody:?}");
 }

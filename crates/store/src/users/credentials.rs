@@ -1,8 +1,9 @@
-//! A team server user's own model providers ([`UserProviderStore`]) on both databases,
-//! with statements both share (see [`super::statements`]).
+//! A team server user's own credentials ([`UserCredentialStore`]) on both databases, with
+//! statements both share (see [`super::statements`]): their model providers, and the
+//! variables they run external agents with.
 //!
-//! The store keeps a provider's key only as the server sealed it: it cannot read it, and
-//! hands it back only with the provider's user and name, which the seal is bound to.
+//! The store keeps keys and variables only as the server sealed them: it cannot read
+//! them, and hands them back only with their user and name, which the seal is bound to.
 
 use futures::future::BoxFuture;
 use hearth_core::Timestamp;
@@ -33,8 +34,21 @@ pub struct UserProvider {
     pub created_at: Timestamp,
 }
 
-/// A team server user's own model providers.
-pub trait UserProviderStore: Send + Sync {
+/// The variables one user runs an external agent with (their own sign-in).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserAgent {
+    /// The user's id.
+    pub user: String,
+    /// The agent's id among the server's external agents (`claude-code`).
+    pub agent: String,
+    /// The variables as the server sealed them.
+    pub sealed_env: String,
+    /// When they were set.
+    pub created_at: Timestamp,
+}
+
+/// A team server user's own model providers and agents' variables.
+pub trait UserCredentialStore: Send + Sync {
     /// Adds a provider to its user (`created_at` is set here and returned); a provider of
     /// that user with that name is a conflict.
     fn add_user_provider<'a>(
@@ -61,6 +75,40 @@ pub trait UserProviderStore: Send + Sync {
         user: &'a str,
         name: &'a str,
     ) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// Sets (or replaces) the variables a user runs an agent with; `created_at` is set
+    /// here and returned.
+    fn set_user_agent<'a>(&'a self, agent: &'a UserAgent) -> BoxFuture<'a, StoreResult<UserAgent>>;
+
+    /// The variables a user runs an agent with.
+    fn user_agent<'a>(
+        &'a self,
+        user: &'a str,
+        agent: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<UserAgent>>>;
+
+    /// The agents a user has set variables for, by agent id.
+    fn user_agents<'a>(&'a self, user: &'a str) -> BoxFuture<'a, StoreResult<Vec<UserAgent>>>;
+
+    /// Forgets a user's variables for an agent; `false` when there were none.
+    fn remove_user_agent<'a>(
+        &'a self,
+        user: &'a str,
+        agent: &'a str,
+    ) -> BoxFuture<'a, StoreResult<bool>>;
+}
+
+fn decode_agent(row: &impl Columns) -> StoreResult<UserAgent> {
+    let get = |error: sqlx::Error| StoreError::Decode {
+        what: "user agent",
+        detail: error.to_string(),
+    };
+    Ok(UserAgent {
+        user: row.text("user_id").map_err(get)?,
+        agent: row.text("agent").map_err(get)?,
+        sealed_env: row.text("sealed_env").map_err(get)?,
+        created_at: from_millis(row.integer("created_at").map_err(get)?)?,
+    })
 }
 
 fn decode(row: &impl Columns) -> StoreResult<UserProvider> {
@@ -98,7 +146,7 @@ fn check(provider: &UserProvider) -> StoreResult<()> {
 
 macro_rules! user_provider_store_by_statements {
     ($store:ty) => {
-        impl UserProviderStore for $store {
+        impl UserCredentialStore for $store {
             fn add_user_provider<'a>(
                 &'a self,
                 provider: &'a UserProvider,
@@ -190,6 +238,94 @@ macro_rules! user_provider_store_by_statements {
                         sqlx::query("DELETE FROM user_providers WHERE user_id = $1 AND name = $2")
                             .bind(user)
                             .bind(name)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(|e| self.error(e))?;
+                    Ok(done.rows_affected() > 0)
+                })
+            }
+
+            fn set_user_agent<'a>(
+                &'a self,
+                agent: &'a UserAgent,
+            ) -> BoxFuture<'a, StoreResult<UserAgent>> {
+                Box::pin(async move {
+                    check_name("agent", &agent.agent)?;
+                    let created_at = from_millis(to_millis(&hearth_core::now()))?;
+                    let done = sqlx::query(
+                        "INSERT INTO user_agents (user_id, agent, sealed_env, created_at)
+                         SELECT id, $2, $3, $4 FROM users WHERE id = $1
+                         ON CONFLICT (user_id, agent) DO UPDATE
+                         SET sealed_env = excluded.sealed_env, created_at = excluded.created_at",
+                    )
+                    .bind(&agent.user)
+                    .bind(&agent.agent)
+                    .bind(&agent.sealed_env)
+                    .bind(to_millis(&created_at))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            what: "user",
+                            key: agent.user.clone(),
+                        });
+                    }
+                    Ok(UserAgent {
+                        created_at,
+                        ..agent.clone()
+                    })
+                })
+            }
+
+            fn user_agent<'a>(
+                &'a self,
+                user: &'a str,
+                agent: &'a str,
+            ) -> BoxFuture<'a, StoreResult<Option<UserAgent>>> {
+                Box::pin(async move {
+                    let row = sqlx::query(
+                        "SELECT user_id, agent, sealed_env, created_at FROM user_agents
+                         WHERE user_id = $1 AND agent = $2",
+                    )
+                    .bind(user)
+                    .bind(agent)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                    row.as_ref().map(decode_agent).transpose()
+                })
+            }
+
+            fn user_agents<'a>(
+                &'a self,
+                user: &'a str,
+            ) -> BoxFuture<'a, StoreResult<Vec<UserAgent>>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(
+                        "SELECT user_id, agent, sealed_env, created_at FROM user_agents
+                         WHERE user_id = $1",
+                    )
+                    .bind(user)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                    let mut agents = rows.iter().map(decode_agent).collect::<StoreResult<Vec<_>>>()?;
+                    agents.sort_by(|a, b| a.agent.cmp(&b.agent));
+                    Ok(agents)
+                })
+            }
+
+            fn remove_user_agent<'a>(
+                &'a self,
+                user: &'a str,
+                agent: &'a str,
+            ) -> BoxFuture<'a, StoreResult<bool>> {
+                Box::pin(async move {
+                    let done =
+                        sqlx::query("DELETE FROM user_agents WHERE user_id = $1 AND agent = $2")
+                            .bind(user)
+                            .bind(agent)
                             .execute(&self.pool)
                             .await
                             .map_err(|e| self.error(e))?;
