@@ -196,7 +196,7 @@ async fn retry(
 ) -> anyhow::Result<ExitCode> {
     // Converting sources a project.md names is acting on it: only once trusted.
     let (record, file) = projects.open_trusted(key).await?;
-    let materializer = hearth_app::backend::materializer(app)?;
+    let materializer = hearth_app::backend::materializer(app, &app.open_store().await?)?;
     let reference = ProjectRef {
         id: record.id.to_string(),
         folder: record.folder.clone(),
