@@ -4,7 +4,10 @@
 //! locks, which hearth-store tests on a real server).
 //!
 //! Remote sources are served by a wiremock server on 127.0.0.1 that counts requests, so
-//! "fetched once" is checked, not assumed.
+//! "fetched once" is checked, not assumed. The last test runs the nodes on a real
+//! S3-compatible server (moto's, from the test venv that `.ci/install-python-packages`
+//! fills), started on 127.0.0.1 by the test; skipped without it unless
+//! `HEARTH_REQUIRE_S3=1`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +21,7 @@ use hearth_projects::context::{
     ProjectRef, SharedCache, SharedLockError, SharedLockGuard, SharedLocks, SourceStatus,
 };
 use hearth_projects::convert::ConvertLimits;
+use hearth_test_support::{BoundedChild, BoundedCommand, PROCESS_WAIT};
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 use wiremock::matchers::{method, path};
@@ -67,28 +71,37 @@ impl SharedLocks for NoLocks {
     }
 }
 
-/// One object store folder shared by the nodes.
+/// One object store shared by the nodes: a folder (`file://`), or `location`.
 struct Team {
     shared: TempDir,
+    location: String,
     locks: Arc<dyn SharedLocks>,
 }
 
 impl Team {
     fn new(locks: Arc<dyn SharedLocks>) -> Self {
+        let shared = tempfile::tempdir().unwrap();
+        let location = format!("file://{}", shared.path().display());
         Self {
-            shared: tempfile::tempdir().unwrap(),
+            shared,
+            location,
             locks,
         }
     }
 
-    fn url(&self) -> String {
-        format!("file://{}", self.shared.path().display())
+    /// A team sharing the store at `location`.
+    fn at(location: String, locks: Arc<dyn SharedLocks>) -> Self {
+        Self {
+            shared: tempfile::tempdir().unwrap(),
+            location,
+            locks,
+        }
     }
 
     /// A node: its own data directory and local cache, sharing this team's store.
     fn node(&self) -> Node {
         let home = tempfile::tempdir().unwrap();
-        let shared = SharedCache::open(&self.url(), Arc::clone(&self.locks)).unwrap();
+        let shared = SharedCache::open(&self.location, Arc::clone(&self.locks)).unwrap();
         let materializer = Materializer::new(
             ContextCache::new(home.path().join("context-cache")),
             fetcher(),
@@ -411,4 +424,185 @@ async fn a_shared_location_that_cannot_be_used_says_what_to_write() {
         assert!(message.contains("s3://bucket/prefix"), "{message}");
         assert!(message.contains("file:///"), "{message}");
     }
+}
+
+const S3_CHILD: &str = "suite::shared_cache::child_nodes_share_through_s3";
+const S3_LOCATION: &str = "HEARTH_S3_TEST_LOCATION";
+const S3_PAGE: &str = "HEARTH_S3_TEST_PAGE";
+const S3_BUCKET: &str = "team-bucket";
+
+/// The test venv's python when it has moto's server; `None` (skipped, saying why)
+/// unless `HEARTH_REQUIRE_S3=1`.
+#[allow(clippy::print_stderr, reason = "a skipped test says why on stderr")]
+fn moto_python() -> Option<PathBuf> {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
+        .map_or_else(|| repo.join("target/python-venv"), PathBuf::from);
+    let python = venv.join("bin/python");
+    let works = python.exists()
+        && std::process::Command::new(&python)
+            .args(["-c", "import moto.server"])
+            .stdin(std::process::Stdio::null())
+            .output_within(PROCESS_WAIT)
+            .status
+            .success();
+    if works {
+        return Some(python);
+    }
+    let reason = format!(
+        "no python with moto's server at {}; run .ci/install-python-packages",
+        python.display()
+    );
+    assert!(
+        std::env::var("HEARTH_REQUIRE_S3").as_deref() != Ok("1"),
+        "HEARTH_REQUIRE_S3=1 but {reason}"
+    );
+    eprintln!("skipped: {reason}");
+    None
+}
+
+/// moto's S3 server on a free loopback port; stopped when dropped.
+struct Moto {
+    child: std::process::Child,
+    endpoint: String,
+}
+
+impl Moto {
+    /// Starts the server and makes the team's bucket, waiting (with a deadline) until
+    /// the server answers.
+    fn start(python: &Path) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(python)
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let moto = Self {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        };
+        let create = format!(
+            "import urllib.request; urllib.request.urlopen(urllib.request.Request('{}/{S3_BUCKET}', method='PUT'), timeout=5)",
+            moto.endpoint
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let made = std::process::Command::new(python)
+                .args(["-c", &create])
+                .stdin(std::process::Stdio::null())
+                .output_within(PROCESS_WAIT);
+            if made.status.success() {
+                return moto;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "moto's server never answered: {}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Moto {
+    #[allow(
+        clippy::print_stderr,
+        reason = "a server left running is said on stderr"
+    )]
+    fn drop(&mut self) {
+        if let Err(error) = self.child.kill() {
+            eprintln!("could not stop moto's server: {error}");
+        }
+        if let Err(error) = self.child.wait() {
+            eprintln!("could not reap moto's server: {error}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn nodes_share_a_context_cache_on_an_s3_compatible_server() {
+    let Some(python) = moto_python() else {
+        return;
+    };
+    let moto = tokio::task::spawn_blocking(move || Moto::start(&python))
+        .await
+        .unwrap();
+    let server = MockServer::start().await;
+    serve_page(&server, "/team", Duration::from_millis(300)).await;
+    // The nodes read the S3 settings from the standard AWS_* variables, as a server
+    // does: they run in a child process given them.
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([S3_CHILD, "--exact", "--ignored", "--nocapture"])
+        .env("AWS_ENDPOINT", &moto.endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "team-key")
+        .env("AWS_SECRET_ACCESS_KEY", "team-secret")
+        .env("AWS_REGION", "us-east-1")
+        .env(S3_LOCATION, format!("s3://{S3_BUCKET}/hearth/context"))
+        .env(S3_PAGE, format!("{}/team", server.uri()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output_within(PROCESS_WAIT))
+        .await
+        .unwrap();
+
+    let report = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "the nodes failed:\n{report}");
+    assert!(
+        report.contains("1 passed"),
+        "the nodes did not run:\n{report}"
+    );
+    assert_eq!(requests(&server).await, 1, "the team fetched the page once");
+    drop(moto);
+}
+
+#[tokio::test]
+#[ignore = "run by nodes_share_a_context_cache_on_an_s3_compatible_server in a child process"]
+async fn child_nodes_share_through_s3() {
+    let team = Team::at(
+        std::env::var(S3_LOCATION).unwrap(),
+        Arc::new(TableLocks::default()),
+    );
+    let source = [ContextSource::Web {
+        url: std::env::var(S3_PAGE).unwrap(),
+    }];
+    let (first, second) = (team.node(), team.node());
+    let (one, two) = tokio::join!(
+        first.run(&source, MaterializeOptions::default()),
+        second.run(&source, MaterializeOptions::default()),
+    );
+    let (one, one_fresh) = ready(&one);
+    let (two, two_fresh) = ready(&two);
+    assert!(
+        one_fresh != two_fresh,
+        "one node converted, the other adopted"
+    );
+    let text = std::fs::read_to_string(&one).unwrap();
+    assert!(text.contains("The first paragraph of a page"), "{text}");
+    assert_eq!(text, std::fs::read_to_string(&two).unwrap());
+    // A third node with an empty cache takes the snapshot from S3.
+    let third = team.node();
+    let (three, fresh) = ready(&third.run(&source, MaterializeOptions::default()).await);
+    assert!(fresh, "the third node converts nothing");
+    assert_eq!(text, std::fs::read_to_string(&three).unwrap());
 }
