@@ -121,3 +121,18 @@ fn a_shared_context_cache_without_a_postgresql_store_is_refused_saying_why() {
         "nothing was converted"
     );
 }
+
+#[test]
+fn hearth_serve_refuses_to_start_with_a_shared_context_cache_it_cannot_use() {
+    let node = Hearth::new();
+    let shared = tempfile::tempdir().unwrap();
+    let location = format!("file://{}", shared.path().display());
+
+    // Bounded: a server that started anyway would fail the test at the deadline.
+    let refused = on(&node, None, &location, &["serve", "--port", "0"]);
+
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("[context] shared"), "{said}");
+    assert!(said.contains("postgres://"), "{said}");
+}
