@@ -388,9 +388,13 @@ impl Materializer {
         let Some(bytes) = shared.snapshot(artifact, most).await else {
             return Ok(None);
         };
-        let Some(header) = shared_header(&bytes, &work.source(), fingerprint) else {
-            tracing::warn!(snapshot = %artifact.name, "a shared snapshot is not this source's current one; converting again");
-            return Ok(None);
+        let header = match shared_header(&bytes, &work.source(), fingerprint) {
+            Adoptable::Yes(header) => header,
+            Adoptable::Stale => return Ok(None),
+            Adoptable::Foreign => {
+                tracing::warn!(snapshot = %artifact.name, "a shared object is not a snapshot of this source; converting it again");
+                return Ok(None);
+            }
         };
         let cache = self.cache.clone();
         let relative = artifact.relative.clone();
@@ -416,10 +420,13 @@ impl Materializer {
         fingerprint: &str,
         has_marker: bool,
     ) -> Result<Option<SourceStatus>> {
+        let current = |marker: &FailureMarker| marker.fingerprint == fingerprint;
         let marker = if has_marker {
             let cache = self.cache.clone();
             let (id, marked) = (project_id.to_owned(), artifact.clone());
-            blocking(move || cache.read_marker(&id, &marked)).await?
+            blocking(move || cache.read_marker(&id, &marked))
+                .await?
+                .filter(current)
         } else {
             None
         };
@@ -427,10 +434,7 @@ impl Materializer {
             (Some(marker), _) => Some(marker),
             (None, None) => None,
             (None, Some(shared)) => {
-                let shared = shared
-                    .marker(project_id, artifact)
-                    .await
-                    .filter(|marker| marker.fingerprint == fingerprint);
+                let shared = shared.marker(project_id, artifact).await.filter(current);
                 if let Some(marker) = &shared {
                     self.write_local_marker(project_id, artifact, marker.clone())
                         .await;
@@ -438,12 +442,10 @@ impl Materializer {
                 shared
             }
         };
-        Ok(marker
-            .filter(|marker| marker.fingerprint == fingerprint)
-            .map(|marker| SourceStatus::Failed {
-                reason: marker.error,
-                cached_marker: true,
-            }))
+        Ok(marker.map(|marker| SourceStatus::Failed {
+            reason: marker.error,
+            cached_marker: true,
+        }))
     }
 
     /// Writes a converted snapshot to the cache, clears an old failure marker, and
@@ -588,19 +590,26 @@ fn check_blocking(cache: &ContextCache, work: &Work, artifact: &Artifact) -> Res
     })
 }
 
-/// The header of a shared snapshot if the whole object is one Hearth wrote for this very
-/// version of `source` (UTF-8, a current header, the same source and fingerprint).
-fn shared_header(
-    bytes: &[u8],
-    source: &ContextSource,
-    fingerprint: &str,
-) -> Option<SnapshotHeader> {
-    std::str::from_utf8(bytes).ok()?;
+/// Whether a shared object may be adopted as a source's snapshot.
+enum Adoptable {
+    /// A snapshot Hearth wrote for this very version of the source.
+    Yes(SnapshotHeader),
+    /// A snapshot of the source, of another version (the file changed since).
+    Stale,
+    /// Not UTF-8, no complete header of the current version, or another source's.
+    Foreign,
+}
+
+/// Whether the whole shared object is a snapshot of this very version of `source`.
+fn shared_header(bytes: &[u8], source: &ContextSource, fingerprint: &str) -> Adoptable {
+    if std::str::from_utf8(bytes).is_err() {
+        return Adoptable::Foreign;
+    }
     match SnapshotHeader::parse(bytes) {
-        Parsed::Header(header) if header.fingerprint == fingerprint && &header.source == source => {
-            Some(header)
-        }
-        Parsed::Header(_) | Parsed::Incomplete | Parsed::Invalid => None,
+        Parsed::Header(header) if &header.source != source => Adoptable::Foreign,
+        Parsed::Header(header) if header.fingerprint == fingerprint => Adoptable::Yes(header),
+        Parsed::Header(_) => Adoptable::Stale,
+        Parsed::Incomplete | Parsed::Invalid => Adoptable::Foreign,
     }
 }
 

@@ -406,6 +406,39 @@ async fn a_garbage_or_foreign_shared_object_is_converted_again_never_served() {
 }
 
 #[tokio::test]
+async fn a_changed_file_is_converted_once_and_the_new_version_reaches_every_node() {
+    let team = Team::new(Arc::new(TableLocks::default()));
+    let (first, second) = (team.node(), team.node());
+    let folder = tempfile::tempdir().unwrap();
+    let notes = folder.path().join("notes.md");
+    std::fs::write(&notes, "# Notes\n\nthe first version\n").unwrap();
+    let source = [ContextSource::File {
+        path: notes.clone(),
+    }];
+    let (made, converted) = ready(&first.run(&source, MaterializeOptions::default()).await);
+    assert!(!converted);
+    assert!(ready(&second.run(&source, MaterializeOptions::default()).await).1);
+
+    // The file changes (another size): the shared copy is stale, never adopted.
+    std::fs::write(&notes, "# Notes\n\nthe second, longer version\n").unwrap();
+    let (taken, fresh) = ready(&second.run(&source, MaterializeOptions::default()).await);
+    assert!(!fresh, "the second node converts the new version");
+    assert!(
+        std::fs::read_to_string(&taken)
+            .unwrap()
+            .contains("the second, longer version")
+    );
+
+    // The first node's copy is stale now; it takes the new one from the shared store.
+    let (again, fresh) = ready(&first.run(&source, MaterializeOptions::default()).await);
+    assert_eq!((&again, fresh), (&made, true));
+    assert_eq!(
+        std::fs::read_to_string(&again).unwrap(),
+        std::fs::read_to_string(&taken).unwrap()
+    );
+}
+
+#[tokio::test]
 async fn a_shared_location_that_cannot_be_used_says_what_to_write() {
     let locks: Arc<dyn SharedLocks> = Arc::new(NoLocks);
     for url in [
