@@ -252,6 +252,57 @@ async fn two_nodes_materializing_one_url_at_once_fetch_it_once() {
     );
 }
 
+/// A node's shared locks as a team server takes them: PostgreSQL advisory locks of its
+/// own connection to the team's database.
+#[derive(Debug)]
+struct AdvisoryLocks(hearth_store::PgStore);
+
+impl SharedLocks for AdvisoryLocks {
+    fn lock<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<SharedLockGuard, SharedLockError>> {
+        Box::pin(async move {
+            let lock = self.0.advisory_lock(name).await?;
+            Ok(Box::new(lock) as SharedLockGuard)
+        })
+    }
+}
+
+#[tokio::test]
+async fn two_nodes_on_postgresql_advisory_locks_fetch_once() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    serve_page(&server, "/team", Duration::from_millis(300)).await;
+    let shared = tempfile::tempdir().unwrap();
+    let location = format!("file://{}", shared.path().display());
+    let mut nodes = Vec::new();
+    for _ in 0..2 {
+        let store = hearth_store::PgStore::connect(&url).await.unwrap();
+        nodes.push(Team::at(location.clone(), Arc::new(AdvisoryLocks(store))).node());
+    }
+    let source = [web(&server, "/team")];
+
+    let (one, two) = tokio::join!(
+        nodes[0].run(&source, MaterializeOptions::default()),
+        nodes[1].run(&source, MaterializeOptions::default()),
+    );
+
+    assert_eq!(requests(&server).await, 1, "exactly one node fetched");
+    let (one, one_fresh) = ready(&one);
+    let (two, two_fresh) = ready(&two);
+    assert!(
+        one_fresh != two_fresh,
+        "one node converted, the other adopted"
+    );
+    assert_eq!(
+        std::fs::read_to_string(one).unwrap(),
+        std::fs::read_to_string(two).unwrap()
+    );
+}
+
 #[tokio::test]
 async fn without_the_shared_lock_two_nodes_would_both_fetch() {
     // The control of the test above: same nodes, locks that lock nothing.
