@@ -91,6 +91,22 @@ async fn a_second_node_takes_the_first_nodes_snapshot_from_the_shared_store() {
         text,
         "the second node took the shared snapshot instead of converting"
     );
+
+    // Clearing a node's cache leaves the shared one, which fills the node again.
+    let cleared = ok(&second, &store, &location, &["context", "clear"]);
+    assert!(cleared.contains(&location), "{cleared}");
+    assert!(!local.exists());
+    assert_eq!(std::fs::read_to_string(&object).unwrap(), text);
+    let status = ok(
+        &second,
+        &store,
+        &location,
+        &["context", "status", "Sources"],
+    );
+    assert!(status.contains("file a.md: not prepared yet"), "{status}");
+    assert!(status.contains(&location), "{status}");
+    ok(&second, &store, &location, &["context", "retry", "Sources"]);
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), text);
 }
 
 #[test]
