@@ -107,6 +107,19 @@ async fn a_second_node_takes_the_first_nodes_snapshot_from_the_shared_store() {
     assert!(status.contains(&location), "{status}");
     ok(&second, &store, &location, &["context", "retry", "Sources"]);
     assert_eq!(std::fs::read_to_string(&local).unwrap(), text);
+
+    // A location that cannot be used is refused, naming the setting and what to write.
+    let refused = on(
+        &second,
+        Some(&store),
+        "ftp://team/context",
+        &["context", "retry", "Sources"],
+    );
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("[context] shared"), "{said}");
+    assert!(said.contains("ftp://team/context"), "{said}");
+    assert!(said.contains("s3://bucket/prefix"), "{said}");
 }
 
 #[test]
