@@ -28,7 +28,7 @@ pub(crate) const MARKERS: &str = "markers";
 pub(crate) const LOCKS: &str = "locks";
 
 /// First read of a header; enough for any header Hearth writes.
-const HEADER_PROBE_BYTES: u64 = 4 * 1024;
+pub(crate) const HEADER_PROBE_BYTES: u64 = 4 * 1024;
 /// Largest header read before a snapshot is treated as invalid.
 pub(crate) const HEADER_MAX_BYTES: u64 = 64 * 1024;
 

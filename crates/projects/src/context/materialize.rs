@@ -32,13 +32,13 @@ use hearth_fetch::Fetcher;
 
 use super::cache::{Artifact, ContextCache, HEADER_MAX_BYTES, Stored};
 use super::error::{ContextError, Result};
-use super::header::{Parsed, SnapshotHeader, clean_title};
+use super::header::{SnapshotHeader, clean_title};
 use super::lock::ArtifactLock;
 use super::manifest::{Manifest, ManifestEntry, SourceStatus};
 use super::marker::FailureMarker;
 use super::plan::{Plan, Step, Work, plan};
 use super::remote::{Snapshot, convert_web};
-use super::shared::SharedCache;
+use super::shared::{SharedCache, SharedSnapshot};
 use super::source::{ContextSource, signature};
 use super::youtube::{DEFAULT_YOUTUBE_BASE, convert_youtube};
 use crate::convert::{ConvertLimits, convert_source};
@@ -385,13 +385,13 @@ impl Materializer {
             return Ok(None);
         };
         let most = self.limits.max_output_bytes as u64 + HEADER_MAX_BYTES;
-        let Some(bytes) = shared.snapshot(artifact, most).await else {
-            return Ok(None);
-        };
-        let header = match shared_header(&bytes, &work.source(), fingerprint) {
-            Adoptable::Yes(header) => header,
-            Adoptable::Stale => return Ok(None),
-            Adoptable::Foreign => {
+        let (header, bytes) = match shared
+            .snapshot(artifact, &work.source(), fingerprint, most)
+            .await
+        {
+            SharedSnapshot::Adoptable { header, bytes } => (header, bytes),
+            SharedSnapshot::Missing | SharedSnapshot::Stale => return Ok(None),
+            SharedSnapshot::Foreign => {
                 tracing::warn!(snapshot = %artifact.name, "a shared object is not a snapshot of this source; converting it again");
                 return Ok(None);
             }
@@ -588,29 +588,6 @@ fn check_blocking(cache: &ContextCache, work: &Work, artifact: &Artifact) -> Res
         fingerprint,
         stored,
     })
-}
-
-/// Whether a shared object may be adopted as a source's snapshot.
-enum Adoptable {
-    /// A snapshot Hearth wrote for this very version of the source.
-    Yes(SnapshotHeader),
-    /// A snapshot of the source, of another version (the file changed since).
-    Stale,
-    /// Not UTF-8, no complete header of the current version, or another source's.
-    Foreign,
-}
-
-/// Whether the whole shared object is a snapshot of this very version of `source`.
-fn shared_header(bytes: &[u8], source: &ContextSource, fingerprint: &str) -> Adoptable {
-    if std::str::from_utf8(bytes).is_err() {
-        return Adoptable::Foreign;
-    }
-    match SnapshotHeader::parse(bytes) {
-        Parsed::Header(header) if &header.source != source => Adoptable::Foreign,
-        Parsed::Header(header) if header.fingerprint == fingerprint => Adoptable::Yes(header),
-        Parsed::Header(_) => Adoptable::Stale,
-        Parsed::Incomplete | Parsed::Invalid => Adoptable::Foreign,
-    }
 }
 
 /// The source's fingerprint: file `mtime_ns:size`, remote `kind:url`.

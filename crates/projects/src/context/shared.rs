@@ -11,8 +11,10 @@
 //! - **Checked, never trusted.** A shared snapshot is adopted only when it is UTF-8,
 //!   starts with a complete header of the current version, names the very source asked
 //!   for, carries the source's current fingerprint and is no larger than a snapshot can
-//!   be; anything else is a miss, converted again and overwritten. A failure marker is
-//!   honoured only when it parses and its fingerprint matches.
+//!   be; anything else is a miss, converted again and overwritten. The object is
+//!   streamed and its header judged first, so a stale or foreign one is not downloaded
+//!   whole. A failure marker is honoured only when it parses and its fingerprint
+//!   matches.
 //! - **Converted once across nodes.** Under the local per-artifact lock, a node takes
 //!   the shared lock of the artifact ([`SharedLocks`]: a PostgreSQL advisory lock on a
 //!   team server), checks the local and the shared copy again, and only then converts;
@@ -31,14 +33,59 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
-use super::cache::{Artifact, ContextCache, HEADER_MAX_BYTES};
+use super::cache::{Artifact, ContextCache, HEADER_MAX_BYTES, HEADER_PROBE_BYTES};
 use super::error::{ContextError, Result};
+use super::header::{Parsed, SnapshotHeader};
 use super::marker::FailureMarker;
+use super::source::ContextSource;
+
+/// What the shared store holds for an artifact.
+#[derive(Debug)]
+pub(crate) enum SharedSnapshot {
+    /// Nothing (or a store that could not be read).
+    Missing,
+    /// A snapshot Hearth wrote for this very version of the source: UTF-8, a complete
+    /// header of the current version naming the source, the current fingerprint.
+    Adoptable {
+        /// Its header.
+        header: SnapshotHeader,
+        /// The whole object.
+        bytes: Bytes,
+    },
+    /// A snapshot of the source, of another version (the file changed since).
+    Stale,
+    /// Not a snapshot of this source: garbage, another source's, or too large.
+    Foreign,
+}
+
+/// A header check on the first bytes of an object.
+enum Judged {
+    /// The header of this very version.
+    Header(SnapshotHeader),
+    /// More bytes are needed.
+    Wait,
+    /// The object is not adoptable.
+    Verdict(SharedSnapshot),
+}
+
+/// Judges the header at the start of `bytes` (`ended`: nothing more will come).
+fn judge_header(bytes: &[u8], source: &ContextSource, fingerprint: &str, ended: bool) -> Judged {
+    match SnapshotHeader::parse(bytes) {
+        Parsed::Header(header) if &header.source != source => {
+            Judged::Verdict(SharedSnapshot::Foreign)
+        }
+        Parsed::Header(header) if header.fingerprint == fingerprint => Judged::Header(header),
+        Parsed::Header(_) => Judged::Verdict(SharedSnapshot::Stale),
+        Parsed::Incomplete if !ended && (bytes.len() as u64) < HEADER_MAX_BYTES => Judged::Wait,
+        Parsed::Incomplete | Parsed::Invalid => Judged::Verdict(SharedSnapshot::Foreign),
+    }
+}
 
 /// A held shared lock; released when dropped.
 pub type SharedLockGuard = Box<dyn Send>;
@@ -154,28 +201,63 @@ impl SharedCache {
             })
     }
 
-    /// The artifact's shared snapshot bytes, if there are any no larger than
-    /// `max_bytes`; an unreadable store is logged and reads as none.
-    pub(crate) async fn snapshot(&self, artifact: &Artifact, max_bytes: u64) -> Option<Bytes> {
+    /// What the shared store holds for the artifact, judged against `source` and its
+    /// current `fingerprint`. The object is streamed: its header is checked as soon as
+    /// it has arrived, and a stale or foreign object is not read further. A store that
+    /// cannot be read is logged and reads as missing.
+    pub(crate) async fn snapshot(
+        &self,
+        artifact: &Artifact,
+        source: &ContextSource,
+        fingerprint: &str,
+        max_bytes: u64,
+    ) -> SharedSnapshot {
         let key = self.key(&artifact.relative);
         let result = match self.store.get(&key).await {
             Ok(result) => result,
-            Err(object_store::Error::NotFound { .. }) => return None,
+            Err(object_store::Error::NotFound { .. }) => return SharedSnapshot::Missing,
             Err(error) => {
                 tracing::warn!(%error, %key, "could not read the shared context cache");
-                return None;
+                return SharedSnapshot::Missing;
             }
         };
         if result.meta.size > max_bytes {
-            tracing::warn!(%key, bytes = result.meta.size, "a shared snapshot is too large; ignored");
-            return None;
+            return SharedSnapshot::Foreign;
         }
-        match result.bytes().await {
-            Ok(bytes) => Some(bytes),
-            Err(error) => {
-                tracing::warn!(%error, %key, "could not read the shared context cache");
-                None
+        let mut stream = result.into_stream();
+        let mut bytes = Vec::new();
+        let mut header = None;
+        loop {
+            let chunk = stream.next().await;
+            let ended = chunk.is_none();
+            match chunk {
+                None => {}
+                Some(Ok(chunk)) => bytes.extend_from_slice(&chunk),
+                Some(Err(error)) => {
+                    tracing::warn!(%error, %key, "could not read the shared context cache");
+                    return SharedSnapshot::Missing;
+                }
             }
+            if bytes.len() as u64 > max_bytes {
+                return SharedSnapshot::Foreign;
+            }
+            if header.is_none() && (ended || bytes.len() as u64 >= HEADER_PROBE_BYTES) {
+                match judge_header(&bytes, source, fingerprint, ended) {
+                    Judged::Header(found) => header = Some(found),
+                    Judged::Wait => {}
+                    Judged::Verdict(verdict) => return verdict,
+                }
+            }
+            if ended {
+                break;
+            }
+        }
+        match header {
+            Some(header) if std::str::from_utf8(&bytes).is_ok() => SharedSnapshot::Adoptable {
+                header,
+                bytes: Bytes::from(bytes),
+            },
+            Some(_) | None => SharedSnapshot::Foreign,
         }
     }
 

@@ -425,14 +425,18 @@ async fn a_garbage_or_foreign_shared_object_is_converted_again_never_served() {
     let (made, _) = ready(&first.run(&source, MaterializeOptions::default()).await);
     let object = team.object(&relative_to_cache(&first, &made));
 
-    // Garbage bytes, then a well-formed snapshot of another source, under the key.
+    // This source's own header over a body that is not text.
+    let mut broken = std::fs::read(&object).unwrap();
+    broken.extend_from_slice(b"\xff\xfe\x00 not text");
+    // Garbage bytes, a well-formed snapshot of another source, then the broken body,
+    // under the key.
     let (other, _) = ready(
         &first
             .run(&[web(&server, "/other")], MaterializeOptions::default())
             .await,
     );
     let foreign = std::fs::read(&other).unwrap();
-    for (round, bad) in [b"\xff\xfe not a snapshot \x00".to_vec(), foreign]
+    for (round, bad) in [b"\xff\xfe not a snapshot \x00".to_vec(), foreign, broken]
         .into_iter()
         .enumerate()
     {
@@ -453,7 +457,7 @@ async fn a_garbage_or_foreign_shared_object_is_converted_again_never_served() {
             "round {round}: repaired"
         );
     }
-    assert_eq!(requests(&server).await, 4);
+    assert_eq!(requests(&server).await, 5);
 }
 
 #[tokio::test]
