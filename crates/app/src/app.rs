@@ -191,7 +191,7 @@ impl App {
     /// directory's cache through the guarded fetcher.
     pub fn scopes(&self, store: &Arc<dyn Stores>) -> ScopeSeam {
         let projects = Projects::new(store.clone());
-        let materializer = match crate::backend::materializer(self) {
+        let materializer = match crate::backend::materializer(self, store) {
             Ok(materializer) => Some(materializer),
             Err(error) => {
                 tracing::warn!("project context will not be prepared: {error:#}");

@@ -9,16 +9,19 @@ use hearth_fetch::Fetcher;
 use hearth_host::Host;
 use hearth_projects::context::{ContextCache, Materializer};
 use hearth_server::{Backend, GateApprovals};
+use hearth_store::Stores;
 
 use crate::app::App;
 use crate::harnesses::{self, HarnessOptions};
 use crate::tools::Tools;
 
-/// The materializer of this data directory: its cache, through the guarded fetcher.
-pub fn materializer(app: &App) -> anyhow::Result<Materializer> {
+/// The materializer of this data directory: its cache, through the guarded fetcher,
+/// over a team server's shared context cache when one is configured (which needs
+/// `store` on PostgreSQL, for its advisory locks).
+pub fn materializer(app: &App, store: &Arc<dyn Stores>) -> anyhow::Result<Materializer> {
     let fetcher = Arc::new(Fetcher::new(crate::tools::fetch_policy(app))?);
     let (isolator, memory_bytes) = app.isolator()?;
-    Ok(Materializer::new(
+    let materializer = Materializer::new(
         ContextCache::new(app.paths.context_cache()),
         fetcher,
         hearth_projects::convert::ConvertLimits {
@@ -29,7 +32,11 @@ pub fn materializer(app: &App) -> anyhow::Result<Materializer> {
             ..hearth_projects::convert::ConvertLimits::default()
         },
     )
-    .protecting(vec![app.paths.home.clone()]))
+    .protecting(vec![app.paths.home.clone()]);
+    Ok(match crate::shared_context::shared_cache(app, store)? {
+        Some(shared) => materializer.sharing(shared),
+        None => materializer,
+    })
 }
 
 /// A backend, and the approval gate its approvals decide through (for a surface that
@@ -44,6 +51,8 @@ pub async fn backend_and_gate(
     client_files: Option<hearth_projects::ClientFiles>,
 ) -> anyhow::Result<(Backend, hearth_tools::ApprovalGate)> {
     let store = app.open_store().await?;
+    // A shared context cache named wrongly stops a server from starting, saying why.
+    crate::shared_context::shared_cache(app, &store)?;
     let tools = Tools::over(app, store.clone())?;
     let discovery = harnesses::discover(app, harnesses::ollama_may_matter(app, None)).await;
     for problem in &discovery.problems {
@@ -74,7 +83,7 @@ pub async fn backend_and_gate(
                 calendars,
             )));
     }
-    let host = Host::start(store, agents, app.host_config(source, scopes));
+    let host = Host::start(store.clone(), agents, app.host_config(source, scopes));
     let approvals = GateApprovals::new(tools.gate.clone(), tools.registry.audit().clone());
     let gate = tools.gate.clone();
     let backend = Backend {
@@ -86,7 +95,7 @@ pub async fn backend_and_gate(
         projects: Some(projects),
         calendars: Some(crate::tools::build_calendars(app)?),
         attachments: Some(app.paths.home.join("attachments")),
-        materializer: match materializer(app) {
+        materializer: match materializer(app, &store) {
             Ok(materializer) => Some(materializer),
             Err(error) => {
                 tracing::warn!("project context cannot be prepared from a client: {error:#}");

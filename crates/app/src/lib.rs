@@ -21,6 +21,7 @@ mod app;
 pub mod backend;
 pub mod harnesses;
 pub mod history;
+mod shared_context;
 pub mod team;
 pub mod tools;
 mod trash;

@@ -127,13 +127,25 @@ pub async fn context(app: &App, command: ContextCommand) -> anyhow::Result<ExitC
                 }
                 None => projects.list().await?,
             };
-            write_out(&status(&cache, list).await)?;
+            let mut text = status(&cache, list).await;
+            if let Some(shared) = app.config.context.shared_location() {
+                text.push_str(&format!(
+                    "(this node's copies; snapshots missing here are taken from the shared cache {shared} when a session needs them)\n"
+                ));
+            }
+            write_out(&text)?;
         }
         ContextCommand::Retry { project } => return retry(app, &projects, &project).await,
         ContextCommand::Clear => {
             cache.clear().await?;
+            let shared = app
+                .config
+                .context
+                .shared_location()
+                .map(|shared| format!(" (the shared cache {shared} is left as it is)"))
+                .unwrap_or_default();
             write_out(&format!(
-                "cleared the context cache in {}; sources are prepared again when a session needs them\n",
+                "cleared the context cache in {}{shared}; sources are prepared again when a session needs them\n",
                 cache.root().display()
             ))?;
         }
@@ -196,7 +208,7 @@ async fn retry(
 ) -> anyhow::Result<ExitCode> {
     // Converting sources a project.md names is acting on it: only once trusted.
     let (record, file) = projects.open_trusted(key).await?;
-    let materializer = hearth_app::backend::materializer(app)?;
+    let materializer = hearth_app::backend::materializer(app, &app.open_store().await?)?;
     let reference = ProjectRef {
         id: record.id.to_string(),
         folder: record.folder.clone(),

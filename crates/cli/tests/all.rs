@@ -55,6 +55,7 @@ mod suite {
     mod serve_mcp;
     mod serve_support;
     mod sessions;
+    mod shared_context;
     mod short_ids;
     mod snapshots;
     mod support;

@@ -122,6 +122,9 @@ pub struct Config {
     /// Where Hearth keeps what it stores (the embedded SQLite database by default).
     #[serde(default)]
     pub store: StoreConfig,
+    /// The context cache (a team server's shared store).
+    #[serde(default)]
+    pub context: crate::context::ContextConfig,
     /// What the file says in an old spelling that Hearth still reads, and how to say it
     /// now: one note each, for the user.
     #[serde(skip)]

@@ -7,6 +7,7 @@
 //! private files and directories and tighten an existing install.
 
 mod config;
+mod context;
 mod edit;
 mod oidc;
 mod paths;
@@ -17,6 +18,7 @@ pub use config::{
     Defaults, ExternalAgentConfig, FetchConfig, HistoryConfig, LimitsConfig, McpServerConfig,
     PermissionsSetting, ProviderConfig, ProviderKind, ServerConfig, StoreConfig,
 };
+pub use context::{CONTEXT_SHARED_VARIABLE, ContextConfig};
 pub use edit::ConfigEdit;
 pub use oidc::OidcConfig;
 pub use paths::{ConfigOrigin, HomeError, Paths, PathsError};

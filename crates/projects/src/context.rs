@@ -24,6 +24,11 @@
 //!   in its project's bucket; automatic runs re-surface the stored error without
 //!   retrying until the file changes or [`MaterializeOptions::retry_failed`] is set. A
 //!   project's stale marker is cleared once the source has a snapshot.
+//! - **Shared between nodes, when asked.** A team server's nodes each keep their own
+//!   cache (agents read local files) over one [`SharedCache`] (S3 or a folder) with
+//!   locks shared through the database: a source is converted once for all nodes, and
+//!   a node with an empty cache copies what another node made. See the `shared`
+//!   module for what is checked and what `clear`/`gc` leave to the operator.
 //! - **Root-confined.** Internal paths are relative to the root; `..`, absolute paths
 //!   and symbolic links below the root are refused. Directories are 0700, files 0600,
 //!   writes atomic (temporary file, sync, rename).
@@ -49,6 +54,7 @@ mod marker;
 mod materialize;
 mod plan;
 mod remote;
+mod shared;
 mod source;
 mod youtube;
 
@@ -61,6 +67,7 @@ pub use materialize::{
     DEFAULT_CONCURRENCY, MaterializeOptions, Materializer, NoProgress, Progress, ProjectRef,
 };
 pub use plan::GLOB_CAP;
+pub use shared::{SharedCache, SharedLockError, SharedLockGuard, SharedLocks};
 pub use source::{ContextSource, signature};
 pub use youtube::DEFAULT_YOUTUBE_BASE;
 

@@ -5,5 +5,6 @@
 mod suite {
     mod context;
     mod convert;
+    mod shared_cache;
     mod trust;
 }

@@ -56,7 +56,7 @@ pub use erase::ERASED_TEXT;
 pub use error::{StoreError, StoreResult};
 pub use leases::{ChatLease, LeaseGrant, LeaseHolder, Takeover};
 pub use open::{Access, SCHEMA_VERSION};
-pub use postgres::PgStore;
+pub use postgres::{AdvisoryLock, PgStore};
 pub use projects::{ProjectRecord, ProjectStore};
 pub use proposals::{ProposalPage, ProposalQuery, ProposalRecord, ProposalStatus, ProposalStore};
 pub use search::{HIT_END, HIT_START, MIN_WORD, SearchHit, SearchPage, SearchQuery};

@@ -86,6 +86,11 @@ pub trait Stores:
         None
     }
 
+    /// The PostgreSQL store, for what only it offers (advisory locks shared by nodes).
+    fn as_postgres(&self) -> Option<&PgStore> {
+        None
+    }
+
     /// Proposals whose id starts with `prefix`, in id order; at most `max`.
     fn proposals_with_id_prefix<'a>(
         &'a self,
@@ -136,6 +141,10 @@ impl Stores for PgStore {
 
     fn location(&self) -> String {
         self.name()
+    }
+
+    fn as_postgres(&self) -> Option<&PgStore> {
+        Some(self)
     }
 
     fn proposals_with_id_prefix<'a>(

@@ -28,6 +28,7 @@ impl Hearth {
             .env_remove("HEARTH_SERVER")
             .env_remove("HEARTH_TOKEN")
             .env_remove("HEARTH_STORE_URL")
+            .env_remove("HEARTH_CONTEXT_SHARED")
             .env_remove("HEARTH_CONFIG")
             .env_remove("HEARTH_REPLAY_SCENARIO")
             .env_remove("OPENAI_API_KEY")

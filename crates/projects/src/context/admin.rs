@@ -182,7 +182,8 @@ impl ContextCache {
     }
 
     /// Empties the cache: snapshots, failure markers and locks. The root stays, and
-    /// nothing above it is touched.
+    /// nothing above it is touched. A team server's shared store is left alone (its
+    /// objects are the operator's to expire); this node fills again from it.
     pub async fn clear(&self) -> Result<()> {
         let cache = self.clone();
         blocking(move || {
@@ -196,7 +197,8 @@ impl ContextCache {
 
     /// Removes the snapshots, failure markers and locks of sources that no project
     /// references. `referenced` is the union of every project's sources, resolved
-    /// ([`ContextSource::resolved`]): a relative path protects nothing.
+    /// ([`ContextSource::resolved`]): a relative path protects nothing. Only this
+    /// node's cache is collected, never a team server's shared store.
     pub async fn gc(&self, referenced: &[ContextSource]) -> Result<GcReport> {
         let cache = self.clone();
         let owned = referenced.to_vec();

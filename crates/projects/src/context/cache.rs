@@ -28,9 +28,9 @@ pub(crate) const MARKERS: &str = "markers";
 pub(crate) const LOCKS: &str = "locks";
 
 /// First read of a header; enough for any header Hearth writes.
-const HEADER_PROBE_BYTES: u64 = 4 * 1024;
+pub(crate) const HEADER_PROBE_BYTES: u64 = 4 * 1024;
 /// Largest header read before a snapshot is treated as invalid.
-const HEADER_MAX_BYTES: u64 = 64 * 1024;
+pub(crate) const HEADER_MAX_BYTES: u64 = 64 * 1024;
 
 /// The shared context cache: one per data directory, shared by every project.
 ///
@@ -167,18 +167,7 @@ impl ContextCache {
         })
     }
 
-    /// Writes the artifact's snapshot atomically; returns its size.
-    pub(crate) fn write_snapshot(
-        &self,
-        artifact: &Artifact,
-        header: &SnapshotHeader,
-        body: &str,
-    ) -> Result<u64> {
-        self.fs
-            .write(&artifact.relative, header.render(body).as_bytes())
-    }
-
-    fn marker_directory(project_id: &str) -> PathBuf {
+    pub(crate) fn marker_directory(project_id: &str) -> PathBuf {
         Path::new(MARKERS).join(md5_hex(project_id.as_bytes()))
     }
 

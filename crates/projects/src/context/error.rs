@@ -140,6 +140,29 @@ pub enum ContextError {
         /// What YouTube said, or what was missing.
         reason: String,
     },
+    /// The shared store of a team server's context cache cannot be used as named.
+    #[error(
+        "the shared context cache `{location}` cannot be used: {reason}; name an S3 \
+         bucket and prefix (`s3://bucket/prefix`, credentials and region from the AWS_* \
+         environment variables) or an absolute folder (`file:///srv/hearth/context`)"
+    )]
+    SharedLocation {
+        /// The location, as given.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The lock shared by the nodes of a team server could not be taken.
+    #[error(
+        "could not take the shared context cache's lock for `{location}`: {reason}; check \
+         that the store's database can be reached"
+    )]
+    SharedLock {
+        /// The shared store.
+        location: String,
+        /// Why.
+        reason: String,
+    },
     /// A background task (conversion or file access) ended abnormally.
     #[error("a context task failed: {message}")]
     Task {
@@ -165,6 +188,8 @@ impl ContextError {
             | Self::NotFound { .. }
             | Self::NotAFile { .. }
             | Self::NoMatches { .. }
+            | Self::SharedLocation { .. }
+            | Self::SharedLock { .. }
             | Self::Task { .. } => false,
         }
     }

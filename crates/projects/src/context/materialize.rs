@@ -7,12 +7,17 @@
 //!    A missing file fails here ("not found"), without a marker: the check is cheap.
 //! 2. Cheap skip: the snapshot's header carries the same fingerprint → ready. This
 //!    read takes no lock: snapshots are replaced by rename, so it sees a whole file.
-//!    A stale failure marker of this project is cleared (best effort).
-//! 3. Known-bad skip: this project has a failure marker with the same fingerprint and
-//!    no retry was asked for → failed, with the stored reason.
-//! 4. Under the per-artifact lock, check 2 again (another project or process may have
-//!    just converted it), otherwise fetch and convert, write the snapshot atomically
-//!    and clear the marker; on a source failure write a marker.
+//!    A stale failure marker of this project is cleared (best effort). With a shared
+//!    store ([`SharedCache`]), a local miss or stale copy is looked up there: a shared
+//!    snapshot of this very version is copied into the local cache → ready.
+//! 3. Known-bad skip: this project has a failure marker with the same fingerprint (its
+//!    own, else a shared one, copied here) and no retry was asked for → failed, with
+//!    the stored reason.
+//! 4. Under the per-artifact lock (and then the shared lock), check 2 again, local and
+//!    shared (another project, process or node may have just converted it), otherwise
+//!    fetch and convert, put the snapshot to the shared store, write it locally
+//!    atomically and clear the markers; on a source failure write a marker (shared
+//!    too).
 //!
 //! Materializing never fails: every error becomes the source's status.
 
@@ -25,7 +30,7 @@ use chrono::Utc;
 use futures::StreamExt;
 use hearth_fetch::Fetcher;
 
-use super::cache::{Artifact, ContextCache, Stored};
+use super::cache::{Artifact, ContextCache, HEADER_MAX_BYTES, Stored};
 use super::error::{ContextError, Result};
 use super::header::{SnapshotHeader, clean_title};
 use super::lock::ArtifactLock;
@@ -33,6 +38,7 @@ use super::manifest::{Manifest, ManifestEntry, SourceStatus};
 use super::marker::FailureMarker;
 use super::plan::{Plan, Step, Work, plan};
 use super::remote::{Snapshot, convert_web};
+use super::shared::{SharedCache, SharedSnapshot};
 use super::source::{ContextSource, signature};
 use super::youtube::{DEFAULT_YOUTUBE_BASE, convert_youtube};
 use crate::convert::{ConvertLimits, convert_source};
@@ -85,6 +91,8 @@ pub struct Materializer {
     concurrency: usize,
     /// Directories no file source may really lie in (Hearth's data directory).
     protected: Arc<Vec<PathBuf>>,
+    /// The shared store and locks of a team server's nodes, if any.
+    shared: Option<SharedCache>,
 }
 
 /// The fingerprint of a source and its snapshot, if any.
@@ -104,7 +112,15 @@ impl Materializer {
             youtube_base: DEFAULT_YOUTUBE_BASE.to_owned(),
             concurrency: DEFAULT_CONCURRENCY,
             protected: Arc::new(Vec::new()),
+            shared: None,
         }
+    }
+
+    /// Shares snapshots and failure markers with other nodes through `shared` (see
+    /// [`SharedCache`]): this node's cache stays what agents read.
+    pub fn sharing(mut self, shared: SharedCache) -> Self {
+        self.shared = Some(shared);
+        self
     }
 
     /// Refuses file sources that really lie in one of `directories` (Hearth's data
@@ -265,8 +281,8 @@ impl Materializer {
     }
 
     /// Brings one source's snapshot up to date: fresh snapshots and remembered failures
-    /// are answered from the cache; otherwise, under the artifact's lock, the source is
-    /// converted again and its snapshot (or its failure) stored.
+    /// are answered from the cache (or the shared store); otherwise, under the artifact's
+    /// lock, the source is converted again and its snapshot (or its failure) stored.
     async fn try_materialize(
         &self,
         project_id: &str,
@@ -285,19 +301,48 @@ impl Materializer {
         if let Some(status) = self.fresh(project_id, artifact, &check, has_marker).await {
             return Ok(status);
         }
+        if let Some(status) = self
+            .adopt_shared(project_id, work, artifact, &check.fingerprint, has_marker)
+            .await?
+        {
+            return Ok(status);
+        }
         // Step 3.
-        if has_marker
-            && !options.retry_failed
+        if !options.retry_failed
             && let Some(status) = self
-                .remembered_failure(project_id, artifact, &check.fingerprint)
+                .remembered_failure(project_id, artifact, &check.fingerprint, has_marker)
                 .await?
         {
             return Ok(status);
         }
         // Step 4.
+        self.convert_locked(project_id, work, artifact, has_marker)
+            .await
+    }
+
+    /// Step 4: under the artifact's lock (this node's, then the shared one), check the
+    /// local and shared snapshots again, otherwise convert and store the snapshot or
+    /// remember the failure.
+    async fn convert_locked(
+        &self,
+        project_id: &str,
+        work: &Work,
+        artifact: &Artifact,
+        has_marker: bool,
+    ) -> Result<SourceStatus> {
         let lock = ArtifactLock::acquire(self.cache.fs(), &artifact.name).await?;
+        let shared_lock = match &self.shared {
+            Some(shared) => Some(shared.lock(artifact).await?),
+            None => None,
+        };
         let check = self.check(work, artifact).await?;
         if let Some(status) = self.fresh(project_id, artifact, &check, has_marker).await {
+            return Ok(status);
+        }
+        if let Some(status) = self
+            .adopt_shared(project_id, work, artifact, &check.fingerprint, has_marker)
+            .await?
+        {
             return Ok(status);
         }
         let status = match self.convert(work).await {
@@ -321,27 +366,86 @@ impl Materializer {
                 }
             }
         };
+        drop(shared_lock);
         drop(lock);
         Ok(status)
     }
 
+    /// The snapshot another node put in the shared store, if it is one of this very
+    /// version of the source: checked, copied into the local cache, and ready.
+    async fn adopt_shared(
+        &self,
+        project_id: &str,
+        work: &Work,
+        artifact: &Artifact,
+        fingerprint: &str,
+        has_marker: bool,
+    ) -> Result<Option<SourceStatus>> {
+        let Some(shared) = &self.shared else {
+            return Ok(None);
+        };
+        let most = self.limits.max_output_bytes as u64 + HEADER_MAX_BYTES;
+        let (header, bytes) = match shared
+            .snapshot(artifact, &work.source(), fingerprint, most)
+            .await
+        {
+            SharedSnapshot::Adoptable { header, bytes } => (header, bytes),
+            SharedSnapshot::Missing | SharedSnapshot::Stale => return Ok(None),
+            SharedSnapshot::Foreign => {
+                tracing::warn!(snapshot = %artifact.name, "a shared object is not a snapshot of this source; converting it again");
+                return Ok(None);
+            }
+        };
+        let cache = self.cache.clone();
+        let relative = artifact.relative.clone();
+        let written = blocking(move || cache.fs().write(&relative, &bytes)).await?;
+        if has_marker {
+            self.clear_marker(project_id, artifact).await;
+        }
+        Ok(Some(SourceStatus::Ready {
+            snapshot: self.cache.snapshot_path(artifact),
+            title: header.title,
+            fresh: true,
+            bytes: written,
+        }))
+    }
+
     /// The failed status a marker remembers for this very version of the source (same
-    /// fingerprint), if there is one.
+    /// fingerprint), if there is one: this node's marker, else the shared one (copied
+    /// here, so the next run needs no shared read).
     async fn remembered_failure(
         &self,
         project_id: &str,
         artifact: &Artifact,
         fingerprint: &str,
+        has_marker: bool,
     ) -> Result<Option<SourceStatus>> {
-        let cache = self.cache.clone();
-        let (id, marked) = (project_id.to_owned(), artifact.clone());
-        let marker = blocking(move || cache.read_marker(&id, &marked)).await?;
-        Ok(marker
-            .filter(|marker| marker.fingerprint == fingerprint)
-            .map(|marker| SourceStatus::Failed {
-                reason: marker.error,
-                cached_marker: true,
-            }))
+        let current = |marker: &FailureMarker| marker.fingerprint == fingerprint;
+        let marker = if has_marker {
+            let cache = self.cache.clone();
+            let (id, marked) = (project_id.to_owned(), artifact.clone());
+            blocking(move || cache.read_marker(&id, &marked))
+                .await?
+                .filter(current)
+        } else {
+            None
+        };
+        let marker = match (marker, &self.shared) {
+            (Some(marker), _) => Some(marker),
+            (None, None) => None,
+            (None, Some(shared)) => {
+                let shared = shared.marker(project_id, artifact).await.filter(current);
+                if let Some(marker) = &shared {
+                    self.write_local_marker(project_id, artifact, marker.clone())
+                        .await;
+                }
+                shared
+            }
+        };
+        Ok(marker.map(|marker| SourceStatus::Failed {
+            reason: marker.error,
+            cached_marker: true,
+        }))
     }
 
     /// Writes a converted snapshot to the cache, clears an old failure marker, and
@@ -363,10 +467,14 @@ impl Materializer {
             title: title.clone(),
             truncated: snapshot.truncated,
         };
+        let rendered = bytes::Bytes::from(header.render(&snapshot.markdown));
+        if let Some(shared) = &self.shared {
+            shared.put_snapshot(artifact, rendered.clone()).await;
+            shared.remove_marker(project_id, artifact).await;
+        }
         let cache = self.cache.clone();
-        let written = artifact.clone();
-        let body = snapshot.markdown;
-        let bytes = blocking(move || cache.write_snapshot(&written, &header, &body)).await?;
+        let relative = artifact.relative.clone();
+        let bytes = blocking(move || cache.fs().write(&relative, &rendered)).await?;
         if has_marker {
             self.clear_marker(project_id, artifact).await;
         }
@@ -397,6 +505,19 @@ impl Materializer {
             fingerprint,
             failed_at: Utc::now(),
         };
+        if let Some(shared) = &self.shared {
+            shared.put_marker(project_id, artifact, &marker).await;
+        }
+        self.write_local_marker(project_id, artifact, marker).await;
+    }
+
+    /// Writes this node's failure marker; one that cannot be written is logged.
+    async fn write_local_marker(
+        &self,
+        project_id: &str,
+        artifact: &Artifact,
+        marker: FailureMarker,
+    ) {
         let cache = self.cache.clone();
         let (id, marked) = (project_id.to_owned(), artifact.clone());
         if let Err(write) = blocking(move || cache.write_marker(&id, &marked, &marker)).await {

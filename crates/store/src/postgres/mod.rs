@@ -17,6 +17,7 @@
 //! - Search uses a trigram index (`pg_trgm`) over each turn's prompt and answer, and the
 //!   snippets are cut in Rust.
 
+mod advisory;
 mod archive;
 mod audit;
 mod changes;
@@ -38,6 +39,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use crate::error::{StoreError, StoreResult};
 use crate::open::SCHEMA_VERSION;
 use crate::trash::TrashItem;
+
+pub use advisory::AdvisoryLock;
 
 /// The numbered migrations in PostgreSQL's dialect. Version N is `MIGRATIONS[N - 1]`, the
 /// same N as the SQLite migration of that number.
@@ -75,6 +78,8 @@ pub struct PgStore {
     pub(crate) pool: PgPool,
     /// For writes that need not be flushed before they return (`synchronous_commit = off`).
     pub(crate) relaxed: PgPool,
+    /// For advisory locks, which hold a connection while held.
+    locks: PgPool,
     /// The server and database, without credentials, for messages.
     name: PathBuf,
 }
@@ -106,6 +111,7 @@ impl PgStore {
         };
         let store = Self {
             pool: pool(options.clone()),
+            locks: advisory::lock_pool(options.clone()),
             relaxed: pool(options.options([("synchronous_commit", "off")])),
             name,
         };
@@ -129,6 +135,7 @@ impl PgStore {
 
     /// Waits for open connections to finish and closes them.
     pub async fn close(&self) {
+        self.locks.close().await;
         self.relaxed.close().await;
         self.pool.close().await;
     }

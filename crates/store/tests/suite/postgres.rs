@@ -260,3 +260,88 @@ async fn a_sessions_archive_from_postgres_imports_into_sqlite_whole() {
         postgres.chats(&session.summary.uri).await.unwrap()
     );
 }
+
+/// Waits until `waiting` advisory locks of the database at `url` are asked for and not
+/// yet granted, failing loudly after a deadline.
+async fn wait_for_advisory_waiters(url: &str, waiting: i64) {
+    let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let found: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        )
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+        if found == waiting {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{waiting} advisory lock waiter(s) never appeared (found {found})"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_advisory_lock_excludes_another_node_until_its_guard_drops() {
+    let sqlite = hearth_store::SqliteStore::open_in_memory().await.unwrap();
+    assert!(
+        hearth_store::Stores::as_postgres(&sqlite).is_none(),
+        "SQLite offers no advisory locks"
+    );
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let first = PgStore::connect(&url).await.unwrap();
+    let second = PgStore::connect(&url).await.unwrap();
+    let held = first.advisory_lock("remotes/web-1.md").await.unwrap();
+    // Another name is free meanwhile.
+    let other = tokio::time::timeout(
+        Duration::from_secs(10),
+        second.advisory_lock("remotes/web-2.md"),
+    )
+    .await
+    .expect("another name is not blocked")
+    .unwrap();
+    drop(other);
+    let waiter = tokio::spawn(async move { second.advisory_lock("remotes/web-1.md").await });
+    wait_for_advisory_waiters(&url, 1).await;
+    assert!(!waiter.is_finished(), "the second node waits for the lock");
+    drop(held);
+    let taken = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the lock passes to the waiting node once the first guard drops")
+        .unwrap();
+    assert!(taken.is_ok(), "{taken:?}");
+}
+
+#[tokio::test]
+async fn an_advisory_lock_dies_with_its_holders_connection() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let first = PgStore::connect(&url).await.unwrap();
+    let second = PgStore::connect(&url).await.unwrap();
+    let held = first.advisory_lock("files/file-1.md").await.unwrap();
+    let waiter = tokio::spawn(async move { second.advisory_lock("files/file-1.md").await });
+    wait_for_advisory_waiters(&url, 1).await;
+    // The holder's node is cut off: its backend is terminated, its guard never dropped.
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    let terminated: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(terminated, [true], "exactly the holder's backend was ended");
+    let taken = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the lock of a dead connection is released")
+        .unwrap();
+    assert!(taken.is_ok(), "{taken:?}");
+    drop(held);
+}
