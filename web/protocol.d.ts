@@ -135,6 +135,37 @@ export type AgentChatState = {
   modes?: (ChoiceState | null);
 };
 
+/** `agent/connect`: a team server user's own sign-in for one of the server's external
+ * agents, as the variables the agent reads it from (`ANTHROPIC_API_KEY` for Claude
+ * Code). The agent then also runs as a harness of theirs (`<user id>_<agent>`), with
+ * those variables and a home folder of their own, and never with the server's
+ * credentials. */
+export type AgentConnectParams = {
+  /** The server's external agent (`claude-code`). */
+  agent: string;
+  /** Variables to run it with: names of capital letters, digits and `_`. */
+  env: { [key: string]: string };
+};
+
+/** What `agent/connect` returns. */
+export type AgentConnectResponse = {
+  /** The user's own harness of the agent. */
+  harness: string;
+};
+
+/** `agent/disconnect`: forgets a user's own variables for an agent; their harness of it
+ * goes. */
+export type AgentDisconnectParams = {
+  /** The server's external agent. */
+  agent: string;
+};
+
+/** What `agent/disconnect` returns. */
+export type AgentDisconnectResponse = {
+  /** The harness that went. */
+  harness: string;
+};
+
 /** A file attached to a user message. */
 export type Attachment = {
   /** MIME type. */
@@ -1912,6 +1943,8 @@ export type UserMessage = {
 
 /** Every request: its params and result. */
 export interface Methods {
+  'agent/connect': { params: AgentConnectParams; result: AgentConnectResponse };
+  'agent/disconnect': { params: AgentDisconnectParams; result: AgentDisconnectResponse };
   'attachment/upload': { params: AttachmentUploadParams; result: AttachmentUploadResponse };
   'audit/list': { params: AuditListParams; result: AuditListResponse };
   'audit/verify': { params: AuditVerifyParams; result: AuditVerifyResponse };

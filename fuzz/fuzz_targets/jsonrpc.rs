@@ -101,6 +101,8 @@ fn request_params(method: ClientMethod, params: &Value) {
         ClientMethod::ProviderTest => request::<ProviderTest>(params),
         ClientMethod::ProviderAdd => request::<ProviderAdd>(params),
         ClientMethod::ProviderRemove => request::<ProviderRemove>(params),
+        ClientMethod::AgentConnect => request::<AgentConnect>(params),
+        ClientMethod::AgentDisconnect => request::<AgentDisconnect>(params),
         ClientMethod::AuditList => request::<AuditList>(params),
         ClientMethod::AuditVerify => request::<AuditVerify>(params),
         ClientMethod::ProjectList => request::<ProjectList>(params),

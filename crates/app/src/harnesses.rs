@@ -310,6 +310,8 @@ pub struct NativeAgents {
     app: App,
     toolbox: Arc<dyn Toolbox>,
     settings: AgentSettings,
+    /// Where users' own agents record their permission requests and file writes.
+    store: Option<Arc<dyn hearth_store::Stores>>,
 }
 
 impl NativeAgents {
@@ -325,6 +327,7 @@ impl NativeAgents {
             settings: AgentSettings::from_config(&app.config)
                 .with_titles(options.titles == Titles::Generate)
                 .with_output_limits(app.output_limits()),
+            store: options.store.clone(),
         })
     }
 
@@ -400,6 +403,43 @@ impl hearth_server::ProviderHarnesses for NativeAgents {
             Ok(agent) => Ok(Arc::new(agent)),
             Err(error) => Err(error.to_string()),
         }
+    }
+
+    fn user_agent(
+        &self,
+        agent: &str,
+        id: &str,
+        env: Vec<(String, String)>,
+        home: &std::path::Path,
+    ) -> Result<Arc<dyn Harness>, String> {
+        let (agents, _) = external_agents(&self.app);
+        let mut configured = agents
+            .into_iter()
+            .find(|configured| configured.spec.id.as_str() == agent)
+            .ok_or_else(|| format!("`{agent}` is not one of this server's external agents"))?;
+        configured.installed.clone()?;
+        configured.spec.id = HarnessId::parse(id).map_err(|error| error.to_string())?;
+        // Nothing of the server's environment but the base variables: the user's own
+        // variables, and a home (with its config and data folders) of their own.
+        configured.spec.pass_env.clear();
+        let folder = |relative: &str| home.join(relative).display().to_string();
+        configured.spec.env.extend(
+            [
+                ("HOME", folder("")),
+                ("XDG_CONFIG_HOME", folder(".config")),
+                ("XDG_DATA_HOME", folder(".local/share")),
+                ("XDG_CACHE_HOME", folder(".cache")),
+                ("XDG_STATE_HOME", folder(".local/state")),
+            ]
+            .map(|(name, value)| (name.to_owned(), value)),
+        );
+        configured.spec.env.extend(env);
+        Ok(Arc::new(acp_harness(
+            &self.app,
+            &configured,
+            self.store.as_ref(),
+            None,
+        )))
     }
 }
 

@@ -59,6 +59,7 @@ mod suite {
     mod short_ids;
     mod snapshots;
     mod support;
+    mod team_agents;
     mod team_providers;
     mod team_server;
     mod team_users;

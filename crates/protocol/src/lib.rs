@@ -69,16 +69,17 @@ pub use jsonrpc::{
     notification_text, request_text, response_text,
 };
 pub use methods::{
-    AttachmentUpload, AuditList, AuditVerify, CalendarEvents, CalendarList, ChatAbort, ChatCompact,
-    ChatCreate, ChatDispose, ChatQueue, ChatResolve, ChatSend, ChatSetDraft, ChatSetMode,
-    ChatSetModel, ChatSetQueue, ChatTurns, ClientMethod, EnvelopeNotified, HarnessStart,
-    Initialize, Method, NotificationMethod, PermissionGrants, PermissionList, PermissionRespond,
-    PermissionRevokeGrant, ProjectAddSource, ProjectContext, ProjectCreate, ProjectDelete,
-    ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource, ProjectRename, ProjectRetrySource,
-    ProjectTrust, ProjectUpdate, ProposalApprove, ProposalList, ProposalReject, ProviderAdd,
-    ProviderList, ProviderRemove, ProviderTest, Resynced, SearchQuery, SessionCreate,
-    SessionDispose, SessionExport, SessionFork, SessionList, SessionMark, SessionRename,
-    SessionShare, Subscribe, SubscriptionEnded, TrashEmpty, TrashList, TrashRestore, Unsubscribe,
+    AgentConnect, AgentDisconnect, AttachmentUpload, AuditList, AuditVerify, CalendarEvents,
+    CalendarList, ChatAbort, ChatCompact, ChatCreate, ChatDispose, ChatQueue, ChatResolve,
+    ChatSend, ChatSetDraft, ChatSetMode, ChatSetModel, ChatSetQueue, ChatTurns, ClientMethod,
+    EnvelopeNotified, HarnessStart, Initialize, Method, NotificationMethod, PermissionGrants,
+    PermissionList, PermissionRespond, PermissionRevokeGrant, ProjectAddSource, ProjectContext,
+    ProjectCreate, ProjectDelete, ProjectGet, ProjectList, ProjectRelink, ProjectRemoveSource,
+    ProjectRename, ProjectRetrySource, ProjectTrust, ProjectUpdate, ProposalApprove, ProposalList,
+    ProposalReject, ProviderAdd, ProviderList, ProviderRemove, ProviderTest, Resynced, SearchQuery,
+    SessionCreate, SessionDispose, SessionExport, SessionFork, SessionList, SessionMark,
+    SessionRename, SessionShare, Subscribe, SubscriptionEnded, TrashEmpty, TrashList, TrashRestore,
+    Unsubscribe,
 };
 pub use model::{
     AgentChatState, AvailableCommand, Capabilities, ChatListing, ChatOrigin, ChatState,
@@ -94,6 +95,7 @@ pub use projects::{
     ProjectState, ProjectTrustParams, ProjectUpdateParams,
 };
 pub use providers::{
+    AgentConnectParams, AgentConnectResponse, AgentDisconnectParams, AgentDisconnectResponse,
     KeyState, ProviderAddParams, ProviderAddResponse, ProviderInfo, ProviderKeyParam,
     ProviderKindParam, ProviderListParams, ProviderListResponse, ProviderRemoveParams,
     ProviderRemoveResponse, ProviderTestOutcome, ProviderTestParams, ProviderTestResponse,

@@ -32,6 +32,7 @@ use crate::projects::{
     ProjectResponse, ProjectRetrySourceParams, ProjectTrustParams, ProjectUpdateParams,
 };
 use crate::providers::{
+    AgentConnectParams, AgentConnectResponse, AgentDisconnectParams, AgentDisconnectResponse,
     ProviderAddParams, ProviderAddResponse, ProviderListParams, ProviderListResponse,
     ProviderRemoveParams, ProviderRemoveResponse, ProviderTestParams, ProviderTestResponse,
 };
@@ -186,6 +187,10 @@ methods! {
     ProviderAdd = "provider/add" (ProviderAddParams) -> ProviderAddResponse;
     /// `provider/remove`: removes a provider `config.toml` declares.
     ProviderRemove = "provider/remove" (ProviderRemoveParams) -> ProviderRemoveResponse;
+    /// `agent/connect`: a team server user's own variables for an external agent.
+    AgentConnect = "agent/connect" (AgentConnectParams) -> AgentConnectResponse;
+    /// `agent/disconnect`: forgets a user's own variables for an external agent.
+    AgentDisconnect = "agent/disconnect" (AgentDisconnectParams) -> AgentDisconnectResponse;
     /// `audit/list`: the audit log.
     AuditList = "audit/list" (AuditListParams) -> AuditListResponse;
     /// `audit/verify`: checks the audit log's chain, key, head file and proposals.

@@ -231,3 +231,51 @@ pub struct ProviderRemoveResponse {
     /// Whether its key file was deleted too.
     pub key_file_removed: bool,
 }
+
+/// `agent/connect`: a team server user's own sign-in for one of the server's external
+/// agents, as the variables the agent reads it from (`ANTHROPIC_API_KEY` for Claude
+/// Code). The agent then also runs as a harness of theirs (`<user id>_<agent>`), with
+/// those variables and a home folder of their own, and never with the server's
+/// credentials.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentConnectParams {
+    /// The server's external agent (`claude-code`).
+    pub agent: String,
+    /// Variables to run it with: names of capital letters, digits and `_`.
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for AgentConnectParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentConnectParams")
+            .field("agent", &self.agent)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// What `agent/connect` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentConnectResponse {
+    /// The user's own harness of the agent.
+    pub harness: String,
+}
+
+/// `agent/disconnect`: forgets a user's own variables for an agent; their harness of it
+/// goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDisconnectParams {
+    /// The server's external agent.
+    pub agent: String,
+}
+
+/// What `agent/disconnect` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDisconnectResponse {
+    /// The harness that went.
+    pub harness: String,
+}

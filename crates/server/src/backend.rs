@@ -61,6 +61,21 @@ pub trait ProviderHarnesses: Send + Sync {
         id: &str,
         env: &hearth_llm::Environment,
     ) -> Result<Arc<dyn Harness>, String>;
+
+    /// The server's external agent `agent` run for one user, as the harness `id`: with
+    /// only the base variables of the server's environment, the user's `env`, and
+    /// `home` as its home (so its sign-in and settings are the user's), or why it
+    /// cannot be made.
+    fn user_agent(
+        &self,
+        agent: &str,
+        id: &str,
+        env: Vec<(String, String)>,
+        home: &std::path::Path,
+    ) -> Result<Arc<dyn Harness>, String> {
+        let _ = (agent, id, env, home);
+        Err("this server cannot run users' own agents".to_owned())
+    }
 }
 
 impl Backend {

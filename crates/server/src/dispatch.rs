@@ -168,6 +168,7 @@ fn table() -> &'static MethodTable {
         crate::projects::register(&mut table);
         crate::project_context::register(&mut table);
         crate::provider_setup::register(&mut table);
+        crate::user_agents::register(&mut table);
         crate::calendar::register(&mut table);
         crate::search::register(&mut table);
         crate::attachments::register(&mut table);

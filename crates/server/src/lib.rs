@@ -59,6 +59,7 @@ mod sessions;
 mod stdio;
 mod token;
 mod trash;
+mod user_agents;
 mod user_providers;
 pub use sealed::PROVIDER_KEYS_FILE;
 mod web;

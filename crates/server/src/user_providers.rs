@@ -84,7 +84,7 @@ fn invalid(message: String) -> RpcError {
     RpcError::new(ErrorKind::InvalidParams, message, false)
 }
 
-fn stores(shared: &Shared) -> Result<&Arc<dyn Stores>, RpcError> {
+pub(crate) fn stores(shared: &Shared) -> Result<&Arc<dyn Stores>, RpcError> {
     shared
         .backend
         .accounts
@@ -92,7 +92,7 @@ fn stores(shared: &Shared) -> Result<&Arc<dyn Stores>, RpcError> {
         .ok_or_else(|| internal("a user called a server without users"))
 }
 
-fn store_error(error: &StoreError) -> RpcError {
+pub(crate) fn store_error(error: &StoreError) -> RpcError {
     let kind = match error {
         StoreError::Conflict(_) => ErrorKind::Conflict,
         StoreError::NotFound { .. } => ErrorKind::NotFound,
@@ -113,7 +113,7 @@ fn registered(
 }
 
 /// The data directory's seal of users' keys.
-fn seal(shared: &Shared) -> Result<Arc<KeySeal>, RpcError> {
+pub(crate) fn seal(shared: &Shared) -> Result<Arc<KeySeal>, RpcError> {
     if let Some(seal) = shared.user_providers.seal.get() {
         return Ok(Arc::clone(seal));
     }
@@ -200,56 +200,90 @@ pub(crate) async fn admit(
     Ok(())
 }
 
-/// Makes sure this node runs the harness of `user`'s provider `name` as it is stored
-/// now; a provider that is gone is taken out and reported not found.
-pub(crate) async fn ensure(shared: &Shared, user: &str, name: &str) -> Result<(), RpcError> {
-    let id = harness_id(user, name);
-    let stored = stores(shared)?
+/// What a user's own harness is made from.
+enum Stored {
+    Provider(UserProvider),
+    Agent(hearth_store::UserAgent),
+}
+
+/// The stored provider or agent variables of `user` named `name`.
+async fn stored(shared: &Shared, user: &str, name: &str) -> Result<Option<Stored>, RpcError> {
+    let stores = stores(shared)?;
+    if let Some(provider) = stores
         .user_provider(user, name)
         .await
-        .map_err(|error| store_error(&error))?;
-    let Some(provider) = stored else {
+        .map_err(|error| store_error(&error))?
+    {
+        return Ok(Some(Stored::Provider(provider)));
+    }
+    Ok(stores
+        .user_agent(user, name)
+        .await
+        .map_err(|error| store_error(&error))?
+        .map(Stored::Agent))
+}
+
+/// Makes sure this node runs the harness of `user`'s provider or agent `name` as it is
+/// stored now; one that is gone is taken out and reported not found.
+pub(crate) async fn ensure(shared: &Shared, user: &str, name: &str) -> Result<(), RpcError> {
+    let id = harness_id(user, name);
+    let Some(stored) = stored(shared, user, name).await? else {
         forget(shared, &id);
         return Err(RpcError::new(
             ErrorKind::NotFound,
             format!(
-                "there is no provider `{name}` of yours any more; add it again (provider/add) or choose another harness"
+                "there is no provider or agent `{name}` of yours any more; add it again (provider/add, agent/connect) or choose another harness"
             ),
             false,
         ));
     };
-    let current = registered(shared).get(&id) == Some(&provider.created_at)
-        && shared.host().agent(&id).is_some();
+    let made_at = match &stored {
+        Stored::Provider(provider) => provider.created_at,
+        Stored::Agent(agent) => agent.created_at,
+    };
+    let current =
+        registered(shared).get(&id) == Some(&made_at) && shared.host().agent(&id).is_some();
     if current {
         return Ok(());
     }
-    let harness = build(shared, &provider).await?;
+    let harness = match &stored {
+        Stored::Provider(provider) => build(shared, provider).await?,
+        Stored::Agent(agent) => crate::user_agents::build(shared, agent)?,
+    };
     shared.host().register_harness(harness);
-    registered(shared).insert(id, provider.created_at);
+    registered(shared).insert(id, made_at);
     Ok(())
 }
 
-/// Makes every provider of the user on this node (when they connect); one that cannot
-/// be made is logged and left for when it is used, which says why.
+/// Makes every provider and agent of the user on this node (when they connect); one
+/// that cannot be made is logged and left for when it is used, which says why.
 pub(crate) async fn ensure_all(shared: &Shared, user: &str) {
-    let providers = match stores(shared) {
-        Ok(stores) => stores.user_providers(Some(user)).await,
-        Err(_) => return,
+    let Ok(stores) = stores(shared) else {
+        return;
     };
-    match providers {
-        Ok(providers) => {
-            for provider in providers {
-                if let Err(error) = ensure(shared, user, &provider.name).await {
-                    tracing::warn!(user, provider = provider.name, error = %error.message, "a user's provider could not be made");
-                }
-            }
+    let names = match (
+        stores.user_providers(Some(user)).await,
+        stores.user_agents(user).await,
+    ) {
+        (Ok(providers), Ok(agents)) => providers
+            .into_iter()
+            .map(|provider| provider.name)
+            .chain(agents.into_iter().map(|agent| agent.agent))
+            .collect::<Vec<_>>(),
+        (Err(error), _) | (_, Err(error)) => {
+            tracing::warn!(user, %error, "cannot read a user's providers and agents");
+            return;
         }
-        Err(error) => tracing::warn!(user, %error, "cannot read a user's providers"),
+    };
+    for name in names {
+        if let Err(error) = ensure(shared, user, &name).await {
+            tracing::warn!(user, name, error = %error.message, "a user's own harness could not be made");
+        }
     }
 }
 
 /// Takes the harness of a removed provider out of this node.
-fn forget(shared: &Shared, id: &str) {
+pub(crate) fn forget(shared: &Shared, id: &str) {
     if registered(shared).remove(id).is_some() {
         shared.host().unregister_harness(id);
     }
@@ -389,6 +423,18 @@ pub(crate) async fn add(
         .filter(|url| !url.is_empty())
     {
         check_base_url(shared, url).await?;
+    }
+    if stores(shared)?
+        .user_agent(&user.id, &name)
+        .await
+        .map_err(|error| store_error(&error))?
+        .is_some()
+    {
+        return Err(RpcError::new(
+            ErrorKind::Conflict,
+            format!("you connected an agent named `{name}`: choose another name"),
+            false,
+        ));
     }
     let (candidate, kind) = crate::provider_setup::candidate(&params)?;
     let id = harness_id(&user.id, &name);

@@ -245,6 +245,8 @@ fn bobs_request(team: &Team, method: ClientMethod) -> Value {
         ClientMethod::HarnessStart => json!({"harness": "fake"}),
         ClientMethod::ProviderAdd => json!({"id": "mine", "baseUrl": "http://127.0.0.1:9"}),
         ClientMethod::ProviderRemove => json!({"id": "fake"}),
+        ClientMethod::AgentConnect => json!({"agent": "fake", "env": {"X_KEY": "x"}}),
+        ClientMethod::AgentDisconnect => json!({"agent": "fake"}),
         ClientMethod::ProjectGet
         | ClientMethod::ProjectTrust
         | ClientMethod::ProjectDelete

@@ -1,0 +1,195 @@
+//! A team server user's own sign-in for an external agent (`agent/connect`): the agent
+//! runs for them with their variables and a home of their own, never with what the
+//! server passes its own agents; nobody else runs turns on it; disconnected, it goes.
+
+use hearth_protocol::{
+    self as wire, ChatParams, ChatResolve, ChatSend, ChatSendParams, SessionCreate,
+    SessionCreateParams, Subscribe, SubscribeParams, UserMessage,
+};
+use hearth_server::{Client, Notifications, Notified, Secret, ServerError};
+use hearth_test_support::acp_test_agent;
+
+use super::serve_support::{Served, next};
+use super::support::Hearth;
+
+async fn connect_as(node: &Served, token: &str) -> (Client, Notifications) {
+    let token = Secret::parse(token).unwrap();
+    let (client, notifications) = Client::connect(&node.url, &token).await.unwrap();
+    client.initialize("e2e").await.unwrap();
+    (client, notifications)
+}
+
+/// Asks `harness` for `prompt` in a new session; the turns as JSON text.
+async fn ask(
+    client: &Client,
+    notifications: &mut Notifications,
+    harness: &str,
+    prompt: &str,
+) -> String {
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some(harness.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap()
+        .session;
+    let chat = session.chats[0].summary.uri.clone();
+    client
+        .call::<Subscribe>(&SubscribeParams {
+            resource: chat.clone(),
+            last_seq: None,
+            turn_limit: None,
+        })
+        .await
+        .unwrap();
+    let sent = client
+        .call::<ChatSend>(&ChatSendParams {
+            chat: chat.clone(),
+            message: UserMessage {
+                text: prompt.to_owned(),
+                ..UserMessage::default()
+            },
+        })
+        .await
+        .unwrap();
+    loop {
+        if let Notified::Envelope(envelope) = next(notifications).await
+            && let wire::Action::TurnCompleted { turn_id, .. } = &envelope.action
+            && *turn_id == sent.turn_id
+        {
+            break;
+        }
+    }
+    let resolved = client
+        .call::<ChatResolve>(&ChatParams { chat })
+        .await
+        .unwrap();
+    serde_json::to_string(&resolved.chat.turns).unwrap()
+}
+
+fn refusal(error: ServerError) -> wire::RpcError {
+    match error {
+        ServerError::Rpc(error) => error,
+        other => panic!("expected an error response, got {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_own_agent_runs_with_their_variables_and_never_the_servers() {
+    let hearth = Hearth::new();
+    let state = tempfile::tempdir().unwrap();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\npass_env = [\"SERVER_SECRET\"]\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let token = |printed: String| printed.lines().last().unwrap().trim().to_owned();
+    let alice = token(hearth.ok(&["users", "add", "alice"]));
+    let bob = token(hearth.ok(&["users", "add", "bob"]));
+    let served = Served::start(hearth, &["--users"], &[("SERVER_SECRET", "the-operators")]);
+    let probe = "/env ALICE_KEY SERVER_SECRET HEARTH_TEST_AGENT_STATE";
+
+    // The operator's agent gets what the server passes it.
+    let (operator, mut operators) = served.client().await;
+    let said = ask(&operator, &mut operators, "tester", probe).await;
+    assert!(
+        said.contains("SERVER_SECRET=set") && said.contains("ALICE_KEY=unset"),
+        "{said}"
+    );
+
+    // Alice connects her own sign-in; her agent gets it, and not the server's.
+    let (as_alice, mut hers) = connect_as(&served, &alice).await;
+    let refused = as_alice
+        .call::<wire::AgentConnect>(&wire::AgentConnectParams {
+            agent: "tester".into(),
+            env: [("HOME".to_owned(), "/root".to_owned())].into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(refused).data.unwrap().kind,
+        wire::ErrorKind::InvalidParams
+    );
+    let connected = as_alice
+        .call::<wire::AgentConnect>(&wire::AgentConnectParams {
+            agent: "tester".into(),
+            env: [("ALICE_KEY".to_owned(), "alices-own".to_owned())].into(),
+        })
+        .await
+        .unwrap();
+    let harness = connected.harness;
+    assert!(harness.ends_with("_tester"), "{harness}");
+    let said = ask(&as_alice, &mut hers, &harness, probe).await;
+    assert!(said.contains("ALICE_KEY=set"), "{said}");
+    assert!(said.contains("SERVER_SECRET=unset"), "{said}");
+    assert!(
+        said.contains("HEARTH_TEST_AGENT_STATE=set"),
+        "the operator's settings: {said}"
+    );
+    let home = served.hearth.home.path().join("users");
+    assert!(
+        std::fs::read_dir(&home)
+            .unwrap()
+            .any(|user| user.unwrap().path().join("home").is_dir()),
+        "her agent's home is in her folder"
+    );
+
+    // Bob never runs it, nor sees it.
+    let (as_bob, _) = connect_as(&served, &bob).await;
+    let refused = as_bob
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some(harness.clone()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(refused).data.unwrap().kind,
+        wire::ErrorKind::Forbidden
+    );
+    let his = as_bob.initialize("e2e").await.unwrap();
+    assert!(
+        his.harnesses.iter().all(|info| info.id != harness),
+        "{his:?}"
+    );
+    let mine = as_alice.initialize("e2e").await.unwrap();
+    assert!(
+        mine.harnesses.iter().any(|info| info.id == harness),
+        "{mine:?}"
+    );
+
+    // The operator cannot connect one (their agents are configured), and Alice's goes
+    // when she disconnects it.
+    let refused = operator
+        .call::<wire::AgentConnect>(&wire::AgentConnectParams {
+            agent: "tester".into(),
+            env: [("X_KEY".to_owned(), "x".to_owned())].into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(refused).data.unwrap().kind,
+        wire::ErrorKind::Forbidden
+    );
+    as_alice
+        .call::<wire::AgentDisconnect>(&wire::AgentDisconnectParams {
+            agent: "tester".into(),
+        })
+        .await
+        .unwrap();
+    let refused = as_alice
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some(harness.clone()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(refused).data.unwrap().kind,
+        wire::ErrorKind::NotFound
+    );
+}
