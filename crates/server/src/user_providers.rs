@@ -393,15 +393,16 @@ async fn check_base_url(shared: &Shared, url: &str) -> Result<(), RpcError> {
     Ok(())
 }
 
-/// `provider/add` by a user: their own provider, checked, sealed and stored.
-pub(crate) async fn add(
+/// Checks what a user asks to add: a name free among theirs, a pasted key (or none),
+/// and a base URL they may reach; returns the key.
+async fn checked_request(
     shared: &Shared,
     user: &UserView,
-    params: <wire::ProviderAdd as Method>::Params,
-) -> Result<<wire::ProviderAdd as Method>::Response, RpcError> {
-    let name = params.id.trim().to_owned();
-    crate::provider_setup::check_shape(&name)?;
-    if hearth_core::HarnessId::parse(&harness_id(&user.id, &name)).is_err() {
+    name: &str,
+    params: &<wire::ProviderAdd as Method>::Params,
+) -> Result<Option<String>, RpcError> {
+    crate::provider_setup::check_shape(name)?;
+    if hearth_core::HarnessId::parse(&harness_id(&user.id, name)).is_err() {
         return Err(invalid(format!(
             "`{name}` cannot name a provider of yours: use 1 to 45 lower-case letters, digits, `-` or `_`"
         )));
@@ -424,18 +425,28 @@ pub(crate) async fn add(
     {
         check_base_url(shared, url).await?;
     }
-    if stores(shared)?
-        .user_agent(&user.id, &name)
+    let connected = stores(shared)?
+        .user_agent(&user.id, name)
         .await
-        .map_err(|error| store_error(&error))?
-        .is_some()
-    {
+        .map_err(|error| store_error(&error))?;
+    if connected.is_some() {
         return Err(RpcError::new(
             ErrorKind::Conflict,
             format!("you connected an agent named `{name}`: choose another name"),
             false,
         ));
     }
+    Ok(key)
+}
+
+/// `provider/add` by a user: their own provider, checked, sealed and stored.
+pub(crate) async fn add(
+    shared: &Shared,
+    user: &UserView,
+    params: <wire::ProviderAdd as Method>::Params,
+) -> Result<<wire::ProviderAdd as Method>::Response, RpcError> {
+    let name = params.id.trim().to_owned();
+    let key = checked_request(shared, user, &name, &params).await?;
     let (candidate, kind) = crate::provider_setup::candidate(&params)?;
     let id = harness_id(&user.id, &name);
     let test = match crate::provider_setup::check_alone(&id, candidate.clone(), &nothing()).await {
