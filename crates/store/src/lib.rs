@@ -34,6 +34,7 @@ mod open;
 mod postgres;
 mod prefixes;
 mod projects;
+mod proposal_statements;
 mod proposals;
 mod rows;
 mod search;
