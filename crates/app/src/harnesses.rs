@@ -419,6 +419,7 @@ impl hearth_server::ProviderHarnesses for NativeAgents {
             .ok_or_else(|| format!("`{agent}` is not one of this server's external agents"))?;
         configured.installed.clone()?;
         configured.spec.id = HarnessId::parse(id).map_err(|error| error.to_string())?;
+        configured.spec.name = format!("{} (your own sign-in)", configured.spec.name);
         // Nothing of the server's environment but the base variables: the user's own
         // variables, and a home (with its config and data folders) of their own.
         configured.spec.pass_env.clear();

@@ -6,18 +6,12 @@ use hearth_protocol::{
     self as wire, ChatParams, ChatResolve, ChatSend, ChatSendParams, SessionCreate,
     SessionCreateParams, Subscribe, SubscribeParams, UserMessage,
 };
-use hearth_server::{Client, Notifications, Notified, Secret, ServerError};
+use hearth_server::{Client, Notifications, Notified, ServerError};
 use hearth_test_support::acp_test_agent;
 
 use super::serve_support::{Served, next};
 use super::support::Hearth;
-
-async fn connect_as(node: &Served, token: &str) -> (Client, Notifications) {
-    let token = Secret::parse(token).unwrap();
-    let (client, notifications) = Client::connect(&node.url, &token).await.unwrap();
-    client.initialize("e2e").await.unwrap();
-    (client, notifications)
-}
+use super::team_users::connect_as;
 
 /// Asks `harness` for `prompt` in a new session; the turns as JSON text.
 async fn ask(
@@ -157,8 +151,9 @@ async fn a_users_own_agent_runs_with_their_variables_and_never_the_servers() {
         "{his:?}"
     );
     let mine = as_alice.initialize("e2e").await.unwrap();
+    let own = mine.harnesses.iter().find(|info| info.id == harness);
     assert!(
-        mine.harnesses.iter().any(|info| info.id == harness),
+        own.is_some_and(|info| info.name.ends_with("(your own sign-in)")),
         "{mine:?}"
     );
 

@@ -6,13 +6,14 @@ use hearth_protocol::{
     self as wire, ChatSend, ChatSendParams, SessionCreate, SessionCreateParams, Subscribe,
     SubscribeParams, UserMessage,
 };
-use hearth_server::{Client, Notifications, Notified, PROVIDER_KEYS_FILE, Secret, ServerError};
+use hearth_server::{Notifications, Notified, PROVIDER_KEYS_FILE, ServerError};
 use hearth_test_support::postgres::fresh_database;
 use hearth_test_support::{MockModelServer, MockResponse, OpenAiStream};
 use serde_json::json;
 
 use super::serve_support::{Served, next};
 use super::support::Hearth;
+use super::team_users::{connect_as, token_in, users_on};
 
 const KEY: &str = "sk-alice-on-every-node";
 
@@ -32,29 +33,6 @@ fn node(url: &str, name: &str, keys: &str) -> Served {
     )
 }
 
-async fn connect_as(node: &Served, token: &str) -> (Client, Notifications) {
-    let token = Secret::parse(token).unwrap();
-    let (client, notifications) = Client::connect(&node.url, &token).await.unwrap();
-    client.initialize("e2e").await.unwrap();
-    (client, notifications)
-}
-
-fn add_user(url: &str, name: &str) -> String {
-    let output = Hearth::new()
-        .command()
-        .env("HEARTH_STORE_URL", url)
-        .args(["users", "add", name])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let printed = String::from_utf8_lossy(&output.stdout);
-    printed.lines().last().unwrap_or_default().trim().to_owned()
-}
-
 async fn until_turn_ends(notifications: &mut Notifications, turn: &str) {
     loop {
         if let Notified::Envelope(envelope) = next(notifications).await
@@ -71,7 +49,7 @@ async fn a_users_provider_added_on_one_node_answers_on_another_with_their_key_on
     let Some(url) = fresh_database().await else {
         return;
     };
-    let alice = add_user(&url, "alice");
+    let alice = token_in(&users_on(&url, &["add", "alice"]));
     let shared_keys = "ab".repeat(32);
     let nodes = [
         node(&url, "n1", &shared_keys),

@@ -25,7 +25,7 @@ use super::serve_support::{Served, next};
 use super::support::Hearth;
 
 /// The token `hearth users add` or `hearth users token` printed (its last line).
-fn token_in(printed: &str) -> String {
+pub(super) fn token_in(printed: &str) -> String {
     let token = printed.lines().last().unwrap_or_default().trim().to_owned();
     assert_eq!(token.len(), 64, "a token is 64 hex digits: {printed:?}");
     token
@@ -103,7 +103,7 @@ fn each_user_sees_their_own_sessions_and_a_revoked_token_stops_at_once() {
 }
 
 /// `hearth users ARGS` on the team's database; what it printed.
-fn users_on(url: &str, args: &[&str]) -> String {
+pub(super) fn users_on(url: &str, args: &[&str]) -> String {
     let admin = Hearth::new();
     let output = admin
         .command()
@@ -120,7 +120,7 @@ fn users_on(url: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-async fn connect_as(node: &Served, token: &str) -> (Client, Notifications) {
+pub(super) async fn connect_as(node: &Served, token: &str) -> (Client, Notifications) {
     let token = Secret::parse(token).unwrap();
     let (client, notifications) = Client::connect(&node.url, &token).await.unwrap();
     client.initialize("e2e").await.unwrap();
