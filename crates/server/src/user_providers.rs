@@ -182,12 +182,12 @@ pub(crate) async fn admit(
     }
     if let Some(harness) = spending_harness(method, params) {
         let Some((owner, name)) = owner_of(&harness) else {
-            return Ok(());
+            return unknown_to(shared, caller, &harness);
         };
         return match caller.viewer() {
             Some(user) if user.id == owner => ensure(shared, owner, name).await,
             Some(_) | None => Err(forbidden(&format!(
-                "`{harness}` runs on another user's own provider key, which only they use; choose another harness (fork the session onto it from a chat of yours)"
+                "`{harness}` runs on another user's own key or sign-in, which only they use; start a session of your own on another harness"
             ))),
         };
     }
@@ -198,6 +198,32 @@ pub(crate) async fn admit(
         tracing::debug!(harness, error = %error.message, "a user's provider could not be made on this node");
     }
     Ok(())
+}
+
+/// Refuses a user a server harness this node does not run, naming only the harnesses
+/// they see (the host's own refusal would list every user's).
+fn unknown_to(shared: &Shared, caller: &Principal, harness: &str) -> Result<(), RpcError> {
+    let Some(user) = caller.viewer() else {
+        return Ok(());
+    };
+    let host = shared.host();
+    if host.agent(harness).is_some() {
+        return Ok(());
+    }
+    let offered: Vec<String> = host
+        .descriptors()
+        .into_iter()
+        .map(|descriptor| descriptor.id.to_string())
+        .filter(|id| shows(user, id))
+        .collect();
+    Err(RpcError::new(
+        ErrorKind::NotFound,
+        format!(
+            "this server runs no harness `{harness}`; it offers: {}",
+            offered.join(", ")
+        ),
+        false,
+    ))
 }
 
 /// What a user's own harness is made from.

@@ -246,7 +246,7 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
         let refused = post(server, &team.bob_token, method, params.clone()).await;
         assert_eq!(error_kind(&refused), "forbidden", "{method}: {refused}");
         assert!(
-            refused.to_string().contains("own provider key"),
+            refused.to_string().contains("own key or sign-in"),
             "{refused}"
         );
         // Nor does the operator.
@@ -262,6 +262,17 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
         asked_before,
         "nothing reached the model"
     );
+    // A harness Bob names that this server does not run is refused naming only his.
+    let unknown = post(
+        server,
+        &team.bob_token,
+        "session/create",
+        json!({"harness": "nope"}),
+    )
+    .await;
+    assert_eq!(error_kind(&unknown), "notFound", "{unknown}");
+    assert!(unknown.to_string().contains("fake"), "{unknown}");
+    assert!(!unknown.to_string().contains(&team.alice), "{unknown}");
     let removed = post(
         server,
         &team.bob_token,
