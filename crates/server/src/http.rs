@@ -411,7 +411,7 @@ async fn oidc_login(State(app): State<App>, headers: axum::http::HeaderMap) -> R
         return LoginFailure::NotConfigured.into_response();
     };
     let origin = own_origin(&app.guard, &headers);
-    let started = match oidc.start(&origin).await {
+    let started = match oidc.start(&origin, app.guard.logins()).await {
         Ok(started) => started,
         Err(failure) => return failure.into_response(),
     };
@@ -426,7 +426,7 @@ async fn oidc_login(State(app): State<App>, headers: axum::http::HeaderMap) -> R
     };
     let cookie = format!(
         "{OIDC_BINDING_COOKIE}={}; Path={OIDC_CALLBACK_PATH}; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
-        started.binding.expose(),
+        started.binding,
         crate::oidc::PENDING_LOGIN_LIFETIME.as_secs(),
     );
     let mut response = see_other(location);
@@ -465,7 +465,10 @@ async fn oidc_callback(
     let Some(oidc) = &app.oidc else {
         return LoginFailure::NotConfigured.into_response();
     };
-    let mut response = match oidc.finish(callback, binding_cookie(&headers)).await {
+    let mut response = match oidc
+        .finish(callback, binding_cookie(&headers), app.guard.logins())
+        .await
+    {
         Ok(user) => match app.guard.logins().issue_user_code(&user) {
             Ok(code) => {
                 tracing::info!(%user, "a user logged in with OpenID Connect");

@@ -80,9 +80,7 @@ pub use guard::{
 };
 pub use login::{DEFAULT_LOGIN_LIFETIME, LOGIN_KEY_FILE, login_key_file, rotate_login_key};
 pub use mcp::{LentEndpoint, MCP_PROVIDER, McpTools, serve_mcp_stdio};
-pub use oidc::{
-    IdentityResolver, MAX_PENDING_LOGINS, OidcIdentity, OidcOptions, PENDING_LOGIN_LIFETIME,
-};
+pub use oidc::{IdentityResolver, OidcIdentity, OidcOptions, PENDING_LOGIN_LIFETIME};
 pub use options::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_REQUEST_BYTES, DEFAULT_PORT, DEFAULT_QUEUE_CAPACITY, ServerOptions,

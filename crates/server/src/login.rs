@@ -14,10 +14,11 @@
 //! (or dropping it) breaks the seal. User ids are 1 to 64 of `A-Z a-z 0-9 _ -`. The login
 //! code such a login ends with is bound to the user, and expires after a few minutes.
 
+use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -34,10 +35,6 @@ pub const DEFAULT_LOGIN_LIFETIME: Duration = Duration::from_secs(30 * 24 * 60 * 
 
 /// One-time login codes waiting to be used; the oldest goes first.
 const MAX_LOGIN_CODES: usize = 8;
-
-/// One-time login codes bound to a user waiting to be used (many users may be logging in
-/// at once); the oldest goes first.
-const MAX_USER_CODES: usize = 256;
 
 /// How long a login code bound to a user stays usable: the page trades it at once.
 const USER_CODE_LIFETIME: Duration = Duration::from_secs(5 * 60);
@@ -95,17 +92,16 @@ struct Keyed {
 /// A one-time login code not used yet.
 struct LoginCode {
     code: Secret,
-    /// The user it logs in, with when it stops working.
-    user: Option<(String, Instant)>,
 }
 
-impl LoginCode {
-    /// Whether it still works at `now` (a code without a user works until used or pushed
-    /// out by newer ones).
-    fn is_live(&self, now: Instant) -> bool {
-        self.user.as_ref().is_none_or(|(_, ends)| now < *ends)
-    }
-}
+/// What a user's login code starts with: `u.<expiry>.<nonce>.<user>.<seal>`, sealed
+/// under the login key, so any node sharing the token and `login.key` takes a code
+/// another node issued (a team server's OpenID Connect login may come back to any node
+/// behind its load balancer). Each node takes one code once.
+const USER_CODE_PREFIX: &str = "u.";
+
+/// What a sealed value's seal is computed for, apart from every other kind.
+const USER_CODE_PURPOSE: &str = "user-code";
 
 /// What a login code traded in was for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,6 +117,8 @@ pub(crate) struct Logins {
     lifetime: Duration,
     keyed: Mutex<Keyed>,
     codes: Mutex<Vec<LoginCode>>,
+    /// Users' login codes this node took, by nonce, with when they stop working.
+    used_user_codes: Mutex<HashMap<String, u64>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -152,6 +150,7 @@ impl Logins {
             lifetime,
             keyed,
             codes: Mutex::new(Vec::new()),
+            used_user_codes: Mutex::new(HashMap::new()),
         })
     }
 
@@ -159,70 +158,106 @@ impl Logins {
     pub fn issue_code(&self) -> Result<Secret> {
         let code = Secret::generate()?;
         let mut codes = lock(&self.codes);
-        if let Some(oldest) = codes.iter().position(|code| code.user.is_none())
-            && codes.iter().filter(|code| code.user.is_none()).count() >= MAX_LOGIN_CODES
-        {
-            codes.remove(oldest);
+        if codes.len() >= MAX_LOGIN_CODES {
+            codes.remove(0);
         }
-        codes.push(LoginCode {
-            code: code.clone(),
-            user: None,
-        });
+        codes.push(LoginCode { code: code.clone() });
         Ok(code)
     }
 
     /// A new login code that starts a session of `user` (a user id, see
     /// [`is_user_id`]): the code exchange accepts it once, within a few minutes.
     pub fn issue_user_code(&self, user: &str) -> Result<Secret> {
-        self.issue_user_code_at(user, Instant::now())
+        self.issue_user_code_at(user, unix_now())
     }
 
-    fn issue_user_code_at(&self, user: &str, now: Instant) -> Result<Secret> {
+    fn issue_user_code_at(&self, user: &str, now: u64) -> Result<Secret> {
         let user = checked_user(user)?;
-        let code = Secret::generate()?;
-        let mut codes = lock(&self.codes);
-        codes.retain(|code| code.is_live(now));
-        if let Some(oldest) = codes.iter().position(|code| code.user.is_some())
-            && codes.iter().filter(|code| code.user.is_some()).count() >= MAX_USER_CODES
-        {
-            codes.remove(oldest);
-        }
-        codes.push(LoginCode {
-            code: code.clone(),
-            user: Some((user.to_owned(), now + USER_CODE_LIFETIME)),
-        });
-        Ok(code)
+        let nonce = Secret::generate()?;
+        let expires_at = now.saturating_add(USER_CODE_LIFETIME.as_secs());
+        let body = format!("{expires_at}.{}.{user}", nonce.expose());
+        Ok(Secret::from_trusted(format!(
+            "{USER_CODE_PREFIX}{}",
+            self.seal_value(USER_CODE_PURPOSE, &body)
+        )))
     }
 
-    /// Where `candidate` is among the codes not used yet (and not expired at `now`).
-    /// Every code is compared, so the time taken does not say which one matched.
-    fn find_code(codes: &[LoginCode], candidate: &str, now: Instant) -> Option<usize> {
+    /// The user a user's login code logs in, its nonce and when it stops working, when
+    /// it was sealed under this login key and works at `now`.
+    fn open_user_code(&self, candidate: &str, now: u64) -> Option<(String, String, u64)> {
+        let sealed = candidate.strip_prefix(USER_CODE_PREFIX)?;
+        let body = self.open_value(USER_CODE_PURPOSE, sealed)?;
+        let mut parts = body.splitn(3, '.');
+        let expires_at: u64 = parts.next()?.parse().ok()?;
+        let nonce = parts.next()?;
+        let user = parts.next()?;
+        (now < expires_at && is_user_id(user))
+            .then(|| (user.to_owned(), nonce.to_owned(), expires_at))
+    }
+
+    /// `body` (which holds no seal) sealed under the login key for `purpose`:
+    /// `<body>.<seal>`. Any node sharing the token and `login.key` opens it.
+    pub(crate) fn seal_value(&self, purpose: &str, body: &str) -> String {
+        format!("{body}.{}", self.value_seal(purpose, body))
+    }
+
+    /// The body of a value [`Logins::seal_value`] sealed for `purpose` under the present
+    /// login key; `None` when the seal does not match.
+    pub(crate) fn open_value<'a>(&self, purpose: &str, sealed: &'a str) -> Option<&'a str> {
+        let (body, seal) = sealed.rsplit_once('.')?;
+        Secret::from_trusted(self.value_seal(purpose, body))
+            .matches(seal)
+            .then_some(body)
+    }
+
+    fn value_seal(&self, purpose: &str, body: &str) -> String {
+        let mut mac = lock(&self.keyed).sealer.clone();
+        // Sessions' seals start with `session:`; no purpose is `session`.
+        mac.update(format!("value:{purpose}:{body}").as_bytes());
+        hearth_fs::hex(&mac.finalize().into_bytes())
+    }
+
+    /// Where `candidate` is among the codes not used yet. Every code is compared, so the
+    /// time taken does not say which one matched.
+    fn find_code(codes: &[LoginCode], candidate: &str) -> Option<usize> {
         let mut found = None;
         for (index, code) in codes.iter().enumerate() {
             if code.code.matches(candidate) {
                 found = Some(index);
             }
         }
-        found.filter(|&index| codes.get(index).is_some_and(|code| code.is_live(now)))
+        found
     }
 
     /// Whether `candidate` is a login code not used yet (it stays usable).
     pub fn code_is_live(&self, candidate: &str) -> bool {
-        Self::find_code(&lock(&self.codes), candidate, Instant::now()).is_some()
+        if candidate.starts_with(USER_CODE_PREFIX) {
+            return self
+                .open_user_code(candidate, unix_now())
+                .is_some_and(|(_, nonce, _)| !lock(&self.used_user_codes).contains_key(&nonce));
+        }
+        Self::find_code(&lock(&self.codes), candidate).is_some()
     }
 
     /// What `candidate` logs in, if it is a login code not used yet; it is used up.
     pub fn redeem_code(&self, candidate: &str) -> Option<Redeemed> {
-        self.redeem_code_at(candidate, Instant::now())
+        self.redeem_code_at(candidate, unix_now())
     }
 
-    fn redeem_code_at(&self, candidate: &str, now: Instant) -> Option<Redeemed> {
+    fn redeem_code_at(&self, candidate: &str, now: u64) -> Option<Redeemed> {
+        if candidate.starts_with(USER_CODE_PREFIX) {
+            let (user, nonce, expires_at) = self.open_user_code(candidate, now)?;
+            let mut used = lock(&self.used_user_codes);
+            used.retain(|_, ends| now < *ends);
+            if used.insert(nonce, expires_at).is_some() {
+                return None;
+            }
+            return Some(Redeemed { user: Some(user) });
+        }
         let mut codes = lock(&self.codes);
-        let index = Self::find_code(&codes, candidate, now)?;
-        let code = codes.remove(index);
-        Some(Redeemed {
-            user: code.user.map(|(user, _)| user),
-        })
+        let index = Self::find_code(&codes, candidate)?;
+        codes.remove(index);
+        Some(Redeemed { user: None })
     }
 
     /// Starts a browser session now; returns its credential and when it ends.
@@ -570,39 +605,55 @@ mod tests {
     }
 
     #[test]
-    fn a_user_login_code_works_once_and_expires() {
-        let logins = logins(&Secret::generate().unwrap(), None);
-        let now = Instant::now();
+    fn a_user_login_code_works_once_per_node_on_any_node_and_expires() {
+        let token = Secret::generate().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join(LOGIN_KEY_FILE);
+        let logins = logins(&token, Some(key_file.clone()));
+        let now = unix_now();
         let code = logins.issue_user_code_at("alice", now).unwrap();
         let plain = logins.issue_code().unwrap();
+        assert!(code.expose().starts_with(USER_CODE_PREFIX));
         assert!(logins.code_is_live(code.expose()));
+        let alice = Some(Redeemed {
+            user: Some("alice".to_owned()),
+        });
+        assert_eq!(logins.redeem_code_at(code.expose(), now), alice);
+        assert_eq!(logins.redeem_code_at(code.expose(), now), None, "used up");
+        assert!(!logins.code_is_live(code.expose()));
+        // Another node with the same token and login key takes a code this one issued.
+        let other_node = self::logins(&token, Some(key_file));
+        let issued_here = logins.issue_user_code_at("bob", now).unwrap();
         assert_eq!(
-            logins.redeem_code_at(code.expose(), now),
+            other_node.redeem_code_at(issued_here.expose(), now),
             Some(Redeemed {
-                user: Some("alice".to_owned())
+                user: Some("bob".to_owned())
             })
         );
-        assert_eq!(logins.redeem_code_at(code.expose(), now), None, "used up");
-        // Past its lifetime it no longer works (a code without a user does).
-        let late = logins.issue_user_code_at("bob", now).unwrap();
-        let after = now + USER_CODE_LIFETIME;
-        assert_eq!(logins.redeem_code_at(late.expose(), after), None);
+        // A server with another key, a tampered code, or an old one: nothing.
+        let stranger = self::logins(&token, None);
+        let fresh = logins.issue_user_code_at("carol", now).unwrap();
+        assert_eq!(stranger.redeem_code_at(fresh.expose(), now), None);
+        let tampered = fresh.expose().replace("carol", "alice");
+        assert_eq!(logins.redeem_code_at(&tampered, now), None);
+        let after = now + USER_CODE_LIFETIME.as_secs();
+        assert_eq!(logins.redeem_code_at(fresh.expose(), after), None);
+        // A code without a user works until used, whenever.
         assert_eq!(
             logins.redeem_code_at(plain.expose(), after),
             Some(Redeemed { user: None })
         );
-        // Many logins at once do not push out the token holder's codes, nor the reverse.
-        let plain = logins.issue_code().unwrap();
-        let codes: Vec<_> = (0..=MAX_USER_CODES)
-            .map(|_| logins.issue_user_code_at("carol", now).unwrap())
-            .collect();
-        assert!(logins.code_is_live(plain.expose()));
-        assert_eq!(logins.redeem_code_at(codes[0].expose(), now), None);
-        assert!(logins.redeem_code_at(codes[1].expose(), now).is_some());
-        for _ in 0..MAX_LOGIN_CODES {
-            logins.issue_code().unwrap();
-        }
-        assert!(logins.redeem_code_at(codes[2].expose(), now).is_some());
+    }
+
+    #[test]
+    fn a_sealed_value_opens_only_for_its_purpose_and_key() {
+        let token = Secret::generate().unwrap();
+        let logins = logins(&token, None);
+        let sealed = logins.seal_value("oidc", "state.nonce");
+        assert_eq!(logins.open_value("oidc", &sealed), Some("state.nonce"));
+        assert_eq!(logins.open_value("other", &sealed), None);
+        assert_eq!(logins.open_value("oidc", "state.nonce.00"), None);
+        assert_eq!(self::logins(&token, None).open_value("oidc", &sealed), None);
     }
 
     #[test]

@@ -1,28 +1,34 @@
 //! OpenID Connect login for the web (team servers): the authorization code flow with PKCE
 //! and a nonce, against a provider found by discovery.
 //!
-//! 1. `GET /auth/oidc` keeps a pending login in memory (state, nonce, PKCE verifier, the
-//!    redirect URI, and a binding value the browser gets in a short-lived cookie) and
-//!    sends the browser to the provider. The provider is discovered on the first login and
+//! 1. `GET /auth/oidc` seals the pending login (state, nonce, PKCE verifier, the
+//!    redirect URI, when it started) under the login key into a short-lived cookie the
+//!    browser brings back, and sends the browser to the provider. The server keeps
+//!    nothing of it: the callback may reach any node of a team that shares the token and
+//!    `login.key` (behind a load balancer, without sticky sessions). The provider is discovered on the first login and
 //!    the answer cached; an unreachable provider fails that login with a clear page and is
 //!    asked again on the next one, so it never stops the server (or the token API).
-//! 2. `GET /auth/oidc/callback?code&state` takes the pending login out (a state works once,
-//!    for [`PENDING_LOGIN_LIFETIME`], at most [`MAX_PENDING_LOGINS`] wait at once),
-//!    checks the browser's binding (no one can finish a login they started in another
-//!    browser: login CSRF), trades the code (with the PKCE verifier), and verifies the ID
+//! 2. `GET /auth/oidc/callback?code&state` opens the cookie: the login must be this
+//!    browser's (the state in its cookie is the one the provider sent back: no one can
+//!    finish a login they started in another browser, login CSRF) and younger than
+//!    [`PENDING_LOGIN_LIFETIME`]; a node takes a state once (the provider takes its code
+//!    once). It trades the code (with the PKCE verifier), and verifies the ID
 //!    token (signature, issuer, audience, expiry, nonce, and the access token's hash).
 //! 3. The verified identity goes to the [`IdentityResolver`], which names the Hearth user
 //!    or refuses with a message the browser shows. The route then hands the browser a
 //!    login code bound to that user, the same way a login link does (see `http`).
 //!
-//! The binding cookie is not a credential (it only matters together with a pending
-//! state, and logs no one in), so the rule that a browser session is never a cookie holds.
+//! The cookie is not a credential (it only matters together with the provider's answer,
+//! and logs no one in), so the rule that a browser session is never a cookie holds.
 //! Codes, states and tokens never reach the logs.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use futures::future::BoxFuture;
 use openidconnect::core::{
@@ -35,7 +41,7 @@ use openidconnect::{
 };
 
 use crate::error::{Result, ServerError};
-use crate::token::Secret;
+use crate::login::{Logins, unix_now};
 
 mod failure;
 mod provider_http;
@@ -56,8 +62,8 @@ type ProviderClient = CoreClient<
 /// How long a login may take at the provider before its state stops working.
 pub const PENDING_LOGIN_LIFETIME: Duration = Duration::from_secs(10 * 60);
 
-/// Logins waiting for the provider at once; a new one pushes out the oldest.
-pub const MAX_PENDING_LOGINS: usize = 1024;
+/// What the pending login's seal is computed for.
+const PENDING_PURPOSE: &str = "oidc-pending";
 
 /// How long the provider's discovery answer (endpoints and signing keys) is used.
 const DISCOVERY_LIFETIME: Duration = Duration::from_secs(60 * 60);
@@ -116,13 +122,15 @@ impl fmt::Debug for OidcOptions {
     }
 }
 
-/// A login started and not finished yet.
+/// A login started and not finished yet, as its cookie carries it.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct PendingLogin {
-    nonce: Nonce,
-    verifier: PkceCodeVerifier,
-    redirect: RedirectUrl,
-    binding: Secret,
-    started: Instant,
+    state: String,
+    nonce: String,
+    verifier: String,
+    redirect: String,
+    /// When it started (seconds since the Unix epoch).
+    started: u64,
 }
 
 /// The provider's discovery answer, and when it was read.
@@ -135,8 +143,8 @@ struct Discovered {
 pub(crate) struct Started {
     /// Where the browser goes next.
     pub authorize_url: String,
-    /// The value of the binding cookie the browser must bring back.
-    pub binding: Secret,
+    /// The value of the cookie the browser must bring back: the pending login, sealed.
+    pub binding: String,
 }
 
 /// What the provider sent the browser back with.
@@ -156,7 +164,8 @@ pub(crate) struct Oidc {
     issuer: IssuerUrl,
     http: ProviderHttp,
     discovered: tokio::sync::Mutex<Option<Discovered>>,
-    pending: Mutex<HashMap<String, PendingLogin>>,
+    /// States this node took, with when they stop working.
+    used: Mutex<HashMap<String, u64>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -188,12 +197,17 @@ impl Oidc {
             issuer,
             http: ProviderHttp(client),
             discovered: tokio::sync::Mutex::new(None),
-            pending: Mutex::new(HashMap::new()),
+            used: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Starts a login whose callback is `<origin>/auth/oidc/callback`.
-    pub async fn start(&self, origin: &str) -> std::result::Result<Started, LoginFailure> {
+    /// Starts a login whose callback is `<origin>/auth/oidc/callback`, sealing it under
+    /// `logins`' key.
+    pub async fn start(
+        &self,
+        origin: &str,
+        logins: &Logins,
+    ) -> std::result::Result<Started, LoginFailure> {
         let redirect = RedirectUrl::new(format!("{origin}{}", crate::guard::OIDC_CALLBACK_PATH))
             .map_err(|error| LoginFailure::Internal(format!("bad redirect URI: {error}")))?;
         let client = self.client(redirect.clone()).await?;
@@ -208,34 +222,49 @@ impl Oidc {
             .add_scope(Scope::new("email".to_owned()))
             .set_pkce_challenge(challenge)
             .url();
-        let binding =
-            Secret::generate().map_err(|error| LoginFailure::Internal(error.to_string()))?;
         let login = PendingLogin {
-            nonce,
-            verifier,
-            redirect,
-            binding: binding.clone(),
-            started: Instant::now(),
+            state: state.secret().clone(),
+            nonce: nonce.secret().clone(),
+            verifier: verifier.secret().clone(),
+            redirect: redirect.to_string(),
+            started: unix_now(),
         };
-        self.keep_pending(state.secret().clone(), login);
         Ok(Started {
             authorize_url: url.to_string(),
-            binding,
+            binding: seal_pending(&login, logins)?,
         })
     }
 
-    fn keep_pending(&self, state: String, login: PendingLogin) {
-        let mut pending = lock(&self.pending);
-        pending.retain(|_, login| login.started.elapsed() < PENDING_LOGIN_LIFETIME);
-        if pending.len() >= MAX_PENDING_LOGINS
-            && let Some(oldest) = pending
-                .iter()
-                .min_by_key(|(_, login)| login.started)
-                .map(|(state, _)| state.clone())
-        {
-            pending.remove(&oldest);
+    /// The pending login the browser's cookie carries, when it is this callback's, young
+    /// enough, and not taken here before.
+    fn take_pending(
+        &self,
+        callback: &Callback,
+        binding: Option<&str>,
+        logins: &Logins,
+    ) -> std::result::Result<PendingLogin, LoginFailure> {
+        let login = binding
+            .and_then(|binding| logins.open_value(PENDING_PURPOSE, binding))
+            .and_then(|body| URL_SAFE_NO_PAD.decode(body).ok())
+            .and_then(|bytes| serde_json::from_slice::<PendingLogin>(&bytes).ok())
+            .ok_or(LoginFailure::OtherBrowser)?;
+        let now = unix_now();
+        let ends = login
+            .started
+            .saturating_add(PENDING_LOGIN_LIFETIME.as_secs());
+        let same_state = callback.state.as_deref().is_some_and(|state| {
+            crate::token::Secret::from_trusted(login.state.clone()).matches(state)
+        });
+        if !same_state {
+            // This browser's login, but not the state the provider sent back.
+            return Err(LoginFailure::UnknownState);
         }
-        pending.insert(state, login);
+        let mut used = lock(&self.used);
+        used.retain(|_, until| now < *until);
+        if now >= ends || used.insert(login.state.clone(), ends).is_some() {
+            return Err(LoginFailure::UnknownState);
+        }
+        Ok(login)
     }
 
     /// Finishes a login: the Hearth user the provider's answer logs in.
@@ -243,17 +272,10 @@ impl Oidc {
         &self,
         callback: Callback,
         binding: Option<&str>,
+        logins: &Logins,
     ) -> std::result::Result<String, LoginFailure> {
-        // The state works once, whatever happens next.
-        let login = callback
-            .state
-            .as_deref()
-            .and_then(|state| lock(&self.pending).remove(state))
-            .filter(|login| login.started.elapsed() < PENDING_LOGIN_LIFETIME)
-            .ok_or(LoginFailure::UnknownState)?;
-        if !binding.is_some_and(|binding| login.binding.matches(binding)) {
-            return Err(LoginFailure::OtherBrowser);
-        }
+        // The state works once here, whatever happens next.
+        let login = self.take_pending(&callback, binding, logins)?;
         if let Some(answered) = callback.iss
             && answered != self.issuer.as_str()
         {
@@ -288,18 +310,21 @@ impl Oidc {
         login: PendingLogin,
         code: String,
     ) -> std::result::Result<OidcIdentity, LoginFailure> {
-        let client = self.client(login.redirect).await?;
+        let redirect = RedirectUrl::new(login.redirect)
+            .map_err(|error| LoginFailure::Internal(format!("bad redirect URI: {error}")))?;
+        let client = self.client(redirect).await?;
         let response = client
             .exchange_code(AuthorizationCode::new(code))
             .map_err(|error| LoginFailure::Provider(error.to_string()))?
-            .set_pkce_verifier(login.verifier)
+            .set_pkce_verifier(PkceCodeVerifier::new(login.verifier))
             .request_async(&self.http)
             .await
             .map_err(failure::exchange_failure)?;
         let id_token = response
             .id_token()
             .ok_or_else(|| LoginFailure::Provider("its answer holds no ID token".to_owned()))?;
-        let checked = check_id_token(&client, id_token, &login.nonce, response.access_token());
+        let nonce = Nonce::new(login.nonce);
+        let checked = check_id_token(&client, id_token, &nonce, response.access_token());
         match checked {
             Ok(claims) => Ok(identity(claims)),
             Err(failure) => {
@@ -360,6 +385,16 @@ impl Oidc {
 
 /// The ID token's claims, once its signature, issuer, audience, expiry and nonce check
 /// out, and the access token it came with is the one it was issued with (`at_hash`).
+/// The pending login sealed under `logins`' key, as its cookie's value.
+fn seal_pending(
+    login: &PendingLogin,
+    logins: &Logins,
+) -> std::result::Result<String, LoginFailure> {
+    let json =
+        serde_json::to_vec(login).map_err(|error| LoginFailure::Internal(error.to_string()))?;
+    Ok(logins.seal_value(PENDING_PURPOSE, &URL_SAFE_NO_PAD.encode(json)))
+}
+
 fn check_id_token<'token>(
     client: &ProviderClient,
     id_token: &'token CoreIdToken,
@@ -438,107 +473,136 @@ mod tests {
         assert!(Oidc::new(options("http://127.0.0.1:1")).is_ok());
     }
 
-    #[tokio::test]
-    async fn a_state_works_once_and_only_when_known() {
-        let oidc = Oidc::new(options("http://127.0.0.1:1")).unwrap();
-        let binding = Secret::generate().unwrap();
-        let login = PendingLogin {
-            nonce: Nonce::new_random(),
-            verifier: PkceCodeVerifier::new("v".repeat(43)),
-            redirect: RedirectUrl::new("http://127.0.0.1:2/auth/oidc/callback".to_owned()).unwrap(),
-            binding: binding.clone(),
-            started: Instant::now(),
-        };
-        oidc.keep_pending("known".to_owned(), login);
-        let callback = |state: &str| Callback {
-            state: Some(state.to_owned()),
-            error: Some("access_denied".to_owned()),
-            ..Callback::default()
-        };
-        let unknown = oidc.finish(callback("other"), Some(binding.expose())).await;
-        assert!(
-            matches!(unknown, Err(LoginFailure::UnknownState)),
-            "{unknown:?}"
-        );
-        // The provider's refusal comes through once the state and browser check out.
-        let refused = oidc.finish(callback("known"), Some(binding.expose())).await;
-        assert!(
-            matches!(&refused, Err(LoginFailure::ProviderRefused { error, .. }) if error == "access_denied"),
-            "{refused:?}"
-        );
-        let replayed = oidc.finish(callback("known"), Some(binding.expose())).await;
-        assert!(
-            matches!(replayed, Err(LoginFailure::UnknownState)),
-            "{replayed:?}"
-        );
+    /// Logins under a fresh token and a key file in `dir`.
+    fn logins_in(token: &crate::token::Secret, dir: &std::path::Path) -> Logins {
+        Logins::open(
+            token.clone(),
+            Some(dir.join(crate::login::LOGIN_KEY_FILE)),
+            Duration::from_secs(60),
+        )
+        .unwrap()
     }
 
-    #[tokio::test]
-    async fn a_login_finishes_only_in_its_browser_and_from_its_provider() {
-        let oidc = Oidc::new(options("http://127.0.0.1:1")).unwrap();
-        let binding = Secret::generate().unwrap();
-        let pending = |state: &str| {
-            let login = PendingLogin {
-                nonce: Nonce::new_random(),
-                verifier: PkceCodeVerifier::new("v".repeat(43)),
-                redirect: RedirectUrl::new("http://127.0.0.1:2/cb".to_owned()).unwrap(),
-                binding: binding.clone(),
-                started: Instant::now(),
-            };
-            oidc.keep_pending(state.to_owned(), login);
+    fn cookie(state: &str, started: u64, logins: &Logins) -> String {
+        let login = PendingLogin {
+            state: state.to_owned(),
+            nonce: "n".to_owned(),
+            verifier: "v".repeat(43),
+            redirect: "http://127.0.0.1:2/auth/oidc/callback".to_owned(),
+            started,
         };
-        let callback = |iss: Option<&str>| Callback {
-            state: Some("s".to_owned()),
+        seal_pending(&login, logins).unwrap()
+    }
+
+    fn refused(state: &str, iss: Option<&str>) -> Callback {
+        Callback {
+            state: Some(state.to_owned()),
             error: Some("access_denied".to_owned()),
             iss: iss.map(str::to_owned),
             ..Callback::default()
-        };
-        pending("s");
-        let other = oidc.finish(callback(None), Some("0")).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_login_finishes_in_its_browser_on_any_node_once_per_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = crate::token::Secret::generate().unwrap();
+        let logins = logins_in(&token, dir.path());
+        let oidc = Oidc::new(options("http://127.0.0.1:1")).unwrap();
+        let now = unix_now();
+        let known = cookie("known", now, &logins);
+        let forged = oidc
+            .finish(refused("other", None), Some(&known), &logins)
+            .await;
+        assert!(
+            matches!(forged, Err(LoginFailure::UnknownState)),
+            "{forged:?}"
+        );
+        for binding in [None, Some("known.00")] {
+            let other = oidc.finish(refused("known", None), binding, &logins).await;
+            assert!(
+                matches!(other, Err(LoginFailure::OtherBrowser)),
+                "{other:?}"
+            );
+        }
+        let tampered = known.replacen('e', "f", 1);
+        let other = oidc
+            .finish(refused("known", None), Some(&tampered), &logins)
+            .await;
         assert!(
             matches!(other, Err(LoginFailure::OtherBrowser)),
             "{other:?}"
         );
-        let used = oidc.finish(callback(None), Some(binding.expose())).await;
-        assert!(matches!(used, Err(LoginFailure::UnknownState)), "{used:?}");
-        pending("s");
-        let none = oidc.finish(callback(None), None).await;
-        assert!(matches!(none, Err(LoginFailure::OtherBrowser)), "{none:?}");
-        pending("s");
+        // The provider's refusal comes through once the state and browser check out.
+        let answered = oidc
+            .finish(refused("known", None), Some(&known), &logins)
+            .await;
+        assert!(
+            matches!(&answered, Err(LoginFailure::ProviderRefused { error, .. }) if error == "access_denied"),
+            "{answered:?}"
+        );
+        let replayed = oidc
+            .finish(refused("known", None), Some(&known), &logins)
+            .await;
+        assert!(
+            matches!(replayed, Err(LoginFailure::UnknownState)),
+            "{replayed:?}"
+        );
+        // Another node sharing the token and login key finishes a login this one started.
+        let other_node = Oidc::new(options("http://127.0.0.1:1")).unwrap();
+        let its_logins = logins_in(&token, dir.path());
+        let elsewhere = cookie("moved", now, &logins);
+        let answered = other_node
+            .finish(refused("moved", None), Some(&elsewhere), &its_logins)
+            .await;
+        assert!(
+            matches!(answered, Err(LoginFailure::ProviderRefused { .. })),
+            "{answered:?}"
+        );
+        // Too old, or sealed under another key: nothing.
+        let old = cookie("old", now - PENDING_LOGIN_LIFETIME.as_secs() - 1, &logins);
+        let late = oidc.finish(refused("old", None), Some(&old), &logins).await;
+        assert!(matches!(late, Err(LoginFailure::UnknownState)), "{late:?}");
+        let stranger_dir = tempfile::tempdir().unwrap();
+        let stranger = logins_in(&token, stranger_dir.path());
+        let fresh = cookie("fresh", now, &logins);
+        let foreign = oidc
+            .finish(refused("fresh", None), Some(&fresh), &stranger)
+            .await;
+        assert!(
+            matches!(foreign, Err(LoginFailure::OtherBrowser)),
+            "{foreign:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_login_finishes_only_from_its_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let logins = logins_in(&crate::token::Secret::generate().unwrap(), dir.path());
+        let oidc = Oidc::new(options("http://127.0.0.1:1")).unwrap();
+        let first = cookie("a", unix_now(), &logins);
         let mixed = oidc
-            .finish(callback(Some("http://127.0.0.1:3")), Some(binding.expose()))
+            .finish(
+                refused("a", Some("http://127.0.0.1:3")),
+                Some(&first),
+                &logins,
+            )
             .await;
         assert!(
             matches!(mixed, Err(LoginFailure::OtherIssuer { .. })),
             "{mixed:?}"
         );
-        pending("s");
+        let second = cookie("b", unix_now(), &logins);
         let same = oidc
-            .finish(callback(Some("http://127.0.0.1:1")), Some(binding.expose()))
+            .finish(
+                refused("b", Some("http://127.0.0.1:1")),
+                Some(&second),
+                &logins,
+            )
             .await;
         assert!(
             matches!(same, Err(LoginFailure::ProviderRefused { .. })),
             "{same:?}"
         );
-    }
-
-    #[test]
-    fn pending_logins_are_bounded_and_the_oldest_goes_first() {
-        let oidc = Oidc::new(options("http://127.0.0.1:1")).unwrap();
-        let start = Instant::now();
-        for index in 0..=MAX_PENDING_LOGINS {
-            let login = PendingLogin {
-                nonce: Nonce::new_random(),
-                verifier: PkceCodeVerifier::new("v".repeat(43)),
-                redirect: RedirectUrl::new("http://127.0.0.1:2/cb".to_owned()).unwrap(),
-                binding: Secret::generate().unwrap(),
-                started: start + Duration::from_millis(u64::try_from(index).unwrap()),
-            };
-            oidc.keep_pending(format!("state-{index}"), login);
-        }
-        let pending = lock(&oidc.pending);
-        assert_eq!(pending.len(), MAX_PENDING_LOGINS);
-        assert!(!pending.contains_key("state-0"));
-        assert!(pending.contains_key(&format!("state-{MAX_PENDING_LOGINS}")));
     }
 }

@@ -255,16 +255,26 @@ pub async fn trade(base_url: &str, code: &str) -> (u16, Value) {
 /// A whole login at the server at `base_url` as `login` at the provider, in a new
 /// browser: the browser session's credential (sent as `x-hearth-session`).
 pub async fn log_in(base_url: &str, login: &str) -> String {
+    log_in_across([base_url, base_url, base_url], login).await
+}
+
+/// A whole login as `login`, each step at another node of a team, as a load balancer
+/// without sticky sessions would send it: started at `nodes[0]`, the provider's callback
+/// opened at `nodes[1]`, the login code traded at `nodes[2]`. The browser session's
+/// credential.
+pub async fn log_in_across(nodes: [&str; 3], login: &str) -> String {
     let browser = browser();
-    let authorize = start_login(base_url, &browser).await;
-    let callback = through_the_provider(&browser, authorize, login).await;
+    let authorize = start_login(nodes[0], &browser).await;
+    let mut callback = through_the_provider(&browser, authorize, login).await;
+    let second: reqwest::Url = nodes[1].parse().unwrap();
+    callback.set_port(second.port()).unwrap();
     let (status, location, page) = open(&browser, &callback).await;
     assert_eq!(status, 303, "the callback logged {login} in: {page}");
     let location = location.unwrap_or_default();
     let code = location
         .strip_prefix("/#login=")
         .unwrap_or_else(|| panic!("the callback sent the browser to {location:?}"));
-    let (status, answer) = trade(base_url, code).await;
+    let (status, answer) = trade(nodes[2], code).await;
     assert_eq!(status, 200, "the login code was traded: {answer}");
     answer["session"]
         .as_str()

@@ -468,7 +468,11 @@ async fn a_team_on_postgres_with_an_openid_provider_three_nodes_and_200_clients(
     };
     // Alice logs in at the provider through node 1, as in a browser: that login makes her
     // a user, named after the provider's `name` claim.
-    let alice = Credential::Browser(oidc::log_in(&nodes[0].url, "alice").await);
+    // Her login goes through all three nodes, as a load balancer without sticky sessions
+    // would send it.
+    let alice = Credential::Browser(
+        oidc::log_in_across([&nodes[0].url, &nodes[1].url, &nodes[2].url], "alice").await,
+    );
     let users = users_on(&url, &["list", "--json"]);
     assert!(users.contains("\"alice\""), "{users}");
     let members = [("alice", alice), ("bob", bob)];

@@ -217,10 +217,16 @@ async fn a_person_logs_in_at_the_provider_and_their_session_carries_their_user()
         .unwrap();
     assert!(initialized["result"].is_object(), "{initialized}");
 
-    // The same callback again is a replay: refused, and nothing is handed out.
+    // The same callback again is a replay: refused (its cookie went with the first use),
+    // and nothing is handed out.
     let (status, location, page) = open(&browser, &callback).await;
     assert_eq!((status, location), (400, None), "{page}");
-    assert!(page.contains("already used"), "{page}");
+    assert!(page.contains("another browser"), "{page}");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "no identity was resolved again"
+    );
 }
 
 #[tokio::test]
