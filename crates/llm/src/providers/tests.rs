@@ -193,12 +193,9 @@ async fn configuration_problems_are_reported_not_fatal() {
     assert_eq!(discovery.default_provider.as_deref(), Some("anthropic"));
 }
 
-/// A section without `base_url` takes the standard variable when it is set, else the
-/// official endpoint; `base_url` in the section always wins. (A user who adds a default
-/// model to their config must not see their traffic move to another host.)
-#[tokio::test]
-async fn a_section_without_base_url_takes_the_standard_variable() {
-    let sections = config(
+/// Sections without `base_url` (`openai`, `anthropic`) and one with it (`pinned`).
+fn sections_with_and_without_base_url() -> Config {
+    config(
         r#"
         [providers.openai]
         kind = "openai"
@@ -212,16 +209,25 @@ async fn a_section_without_base_url_takes_the_standard_variable() {
         kind = "openai"
         base_url = "http://127.0.0.1:7/v1"
         "#,
-    );
-    let row = |discovery: &Discovery, id: &str| {
-        let provider = discovery.get(id).unwrap();
-        (
-            provider.base_url().to_owned(),
-            provider.base_url_source.to_string(),
-            provider.key.clone(),
-            provider.default_model.clone(),
-        )
-    };
+    )
+}
+
+/// A provider's base URL, where it came from, its key and its default model.
+fn row(discovery: &Discovery, id: &str) -> (String, String, KeyStatus, Option<String>) {
+    let provider = discovery.get(id).unwrap();
+    (
+        provider.base_url().to_owned(),
+        provider.base_url_source.to_string(),
+        provider.key.clone(),
+        provider.default_model.clone(),
+    )
+}
+
+/// A section without `base_url` takes the standard variable when it is set; `base_url` in
+/// the section always wins. (A user who adds a default model to their config must not
+/// see their traffic move to another host.)
+#[tokio::test]
+async fn a_section_without_base_url_takes_the_standard_variable() {
     // Both variables set: each section goes where its variable points, with the key the
     // environment pairs with it.
     let env = Environment::from_pairs([
@@ -229,7 +235,8 @@ async fn a_section_without_base_url_takes_the_standard_variable() {
         ("OPENAI_API_KEY", "sk-local"),
         ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8"),
     ]);
-    let discovery = discover_providers(&sections, &env, &no_detection()).await;
+    let discovery =
+        discover_providers(&sections_with_and_without_base_url(), &env, &no_detection()).await;
     assert_eq!(
         row(&discovery, "openai"),
         (
@@ -268,10 +275,15 @@ async fn a_section_without_base_url_takes_the_standard_variable() {
             .render()
             .contains("http://127.0.0.1:9/v1 (from OPENAI_BASE_URL)")
     );
+}
 
-    // Neither set: the official endpoints, and their keys are needed.
+/// Without the standard variables, a section without `base_url` goes to the official
+/// endpoint, and its key is needed.
+#[tokio::test]
+async fn a_section_without_base_url_or_variable_takes_the_official_endpoint() {
     let env = Environment::from_pairs::<&str, &str>([]);
-    let discovery = discover_providers(&sections, &env, &no_detection()).await;
+    let discovery =
+        discover_providers(&sections_with_and_without_base_url(), &env, &no_detection()).await;
     assert_eq!(
         row(&discovery, "openai"),
         (
@@ -287,9 +299,14 @@ async fn a_section_without_base_url_takes_the_standard_variable() {
         row(&discovery, "anthropic").0,
         "https://api.anthropic.com/".to_owned()
     );
-    // A variable that is not a URL is named in the problem, with the section.
+}
+
+/// A standard variable that is not a URL is named in the problem, with the section.
+#[tokio::test]
+async fn a_standard_variable_that_is_not_a_url_is_named_with_its_section() {
     let env = Environment::from_pairs([("OPENAI_BASE_URL", "localhost:1234")]);
-    let discovery = discover_providers(&sections, &env, &no_detection()).await;
+    let discovery =
+        discover_providers(&sections_with_and_without_base_url(), &env, &no_detection()).await;
     assert!(discovery.get("openai").is_none());
     assert!(
         discovery
