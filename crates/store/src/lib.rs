@@ -25,6 +25,7 @@
 mod archive;
 mod archive_import;
 mod audit;
+mod audit_statements;
 mod chats;
 mod codec;
 mod erase;
