@@ -29,14 +29,16 @@ async fn initialize(
     caller: &Principal,
     _params: <wire::Initialize as Method>::Params,
 ) -> Result<<wire::Initialize as Method>::Response, RpcError> {
-    let mut info = server_info(shared);
     if let Some(user) = caller.viewer() {
         // Their own providers run here from now on; nobody else's are shown to them.
         crate::user_providers::ensure_all(shared, &user.id).await;
-        info = server_info(shared);
-        info.harnesses
-            .retain(|harness| crate::user_providers::shows(user, &harness.id));
     }
+    let mut info = server_info(shared);
+    // Users' own harnesses are theirs alone: the operator is not offered them either.
+    info.harnesses.retain(|harness| match caller.viewer() {
+        Some(user) => crate::user_providers::shows(user, &harness.id),
+        None => crate::user_providers::owner_of(&harness.id).is_none(),
+    });
     Ok(info)
 }
 

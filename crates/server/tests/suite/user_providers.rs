@@ -147,6 +147,14 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
     )
     .await;
     assert!(harness_ids(&hers).contains(&theirs), "{hers}");
+    let operators = post(
+        server,
+        &server.token,
+        "initialize",
+        json!({"clientInfo": {"name": "t"}}),
+    )
+    .await;
+    assert!(!harness_ids(&operators).contains(&theirs), "{operators}");
     let his = post(
         server,
         &team.bob_token,
