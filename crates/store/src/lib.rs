@@ -45,6 +45,7 @@ mod store;
 mod stores;
 mod transcript;
 mod trash;
+mod trash_statements;
 mod turns;
 mod users;
 

@@ -7,7 +7,7 @@
 use hearth_core::{SessionUri, Timestamp, now};
 
 use crate::codec::{parse_id, to_millis};
-use crate::error::{StoreError, StoreResult};
+use crate::error::StoreResult;
 use crate::sqlite::SqliteStore;
 
 /// What deleting a session did.
@@ -64,14 +64,6 @@ pub struct TrashItem {
     pub owner: Option<hearth_core::Owner>,
 }
 
-const TRASH_ITEMS: &str =
-    "SELECT 'session' AS kind, uri AS id, title, deleted_at, owner, team FROM sessions
-      WHERE trashed = 1 AND deleted_at <= ?1
-     UNION ALL
-     SELECT 'project' AS kind, id, name AS title, deleted_at, owner, team FROM projects
-      WHERE trashed = 1 AND deleted_at <= ?1
-     ORDER BY deleted_at DESC, id";
-
 /// Whether a session holds anything a user made: a turn, a draft, a queued message; or
 /// is an agent's own conversation found by discovery (its content lives with the agent,
 /// and its row keeps discovery from listing it again).
@@ -106,63 +98,6 @@ impl SqliteStore {
         }
         self.erase_session(deletion, id, uri, at).await?;
         Ok(Removal::Erased)
-    }
-
-    /// Moves a live project to the trash. Returns whether there was one.
-    pub(crate) async fn trash_project_impl(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE projects SET deleted_at = ?, trashed = 1 WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(to_millis(&now()))
-        .bind(id)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    /// Every item in the trash, newest deletion first.
-    pub(crate) async fn trash_items_impl(&self) -> StoreResult<Vec<TrashItem>> {
-        self.trash_items_before(i64::MAX).await
-    }
-
-    async fn trash_items_before(&self, before: i64) -> StoreResult<Vec<TrashItem>> {
-        let rows = sqlx::query(TRASH_ITEMS)
-            .bind(before)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        rows.iter().map(crate::rows::decode_trash_item).collect()
-    }
-
-    /// Takes an item out of the trash. Fails with `NotFound` when it is not in the
-    /// trash, and with a conflict when a project's folder now belongs to another project.
-    pub(crate) async fn restore_impl(&self, kind: TrashKind, id: &str) -> StoreResult<()> {
-        let sql = match kind {
-            TrashKind::Session => {
-                "UPDATE sessions SET deleted_at = NULL, trashed = 0 WHERE uri = ? AND trashed = 1"
-            }
-            TrashKind::Project => {
-                "UPDATE projects SET deleted_at = NULL, trashed = 0 WHERE id = ? AND trashed = 1"
-            }
-        };
-        let done = sqlx::query(sql)
-            .bind(id)
-            .execute(&self.pool)
-            .await
-            .map_err(|error| {
-                self.unique_conflict(error, "a live project in the folder of project", id)
-            })?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: match kind {
-                    TrashKind::Session => "session in the trash",
-                    TrashKind::Project => "project in the trash",
-                },
-                key: id.to_owned(),
-            });
-        }
-        Ok(())
     }
 
     /// Erases every item deleted at or before `before` (every item when `None`), in one

@@ -38,7 +38,6 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::error::{StoreError, StoreResult};
 use crate::open::SCHEMA_VERSION;
-use crate::trash::TrashItem;
 
 pub use advisory::AdvisoryLock;
 
@@ -117,10 +116,6 @@ impl PgStore {
         };
         store.migrate().await?;
         Ok(store)
-    }
-
-    pub(crate) async fn trash_items_impl(&self) -> StoreResult<Vec<TrashItem>> {
-        self.trash_items_before(i64::MAX).await
     }
 
     /// The server and database (without credentials).

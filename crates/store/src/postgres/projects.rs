@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
-use hearth_core::{ProjectId, now};
+use hearth_core::ProjectId;
 use sqlx::Row;
 
 use super::PgStore;
@@ -188,19 +188,6 @@ impl PgStore {
             });
         }
         Ok(())
-    }
-
-    /// Moves a live project to the trash. Returns whether there was one.
-    pub(crate) async fn trash_project_impl(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE projects SET deleted_at = $1, trashed = 1 WHERE id = $2 AND deleted_at IS NULL",
-        )
-        .bind(to_millis(&now()))
-        .bind(id)
-        .execute(&self.pool)
-        .await
-        .map_err(|error| self.error(error))?;
-        Ok(done.rows_affected() > 0)
     }
 }
 

@@ -10,7 +10,7 @@ use super::PgStore;
 use crate::codec::{from_millis, parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::prefixes::{range_end, valid_prefix};
-use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session, decode_trash_item};
+use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session};
 use crate::sessions::{
     SESSION_COLUMNS, VIEWER_FILTER, decode_cursor, encode_cursor, encode_directories, like_pattern,
     provenance_text,
@@ -26,14 +26,6 @@ const SESSION_IS_USED: &str = "SELECT provenance = 'external'
         OR EXISTS (SELECT 1 FROM chats WHERE session_id = $1
                    AND (COALESCE(draft, '') <> '' OR queued IS NOT NULL))
      FROM sessions WHERE id = $1";
-
-const TRASH_ITEMS: &str =
-    "SELECT 'session' AS kind, uri AS id, title, deleted_at, owner, team FROM sessions
-      WHERE trashed = 1 AND deleted_at <= $1
-     UNION ALL
-     SELECT 'project' AS kind, id, name AS title, deleted_at, owner, team FROM projects
-      WHERE trashed = 1 AND deleted_at <= $1
-     ORDER BY deleted_at DESC, id";
 
 fn limit(limit: u32) -> i64 {
     i64::from(limit.clamp(1, 500))
@@ -411,43 +403,6 @@ impl PgStore {
         };
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(removal)
-    }
-
-    pub(crate) async fn trash_items_before(&self, before: i64) -> StoreResult<Vec<TrashItem>> {
-        let rows = sqlx::query(TRASH_ITEMS)
-            .bind(before)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        rows.iter().map(decode_trash_item).collect()
-    }
-
-    pub(crate) async fn restore_impl(&self, kind: TrashKind, id: &str) -> StoreResult<()> {
-        let sql = match kind {
-            TrashKind::Session => {
-                "UPDATE sessions SET deleted_at = NULL, trashed = 0 WHERE uri = $1 AND trashed = 1"
-            }
-            TrashKind::Project => {
-                "UPDATE projects SET deleted_at = NULL, trashed = 0 WHERE id = $1 AND trashed = 1"
-            }
-        };
-        let done = sqlx::query(sql)
-            .bind(id)
-            .execute(&self.pool)
-            .await
-            .map_err(|error| {
-                self.unique_conflict(error, "a live project in the folder of project", id)
-            })?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: match kind {
-                    TrashKind::Session => "session in the trash",
-                    TrashKind::Project => "project in the trash",
-                },
-                key: id.to_owned(),
-            });
-        }
-        Ok(())
     }
 
     pub(crate) async fn empty_trash_impl(
