@@ -34,6 +34,7 @@ mod leases;
 mod open;
 mod postgres;
 mod prefixes;
+mod project_statements;
 mod projects;
 mod proposal_statements;
 mod proposals;

@@ -95,48 +95,6 @@ pub(crate) fn folder_text(folder: &Path) -> StoreResult<&str> {
 }
 
 impl SqliteStore {
-    async fn insert_project_impl(&self, project: &ProjectRecord) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO projects (id, folder, name, created_at, updated_at, trusted_digest) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(project.id.as_str())
-        .bind(folder_text(&project.folder)?)
-        .bind(&project.name)
-        .bind(to_millis(&project.created_at))
-        .bind(to_millis(&project.updated_at))
-        .bind(project.trusted_digest.as_deref())
-        .execute(self.pool())
-        .await
-        .map_err(|error| {
-            self.unique_conflict(
-                error,
-                "a project with this id or folder",
-                &project.folder.display().to_string(),
-            )
-        })?;
-        Ok(())
-    }
-
-    async fn project_impl(&self, id: &ProjectId) -> StoreResult<Option<ProjectRecord>> {
-        let row = sqlx::query(
-            "SELECT id, folder, name, created_at, updated_at, trusted_digest FROM projects WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(id.as_str())
-        .fetch_optional(self.pool())
-        .await
-        .map_err(|error| self.error(error))?;
-        row.as_ref().map(decode).transpose()
-    }
-
-    async fn is_project_deleted_impl(&self, id: &ProjectId) -> StoreResult<bool> {
-        let row = sqlx::query("SELECT 1 FROM projects WHERE id = ? AND deleted_at IS NOT NULL")
-            .bind(id.as_str())
-            .fetch_optional(self.pool())
-            .await
-            .map_err(|error| self.error(error))?;
-        Ok(row.is_some())
-    }
-
     async fn projects_impl(&self) -> StoreResult<Vec<ProjectRecord>> {
         let rows = sqlx::query(
             "SELECT id, folder, name, created_at, updated_at, trusted_digest FROM projects WHERE deleted_at IS NULL ORDER BY name COLLATE NOCASE, id",
@@ -243,40 +201,6 @@ impl SqliteStore {
             .await
             .map_err(|error| self.error(error))?;
         Ok(moved)
-    }
-
-    async fn deleted_project_digest_impl(&self, id: &ProjectId) -> StoreResult<Option<String>> {
-        let row = sqlx::query(
-            "SELECT trusted_digest FROM projects WHERE id = ? AND deleted_at IS NOT NULL",
-        )
-        .bind(id.as_str())
-        .fetch_optional(self.pool())
-        .await
-        .map_err(|error| self.error(error))?;
-        match row {
-            Some(row) => row
-                .try_get("trusted_digest")
-                .map_err(|error| self.error(error)),
-            None => Ok(None),
-        }
-    }
-
-    async fn trust_project_impl(&self, id: &ProjectId, digest: &str) -> StoreResult<()> {
-        let done = sqlx::query(
-            "UPDATE projects SET trusted_digest = ? WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(digest)
-        .bind(id.as_str())
-        .execute(self.pool())
-        .await
-        .map_err(|error| self.error(error))?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: "project",
-                key: id.to_string(),
-            });
-        }
-        Ok(())
     }
 }
 

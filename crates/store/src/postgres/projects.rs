@@ -11,55 +11,12 @@ use sqlx::Row;
 use super::PgStore;
 use crate::codec::to_millis;
 use crate::error::{StoreError, StoreResult};
+use crate::project_statements::PROJECT_COLUMNS;
 use crate::projects::{ProjectRecord, ProjectStore, folder_text};
 use crate::rows::decode_project;
 use crate::sessions::{decode_directories, encode_directories};
 
-const PROJECT_COLUMNS: &str = "id, folder, name, created_at, updated_at, trusted_digest";
-
 impl PgStore {
-    async fn insert_project_impl(&self, project: &ProjectRecord) -> StoreResult<()> {
-        let sql =
-            format!("INSERT INTO projects ({PROJECT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)");
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(project.id.as_str())
-            .bind(folder_text(&project.folder)?)
-            .bind(&project.name)
-            .bind(to_millis(&project.created_at))
-            .bind(to_millis(&project.updated_at))
-            .bind(project.trusted_digest.as_deref())
-            .execute(&self.pool)
-            .await
-            .map_err(|error| {
-                self.unique_conflict(
-                    error,
-                    "a project with this id or folder",
-                    &project.folder.display().to_string(),
-                )
-            })?;
-        Ok(())
-    }
-
-    async fn project_impl(&self, id: &ProjectId) -> StoreResult<Option<ProjectRecord>> {
-        let sql =
-            format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE id = $1 AND deleted_at IS NULL");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|error| self.error(error))?;
-        row.as_ref().map(decode_project).transpose()
-    }
-
-    async fn is_project_deleted_impl(&self, id: &ProjectId) -> StoreResult<bool> {
-        let row = sqlx::query("SELECT 1 FROM projects WHERE id = $1 AND deleted_at IS NOT NULL")
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|error| self.error(error))?;
-        Ok(row.is_some())
-    }
-
     async fn projects_impl(&self) -> StoreResult<Vec<ProjectRecord>> {
         // SQLite's `COLLATE NOCASE` then byte order: letters' case folded, then bytes.
         let sql = format!(
@@ -159,35 +116,6 @@ impl PgStore {
             .await
             .map_err(|error| self.error(error))?;
         Ok(moved)
-    }
-
-    async fn deleted_project_digest_impl(&self, id: &ProjectId) -> StoreResult<Option<String>> {
-        let digest: Option<Option<String>> = sqlx::query_scalar(
-            "SELECT trusted_digest FROM projects WHERE id = $1 AND deleted_at IS NOT NULL",
-        )
-        .bind(id.as_str())
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(|error| self.error(error))?;
-        Ok(digest.flatten())
-    }
-
-    async fn trust_project_impl(&self, id: &ProjectId, digest: &str) -> StoreResult<()> {
-        let done = sqlx::query(
-            "UPDATE projects SET trusted_digest = $1 WHERE id = $2 AND deleted_at IS NULL",
-        )
-        .bind(digest)
-        .bind(id.as_str())
-        .execute(&self.pool)
-        .await
-        .map_err(|error| self.error(error))?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: "project",
-                key: id.to_string(),
-            });
-        }
-        Ok(())
     }
 }
 
