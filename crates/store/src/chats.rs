@@ -1,8 +1,6 @@
 //! The chat catalog: chats of a session, provider data, drafts, chat conversations.
 
-use hearth_core::{
-    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, UserMessage, now,
-};
+use hearth_core::{ChatUri, ConversationId, HarnessData, SessionUri, now};
 
 use crate::codec::to_millis;
 use crate::erase::{ProposalOwner, erase_proposals};
@@ -87,19 +85,6 @@ impl SqliteStore {
         transaction.commit().await.map_err(|e| self.error(e))
     }
 
-    pub(crate) async fn update_chat_impl(&self, summary: &ChatSummary) -> StoreResult<()> {
-        let result =
-            sqlx::query("UPDATE chats SET title = ?, model = ?, updated_at = ? WHERE uri = ?")
-                .bind(summary.title.as_deref())
-                .bind(summary.model.as_deref())
-                .bind(to_millis(&summary.updated_at))
-                .bind(summary.uri.to_string())
-                .execute(&self.relaxed)
-                .await
-                .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", &summary.uri)
-    }
-
     /// Deletes a chat with its turns, draft and provider data, erases its proposals'
     /// text, then erases what was removed (see `erase`).
     pub(crate) async fn delete_chat_impl(&self, chat: &ChatUri) -> StoreResult<()> {
@@ -126,89 +111,6 @@ impl SqliteStore {
             self.erase_removed().await?;
         }
         Ok(())
-    }
-
-    pub(crate) async fn set_provider_data_impl(
-        &self,
-        chat: &ChatUri,
-        provider_data: &HarnessData,
-    ) -> StoreResult<()> {
-        let result = sqlx::query("UPDATE chats SET provider_data = ? WHERE uri = ?")
-            .bind(provider_data.as_bytes())
-            .bind(chat.to_string())
-            .execute(&self.relaxed)
-            .await
-            .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", chat)
-    }
-
-    pub(crate) async fn set_draft_impl(
-        &self,
-        chat: &ChatUri,
-        draft: Option<&str>,
-    ) -> StoreResult<()> {
-        let result = sqlx::query(
-            "UPDATE chats SET draft = ?, updated_at = MAX(updated_at, ?) WHERE uri = ?",
-        )
-        .bind(draft)
-        .bind(to_millis(&now()))
-        .bind(chat.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", chat)
-    }
-
-    pub(crate) async fn set_queue_impl(
-        &self,
-        chat: &ChatUri,
-        queued: &[UserMessage],
-    ) -> StoreResult<()> {
-        let text = crate::rows::encode_queue(queued)?;
-        let result = sqlx::query(
-            "UPDATE chats SET queued = ?, updated_at = MAX(updated_at, ?) WHERE uri = ?",
-        )
-        .bind(text)
-        .bind(to_millis(&now()))
-        .bind(chat.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", chat)
-    }
-
-    pub(crate) async fn mark_conversation_impl(
-        &self,
-        provider: &HarnessId,
-        conversation: &ConversationId,
-        chat: &ChatUri,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO chat_backings (provider, backing, chat_uri) VALUES (?, ?, ?)
-             ON CONFLICT (provider, backing) DO UPDATE SET chat_uri = excluded.chat_uri",
-        )
-        .bind(provider.as_str())
-        .bind(conversation.as_str())
-        .bind(chat.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(())
-    }
-
-    pub(crate) async fn is_conversation_impl(
-        &self,
-        provider: &HarnessId,
-        conversation: &ConversationId,
-    ) -> StoreResult<bool> {
-        let found: Option<i64> =
-            sqlx::query_scalar("SELECT 1 FROM chat_backings WHERE provider = ? AND backing = ?")
-                .bind(provider.as_str())
-                .bind(conversation.as_str())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-        Ok(found.is_some())
     }
 }
 

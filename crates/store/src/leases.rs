@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use hearth_core::{ChatUri, HarnessData, SessionUri, Timestamp, now};
+use hearth_core::{ChatUri, Timestamp, now};
 use sqlx::Connection;
 
-use crate::codec::{from_millis, parse_id, to_millis};
+use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
 
@@ -255,62 +255,6 @@ impl SqliteStore {
         .await
         .map_err(|e| self.error(e))?;
         Ok(())
-    }
-
-    pub(crate) async fn leases_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatLease>> {
-        let rows: Vec<(String, String, i64, String, i64, i64)> = sqlx::query_as(
-            "SELECT l.chat_uri, l.owner, l.pid, l.host, l.epoch, l.expires_at
-             FROM chat_leases l JOIN chats c ON c.uri = l.chat_uri
-             JOIN sessions s ON s.id = c.session_id
-             WHERE s.uri = ?",
-        )
-        .bind(session.to_string())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        rows.into_iter()
-            .map(|(chat, owner, pid, host, epoch, expires_at)| {
-                Ok(ChatLease {
-                    chat: parse_id("chat uri", &chat, ChatUri::parse)?,
-                    holder: holder_from(owner, pid, host),
-                    epoch,
-                    expires_at: from_millis(expires_at)?,
-                })
-            })
-            .collect()
-    }
-
-    pub(crate) async fn set_provider_data_at_impl(
-        &self,
-        chat: &ChatUri,
-        provider_data: &HarnessData,
-        epoch: i64,
-    ) -> StoreResult<bool> {
-        let result = sqlx::query(
-            "UPDATE chats SET provider_data = ?1 WHERE uri = ?2
-             AND COALESCE((SELECT epoch FROM chat_leases WHERE chat_uri = ?2), 0) = ?3",
-        )
-        .bind(provider_data.as_bytes())
-        .bind(chat.to_string())
-        .bind(epoch)
-        .execute(&self.relaxed)
-        .await
-        .map_err(|e| self.error(e))?;
-        if result.rows_affected() > 0 {
-            return Ok(true);
-        }
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = ?")
-            .bind(chat.to_string())
-            .fetch_optional(&self.relaxed)
-            .await
-            .map_err(|e| self.error(e))?;
-        match exists {
-            Some(_) => Ok(false),
-            None => Err(StoreError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            }),
-        }
     }
 }
 

@@ -38,6 +38,7 @@ mod project_statements;
 mod projects;
 mod proposal_statements;
 mod proposals;
+mod row_statements;
 mod rows;
 mod search;
 mod sessions;

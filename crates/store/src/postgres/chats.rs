@@ -1,12 +1,9 @@
 //! The chat catalog on PostgreSQL: chats of a session, provider data, drafts, queues and
 //! the provider conversations behind chats.
 
-use hearth_core::{
-    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionUri, UserMessage, now,
-};
+use hearth_core::{ChatUri, ConversationId, HarnessData, SessionUri, now};
 
 use super::PgStore;
-use crate::chats::expect_row;
 use crate::codec::to_millis;
 use crate::erase::ProposalOwner;
 use crate::error::{StoreError, StoreResult};
@@ -97,19 +94,6 @@ impl PgStore {
         transaction.commit().await.map_err(|e| self.error(e))
     }
 
-    pub(crate) async fn update_chat_impl(&self, summary: &ChatSummary) -> StoreResult<()> {
-        let result =
-            sqlx::query("UPDATE chats SET title = $1, model = $2, updated_at = $3 WHERE uri = $4")
-                .bind(summary.title.as_deref())
-                .bind(summary.model.as_deref())
-                .bind(to_millis(&summary.updated_at))
-                .bind(summary.uri.to_string())
-                .execute(&self.relaxed)
-                .await
-                .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", &summary.uri)
-    }
-
     pub(crate) async fn delete_chat_impl(&self, chat: &ChatUri) -> StoreResult<()> {
         let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
         sqlx::query("DELETE FROM chats WHERE uri = $1")
@@ -125,88 +109,5 @@ impl PgStore {
         .await
         .map_err(|e| self.error(e))?;
         transaction.commit().await.map_err(|e| self.error(e))
-    }
-
-    pub(crate) async fn set_provider_data_impl(
-        &self,
-        chat: &ChatUri,
-        provider_data: &HarnessData,
-    ) -> StoreResult<()> {
-        let result = sqlx::query("UPDATE chats SET provider_data = $1 WHERE uri = $2")
-            .bind(provider_data.as_bytes())
-            .bind(chat.to_string())
-            .execute(&self.relaxed)
-            .await
-            .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", chat)
-    }
-
-    pub(crate) async fn set_draft_impl(
-        &self,
-        chat: &ChatUri,
-        draft: Option<&str>,
-    ) -> StoreResult<()> {
-        let result = sqlx::query(
-            "UPDATE chats SET draft = $1, updated_at = GREATEST(updated_at, $2) WHERE uri = $3",
-        )
-        .bind(draft)
-        .bind(to_millis(&now()))
-        .bind(chat.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", chat)
-    }
-
-    pub(crate) async fn set_queue_impl(
-        &self,
-        chat: &ChatUri,
-        queued: &[UserMessage],
-    ) -> StoreResult<()> {
-        let text = encode_queue(queued)?;
-        let result = sqlx::query(
-            "UPDATE chats SET queued = $1, updated_at = GREATEST(updated_at, $2) WHERE uri = $3",
-        )
-        .bind(text)
-        .bind(to_millis(&now()))
-        .bind(chat.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        expect_row(result.rows_affected(), "chat", chat)
-    }
-
-    pub(crate) async fn mark_conversation_impl(
-        &self,
-        provider: &HarnessId,
-        conversation: &ConversationId,
-        chat: &ChatUri,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO chat_backings (provider, backing, chat_uri) VALUES ($1, $2, $3)
-             ON CONFLICT (provider, backing) DO UPDATE SET chat_uri = excluded.chat_uri",
-        )
-        .bind(provider.as_str())
-        .bind(conversation.as_str())
-        .bind(chat.to_string())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(())
-    }
-
-    pub(crate) async fn is_conversation_impl(
-        &self,
-        provider: &HarnessId,
-        conversation: &ConversationId,
-    ) -> StoreResult<bool> {
-        let found: Option<i32> =
-            sqlx::query_scalar("SELECT 1 FROM chat_backings WHERE provider = $1 AND backing = $2")
-                .bind(provider.as_str())
-                .bind(conversation.as_str())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-        Ok(found.is_some())
     }
 }

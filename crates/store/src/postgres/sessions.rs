@@ -178,30 +178,6 @@ impl PgStore {
         Ok(outcome)
     }
 
-    pub(crate) async fn session_impl(
-        &self,
-        uri: &SessionUri,
-    ) -> StoreResult<Option<SessionSummary>> {
-        let sql =
-            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE uri = $1 AND deleted_at IS NULL");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(uri.to_string())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        row.as_ref().map(decode_session).transpose()
-    }
-
-    pub(crate) async fn is_tombstoned_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
-        let found: Option<i32> =
-            sqlx::query_scalar("SELECT 1 FROM sessions WHERE uri = $1 AND deleted_at IS NOT NULL")
-                .bind(uri.to_string())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-        Ok(found.is_some())
-    }
-
     pub(crate) async fn list_sessions_impl(
         &self,
         query: &SessionQuery,
@@ -256,30 +232,6 @@ impl PgStore {
             sessions,
             next_cursor,
         })
-    }
-
-    pub(crate) async fn update_session_impl(&self, summary: &SessionSummary) -> StoreResult<()> {
-        let result = sqlx::query(
-            "UPDATE sessions SET title = $1, model = $2, pinned = $3, archived = $4,
-                    updated_at = GREATEST(updated_at, $5)
-             WHERE uri = $6 AND deleted_at IS NULL",
-        )
-        .bind(summary.title.as_deref())
-        .bind(summary.model.as_deref())
-        .bind(i64::from(summary.pinned))
-        .bind(i64::from(summary.archived))
-        .bind(to_millis(&summary.updated_at))
-        .bind(summary.uri.to_string())
-        .execute(&self.relaxed)
-        .await
-        .map_err(|e| self.error(e))?;
-        if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: "session",
-                key: summary.uri.to_string(),
-            });
-        }
-        Ok(())
     }
 
     pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {

@@ -1,0 +1,227 @@
+//! Statements on sessions, chats and leases both databases share (numbered `$N`
+//! parameters; a later time kept with `CASE`, as `MAX` and `GREATEST` are each only one
+//! database's). What takes a database's own locks or transactions stays with that
+//! database's store.
+
+use hearth_core::{
+    ChatSummary, ChatUri, ConversationId, HarnessData, HarnessId, SessionSummary, SessionUri,
+    UserMessage, now,
+};
+
+use crate::chats::expect_row;
+use crate::codec::{from_millis, parse_id, to_millis};
+use crate::error::{StoreError, StoreResult};
+use crate::leases::{ChatLease, holder_from};
+use crate::postgres::PgStore;
+use crate::rows::{decode_session, encode_queue};
+use crate::sessions::SESSION_COLUMNS;
+use crate::sqlite::SqliteStore;
+
+macro_rules! row_statements {
+    ($store:ty) => {
+        impl $store {
+    pub(crate) async fn session_impl(
+        &self,
+        uri: &SessionUri,
+    ) -> StoreResult<Option<SessionSummary>> {
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE uri = $1 AND deleted_at IS NULL");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(uri.to_string())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        row.as_ref().map(decode_session).transpose()
+    }
+
+    pub(crate) async fn is_tombstoned_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
+        let found =
+            sqlx::query("SELECT 1 FROM sessions WHERE uri = $1 AND deleted_at IS NOT NULL")
+                .bind(uri.to_string())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        Ok(found.is_some())
+    }
+
+    pub(crate) async fn update_session_impl(&self, summary: &SessionSummary) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE sessions SET title = $1, model = $2, pinned = $3, archived = $4,
+                    updated_at = CASE WHEN updated_at > $5 THEN updated_at ELSE $5 END
+             WHERE uri = $6 AND deleted_at IS NULL",
+        )
+        .bind(summary.title.as_deref())
+        .bind(summary.model.as_deref())
+        .bind(i64::from(summary.pinned))
+        .bind(i64::from(summary.archived))
+        .bind(to_millis(&summary.updated_at))
+        .bind(summary.uri.to_string())
+        .execute(&self.relaxed)
+        .await
+        .map_err(|e| self.error(e))?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: "session",
+                key: summary.uri.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn is_conversation_impl(
+        &self,
+        provider: &HarnessId,
+        conversation: &ConversationId,
+    ) -> StoreResult<bool> {
+        let found =
+            sqlx::query("SELECT 1 FROM chat_backings WHERE provider = $1 AND backing = $2")
+                .bind(provider.as_str())
+                .bind(conversation.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+        Ok(found.is_some())
+    }
+
+    pub(crate) async fn mark_conversation_impl(
+        &self,
+        provider: &HarnessId,
+        conversation: &ConversationId,
+        chat: &ChatUri,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO chat_backings (provider, backing, chat_uri) VALUES ($1, $2, $3)
+             ON CONFLICT (provider, backing) DO UPDATE SET chat_uri = excluded.chat_uri",
+        )
+        .bind(provider.as_str())
+        .bind(conversation.as_str())
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn set_draft_impl(
+        &self,
+        chat: &ChatUri,
+        draft: Option<&str>,
+    ) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE chats SET draft = $1, updated_at = CASE WHEN updated_at > $2 THEN updated_at ELSE $2 END WHERE uri = $3",
+        )
+        .bind(draft)
+        .bind(to_millis(&now()))
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn set_provider_data_impl(
+        &self,
+        chat: &ChatUri,
+        provider_data: &HarnessData,
+    ) -> StoreResult<()> {
+        let result = sqlx::query("UPDATE chats SET provider_data = $1 WHERE uri = $2")
+            .bind(provider_data.as_bytes())
+            .bind(chat.to_string())
+            .execute(&self.relaxed)
+            .await
+            .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn set_queue_impl(
+        &self,
+        chat: &ChatUri,
+        queued: &[UserMessage],
+    ) -> StoreResult<()> {
+        let text = encode_queue(queued)?;
+        let result = sqlx::query(
+            "UPDATE chats SET queued = $1, updated_at = CASE WHEN updated_at > $2 THEN updated_at ELSE $2 END WHERE uri = $3",
+        )
+        .bind(text)
+        .bind(to_millis(&now()))
+        .bind(chat.to_string())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", chat)
+    }
+
+    pub(crate) async fn update_chat_impl(&self, summary: &ChatSummary) -> StoreResult<()> {
+        let result =
+            sqlx::query("UPDATE chats SET title = $1, model = $2, updated_at = $3 WHERE uri = $4")
+                .bind(summary.title.as_deref())
+                .bind(summary.model.as_deref())
+                .bind(to_millis(&summary.updated_at))
+                .bind(summary.uri.to_string())
+                .execute(&self.relaxed)
+                .await
+                .map_err(|e| self.error(e))?;
+        expect_row(result.rows_affected(), "chat", &summary.uri)
+    }
+
+    pub(crate) async fn leases_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatLease>> {
+        let rows: Vec<(String, String, i64, String, i64, i64)> = sqlx::query_as(
+            "SELECT l.chat_uri, l.owner, l.pid, l.host, l.epoch, l.expires_at
+             FROM chat_leases l JOIN chats c ON c.uri = l.chat_uri
+             JOIN sessions s ON s.id = c.session_id
+             WHERE s.uri = $1",
+        )
+        .bind(session.to_string())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.into_iter()
+            .map(|(chat, owner, pid, host, epoch, expires_at)| {
+                Ok(ChatLease {
+                    chat: parse_id("chat uri", &chat, ChatUri::parse)?,
+                    holder: holder_from(owner, pid, host),
+                    epoch,
+                    expires_at: from_millis(expires_at)?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn set_provider_data_at_impl(
+        &self,
+        chat: &ChatUri,
+        provider_data: &HarnessData,
+        epoch: i64,
+    ) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "UPDATE chats SET provider_data = $1 WHERE uri = $2
+             AND COALESCE((SELECT epoch FROM chat_leases WHERE chat_uri = $2), 0) = $3",
+        )
+        .bind(provider_data.as_bytes())
+        .bind(chat.to_string())
+        .bind(epoch)
+        .execute(&self.relaxed)
+        .await
+        .map_err(|e| self.error(e))?;
+        if result.rows_affected() > 0 {
+            return Ok(true);
+        }
+        let exists = sqlx::query("SELECT 1 FROM chats WHERE uri = $1")
+            .bind(chat.to_string())
+            .fetch_optional(&self.relaxed)
+            .await
+            .map_err(|e| self.error(e))?;
+        match exists {
+            Some(_) => Ok(false),
+            None => Err(StoreError::NotFound {
+                what: "chat",
+                key: chat.to_string(),
+            }),
+        }
+    }
+        }
+    };
+}
+
+row_statements!(SqliteStore);
+row_statements!(PgStore);
