@@ -1,6 +1,6 @@
 //! The chat catalog: chats of a session, provider data, drafts, chat conversations.
 
-use hearth_core::{ChatUri, ConversationId, HarnessData, SessionUri, now};
+use hearth_core::{ChatUri, SessionUri, now};
 
 use crate::codec::to_millis;
 use crate::erase::{ProposalOwner, erase_proposals};
@@ -10,34 +10,6 @@ use crate::sqlite::SqliteStore;
 use crate::store::ChatRecord;
 
 impl SqliteStore {
-    pub(crate) async fn insert_chat_row(
-        connection: &mut sqlx::SqliteConnection,
-        session_id: i64,
-        position: i64,
-        chat: &ChatRecord,
-    ) -> Result<(), sqlx::Error> {
-        let origin = serde_json::to_string(&chat.summary.origin)
-            .map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
-        sqlx::query(
-            "INSERT INTO chats (session_id, uri, position, origin, title, model, provider_data, backing, draft, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(session_id)
-        .bind(chat.summary.uri.to_string())
-        .bind(position)
-        .bind(origin)
-        .bind(chat.summary.title.as_deref())
-        .bind(chat.summary.model.as_deref())
-        .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
-        .bind(chat.conversation.as_ref().map(ConversationId::as_str))
-        .bind(chat.draft.as_deref())
-        .bind(to_millis(&chat.summary.created_at))
-        .bind(to_millis(&chat.summary.updated_at))
-        .execute(&mut *connection)
-        .await
-        .map(|_| ())
-    }
-
     pub(crate) async fn chats_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatRecord>> {
         let rows = sqlx::query(
             "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.queued, c.created_at, c.updated_at

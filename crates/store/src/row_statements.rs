@@ -14,8 +14,9 @@ use crate::error::{StoreError, StoreResult};
 use crate::leases::{ChatLease, holder_from};
 use crate::postgres::PgStore;
 use crate::rows::{decode_session, encode_queue};
-use crate::sessions::SESSION_COLUMNS;
+use crate::sessions::{SESSION_COLUMNS, encode_directories, provenance_text};
 use crate::sqlite::SqliteStore;
+use crate::store::{ChatRecord, NewSession};
 
 macro_rules! row_statements {
     ($store:ty) => {
@@ -225,3 +226,82 @@ macro_rules! row_statements {
 
 row_statements!(SqliteStore);
 row_statements!(PgStore);
+
+/// Statements run inside another write, on its connection (`$connection`).
+macro_rules! write_statements {
+    ($store:ty, $connection:ty) => {
+        impl $store {
+    pub(crate) async fn insert_session_rows(
+        connection: &mut $connection,
+        session: &NewSession,
+    ) -> Result<(), sqlx::Error> {
+        let summary = &session.summary;
+        let session_id: i64 = sqlx::query_scalar(
+            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at, owner, team)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        )
+        .bind(summary.uri.to_string())
+        .bind(summary.harness.as_str())
+        .bind(summary.title.as_deref())
+        .bind(provenance_text(summary.provenance))
+        .bind(&summary.source)
+        .bind(summary.scope.project_id().map(|id| id.as_str()))
+        .bind(summary.model.as_deref())
+        .bind(encode_directories(&summary.working_directories))
+        .bind(to_millis(&summary.started_at))
+        .bind(to_millis(&summary.updated_at))
+        .bind(summary.owner.as_ref().map(|owner| owner.user.as_str()))
+        .bind(summary.owner.as_ref().and_then(|owner| owner.team.as_deref()))
+        .fetch_one(&mut *connection)
+        .await?;
+        Self::insert_chat_row(connection, session_id, 0, &session.default_chat).await
+    }
+    /// Bumps a session's `updated_at` (inside another write).
+    pub(crate) async fn touch_session(
+        connection: &mut $connection,
+        session: &SessionUri,
+        at: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE sessions SET updated_at = CASE WHEN updated_at > $1 THEN updated_at ELSE $1 END WHERE uri = $2")
+            .bind(at)
+            .bind(session.to_string())
+            .execute(&mut *connection)
+            .await
+            .map(|_| ())
+    }
+    pub(crate) async fn insert_chat_row(
+        connection: &mut $connection,
+        session_id: i64,
+        position: i64,
+        chat: &ChatRecord,
+    ) -> Result<(), sqlx::Error> {
+        let origin = serde_json::to_string(&chat.summary.origin)
+            .map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+        sqlx::query(
+            "INSERT INTO chats (session_id, uri, position, origin, title, model, provider_data, backing, draft, queued, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(session_id)
+        .bind(chat.summary.uri.to_string())
+        .bind(position)
+        .bind(origin)
+        .bind(chat.summary.title.as_deref())
+        .bind(chat.summary.model.as_deref())
+        .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
+        .bind(chat.conversation.as_ref().map(ConversationId::as_str))
+        .bind(chat.draft.as_deref())
+        .bind(
+            encode_queue(&chat.queued).map_err(|error| sqlx::Error::Encode(Box::new(error)))?,
+        )
+        .bind(to_millis(&chat.summary.created_at))
+        .bind(to_millis(&chat.summary.updated_at))
+        .execute(&mut *connection)
+        .await
+        .map(|_| ())
+    }
+        }
+    };
+}
+
+write_statements!(SqliteStore, sqlx::SqliteConnection);
+write_statements!(PgStore, sqlx::PgConnection);

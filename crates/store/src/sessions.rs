@@ -101,32 +101,6 @@ pub(crate) fn decode_cursor(cursor: &str) -> StoreResult<(i64, i64)> {
 }
 
 impl SqliteStore {
-    async fn insert_session_rows(
-        transaction: &mut sqlx::SqliteConnection,
-        session: &NewSession,
-    ) -> Result<(), sqlx::Error> {
-        let summary = &session.summary;
-        let session_id: i64 = sqlx::query_scalar(
-            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at, owner, team)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(summary.uri.to_string())
-        .bind(summary.harness.as_str())
-        .bind(summary.title.as_deref())
-        .bind(provenance_text(summary.provenance))
-        .bind(&summary.source)
-        .bind(summary.scope.project_id().map(|id| id.as_str()))
-        .bind(summary.model.as_deref())
-        .bind(encode_directories(&summary.working_directories))
-        .bind(to_millis(&summary.started_at))
-        .bind(to_millis(&summary.updated_at))
-        .bind(summary.owner.as_ref().map(|owner| owner.user.as_str()))
-        .bind(summary.owner.as_ref().and_then(|owner| owner.team.as_deref()))
-        .fetch_one(&mut *transaction)
-        .await?;
-        Self::insert_chat_row(transaction, session_id, 0, &session.default_chat).await
-    }
-
     pub(crate) async fn create_session_impl(&self, session: &NewSession) -> StoreResult<()> {
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
         let mut transaction = connection
@@ -322,20 +296,6 @@ impl SqliteStore {
         .await?;
         erase_proposals(transaction, ProposalOwner::Session(uri), at).await?;
         Ok(())
-    }
-
-    /// Bumps a session's `updated_at` (inside another write).
-    pub(crate) async fn touch_session(
-        connection: &mut sqlx::SqliteConnection,
-        session: &SessionUri,
-        at: i64,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE uri = ?")
-            .bind(at)
-            .bind(session.to_string())
-            .execute(&mut *connection)
-            .await
-            .map(|_| ())
     }
 }
 

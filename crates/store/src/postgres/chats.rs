@@ -1,47 +1,16 @@
 //! The chat catalog on PostgreSQL: chats of a session, provider data, drafts, queues and
 //! the provider conversations behind chats.
 
-use hearth_core::{ChatUri, ConversationId, HarnessData, SessionUri, now};
+use hearth_core::{ChatUri, SessionUri, now};
 
 use super::PgStore;
 use crate::codec::to_millis;
 use crate::erase::ProposalOwner;
 use crate::error::{StoreError, StoreResult};
-use crate::rows::{CHAT_COLUMNS, decode_chat, encode_queue};
+use crate::rows::{CHAT_COLUMNS, decode_chat};
 use crate::store::ChatRecord;
 
 impl PgStore {
-    pub(crate) async fn insert_chat_row(
-        connection: &mut sqlx::PgConnection,
-        session_id: i64,
-        position: i64,
-        chat: &ChatRecord,
-    ) -> Result<(), sqlx::Error> {
-        let origin = serde_json::to_string(&chat.summary.origin)
-            .map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
-        sqlx::query(
-            "INSERT INTO chats (session_id, uri, position, origin, title, model, provider_data, backing, draft, queued, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .bind(session_id)
-        .bind(chat.summary.uri.to_string())
-        .bind(position)
-        .bind(origin)
-        .bind(chat.summary.title.as_deref())
-        .bind(chat.summary.model.as_deref())
-        .bind(chat.provider_data.as_ref().map(HarnessData::as_bytes))
-        .bind(chat.conversation.as_ref().map(ConversationId::as_str))
-        .bind(chat.draft.as_deref())
-        .bind(
-            encode_queue(&chat.queued).map_err(|error| sqlx::Error::Encode(Box::new(error)))?,
-        )
-        .bind(to_millis(&chat.summary.created_at))
-        .bind(to_millis(&chat.summary.updated_at))
-        .execute(&mut *connection)
-        .await
-        .map(|_| ())
-    }
-
     pub(crate) async fn chats_impl(&self, session: &SessionUri) -> StoreResult<Vec<ChatRecord>> {
         let sql = format!(
             "SELECT {CHAT_COLUMNS}

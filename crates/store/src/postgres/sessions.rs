@@ -12,8 +12,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::prefixes::{range_end, valid_prefix};
 use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session};
 use crate::sessions::{
-    SESSION_COLUMNS, VIEWER_FILTER, decode_cursor, encode_cursor, encode_directories, like_pattern,
-    provenance_text,
+    SESSION_COLUMNS, VIEWER_FILTER, decode_cursor, encode_cursor, like_pattern, provenance_text,
 };
 use crate::store::{ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
 use crate::stores::Change;
@@ -75,32 +74,6 @@ fn session_filters(query: &SessionQuery) -> (String, usize) {
 }
 
 impl PgStore {
-    async fn insert_session_rows(
-        connection: &mut sqlx::PgConnection,
-        session: &NewSession,
-    ) -> Result<(), sqlx::Error> {
-        let summary = &session.summary;
-        let session_id: i64 = sqlx::query_scalar(
-            "INSERT INTO sessions (uri, provider, title, provenance, source, project_id, model, working_directories, started_at, updated_at, owner, team)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
-        )
-        .bind(summary.uri.to_string())
-        .bind(summary.harness.as_str())
-        .bind(summary.title.as_deref())
-        .bind(provenance_text(summary.provenance))
-        .bind(&summary.source)
-        .bind(summary.scope.project_id().map(|id| id.as_str()))
-        .bind(summary.model.as_deref())
-        .bind(encode_directories(&summary.working_directories))
-        .bind(to_millis(&summary.started_at))
-        .bind(to_millis(&summary.updated_at))
-        .bind(summary.owner.as_ref().map(|owner| owner.user.as_str()))
-        .bind(summary.owner.as_ref().and_then(|owner| owner.team.as_deref()))
-        .fetch_one(&mut *connection)
-        .await?;
-        Self::insert_chat_row(connection, session_id, 0, &session.default_chat).await
-    }
-
     pub(crate) async fn create_session_impl(&self, session: &NewSession) -> StoreResult<()> {
         let uri = session.summary.uri.to_string();
         let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
@@ -305,20 +278,6 @@ impl PgStore {
             .execute(&mut *connection)
             .await
             .map(|result| result.rows_affected())
-    }
-
-    /// Bumps a session's `updated_at` (inside another write).
-    pub(crate) async fn touch_session(
-        connection: &mut sqlx::PgConnection,
-        session: &SessionUri,
-        at: i64,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE sessions SET updated_at = GREATEST(updated_at, $1) WHERE uri = $2")
-            .bind(at)
-            .bind(session.to_string())
-            .execute(&mut *connection)
-            .await
-            .map(|_| ())
     }
 
     pub(crate) async fn trash_session_impl(&self, uri: &SessionUri) -> StoreResult<Removal> {
