@@ -384,6 +384,7 @@ impl hearth_server::ProviderHarnesses for NativeAgents {
         config: &hearth_config::Config,
         id: &str,
         env: &Environment,
+        resolver: Option<Arc<dyn hearth_llm::DnsResolve>>,
     ) -> Result<Arc<dyn Harness>, String> {
         if !is_model_provider(&self.app, id) {
             return Err(format!(
@@ -399,7 +400,9 @@ impl hearth_server::ProviderHarnesses for NativeAgents {
                 discovery.problems.join("; ")
             ));
         };
-        match self.agent(provider) {
+        let mut provider = provider.clone();
+        provider.options.resolver = resolver;
+        match self.agent(&provider) {
             Ok(agent) => Ok(Arc::new(agent)),
             Err(error) => Err(error.to_string()),
         }

@@ -125,7 +125,7 @@ pub(crate) fn check_address(
             address,
         });
     }
-    if policy.is_overridden_public(address) {
+    if policy.is_overridden_public(address) || policy.is_opened(address) {
         return Ok(());
     }
     let Some(special) = special_purpose(address) else {

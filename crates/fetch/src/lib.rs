@@ -65,5 +65,5 @@ pub use policy::{
     DEFAULT_TOTAL_TIMEOUT, FetchPolicy, PortPolicy, PrivateNetworks,
 };
 pub use ranges::{AddressClass, Embedding, SpecialUse, is_metadata_address, special_purpose};
-pub use resolve::{Resolver, StaticResolver, SystemResolver};
+pub use resolve::{Resolver, StaticResolver, SystemResolver, checked_resolver};
 pub use tool::{MAX_OUTPUT_CHARACTERS, WEB_FETCH_TOOL, WebFetchTool};

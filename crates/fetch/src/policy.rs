@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-#[cfg(feature = "test-support")]
 use ipnet::IpNet;
 
 /// Whether private networks may be reached.
@@ -63,6 +62,8 @@ pub struct FetchPolicy {
     user_agent: String,
     #[cfg(feature = "test-support")]
     public_overrides: Vec<IpNet>,
+    /// Networks an operator opened on purpose ([`FetchPolicy::opening`]).
+    opened: Vec<IpNet>,
 }
 
 impl Default for FetchPolicy {
@@ -78,6 +79,7 @@ impl Default for FetchPolicy {
             user_agent: format!("Hearth/{}", env!("CARGO_PKG_VERSION")),
             #[cfg(feature = "test-support")]
             public_overrides: Vec::new(),
+            opened: Vec::new(),
         }
     }
 }
@@ -142,6 +144,20 @@ impl FetchPolicy {
     pub fn treat_as_public(mut self, network: IpNet) -> Self {
         self.public_overrides.push(network);
         self
+    }
+
+    /// Lets addresses in `network` through as if public: a network the operator opened
+    /// on purpose (a team's model gateway for its users' providers). Cloud metadata
+    /// addresses and Hearth's own ports stay denied. The fetcher's own policy never
+    /// takes one from configuration.
+    pub fn opening(mut self, network: IpNet) -> Self {
+        self.opened.push(network);
+        self
+    }
+
+    /// Whether an operator opened a network holding `address`.
+    pub(crate) fn is_opened(&self, address: std::net::IpAddr) -> bool {
+        self.opened.iter().any(|network| network.contains(&address))
     }
 
     /// Whether private networks may be reached.

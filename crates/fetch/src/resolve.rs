@@ -114,6 +114,19 @@ pub(crate) struct GuardedResolver {
     pub(crate) policy: Arc<FetchPolicy>,
 }
 
+/// A resolver for an HTTP client other than the fetcher's (a team server user's model
+/// provider): `resolver`'s addresses for a name, each checked against `policy`; a name
+/// with any address the policy refuses fails to resolve, on every connection.
+pub fn checked_resolver(
+    resolver: Arc<dyn Resolver>,
+    policy: FetchPolicy,
+) -> Arc<dyn reqwest::dns::Resolve> {
+    Arc::new(GuardedResolver {
+        resolver,
+        policy: Arc::new(policy),
+    })
+}
+
 /// Resolves `host` and checks every address; any non-public one refuses the name.
 pub(crate) async fn resolve_checked(
     resolver: &dyn Resolver,

@@ -129,6 +129,10 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// Output token limit when a request sets none (Anthropic requires one; 4096 there).
     pub max_tokens: Option<u32>,
+    /// Resolves the base URL's host name on every connection instead of the system's
+    /// resolver (a team server checks the addresses a user's provider resolves to, so a
+    /// name cannot be pointed at its own network after the check).
+    pub resolver: Option<std::sync::Arc<dyn reqwest::dns::Resolve>>,
 }
 
 impl ClientOptions {
@@ -146,6 +150,7 @@ impl ClientOptions {
             idle_timeout: Duration::from_secs(300),
             request_timeout: Duration::from_secs(600),
             max_tokens: None,
+            resolver: None,
         })
     }
 
@@ -192,6 +197,7 @@ impl fmt::Debug for ClientOptions {
             .field("idle_timeout", &self.idle_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("max_tokens", &self.max_tokens)
+            .field("resolver", &self.resolver.as_ref().map(|_| "own"))
             .finish()
     }
 }

@@ -56,6 +56,8 @@ pub use providers::{
 };
 pub use repair::{Repaired, extract_json, repair_json};
 pub use request::{Image, Message, ModelRequest, ToolCall, ToolSpec};
+/// A resolver a client can be given ([`ClientOptions::resolver`]).
+pub use reqwest::dns::Resolve as DnsResolve;
 pub use retry::RetryPolicy;
 pub use secret::ApiKey;
 pub use sse::{SseEvent, SseParser};

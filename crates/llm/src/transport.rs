@@ -102,6 +102,12 @@ impl Transport {
             if is_loopback(&self.options.base_url) {
                 builder = builder.no_proxy();
             }
+            if let Some(resolver) = &self.options.resolver {
+                // Every name goes through it: no proxy resolves names on its behalf.
+                builder = builder
+                    .dns_resolver(std::sync::Arc::clone(resolver))
+                    .no_proxy();
+            }
             builder.build().map_err(|error| error_chain(&error))
         });
         built.as_ref().map_err(|message| {

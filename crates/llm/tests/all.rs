@@ -11,6 +11,7 @@ mod suite {
     mod faults;
     mod openai;
     mod providers;
+    mod resolver;
     mod retries;
     mod support;
 }

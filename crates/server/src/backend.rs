@@ -54,12 +54,15 @@ pub struct Backend {
 /// Hearth's own agent over it, built as the ones found when the server started were.
 pub trait ProviderHarnesses: Send + Sync {
     /// The harness of provider `id` as `config` declares it, its keys and base URLs
-    /// resolved in `env`, or why none can be made (said to the user as is).
+    /// resolved in `env`, or why none can be made (said to the user as is). With
+    /// `resolver`, its client resolves the base URL's host through it on every
+    /// connection (a user's provider, whose addresses the server checks).
     fn harness(
         &self,
         config: &Config,
         id: &str,
         env: &hearth_llm::Environment,
+        resolver: Option<Arc<dyn reqwest::dns::Resolve>>,
     ) -> Result<Arc<dyn Harness>, String>;
 
     /// The server's external agent `agent` run for one user, as the harness `id`: with

@@ -115,7 +115,7 @@ async fn provider_add(
     check_id(shared, &id)?;
     let (candidate, kind_name) = candidate(&params)?;
     // Rule 2: the check `hearth doctor` runs, on the provider as given, alone.
-    let test = match check_alone(&id, candidate, &Environment::process()).await {
+    let test = match check_alone(&id, candidate, &Environment::process(), None).await {
         Ok(test) => test,
         Err(test) => return Ok(wire::ProviderAddResponse::Failed { test }),
     };
@@ -149,7 +149,7 @@ fn register_harness(shared: &Shared, config: &hearth_config::Config, id: &str) -
     let Some(maker) = &shared.backend.provider_harnesses else {
         return false;
     };
-    match maker.harness(config, id, &Environment::process()) {
+    match maker.harness(config, id, &Environment::process(), None) {
         Ok(harness) => {
             if shared.host().register_harness(harness).is_some() {
                 tracing::warn!(
@@ -213,6 +213,7 @@ pub(crate) async fn check_alone(
     id: &str,
     candidate: ProviderConfig,
     env: &Environment,
+    resolver: Option<std::sync::Arc<dyn reqwest::dns::Resolve>>,
 ) -> Result<wire::ProviderTestResult, wire::ProviderTestResult> {
     let base_url = candidate.base_url.clone().unwrap_or_default();
     let mut alone = hearth_config::Config::default();
@@ -236,7 +237,9 @@ pub(crate) async fn check_alone(
             },
         });
     };
-    let check = check_provider(provider, &CancellationToken::new()).await;
+    let mut provider = provider.clone();
+    provider.options.resolver = resolver;
+    let check = check_provider(&provider, &CancellationToken::new()).await;
     let passed = check.is_ok();
     let test = test_result(check);
     if passed { Ok(test) } else { Err(test) }

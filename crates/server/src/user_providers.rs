@@ -353,12 +353,13 @@ async fn build(shared: &Shared, provider: &UserProvider) -> Result<Arc<dyn Harne
         .providers
         .insert(id.clone(), provider_config(provider, key));
     maker
-        .harness(&config, &id, &nothing())
+        .harness(&config, &id, &nothing(), Some(resolver(shared)))
         .map_err(|message| RpcError::new(ErrorKind::Internal, message, false))
 }
 
-/// The networks the operator opened to users' providers.
-fn open_networks(shared: &Shared) -> Vec<ipnet::IpNet> {
+/// What a user's provider may reach: public addresses, and the networks the operator
+/// opened (`[server] user_provider_networks`).
+fn user_policy(shared: &Shared) -> hearth_fetch::FetchPolicy {
     let config = crate::providers::current_config(shared);
     config
         .server
@@ -372,7 +373,13 @@ fn open_networks(shared: &Shared) -> Vec<ipnet::IpNet> {
                 None
             }
         })
-        .collect()
+        .fold(hearth_fetch::FetchPolicy::default(), hearth_fetch::FetchPolicy::opening)
+}
+
+/// The resolver of a user's provider's client: every connection's addresses are checked
+/// again, so a name cannot be pointed at the server's own network after it was checked.
+fn resolver(shared: &Shared) -> Arc<dyn reqwest::dns::Resolve> {
+    hearth_fetch::checked_resolver(Arc::new(hearth_fetch::SystemResolver), user_policy(shared))
 }
 
 /// Refuses a base URL that is not HTTP(S), carries credentials, or reaches an address
@@ -404,12 +411,8 @@ async fn check_base_url(shared: &Shared, url: &str) -> Result<(), RpcError> {
             .map(|address| address.ip())
             .collect(),
     };
-    let open = open_networks(shared);
-    let policy = hearth_fetch::FetchPolicy::default();
+    let policy = user_policy(shared);
     for address in addresses {
-        if open.iter().any(|network| network.contains(&address)) {
-            continue;
-        }
         if let Err(rule) = policy.check_address(address) {
             return Err(invalid(format!(
                 "`{url}` reaches {address}, which a user's provider may not ({rule}); use the provider's public address, or ask the operator to open its network in [server] user_provider_networks"
@@ -475,7 +478,10 @@ pub(crate) async fn add(
     let key = checked_request(shared, user, &name, &params).await?;
     let (candidate, kind) = crate::provider_setup::candidate(&params)?;
     let id = harness_id(&user.id, &name);
-    let test = match crate::provider_setup::check_alone(&id, candidate.clone(), &nothing()).await {
+    let empty = nothing();
+    let checked =
+        crate::provider_setup::check_alone(&id, candidate.clone(), &empty, Some(resolver(shared)));
+    let test = match checked.await {
         Ok(test) => test,
         Err(test) => return Ok(wire::ProviderAddResponse::Failed { test }),
     };

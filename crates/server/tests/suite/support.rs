@@ -219,6 +219,7 @@ impl hearth_server::ProviderHarnesses for NativeProviders {
         config: &hearth_config::Config,
         id: &str,
         env: &hearth_llm::Environment,
+        resolver: Option<Arc<dyn reqwest::dns::Resolve>>,
     ) -> Result<Arc<dyn hearth_core::Harness>, String> {
         use futures::FutureExt;
         let discovery = hearth_llm::discover_providers(
@@ -234,8 +235,10 @@ impl hearth_server::ProviderHarnesses for NativeProviders {
         let provider = discovery
             .get(id)
             .ok_or_else(|| format!("no provider `{id}`: {:?}", discovery.problems))?;
+        let mut provider = provider.clone();
+        provider.options.resolver = resolver;
         let agent = hearth_harness_native::NativeHarness::from_provider(
-            provider,
+            &provider,
             Arc::new(hearth_harness_native::NoTools),
             hearth_harness_native::AgentSettings::default().with_titles(false),
         )
