@@ -12,6 +12,7 @@ pub mod oidc;
 mod outside;
 pub mod postgres;
 mod process;
+mod python;
 pub mod real_agents;
 mod test_agent;
 mod test_host;
@@ -23,6 +24,7 @@ pub use model_server::{
 };
 pub use outside::{OUTSIDE_PORT, OutsideHost};
 pub use process::{BoundedChild, BoundedCommand, PROCESS_WAIT};
+pub use python::venv_python;
 pub use real_agents::{AgentLaunch, ModelTurn, RealAgent, ScriptedModel};
 pub use test_agent::acp_test_agent;
 pub use test_host::{

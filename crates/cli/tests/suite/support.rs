@@ -109,33 +109,8 @@ pub fn stderr_line_count(text: &str) -> usize {
     text.lines().filter(|line| !line.trim().is_empty()).count()
 }
 
-/// The test venv's python (`HEARTH_PYTHON_VENV`, else `<repo>/target/python-venv`, filled
-/// by `.ci/install-python-packages`) when it can import `module`; else `None`, the test
-/// skipped with the reason, unless `HEARTH_REQUIRE_PYTHON=1` (CI) makes that a failure.
-#[allow(clippy::print_stderr)] // a skipped test says why
+/// The test venv's python when it can import `module` (see
+/// [`hearth_test_support::venv_python`]); required when `HEARTH_REQUIRE_PYTHON=1`.
 pub fn venv_python(module: &str) -> Option<PathBuf> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
-        .map_or_else(|| repo.join("target/python-venv"), PathBuf::from);
-    let python = venv.join("bin/python");
-    let works = python.exists()
-        && Command::new(&python)
-            .args(["-c", &format!("import {module}")])
-            .stdin(Stdio::null())
-            .output_within(PROCESS_WAIT)
-            .status
-            .success();
-    if works {
-        return Some(python);
-    }
-    let reason = format!(
-        "no python with the `{module}` package at {}; run .ci/install-python-packages",
-        python.display()
-    );
-    assert!(
-        std::env::var("HEARTH_REQUIRE_PYTHON").as_deref() != Ok("1"),
-        "HEARTH_REQUIRE_PYTHON=1 but {reason}"
-    );
-    eprintln!("skipped: {reason}");
-    None
+    hearth_test_support::venv_python(module, "HEARTH_REQUIRE_PYTHON")
 }

@@ -519,34 +519,9 @@ const S3_LOCATION: &str = "HEARTH_S3_TEST_LOCATION";
 const S3_PAGE: &str = "HEARTH_S3_TEST_PAGE";
 const S3_BUCKET: &str = "team-bucket";
 
-/// The test venv's python when it has moto's server; `None` (skipped, saying why)
-/// unless `HEARTH_REQUIRE_S3=1`.
-#[allow(clippy::print_stderr, reason = "a skipped test says why on stderr")]
+/// The venv's python with moto's S3 server; required when `HEARTH_REQUIRE_S3=1`.
 fn moto_python() -> Option<PathBuf> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let venv = std::env::var_os("HEARTH_PYTHON_VENV")
-        .map_or_else(|| repo.join("target/python-venv"), PathBuf::from);
-    let python = venv.join("bin/python");
-    let works = python.exists()
-        && std::process::Command::new(&python)
-            .args(["-c", "import moto.server"])
-            .stdin(std::process::Stdio::null())
-            .output_within(PROCESS_WAIT)
-            .status
-            .success();
-    if works {
-        return Some(python);
-    }
-    let reason = format!(
-        "no python with moto's server at {}; run .ci/install-python-packages",
-        python.display()
-    );
-    assert!(
-        std::env::var("HEARTH_REQUIRE_S3").as_deref() != Ok("1"),
-        "HEARTH_REQUIRE_S3=1 but {reason}"
-    );
-    eprintln!("skipped: {reason}");
-    None
+    hearth_test_support::venv_python("moto.server", "HEARTH_REQUIRE_S3")
 }
 
 /// moto's S3 server on a free loopback port; stopped when dropped.
