@@ -62,6 +62,18 @@ async fn ask(
     serde_json::to_string(&resolved.chat.turns).unwrap()
 }
 
+/// Why a session on `harness` is refused to `client`.
+async fn refused_kind(client: &Client, harness: &str) -> wire::ErrorKind {
+    let refused = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            harness: Some(harness.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap_err();
+    refusal(refused).data.unwrap().kind
+}
+
 fn refusal(error: ServerError) -> wire::RpcError {
     match error {
         ServerError::Rpc(error) => error,
@@ -134,15 +146,8 @@ async fn a_users_own_agent_runs_with_their_variables_and_never_the_servers() {
 
     // Bob never runs it, nor sees it.
     let (as_bob, _) = connect_as(&served, &bob).await;
-    let refused = as_bob
-        .call::<SessionCreate>(&SessionCreateParams {
-            harness: Some(harness.clone()),
-            ..SessionCreateParams::default()
-        })
-        .await
-        .unwrap_err();
     assert_eq!(
-        refusal(refused).data.unwrap().kind,
+        refused_kind(&as_bob, &harness).await,
         wire::ErrorKind::Forbidden
     );
     let his = as_bob.initialize("e2e").await.unwrap();
@@ -176,15 +181,8 @@ async fn a_users_own_agent_runs_with_their_variables_and_never_the_servers() {
         })
         .await
         .unwrap();
-    let refused = as_alice
-        .call::<SessionCreate>(&SessionCreateParams {
-            harness: Some(harness.clone()),
-            ..SessionCreateParams::default()
-        })
-        .await
-        .unwrap_err();
     assert_eq!(
-        refusal(refused).data.unwrap().kind,
+        refused_kind(&as_alice, &harness).await,
         wire::ErrorKind::NotFound
     );
 }

@@ -83,6 +83,17 @@ fn error_kind(answer: &Value) -> &str {
         .unwrap_or_else(|| panic!("expected an error: {answer}"))
 }
 
+/// `initialize` over `POST /rpc` with `token`: the answer.
+async fn initialize(server: &TestServer, token: &Secret) -> Value {
+    post(
+        server,
+        token,
+        "initialize",
+        json!({"clientInfo": {"name": "t"}}),
+    )
+    .await
+}
+
 fn harness_ids(initialized: &Value) -> Vec<String> {
     initialized["result"]["harnesses"]
         .as_array()
@@ -139,29 +150,11 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
     );
 
     // She sees her harness; Bob does not, nor her provider.
-    let hers = post(
-        server,
-        &team.alice_token,
-        "initialize",
-        json!({"clientInfo": {"name": "t"}}),
-    )
-    .await;
+    let hers = initialize(server, &team.alice_token).await;
     assert!(harness_ids(&hers).contains(&theirs), "{hers}");
-    let operators = post(
-        server,
-        &server.token,
-        "initialize",
-        json!({"clientInfo": {"name": "t"}}),
-    )
-    .await;
+    let operators = initialize(server, &server.token).await;
     assert!(!harness_ids(&operators).contains(&theirs), "{operators}");
-    let his = post(
-        server,
-        &team.bob_token,
-        "initialize",
-        json!({"clientInfo": {"name": "t"}}),
-    )
-    .await;
+    let his = initialize(server, &team.bob_token).await;
     assert!(!harness_ids(&his).contains(&theirs), "{his}");
     assert!(!his.to_string().contains(&team.alice), "{his}");
     let listed = post(server, &team.bob_token, "provider/list", json!({})).await;
@@ -308,13 +301,7 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
     .await;
     assert_eq!(error_kind(&gone), "notFound", "{gone}");
     assert!(gone.to_string().contains("add it again"), "{gone}");
-    let hers = post(
-        server,
-        &team.alice_token,
-        "initialize",
-        json!({"clientInfo": {"name": "t"}}),
-    )
-    .await;
+    let hers = initialize(server, &team.alice_token).await;
     assert!(!harness_ids(&hers).contains(&theirs), "{hers}");
     assert!(
         server
