@@ -19,15 +19,13 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionRequest,
 };
 use hearth_config::McpServerConfig;
-use hearth_core::{ChatUri, HarnessId, Scope, SessionUri};
-use hearth_host::{Host, NewSessionRequest as HostNewSession};
+use hearth_core::{ChatUri, HarnessId, SessionUri};
 use hearth_mcp_client::SessionMcpServers;
 use hearth_projects::ClientFiles;
-use hearth_store::SessionQuery;
-use hearth_tools::ApprovalGate;
 
 use crate::error::{AcpServerError, Result};
 use crate::files::EditorFiles;
+use crate::hearth::Hearth;
 use crate::mapping;
 use crate::server::AGENT_NAME;
 
@@ -37,17 +35,16 @@ pub(crate) const MODEL_OPTION: &str = "model";
 /// Sessions per `session/list` page.
 const LIST_PAGE: u32 = 50;
 
-/// The agent: the host it drives, the user's side of proposals, and what the client
-/// declared.
+/// The agent: the Hearth it drives, and what the client declared.
 pub(crate) struct HearthAgent {
-    pub(crate) host: Host,
-    pub(crate) gate: ApprovalGate,
+    pub(crate) hearth: Arc<dyn Hearth>,
     provider: HarnessId,
     models: Vec<String>,
-    /// The MCP servers the client passed, per session.
-    pub(crate) mcp: SessionMcpServers,
-    /// The sessions whose files `file_read` reads through the client.
-    files: ClientFiles,
+    /// The MCP servers the client passed, per session (none when the turns run on a
+    /// server, which cannot reach the editor's machine).
+    mcp: Option<SessionMcpServers>,
+    /// The sessions whose files `file_read` reads through the client (likewise).
+    files: Option<ClientFiles>,
     client: Mutex<ClientCapabilities>,
 }
 
@@ -69,18 +66,16 @@ pub(crate) fn session_id(session: &SessionUri) -> SessionId {
 }
 
 impl HearthAgent {
-    /// An agent over `host`, starting sessions with `provider`.
+    /// An agent over `hearth`, starting sessions with `provider`.
     pub(crate) fn new(
-        host: Host,
-        gate: ApprovalGate,
+        hearth: Arc<dyn Hearth>,
         provider: HarnessId,
         models: Vec<String>,
-        mcp: SessionMcpServers,
-        files: ClientFiles,
+        mcp: Option<SessionMcpServers>,
+        files: Option<ClientFiles>,
     ) -> Self {
         Self {
-            host,
-            gate,
+            hearth,
             provider,
             models,
             mcp,
@@ -131,15 +126,8 @@ impl HearthAgent {
         let mut directories = vec![request.cwd];
         directories.extend(request.additional_directories);
         let session = self
-            .host
-            .create_session(HostNewSession {
-                provider: self.provider.clone(),
-                scope: Scope::Global,
-                title: None,
-                model: None,
-                working_directories: directories,
-                owner: None,
-            })
+            .hearth
+            .create_session(&self.provider, directories)
             .await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)
             .await;
@@ -156,7 +144,7 @@ impl HearthAgent {
     ) -> Result<(Vec<SessionUpdate>, LoadSessionResponse)> {
         let session = session_uri(&request.session_id)?;
         let chat = ChatUri::default_for(&session);
-        let state = self.host.chat(&chat).await?;
+        let state = self.hearth.chat(&chat).await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)
             .await;
         self.read_files_through(&session, connection);
@@ -173,7 +161,7 @@ impl HearthAgent {
     ) -> Result<ResumeSessionResponse> {
         let session = session_uri(&request.session_id)?;
         let chat = ChatUri::default_for(&session);
-        self.host.chat(&chat).await?;
+        self.hearth.chat(&chat).await?;
         self.connect_mcp_servers(&session, &request.mcp_servers)
             .await;
         self.read_files_through(&session, connection);
@@ -188,12 +176,8 @@ impl HearthAgent {
         request: &ListSessionsRequest,
     ) -> Result<ListSessionsResponse> {
         let page = self
-            .host
-            .list_sessions(&SessionQuery {
-                cursor: request.cursor.clone(),
-                limit: LIST_PAGE,
-                ..SessionQuery::default()
-            })
+            .hearth
+            .list_sessions(request.cursor.clone(), LIST_PAGE)
             .await?;
         let fallback = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let sessions = page
@@ -240,7 +224,7 @@ impl HearthAgent {
                 known.join(", ")
             )));
         }
-        self.host.set_model(&chat, model).await?;
+        self.hearth.set_model(&chat, model).await?;
         self.config_options(&chat).await
     }
 
@@ -253,7 +237,7 @@ impl HearthAgent {
                 return;
             }
         };
-        match self.host.abort(&chat).await {
+        match self.hearth.abort(&chat).await {
             Ok(true) => tracing::debug!(%chat, "turn aborted"),
             Ok(false) => tracing::debug!(%chat, "session/cancel with no turn running"),
             Err(error) => tracing::warn!(%error, %chat, "aborting the turn failed"),
@@ -262,7 +246,7 @@ impl HearthAgent {
 
     /// The chat's current model and the choices (id, name) it offers.
     async fn models(&self, chat: &ChatUri) -> Result<(Option<String>, Vec<(String, String)>)> {
-        let state = self.host.chat(chat).await?;
+        let state = self.hearth.chat(chat).await?;
         let offered = state.agent.and_then(|agent| agent.models);
         let current = state
             .summary
@@ -355,7 +339,13 @@ impl HearthAgent {
     /// Gives `session` the MCP servers the client passed (in place of those it passed
     /// before): their tools are offered in that session's turns only.
     async fn connect_mcp_servers(&self, session: &SessionUri, servers: &[McpServer]) {
-        let problems = self.mcp.set(session, &server_configs(servers)).await;
+        let Some(mcp) = &self.mcp else {
+            if !servers.is_empty() {
+                tracing::warn!(%session, "the client passed MCP servers, but this session's turns run on a Hearth server, which cannot start programs on the editor's machine; their tools are not offered");
+            }
+            return;
+        };
+        let problems = mcp.set(session, &server_configs(servers)).await;
         for problem in problems {
             tracing::warn!(%session, "an MCP server the client passed cannot be used: {problem}");
         }
@@ -364,8 +354,10 @@ impl HearthAgent {
     /// When the client declared `fs.readTextFile`, the native agent's `file_read` reads
     /// `session`'s files through it (the editor's buffers, unsaved edits included).
     fn read_files_through(&self, session: &SessionUri, connection: &ConnectionTo<Client>) {
-        if lock(&self.client).fs.read_text_file {
-            self.files.set(
+        if let Some(files) = &self.files
+            && lock(&self.client).fs.read_text_file
+        {
+            files.set(
                 session,
                 Arc::new(EditorFiles {
                     connection: connection.clone(),

@@ -24,6 +24,27 @@ pub enum AcpServerError {
     /// The approval gate refused or failed.
     #[error(transparent)]
     Tools(#[from] hearth_tools::ToolsError),
+    /// The Hearth server the agent speaks to refused or failed.
+    #[error("{message}")]
+    Server {
+        /// How the editor is to take it.
+        refusal: Refusal,
+        /// What failed, as the server said it.
+        message: String,
+    },
+}
+
+/// How an editor is to take what a Hearth server refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No such session, chat or proposal (or not one the caller may see).
+    NotFound,
+    /// Not allowed or not possible as asked.
+    Invalid,
+    /// The chat already runs a turn.
+    Busy,
+    /// The server or the connection to it failed.
+    Failed,
 }
 
 /// The crate's result type.
@@ -49,6 +70,15 @@ impl AcpServerError {
                 _ => Error::new(ErrorCode::INTERNAL_ERROR, self.to_string()),
             },
             Self::Tools(_) => Error::new(ErrorCode::INTERNAL_ERROR, self.to_string()),
+            Self::Server { refusal, .. } => Error::new(
+                match refusal {
+                    Refusal::NotFound => ErrorCode::RESOURCE_NOT_FOUND,
+                    Refusal::Invalid => ErrorCode::INVALID_PARAMS,
+                    Refusal::Busy => ErrorCode::INVALID_REQUEST,
+                    Refusal::Failed => ErrorCode::INTERNAL_ERROR,
+                },
+                self.to_string(),
+            ),
         }
     }
 }

@@ -11,7 +11,10 @@
 //! editor the same way and answered as the user through `acp`.
 //!
 //! It does not own the host, the harnesses, the tools or the store: the binary builds
-//! those and hands them in ([`Services`]). The stdio MCP servers a client passes in
+//! those and hands them in ([`Services`]), as this process's Hearth ([`LocalHearth`]) or
+//! as a running server's, spoken to as the person whose token the editor's command
+//! presents (any [`Hearth`]); then that server's access rules decide what the editor may
+//! see and do, and the sessions are kept there. The stdio MCP servers a client passes in
 //! `session/new` (or `session/load`/`resume`) are handed to the native agent's toolbox
 //! for that session alone ([`hearth_mcp_client::SessionMcpServers`]). A client that
 //! declares `fs.readTextFile` serves the native agent's `file_read` in its sessions
@@ -20,11 +23,13 @@
 mod agent;
 mod error;
 mod files;
+mod hearth;
 mod mapping;
 mod permissions;
 mod proposals;
 mod server;
 mod turn;
 
-pub use error::{AcpServerError, Result};
+pub use error::{AcpServerError, Refusal, Result};
+pub use hearth::{Decided, Fed, Hearth, LocalHearth, Staged, TurnFeed};
 pub use server::{AGENT_NAME, Services, serve, stdio};

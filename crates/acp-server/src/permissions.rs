@@ -15,11 +15,10 @@ use agent_client_protocol::v1::schema::{
     self as acp, RequestPermissionOutcome, RequestPermissionRequest, SessionId, ToolCallId,
     ToolCallUpdate, ToolCallUpdateFields,
 };
-use hearth_core::{ChatUri, PermissionAnswer, PermissionOption, PermissionOptionKind};
+use hearth_core::{ChatUri, PermissionOption, PermissionOptionKind};
 
 use crate::agent::HearthAgent;
 use crate::error::{AcpServerError, Result};
-use crate::proposals::VIA;
 
 /// A question the turn raised.
 #[derive(Debug, Clone)]
@@ -94,15 +93,8 @@ pub(crate) async fn ask(
             })?,
     };
     agent
-        .host
-        .respond_permission(
-            &question.chat,
-            &question.request_id,
-            &PermissionAnswer {
-                option_id: option_id.clone(),
-                via: VIA.to_owned(),
-            },
-        )
+        .hearth
+        .respond_permission(&question.chat, &question.request_id, option_id.clone())
         .await?;
     Ok(option_id)
 }

@@ -17,12 +17,12 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, TextContent, ToolCallContent, ToolCallId, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, ToolKind,
 };
-use hearth_core::ProposalId;
-use hearth_tools::{ApplyOutcome, Proposal, ProposalStatus, ToolsError, UserActor};
+use hearth_core::{ChatUri, ProposalId};
 use serde_json::json;
 
 use crate::agent::HearthAgent;
 use crate::error::Result;
+use crate::hearth::{Decided, Staged};
 
 /// The channel decisions made through the editor are audited as.
 pub(crate) const VIA: &str = "acp";
@@ -43,20 +43,20 @@ pub(crate) enum Asked {
     Rejected,
     /// Nobody decided here; it stays pending.
     LeftPending(String),
-    /// It was no longer pending when the editor would have been asked.
-    AlreadyDecided(ProposalStatus),
+    /// It was no longer pending when the editor would have been asked (where it is now).
+    AlreadyDecided(String),
 }
 
-/// Asks the editor about proposal `id` and carries out its answer.
+/// Asks the editor about proposal `id`, staged in `chat`, and carries out its answer.
 pub(crate) async fn ask(
     agent: Arc<HearthAgent>,
     connection: ConnectionTo<Client>,
-    session: SessionId,
+    (session, chat): (SessionId, ChatUri),
     id: ProposalId,
 ) -> Result<Asked> {
-    let proposal = agent.gate.get(&id).await?;
-    if proposal.status != ProposalStatus::Pending {
-        return Ok(Asked::AlreadyDecided(proposal.status));
+    let proposal = agent.hearth.proposal(&chat, &id).await?;
+    if let Some(status) = proposal.decided {
+        return Ok(Asked::AlreadyDecided(status));
     }
     let call_id = ToolCallId::new(proposal.call_id.clone());
     let request = question(&proposal, session.clone(), call_id.clone());
@@ -78,7 +78,7 @@ pub(crate) async fn ask(
 /// The question about a proposal: its summary, id, payload hash and diff, and the two
 /// choices.
 fn question(
-    proposal: &Proposal,
+    proposal: &Staged,
     session: SessionId,
     call_id: ToolCallId,
 ) -> RequestPermissionRequest {
@@ -127,27 +127,25 @@ fn chosen(
     }
 }
 
-/// Carries out the chosen option through the gate, bound to the payload hash shown.
-async fn decide(agent: &HearthAgent, proposal: &Proposal, option: &str) -> Result<Asked> {
-    let (id, hash) = (&proposal.id, &proposal.payload_hash);
-    let by = UserActor::new(VIA);
-    Ok(match option {
-        APPROVE => match agent.gate.approve_and_apply(id, hash, &by).await {
-            Ok(ApplyOutcome::Applied { .. } | ApplyOutcome::AlreadyApplied { .. }) => {
-                Asked::Applied
-            }
-            Ok(ApplyOutcome::InProgress { .. }) => Asked::Applied,
-            Err(ToolsError::ApplyFailed { .. }) => {
-                let proposal = agent.gate.get(id).await?;
-                Asked::ApplyFailed(proposal.error.unwrap_or_else(|| "unknown".into()))
-            }
-            Err(error) => return Err(error.into()),
-        },
-        REJECT => {
-            agent.gate.reject(id, &by, None).await?;
-            Asked::Rejected
+/// Carries out the chosen option, bound to the payload hash shown.
+async fn decide(agent: &HearthAgent, proposal: &Staged, option: &str) -> Result<Asked> {
+    let approve = match option {
+        APPROVE => true,
+        REJECT => false,
+        other => {
+            return Ok(Asked::LeftPending(format!(
+                "the editor chose {other:?}, which was not offered"
+            )));
         }
-        other => Asked::LeftPending(format!("the editor chose {other:?}, which was not offered")),
+    };
+    let decided = agent
+        .hearth
+        .decide(&proposal.id, &proposal.payload_hash, approve)
+        .await?;
+    Ok(match decided {
+        Decided::Applied => Asked::Applied,
+        Decided::ApplyFailed(why) => Asked::ApplyFailed(why),
+        Decided::Rejected => Asked::Rejected,
     })
 }
 
@@ -170,10 +168,7 @@ fn decision_shown(summary: &str, asked: &Asked) -> ToolCallUpdateFields {
             ToolCallStatus::Completed,
             format!("Left pending ({why}); decide it with `hearth proposals`."),
         ),
-        Asked::AlreadyDecided(status) => (
-            ToolCallStatus::Completed,
-            format!("Already {}.", status.as_str()),
-        ),
+        Asked::AlreadyDecided(status) => (ToolCallStatus::Completed, format!("Already {status}.")),
     };
     ToolCallUpdateFields::new()
         .status(status)

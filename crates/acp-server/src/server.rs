@@ -17,25 +17,23 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{Builder, ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo, Error, HandleDispatchFrom};
 use hearth_core::HarnessId;
-use hearth_host::Host;
 use hearth_mcp_client::SessionMcpServers;
 use hearth_projects::ClientFiles;
-use hearth_tools::ApprovalGate;
 
 use crate::agent::HearthAgent;
+use crate::hearth::Hearth;
 use crate::turn;
 
 /// The agent's name in `agentInfo`.
 pub const AGENT_NAME: &str = "hearth";
 
-/// What the agent is served over: the host (built with source `acp`), the user's side
-/// of proposals, and the provider new sessions use.
+/// What the agent is served over: the Hearth it drives (this process's host, built with
+/// source `acp`, or a running server), and the harness new sessions use.
 #[derive(Clone)]
 pub struct Services {
-    /// The orchestrator, over the same store as every other Hearth surface.
-    pub host: Host,
-    /// Decides proposals when the editor's user answers.
-    pub gate: ApprovalGate,
+    /// Where sessions are kept and turns run: the same store as every other Hearth
+    /// surface, or a server's.
+    pub hearth: Arc<dyn Hearth>,
     /// The harness new sessions use (Hearth's native agent).
     pub provider: HarnessId,
     /// The models the model option offers when the harness does not list its own
@@ -43,11 +41,12 @@ pub struct Services {
     pub models: Vec<String>,
     /// Where the MCP servers a client passes with a session are kept for the native
     /// agent's toolbox, which offers them in that session only. Emptied (and the servers
-    /// stopped) when the client leaves.
-    pub mcp: SessionMcpServers,
+    /// stopped) when the client leaves. None when the turns run on a server.
+    pub mcp: Option<SessionMcpServers>,
     /// Where the sessions of a client that declared `fs.readTextFile` get their reader
-    /// for the native agent's `file_read`. Emptied when the client leaves.
-    pub files: ClientFiles,
+    /// for the native agent's `file_read`. Emptied when the client leaves. None when the
+    /// turns run on a server.
+    pub files: Option<ClientFiles>,
 }
 
 impl std::fmt::Debug for Services {
@@ -73,16 +72,19 @@ pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), Error> {
     let agent = Arc::new(HearthAgent::new(
-        services.host,
-        services.gate,
+        services.hearth,
         services.provider,
         services.models,
         services.mcp.clone(),
         services.files.clone(),
     ));
     let served = methods(&agent).connect_to(transport).await;
-    services.mcp.shutdown().await;
-    services.files.clear();
+    if let Some(mcp) = &services.mcp {
+        mcp.shutdown().await;
+    }
+    if let Some(files) = &services.files {
+        files.clear();
+    }
     served
 }
 

@@ -15,10 +15,10 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
 use hearth_core::{Action, ChatUri, ResponsePart, StopReason, TurnId, Usage, UserMessage};
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 
 use crate::agent::{HearthAgent, session_uri};
+use crate::hearth::{Fed, TurnFeed};
 use crate::mapping;
 use crate::permissions;
 use crate::proposals;
@@ -52,11 +52,7 @@ async fn run(
     let session = session_uri(&request.session_id)?;
     let chat = ChatUri::default_for(&session);
     let text = mapping::prompt_text(&request.prompt);
-    let (turn_id, mut subscription) = agent
-        .host
-        .send_streaming(&chat, UserMessage::text(text))
-        .await
-        .map_err(crate::AcpServerError::from)?;
+    let (turn_id, mut feed) = agent.hearth.send(&chat, UserMessage::text(text)).await?;
     let mut turn = Turn {
         agent,
         connection,
@@ -67,7 +63,7 @@ async fn run(
         permission_questions: JoinSet::new(),
         failure: None,
     };
-    let (stop, usage) = turn.stream(&mut subscription.receiver).await?;
+    let (stop, usage) = turn.stream(&mut feed).await?;
     turn.settle_questions().await;
     answer(stop, usage, turn.failure)
 }
@@ -87,26 +83,23 @@ struct Turn {
 }
 
 impl Turn {
-    /// Forwards the chat's envelopes to the editor until the turn completes (or the host
-    /// closes the stream), returning the stop reason and usage.
-    async fn stream(
-        &mut self,
-        receiver: &mut hearth_host::EnvelopeReceiver,
-    ) -> Result<(StopReason, Option<Usage>), Error> {
+    /// Forwards the chat's actions to the editor until the turn completes (or its feed
+    /// ends), returning the stop reason and usage.
+    async fn stream(&mut self, feed: &mut TurnFeed) -> Result<(StopReason, Option<Usage>), Error> {
         loop {
-            let envelope = match receiver.recv().await {
-                Ok(envelope) => envelope,
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, chat = %self.chat, "the editor's stream fell behind; updates were lost");
-                    continue;
+            let action = match feed.next().await {
+                Fed::Action(action) => *action,
+                Fed::Ended(stop) => return Ok((stop, None)),
+                Fed::Lost(why) => {
+                    self.failure = Some(why);
+                    return Ok((StopReason::Error, None));
                 }
-                Err(RecvError::Closed) => return Ok((StopReason::Incomplete, None)),
             };
-            if let Some(update) = mapping::update_for(&envelope.action, &self.turn_id) {
+            if let Some(update) = mapping::update_for(&action, &self.turn_id) {
                 self.connection
                     .send_notification(SessionNotification::new(self.session_id.clone(), update))?;
             }
-            if let Some(ended) = self.observe(envelope.action) {
+            if let Some(ended) = self.observe(action) {
                 return Ok(ended);
             }
         }
@@ -123,7 +116,7 @@ impl Turn {
                 self.questions.spawn(proposals::ask(
                     self.agent.clone(),
                     self.connection.clone(),
-                    self.session_id.clone(),
+                    (self.session_id.clone(), self.chat.clone()),
                     proposal_id,
                 ));
             }

@@ -21,6 +21,7 @@ mod app;
 pub mod backend;
 pub mod harnesses;
 pub mod history;
+pub mod remote_hearth;
 mod shared_context;
 pub mod team;
 pub mod tools;

@@ -54,6 +54,14 @@ pub fn choose(choice: ServerChoice) {
     }
 }
 
+/// The server `--server` (or `HEARTH_SERVER`) names, if one does.
+pub fn named_server() -> Option<String> {
+    match CHOICE.get() {
+        Some(ServerChoice::Url(url)) => Some(url.clone()),
+        _ => None,
+    }
+}
+
 /// A connection to a running server.
 pub struct Remote {
     client: Client,

@@ -4,6 +4,7 @@
 
 mod suite {
     mod acp_agent;
+    mod acp_through_server;
     mod agent_home;
     mod agent_home_layout;
     mod agent_home_marks;

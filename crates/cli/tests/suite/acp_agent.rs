@@ -23,12 +23,25 @@ const CLIENT: &str = concat!(
     "/tests/suite/acp_agent_client.py"
 );
 
-fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     venv_python("acp")
 }
 
 /// Runs the Python client in `mode` against `hearth acp` of `hearth`; its JSON report.
 fn client(python: &Path, hearth: &Hearth, work: &Path, mode: &[&str]) -> Value {
+    client_of(python, hearth, work, mode, &[], &[])
+}
+
+/// Runs the Python client in `mode` against `hearth <global...> acp` of `hearth`, with
+/// `env` set; its JSON report.
+pub(super) fn client_of(
+    python: &Path,
+    hearth: &Hearth,
+    work: &Path,
+    mode: &[&str],
+    global: &[&str],
+    env: &[(&str, &str)],
+) -> Value {
     let output = Command::new(python)
         .arg(CLIENT)
         .arg(mode[0])
@@ -37,9 +50,11 @@ fn client(python: &Path, hearth: &Hearth, work: &Path, mode: &[&str]) -> Value {
         .arg(env!("CARGO_BIN_EXE_hearth"))
         .arg("--home")
         .arg(hearth.home.path())
+        .args(global)
         .arg("acp")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("OLLAMA_HOST")
+        .envs(env.iter().copied())
         .output_within(PROCESS_WAIT);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -52,7 +67,7 @@ fn client(python: &Path, hearth: &Hearth, work: &Path, mode: &[&str]) -> Value {
 }
 
 /// The text of every update of `kind` (`agent_message_chunk`, …), joined.
-fn texts(updates: &Value, kind: &str) -> String {
+pub(super) fn texts(updates: &Value, kind: &str) -> String {
     updates
         .as_array()
         .unwrap()
@@ -62,7 +77,7 @@ fn texts(updates: &Value, kind: &str) -> String {
         .collect()
 }
 
-fn kinds(updates: &Value) -> Vec<String> {
+pub(super) fn kinds(updates: &Value) -> Vec<String> {
     let mut kinds: Vec<String> = updates
         .as_array()
         .unwrap()
@@ -73,13 +88,13 @@ fn kinds(updates: &Value) -> Vec<String> {
     kinds
 }
 
-fn work() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn work() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().canonicalize().unwrap();
     (dir, path)
 }
 
-fn event_call() -> OpenAiStream {
+pub(super) fn event_call() -> OpenAiStream {
     OpenAiStream::new(MODEL)
         .role()
         .tool_call(0, "call-1", "event_create")
@@ -89,7 +104,7 @@ fn event_call() -> OpenAiStream {
         .done()
 }
 
-fn with_calendar(server: &MockModelServer) -> (Hearth, PathBuf) {
+pub(super) fn with_calendar(server: &MockModelServer) -> (Hearth, PathBuf) {
     let hearth = Hearth::new();
     let calendar = hearth.home.path().join("home.ics");
     configure(

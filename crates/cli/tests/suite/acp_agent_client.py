@@ -5,7 +5,7 @@ Usage: python acp_agent_client.py MODE WORKDIR HEARTH [ARGS...]
 MODE is one of:
   prompt               initialize, session/new, one prompt; prints what streamed
   cancel               a prompt cancelled after its first chunk
-  load SESSION         session/load of SESSION, then session/list
+  load SESSION         session/load of SESSION (or why it failed), then session/list
   permission ANSWER    a prompt whose staged proposal is answered with ANSWER
                        (approve | reject | disconnect)
   mcp PYTHON SCRIPT    a session given the stdio MCP server `notes` (PYTHON SCRIPT
@@ -22,6 +22,7 @@ import os
 import sys
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.transports import default_environment
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -105,16 +106,24 @@ async def main():
     if reads:
         recorder.buffer = "editor buffer text"
     result = {}
+    env = None
+    if "HEARTH_TOKEN" in os.environ:
+        # As an editor's agent settings give the agent its variables.
+        env = {**default_environment(), "HEARTH_TOKEN": os.environ["HEARTH_TOKEN"]}
     async with spawn_agent_process(
-        lambda _agent: recorder, command[0], *command[1:], cwd=workdir
+        lambda _agent: recorder, command[0], *command[1:], env=env, cwd=workdir
     ) as (conn, _process):
         init = await asyncio.wait_for(start(conn, reads), 30)
         result["initialize"] = dump(init)
         if mode == "load":
-            loaded = await asyncio.wait_for(
-                conn.load_session(cwd=workdir, session_id=argument), 30
-            )
-            result["load"] = dump(loaded)
+            try:
+                loaded = await asyncio.wait_for(
+                    conn.load_session(cwd=workdir, session_id=argument), 30
+                )
+                result["load"] = dump(loaded)
+            except Exception as error:
+                # A session the agent will not load (another user's, say).
+                result["loadError"] = str(error)
             result["replayed"] = list(recorder.updates)
             listed = await asyncio.wait_for(conn.list_sessions(), 30)
             result["list"] = dump(listed)
