@@ -58,27 +58,12 @@ fn deliver(output: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     }
 }
 
-/// The SQLite store, for what only it does yet; a clear error on PostgreSQL.
-fn sqlite_only<'a>(
-    store: &'a dyn hearth_store::Stores,
-    what: &str,
-) -> anyhow::Result<&'a hearth_store::SqliteStore> {
-    store.as_sqlite().ok_or_else(|| {
-        anyhow::anyhow!(
-            "{what} works on the embedded SQLite store only, not yet on a PostgreSQL store ({}); export sessions one by one with `hearth export SESSION`",
-            store.location()
-        )
-    })
-}
-
 /// Runs `hearth export`.
 pub async fn export(app: &App, args: ExportArgs) -> anyhow::Result<ExitCode> {
     let store = app.open_store().await?;
     let mut bytes = Vec::new();
     if args.all {
-        sqlite_only(store.as_ref(), "exporting everything")?
-            .export_all(&mut bytes)
-            .await?;
+        store.export_all(&mut bytes).await?;
     } else {
         let Some(session) = args.session.as_deref() else {
             bail!("name a session to export, or give --all");
@@ -111,7 +96,7 @@ pub async fn import(app: &App, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let file = std::fs::File::open(&args.archive)
         .with_context(|| format!("opening {}", args.archive.display()))?;
     let store = app.open_store().await?;
-    let report: ImportReport = sqlite_only(store.as_ref(), "importing an archive")?
+    let report: ImportReport = store
         .import_archive(&mut BufReader::new(file))
         .await
         .with_context(|| format!("importing {}", args.archive.display()))?;

@@ -23,6 +23,7 @@
 
 use std::io::Write;
 
+use futures::future::BoxFuture;
 use hearth_core::SessionUri;
 use serde_json::{Map, Value, json};
 use sqlx::sqlite::SqliteRow;
@@ -121,139 +122,200 @@ impl<'a> Lines<'a> {
     }
 }
 
-impl SqliteStore {
-    async fn rows(&self, sql: &'static str, key: Option<&str>) -> StoreResult<Vec<SqliteRow>> {
-        let mut query = sqlx::query(sql);
-        if let Some(key) = key {
-            query = query.bind(key.to_owned());
+/// What an archive reads of a database: its rows as JSON objects (see [`row_json`]),
+/// each read keyed by a URI or by nothing. Each store answers these in its own SQL; the
+/// archive's records and their order are written once, here.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Read<'a> {
+    /// Every project (ids kept).
+    Projects,
+    /// Every session, live, in the trash or a tombstone.
+    Sessions,
+    /// Proposals of no session there is (ids kept).
+    OrphanProposals,
+    /// The live session of this URI.
+    LiveSession(&'a str),
+    /// The project of the session of this URI (ids kept).
+    ProjectOf(&'a str),
+    /// The chats of the session of this URI, in order.
+    ChatsOf(&'a str),
+    /// The turns of the chat of this URI, in order.
+    TurnsOf(&'a str),
+    /// The provider conversations behind the chat of this URI (ids kept).
+    BackingsOf(&'a str),
+    /// The proposals of the session of this URI (ids kept).
+    ProposalsOf(&'a str),
+}
+
+impl Read<'_> {
+    /// The key the read binds, if any.
+    pub(crate) fn key(self) -> Option<String> {
+        match self {
+            Self::Projects | Self::Sessions | Self::OrphanProposals => None,
+            Self::LiveSession(key)
+            | Self::ProjectOf(key)
+            | Self::ChatsOf(key)
+            | Self::TurnsOf(key)
+            | Self::BackingsOf(key)
+            | Self::ProposalsOf(key) => Some(key.to_owned()),
         }
-        query.fetch_all(&self.pool).await.map_err(|e| self.error(e))
     }
 
+    /// Whether the rows keep their `id` column (ids that are not one database's row ids).
+    pub(crate) fn keeps_id(self) -> bool {
+        matches!(
+            self,
+            Self::Projects
+                | Self::OrphanProposals
+                | Self::ProjectOf(_)
+                | Self::BackingsOf(_)
+                | Self::ProposalsOf(_)
+        )
+    }
+}
+
+/// The statement of a read, with the key's placeholder written as `$key` (each store puts
+/// its own in).
+pub(crate) fn read_sql(read: Read<'_>) -> &'static str {
+    match read {
+        Read::Projects => "SELECT * FROM projects ORDER BY id",
+        Read::Sessions => "SELECT * FROM sessions ORDER BY uri",
+        Read::OrphanProposals => {
+            "SELECT * FROM proposals WHERE session_uri NOT IN (SELECT uri FROM sessions) ORDER BY id"
+        }
+        Read::LiveSession(_) => "SELECT * FROM sessions WHERE uri = $key AND deleted_at IS NULL",
+        Read::ProjectOf(_) => {
+            "SELECT * FROM projects WHERE id = (SELECT project_id FROM sessions WHERE uri = $key)"
+        }
+        Read::ChatsOf(_) => {
+            "SELECT c.* FROM chats c JOIN sessions s ON s.id = c.session_id WHERE s.uri = $key ORDER BY c.position, c.uri"
+        }
+        Read::TurnsOf(_) => {
+            "SELECT t.* FROM turns t JOIN chats c ON c.id = t.chat_id WHERE c.uri = $key ORDER BY t.seq"
+        }
+        Read::BackingsOf(_) => {
+            "SELECT * FROM chat_backings WHERE chat_uri = $key ORDER BY provider, backing"
+        }
+        Read::ProposalsOf(_) => "SELECT * FROM proposals WHERE session_uri = $key ORDER BY id",
+    }
+}
+
+/// A database an archive is written from.
+pub(crate) trait ArchiveSource: Sync {
+    /// The rows `read` names, as JSON objects.
+    fn read<'a>(&'a self, read: Read<'a>) -> BoxFuture<'a, StoreResult<Vec<Map<String, Value>>>>;
+}
+
+/// A row's text column `name`.
+fn text_of<'r>(row: &'r Map<String, Value>, name: &str) -> StoreResult<&'r str> {
+    row.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| StoreError::Decode {
+            what: "archived row",
+            detail: format!("a row without `{name}`"),
+        })
+}
+
+/// Writes one session's archive (with its project's record, when it has one).
+pub(crate) async fn export_session(
+    source: &dyn ArchiveSource,
+    uri: &SessionUri,
+    out: &mut (dyn Write + Send),
+) -> StoreResult<()> {
+    let uri = uri.to_string();
+    let sessions = source.read(Read::LiveSession(&uri)).await?;
+    let Some(session) = sessions.into_iter().next() else {
+        return Err(StoreError::NotFound {
+            what: "session",
+            key: uri,
+        });
+    };
+    let mut lines = Lines::new(out);
+    header(&mut lines)?;
+    for project in source.read(Read::ProjectOf(&uri)).await? {
+        lines.record(&json!({ "type": "project", "row": project }))?;
+    }
+    export_session_rows(source, session, &mut lines).await?;
+    lines.end()
+}
+
+/// Writes the archive of everything: every project, every session (live, in the trash,
+/// or a tombstone) with its records, and proposals of no session archived.
+pub(crate) async fn export_all(
+    source: &dyn ArchiveSource,
+    out: &mut (dyn Write + Send),
+) -> StoreResult<()> {
+    let mut lines = Lines::new(out);
+    header(&mut lines)?;
+    for project in source.read(Read::Projects).await? {
+        lines.record(&json!({ "type": "project", "row": project }))?;
+    }
+    for session in source.read(Read::Sessions).await? {
+        export_session_rows(source, session, &mut lines).await?;
+    }
+    for proposal in source.read(Read::OrphanProposals).await? {
+        lines.record(&json!({ "type": "proposal", "row": proposal }))?;
+    }
+    lines.end()
+}
+
+/// A session's record, then its chats with their turns and backings, then its proposals.
+async fn export_session_rows(
+    source: &dyn ArchiveSource,
+    session: Map<String, Value>,
+    lines: &mut Lines<'_>,
+) -> StoreResult<()> {
+    let uri = text_of(&session, "uri")?.to_owned();
+    lines.record(&json!({ "type": "session", "row": session }))?;
+    for chat in source.read(Read::ChatsOf(&uri)).await? {
+        let chat_uri = text_of(&chat, "uri")?.to_owned();
+        lines.record(&json!({ "type": "chat", "session": uri, "row": chat }))?;
+        for turn in source.read(Read::TurnsOf(&chat_uri)).await? {
+            lines.record(&json!({ "type": "turn", "chat": chat_uri, "row": turn }))?;
+        }
+        for backing in source.read(Read::BackingsOf(&chat_uri)).await? {
+            lines.record(&json!({ "type": "backing", "row": backing }))?;
+        }
+    }
+    for proposal in source.read(Read::ProposalsOf(&uri)).await? {
+        lines.record(&json!({ "type": "proposal", "row": proposal }))?;
+    }
+    Ok(())
+}
+
+impl ArchiveSource for SqliteStore {
+    fn read<'a>(&'a self, read: Read<'a>) -> BoxFuture<'a, StoreResult<Vec<Map<String, Value>>>> {
+        Box::pin(async move {
+            let sql = read_sql(read).replace("$key", "?");
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            if let Some(key) = read.key() {
+                query = query.bind(key);
+            }
+            let rows: Vec<SqliteRow> = query
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+            rows.iter()
+                .map(|row| row_json(row, read.keeps_id()))
+                .collect()
+        })
+    }
+}
+
+impl SqliteStore {
     /// Writes one session's archive (with its project's record, when it has one).
     pub async fn export_session(
         &self,
         uri: &SessionUri,
         out: &mut (dyn Write + Send),
     ) -> StoreResult<()> {
-        let uri = uri.to_string();
-        let sessions = self
-            .rows(
-                "SELECT * FROM sessions WHERE uri = ? AND deleted_at IS NULL",
-                Some(&uri),
-            )
-            .await?;
-        if sessions.is_empty() {
-            return Err(StoreError::NotFound {
-                what: "session",
-                key: uri,
-            });
-        }
-        let mut lines = Lines { out, records: 0 };
-        header(&mut lines)?;
-        let projects = self
-            .rows(
-                "SELECT * FROM projects WHERE id = (SELECT project_id FROM sessions WHERE uri = ?)",
-                Some(&uri),
-            )
-            .await?;
-        for project in &projects {
-            lines.record(&json!({ "type": "project", "row": row_json(project, true)? }))?;
-        }
-        self.export_session_rows(&sessions[0], &mut lines).await?;
-        lines.put(&json!({ "type": "end", "records": lines.records }))
+        export_session(self, uri, out).await
     }
 
     /// Writes the archive of everything: every project, every session (live, in the
     /// trash, or a tombstone) with its records, and proposals of no session archived.
     pub async fn export_all(&self, out: &mut (dyn Write + Send)) -> StoreResult<()> {
-        let mut lines = Lines { out, records: 0 };
-        header(&mut lines)?;
-        for project in self
-            .rows("SELECT * FROM projects ORDER BY id", None)
-            .await?
-        {
-            lines.record(&json!({ "type": "project", "row": row_json(&project, true)? }))?;
-        }
-        for session in self
-            .rows("SELECT * FROM sessions ORDER BY uri", None)
-            .await?
-        {
-            self.export_session_rows(&session, &mut lines).await?;
-        }
-        let orphans = self
-            .rows(
-                "SELECT * FROM proposals WHERE session_uri NOT IN (SELECT uri FROM sessions) ORDER BY id",
-                None,
-            )
-            .await?;
-        for proposal in &orphans {
-            lines.record(&json!({ "type": "proposal", "row": row_json(proposal, true)? }))?;
-        }
-        lines.put(&json!({ "type": "end", "records": lines.records }))
-    }
-
-    /// A session's record, then its chats with their turns and backings, then its
-    /// proposals.
-    async fn export_session_rows(
-        &self,
-        session: &SqliteRow,
-        lines: &mut Lines<'_>,
-    ) -> StoreResult<()> {
-        let get = |error: sqlx::Error| self.error(error);
-        let uri: String = session.try_get("uri").map_err(get)?;
-        let id: i64 = session.try_get("id").map_err(get)?;
-        lines.record(&json!({ "type": "session", "row": row_json(session, false)? }))?;
-        let chats = sqlx::query("SELECT * FROM chats WHERE session_id = ? ORDER BY position, uri")
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(get)?;
-        for chat in &chats {
-            self.export_chat_rows(&uri, chat, lines).await?;
-        }
-        let proposals = self
-            .rows(
-                "SELECT * FROM proposals WHERE session_uri = ? ORDER BY id",
-                Some(&uri),
-            )
-            .await?;
-        for proposal in &proposals {
-            lines.record(&json!({ "type": "proposal", "row": row_json(proposal, true)? }))?;
-        }
-        Ok(())
-    }
-
-    async fn export_chat_rows(
-        &self,
-        session: &str,
-        chat: &SqliteRow,
-        lines: &mut Lines<'_>,
-    ) -> StoreResult<()> {
-        let get = |error: sqlx::Error| self.error(error);
-        let uri: String = chat.try_get("uri").map_err(get)?;
-        let id: i64 = chat.try_get("id").map_err(get)?;
-        lines.record(
-            &json!({ "type": "chat", "session": session, "row": row_json(chat, false)? }),
-        )?;
-        let turns = sqlx::query("SELECT * FROM turns WHERE chat_id = ? ORDER BY seq")
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(get)?;
-        for turn in &turns {
-            lines.record(&json!({ "type": "turn", "chat": uri, "row": row_json(turn, false)? }))?;
-        }
-        let backings = self
-            .rows(
-                "SELECT * FROM chat_backings WHERE chat_uri = ? ORDER BY provider, backing",
-                Some(&uri),
-            )
-            .await?;
-        for backing in &backings {
-            lines.record(&json!({ "type": "backing", "row": row_json(backing, true)? }))?;
-        }
-        Ok(())
+        export_all(self, out).await
     }
 }
 

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use serde_json::{Map, Value};
-use sqlx::sqlite::{Sqlite, SqliteArguments};
-use sqlx::{Connection as _, SqliteConnection};
+use sqlx::{Connection as _, PgConnection, SqliteConnection};
 
 use crate::archive::{ARCHIVE_FORMAT, ARCHIVE_VERSION, LOCAL_COLUMNS};
 use crate::error::{StoreError, StoreResult};
+use crate::postgres::PgStore;
 use crate::sqlite::SqliteStore;
 
 /// What an import did.
@@ -50,25 +50,54 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-type Insert<'q> = sqlx::query::Query<'q, Sqlite, SqliteArguments>;
+/// How a column's values are bound (a NULL too must have its column's type on
+/// PostgreSQL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Integer,
+    Real,
+    Blob,
+    Text,
+}
 
-/// Binds one archived column value.
-fn bind<'q>(
-    query: Insert<'q>,
-    value: &Value,
-    line: usize,
-    column: &str,
-) -> StoreResult<Insert<'q>> {
+impl Kind {
+    /// The kind of a column of SQLite's or PostgreSQL's declared type.
+    fn of(declared: &str) -> Self {
+        let declared = declared.to_ascii_lowercase();
+        if declared.contains("int") {
+            Self::Integer
+        } else if declared.contains("real") || declared.contains("double") {
+            Self::Real
+        } else if declared.contains("blob") || declared == "bytea" {
+            Self::Blob
+        } else {
+            Self::Text
+        }
+    }
+}
+
+/// An archived column value, read.
+#[derive(Debug)]
+enum Cell {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// Reads one archived column value.
+fn cell(value: &Value, line: usize, column: &str) -> StoreResult<Cell> {
     Ok(match value {
-        Value::Null => query.bind(Option::<String>::None),
-        Value::Bool(flag) => query.bind(i64::from(*flag)),
+        Value::Null => Cell::Null,
+        Value::Bool(flag) => Cell::Integer(i64::from(*flag)),
         Value::Number(number) => match number.as_i64() {
-            Some(integer) => query.bind(integer),
-            None => query.bind(number.as_f64().unwrap_or_default()),
+            Some(integer) => Cell::Integer(integer),
+            None => Cell::Real(number.as_f64().unwrap_or_default()),
         },
-        Value::String(text) => query.bind(text.clone()),
-        Value::Object(object) => {
-            let bytes = object
+        Value::String(text) => Cell::Text(text.clone()),
+        Value::Object(object) => Cell::Blob(
+            object
                 .get("$blob")
                 .and_then(Value::as_str)
                 .and_then(unhex)
@@ -79,18 +108,139 @@ fn bind<'q>(
                             "column `{column}` holds an object that is not a {{\"$blob\": hex}}"
                         ),
                     )
-                })?;
-            query.bind(bytes)
-        }
+                })?,
+        ),
         Value::Array(_) => return Err(refused(line, format!("column `{column}` holds an array"))),
     })
 }
 
+/// Binds a value to a query of either database; a NULL as its column's type.
+macro_rules! bind_cell {
+    ($query:expr, $cell:expr, $kind:expr) => {
+        match ($cell, $kind) {
+            (Cell::Null, Kind::Integer) => $query.bind(Option::<i64>::None),
+            (Cell::Null, Kind::Real) => $query.bind(Option::<f64>::None),
+            (Cell::Null, Kind::Blob) => $query.bind(Option::<Vec<u8>>::None),
+            (Cell::Null, Kind::Text) => $query.bind(Option::<String>::None),
+            (Cell::Integer(value), _) => $query.bind(value),
+            (Cell::Real(value), _) => $query.bind(value),
+            (Cell::Text(value), _) => $query.bind(value),
+            (Cell::Blob(value), _) => $query.bind(value),
+        }
+    };
+}
+
+/// The connection an import writes through, inside its transaction.
+enum Target<'c> {
+    Sqlite(&'c mut SqliteConnection),
+    Postgres(&'c mut PgConnection),
+}
+
+impl Target<'_> {
+    /// `sql` with its `?` placeholders as this database writes them.
+    fn placeholders(&self, sql: &str) -> String {
+        match self {
+            Self::Sqlite(_) => sql.to_owned(),
+            Self::Postgres(_) => {
+                let mut numbered = String::with_capacity(sql.len() + 8);
+                let mut n = 0;
+                for character in sql.chars() {
+                    if character == '?' {
+                        n += 1;
+                        numbered.push_str(&format!("${n}"));
+                    } else {
+                        numbered.push(character);
+                    }
+                }
+                numbered
+            }
+        }
+    }
+
+    /// The table's columns and their kinds, as this database has them.
+    async fn columns(&mut self, table: &str) -> Result<Vec<(String, Kind)>, sqlx::Error> {
+        let declared: Vec<(String, String)> = match self {
+            Self::Sqlite(connection) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT name, type FROM pragma_table_info('{table}')"
+                )))
+                .fetch_all(&mut **connection)
+                .await?
+            }
+            Self::Postgres(connection) => {
+                sqlx::query_as(
+                    "SELECT column_name::text, data_type::text FROM information_schema.columns
+                     WHERE table_schema = current_schema() AND table_name = $1",
+                )
+                .bind(table.to_owned())
+                .fetch_all(&mut **connection)
+                .await?
+            }
+        };
+        Ok(declared
+            .into_iter()
+            .map(|(name, declared)| {
+                let kind = Kind::of(&declared);
+                (name, kind)
+            })
+            .collect())
+    }
+
+    /// Runs an insert of `cells`; the new row's id when `returning`.
+    async fn insert(
+        &mut self,
+        sql: &str,
+        cells: Vec<(Cell, Kind)>,
+        returning: bool,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        let sql = self.placeholders(sql);
+        let id = match self {
+            Self::Sqlite(connection) => {
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (cell, kind) in cells {
+                    query = bind_cell!(query, cell, kind);
+                }
+                let row = query.fetch_optional(&mut **connection).await?;
+                row.map(|row| sqlx::Row::try_get::<i64, _>(&row, "id"))
+            }
+            Self::Postgres(connection) => {
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (cell, kind) in cells {
+                    query = bind_cell!(query, cell, kind);
+                }
+                let row = query.fetch_optional(&mut **connection).await?;
+                row.map(|row| sqlx::Row::try_get::<i64, _>(&row, "id"))
+            }
+        };
+        if returning { id.transpose() } else { Ok(None) }
+    }
+
+    /// Whether `table` has a row whose `column` is `key`.
+    async fn has(&mut self, table: &str, column: &str, key: &str) -> Result<bool, sqlx::Error> {
+        let sql = self.placeholders(&format!("SELECT COUNT(*) FROM {table} WHERE {column} = ?"));
+        let count: i64 = match self {
+            Self::Sqlite(connection) => {
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .bind(key.to_owned())
+                    .fetch_one(&mut **connection)
+                    .await?
+            }
+            Self::Postgres(connection) => {
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .bind(key.to_owned())
+                    .fetch_one(&mut **connection)
+                    .await?
+            }
+        };
+        Ok(count > 0)
+    }
+}
+
 /// What one import knows while it runs.
 struct Importer<'c> {
-    connection: &'c mut SqliteConnection,
+    target: Target<'c>,
     /// Each table's columns, as this database has them.
-    columns: HashMap<&'static str, Vec<String>>,
+    columns: HashMap<&'static str, Vec<(String, Kind)>>,
     /// Sessions of the archive: their new row id, or `None` when skipped.
     sessions: HashMap<String, Option<i64>>,
     /// Chats of the archive, likewise.
@@ -101,20 +251,15 @@ struct Importer<'c> {
 }
 
 impl Importer<'_> {
-    async fn columns(&mut self, table: &'static str) -> StoreResult<Vec<String>> {
+    async fn columns(&mut self, table: &'static str) -> StoreResult<Vec<(String, Kind)>> {
         if let Some(columns) = self.columns.get(table) {
             return Ok(columns.clone());
         }
-        let names: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT name FROM pragma_table_info('{table}')"
-        )))
-        .fetch_all(&mut *self.connection)
-        .await
-        .map_err(|error| {
+        let columns = self.target.columns(table).await.map_err(|error| {
             StoreError::Archive(format!("cannot read the columns of {table}: {error}"))
         })?;
-        self.columns.insert(table, names.clone());
-        Ok(names)
+        self.columns.insert(table, columns.clone());
+        Ok(columns)
     }
 
     /// Inserts a row with its archived columns and `links` (row ids made here);
@@ -129,17 +274,28 @@ impl Importer<'_> {
     ) -> StoreResult<Option<i64>> {
         let known = self.columns(table).await?;
         let keeps_id = matches!(table, "projects" | "proposals");
-        for name in row.keys() {
+        let mut cells = Vec::with_capacity(row.len() + links.len());
+        for (name, value) in row {
             let local = LOCAL_COLUMNS.contains(&name.as_str()) && !(keeps_id && name == "id");
-            if local || !known.contains(name) {
+            let kind = known
+                .iter()
+                .find(|(column, _)| column == name)
+                .map(|(_, kind)| *kind);
+            let Some(kind) = kind.filter(|_| !local) else {
                 return Err(refused(
                     line,
                     format!(
                         "table `{table}` has no column `{name}` to import (an archive from a newer Hearth?)"
                     ),
                 ));
-            }
+            };
+            cells.push((cell(value, line, name)?, kind));
         }
+        cells.extend(
+            links
+                .iter()
+                .map(|(_, id)| (Cell::Integer(*id), Kind::Integer)),
+        );
         let names: Vec<String> = row
             .keys()
             .map(String::as_str)
@@ -152,32 +308,17 @@ impl Importer<'_> {
             "INSERT INTO {table} ({}) VALUES ({marks}){tail}",
             names.join(", ")
         );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for (name, value) in row {
-            query = bind(query, value, line, name)?;
-        }
-        for (_, id) in links {
-            query = query.bind(*id);
-        }
-        let inserted = query
-            .fetch_optional(&mut *self.connection)
+        self.target
+            .insert(&sql, cells, returning)
             .await
-            .map_err(|error| refused(line, format!("the {table} row was refused: {error}")))?;
-        Ok(match inserted {
-            Some(row) if returning => {
-                Some(sqlx::Row::try_get(&row, "id").map_err(|error| refused(line, error))?)
-            }
-            _ => None,
-        })
+            .map_err(|error| refused(line, format!("the {table} row was refused: {error}")))
     }
 
-    async fn exists(&mut self, sql: &'static str, key: &str) -> StoreResult<bool> {
-        let found: Option<i64> = sqlx::query_scalar(sql)
-            .bind(key.to_owned())
-            .fetch_optional(&mut *self.connection)
+    async fn exists(&mut self, table: &str, column: &str, key: &str) -> StoreResult<bool> {
+        self.target
+            .has(table, column, key)
             .await
-            .map_err(|error| StoreError::Archive(format!("cannot look up {key}: {error}")))?;
-        Ok(found.is_some())
+            .map_err(|error| StoreError::Archive(format!("cannot look up {key}: {error}")))
     }
 }
 
@@ -241,10 +382,7 @@ impl Importer<'_> {
             .and_then(Value::as_str)
             .ok_or_else(|| refused(line, "a project without an id"))?
             .to_owned();
-        if self
-            .exists("SELECT 1 FROM projects WHERE id = ?", &id)
-            .await?
-        {
+        if self.exists("projects", "id", &id).await? {
             self.report.skipped.push(("project", id));
             return Ok(());
         }
@@ -259,10 +397,7 @@ impl Importer<'_> {
             .and_then(Value::as_str)
             .ok_or_else(|| refused(line, "a session without a uri"))?
             .to_owned();
-        if self
-            .exists("SELECT 1 FROM sessions WHERE uri = ?", &uri)
-            .await?
-        {
+        if self.exists("sessions", "uri", &uri).await? {
             self.sessions.insert(uri.clone(), None);
             self.report.skipped.push(("session", uri));
             return Ok(());
@@ -355,10 +490,7 @@ impl Importer<'_> {
             .and_then(Value::as_str)
             .ok_or_else(|| refused(line, "a proposal without an id"))?
             .to_owned();
-        if self
-            .exists("SELECT 1 FROM proposals WHERE id = ?", &id)
-            .await?
-        {
+        if self.exists("proposals", "id", &id).await? {
             self.report.skipped.push(("proposal", id));
             return Ok(());
         }
@@ -389,58 +521,80 @@ fn check_header(line: Option<&str>) -> StoreResult<()> {
     }
 }
 
+/// Reads an archive's lines into `target` (a transaction's connection); the report,
+/// or why the archive was refused (the caller then rolls back).
+async fn import_lines(
+    target: Target<'_>,
+    input: &mut (dyn BufRead + Send),
+) -> StoreResult<ImportReport> {
+    let mut lines = input.lines().enumerate();
+    let first = match lines.next() {
+        None => None,
+        Some((_, Ok(line))) => Some(line),
+        Some((_, Err(error))) => {
+            return Err(StoreError::Archive(format!(
+                "the archive cannot be read: {error}; nothing was imported"
+            )));
+        }
+    };
+    check_header(first.as_deref())?;
+    let mut importer = Importer {
+        target,
+        columns: HashMap::new(),
+        sessions: HashMap::new(),
+        chats: HashMap::new(),
+        records: 0,
+        ended: false,
+        report: ImportReport::default(),
+    };
+    for (index, line) in lines {
+        let number = index + 1;
+        let line = line.map_err(|error| refused(number, format!("cannot be read: {error}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Value = serde_json::from_str(&line).map_err(|error| {
+            refused(
+                number,
+                format!("not a JSON record ({error}): the archive is damaged or cut short"),
+            )
+        })?;
+        importer.record(number, &record).await?;
+    }
+    if !importer.ended {
+        return Err(StoreError::Archive(
+            "the archive ends before its `end` record: it was cut short; nothing was imported"
+                .into(),
+        ));
+    }
+    Ok(importer.report)
+}
+
 impl SqliteStore {
     /// Imports an archive, all or nothing (see the module's documentation).
     pub async fn import_archive(
         &self,
         input: &mut (dyn BufRead + Send),
     ) -> StoreResult<ImportReport> {
-        let mut lines = input.lines().enumerate();
-        let first = match lines.next() {
-            None => None,
-            Some((_, Ok(line))) => Some(line),
-            Some((_, Err(error))) => {
-                return Err(StoreError::Archive(format!(
-                    "the archive cannot be read: {error}; nothing was imported"
-                )));
-            }
-        };
-        check_header(first.as_deref())?;
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
         let mut transaction = connection
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| self.error(e))?;
-        let mut importer = Importer {
-            connection: &mut transaction,
-            columns: HashMap::new(),
-            sessions: HashMap::new(),
-            chats: HashMap::new(),
-            records: 0,
-            ended: false,
-            report: ImportReport::default(),
-        };
-        for (index, line) in lines {
-            let number = index + 1;
-            let line = line.map_err(|error| refused(number, format!("cannot be read: {error}")))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let record: Value = serde_json::from_str(&line).map_err(|error| {
-                refused(
-                    number,
-                    format!("not a JSON record ({error}): the archive is damaged or cut short"),
-                )
-            })?;
-            importer.record(number, &record).await?;
-        }
-        if !importer.ended {
-            return Err(StoreError::Archive(
-                "the archive ends before its `end` record: it was cut short; nothing was imported"
-                    .into(),
-            ));
-        }
-        let report = importer.report;
+        let report = import_lines(Target::Sqlite(&mut transaction), input).await?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(report)
+    }
+}
+
+impl PgStore {
+    /// Imports an archive, all or nothing (see the module's documentation).
+    pub async fn import_archive(
+        &self,
+        input: &mut (dyn BufRead + Send),
+    ) -> StoreResult<ImportReport> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let report = import_lines(Target::Postgres(&mut transaction), input).await?;
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(report)
     }

@@ -224,6 +224,21 @@ pub trait Store: Send + Sync + 'static {
     fn archive_session<'a>(&'a self, session: &'a SessionUri)
     -> BoxFuture<'a, StoreResult<String>>;
 
+    /// Writes the lossless archive of everything: every project, every session (live, in
+    /// the trash, or a tombstone) with its records, and proposals of no session (see
+    /// [`SqliteStore::export_session`](crate::SqliteStore::export_session)).
+    fn export_all<'a>(
+        &'a self,
+        out: &'a mut (dyn std::io::Write + Send),
+    ) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Imports an archive either store wrote, all or nothing: what is already here (by
+    /// id) is skipped and reported, never overwritten.
+    fn import_archive<'a>(
+        &'a self,
+        input: &'a mut (dyn std::io::BufRead + Send),
+    ) -> BoxFuture<'a, StoreResult<crate::ImportReport>>;
+
     /// The session's chat catalog, default chat first.
     fn chats<'a>(&'a self, session: &'a SessionUri) -> BoxFuture<'a, StoreResult<Vec<ChatRecord>>>;
 
@@ -452,6 +467,20 @@ macro_rules! store_by_impls {
                 session: &'a ::hearth_core::SessionUri,
             ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<String>> {
                 Box::pin(self.archive_session_impl(session))
+            }
+
+            fn export_all<'a>(
+                &'a self,
+                out: &'a mut (dyn ::std::io::Write + Send),
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<()>> {
+                Box::pin(<$store>::export_all(self, out))
+            }
+
+            fn import_archive<'a>(
+                &'a self,
+                input: &'a mut (dyn ::std::io::BufRead + Send),
+            ) -> ::futures::future::BoxFuture<'a, $crate::StoreResult<$crate::ImportReport>> {
+                Box::pin(<$store>::import_archive(self, input))
             }
 
             fn trash_items(

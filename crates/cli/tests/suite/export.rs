@@ -292,3 +292,53 @@ fn a_cut_or_foreign_archive_imports_nothing_and_says_why() {
     );
     assert_eq!(second.session_uris(), vec![session]);
 }
+
+/// `hearth ARGS` of `hearth` with its store on PostgreSQL at `url`; what it printed.
+fn ok_on_postgres(hearth: &Hearth, url: &str, args: &[&str]) -> String {
+    let output = hearth
+        .command()
+        .env("HEARTH_STORE_URL", url)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "hearth {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn everything_moves_into_a_team_servers_postgresql_and_back_the_same() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let laptop = Hearth::new();
+    every_kind_of_turn(&laptop, &work);
+    let archive = work.join("all.jsonl");
+    laptop.ok(&["export", "--all", "-o", archive.to_str().unwrap()]);
+
+    let team = Hearth::new();
+    let imported = ok_on_postgres(&team, &url, &["import", archive.to_str().unwrap()]);
+    assert!(
+        imported.starts_with("Imported 1 project, 8 sessions"),
+        "{imported}"
+    );
+    let listed = ok_on_postgres(&team, &url, &["sessions", "list", "--json"]);
+    assert_eq!(listed, laptop.ok(&["sessions", "list", "--json"]));
+    let from_team = work.join("team.jsonl");
+    ok_on_postgres(
+        &team,
+        &url,
+        &["export", "--all", "-o", from_team.to_str().unwrap()],
+    );
+    assert_eq!(record_hashes(&from_team), record_hashes(&archive));
+
+    // The team's archive imports into a new laptop as it was.
+    let back = Hearth::new();
+    back.ok(&["import", from_team.to_str().unwrap()]);
+    assert_eq!(back.session_uris(), laptop.session_uris());
+}

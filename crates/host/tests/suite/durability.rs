@@ -139,6 +139,18 @@ impl Store for FaultyStore {
     ) -> BoxFuture<'a, StoreResult<String>> {
         self.inner.archive_session(session)
     }
+    fn export_all<'a>(
+        &'a self,
+        out: &'a mut (dyn std::io::Write + Send),
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Store::export_all(&self.inner, out)
+    }
+    fn import_archive<'a>(
+        &'a self,
+        input: &'a mut (dyn std::io::BufRead + Send),
+    ) -> BoxFuture<'a, StoreResult<hearth_store::ImportReport>> {
+        Store::import_archive(&self.inner, input)
+    }
     fn trash_items(&self) -> BoxFuture<'_, StoreResult<Vec<hearth_store::TrashItem>>> {
         self.inner.trash_items()
     }

@@ -11,7 +11,8 @@ use hearth_core::{
     ResponsePart, StopReason, ToolCallPart, ToolCallStatus, Turn, TurnId, UserMessage, now,
 };
 use hearth_store::{
-    ProjectRecord, ProjectStore, SessionQuery, SqliteStore, Store, StoreError, session_markdown,
+    PgStore, ProjectRecord, ProjectStore, SessionQuery, SqliteStore, Store, StoreError,
+    session_markdown,
 };
 use pretty_assertions::assert_eq;
 
@@ -229,4 +230,91 @@ async fn a_cut_damaged_or_foreign_archive_imports_nothing_and_says_why() {
     assert!(refused("").await.contains("empty"));
     let newer = archive.replacen("\"version\":1", "\"version\":9", 1);
     assert!(refused(&newer).await.contains("newer Hearth"));
+}
+
+async fn export_all_of(store: &dyn Store) -> String {
+    let mut out = Vec::new();
+    Store::export_all(store, &mut out).await.unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn everything_moves_from_sqlite_to_postgresql_and_back_unchanged() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let (_a, first) = store().await;
+    filled(&first).await;
+    let archive = export_all(&first).await;
+    let postgres = PgStore::connect(&url).await.unwrap();
+    let report = Store::import_archive(&postgres, &mut archive.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.projects, report.sessions, report.chats, report.turns),
+        (1, 3, 3, 3)
+    );
+    // PostgreSQL holds the same rows: its archive is the same records.
+    let from_postgres = export_all_of(&postgres).await;
+    assert_eq!(records(&from_postgres), records(&archive));
+    let listed = postgres
+        .list_sessions(&SessionQuery::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.sessions.len(), 1);
+    let main = ChatUri::default_for(&listed.sessions[0].uri);
+    assert_eq!(
+        postgres.turns(&main).await.unwrap(),
+        first.turns(&main).await.unwrap()
+    );
+    // Its turns are searchable there (PostgreSQL's index is kept by a trigger).
+    let found = postgres
+        .search_turns(&hearth_store::SearchQuery {
+            text: "plan".into(),
+            ..hearth_store::SearchQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(!found.hits.is_empty(), "{found:?}");
+
+    // A second import skips what is there; nothing changes.
+    let repeat = Store::import_archive(&postgres, &mut archive.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!((repeat.sessions, repeat.turns), (0, 0));
+    assert_eq!(repeat.skipped.len(), 4, "{repeat:?}");
+    assert_eq!(records(&export_all_of(&postgres).await), records(&archive));
+
+    // And back into a new SQLite database, the same again.
+    let (_b, back) = store().await;
+    back.import_archive(&mut from_postgres.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(records(&export_all(&back).await), records(&archive));
+}
+
+#[tokio::test]
+async fn a_damaged_archive_imports_nothing_into_postgresql() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let (_a, first) = store().await;
+    filled(&first).await;
+    let archive = export_all(&first).await;
+    let lines: Vec<&str> = archive.lines().collect();
+    let without_end = lines[..lines.len() - 1].join("\n");
+    let postgres = PgStore::connect(&url).await.unwrap();
+    let error = Store::import_archive(&postgres, &mut without_end.as_bytes())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("cut short"), "{error}");
+    assert!(
+        postgres
+            .list_sessions(&SessionQuery::default())
+            .await
+            .unwrap()
+            .sessions
+            .is_empty()
+    );
+    assert!(postgres.projects().await.unwrap().is_empty());
 }
