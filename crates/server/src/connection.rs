@@ -286,6 +286,13 @@ impl Connection {
         resource: &ResourceUri,
         floor: u64,
     ) -> Result<Option<Box<RootView>>, RpcError> {
+        if matches!(
+            (&self.caller, resource),
+            (Principal::Operator, ResourceUri::Root)
+        ) && self.shared.backend.accounts.is_some()
+        {
+            return Ok(Some(Box::new(RootView::operator(floor))));
+        }
         let Some(user) = self.root_view_of(resource) else {
             return Ok(None);
         };

@@ -14,7 +14,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use super::support::{NativeProviders, Setup, TestServer, until_completed};
+use super::support::{NativeProviders, Setup, TestServer, next_envelope, until_completed};
 use super::users::{post, token_for};
 
 const KEY: &str = "sk-alices-own-4242";
@@ -108,6 +108,21 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
     let team = team("\"127.0.0.0/8\"").await;
     let server = &team.server;
     let theirs = format!("{}_mine", team.alice);
+    // The root's followers: the operator and Alice.
+    let mut followers = Vec::new();
+    for token in [&server.token, &team.alice_token] {
+        let (client, notifications) = Client::connect(&server.url, token).await.unwrap();
+        client.initialize("follower").await.unwrap();
+        client
+            .call::<wire::Subscribe>(&wire::SubscribeParams {
+                resource: hearth_core::ROOT_URI.to_owned(),
+                last_seq: None,
+                turn_limit: None,
+            })
+            .await
+            .unwrap();
+        followers.push((client, notifications));
+    }
     // The check asks for a short completion.
     team.models.enqueue_for(
         "/v1/chat/completions",
@@ -148,6 +163,23 @@ async fn a_users_own_provider_is_sealed_used_for_them_alone_and_removed_everywhe
         !config.contains("mine") && !config.contains(KEY),
         "{config}"
     );
+
+    // The root tells her of her harness; the operator is told the server's alone.
+    for ((_, notifications), told) in followers.iter_mut().zip([false, true]) {
+        let announced = next_envelope(notifications).await;
+        let wire::Action::HarnessesChanged { harnesses } = announced.action else {
+            panic!("expected harnessesChanged, got {announced:?}");
+        };
+        let ids: Vec<&str> = harnesses
+            .iter()
+            .map(|harness| harness.id.as_str())
+            .collect();
+        assert_eq!(ids.contains(&theirs.as_str()), told, "{ids:?}");
+        assert!(
+            !ids.is_empty(),
+            "the server's own harnesses are still there"
+        );
+    }
 
     // She sees her harness; Bob does not, nor her provider.
     let hers = initialize(server, &team.alice_token).await;
