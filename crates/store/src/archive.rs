@@ -283,24 +283,39 @@ async fn export_session_rows(
     Ok(())
 }
 
-impl ArchiveSource for SqliteStore {
-    fn read<'a>(&'a self, read: Read<'a>) -> BoxFuture<'a, StoreResult<Vec<Map<String, Value>>>> {
-        Box::pin(async move {
-            let sql = read_sql(read).replace("$key", "?");
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            if let Some(key) = read.key() {
-                query = query.bind(key);
+/// A store's [`ArchiveSource`]: [`read_sql`] with the key's placeholder as the store
+/// writes it, rows of the store's database read as JSON.
+macro_rules! archive_source {
+    ($store:ty, $row:ty, $placeholder:literal) => {
+        impl $crate::archive::ArchiveSource for $store {
+            fn read<'a>(
+                &'a self,
+                read: $crate::archive::Read<'a>,
+            ) -> ::futures::future::BoxFuture<
+                'a,
+                $crate::StoreResult<Vec<::serde_json::Map<String, ::serde_json::Value>>>,
+            > {
+                Box::pin(async move {
+                    let sql = $crate::archive::read_sql(read).replace("$key", $placeholder);
+                    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                    if let Some(key) = read.key() {
+                        query = query.bind(key);
+                    }
+                    let rows: Vec<$row> = query
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                    rows.iter()
+                        .map(|row| $crate::archive::row_json(row, read.keeps_id()))
+                        .collect()
+                })
             }
-            let rows: Vec<SqliteRow> = query
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-            rows.iter()
-                .map(|row| row_json(row, read.keeps_id()))
-                .collect()
-        })
-    }
+        }
+    };
 }
+pub(crate) use archive_source;
+
+archive_source!(SqliteStore, SqliteRow, "?");
 
 impl SqliteStore {
     /// Writes one session's archive (with its project's record, when it has one).

@@ -3,7 +3,6 @@
 //! Python SDK against the scripted mock model; the server's access rules decide what each
 //! user's editor may list, load and approve.
 
-use hearth_protocol::{SessionList, SessionListParams};
 use std::time::Duration;
 
 use hearth_test_support::{MockResponse, OpenAiStream};
@@ -14,7 +13,7 @@ use super::acp_agent::{client_of, event_call, kinds, python, texts, with_calenda
 use super::mock::{MODEL, server};
 use super::serve_support::Served;
 use super::support::Hearth;
-use super::team_users::connect_as;
+use super::team_users::{connect_as, listed};
 use super::tool_support::audit_rows;
 
 /// The API token `hearth users add` printed.
@@ -37,15 +36,7 @@ fn user_id(hearth: &Hearth, name: &str) -> String {
 
 /// The sessions a user's client lists on the server.
 async fn listed_by(served: &Served, token: &str) -> Vec<String> {
-    let (client, _) = connect_as(served, token).await;
-    client
-        .call::<SessionList>(&SessionListParams::default())
-        .await
-        .unwrap()
-        .sessions
-        .into_iter()
-        .map(|session| session.uri)
-        .collect()
+    listed(&connect_as(served, token).await.0).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -127,7 +127,8 @@ pub(super) async fn connect_as(node: &Served, token: &str) -> (Client, Notificat
     (client, notifications)
 }
 
-async fn listed(client: &Client) -> Vec<String> {
+/// The sessions `client` lists.
+pub(super) async fn listed(client: &Client) -> Vec<String> {
     client
         .call::<SessionList>(&SessionListParams::default())
         .await

@@ -4,33 +4,14 @@
 
 use std::io::Write;
 
-use futures::future::BoxFuture;
 use hearth_core::SessionUri;
-use serde_json::{Map, Value};
 use sqlx::postgres::PgRow;
 
 use super::PgStore;
-use crate::archive::{ArchiveSource, Read, export_all, export_session, read_sql, row_json};
+use crate::archive::{export_all, export_session};
 use crate::error::{StoreError, StoreResult};
 
-impl ArchiveSource for PgStore {
-    fn read<'a>(&'a self, read: Read<'a>) -> BoxFuture<'a, StoreResult<Vec<Map<String, Value>>>> {
-        Box::pin(async move {
-            let sql = read_sql(read).replace("$key", "$1");
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            if let Some(key) = read.key() {
-                query = query.bind(key);
-            }
-            let rows: Vec<PgRow> = query
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-            rows.iter()
-                .map(|row| row_json(row, read.keeps_id()))
-                .collect()
-        })
-    }
-}
+crate::archive::archive_source!(PgStore, PgRow, "$1");
 
 impl PgStore {
     pub(crate) async fn archive_session_impl(&self, uri: &SessionUri) -> StoreResult<String> {
