@@ -15,6 +15,8 @@ use serde_json::json;
 use hearth_app::App;
 use hearth_app::harnesses;
 
+use crate::toolbox::write_out;
+
 /// `hearth agents` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
@@ -40,6 +42,23 @@ pub enum AgentsCommand {
     /// Sign out of an agent (for agents that offer it).
     Logout {
         /// The agent.
+        agent: String,
+    },
+    /// On a team server (`--server URL`, your `HEARTH_TOKEN`): run one of its agents with
+    /// your own sign-in: the variables named, with their values from this command's
+    /// environment (never its command line), kept sealed for you alone. Your sessions
+    /// then use it as your own harness, which `connect` prints.
+    Connect {
+        /// The server's agent (`claude-code`, …).
+        agent: String,
+        /// A variable to pass, read from this environment (`ANTHROPIC_API_KEY`);
+        /// repeat for more.
+        #[arg(long = "pass", value_name = "NAME", required = true)]
+        pass: Vec<String>,
+    },
+    /// On a team server: forget your own sign-in for one of its agents.
+    Disconnect {
+        /// The server's agent.
         agent: String,
     },
 }
@@ -297,6 +316,21 @@ pub async fn agents(app: &App, command: AgentsCommand) -> anyhow::Result<ExitCod
             return crate::sign_in::login(app, &agent, method.as_deref()).await;
         }
         AgentsCommand::Logout { agent } => return crate::sign_in::logout(app, &agent).await,
+        AgentsCommand::Connect { agent, pass } => {
+            let env = passed(&pass)?;
+            let remote = on_a_server(app, "connect").await?;
+            let harness = crate::remote::connect_agent(&remote, &agent, env).await?;
+            write_out(&format!(
+                "Connected: your sessions on {agent} run as your own harness {harness} (`hearth --server URL run --provider {harness} …`).\n"
+            ))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        AgentsCommand::Disconnect { agent } => {
+            let remote = on_a_server(app, "disconnect").await?;
+            let harness = crate::remote::disconnect_agent(&remote, &agent).await?;
+            write_out(&format!("Disconnected: {harness} is gone.\n"))?;
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     let (checks, problems) = check_all(
         app,
@@ -419,4 +453,26 @@ fn progress_line(agent: &str, phase: StartPhase, waiting: Option<&Waiting>) -> O
             .map(|waiting| format!("hearth: {agent} could not {}", waiting_for(waiting.phase))),
         StartPhase::Started | StartPhase::OpeningSession | StartPhase::SessionOpen => None,
     }
+}
+
+/// The variables `names` with their values from this process's environment.
+fn passed(names: &[String]) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    names
+        .iter()
+        .map(|name| match std::env::var(name) {
+            Ok(value) if !value.is_empty() => Ok((name.clone(), value)),
+            _ => anyhow::bail!(
+                "{name} is not set in this environment: set it (`export {name}=…`) and run the command again; values are never taken from the command line"
+            ),
+        })
+        .collect()
+}
+
+/// The team server `hearth agents connect` and `disconnect` speak to.
+async fn on_a_server(app: &App, what: &str) -> anyhow::Result<crate::remote::Remote> {
+    crate::remote::connect(app).await?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "`hearth agents {what}` is for a team server's users: name the server with --server URL and your token with HEARTH_TOKEN (on this machine, sign in with `hearth agents login`)"
+        )
+    })
 }

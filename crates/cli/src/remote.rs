@@ -519,3 +519,31 @@ pub async fn start_harness(remote: &Remote, provider: &core::HarnessId) -> anyho
         .await?;
     Ok(())
 }
+
+/// Keeps the caller's own variables for the server's `agent` (`agent/connect`); the
+/// harness it runs as for them.
+pub async fn connect_agent(
+    remote: &Remote,
+    agent: &str,
+    env: std::collections::BTreeMap<String, String>,
+) -> anyhow::Result<String> {
+    let connected = remote
+        .client
+        .call::<wire::AgentConnect>(&wire::AgentConnectParams {
+            agent: agent.to_owned(),
+            env,
+        })
+        .await?;
+    Ok(connected.harness)
+}
+
+/// Forgets the caller's own variables for the server's `agent`; the harness that went.
+pub async fn disconnect_agent(remote: &Remote, agent: &str) -> anyhow::Result<String> {
+    let gone = remote
+        .client
+        .call::<wire::AgentDisconnect>(&wire::AgentDisconnectParams {
+            agent: agent.to_owned(),
+        })
+        .await?;
+    Ok(gone.harness)
+}

@@ -186,3 +186,90 @@ async fn a_users_own_agent_runs_with_their_variables_and_never_the_servers() {
         wire::ErrorKind::NotFound
     );
 }
+
+/// `hearth --server URL agents ARGS` as the user of `token`, with `env`; its output.
+fn agents_command(
+    served: &Served,
+    token: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    served
+        .hearth
+        .command()
+        .args(["--server", served.url.as_str(), "agents"])
+        .args(args)
+        .env("HEARTH_TOKEN", token)
+        .env_remove("ALICE_KEY")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_connects_their_sign_in_from_the_command_line_with_values_from_its_environment() {
+    let hearth = Hearth::new();
+    let state = tempfile::tempdir().unwrap();
+    hearth.write(
+        "config.toml",
+        &format!(
+            "[agents.tester]\ncommand = \"{}\"\nenv = {{ HEARTH_TEST_AGENT_STATE = \"{}\" }}\n",
+            acp_test_agent().display(),
+            state.path().display()
+        ),
+    );
+    let alice = hearth.ok(&["users", "add", "alice"]);
+    let alice = alice.lines().last().unwrap().trim().to_owned();
+    let served = Served::start(hearth, &["--users"], &[]);
+
+    // A value is never taken from the command line: a variable not set is refused.
+    let unset = agents_command(
+        &served,
+        &alice,
+        &["connect", "tester", "--pass", "ALICE_KEY"],
+        &[],
+    );
+    assert!(!unset.status.success());
+    let said = String::from_utf8_lossy(&unset.stderr);
+    assert!(said.contains("ALICE_KEY is not set"), "{said}");
+
+    let connected = agents_command(
+        &served,
+        &alice,
+        &["connect", "tester", "--pass", "ALICE_KEY"],
+        &[("ALICE_KEY", "alices-own")],
+    );
+    let printed = String::from_utf8_lossy(&connected.stdout);
+    assert!(
+        connected.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&connected.stderr)
+    );
+    let harness = printed
+        .split_whitespace()
+        .find(|word| word.ends_with("_tester"))
+        .unwrap_or_else(|| panic!("no harness in {printed}"))
+        .to_owned();
+    let (as_alice, mut hers) = connect_as(&served, &alice).await;
+    let said = ask(&as_alice, &mut hers, &harness, "/env ALICE_KEY").await;
+    assert!(said.contains("ALICE_KEY=set"), "{said}");
+
+    let gone = agents_command(&served, &alice, &["disconnect", "tester"], &[]);
+    assert!(
+        gone.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gone.stderr)
+    );
+    assert!(String::from_utf8_lossy(&gone.stdout).contains(&harness));
+    assert_eq!(
+        refused_kind(&as_alice, &harness).await,
+        wire::ErrorKind::NotFound
+    );
+
+    // Without a server, the command says what it is for.
+    let lone = Hearth::new().fails(&["--local", "agents", "connect", "tester", "--pass", "PATH"]);
+    assert!(
+        lone.contains("--server URL") && lone.contains("HEARTH_TOKEN"),
+        "{lone}"
+    );
+}
