@@ -12,6 +12,8 @@ use hearth_tools::{
     ApplyOutcome, ApprovalGate, Proposal, ProposalList, ProposalQuery, ProposalStatus, UserActor,
 };
 
+mod remote;
+
 use crate::render::local_time;
 use crate::toolbox::{json_line, write_out};
 use hearth_app::App;
@@ -338,8 +340,12 @@ fn as_of(mut proposal: Proposal, now: hearth_core::Timestamp) -> Proposal {
     proposal
 }
 
-/// Runs `hearth proposals …`.
+/// Runs `hearth proposals …`: through the server `--server` names (as the user whose
+/// token it presents), else on this data directory.
 pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::remote::named(app).await? {
+        return remote::proposals(&remote, command).await;
+    }
     let store = app.open_store().await?;
     let tools = Tools::over(app, store.clone())?;
     let gate = &tools.gate;
@@ -365,12 +371,7 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
         }
         ProposalsCommand::Show { id, json } => {
             let id = crate::names::proposal(store.as_ref(), &id).await?;
-            let proposal = reader.get(&id).await?;
-            if json {
-                json_line(&proposal)?;
-            } else {
-                write_out(&render(&proposal))?;
-            }
+            print_one(&reader.get(&id).await?, json)?;
         }
         ProposalsCommand::Approve {
             id,
@@ -379,25 +380,17 @@ pub async fn proposals(app: &App, command: ProposalsCommand) -> anyhow::Result<E
             no_apply,
         } => {
             let id = crate::names::proposal(store.as_ref(), &id).await?;
-            let review = match (&hash, yes) {
-                (Some(hash), _) => Review::Hash(hash),
-                (None, true) => Review::Confirmed,
-                (None, false) => Review::Ask,
-            };
+            let review = review_given(hash.as_deref(), yes);
             return approve(gate, &id, review, no_apply, &user).await;
         }
         ProposalsCommand::Reject { id, reason } => {
             let id = crate::names::proposal(store.as_ref(), &id).await?;
             let decided = gate.reject(&id, &user, reason.as_deref()).await?;
-            let text = if decided.changed {
-                format!(
-                    "Rejected proposal {id}: {}; nothing was changed.\n",
-                    escape_controls_inline(&decided.proposal.summary)
-                )
-            } else {
-                format!("Proposal {id} was already rejected; nothing was done.\n")
-            };
-            write_out(&text)?;
+            write_out(&rejected_text(
+                &id,
+                &decided.proposal.summary,
+                decided.changed,
+            ))?;
         }
         ProposalsCommand::Apply { id } => {
             let id = crate::names::proposal(store.as_ref(), &id).await?;
@@ -416,6 +409,17 @@ async fn list(
     json: bool,
 ) -> anyhow::Result<()> {
     let page = reader.list(query).await?;
+    let mut short = Vec::with_capacity(page.proposals.len());
+    if !json {
+        for proposal in &page.proposals {
+            short.push(crate::names::short_proposal(store, &proposal.id).await?);
+        }
+    }
+    print_page(&page, &short, json)
+}
+
+/// Prints a page of proposals, each named by its `short` id (unused for JSON).
+fn print_page(page: &ProposalList, short: &[String], json: bool) -> anyhow::Result<()> {
     if json {
         for proposal in &page.proposals {
             json_line(proposal)?;
@@ -428,12 +432,8 @@ async fn list(
     if page.proposals.is_empty() {
         write_out("No proposals.\n")?;
     }
-    let mut short = Vec::with_capacity(page.proposals.len());
-    for proposal in &page.proposals {
-        short.push(crate::names::short_proposal(store, &proposal.id).await?);
-    }
     let width = short.iter().map(String::len).max().unwrap_or(0);
-    for (proposal, short) in page.proposals.iter().zip(&short) {
+    for (proposal, short) in page.proposals.iter().zip(short) {
         write_out(&format!(
             "{short:<width$}  {:<8}  {}  {}\n",
             proposal.status.as_str(),
@@ -447,6 +447,55 @@ async fn list(
     Ok(())
 }
 
+/// Prints one proposal, as `show` does.
+fn print_one(proposal: &Proposal, json: bool) -> anyhow::Result<()> {
+    if json {
+        json_line(proposal)
+    } else {
+        write_out(&render(proposal))
+    }
+}
+
+/// The payload hash the user approves `proposal` by, as reviewed; `None` when they
+/// declined at the terminal.
+fn reviewed(proposal: &Proposal, review: Review<'_>) -> anyhow::Result<Option<String>> {
+    let id = &proposal.id;
+    Ok(Some(match review {
+        Review::Hash(given) => approved_hash(proposal, Some(given))?,
+        Review::Confirmed => proposal.payload_hash.clone(),
+        // Nothing new to approve: the gate says what became of it.
+        Review::Ask if proposal.status != ProposalStatus::Pending => proposal.payload_hash.clone(),
+        Review::Ask if !std::io::stdin().is_terminal() => anyhow::bail!(
+            "not approving proposal {id} unseen: there is no terminal to ask in; review it with `hearth proposals show {id}`, then give --hash HASH (its first {MIN_HASH_PREFIX}+ characters) or --yes"
+        ),
+        Review::Ask => match ask(proposal)? {
+            Some(hash) => hash,
+            None => return Ok(None),
+        },
+    }))
+}
+
+/// What `hearth proposals reject` says of a rejection.
+fn rejected_text(id: &ProposalId, summary: &str, changed: bool) -> String {
+    if changed {
+        format!(
+            "Rejected proposal {id}: {}; nothing was changed.\n",
+            escape_controls_inline(summary)
+        )
+    } else {
+        format!("Proposal {id} was already rejected; nothing was done.\n")
+    }
+}
+
+/// What `review` says the user reviewed.
+fn review_given(hash: Option<&str>, yes: bool) -> Review<'_> {
+    match (hash, yes) {
+        (Some(hash), _) => Review::Hash(hash),
+        (None, true) => Review::Confirmed,
+        (None, false) => Review::Ask,
+    }
+}
+
 /// `hearth proposals approve`: approves the proposal as reviewed (by its hash, by
 /// `--yes`, or by asking at the terminal), then applies it unless `no_apply`.
 async fn approve(
@@ -457,23 +506,11 @@ async fn approve(
     user: &UserActor,
 ) -> anyhow::Result<ExitCode> {
     let proposal = gate.get(id).await?;
-    let hash = match review {
-        Review::Hash(given) => approved_hash(&proposal, Some(given))?,
-        Review::Confirmed => proposal.payload_hash.clone(),
-        // Nothing new to approve: the gate says what became of it.
-        Review::Ask if proposal.status != ProposalStatus::Pending => proposal.payload_hash.clone(),
-        Review::Ask if !std::io::stdin().is_terminal() => anyhow::bail!(
-            "not approving proposal {id} unseen: there is no terminal to ask in; review it with `hearth proposals show {id}`, then give --hash HASH (its first {MIN_HASH_PREFIX}+ characters) or --yes"
-        ),
-        Review::Ask => match ask(&proposal)? {
-            Some(hash) => hash,
-            None => {
-                write_out(&format!(
-                    "Proposal {id} was not approved; nothing was changed.\n"
-                ))?;
-                return Ok(ExitCode::FAILURE);
-            }
-        },
+    let Some(hash) = reviewed(&proposal, review)? else {
+        write_out(&format!(
+            "Proposal {id} was not approved; nothing was changed.\n"
+        ))?;
+        return Ok(ExitCode::FAILURE);
     };
     if no_apply {
         let decided = gate.approve(id, &hash, user).await?;

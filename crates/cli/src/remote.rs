@@ -62,6 +62,15 @@ pub fn named_server() -> Option<String> {
     }
 }
 
+/// A connection to the server `--server` (or `HEARTH_SERVER`) names, if one does; for
+/// commands that otherwise work on the data directory even while a server runs.
+pub async fn named(app: &App) -> anyhow::Result<Option<Remote>> {
+    if named_server().is_none() {
+        return Ok(None);
+    }
+    connect(app).await
+}
+
 /// A connection to a running server.
 pub struct Remote {
     client: Client,
@@ -546,4 +555,11 @@ pub async fn disconnect_agent(remote: &Remote, agent: &str) -> anyhow::Result<St
         })
         .await?;
     Ok(gone.harness)
+}
+
+impl Remote {
+    /// The connection, for a request of its own.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
 }

@@ -61,6 +61,7 @@ mod suite {
     mod snapshots;
     mod support;
     mod team_agents;
+    mod team_proposals;
     mod team_providers;
     mod team_server;
     mod team_users;

@@ -83,6 +83,44 @@ fn proposal_to_wire(proposal: hearth_tools::Proposal) -> wire::Proposal {
     }
 }
 
+/// A proposal a server sent, as the approval gate holds it (for clients that show and
+/// decide proposals the same way in-process and through a server); why it cannot be read.
+pub fn proposal_from_wire(proposal: wire::Proposal) -> Result<hearth_tools::Proposal, String> {
+    let unreadable = |what: &str, error: &dyn std::fmt::Display| {
+        format!("the server sent a proposal whose {what} cannot be read: {error}")
+    };
+    Ok(hearth_tools::Proposal {
+        id: ProposalId::parse(&proposal.id).map_err(|e| unreadable("id", &e))?,
+        tool: proposal.tool,
+        session: hearth_core::SessionUri::parse(&proposal.session)
+            .map_err(|e| unreadable("session", &e))?,
+        chat: hearth_core::ChatUri::parse(&proposal.chat).map_err(|e| unreadable("chat", &e))?,
+        turn_id: hearth_core::TurnId::parse(&proposal.turn_id)
+            .map_err(|e| unreadable("turn", &e))?,
+        call_id: proposal.call_id,
+        summary: proposal.summary,
+        diff: proposal.diff,
+        payload: proposal.payload,
+        payload_hash: proposal.payload_hash,
+        status: status_from_wire(proposal.status),
+        approved_hash: proposal.approved_hash,
+        decided_by: proposal.decided_by,
+        decided_at: proposal.decided_at,
+        reason: proposal.reason,
+        outcome: proposal.outcome,
+        error: proposal.error,
+        created_at: proposal.created_at,
+        expires_at: proposal.expires_at,
+        updated_at: proposal.updated_at,
+        applied_at: proposal.applied_at,
+    })
+}
+
+/// A status as the wire names it.
+pub fn proposal_status_to_wire(status: ProposalStatus) -> wire::ProposalStatus {
+    status_to_wire(status)
+}
+
 fn audit_to_wire(row: AuditRow) -> wire::AuditEntry {
     wire::AuditEntry {
         seq: row.seq,

@@ -74,7 +74,7 @@ pub use discovery::{
     remove_record, server_file, write_record,
 };
 pub use error::{Result, ServerError};
-pub use gate::GateApprovals;
+pub use gate::{GateApprovals, proposal_from_wire, proposal_status_to_wire};
 pub use guard::{
     OIDC_CALLBACK_PATH, OIDC_PATH, RPC_PROTOCOL, SESSION_HEADER, SESSION_PROTOCOL_PREFIX,
 };
