@@ -141,6 +141,8 @@ async fn a_chat_downloads_as_markdown_and_as_json_lines() {
             &format!("{VISIBLE} .chat-tools button[title*='Markdown']"),
         )
         .await;
+        // One download at a time, so they are caught in the order asked for.
+        wait_for(&page, "window.__downloads.length === 1").await;
         click(
             &page,
             &format!("{VISIBLE} .chat-tools button[title*='JSON']"),
