@@ -31,6 +31,13 @@ pub(crate) enum Auth {
     XApiKey,
 }
 
+/// Whether a client of `base_url` can need the system's TLS roots. Not for plain HTTP on
+/// loopback: its requests go to the base URL alone, it follows no redirect, and no proxy
+/// (which might be reached over TLS) is used for loopback.
+fn needs_tls_roots(base_url: &Url) -> bool {
+    !(base_url.scheme() == "http" && is_loopback(base_url))
+}
+
 /// The HTTP client of one provider, with its settings.
 #[derive(Debug)]
 pub(crate) struct Transport {
@@ -101,6 +108,11 @@ impl Transport {
                 .pool_idle_timeout(Duration::from_secs(90));
             if is_loopback(&self.options.base_url) {
                 builder = builder.no_proxy();
+            }
+            if !needs_tls_roots(&self.options.base_url) {
+                // The system's TLS roots (read and parsed from disk: most of the work of
+                // a one-shot run against a local model) would never be used.
+                builder = builder.tls_certs_only([]);
             }
             if let Some(resolver) = &self.options.resolver {
                 // Every name goes through it: no proxy resolves names on its behalf.
@@ -431,4 +443,20 @@ async fn read_capped(response: &mut Response, cap: usize, timeout: Duration) -> 
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_plain_loopback_provider_goes_without_the_systems_tls_roots() {
+        let needs = |url: &str| needs_tls_roots(&Url::parse(url).unwrap());
+        assert!(!needs("http://127.0.0.1:11434/v1"));
+        assert!(!needs("http://localhost:8080/v1"));
+        assert!(needs("https://api.openai.com/v1"));
+        assert!(needs("https://127.0.0.1:8443/v1"));
+        // A model elsewhere over plain HTTP may be reached through a proxy over TLS.
+        assert!(needs("http://10.0.0.5:8000/v1"));
+    }
 }
