@@ -12,7 +12,7 @@ use hearth_core::{
 };
 use hearth_host::{EnvelopeReceiver, Host, NewSessionRequest};
 use hearth_store::{SessionPage, SessionQuery};
-use hearth_tools::{ApplyOutcome, ApprovalGate, ProposalStatus, ToolsError, UserActor};
+use hearth_tools::{ApplyOutcome, ApprovalGate, Proposal, ProposalStatus, ToolsError, UserActor};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
@@ -94,6 +94,21 @@ pub struct Staged {
     pub payload_hash: String,
     /// `None` while it waits for a decision, else where it is in its life (`applied`, …).
     pub decided: Option<String>,
+}
+
+impl From<Proposal> for Staged {
+    fn from(proposal: Proposal) -> Self {
+        Self {
+            decided: (proposal.status != ProposalStatus::Pending)
+                .then(|| proposal.status.as_str().to_owned()),
+            id: proposal.id,
+            call_id: proposal.call_id,
+            summary: proposal.summary,
+            diff: proposal.diff,
+            payload: proposal.payload,
+            payload_hash: proposal.payload_hash,
+        }
+    }
 }
 
 /// What a decision did.
@@ -252,19 +267,7 @@ impl Hearth for LocalHearth {
         _chat: &'a ChatUri,
         id: &'a ProposalId,
     ) -> BoxFuture<'a, Result<Staged>> {
-        Box::pin(async move {
-            let proposal = self.gate.get(id).await?;
-            Ok(Staged {
-                decided: (proposal.status != ProposalStatus::Pending)
-                    .then(|| proposal.status.as_str().to_owned()),
-                id: proposal.id,
-                call_id: proposal.call_id,
-                summary: proposal.summary,
-                diff: proposal.diff,
-                payload: proposal.payload,
-                payload_hash: proposal.payload_hash,
-            })
-        })
+        Box::pin(async move { Ok(Staged::from(self.gate.get(id).await?)) })
     }
 
     fn decide<'a>(

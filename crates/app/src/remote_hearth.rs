@@ -17,7 +17,7 @@ use hearth_core::{
     ChatState, ChatUri, HarnessId, ProposalId, SessionSummary, SessionUri, TurnId, UserMessage,
 };
 use hearth_protocol::{self as wire, ErrorKind, Method};
-use hearth_server::{Client, Notifications, Secret, ServerError};
+use hearth_server::{Client, Notifications, Secret, ServerError, proposal_from_wire};
 use hearth_store::SessionPage;
 use tokio::sync::{mpsc, oneshot};
 
@@ -285,29 +285,18 @@ impl Hearth for RemoteHearth {
     ) -> BoxFuture<'a, Result<Staged>> {
         Box::pin(async move {
             let wanted = id.to_string();
-            let mut cursor = None;
-            loop {
-                let page = self
-                    .call::<wire::ProposalList>(&wire::ProposalListParams {
-                        statuses: Vec::new(),
-                        session: Some(chat.session().to_string()),
-                        cursor,
-                        limit: Some(PROPOSAL_PAGE),
-                    })
-                    .await?;
-                if let Some(found) = page.proposals.into_iter().find(|p| p.id == wanted) {
-                    return staged(found);
-                }
-                cursor = match page.next_cursor {
-                    Some(next) => Some(next),
-                    None => {
-                        return Err(AcpServerError::Server {
-                            refusal: Refusal::NotFound,
-                            message: format!("no proposal {wanted} in {}", chat.session()),
-                        });
-                    }
-                };
-            }
+            let session = chat.session().to_string();
+            let found = all_proposals(&*self.client().await?, Some(session))
+                .await
+                .map_err(refused)?
+                .into_iter()
+                .find(|proposal| proposal.id == wanted)
+                .ok_or_else(|| AcpServerError::Server {
+                    refusal: Refusal::NotFound,
+                    message: format!("no proposal {wanted} in {}", chat.session()),
+                })?;
+            let proposal = proposal_from_wire(found).map_err(failed)?;
+            Ok(Staged::from(proposal))
         })
     }
 
@@ -391,24 +380,27 @@ async fn hand_on(stream: &mut TurnStream<'_>, feed: &mpsc::UnboundedSender<Fed>)
     }
 }
 
-/// A proposal as the server sent it, as the editor is asked about it.
-fn staged(proposal: wire::Proposal) -> Result<Staged> {
-    let decided = match proposal.status {
-        wire::ProposalStatus::Pending => None,
-        status => Some(
-            serde_json::to_value(status)
-                .ok()
-                .and_then(|value| value.as_str().map(str::to_owned))
-                .unwrap_or_else(|| format!("{status:?}").to_lowercase()),
-        ),
-    };
-    Ok(Staged {
-        id: ProposalId::parse(&proposal.id).map_err(|error| unreadable("a proposal id", error))?,
-        call_id: proposal.call_id,
-        summary: proposal.summary,
-        diff: proposal.diff,
-        payload: proposal.payload,
-        payload_hash: proposal.payload_hash,
-        decided,
-    })
+/// Every proposal the server shows the caller (of `session`, when one is named), page
+/// after page.
+pub async fn all_proposals(
+    client: &Client,
+    session: Option<String>,
+) -> std::result::Result<Vec<wire::Proposal>, ServerError> {
+    let mut proposals = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .call::<wire::ProposalList>(&wire::ProposalListParams {
+                statuses: Vec::new(),
+                session: session.clone(),
+                cursor,
+                limit: Some(PROPOSAL_PAGE),
+            })
+            .await?;
+        proposals.extend(page.proposals);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok(proposals);
+        }
+    }
 }

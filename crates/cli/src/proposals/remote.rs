@@ -14,9 +14,6 @@ use super::{ProposalsCommand, print_one, print_page, rejected_text, review_given
 use crate::remote::Remote;
 use crate::toolbox::write_out;
 
-/// Proposals read per page while looking one up by its id's start.
-const PAGE: u32 = 500;
-
 /// The shortest start of an id that names a proposal.
 const MIN_PREFIX: usize = 4;
 
@@ -142,28 +139,15 @@ async fn find(client: &Client, text: &str) -> anyhow::Result<Proposal> {
         );
     }
     let mut found = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = client
-            .call::<wire::ProposalList>(&wire::ProposalListParams {
-                statuses: Vec::new(),
-                session: None,
-                cursor,
-                limit: Some(PAGE),
-            })
-            .await
-            .context("listing the server's proposals")?;
-        for proposal in page.proposals {
-            if proposal.id == text {
-                return proposal_from_wire(proposal).map_err(anyhow::Error::msg);
-            }
-            if proposal.id.starts_with(text) {
-                found.push(proposal);
-            }
+    let listed = hearth_app::remote_hearth::all_proposals(client, None)
+        .await
+        .context("listing the server's proposals")?;
+    for proposal in listed {
+        if proposal.id == text {
+            return proposal_from_wire(proposal).map_err(anyhow::Error::msg);
         }
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            break;
+        if proposal.id.starts_with(text) {
+            found.push(proposal);
         }
     }
     match found.len() {
