@@ -14,9 +14,13 @@ use crate::error::{StoreError, StoreResult};
 use crate::leases::{ChatLease, holder_from};
 use crate::postgres::PgStore;
 use crate::rows::{decode_session, encode_queue};
-use crate::sessions::{SESSION_COLUMNS, encode_directories, provenance_text};
+use crate::sessions::{
+    SESSION_COLUMNS, decode_cursor, encode_cursor, encode_directories, like_pattern,
+    provenance_text, session_filters,
+};
 use crate::sqlite::SqliteStore;
-use crate::store::{ChatRecord, NewSession};
+use crate::store::{ChatRecord, NewSession, ScopeFilter, SessionPage, SessionQuery};
+use sqlx::Row;
 
 macro_rules! row_statements {
     ($store:ty) => {
@@ -33,6 +37,63 @@ macro_rules! row_statements {
             .await
             .map_err(|e| self.error(e))?;
         row.as_ref().map(decode_session).transpose()
+    }
+
+    /// A page of sessions, newest first, after the query's cursor.
+    pub(crate) async fn list_sessions_impl(
+        &self,
+        query: &SessionQuery,
+    ) -> StoreResult<SessionPage> {
+        let limit = i64::from(query.limit.clamp(1, 500));
+        let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
+        let (filters, mut next) = session_filters(query, Self::CASELESS_LIKE);
+        let mut sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL{filters}");
+        if cursor.is_some() {
+            sql.push_str(&format!(" AND (updated_at, id) < (${next}, ${})", next + 1));
+            next += 2;
+        }
+        sql.push_str(&format!(" ORDER BY updated_at DESC, id DESC LIMIT ${next}"));
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let ScopeFilter::Project(project) = &query.scope {
+            statement = statement.bind(project.as_str().to_owned());
+        }
+        if let Some(provider) = &query.provider {
+            statement = statement.bind(provider.as_str().to_owned());
+        }
+        if let Some(provenance) = query.provenance {
+            statement = statement.bind(provenance_text(provenance));
+        }
+        if let Some(text) = &query.title_contains {
+            statement = statement.bind(like_pattern(text));
+        }
+        if let Some(viewer) = &query.viewer {
+            statement = statement.bind(viewer.clone());
+        }
+        if let Some((time, id)) = cursor {
+            statement = statement.bind(time).bind(id);
+        }
+        let rows = statement
+            .bind(limit + 1)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        let has_more = rows.len() as i64 > limit;
+        let mut sessions = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut next_cursor = None;
+        for row in rows.iter().take(limit as usize) {
+            sessions.push(decode_session(row)?);
+            if has_more {
+                next_cursor = Some(encode_cursor(
+                    row.try_get("updated_at").map_err(|e| self.error(e))?,
+                    row.try_get("id").map_err(|e| self.error(e))?,
+                ));
+            }
+        }
+        Ok(SessionPage {
+            sessions,
+            next_cursor,
+        })
     }
 
     pub(crate) async fn is_tombstoned_impl(&self, uri: &SessionUri) -> StoreResult<bool> {

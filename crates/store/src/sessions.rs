@@ -1,14 +1,14 @@
 //! The session registry: create, discover, list, update, delete (tombstone).
 
 use hearth_core::{Provenance, SessionUri, now};
-use sqlx::{Connection, Row};
+use sqlx::Connection;
 
 use crate::codec::to_millis;
 use crate::erase::{Deletion, ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
 pub(crate) use crate::rows::decode_session;
 use crate::sqlite::SqliteStore;
-use crate::store::{NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
+use crate::store::{NewSession, Registration, ScopeFilter, SessionQuery};
 
 pub(crate) const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
      working_directories, started_at, updated_at, pinned, archived, owner, team";
@@ -49,22 +49,30 @@ pub(crate) fn provenance_text(provenance: Provenance) -> &'static str {
 pub(crate) const VIEWER_FILTER: &str = " AND sessions.owner IS NOT NULL AND (sessions.owner = ? \
      OR sessions.team IN (SELECT m.team FROM team_members m WHERE m.user_id = ?))";
 
-/// The `AND …` conditions of a listing's filters, in the order their values are bound.
-fn session_filters(query: &SessionQuery) -> String {
+/// The `AND …` conditions of a listing's filters, numbered from `$1` in binding order (a
+/// viewer's id is one value used twice), and the next free number. `like` is the
+/// database's case-insensitive `LIKE`: SQLite's `LIKE` ignores the case of ASCII letters,
+/// PostgreSQL's `ILIKE` that of every letter.
+pub(crate) fn session_filters(query: &SessionQuery, like: &str) -> (String, usize) {
     let mut sql = String::new();
+    let mut next = 1;
+    let mut parameter = |sql: &mut String, condition: &str| {
+        sql.push_str(&condition.replace('?', &format!("${next}")));
+        next += 1;
+    };
     match &query.scope {
         ScopeFilter::Any => {}
         ScopeFilter::Global => sql.push_str(" AND project_id IS NULL"),
-        ScopeFilter::Project(_) => sql.push_str(" AND project_id = ?"),
+        ScopeFilter::Project(_) => parameter(&mut sql, " AND project_id = ?"),
     }
     if query.provider.is_some() {
-        sql.push_str(" AND provider = ?");
+        parameter(&mut sql, " AND provider = ?");
     }
     if query.provenance.is_some() {
-        sql.push_str(" AND provenance = ?");
+        parameter(&mut sql, " AND provenance = ?");
     }
     if query.title_contains.is_some() {
-        sql.push_str(r" AND title LIKE ? ESCAPE '\'");
+        parameter(&mut sql, &format!(r" AND title {like} ? ESCAPE '\'"));
     }
     if let Some(pinned) = query.pinned {
         sql.push_str(if pinned {
@@ -81,9 +89,9 @@ fn session_filters(query: &SessionQuery) -> String {
         });
     }
     if query.viewer.is_some() {
-        sql.push_str(VIEWER_FILTER);
+        parameter(&mut sql, VIEWER_FILTER);
     }
-    sql
+    (sql, next)
 }
 
 pub(crate) fn encode_cursor(updated_at: i64, id: i64) -> String {
@@ -171,69 +179,6 @@ impl SqliteStore {
         Ok(outcome)
     }
 
-    pub(crate) async fn list_sessions_impl(
-        &self,
-        query: &SessionQuery,
-    ) -> StoreResult<SessionPage> {
-        let limit = i64::from(query.limit.clamp(1, 500));
-        let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let mut sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL{}",
-            session_filters(query)
-        );
-        if cursor.is_some() {
-            sql.push_str(" AND (updated_at, id) < (?, ?)");
-        }
-        sql.push_str(" ORDER BY updated_at DESC, id DESC LIMIT ?");
-        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-        if let ScopeFilter::Project(project) = &query.scope {
-            statement = statement.bind(project.as_str().to_owned());
-        }
-        if let Some(provider) = &query.provider {
-            statement = statement.bind(provider.as_str().to_owned());
-        }
-        if let Some(provenance) = query.provenance {
-            statement = statement.bind(provenance_text(provenance));
-        }
-        if let Some(text) = &query.title_contains {
-            statement = statement.bind(like_pattern(text));
-        }
-        if let Some(viewer) = &query.viewer {
-            statement = statement.bind(viewer.clone()).bind(viewer.clone());
-        }
-        if let Some((time, id)) = cursor {
-            statement = statement.bind(time).bind(id);
-        }
-        let rows = statement
-            .bind(limit + 1)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        let has_more = rows.len() as i64 > limit;
-        let mut sessions = Vec::with_capacity(rows.len().min(limit as usize));
-        let mut next_cursor = None;
-        for row in rows.iter().take(limit as usize) {
-            sessions.push(decode_session(row)?);
-            if has_more {
-                let get = |error: sqlx::Error| StoreError::Decode {
-                    what: "session",
-                    detail: error.to_string(),
-                };
-                next_cursor = Some(encode_cursor(
-                    row.try_get("updated_at").map_err(get)?,
-                    row.try_get("id").map_err(get)?,
-                ));
-            }
-        }
-        Ok(SessionPage {
-            sessions,
-            next_cursor,
-        })
-    }
-
-    /// Deletes a session's content — its chats with their turns, drafts and provider
-    /// data, its title and other descriptions, its proposals' text — keeping a tombstone
-    /// (URI, provider, times), then erases what was removed (see `erase`).
     pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
         let mut deletion = self.begin_deletion().await?;
         let Some(id) = self.live_session_id(&mut deletion, uri).await? else {

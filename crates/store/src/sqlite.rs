@@ -20,6 +20,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// The database's case-insensitive `LIKE`: SQLite's `LIKE` ignores the case of ASCII letters.
+    pub(crate) const CASELESS_LIKE: &str = "LIKE";
+
     /// SQLite announces nothing (PostgreSQL does, see `postgres/changes.rs`): other
     /// processes see a shared session when they read it.
     #[allow(clippy::unused_async)]

@@ -84,6 +84,9 @@ pub struct PgStore {
 }
 
 impl PgStore {
+    /// The database's case-insensitive `LIKE`: PostgreSQL's `ILIKE` ignores the case of every letter.
+    pub(crate) const CASELESS_LIKE: &str = "ILIKE";
+
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`)
     /// and migrates it. Refuses a database of another program (it has tables, none of them
     /// Hearth's) and one migrated by a newer Hearth, and changes neither.

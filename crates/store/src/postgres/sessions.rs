@@ -4,17 +4,14 @@
 use hearth_core::{
     CHAT_SCHEME, DEFAULT_CHAT_ID, SESSION_SCHEME, SessionSummary, SessionUri, Timestamp, now,
 };
-use sqlx::Row;
 
 use super::PgStore;
 use crate::codec::{from_millis, parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::prefixes::{range_end, valid_prefix};
 use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session};
-use crate::sessions::{
-    SESSION_COLUMNS, VIEWER_FILTER, decode_cursor, encode_cursor, like_pattern, provenance_text,
-};
-use crate::store::{ChatRecord, NewSession, Registration, ScopeFilter, SessionPage, SessionQuery};
+use crate::sessions::SESSION_COLUMNS;
+use crate::store::{ChatRecord, NewSession, Registration};
 use crate::stores::Change;
 use crate::trash::{Removal, TrashItem, TrashKind};
 use crate::{ERASED_TEXT, erase::ProposalOwner};
@@ -28,49 +25,6 @@ const SESSION_IS_USED: &str = "SELECT provenance = 'external'
 
 fn limit(limit: u32) -> i64 {
     i64::from(limit.clamp(1, 500))
-}
-
-/// The `AND …` conditions of a listing's filters, numbered from `$1` in binding order.
-fn session_filters(query: &SessionQuery) -> (String, usize) {
-    let mut sql = String::new();
-    let mut next = 1;
-    let mut parameter = |sql: &mut String, condition: &str| {
-        sql.push_str(&condition.replace('?', &format!("${next}")));
-        next += 1;
-    };
-    match &query.scope {
-        ScopeFilter::Any => {}
-        ScopeFilter::Global => sql.push_str(" AND project_id IS NULL"),
-        ScopeFilter::Project(_) => parameter(&mut sql, " AND project_id = ?"),
-    }
-    if query.provider.is_some() {
-        parameter(&mut sql, " AND provider = ?");
-    }
-    if query.provenance.is_some() {
-        parameter(&mut sql, " AND provenance = ?");
-    }
-    if query.title_contains.is_some() {
-        // SQLite's LIKE ignores the case of ASCII letters; ILIKE does so for every letter.
-        parameter(&mut sql, r" AND title ILIKE ? ESCAPE '\'");
-    }
-    if let Some(pinned) = query.pinned {
-        sql.push_str(if pinned {
-            " AND pinned = 1"
-        } else {
-            " AND pinned = 0"
-        });
-    }
-    if let Some(archived) = query.archived {
-        sql.push_str(if archived {
-            " AND archived = 1"
-        } else {
-            " AND archived = 0"
-        });
-    }
-    if query.viewer.is_some() {
-        parameter(&mut sql, VIEWER_FILTER);
-    }
-    (sql, next)
 }
 
 impl PgStore {
@@ -149,62 +103,6 @@ impl PgStore {
         };
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(outcome)
-    }
-
-    pub(crate) async fn list_sessions_impl(
-        &self,
-        query: &SessionQuery,
-    ) -> StoreResult<SessionPage> {
-        let limit = i64::from(query.limit.clamp(1, 500));
-        let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let (filters, mut next) = session_filters(query);
-        let mut sql =
-            format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL{filters}");
-        if cursor.is_some() {
-            sql.push_str(&format!(" AND (updated_at, id) < (${next}, ${})", next + 1));
-            next += 2;
-        }
-        sql.push_str(&format!(" ORDER BY updated_at DESC, id DESC LIMIT ${next}"));
-        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
-        if let ScopeFilter::Project(project) = &query.scope {
-            statement = statement.bind(project.as_str().to_owned());
-        }
-        if let Some(provider) = &query.provider {
-            statement = statement.bind(provider.as_str().to_owned());
-        }
-        if let Some(provenance) = query.provenance {
-            statement = statement.bind(provenance_text(provenance));
-        }
-        if let Some(text) = &query.title_contains {
-            statement = statement.bind(like_pattern(text));
-        }
-        if let Some(viewer) = &query.viewer {
-            statement = statement.bind(viewer.clone());
-        }
-        if let Some((time, id)) = cursor {
-            statement = statement.bind(time).bind(id);
-        }
-        let rows = statement
-            .bind(limit + 1)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        let has_more = rows.len() as i64 > limit;
-        let mut sessions = Vec::with_capacity(rows.len().min(limit as usize));
-        let mut next_cursor = None;
-        for row in rows.iter().take(limit as usize) {
-            sessions.push(decode_session(row)?);
-            if has_more {
-                next_cursor = Some(encode_cursor(
-                    row.try_get("updated_at").map_err(|e| self.error(e))?,
-                    row.try_get("id").map_err(|e| self.error(e))?,
-                ));
-            }
-        }
-        Ok(SessionPage {
-            sessions,
-            next_cursor,
-        })
     }
 
     pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
