@@ -1,18 +1,104 @@
-//! The audit log's reads, written once for both databases (numbered `$N` parameters,
-//! which SQLite and PostgreSQL share). Appending stays each database's own: it takes the
-//! log's write lock its own way (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's table lock).
+//! The audit log's statements, written once for both databases (numbered `$N`
+//! parameters, which SQLite and PostgreSQL share). Only the lock an append takes is each
+//! database's own (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's table lock): the appending
+//! under it is here.
 
-use crate::audit::{AuditKeyUse, AuditQuery, AuditRecord, COLUMNS};
+use crate::audit::{
+    AUDIT_GENESIS_HASH, AuditDraft, AuditKeyUse, AuditQuery, AuditRecord, AuditSealer, COLUMNS,
+    UnauditedApply,
+};
+use crate::codec::{from_millis, to_millis};
 use crate::error::StoreResult;
 use crate::postgres::PgStore;
 use crate::rows::decode_audit;
 use crate::sqlite::SqliteStore;
 
-/// The reads' `_impl` methods `audit_store_by_impls` wires into `AuditStore`, for a
-/// store type with a `pool` and `error`.
+/// The `_impl` methods `audit_store_by_impls` wires into `AuditStore` (all but
+/// `append_audit_impl`, which takes its database's lock and calls `append_locked`), for a
+/// store type with a `pool`, `error` and `BYTE_ORDER`, on the database `$db`.
 macro_rules! audit_statements {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
         impl $store {
+    /// Appends `entry` after the last row, inside a transaction that holds the log's write
+    /// lock, so that no other append links to the same row.
+    pub(crate) async fn append_locked(
+        &self,
+        transaction: &mut sqlx::Transaction<'_, $db>,
+        entry: &AuditDraft,
+        sealer: &dyn AuditSealer,
+    ) -> StoreResult<AuditRecord> {
+        let last: Option<(i64, String)> =
+            sqlx::query_as("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
+                .fetch_optional(&mut **transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        let (seq, prev_hash) = match last {
+            Some((seq, hash)) => (seq + 1, hash),
+            None => (1, AUDIT_GENESIS_HASH.to_owned()),
+        };
+        let mut record = AuditRecord {
+            seq,
+            entry: entry.clone(),
+            prev_hash,
+            key_id: Some(sealer.key_id().to_owned()),
+            hash: String::new(),
+        };
+        record.hash = sealer.seal(&record);
+        let sql = format!(
+            "INSERT INTO audit_log ({COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(record.seq)
+            .bind(to_millis(&entry.at))
+            .bind(&entry.actor)
+            .bind(&entry.kind)
+            .bind(entry.tool.as_deref())
+            .bind(entry.argument_hash.as_deref())
+            .bind(entry.proposal_id.as_deref())
+            .bind(&entry.decision)
+            .bind(&entry.outcome)
+            .bind(entry.detail.as_deref())
+            .bind(&record.prev_hash)
+            .bind(record.key_id.as_deref())
+            .bind(&record.hash)
+            .execute(&mut **transaction)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(record)
+    }
+
+    pub(crate) async fn unaudited_applies_impl(
+        &self,
+        limit: u32,
+    ) -> StoreResult<Vec<UnauditedApply>> {
+        let sql = format!(
+            "SELECT id, applied_at FROM proposals
+             WHERE status = 'applied'
+               AND NOT EXISTS (
+                   SELECT 1 FROM audit_log
+                   WHERE audit_log.proposal_id = proposals.id
+                     AND audit_log.decision = 'applied'
+                     AND audit_log.kind = 'proposal')
+             ORDER BY applied_at, id{}
+             LIMIT $1",
+            Self::BYTE_ORDER
+        );
+        let rows: Vec<(String, Option<i64>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(i64::from(limit.max(1)))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        rows.into_iter()
+            .map(|(proposal_id, applied_at)| {
+                Ok(UnauditedApply {
+                    proposal_id,
+                    applied_at: applied_at.map(from_millis).transpose()?,
+                })
+            })
+            .collect()
+    }
+
     pub(crate) async fn audit_page_impl(&self, query: &AuditQuery) -> StoreResult<Vec<AuditRecord>> {
         let mut next = 0;
         let mut parameter = || {
@@ -73,5 +159,5 @@ macro_rules! audit_statements {
     };
 }
 
-audit_statements!(SqliteStore);
-audit_statements!(PgStore);
+audit_statements!(SqliteStore, sqlx::Sqlite);
+audit_statements!(PgStore, sqlx::Postgres);

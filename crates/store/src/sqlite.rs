@@ -20,6 +20,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// The collation that orders text by its bytes, SQLite's own default.
+    pub(crate) const BYTE_ORDER: &str = " COLLATE BINARY";
+
     /// The database's case-insensitive `LIKE`: SQLite's `LIKE` ignores the case of ASCII letters.
     pub(crate) const CASELESS_LIKE: &str = "LIKE";
 

@@ -84,6 +84,9 @@ pub struct PgStore {
 }
 
 impl PgStore {
+    /// The collation that orders text by its bytes, as SQLite compares text, not the database's locale.
+    pub(crate) const BYTE_ORDER: &str = " COLLATE \"C\"";
+
     /// The database's case-insensitive `LIKE`: PostgreSQL's `ILIKE` ignores the case of every letter.
     pub(crate) const CASELESS_LIKE: &str = "ILIKE";
 
