@@ -7,6 +7,7 @@ use hearth_core::{CHAT_SCHEME, DEFAULT_CHAT_ID, SESSION_SCHEME, SessionSummary};
 
 use crate::chats::decode_chat;
 use crate::error::StoreResult;
+use crate::postgres::PgStore;
 use crate::proposals::{COLUMNS as PROPOSAL_COLUMNS, ProposalRecord, decode as decode_proposal};
 use crate::sessions::{SESSION_COLUMNS, decode_session};
 use crate::sqlite::SqliteStore;
@@ -27,50 +28,88 @@ pub(crate) fn range_end(start: &str) -> String {
     format!("{start}\u{7f}")
 }
 
-fn limit(limit: u32) -> i64 {
+pub(crate) fn limit(limit: u32) -> i64 {
     i64::from(limit.clamp(1, 500))
 }
 
-impl SqliteStore {
-    /// Live sessions whose id (the part of the URI after `<provider>/`) starts with
-    /// `prefix`, of every provider, newest first; at most `max`.
-    pub(crate) async fn sessions_with_id_prefix_impl(
-        &self,
-        prefix: &str,
-        max: u32,
-    ) -> StoreResult<Vec<SessionSummary>> {
-        if !valid_prefix(prefix) {
-            return Ok(Vec::new());
-        }
-        let providers: Vec<String> =
-            sqlx::query_scalar("SELECT DISTINCT provider FROM sessions WHERE deleted_at IS NULL")
+/// The lookups by a range of a unique index, written once for both databases (numbered
+/// parameters; the range compares bytes with the store's `BYTE_ORDER`, as the index
+/// keys are ASCII). Chats are each database's own: their ids are a part of a URI.
+macro_rules! prefix_statements {
+    ($store:ty) => {
+        impl $store {
+            /// Live sessions whose id (the part of the URI after `<provider>/`) starts with
+            /// `prefix`, of every provider, newest first; at most `max`.
+            pub(crate) async fn sessions_with_id_prefix_impl(
+                &self,
+                prefix: &str,
+                max: u32,
+            ) -> StoreResult<Vec<SessionSummary>> {
+                if !valid_prefix(prefix) {
+                    return Ok(Vec::new());
+                }
+                let providers: Vec<String> = sqlx::query_scalar(
+                    "SELECT DISTINCT provider FROM sessions WHERE deleted_at IS NULL",
+                )
                 .fetch_all(&self.pool)
                 .await
                 .map_err(|e| self.error(e))?;
-        let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions
-             WHERE uri >= ? AND uri < ? AND deleted_at IS NULL
-             ORDER BY updated_at DESC, id DESC LIMIT ?"
-        );
-        let mut found = Vec::new();
-        for provider in providers {
-            let start = format!("{SESSION_SCHEME}{provider}/{prefix}");
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                .bind(&start)
-                .bind(range_end(&start))
-                .bind(limit(max))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-            for row in &rows {
-                found.push(decode_session(row)?);
+                let sql = format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions
+                     WHERE uri{bytes} >= $1 AND uri{bytes} < $2 AND deleted_at IS NULL
+                     ORDER BY updated_at DESC, id DESC LIMIT $3",
+                    bytes = Self::BYTE_ORDER
+                );
+                let mut found = Vec::new();
+                for provider in providers {
+                    let start = format!("{SESSION_SCHEME}{provider}/{prefix}");
+                    let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                        .bind(&start)
+                        .bind(range_end(&start))
+                        .bind(limit(max))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                    for row in &rows {
+                        found.push(decode_session(row)?);
+                    }
+                }
+                found.sort_by_key(|session| std::cmp::Reverse(session.updated_at));
+                found.truncate(usize::try_from(limit(max)).unwrap_or(usize::MAX));
+                Ok(found)
+            }
+
+            /// Proposals whose id starts with `prefix`, in id order; at most `max`.
+            pub async fn proposals_with_id_prefix(
+                &self,
+                prefix: &str,
+                max: u32,
+            ) -> StoreResult<Vec<ProposalRecord>> {
+                if !valid_prefix(prefix) {
+                    return Ok(Vec::new());
+                }
+                let sql = format!(
+                    "SELECT {PROPOSAL_COLUMNS} FROM proposals
+                     WHERE id{bytes} >= $1 AND id{bytes} < $2 ORDER BY id{bytes} LIMIT $3",
+                    bytes = Self::BYTE_ORDER
+                );
+                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(prefix)
+                    .bind(range_end(prefix))
+                    .bind(limit(max))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                rows.iter().map(decode_proposal).collect()
             }
         }
-        found.sort_by_key(|session| std::cmp::Reverse(session.updated_at));
-        found.truncate(usize::try_from(limit(max)).unwrap_or(usize::MAX));
-        Ok(found)
-    }
+    };
+}
 
+prefix_statements!(SqliteStore);
+prefix_statements!(PgStore);
+
+impl SqliteStore {
     /// Chats of live sessions whose chat id starts with `prefix` (every session's
     /// `default` chat excluded: that id names no one chat), newest first; at most `max`.
     pub(crate) async fn chats_with_id_prefix_impl(
@@ -95,27 +134,5 @@ impl SqliteStore {
         .map_err(|e| self.error(e))?;
         // A chat URI has exactly two `/`: the prefix can only match after the second.
         rows.iter().map(decode_chat).collect()
-    }
-
-    /// Proposals whose id starts with `prefix`, in id order; at most `max`.
-    pub async fn proposals_with_id_prefix(
-        &self,
-        prefix: &str,
-        max: u32,
-    ) -> StoreResult<Vec<ProposalRecord>> {
-        if !valid_prefix(prefix) {
-            return Ok(Vec::new());
-        }
-        let sql = format!(
-            "SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(prefix)
-            .bind(range_end(prefix))
-            .bind(limit(max))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        rows.iter().map(decode_proposal).collect()
     }
 }

@@ -1,16 +1,13 @@
 //! The session registry on PostgreSQL: create, discover, list, update, delete, trash,
 //! and lookups by id prefix.
 
-use hearth_core::{
-    CHAT_SCHEME, DEFAULT_CHAT_ID, SESSION_SCHEME, SessionSummary, SessionUri, Timestamp, now,
-};
+use hearth_core::{CHAT_SCHEME, DEFAULT_CHAT_ID, SessionUri, Timestamp, now};
 
 use super::PgStore;
 use crate::codec::{from_millis, parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
-use crate::prefixes::{range_end, valid_prefix};
-use crate::rows::{CHAT_COLUMNS, decode_chat, decode_session};
-use crate::sessions::SESSION_COLUMNS;
+use crate::prefixes::{limit, valid_prefix};
+use crate::rows::{CHAT_COLUMNS, decode_chat};
 use crate::store::{ChatRecord, NewSession, Registration};
 use crate::stores::Change;
 use crate::trash::{Removal, TrashItem, TrashKind};
@@ -22,10 +19,6 @@ const SESSION_IS_USED: &str = "SELECT provenance = 'external'
         OR EXISTS (SELECT 1 FROM chats WHERE session_id = $1
                    AND (COALESCE(draft, '') <> '' OR queued IS NOT NULL))
      FROM sessions WHERE id = $1";
-
-fn limit(limit: u32) -> i64 {
-    i64::from(limit.clamp(1, 500))
-}
 
 impl PgStore {
     pub(crate) async fn create_session_impl(&self, session: &NewSession) -> StoreResult<()> {
@@ -269,44 +262,6 @@ impl PgStore {
                 Ok(done.rows_affected() > 0)
             }
         }
-    }
-
-    pub(crate) async fn sessions_with_id_prefix_impl(
-        &self,
-        prefix: &str,
-        max: u32,
-    ) -> StoreResult<Vec<SessionSummary>> {
-        if !valid_prefix(prefix) {
-            return Ok(Vec::new());
-        }
-        let providers: Vec<String> =
-            sqlx::query_scalar("SELECT DISTINCT provider FROM sessions WHERE deleted_at IS NULL")
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-        // Byte order (COLLATE "C"), as SQLite compares text, so the range is a prefix's.
-        let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions
-             WHERE uri COLLATE \"C\" >= $1 AND uri COLLATE \"C\" < $2 AND deleted_at IS NULL
-             ORDER BY updated_at DESC, id DESC LIMIT $3"
-        );
-        let mut found = Vec::new();
-        for provider in providers {
-            let start = format!("{SESSION_SCHEME}{provider}/{prefix}");
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                .bind(&start)
-                .bind(range_end(&start))
-                .bind(limit(max))
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-            for row in &rows {
-                found.push(decode_session(row)?);
-            }
-        }
-        found.sort_by_key(|session| std::cmp::Reverse(session.updated_at));
-        found.truncate(usize::try_from(limit(max)).unwrap_or(usize::MAX));
-        Ok(found)
     }
 
     pub(crate) async fn chats_with_id_prefix_impl(
