@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use hearth_core::{ProjectId, Timestamp};
-use sqlx::Row;
 
-use crate::codec::to_millis;
 use crate::error::{StoreError, StoreResult};
 use crate::rows::decode_project as decode;
 use crate::sqlite::SqliteStore;
@@ -104,110 +102,12 @@ impl SqliteStore {
         .map_err(|error| self.error(error))?;
         rows.iter().map(decode).collect()
     }
-
-    async fn update_project_impl(&self, project: &ProjectRecord) -> StoreResult<()> {
-        let done = sqlx::query(
-            "UPDATE projects SET folder = ?, name = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(folder_text(&project.folder)?)
-        .bind(&project.name)
-        .bind(to_millis(&project.updated_at))
-        .bind(project.id.as_str())
-        .execute(self.pool())
-        .await
-        .map_err(|error| {
-            self.unique_conflict(
-                error,
-                "a project in folder",
-                &project.folder.display().to_string(),
-            )
-        })?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: "project",
-                key: project.id.to_string(),
-            });
-        }
-        Ok(())
-    }
-
-    async fn relink_project_impl(
-        &self,
-        project: &ProjectRecord,
-        from: &Path,
-    ) -> StoreResult<usize> {
-        let mut transaction = self
-            .pool()
-            .begin()
-            .await
-            .map_err(|error| self.error(error))?;
-        let done = sqlx::query(
-            "UPDATE projects SET folder = ?, name = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(folder_text(&project.folder)?)
-        .bind(&project.name)
-        .bind(to_millis(&project.updated_at))
-        .bind(project.id.as_str())
-        .execute(&mut *transaction)
-        .await
-        .map_err(|error| {
-            self.unique_conflict(
-                error,
-                "a project in folder",
-                &project.folder.display().to_string(),
-            )
-        })?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: "project",
-                key: project.id.to_string(),
-            });
-        }
-        let rows = sqlx::query(
-            "SELECT uri, working_directories FROM sessions WHERE project_id = ? AND deleted_at IS NULL AND working_directories IS NOT NULL",
-        )
-        .bind(project.id.as_str())
-        .fetch_all(&mut *transaction)
-        .await
-        .map_err(|error| self.error(error))?;
-        let mut moved = 0;
-        for row in rows {
-            let uri: String = row.try_get("uri").map_err(|error| self.error(error))?;
-            let directories = crate::sessions::decode_directories(
-                row.try_get("working_directories")
-                    .map_err(|error| self.error(error))?,
-            )?;
-            let relinked: Vec<PathBuf> = directories
-                .iter()
-                .map(|directory| match directory.strip_prefix(from) {
-                    Ok(rest) if rest.as_os_str().is_empty() => project.folder.clone(),
-                    Ok(rest) => project.folder.join(rest),
-                    Err(_) => directory.clone(),
-                })
-                .collect();
-            if relinked == directories {
-                continue;
-            }
-            sqlx::query("UPDATE sessions SET working_directories = ? WHERE uri = ?")
-                .bind(crate::sessions::encode_directories(&relinked))
-                .bind(&uri)
-                .execute(&mut *transaction)
-                .await
-                .map_err(|error| self.error(error))?;
-            moved += 1;
-        }
-        transaction
-            .commit()
-            .await
-            .map_err(|error| self.error(error))?;
-        Ok(moved)
-    }
 }
 
 project_store_by_impls!(SqliteStore);
 
 /// Implements [`ProjectStore`] for a store type by its methods of the same names with `_impl`
-/// (each dialect's statements are its own; the wiring is this once). The names it uses are resolved where it is invoked.
+/// (see `project_statements`). The names it uses are resolved where it is invoked.
 macro_rules! project_store_by_impls {
     ($store:ty) => {
         impl ProjectStore for $store {

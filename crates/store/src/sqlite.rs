@@ -20,6 +20,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// What a read that a transaction will write back locks: nothing: a writer holds the whole database until it commits.
+    pub(crate) const FOR_UPDATE: &str = "";
+
     /// The collation that orders text by its bytes, SQLite's own default.
     pub(crate) const BYTE_ORDER: &str = " COLLATE BINARY";
 

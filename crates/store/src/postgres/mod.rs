@@ -84,6 +84,9 @@ pub struct PgStore {
 }
 
 impl PgStore {
+    /// What a read that a transaction will write back locks: the rows, as writers lock only what they touch.
+    pub(crate) const FOR_UPDATE: &str = " FOR UPDATE";
+
     /// The collation that orders text by its bytes, as SQLite compares text, not the database's locale.
     pub(crate) const BYTE_ORDER: &str = " COLLATE \"C\"";
 
