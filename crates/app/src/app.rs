@@ -41,6 +41,9 @@ pub struct App {
     store: Arc<OnceCell<Arc<dyn Stores>>>,
 }
 
+/// How long a command's end waits for the store's connections in use.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The environment variable naming a PostgreSQL store.
 pub const STORE_URL_VARIABLE: &str = "HEARTH_STORE_URL";
 
@@ -115,6 +118,19 @@ impl App {
     pub async fn open_store(&self) -> anyhow::Result<Arc<dyn Stores>> {
         let store = self.store.get_or_try_init(|| self.open_new_store()).await?;
         Ok(Arc::clone(store))
+    }
+
+    /// Closes the store if this process opened it, waiting a moment for connections in
+    /// use. SQLite then folds its write-ahead log into the database and removes it, so
+    /// that the next command opens a tidy file instead of reading the log back.
+    pub async fn close_store(&self) {
+        if let Some(store) = self.store.get()
+            && tokio::time::timeout(CLOSE_WAIT, store.close())
+                .await
+                .is_err()
+        {
+            tracing::debug!("the store still had connections in use when the command ended");
+        }
     }
 
     async fn open_new_store(&self) -> anyhow::Result<Arc<dyn Stores>> {

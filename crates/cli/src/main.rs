@@ -266,7 +266,9 @@ fn main() -> ExitCode {
             app.notices = hearth_app::Notices::Log;
         }
         app.prepare_home()?;
-        dispatch(&app, cli.command).await
+        let result = dispatch(&app, cli.command).await;
+        app.close_store().await;
+        result
     });
     match result {
         Ok(code) => code,

@@ -38,6 +38,29 @@ fn run_streams_the_demo_and_the_session_is_listed() {
     assert!(!show.contains("[incomplete]"), "{show}");
 }
 
+/// The write-ahead log beside the database, and its length (0 when there is none).
+fn log_length(hearth: &Hearth) -> u64 {
+    let mut log = hearth.database().into_os_string();
+    log.push("-wal");
+    std::fs::metadata(log).map_or(0, |metadata| metadata.len())
+}
+
+#[test]
+fn a_finished_command_folds_its_write_ahead_log_into_the_database() {
+    let hearth = Hearth::new();
+    for prompt in ["first", "second", "third"] {
+        hearth.ok(&["run", prompt]);
+        // Left behind, the log would be read back in whole by the next command to open
+        // the database.
+        assert_eq!(log_length(&hearth), 0, "after `hearth run {prompt}`");
+    }
+    let list = hearth.ok(&["sessions", "list"]);
+    assert_eq!(log_length(&hearth), 0, "after `hearth sessions list`");
+    for prompt in ["first", "second", "third"] {
+        assert!(list.contains(prompt), "{list}");
+    }
+}
+
 #[test]
 fn run_continues_a_session_and_prints_json_events() {
     let hearth = Hearth::new();
