@@ -35,6 +35,7 @@ mod suite {
     mod history;
     mod hostile_agent;
     mod hostile_documents;
+    mod hot_text;
     mod json_convention;
     mod limits;
     mod mcp_servers;
