@@ -48,6 +48,7 @@ mod stores;
 mod transcript;
 mod trash;
 mod trash_statements;
+mod turn_statements;
 mod turns;
 mod users;
 

@@ -20,6 +20,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// A turn's `body` as bytes: as stored, valid text or not.
+    pub(crate) const BODY_BYTES: &str = "CAST(body AS BLOB)";
+
     /// What a read that a transaction will write back locks: nothing: a writer holds the whole database until it commits.
     pub(crate) const FOR_UPDATE: &str = "";
 

@@ -1,14 +1,14 @@
 //! Turns: durable insert of the user's message, checkpoints while the response streams,
-//! the final save, reads, and copies for forks. A stored turn that cannot be read back
+//! the final save, and copies for forks (reads, for both databases, are
+//! `turn_statements`). A stored turn that cannot be read back
 //! is read as an unreadable turn (see [`unreadable_turn`]), never as a failure of its chat.
 
 use hearth_core::{ChatUri, ResponsePart, StopReason, Turn, TurnId, Usage, UserMessage, now};
-use sqlx::{Connection, Row};
+use sqlx::Connection;
 
-use crate::codec::{from_json, from_millis, to_json, to_millis};
+use crate::codec::{from_millis, to_json, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::sqlite::SqliteStore;
-use crate::store::TurnPage;
 
 /// A turn as stored in its `body` column (times in milliseconds).
 #[derive(serde::Serialize)]
@@ -90,6 +90,14 @@ pub(crate) fn decode_body(body: &[u8]) -> Result<Turn, String> {
     stored
         .into_turn()
         .map_err(|error| format!("its stored form is invalid ({error})"))
+}
+
+/// A stored turn, or an unreadable turn in its place (with a warning in the log).
+pub(crate) fn read_turn(chat: &ChatUri, row: &UnreadRow) -> Turn {
+    decode_body(&row.body).unwrap_or_else(|reason| {
+        tracing::warn!(%chat, turn = %row.turn_id, seq = row.seq, "a stored turn could not be read: {reason}");
+        unreadable_turn(chat, row, &reason)
+    })
 }
 
 pub(crate) fn encode_body(turn: &Turn) -> StoreResult<String> {
@@ -180,131 +188,6 @@ impl SqliteStore {
     /// single row crosses into Rust however many turns the chat has. When that fails to
     /// decode, the turns are read one by one and each that cannot be read becomes an
     /// unreadable turn in its place.
-    pub(crate) async fn turns_impl(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
-        let array: Option<String> = sqlx::query_scalar(
-            "SELECT '[' || COALESCE(group_concat(body, ',' ORDER BY seq), '') || ']'
-             FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = ?)",
-        )
-        .bind(chat.to_string())
-        .fetch_one(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        let whole = from_json::<Vec<StoredTurn>>("turns", array.as_deref().unwrap_or("[]"))
-            .and_then(|stored| stored.into_iter().map(StoredTurn::into_turn).collect());
-        match whole {
-            Ok(turns) => Ok(turns),
-            Err(_) => self.turns_one_by_one(chat).await,
-        }
-    }
-
-    async fn turns_one_by_one(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
-        let rows = sqlx::query(
-            "SELECT seq, turn_id, CAST(body AS BLOB) AS body, started_at
-             FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = ?) ORDER BY seq",
-        )
-        .bind(chat.to_string())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        let mut turns = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let row = Self::unread_row(chat, row)?;
-            match decode_body(&row.body) {
-                Ok(turn) => turns.push(turn),
-                Err(reason) => {
-                    tracing::warn!(%chat, turn = %row.turn_id, seq = row.seq, "a stored turn could not be read: {reason}");
-                    turns.push(unreadable_turn(chat, &row, &reason));
-                }
-            }
-        }
-        Ok(turns)
-    }
-
-    /// A page of a chat's turns: the `limit` just before `before` (the newest when
-    /// absent), oldest first. Reads `limit + 1` rows by the `(chat_id, seq)` key, however
-    /// long the chat is; a turn that cannot be read is in its place as an unreadable turn.
-    pub(crate) async fn turn_page_impl(
-        &self,
-        chat: &ChatUri,
-        before: Option<&TurnId>,
-        limit: u32,
-    ) -> StoreResult<TurnPage> {
-        let chat_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chats WHERE uri = ?")
-            .bind(chat.to_string())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| self.error(e))?;
-        let Some(chat_id) = chat_id else {
-            return Err(StoreError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            });
-        };
-        let below = match before {
-            None => i64::MAX,
-            Some(turn) => {
-                sqlx::query_scalar("SELECT seq FROM turns WHERE chat_id = ? AND turn_id = ?")
-                    .bind(chat_id)
-                    .bind(turn.as_str())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(|e| self.error(e))?
-                    .ok_or_else(|| StoreError::NotFound {
-                        what: "turn",
-                        key: turn.to_string(),
-                    })?
-            }
-        };
-        let rows = sqlx::query(
-            "SELECT seq, turn_id, CAST(body AS BLOB) AS body, started_at
-             FROM turns WHERE chat_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-        )
-        .bind(chat_id)
-        .bind(below)
-        .bind(i64::from(limit) + 1)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        let has_more = rows.len() > limit as usize;
-        let mut turns = Vec::with_capacity(rows.len().min(limit as usize));
-        for row in rows.iter().take(limit as usize).rev() {
-            let row = Self::unread_row(chat, row)?;
-            match decode_body(&row.body) {
-                Ok(turn) => turns.push(turn),
-                Err(reason) => {
-                    tracing::warn!(%chat, turn = %row.turn_id, seq = row.seq, "a stored turn could not be read: {reason}");
-                    turns.push(unreadable_turn(chat, &row, &reason));
-                }
-            }
-        }
-        Ok(TurnPage { turns, has_more })
-    }
-
-    fn unread_row(chat: &ChatUri, row: &sqlx::sqlite::SqliteRow) -> StoreResult<UnreadRow> {
-        let get = |error: sqlx::Error| StoreError::Decode {
-            what: "turn",
-            detail: format!("{error} (chat {chat})"),
-        };
-        Ok(UnreadRow {
-            seq: row.try_get("seq").map_err(get)?,
-            turn_id: row
-                .try_get::<Option<String>, _>("turn_id")
-                .ok()
-                .flatten()
-                .unwrap_or_default(),
-            body: row
-                .try_get::<Option<Vec<u8>>, _>("body")
-                .ok()
-                .flatten()
-                .unwrap_or_default(),
-            started_at: row
-                .try_get::<Option<i64>, _>("started_at")
-                .ok()
-                .flatten()
-                .unwrap_or_default(),
-        })
-    }
-
     pub(crate) async fn copy_turns_impl(
         &self,
         from: &ChatUri,

@@ -84,6 +84,9 @@ pub struct PgStore {
 }
 
 impl PgStore {
+    /// A turn's `body` as bytes: its text's UTF-8.
+    pub(crate) const BODY_BYTES: &str = "convert_to(body, 'UTF8')";
+
     /// What a read that a transaction will write back locks: the rows, as writers lock only what they touch.
     pub(crate) const FOR_UPDATE: &str = " FOR UPDATE";
 

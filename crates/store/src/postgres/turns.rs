@@ -1,16 +1,13 @@
-//! Turns on PostgreSQL: the durable insert of the user's message, checkpoints, reads and
-//! copies for forks — stored as the same JSON bodies as in SQLite.
+//! Turns on PostgreSQL: the durable insert of the user's message, checkpoints and copies
+//! for forks (reads are `turn_statements`), stored as the same JSON bodies as in SQLite.
 
 use hearth_core::{ChatUri, Turn, TurnId, now};
-use sqlx::Row;
-use sqlx::postgres::PgRow;
 
 use super::PgStore;
-use crate::codec::{from_json, to_millis};
+use crate::codec::to_millis;
 use crate::error::{StoreError, StoreResult};
-use crate::store::TurnPage;
 use crate::stores::Change;
-use crate::turns::{StoredTurn, UnreadRow, decode_body, encode_body, unreadable_turn};
+use crate::turns::encode_body;
 
 impl PgStore {
     /// The chat's row id, locked for this transaction when `lock` is set (so one chat's
@@ -100,78 +97,6 @@ impl PgStore {
         Ok(())
     }
 
-    /// A chat's turns as one JSON array the server joins; read one by one (each that
-    /// cannot be read becomes an unreadable turn) when the array does not decode.
-    pub(crate) async fn turns_impl(&self, chat: &ChatUri) -> StoreResult<Vec<Turn>> {
-        let array: Option<String> = sqlx::query_scalar(
-            "SELECT '[' || COALESCE(string_agg(body, ',' ORDER BY seq), '') || ']'
-             FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = $1)",
-        )
-        .bind(chat.to_string())
-        .fetch_one(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        let whole = from_json::<Vec<StoredTurn>>("turns", array.as_deref().unwrap_or("[]"))
-            .and_then(|stored| stored.into_iter().map(StoredTurn::into_turn).collect());
-        match whole {
-            Ok(turns) => Ok(turns),
-            Err(_) => {
-                let rows = sqlx::query(
-                    "SELECT seq, turn_id, body, started_at
-                     FROM turns WHERE chat_id = (SELECT id FROM chats WHERE uri = $1) ORDER BY seq",
-                )
-                .bind(chat.to_string())
-                .fetch_all(&self.pool)
-                .await
-                .map_err(|e| self.error(e))?;
-                rows.iter().map(|row| read_turn(chat, row)).collect()
-            }
-        }
-    }
-
-    pub(crate) async fn turn_page_impl(
-        &self,
-        chat: &ChatUri,
-        before: Option<&TurnId>,
-        limit: u32,
-    ) -> StoreResult<TurnPage> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let chat_id = self.chat_id(&mut connection, chat, false).await?;
-        let below = match before {
-            None => i64::MAX,
-            Some(turn) => {
-                sqlx::query_scalar("SELECT seq FROM turns WHERE chat_id = $1 AND turn_id = $2")
-                    .bind(chat_id)
-                    .bind(turn.as_str())
-                    .fetch_optional(&mut *connection)
-                    .await
-                    .map_err(|e| self.error(e))?
-                    .ok_or_else(|| StoreError::NotFound {
-                        what: "turn",
-                        key: turn.to_string(),
-                    })?
-            }
-        };
-        let rows = sqlx::query(
-            "SELECT seq, turn_id, body, started_at
-             FROM turns WHERE chat_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3",
-        )
-        .bind(chat_id)
-        .bind(below)
-        .bind(i64::from(limit) + 1)
-        .fetch_all(&mut *connection)
-        .await
-        .map_err(|e| self.error(e))?;
-        let has_more = rows.len() > limit as usize;
-        let turns = rows
-            .iter()
-            .take(limit as usize)
-            .rev()
-            .map(|row| read_turn(chat, row))
-            .collect::<StoreResult<Vec<_>>>()?;
-        Ok(TurnPage { turns, has_more })
-    }
-
     pub(crate) async fn copy_turns_impl(
         &self,
         from: &ChatUri,
@@ -223,34 +148,4 @@ impl PgStore {
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(usize::try_from(copied).unwrap_or(usize::MAX))
     }
-}
-
-/// One stored turn, or an unreadable turn in its place.
-fn read_turn(chat: &ChatUri, row: &PgRow) -> StoreResult<Turn> {
-    let row = UnreadRow {
-        seq: row.try_get("seq").map_err(|error| StoreError::Decode {
-            what: "turn",
-            detail: format!("{error} (chat {chat})"),
-        })?,
-        turn_id: row
-            .try_get::<Option<String>, _>("turn_id")
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-        body: row
-            .try_get::<Option<String>, _>("body")
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-            .into_bytes(),
-        started_at: row
-            .try_get::<Option<i64>, _>("started_at")
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-    };
-    Ok(decode_body(&row.body).unwrap_or_else(|reason| {
-        tracing::warn!(%chat, turn = %row.turn_id, seq = row.seq, "a stored turn could not be read: {reason}");
-        unreadable_turn(chat, &row, &reason)
-    }))
 }

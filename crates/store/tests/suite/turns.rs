@@ -2,7 +2,7 @@ use hearth_core::{
     ChatId, ChatOrigin, ChatUri, ResponsePart, StopReason, ToolCallPart, ToolCallStatus,
     ToolResult, Turn, TurnId, Usage, UserMessage, now,
 };
-use hearth_store::{SqliteStore, Store, StoreError};
+use hearth_store::{PgStore, SqliteStore, Store, StoreError};
 use pretty_assertions::assert_eq;
 use std::sync::Arc;
 
@@ -178,9 +178,9 @@ async fn fork_copies_turns_through_the_fork_point(store: Arc<dyn Store>) {
     ));
 }
 
-#[tokio::test]
-async fn a_turn_that_cannot_be_read_shows_as_unreadable_and_the_rest_of_the_chat_reads() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
+/// Two of a chat's four turns damaged in the database (by `damage(body, turn id)`): the
+/// chat reads whole and by pages, each damaged turn as an unreadable one.
+async fn damaged_turns_read_as_unreadable(store: &dyn Store, damage: impl AsyncFn(String, String)) {
     let session = new_session("replay", None, at(0));
     store.create_session(&session).await.unwrap();
     let chat = ChatUri::default_for(&session.summary.uri);
@@ -203,16 +203,15 @@ async fn a_turn_that_cannot_be_read_shows_as_unreadable_and_the_rest_of_the_chat
             ),
         ),
     ] {
-        sqlx::query("UPDATE turns SET body = ? WHERE turn_id = ?")
-            .bind(body)
-            .bind(turn.id.as_str())
-            .execute(store.pool())
-            .await
-            .unwrap();
+        damage(body, turn.id.to_string()).await;
     }
 
     let read = store.turns(&chat).await.unwrap();
     assert_eq!(read.len(), 4);
+    // A page reads the same turns.
+    let page = store.turn_page(&chat, None, 10).await.unwrap();
+    assert_eq!(page.turns, read);
+    assert!(!page.has_more);
     assert_eq!(read[0], turns[0]);
     assert_eq!(read[2], turns[2]);
     for (index, user) in [(1, ""), (3, "four")] {
@@ -236,6 +235,37 @@ async fn a_turn_that_cannot_be_read_shows_as_unreadable_and_the_rest_of_the_chat
             "names the turn: {message}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_turn_that_cannot_be_read_shows_as_unreadable_and_the_rest_of_the_chat_reads() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    damaged_turns_read_as_unreadable(&store, async |body, id| {
+        sqlx::query("UPDATE turns SET body = $1 WHERE turn_id = $2")
+            .bind(body)
+            .bind(id)
+            .execute(store.pool())
+            .await
+            .unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_turn_that_cannot_be_read_on_postgres_shows_as_unreadable_too() {
+    let Some(url) = hearth_test_support::postgres::fresh_database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url).await.unwrap();
+    damaged_turns_read_as_unreadable(&store, async |body, id| {
+        sqlx::query("UPDATE turns SET body = $1 WHERE turn_id = $2")
+            .bind(body)
+            .bind(id)
+            .execute(store.pool())
+            .await
+            .unwrap();
+    })
+    .await;
 }
 
 on_every_backend!(
