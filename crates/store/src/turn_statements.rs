@@ -15,8 +15,30 @@ use crate::store::TurnPage;
 use crate::turns::{StoredTurn, UnreadRow, read_turn};
 
 macro_rules! turn_statements {
-    ($store:ty, $row:ty) => {
+    ($store:ty, $row:ty, $connection:ty) => {
         impl $store {
+            /// The chat's row id; with `lock`, locked for this transaction where the
+            /// database locks rows (the store's `FOR_UPDATE`), so that one chat's turns are
+            /// numbered by one writer at a time.
+            pub(crate) async fn chat_id(
+                &self,
+                connection: &mut $connection,
+                chat: &ChatUri,
+                lock: bool,
+            ) -> StoreResult<i64> {
+                let lock = if lock { Self::FOR_UPDATE } else { "" };
+                let sql = format!("SELECT id FROM chats WHERE uri = $1{lock}");
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .bind(chat.to_string())
+                    .fetch_optional(&mut *connection)
+                    .await
+                    .map_err(|e| self.error(e))?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: "chat",
+                        key: chat.to_string(),
+                    })
+            }
+
             /// A chat's turns as one JSON array the database joins; read one by one (each
             /// that cannot be read becomes an unreadable turn) when the array does not
             /// decode.
@@ -64,15 +86,7 @@ macro_rules! turn_statements {
                 limit: u32,
             ) -> StoreResult<TurnPage> {
                 let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-                let chat_id: i64 = sqlx::query_scalar("SELECT id FROM chats WHERE uri = $1")
-                    .bind(chat.to_string())
-                    .fetch_optional(&mut *connection)
-                    .await
-                    .map_err(|e| self.error(e))?
-                    .ok_or_else(|| StoreError::NotFound {
-                        what: "chat",
-                        key: chat.to_string(),
-                    })?;
+                let chat_id = self.chat_id(&mut connection, chat, false).await?;
                 let below = match before {
                     None => i64::MAX,
                     Some(turn) => sqlx::query_scalar(
@@ -137,5 +151,5 @@ macro_rules! turn_statements {
     };
 }
 
-turn_statements!(SqliteStore, sqlx::sqlite::SqliteRow);
-turn_statements!(PgStore, sqlx::postgres::PgRow);
+turn_statements!(SqliteStore, sqlx::sqlite::SqliteRow, sqlx::SqliteConnection);
+turn_statements!(PgStore, sqlx::postgres::PgRow, sqlx::PgConnection);

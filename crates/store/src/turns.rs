@@ -123,17 +123,7 @@ impl SqliteStore {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| self.error(e))?;
-        let chat_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chats WHERE uri = ?")
-            .bind(chat.to_string())
-            .fetch_optional(&mut *transaction)
-            .await
-            .map_err(|e| self.error(e))?;
-        let Some(chat_id) = chat_id else {
-            return Err(StoreError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            });
-        };
+        let chat_id = self.chat_id(&mut transaction, chat, true).await?;
         let started_at = to_millis(&turn.started_at);
         sqlx::query(
             "INSERT INTO turns (chat_id, seq, turn_id, running, body, started_at, checkpointed_at)

@@ -10,30 +10,6 @@ use crate::stores::Change;
 use crate::turns::encode_body;
 
 impl PgStore {
-    /// The chat's row id, locked for this transaction when `lock` is set (so one chat's
-    /// turns are numbered by one writer at a time).
-    async fn chat_id(
-        &self,
-        connection: &mut sqlx::PgConnection,
-        chat: &ChatUri,
-        lock: bool,
-    ) -> StoreResult<i64> {
-        let sql = if lock {
-            "SELECT id FROM chats WHERE uri = $1 FOR UPDATE"
-        } else {
-            "SELECT id FROM chats WHERE uri = $1"
-        };
-        sqlx::query_scalar(sql)
-            .bind(chat.to_string())
-            .fetch_optional(&mut *connection)
-            .await
-            .map_err(|e| self.error(e))?
-            .ok_or_else(|| StoreError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            })
-    }
-
     pub(crate) async fn insert_turn_impl(&self, chat: &ChatUri, turn: &Turn) -> StoreResult<()> {
         let body = encode_body(turn)?;
         let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
