@@ -8,7 +8,6 @@ use std::path::Path;
 
 use futures::future::BoxFuture;
 use hearth_core::Timestamp;
-use sqlx::Connection;
 
 use crate::error::StoreResult;
 use crate::sqlite::SqliteStore;
@@ -152,20 +151,9 @@ pub(crate) const COLUMNS: &str = "seq, at, actor, kind, tool, argument_hash, pro
      detail, prev_hash, key_id, hash";
 
 impl SqliteStore {
-    async fn append_audit_impl(
-        &self,
-        entry: &AuditDraft,
-        sealer: &dyn AuditSealer,
-    ) -> StoreResult<AuditRecord> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
-        let record = self.append_locked(&mut transaction, entry, sealer).await?;
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        Ok(record)
-    }
+    /// What keeps two appends from linking to one row: nothing more than the write
+    /// transaction, whose lock is the whole database's.
+    pub(crate) const AUDIT_LOCK: Option<&str> = None;
 
     fn database_file_impl(&self) -> Option<&Path> {
         let path = self.path();

@@ -1,7 +1,7 @@
 //! The audit log's statements, written once for both databases (numbered `$N`
 //! parameters, which SQLite and PostgreSQL share). Only the lock an append takes is each
-//! database's own (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's table lock): the appending
-//! under it is here.
+//! database's own (the store's `AUDIT_LOCK` inside its `write_transaction`: SQLite's
+//! `BEGIN IMMEDIATE`, PostgreSQL's table lock).
 
 use crate::audit::{
     AUDIT_GENESIS_HASH, AuditDraft, AuditKeyUse, AuditQuery, AuditRecord, AuditSealer, COLUMNS,
@@ -14,11 +14,30 @@ use crate::rows::decode_audit;
 use crate::sqlite::SqliteStore;
 
 /// The `_impl` methods `audit_store_by_impls` wires into `AuditStore` (all but
-/// `append_audit_impl`, which takes its database's lock and calls `append_locked`), for a
-/// store type with a `pool`, `error` and `BYTE_ORDER`, on the database `$db`.
+/// `database_file_impl`), for a store type with a `pool`, `error`, `write_transaction`,
+/// `AUDIT_LOCK` and `BYTE_ORDER`, on the database `$db`.
 macro_rules! audit_statements {
     ($store:ty, $db:ty) => {
         impl $store {
+    /// Appends `entry` to the log in a write transaction of its own, holding the store's
+    /// `AUDIT_LOCK`.
+    pub(crate) async fn append_audit_impl(
+        &self,
+        entry: &AuditDraft,
+        sealer: &dyn AuditSealer,
+    ) -> StoreResult<AuditRecord> {
+        let mut transaction = self.write_transaction().await?;
+        if let Some(lock) = Self::AUDIT_LOCK {
+            sqlx::query(lock)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+        }
+        let record = self.append_locked(&mut transaction, entry, sealer).await?;
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(record)
+    }
+
     /// Appends `entry` after the last row, inside a transaction that holds the log's write
     /// lock, so that no other append links to the same row.
     pub(crate) async fn append_locked(

@@ -10,12 +10,13 @@
 
 use std::time::Duration;
 
-use hearth_core::{ChatUri, Timestamp, now};
-use sqlx::Connection;
+use hearth_core::{ChatUri, Timestamp};
 
-use crate::codec::{from_millis, to_millis};
+use crate::codec::from_millis;
 use crate::error::{StoreError, StoreResult};
+use crate::postgres::PgStore;
 use crate::sqlite::SqliteStore;
+use crate::stores::Change;
 
 /// Who holds a lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,178 +85,148 @@ pub(crate) fn expiry(at: i64, ttl: Duration) -> i64 {
     at.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// One attempt to take a chat's lease: for whom, when, and until when.
-struct Taking<'a> {
-    chat: &'a ChatUri,
-    holder: &'a LeaseHolder,
-    /// Now, in milliseconds.
-    at: i64,
-    /// When the lease taken would end, in milliseconds.
-    expires_at: i64,
+/// The lease's statements, written once for both databases (numbered `$N` parameters),
+/// timed by the store's `clock`. A take holds the chat's row (`FOR_UPDATE`) inside the
+/// store's `write_transaction`, so takers of one lease go one at a time; a release is
+/// announced to other nodes where the database announces changes.
+macro_rules! lease_statements {
+    ($store:ty) => {
+        impl $store {
+            /// Takes `chat`'s lease for `holder`: a first lease, a renewal of the holder's
+            /// own, or a takeover of one that ended (or whose holder `takeover` says
+            /// stopped); a lease another holder still holds is refused.
+            pub(crate) async fn take_lease_impl(
+                &self,
+                chat: &ChatUri,
+                holder: &LeaseHolder,
+                ttl: Duration,
+                takeover: &Takeover,
+            ) -> StoreResult<LeaseGrant> {
+                let mut transaction = self.write_transaction().await?;
+                let uri = chat.to_string();
+                let sql = format!("SELECT 1 FROM chats WHERE uri = $1{}", Self::FOR_UPDATE);
+                let exists: Option<i32> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .bind(&uri)
+                    .fetch_optional(&mut *transaction)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                if exists.is_none() {
+                    return Err(StoreError::NotFound {
+                        what: "chat",
+                        key: uri,
+                    });
+                }
+                let at = self.clock(&mut transaction).await?;
+                let row: Option<LeaseRow> = sqlx::query_as(
+                    "SELECT owner, pid, host, epoch, expires_at FROM chat_leases WHERE chat_uri = $1",
+                )
+                .bind(&uri)
+                .fetch_optional(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?;
+                let (sql, grant) = lease_step(&uri, row, holder, at, takeover)?;
+                sqlx::query(sql)
+                    .bind(&uri)
+                    .bind(&holder.instance)
+                    .bind(i64::from(holder.pid))
+                    .bind(&holder.host)
+                    .bind(grant.epoch)
+                    .bind(at)
+                    .bind(expiry(at, ttl))
+                    .execute(&mut *transaction)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                transaction.commit().await.map_err(|e| self.error(e))?;
+                Ok(grant)
+            }
+
+            /// Ends `holder`'s lease of `chat` now (nothing when another holds it).
+            pub(crate) async fn release_lease_impl(
+                &self,
+                chat: &ChatUri,
+                holder: &LeaseHolder,
+            ) -> StoreResult<()> {
+                let mut transaction = self.write_transaction().await?;
+                let at = self.clock(&mut transaction).await?;
+                let released = sqlx::query(
+                    "UPDATE chat_leases
+                     SET expires_at = CASE WHEN expires_at < $1 THEN expires_at ELSE $1 END
+                     WHERE chat_uri = $2 AND owner = $3",
+                )
+                .bind(at)
+                .bind(chat.to_string())
+                .bind(&holder.instance)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|e| self.error(e))?
+                .rows_affected();
+                if released > 0 {
+                    Self::announce(&mut transaction, &Change::Chat(chat.clone()))
+                        .await
+                        .map_err(|e| self.error(e))?;
+                }
+                transaction.commit().await.map_err(|e| self.error(e))
+            }
+        }
+    };
 }
 
-impl SqliteStore {
-    /// Takes `chat`'s lease for `holder` in one immediate transaction: a first lease, a
-    /// renewal of the holder's own, or a takeover of one that ended (or whose holder
-    /// `takeover` says stopped); a lease another holder still holds is refused.
-    pub(crate) async fn take_lease_impl(
-        &self,
-        chat: &ChatUri,
-        holder: &LeaseHolder,
-        ttl: Duration,
-        takeover: &Takeover,
-    ) -> StoreResult<LeaseGrant> {
-        let at = to_millis(&now());
-        let taking = Taking {
-            chat,
-            holder,
-            at,
-            expires_at: expiry(at, ttl),
-        };
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
-        let row: Option<LeaseRow> = sqlx::query_as(
-            "SELECT owner, pid, host, epoch, expires_at FROM chat_leases WHERE chat_uri = ?",
-        )
-        .bind(chat.to_string())
-        .fetch_optional(&mut *transaction)
-        .await
-        .map_err(|e| self.error(e))?;
-        let grant = match row {
-            None => self.first_lease(&mut transaction, &taking).await?,
-            Some((owner, _, _, epoch, _)) if owner == holder.instance => {
-                self.renew_lease(&mut transaction, &taking, epoch).await?
-            }
-            Some((owner, _, _, epoch, ends))
-                if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
-            {
-                self.take_over_lease(&mut transaction, &taking, &owner, epoch)
-                    .await?
-            }
-            Some((owner, pid, host, _, ends)) => {
-                return Err(StoreError::Leased {
-                    chat: chat.to_string(),
-                    holder: holder_from(owner, pid, host),
-                    expires_at: from_millis(ends)?,
-                });
-            }
-        };
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        Ok(grant)
-    }
+lease_statements!(SqliteStore);
+lease_statements!(PgStore);
 
-    /// Writes the first lease of a chat that never had one (epoch 1); fails if the chat
-    /// does not exist.
-    async fn first_lease(
-        &self,
-        connection: &mut sqlx::SqliteConnection,
-        taking: &Taking<'_>,
-    ) -> StoreResult<LeaseGrant> {
-        let chat = taking.chat.to_string();
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM chats WHERE uri = ?")
-            .bind(&chat)
-            .fetch_optional(&mut *connection)
-            .await
-            .map_err(|e| self.error(e))?;
-        if exists.is_none() {
-            return Err(StoreError::NotFound {
-                what: "chat",
-                key: chat,
+/// What taking a lease does, given its row: the statement (binding chat, owner, pid,
+/// host, epoch, now, expiry as `$1`…`$7`) and the grant; a lease another holder still
+/// holds is refused.
+fn lease_step(
+    uri: &str,
+    row: Option<LeaseRow>,
+    holder: &LeaseHolder,
+    at: i64,
+    takeover: &Takeover,
+) -> StoreResult<(&'static str, LeaseGrant)> {
+    Ok(match row {
+        // The first lease of a chat that never had one.
+        None => (
+            "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            LeaseGrant {
+                epoch: 1,
+                previous_epoch: 0,
+            },
+        ),
+        // The holder's own, extended (same epoch); one that had ended counts as taken
+        // again now.
+        Some((owner, _, _, epoch, _)) if owner == holder.instance => (
+            "UPDATE chat_leases SET expires_at = $7,
+                    taken_at = CASE WHEN expires_at <= $6 THEN $6 ELSE taken_at END
+             WHERE chat_uri = $1 AND owner = $2 AND pid = $3 AND host = $4 AND epoch = $5",
+            LeaseGrant {
+                epoch,
+                previous_epoch: epoch,
+            },
+        ),
+        // Another owner's, moved to the new holder under the next epoch.
+        Some((owner, _, _, epoch, ends))
+            if ends <= at || *takeover == Takeover::Stopped(owner.clone()) =>
+        {
+            (
+                "UPDATE chat_leases SET owner = $2, pid = $3, host = $4, epoch = $5,
+                        taken_at = $6, expires_at = $7
+                 WHERE chat_uri = $1",
+                LeaseGrant {
+                    epoch: epoch + 1,
+                    previous_epoch: epoch,
+                },
+            )
+        }
+        Some((owner, pid, host, _, ends)) => {
+            return Err(StoreError::Leased {
+                chat: uri.to_owned(),
+                holder: holder_from(owner, pid, host),
+                expires_at: from_millis(ends)?,
             });
         }
-        sqlx::query(
-            "INSERT INTO chat_leases (chat_uri, owner, pid, host, epoch, taken_at, expires_at)
-             VALUES (?, ?, ?, ?, 1, ?, ?)",
-        )
-        .bind(&chat)
-        .bind(&taking.holder.instance)
-        .bind(i64::from(taking.holder.pid))
-        .bind(&taking.holder.host)
-        .bind(taking.at)
-        .bind(taking.expires_at)
-        .execute(&mut *connection)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(LeaseGrant {
-            epoch: 1,
-            previous_epoch: 0,
-        })
-    }
-
-    /// Extends the holder's own lease (same epoch); a lease that had ended counts as
-    /// taken again now.
-    async fn renew_lease(
-        &self,
-        connection: &mut sqlx::SqliteConnection,
-        taking: &Taking<'_>,
-        epoch: i64,
-    ) -> StoreResult<LeaseGrant> {
-        sqlx::query(
-            "UPDATE chat_leases SET expires_at = ?, taken_at = CASE WHEN expires_at <= ? THEN ? ELSE taken_at END
-             WHERE chat_uri = ?",
-        )
-        .bind(taking.expires_at)
-        .bind(taking.at)
-        .bind(taking.at)
-        .bind(taking.chat.to_string())
-        .execute(&mut *connection)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(LeaseGrant {
-            epoch,
-            previous_epoch: epoch,
-        })
-    }
-
-    /// Moves the lease from `owner` to the new holder under the next epoch.
-    async fn take_over_lease(
-        &self,
-        connection: &mut sqlx::SqliteConnection,
-        taking: &Taking<'_>,
-        owner: &str,
-        epoch: i64,
-    ) -> StoreResult<LeaseGrant> {
-        sqlx::query(
-            "UPDATE chat_leases SET owner = ?, pid = ?, host = ?, epoch = ?, taken_at = ?, expires_at = ?
-             WHERE chat_uri = ? AND owner = ?",
-        )
-        .bind(&taking.holder.instance)
-        .bind(i64::from(taking.holder.pid))
-        .bind(&taking.holder.host)
-        .bind(epoch + 1)
-        .bind(taking.at)
-        .bind(taking.expires_at)
-        .bind(taking.chat.to_string())
-        .bind(owner)
-        .execute(&mut *connection)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(LeaseGrant {
-            epoch: epoch + 1,
-            previous_epoch: epoch,
-        })
-    }
-
-    pub(crate) async fn release_lease_impl(
-        &self,
-        chat: &ChatUri,
-        holder: &LeaseHolder,
-    ) -> StoreResult<()> {
-        let at = to_millis(&now());
-        sqlx::query(
-            "UPDATE chat_leases SET expires_at = MIN(expires_at, ?) WHERE chat_uri = ? AND owner = ?",
-        )
-        .bind(at)
-        .bind(chat.to_string())
-        .bind(&holder.instance)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(())
-    }
+    })
 }
 
 #[cfg(test)]

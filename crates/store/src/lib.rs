@@ -26,6 +26,7 @@ mod archive;
 mod archive_import;
 mod audit;
 mod audit_statements;
+mod catalog_statements;
 mod chats;
 mod codec;
 mod erase;

@@ -70,7 +70,7 @@ macro_rules! project_statements {
                 project: &ProjectRecord,
                 from: &Path,
             ) -> StoreResult<usize> {
-                let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+                let mut transaction = self.write_transaction().await?;
                 self.set_folder(&mut transaction, project).await?;
                 // Locked, so that a session's directories changed meanwhile are not
                 // overwritten with what they were before.

@@ -4,10 +4,10 @@
 //! in its chat with them; a deleted session's turns are gone from the index.
 
 use hearth_core::{ChatUri, HarnessId, ProjectId, SessionUri, Timestamp, TurnId};
-use sqlx::Row;
 
 use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
+use crate::rows::Columns;
 use crate::sessions::VIEWER_FILTER;
 use crate::sqlite::SqliteStore;
 
@@ -124,6 +124,50 @@ fn decode_error(error: &hearth_core::UriError) -> StoreError {
     }
 }
 
+fn column_error(error: sqlx::Error) -> StoreError {
+    StoreError::Decode {
+        what: "search hit",
+        detail: error.to_string(),
+    }
+}
+
+/// The page of hits in `rows` (`limit + 1` read, newest first), the snippet of each
+/// `snippet(row)`; its cursor is the last hit's key when more follow.
+pub(crate) fn hits_page<R: Columns>(
+    rows: &[R],
+    limit: i64,
+    snippet: impl Fn(&R) -> StoreResult<String>,
+) -> StoreResult<SearchPage> {
+    let more = rows.len() as i64 > limit;
+    let mut hits = Vec::new();
+    let mut last_key = None;
+    for row in rows
+        .iter()
+        .take(usize::try_from(limit).unwrap_or(usize::MAX))
+    {
+        let text = |column: &str| row.text(column).map_err(column_error);
+        let integer = |column: &str| row.integer(column).map_err(column_error);
+        last_key = Some(integer("key")?);
+        hits.push(SearchHit {
+            session: SessionUri::parse(&text("session")?).map_err(|e| decode_error(&e))?,
+            title: row.text_or_null("title").map_err(column_error)?,
+            chat: ChatUri::parse(&text("chat")?).map_err(|e| decode_error(&e))?,
+            turn_id: TurnId::parse(&text("turn_id")?).map_err(|e| decode_error(&e))?,
+            index: u32::try_from(integer("seq")?).unwrap_or(u32::MAX),
+            started_at: from_millis(integer("started_at")?)?,
+            snippet: snippet(row)?,
+        });
+    }
+    Ok(SearchPage {
+        hits,
+        next_cursor: if more {
+            last_key.map(|key| key.to_string())
+        } else {
+            None
+        },
+    })
+}
+
 pub(crate) fn decode_cursor(cursor: Option<&str>) -> StoreResult<i64> {
     match cursor {
         None => Ok(i64::MAX),
@@ -181,37 +225,11 @@ impl SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;
-        let more = rows.len() as i64 > limit;
-        let mut hits = Vec::new();
-        let mut last_key = None;
-        for row in rows.into_iter().take(limit as usize) {
-            let key: i64 = row.try_get("key").map_err(|e| self.error(e))?;
-            last_key = Some(key);
-            let text = |column: &str| -> StoreResult<String> {
-                row.try_get::<String, _>(column).map_err(|e| self.error(e))
-            };
-            let seq: i64 = row.try_get("seq").map_err(|e| self.error(e))?;
-            let started: i64 = row.try_get("started_at").map_err(|e| self.error(e))?;
-            hits.push(SearchHit {
-                session: SessionUri::parse(&text("session")?).map_err(|e| decode_error(&e))?,
-                title: row.try_get("title").map_err(|e| self.error(e))?,
-                chat: ChatUri::parse(&text("chat")?).map_err(|e| decode_error(&e))?,
-                turn_id: TurnId::parse(&text("turn_id")?).map_err(|e| decode_error(&e))?,
-                index: u32::try_from(seq).unwrap_or(u32::MAX),
-                started_at: from_millis(started)?,
-                snippet: row
-                    .try_get::<Option<String>, _>("snippet")
-                    .map_err(|e| self.error(e))?
-                    .unwrap_or_default(),
-            });
-        }
-        Ok(SearchPage {
-            hits,
-            next_cursor: if more {
-                last_key.map(|key| key.to_string())
-            } else {
-                None
-            },
+        hits_page(&rows, limit, |row| {
+            Ok(row
+                .text_or_null("snippet")
+                .map_err(column_error)?
+                .unwrap_or_default())
         })
     }
 

@@ -1,14 +1,12 @@
-//! The session registry: create, discover, list, update, delete (tombstone).
+//! The session registry's shared pieces: columns, filters, cursors and `LIKE` patterns
+//! (the statements that make and delete sessions are `catalog_statements`; listing and
+//! updating, `row_statements`).
 
-use hearth_core::{Provenance, SessionUri, now};
-use sqlx::Connection;
+use hearth_core::Provenance;
 
-use crate::codec::to_millis;
-use crate::erase::{Deletion, ProposalOwner, erase_proposals};
 use crate::error::{StoreError, StoreResult};
 pub(crate) use crate::rows::decode_session;
-use crate::sqlite::SqliteStore;
-use crate::store::{NewSession, Registration, ScopeFilter, SessionQuery};
+use crate::store::{ScopeFilter, SessionQuery};
 
 pub(crate) const SESSION_COLUMNS: &str = "id, uri, provider, title, provenance, source, project_id, model, \
      working_directories, started_at, updated_at, pinned, archived, owner, team";
@@ -106,142 +104,6 @@ pub(crate) fn decode_cursor(cursor: &str) -> StoreResult<(i64, i64)> {
             what: "cursor",
             detail: format!("`{cursor}` is not a cursor from a previous page"),
         })
-}
-
-impl SqliteStore {
-    pub(crate) async fn create_session_impl(&self, session: &NewSession) -> StoreResult<()> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
-        let uri = session.summary.uri.to_string();
-        let live: Option<(Option<i64>, bool)> =
-            sqlx::query_as("SELECT deleted_at, trashed FROM sessions WHERE uri = ?")
-                .bind(&uri)
-                .fetch_optional(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-        match live {
-            Some((None, _)) => {
-                return Err(StoreError::Conflict(format!(
-                    "session {uri} already exists"
-                )));
-            }
-            // A session in the trash is kept until the trash is emptied.
-            Some((Some(_), true)) => {
-                return Err(StoreError::Conflict(format!(
-                    "session {uri} is in the trash; restore it with `hearth trash restore`"
-                )));
-            }
-            // An explicit create clears a tombstone of the same URI.
-            Some((Some(_), false)) => {
-                sqlx::query("DELETE FROM sessions WHERE uri = ?")
-                    .bind(&uri)
-                    .execute(&mut *transaction)
-                    .await
-                    .map_err(|e| self.error(e))?;
-            }
-            None => {}
-        }
-        Self::insert_session_rows(&mut transaction, session)
-            .await
-            .map_err(|e| self.error(e))?;
-        transaction.commit().await.map_err(|e| self.error(e))
-    }
-
-    pub(crate) async fn register_discovered_impl(
-        &self,
-        session: &NewSession,
-    ) -> StoreResult<Registration> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
-        let existing: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT deleted_at FROM sessions WHERE uri = ?")
-                .bind(session.summary.uri.to_string())
-                .fetch_optional(&mut *transaction)
-                .await
-                .map_err(|e| self.error(e))?;
-        let outcome = match existing {
-            Some(Some(_)) => Registration::Tombstoned,
-            Some(None) => Registration::AlreadyKnown,
-            None => {
-                Self::insert_session_rows(&mut transaction, session)
-                    .await
-                    .map_err(|e| self.error(e))?;
-                Registration::Added
-            }
-        };
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        Ok(outcome)
-    }
-
-    pub(crate) async fn delete_session_impl(&self, uri: &SessionUri) -> StoreResult<bool> {
-        let mut deletion = self.begin_deletion().await?;
-        let Some(id) = self.live_session_id(&mut deletion, uri).await? else {
-            return Ok(false);
-        };
-        self.erase_session(deletion, id, uri, to_millis(&now()))
-            .await?;
-        Ok(true)
-    }
-
-    /// The row id of the live (not deleted, not trashed) session `uri`.
-    pub(crate) async fn live_session_id(
-        &self,
-        connection: &mut sqlx::SqliteConnection,
-        uri: &SessionUri,
-    ) -> StoreResult<Option<i64>> {
-        sqlx::query_scalar("SELECT id FROM sessions WHERE uri = ? AND deleted_at IS NULL")
-            .bind(uri.to_string())
-            .fetch_optional(&mut *connection)
-            .await
-            .map_err(|e| self.error(e))
-    }
-
-    /// Removes session `id`'s content in `deletion` (see [`Self::erase_session_rows`]),
-    /// commits it, then erases what was removed (see `erase`).
-    pub(crate) async fn erase_session(
-        &self,
-        mut deletion: Deletion,
-        id: i64,
-        uri: &SessionUri,
-        at: i64,
-    ) -> StoreResult<()> {
-        Self::erase_session_rows(&mut deletion, id, uri, at)
-            .await
-            .map_err(|e| self.error(e))?;
-        self.commit_deletion(deletion).await
-    }
-
-    /// Removes a session's content — chats, turns, drafts, provider data, title and the
-    /// other descriptions, its proposals' text — leaving a tombstone deleted at `at`
-    /// (inside the deletion's transaction; `erase_removed` follows the commit).
-    pub(crate) async fn erase_session_rows(
-        transaction: &mut sqlx::SqliteConnection,
-        id: i64,
-        uri: &SessionUri,
-        at: i64,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query("DELETE FROM chats WHERE session_id = ?")
-            .bind(id)
-            .execute(&mut *transaction)
-            .await?;
-        sqlx::query(
-            "UPDATE sessions SET deleted_at = COALESCE(deleted_at, ?), trashed = 0, title = NULL,
-                    model = NULL, project_id = NULL, working_directories = NULL
-             WHERE id = ?",
-        )
-        .bind(at)
-        .bind(id)
-        .execute(&mut *transaction)
-        .await?;
-        erase_proposals(transaction, ProposalOwner::Session(uri), at).await?;
-        Ok(())
-    }
 }
 
 /// A `LIKE ? ESCAPE '\'` pattern matching text that contains `text` literally.

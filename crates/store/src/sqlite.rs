@@ -32,6 +32,46 @@ impl SqliteStore {
     /// The database's case-insensitive `LIKE`: SQLite's `LIKE` ignores the case of ASCII letters.
     pub(crate) const CASELESS_LIKE: &str = "LIKE";
 
+    /// A turn's stored body with its stop reason set to `incomplete` (a copy of a turn
+    /// that was still running).
+    pub(crate) const INCOMPLETE_BODY: &str = "json_set(body, '$.stop_reason', 'incomplete')";
+
+    /// A write transaction: SQLite's one writer lock, taken at its start (so that it never
+    /// has to be upgraded, which can fail with the database busy).
+    pub(crate) async fn write_transaction(
+        &self,
+    ) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        self.pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// Now, in milliseconds: SQLite has no server, so its clock is this machine's.
+    #[allow(clippy::unused_async)]
+    pub(crate) async fn clock(&self, _connection: &mut sqlx::SqliteConnection) -> StoreResult<i64> {
+        Ok(crate::codec::to_millis(&hearth_core::now()))
+    }
+
+    /// SQLite announces nothing (PostgreSQL does, see `postgres/changes.rs`): other
+    /// processes see a change when they read it.
+    #[allow(clippy::unused_async)]
+    pub(crate) async fn announce(
+        _connection: &mut sqlx::SqliteConnection,
+        _change: &crate::stores::Change,
+    ) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
+
+    /// `update` as it is, with no parameters added: SQLite announces nothing.
+    pub(crate) fn announcing(
+        update: &str,
+        _next: usize,
+        _change: &crate::stores::Change,
+    ) -> (String, Vec<String>) {
+        (update.to_owned(), Vec::new())
+    }
+
     /// SQLite announces nothing (PostgreSQL does, see `postgres/changes.rs`): other
     /// processes see a shared session when they read it.
     #[allow(clippy::unused_async)]

@@ -1,15 +1,25 @@
-//! The trash's statements both databases share (numbered `$N` parameters): listing it,
-//! moving a project into it and taking an item out. Moving a session in and emptying it
-//! stay each database's own (they erase inside each one's write transaction).
+//! The trash's statements, written once for both databases (numbered `$N` parameters):
+//! listing it, moving a session or a project into it, taking an item out, and emptying it
+//! (which erases inside the store's write transaction and ends with its
+//! `commit_deletion`, see `erase`).
 
-use hearth_core::now;
+use hearth_core::{SessionUri, Timestamp, now};
 
-use crate::codec::to_millis;
+use crate::codec::{parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::postgres::PgStore;
 use crate::rows::decode_trash_item;
 use crate::sqlite::SqliteStore;
-use crate::trash::{TrashItem, TrashKind};
+use crate::trash::{Removal, TrashItem, TrashKind};
+
+/// Whether session `$1` holds anything a user made: a turn, a draft, a queued message; or
+/// is an agent's own conversation found by discovery (its content lives with the agent,
+/// and its row keeps discovery from listing it again).
+const SESSION_IS_USED: &str = "SELECT provenance = 'external'
+        OR EXISTS (SELECT 1 FROM chats c JOIN turns t ON t.chat_id = c.id WHERE c.session_id = $1)
+        OR EXISTS (SELECT 1 FROM chats WHERE session_id = $1
+                   AND (COALESCE(draft, '') <> '' OR queued IS NOT NULL))
+     FROM sessions WHERE id = $1";
 
 /// Every item deleted at or before `$1`, newest deletion first.
 const TRASH_ITEMS: &str =
@@ -21,8 +31,103 @@ const TRASH_ITEMS: &str =
      ORDER BY deleted_at DESC, id";
 
 macro_rules! trash_statements {
-    ($store:ty) => {
+    ($store:ty, $connection:ty) => {
         impl $store {
+            /// Moves a live session to the trash, or erases it when it was never used.
+            pub(crate) async fn trash_session_impl(
+                &self,
+                uri: &SessionUri,
+            ) -> StoreResult<Removal> {
+                let mut deletion = self.write_transaction().await?;
+                let Some(id) = self.live_session_id(&mut deletion, uri).await? else {
+                    return Ok(Removal::Missing);
+                };
+                let used: bool = sqlx::query_scalar(SESSION_IS_USED)
+                    .bind(id)
+                    .fetch_one(&mut *deletion)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                let at = to_millis(&now());
+                if used {
+                    sqlx::query("UPDATE sessions SET deleted_at = $1, trashed = 1 WHERE id = $2")
+                        .bind(at)
+                        .bind(id)
+                        .execute(&mut *deletion)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                    deletion.commit().await.map_err(|e| self.error(e))?;
+                    return Ok(Removal::Trashed);
+                }
+                Self::erase_session_rows(&mut deletion, id, uri, at)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                self.commit_deletion(deletion).await?;
+                Ok(Removal::Erased)
+            }
+
+            /// Erases every item deleted at or before `before` (every item when `None`),
+            /// in one transaction. Returns the items erased.
+            pub(crate) async fn empty_trash_impl(
+                &self,
+                before: Option<Timestamp>,
+            ) -> StoreResult<Vec<TrashItem>> {
+                let before = before.as_ref().map_or(i64::MAX, to_millis);
+                let items = self.trash_items_before(before).await?;
+                if items.is_empty() {
+                    return Ok(items);
+                }
+                let mut deletion = self.write_transaction().await?;
+                let mut erased = Vec::with_capacity(items.len());
+                for item in items {
+                    if self.erase_item(&mut deletion, &item).await? {
+                        erased.push(item);
+                    }
+                }
+                self.commit_deletion(deletion).await?;
+                Ok(erased)
+            }
+
+            /// Erases one item if it is still in the trash (inside `empty_trash`'s
+            /// transaction).
+            async fn erase_item(
+                &self,
+                connection: &mut $connection,
+                item: &TrashItem,
+            ) -> StoreResult<bool> {
+                match item.kind {
+                    TrashKind::Session => {
+                        let sql = format!(
+                            "SELECT id FROM sessions WHERE uri = $1 AND trashed = 1{}",
+                            Self::FOR_UPDATE
+                        );
+                        let id: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                            .bind(&item.id)
+                            .fetch_optional(&mut *connection)
+                            .await
+                            .map_err(|e| self.error(e))?;
+                        let Some(id) = id else {
+                            return Ok(false);
+                        };
+                        let uri = parse_id("session uri", &item.id, SessionUri::parse)?;
+                        Self::erase_session_rows(connection, id, &uri, to_millis(&item.deleted_at))
+                            .await
+                            .map_err(|e| self.error(e))?;
+                        Ok(true)
+                    }
+                    TrashKind::Project => {
+                        let done = sqlx::query(
+                            "UPDATE projects SET folder = NULL, name = NULL, trashed = 0
+                             WHERE id = $1 AND trashed = 1",
+                        )
+                        .bind(&item.id)
+                        .execute(&mut *connection)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                        Ok(done.rows_affected() > 0)
+                    }
+                }
+            }
+
             /// Moves a live project to the trash. Returns whether there was one.
             pub(crate) async fn trash_project_impl(&self, id: &str) -> StoreResult<bool> {
                 let done = sqlx::query(
@@ -91,5 +196,5 @@ macro_rules! trash_statements {
     };
 }
 
-trash_statements!(SqliteStore);
-trash_statements!(PgStore);
+trash_statements!(SqliteStore, sqlx::SqliteConnection);
+trash_statements!(PgStore, sqlx::PgConnection);

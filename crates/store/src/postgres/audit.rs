@@ -14,21 +14,10 @@ use crate::audit::{
 use crate::error::StoreResult;
 
 impl PgStore {
-    async fn append_audit_impl(
-        &self,
-        entry: &AuditDraft,
-        sealer: &dyn AuditSealer,
-    ) -> StoreResult<AuditRecord> {
-        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
-        // Held until commit: another node's append waits here, then reads this one's row.
-        sqlx::query("LOCK TABLE audit_log IN SHARE ROW EXCLUSIVE MODE")
-            .execute(&mut *transaction)
-            .await
-            .map_err(|e| self.error(e))?;
-        let record = self.append_locked(&mut transaction, entry, sealer).await?;
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        Ok(record)
-    }
+    /// What keeps two appends from linking to one row: the table's lock, held until
+    /// commit (another node's append waits for it, then reads this one's row).
+    pub(crate) const AUDIT_LOCK: Option<&str> =
+        Some("LOCK TABLE audit_log IN SHARE ROW EXCLUSIVE MODE");
 
     /// `None`: the log is in the database server, and there is no file beside which to
     /// keep its key and head file (give them to the log explicitly).

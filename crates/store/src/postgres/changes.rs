@@ -69,6 +69,18 @@ impl PgStore {
             .map(|_| ())
     }
 
+    /// `update` (a statement `RETURNING 1`) that also announces `change` to every node
+    /// when it commits, in one round trip; the parameters it adds, from `$next` on.
+    pub(crate) fn announcing(update: &str, next: usize, change: &Change) -> (String, Vec<String>) {
+        (
+            format!(
+                "WITH changed AS ({update}) SELECT 1 FROM changed, pg_notify(${next}, ${})",
+                next + 1
+            ),
+            vec![CHANNEL.to_owned(), payload(change)],
+        )
+    }
+
     /// Sends an ask to every node; the one answering the chat acts on it. Not part of
     /// any write: it goes at once.
     pub(crate) async fn ask_holder_impl(&self, ask: &crate::HolderAsk) -> StoreResult<bool> {

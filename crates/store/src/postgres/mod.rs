@@ -21,13 +21,10 @@ mod advisory;
 mod archive;
 mod audit;
 mod changes;
-mod chats;
-mod leases;
 mod projects;
 mod proposals;
 mod search;
 mod sessions;
-mod turns;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -95,6 +92,27 @@ impl PgStore {
 
     /// The database's case-insensitive `LIKE`: PostgreSQL's `ILIKE` ignores the case of every letter.
     pub(crate) const CASELESS_LIKE: &str = "ILIKE";
+
+    /// A turn's stored body with its stop reason set to `incomplete` (a copy of a turn
+    /// that was still running).
+    pub(crate) const INCOMPLETE_BODY: &str =
+        "jsonb_set(body::jsonb, '{stop_reason}', '\"incomplete\"')::text";
+
+    /// A write transaction. PostgreSQL's writers lock only the rows they touch (the
+    /// statements' `FOR_UPDATE`) or a table.
+    pub(crate) async fn write_transaction(
+        &self,
+    ) -> StoreResult<sqlx::Transaction<'static, sqlx::Postgres>> {
+        self.pool.begin().await.map_err(|e| self.error(e))
+    }
+
+    /// Commits a deletion (the server reclaims the space of what it removed).
+    pub(crate) async fn commit_deletion(
+        &self,
+        deletion: sqlx::Transaction<'static, sqlx::Postgres>,
+    ) -> StoreResult<()> {
+        deletion.commit().await.map_err(|e| self.error(e))
+    }
 
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`)
     /// and migrates it. Refuses a database of another program (it has tables, none of them

@@ -2,13 +2,13 @@
 //! in a word) in a turn's prompt or answer; a trigram index finds the candidates, and the
 //! snippet around the first match is cut here.
 
-use hearth_core::{ChatUri, HarnessId, ProjectId, SessionUri, TurnId};
+use hearth_core::{HarnessId, ProjectId};
 use sqlx::Row;
 
 use super::PgStore;
-use crate::codec::{from_millis, to_millis};
-use crate::error::{StoreError, StoreResult};
-use crate::search::{HIT_END, HIT_START, SearchHit, SearchPage, SearchQuery, decode_cursor, words};
+use crate::codec::to_millis;
+use crate::error::StoreResult;
+use crate::search::{HIT_END, HIT_START, SearchPage, SearchQuery, decode_cursor, hits_page, words};
 use crate::sessions::VIEWER_FILTER;
 
 /// Words of context kept before the first match in a snippet.
@@ -123,38 +123,6 @@ impl PgStore {
         Ok(indexed)
     }
 
-    /// A found turn's row as its key (the cursor) and hit, its snippet cut around `words`.
-    fn decode_hit(
-        &self,
-        row: &sqlx::postgres::PgRow,
-        words: &[&str],
-    ) -> StoreResult<(i64, SearchHit)> {
-        let get = |error: sqlx::Error| self.error(error);
-        let text = |column: &str| -> StoreResult<String> { row.try_get(column).map_err(get) };
-        let parse = |error: hearth_core::UriError| StoreError::Decode {
-            what: "search hit",
-            detail: error.to_string(),
-        };
-        let prompt: Option<String> = row.try_get("prompt").map_err(get)?;
-        let answer: Option<String> = row.try_get("answer").map_err(get)?;
-        let whole = format!(
-            "{}\n{}",
-            prompt.unwrap_or_default(),
-            answer.unwrap_or_default()
-        );
-        let seq: i64 = row.try_get("seq").map_err(get)?;
-        let hit = SearchHit {
-            session: SessionUri::parse(&text("session")?).map_err(parse)?,
-            title: row.try_get("title").map_err(get)?,
-            chat: ChatUri::parse(&text("chat")?).map_err(parse)?,
-            turn_id: TurnId::parse(&text("turn_id")?).map_err(parse)?,
-            index: u32::try_from(seq).unwrap_or(u32::MAX),
-            started_at: from_millis(row.try_get("started_at").map_err(get)?)?,
-            snippet: snippet(whole.trim(), words),
-        };
-        Ok((row.try_get("key").map_err(get)?, hit))
-    }
-
     pub(crate) async fn search_turns_impl(&self, query: &SearchQuery) -> StoreResult<SearchPage> {
         let words = words(&query.text)?;
         let before = decode_cursor(query.cursor.as_deref())?;
@@ -204,21 +172,15 @@ impl PgStore {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;
-        let more = rows.len() as i64 > limit;
-        let mut hits = Vec::new();
-        let mut last_key = None;
-        for row in rows.iter().take(limit as usize) {
-            let (key, hit) = self.decode_hit(row, &words)?;
-            last_key = Some(key);
-            hits.push(hit);
-        }
-        Ok(SearchPage {
-            hits,
-            next_cursor: if more {
-                last_key.map(|key| key.to_string())
-            } else {
-                None
-            },
+        hits_page(&rows, limit, |row| {
+            let part = |column: &str| -> StoreResult<String> {
+                Ok(row
+                    .try_get::<Option<String>, _>(column)
+                    .map_err(|e| self.error(e))?
+                    .unwrap_or_default())
+            };
+            let whole = format!("{}\n{}", part("prompt")?, part("answer")?);
+            Ok(snippet(whole.trim(), &words))
         })
     }
 }
