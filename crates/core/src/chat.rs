@@ -199,6 +199,20 @@ pub struct ChatSummary {
     pub updated_at: Timestamp,
 }
 
+impl ChatSummary {
+    /// A chat made at `at`, with no title or model yet.
+    pub fn new(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> Self {
+        Self {
+            uri,
+            origin,
+            title: None,
+            model: None,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+}
+
 /// A conversation found in a provider's own catalog, offered to the host's registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DiscoveredChat {

@@ -176,20 +176,11 @@ mod tests {
 
     fn chat_state() -> ChatState {
         let session = SessionUri::parse("hearth-session:replay/s1").unwrap();
-        ChatState {
-            summary: ChatSummary {
-                uri: ChatUri::default_for(&session),
-                origin: ChatOrigin::User,
-                title: None,
-                model: None,
-                created_at: now(),
-                updated_at: now(),
-            },
-            turns: Vec::new(),
-            draft: None,
-            queued: Vec::new(),
-            agent: None,
-        }
+        ChatState::new(ChatSummary::new(
+            ChatUri::default_for(&session),
+            ChatOrigin::User,
+            now(),
+        ))
     }
 
     /// An action on `turn` chosen by `kind`, about id `id` (a few ids, so they repeat).

@@ -129,6 +129,17 @@ pub struct ChatState {
 }
 
 impl ChatState {
+    /// `summary`'s chat with no turns, draft, queued messages or agent offer yet.
+    pub fn new(summary: ChatSummary) -> Self {
+        Self {
+            summary,
+            turns: Vec::new(),
+            draft: None,
+            queued: Vec::new(),
+            agent: None,
+        }
+    }
+
     fn turn_mut(&mut self, turn_id: &TurnId) -> Option<&mut Turn> {
         self.turns.iter_mut().rev().find(|turn| &turn.id == turn_id)
     }
@@ -556,20 +567,7 @@ mod tests {
     fn chat_state() -> ChatState {
         let session = SessionUri::parse("hearth-session:replay/s1").unwrap();
         let uri = ChatUri::default_for(&session);
-        ChatState {
-            summary: ChatSummary {
-                uri,
-                origin: ChatOrigin::User,
-                title: None,
-                model: None,
-                created_at: now(),
-                updated_at: now(),
-            },
-            turns: Vec::new(),
-            draft: None,
-            queued: Vec::new(),
-            agent: None,
-        }
+        ChatState::new(ChatSummary::new(uri, ChatOrigin::User, now()))
     }
 
     #[test]

@@ -103,11 +103,8 @@ pub(crate) fn catch_up(chat: &ChatState, old: &Turn, fresh: &Turn) -> Option<Vec
         });
     }
     let mut check = ChatState {
-        summary: chat.summary.clone(),
         turns: vec![old.clone()],
-        draft: None,
-        queued: Vec::new(),
-        agent: None,
+        ..ChatState::new(chat.summary.clone())
     };
     for action in &actions {
         reduce_chat(&mut check, action);
@@ -192,20 +189,11 @@ mod tests {
     use super::*;
 
     fn chat() -> ChatState {
-        ChatState {
-            summary: ChatSummary {
-                uri: ChatUri::parse("hearth-chat:replay/s/default").unwrap(),
-                origin: ChatOrigin::User,
-                title: None,
-                model: None,
-                created_at: now(),
-                updated_at: now(),
-            },
-            turns: Vec::new(),
-            draft: None,
-            queued: Vec::new(),
-            agent: None,
-        }
+        ChatState::new(ChatSummary::new(
+            ChatUri::parse("hearth-chat:replay/s/default").unwrap(),
+            ChatOrigin::User,
+            now(),
+        ))
     }
 
     fn call(status: ToolCallStatus) -> ToolCallPart {

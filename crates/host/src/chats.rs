@@ -108,12 +108,8 @@ impl Host {
         let at = now();
         let session_summary = self.session_summary(session)?;
         let mut summary = ChatSummary {
-            uri: uri.clone(),
-            origin,
-            title: None,
             model: session_summary.model.clone(),
-            created_at: at,
-            updated_at: at,
+            ..ChatSummary::new(uri.clone(), origin, at)
         };
         let context = make_context(&self.inner.config, &session_summary, &summary);
         let _creating = self.creating_chat(&provider);

@@ -49,12 +49,9 @@ impl Host {
                 let at = now();
                 let record = ChatRecord {
                     summary: ChatSummary {
-                        uri: chat.clone(),
-                        origin,
                         title,
                         model: created.model,
-                        created_at: at,
-                        updated_at: at,
+                        ..ChatSummary::new(chat.clone(), origin, at)
                     },
                     provider_data: Some(created.provider_data),
                     conversation: created.conversation,

@@ -139,12 +139,9 @@ impl Host {
         // A session created with a title gives it to its default chat: one title, from
         // one place, and no other made for the chat.
         let chat = ChatSummary {
-            uri: ChatUri::default_for(&uri),
-            origin: ChatOrigin::User,
             title: summary.title.clone(),
             model: request.model,
-            created_at: at,
-            updated_at: at,
+            ..ChatSummary::new(ChatUri::default_for(&uri), ChatOrigin::User, at)
         };
         self.register_new_session(summary, chat, ChatSeed::Fresh, Vec::new())
             .await?;

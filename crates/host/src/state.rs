@@ -330,20 +330,7 @@ mod tests {
 
     fn chat_entry(uri: ChatUri) -> ChatEntry {
         ChatEntry {
-            state: ChatState {
-                summary: ChatSummary {
-                    uri,
-                    origin: ChatOrigin::User,
-                    title: None,
-                    model: None,
-                    created_at: now(),
-                    updated_at: now(),
-                },
-                turns: Vec::new(),
-                draft: None,
-                queued: Vec::new(),
-                agent: None,
-            },
+            state: ChatState::new(ChatSummary::new(uri, ChatOrigin::User, now())),
             provider_data: None,
             resolution: Resolution::Resolved,
             generation: 1,

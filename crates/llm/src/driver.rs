@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::diagnostics::error_chain;
 use crate::error::{LlmError, Result, TimeoutPhase};
 use crate::event::{EventStream, StreamEvent};
-use crate::sse::FeedError;
+use crate::sse::{FeedError, SseParser};
 use crate::transport::{Exchange, Opening, Transport};
 
 /// How long Hearth keeps reading after the end of the answer, so the connection can be
@@ -39,6 +39,69 @@ pub(crate) trait Decoder: Send {
 
     /// Whether the answer is complete (no further bytes are needed).
     fn is_done(&self) -> bool;
+}
+
+/// What a streamed answer's events build, each protocol its own; read by [`SseDecoder`].
+pub(crate) trait SseAssembly: Send {
+    /// Takes one event: its name (empty when the stream names none) and its data.
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<StreamEvent>) -> Result<()>;
+    /// Whether the answer ended.
+    fn is_done(&self) -> bool;
+    /// Whether the answer said why it finished, so that a stream ending without its
+    /// closing event still holds a whole answer.
+    fn has_finished(&self) -> bool;
+    /// Ends the answer: completes what is open and says why it finished.
+    fn finalize(&mut self, out: &mut Vec<StreamEvent>);
+    /// Where the answer comes from, for errors.
+    fn context(&self) -> &DecodeContext;
+}
+
+/// Reads a `text/event-stream` answer into its assembly.
+pub(crate) struct SseDecoder<A> {
+    sse: SseParser,
+    assembly: A,
+}
+
+impl<A: SseAssembly + 'static> SseDecoder<A> {
+    /// A decoder building `assembly`.
+    pub(crate) fn boxed(assembly: A) -> Box<dyn Decoder> {
+        Box::new(Self {
+            sse: SseParser::new(),
+            assembly,
+        })
+    }
+}
+
+impl<A: SseAssembly> Decoder for SseDecoder<A> {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<()> {
+        let assembly = &mut self.assembly;
+        let result = self.sse.feed(bytes, &mut |event| {
+            assembly.event(event.event, event.data, out)
+        });
+        sse_result(result, self.assembly.context())
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<()> {
+        let assembly = &mut self.assembly;
+        let result = self
+            .sse
+            .finish(&mut |event| assembly.event(event.event, event.data, out));
+        sse_result(result, self.assembly.context())?;
+        if self.assembly.is_done() {
+            return Ok(());
+        }
+        if self.assembly.has_finished() {
+            self.assembly.finalize(out);
+            return Ok(());
+        }
+        Err(LlmError::Incomplete {
+            provider: self.assembly.context().provider.clone(),
+        })
+    }
+
+    fn is_done(&self) -> bool {
+        self.assembly.is_done()
+    }
 }
 
 /// A streaming exchange: a request plus the decoder for its answer.

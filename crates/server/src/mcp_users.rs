@@ -165,14 +165,7 @@ impl Routing {
                 owner: Some(Owner::user(user)),
             },
             default_chat: ChatRecord {
-                summary: ChatSummary {
-                    uri: ChatUri::default_for(session),
-                    origin: ChatOrigin::User,
-                    title: None,
-                    model: None,
-                    created_at: now,
-                    updated_at: now,
-                },
+                summary: ChatSummary::new(ChatUri::default_for(session), ChatOrigin::User, now),
                 provider_data: None,
                 conversation: None,
                 draft: None,

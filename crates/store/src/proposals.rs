@@ -95,9 +95,10 @@ impl FromStr for ProposalStatus {
     }
 }
 
-/// A proposal as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProposalRecord {
+/// A proposal as stored, its payload as canonical JSON text; with the payload parsed
+/// (`P` a JSON value), as users, UIs and the server see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProposalRecord<P = String> {
     /// Its id.
     pub id: ProposalId,
     /// The tool that staged it (and applies it).
@@ -114,9 +115,10 @@ pub struct ProposalRecord {
     pub summary: String,
     /// Before/after, for humans.
     pub diff: String,
-    /// What applying needs, as canonical JSON text.
-    pub payload: String,
-    /// SHA-256 of `payload`.
+    /// What applying does, exactly (the approval binds to its hash): as stored, its
+    /// canonical JSON text.
+    pub payload: P,
+    /// SHA-256 of the payload's canonical JSON, lower-case hex.
     pub payload_hash: String,
     /// Status.
     pub status: ProposalStatus,
@@ -140,6 +142,45 @@ pub struct ProposalRecord {
     pub updated_at: Timestamp,
     /// When applying ended.
     pub applied_at: Option<Timestamp>,
+}
+
+/// The proposal with its payload parsed; kept as a JSON string when it does not parse, so
+/// that what is stored is still shown.
+impl From<ProposalRecord> for ProposalRecord<serde_json::Value> {
+    fn from(record: ProposalRecord) -> Self {
+        record.map_payload(|payload| {
+            serde_json::from_str(&payload).unwrap_or(serde_json::Value::String(payload))
+        })
+    }
+}
+
+impl<P> ProposalRecord<P> {
+    /// The same proposal with its payload turned by `payload`.
+    pub fn map_payload<Q>(self, payload: impl FnOnce(P) -> Q) -> ProposalRecord<Q> {
+        ProposalRecord {
+            id: self.id,
+            tool: self.tool,
+            session: self.session,
+            chat: self.chat,
+            turn_id: self.turn_id,
+            call_id: self.call_id,
+            summary: self.summary,
+            diff: self.diff,
+            payload: payload(self.payload),
+            payload_hash: self.payload_hash,
+            status: self.status,
+            approved_hash: self.approved_hash,
+            decided_by: self.decided_by,
+            decided_at: self.decided_at,
+            reason: self.reason,
+            outcome: self.outcome,
+            error: self.error,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            updated_at: self.updated_at,
+            applied_at: self.applied_at,
+        }
+    }
 }
 
 /// Which proposals a listing returns (newest first).

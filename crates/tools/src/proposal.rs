@@ -1,86 +1,12 @@
 //! Proposals as users, UIs and the server see them.
 
-use hearth_core::{ChatUri, ProposalId, SessionUri, Timestamp, TurnId};
-use hearth_store::{ProposalRecord, ProposalStatus};
+use hearth_store::ProposalRecord;
 use serde::Serialize;
 use serde_json::Value;
 
-/// A change a mutating tool staged, awaiting (or past) the user's decision.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Proposal {
-    /// Its id.
-    pub id: ProposalId,
-    /// The tool that staged it and applies it.
-    pub tool: String,
-    /// The session of the call.
-    pub session: SessionUri,
-    /// The chat that called the tool.
-    pub chat: ChatUri,
-    /// The turn of the call.
-    pub turn_id: TurnId,
-    /// The model's call id.
-    pub call_id: String,
-    /// One line for humans.
-    pub summary: String,
-    /// Before/after, for humans.
-    pub diff: String,
-    /// What applying does, exactly (the approval binds to its hash).
-    pub payload: Value,
-    /// SHA-256 of the payload's canonical JSON, lower-case hex.
-    pub payload_hash: String,
-    /// Where it is in its life.
-    pub status: ProposalStatus,
-    /// The payload hash the user approved.
-    pub approved_hash: Option<String>,
-    /// Who decided (`user`).
-    pub decided_by: Option<String>,
-    /// When it was decided.
-    pub decided_at: Option<Timestamp>,
-    /// Why the user rejected it, if they said.
-    pub reason: Option<String>,
-    /// What applying did.
-    pub outcome: Option<String>,
-    /// Why applying failed or was refused.
-    pub error: Option<String>,
-    /// When it was staged.
-    pub created_at: Timestamp,
-    /// When it expires unless applied.
-    pub expires_at: Timestamp,
-    /// Last change.
-    pub updated_at: Timestamp,
-    /// When applying ended.
-    pub applied_at: Option<Timestamp>,
-}
-
-impl From<ProposalRecord> for Proposal {
-    fn from(record: ProposalRecord) -> Self {
-        let payload = serde_json::from_str(&record.payload)
-            .unwrap_or_else(|_| Value::String(record.payload.clone()));
-        Self {
-            id: record.id,
-            tool: record.tool,
-            session: record.session,
-            chat: record.chat,
-            turn_id: record.turn_id,
-            call_id: record.call_id,
-            summary: record.summary,
-            diff: record.diff,
-            payload,
-            payload_hash: record.payload_hash,
-            status: record.status,
-            approved_hash: record.approved_hash,
-            decided_by: record.decided_by,
-            decided_at: record.decided_at,
-            reason: record.reason,
-            outcome: record.outcome,
-            error: record.error,
-            created_at: record.created_at,
-            expires_at: record.expires_at,
-            updated_at: record.updated_at,
-            applied_at: record.applied_at,
-        }
-    }
-}
+/// A change a mutating tool staged, awaiting (or past) the user's decision: the stored
+/// record with its payload parsed (`From<ProposalRecord>`).
+pub type Proposal = ProposalRecord<Value>;
 
 /// One page of proposals.
 #[derive(Clone, Debug, PartialEq, Serialize)]

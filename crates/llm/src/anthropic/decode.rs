@@ -8,11 +8,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::diagnostics::{describe_error_value, excerpt};
-use crate::driver::{DecodeContext, Decoder, sse_result};
+use crate::driver::{DecodeContext, Decoder, SseAssembly, SseDecoder};
 use crate::error::{ApiError, LlmError, Result};
 use crate::event::{CompletedToolCall, FinishReason, StreamEvent};
 use crate::lenient;
-use crate::sse::SseParser;
 
 #[derive(Deserialize)]
 struct TypeProbe {
@@ -143,19 +142,11 @@ struct Assembly {
     done: bool,
 }
 
-struct StreamDecoder {
-    sse: SseParser,
-    assembly: Assembly,
-}
-
 /// The decoder of a streamed Messages answer.
 pub(crate) fn stream_decoder(context: DecodeContext) -> Box<dyn Decoder> {
-    Box::new(StreamDecoder {
-        sse: SseParser::new(),
-        assembly: Assembly {
-            context,
-            ..Assembly::default()
-        },
+    SseDecoder::boxed(Assembly {
+        context,
+        ..Assembly::default()
     })
 }
 
@@ -363,34 +354,24 @@ impl Assembly {
     }
 }
 
-impl Decoder for StreamDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<()> {
-        let assembly = &mut self.assembly;
-        let result = self.sse.feed(bytes, &mut |event| {
-            assembly.event(event.event, event.data, out)
-        });
-        sse_result(result, &self.assembly.context)
-    }
-
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<()> {
-        let assembly = &mut self.assembly;
-        let result = self
-            .sse
-            .finish(&mut |event| assembly.event(event.event, event.data, out));
-        sse_result(result, &self.assembly.context)?;
-        if self.assembly.done {
-            return Ok(());
-        }
-        if self.assembly.finish.is_some() {
-            self.assembly.finalize(out);
-            return Ok(());
-        }
-        Err(LlmError::Incomplete {
-            provider: self.assembly.context.provider.clone(),
-        })
+impl SseAssembly for Assembly {
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<StreamEvent>) -> Result<()> {
+        Self::event(self, name, data, out)
     }
 
     fn is_done(&self) -> bool {
-        self.assembly.done
+        self.done
+    }
+
+    fn has_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    fn finalize(&mut self, out: &mut Vec<StreamEvent>) {
+        Self::finalize(self, out);
+    }
+
+    fn context(&self) -> &DecodeContext {
+        &self.context
     }
 }

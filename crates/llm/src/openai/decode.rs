@@ -9,11 +9,10 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::diagnostics::{describe_error_value, excerpt};
-use crate::driver::{DecodeContext, Decoder, sse_result};
+use crate::driver::{DecodeContext, Decoder, SseAssembly, SseDecoder};
 use crate::error::{ApiError, LlmError, Result};
 use crate::event::{CompletedToolCall, FinishReason, StreamEvent};
 use crate::lenient;
-use crate::sse::SseParser;
 
 /// Largest non-streamed answer read.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -344,71 +343,47 @@ fn start_call(slot: usize, call: &mut Call, out: &mut Vec<StreamEvent>) {
     }
 }
 
-/// Reads a `text/event-stream` answer.
-struct StreamDecoder {
-    sse: SseParser,
-    assembly: Assembly,
-}
-
 /// The decoder of a streamed Chat Completions answer.
 pub(crate) fn stream_decoder(context: DecodeContext) -> Box<dyn Decoder> {
-    Box::new(StreamDecoder {
-        sse: SseParser::new(),
-        assembly: Assembly {
-            context,
-            ..Assembly::default()
-        },
+    SseDecoder::boxed(Assembly {
+        context,
+        ..Assembly::default()
     })
 }
 
-impl StreamDecoder {
-    fn on_data(assembly: &mut Assembly, data: &str, out: &mut Vec<StreamEvent>) -> Result<()> {
-        if assembly.done {
+/// A streamed answer's events, whatever their names: each a chunk, or `[DONE]`.
+impl SseAssembly for Assembly {
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<StreamEvent>) -> Result<()> {
+        if self.done {
             return Ok(());
         }
         let data = data.trim();
         if data == "[DONE]" {
-            assembly.finalize(out);
+            self.finalize(out);
             return Ok(());
         }
         if data.is_empty() {
             return Ok(());
         }
         let chunk: Chunk =
-            serde_json::from_str(data).map_err(|error| assembly.decode_error(&error, data))?;
-        assembly.chunk(chunk, out)
-    }
-}
-
-impl Decoder for StreamDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<()> {
-        let assembly = &mut self.assembly;
-        let result = self
-            .sse
-            .feed(bytes, &mut |event| Self::on_data(assembly, event.data, out));
-        sse_result(result, &self.assembly.context)
-    }
-
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<()> {
-        let assembly = &mut self.assembly;
-        let result = self
-            .sse
-            .finish(&mut |event| Self::on_data(assembly, event.data, out));
-        sse_result(result, &self.assembly.context)?;
-        if self.assembly.done {
-            return Ok(());
-        }
-        if self.assembly.finish.is_some() {
-            self.assembly.finalize(out);
-            return Ok(());
-        }
-        Err(LlmError::Incomplete {
-            provider: self.assembly.context.provider.clone(),
-        })
+            serde_json::from_str(data).map_err(|error| self.decode_error(&error, data))?;
+        self.chunk(chunk, out)
     }
 
     fn is_done(&self) -> bool {
-        self.assembly.done
+        self.done
+    }
+
+    fn has_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    fn finalize(&mut self, out: &mut Vec<StreamEvent>) {
+        Self::finalize(self, out);
+    }
+
+    fn context(&self) -> &DecodeContext {
+        &self.context
     }
 }
 
