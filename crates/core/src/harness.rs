@@ -60,6 +60,17 @@ impl Capabilities {
     pub fn supports_side_chat(&self) -> bool {
         self.multiple_chats.is_some_and(|chats| chats.side_chat)
     }
+
+    /// Peer chats, forks and side chats, in one working directory.
+    pub fn forks_and_side_chats() -> Self {
+        Self {
+            multiple_chats: Some(MultipleChats {
+                fork: true,
+                side_chat: true,
+            }),
+            multiple_working_directories: None,
+        }
+    }
 }
 
 /// Who a harness is and what it can do.
@@ -132,6 +143,23 @@ pub enum ChatSeed {
         /// The turn whose context the side chat sees.
         turn_id: TurnId,
     },
+}
+
+impl ChatSeed {
+    /// The chat and turn a fork or a side chat starts from; `None` for a fresh chat.
+    pub fn source(&self) -> Option<(&ChatUri, &TurnId)> {
+        match self {
+            Self::Fresh => None,
+            Self::Fork {
+                source_chat,
+                turn_id,
+            }
+            | Self::SideChat {
+                source_chat,
+                turn_id,
+            } => Some((source_chat, turn_id)),
+        }
+    }
 }
 
 /// What the host asks of `create_chat`.

@@ -27,19 +27,12 @@ impl Inner {
         request: CreateChatRequest,
     ) -> Result<CreatedChat> {
         let connection = self.connection().await?;
-        let (mut conversation, opened) = match &request.seed {
-            ChatSeed::Fresh => {
+        let (mut conversation, opened) = match request.seed.source() {
+            None => {
                 let opened = self.new_session(&connection, context).await?;
                 (self.conversation_for(context, &opened), opened)
             }
-            ChatSeed::Fork {
-                source_chat,
-                turn_id,
-            }
-            | ChatSeed::SideChat {
-                source_chat,
-                turn_id,
-            } => {
+            Some((source_chat, turn_id)) => {
                 let fork = matches!(request.seed, ChatSeed::Fork { .. });
                 self.open_peer(&connection, context, source_chat, turn_id, fork)
                     .await?
@@ -370,7 +363,7 @@ impl Inner {
         }
         match option {
             Some(config_id) => {
-                self.set_model_option(&connection, &session_id, config_id, &model)
+                self.set_config_option(&connection, &session_id, config_id, &model)
                     .await?;
             }
             None if choices.is_some() => {
@@ -385,39 +378,6 @@ impl Inner {
             }
         }
         self.model_chosen(&context.chat, &session_id, model).await
-    }
-
-    /// Chooses the model through the agent's configuration option that holds it, and
-    /// takes the settings it answers with.
-    pub(crate) async fn set_model_option(
-        &self,
-        connection: &Connection,
-        session_id: &str,
-        config_id: String,
-        model: &str,
-    ) -> Result<()> {
-        let request = acp::SetSessionConfigOptionRequest::new(
-            session_id.to_owned(),
-            config_id,
-            acp::SessionConfigOptionValue::value_id(model.to_owned()),
-        );
-        let (answer, _): (acp::SetSessionConfigOptionResponse, serde_json::Value) = connection
-            .request_json(
-                "session/set_config_option",
-                request,
-                self.shared.options.timeouts.request,
-            )
-            .await?;
-        let mut routes = self.shared.routes();
-        if let Some(route) = routes.get_mut(session_id) {
-            Self::take_settings(
-                route,
-                None,
-                Some(&answer.config_options),
-                &serde_json::Value::Null,
-            );
-        }
-        Ok(())
     }
 
     /// Chooses the model through `session/set_model`, for an agent that lists models

@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema as acp;
 use hearth_confine::Roots;
 use hearth_core::{
     Backoff, Capabilities, ChatContext, ChatUri, ConversationId, DiscoveredChat, HarnessData,
-    HarnessDescriptor, HarnessEvent, MultipleChats, MultipleWorkingDirectories, Signal, now,
+    HarnessDescriptor, HarnessEvent, MultipleWorkingDirectories, Signal, now,
 };
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
@@ -122,15 +122,9 @@ impl AcpHarness {
                 spec.name,
                 spec.command.display()
             ),
-            capabilities: Capabilities {
-                // Forks and side chats hand the copied history to a new session of the
-                // agent, so every agent offers them.
-                multiple_chats: Some(MultipleChats {
-                    fork: true,
-                    side_chat: true,
-                }),
-                multiple_working_directories: None,
-            },
+            // Forks and side chats hand the copied history to a new session of the
+            // agent, so every agent offers them.
+            capabilities: Capabilities::forks_and_side_chats(),
             demo: false,
         };
         Self {

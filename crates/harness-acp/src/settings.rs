@@ -173,32 +173,28 @@ impl Inner {
         value: &str,
     ) -> Result<()> {
         match (option, setting) {
-            (Some(config_id), Setting::Model) => {
-                self.set_model_option(connection, session_id, config_id, value)
+            (Some(config_id), _) => {
+                self.set_config_option(connection, session_id, config_id, value)
                     .await
             }
             (None, Setting::Model) => self.set_session_model(connection, session_id, value).await,
-            (Some(config_id), Setting::Mode) => {
-                self.set_mode_option(connection, session_id, config_id, value)
-                    .await
-            }
             (None, Setting::Mode) => self.set_session_mode(connection, session_id, value).await,
         }
     }
 
-    /// Chooses the mode through the agent's configuration option that holds it, and
-    /// takes the settings it answers with.
-    async fn set_mode_option(
+    /// Sets `value` (a model or a mode) through the agent's configuration option
+    /// `config_id` that holds it, and takes the settings it answers with.
+    pub(crate) async fn set_config_option(
         &self,
         connection: &Connection,
         session_id: &str,
         config_id: String,
-        mode: &str,
+        value: &str,
     ) -> Result<()> {
         let request = acp::SetSessionConfigOptionRequest::new(
             session_id.to_owned(),
             config_id,
-            acp::SessionConfigOptionValue::value_id(mode.to_owned()),
+            acp::SessionConfigOptionValue::value_id(value.to_owned()),
         );
         let (answer, _): (acp::SetSessionConfigOptionResponse, Value) = connection
             .request_json(

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use hearth_core::{
-    Capabilities, ChatContext, ChatUri, HarnessData, HarnessDescriptor, HarnessId, MultipleChats,
-    Signal, ToolDescription, Toolbox, TurnId, now,
+    Capabilities, ChatContext, ChatUri, HarnessData, HarnessDescriptor, HarnessId, Signal,
+    ToolDescription, Toolbox, TurnId, now,
 };
 use hearth_harness::{ChatTable, RunId, SinkCell};
 use hearth_llm::{Message, ModelClient, ResolvedProvider, ToolSpec};
@@ -95,13 +95,7 @@ impl NativeHarness {
                 client.protocol()
             ),
             id: provider,
-            capabilities: Capabilities {
-                multiple_chats: Some(MultipleChats {
-                    fork: true,
-                    side_chat: true,
-                }),
-                multiple_working_directories: None,
-            },
+            capabilities: Capabilities::forks_and_side_chats(),
             demo: false,
         };
         Self {

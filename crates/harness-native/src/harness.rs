@@ -9,7 +9,6 @@ use hearth_core::{
     Harness, HarnessData, HarnessDescriptor, HarnessError, HarnessResult, PermissionAnswer, Signal,
     StopReason, Turn, TurnId, TurnOutcome, UserMessage,
 };
-use hearth_harness::TableError;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Inner, NativeHarness};
@@ -38,16 +37,8 @@ impl Inner {
                 role,
             )
         };
-        let (source_chat, turn_id) = match seed {
-            ChatSeed::Fresh => return Ok(fresh(None, Role::Main)),
-            ChatSeed::Fork {
-                source_chat,
-                turn_id,
-            }
-            | ChatSeed::SideChat {
-                source_chat,
-                turn_id,
-            } => (source_chat, turn_id),
+        let Some((source_chat, turn_id)) = seed.source() else {
+            return Ok(fresh(None, Role::Main));
         };
         self.chats.with(source_chat, |source| {
             let through = source.conversation.turns_through(source_chat, turn_id)?;
@@ -99,29 +90,23 @@ impl Inner {
         provider_data: Option<HarnessData>,
     ) -> Result<Option<HarnessData>> {
         let chat = &context.chat;
-        let Some(data) = provider_data else {
-            // Nothing stored: a chat this agent still holds gives its blob back.
-            return match self
-                .chats
-                .with(chat, |entry| entry.conversation.encode(chat))
-            {
-                Ok(encoded) => encoded.map(Some),
-                Err(TableError::NotOpen { .. }) => {
-                    Err(Error::NoConversation { chat: chat.clone() })
+        self.chats.materialize(
+            chat,
+            provider_data,
+            |conversation| conversation.encode(chat),
+            |data| {
+                let conversation = Conversation::decode(chat, data)?;
+                if conversation.provider != self.provider() {
+                    tracing::info!(
+                        %chat,
+                        recorded = %conversation.provider,
+                        "a chat recorded by another provider continues here"
+                    );
                 }
-                Err(error) => Err(error.into()),
-            };
-        };
-        let conversation = Conversation::decode(chat, &data)?;
-        if conversation.provider != self.provider() {
-            tracing::info!(
-                %chat,
-                recorded = %conversation.provider,
-                "a chat recorded by another provider continues here"
-            );
-        }
-        self.chats.restore(chat, conversation);
-        Ok(None)
+                Ok(conversation)
+            },
+            || Error::NoConversation { chat: chat.clone() },
+        )
     }
 }
 

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hearth_core::{
-    Capabilities, ChatUri, HarnessData, HarnessDescriptor, HarnessError, HarnessId, MultipleChats,
-    OutputLimits, Turn, now,
+    Capabilities, ChatUri, HarnessData, HarnessDescriptor, HarnessError, HarnessId, OutputLimits,
+    Turn, now,
 };
 use hearth_harness::{ChatTable, RunId, SinkCell, TableError};
 
@@ -88,13 +88,7 @@ impl ReplayHarness {
                  provider for real answers.",
                 scenario.name
             ),
-            capabilities: Capabilities {
-                multiple_chats: Some(MultipleChats {
-                    fork: true,
-                    side_chat: true,
-                }),
-                multiple_working_directories: None,
-            },
+            capabilities: Capabilities::forks_and_side_chats(),
             demo: true,
         };
         Self {

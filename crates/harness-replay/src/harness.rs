@@ -56,16 +56,8 @@ impl ReplayHarness {
                 None,
             )
         };
-        let (source_chat, turn_id) = match seed {
-            ChatSeed::Fresh => return Ok(fresh(None)),
-            ChatSeed::Fork {
-                source_chat,
-                turn_id,
-            }
-            | ChatSeed::SideChat {
-                source_chat,
-                turn_id,
-            } => (source_chat, turn_id),
+        let Some((source_chat, turn_id)) = seed.source() else {
+            return Ok(fresh(None));
         };
         self.chats
             .with(source_chat, |source| {
@@ -116,31 +108,29 @@ impl ReplayHarness {
         provider_data: Option<HarnessData>,
     ) -> HarnessResult<Option<HarnessData>> {
         let chat = &context.chat;
-        let Some(data) = provider_data else {
-            // Nothing stored: a chat this harness still holds gives its blob back.
-            return match self
-                .chats
-                .with(chat, |entry| entry.conversation.encode(chat))
-            {
-                Ok(encoded) => encoded.map(Some),
-                Err(TableError::NotOpen { .. }) => Err(HarnessError::not_found(format!(
+        self.chats.materialize(
+            chat,
+            provider_data,
+            |conversation| conversation.encode(chat),
+            |data| {
+                let conversation = Conversation::decode(chat, data)?;
+                if conversation.scenario != self.scenario.name {
+                    tracing::warn!(
+                        %chat,
+                        recorded = %conversation.scenario,
+                        playing = %self.scenario.name,
+                        "a replay chat recorded with another scenario continues with this one"
+                    );
+                }
+                Ok(conversation)
+            },
+            || {
+                HarnessError::not_found(format!(
                     "cannot restore replay chat `{chat}`: Hearth has no stored provider data for \
                      it, and the replay harness keeps chats only in that data"
-                ))),
-                Err(error) => Err(table_error(error)),
-            };
-        };
-        let conversation = Conversation::decode(chat, &data)?;
-        if conversation.scenario != self.scenario.name {
-            tracing::warn!(
-                %chat,
-                recorded = %conversation.scenario,
-                playing = %self.scenario.name,
-                "a replay chat recorded with another scenario continues with this one"
-            );
-        }
-        self.chats.restore(chat, conversation);
-        Ok(None)
+                ))
+            },
+        )
     }
 
     async fn run_turn(

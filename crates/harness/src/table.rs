@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use hearth_core::{ChatUri, HarnessError, HarnessErrorKind, TurnId};
+use hearth_core::{ChatUri, HarnessData, HarnessError, HarnessErrorKind, TurnId};
 use tokio_util::sync::CancellationToken;
 
 /// Identifies one run of a turn in a [`ChatTable`], so that a finishing turn can tell
@@ -251,6 +251,30 @@ impl<B> ChatTable<B> {
             .filter(|entry| entry.run.as_ref().is_some_and(|current| current.id == run))?;
         entry.run = None;
         Some(finish(&mut entry.conversation))
+    }
+
+    /// What a harness's `materialize` does with its table. With no stored data: the
+    /// stored form (`encode`) of the chat it still holds, or `no_data()` when it holds
+    /// none. With data: the conversation `decode` reads from it, restored (a running
+    /// chat keeps its live state), and nothing new to store.
+    pub fn materialize<E: From<TableError>>(
+        &self,
+        chat: &ChatUri,
+        provider_data: Option<HarnessData>,
+        encode: impl FnOnce(&B) -> Result<HarnessData, E>,
+        decode: impl FnOnce(&HarnessData) -> Result<B, E>,
+        no_data: impl FnOnce() -> E,
+    ) -> Result<Option<HarnessData>, E> {
+        let Some(data) = provider_data else {
+            return match self.with(chat, |entry| encode(&entry.conversation)) {
+                Ok(encoded) => encoded.map(Some),
+                Err(TableError::NotOpen { .. }) => Err(no_data()),
+                Err(error) => Err(error.into()),
+            };
+        };
+        let conversation = decode(&data)?;
+        self.restore(chat, conversation);
+        Ok(None)
     }
 
     /// Reads or changes a held chat.

@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 use hearth_core::{
     Capabilities, ChatContext, ChatMetadata, ChatSeed, ChatUri, ConversationId, CreateChatRequest,
     CreatedChat, EventSink, Harness, HarnessData, HarnessDescriptor, HarnessError, HarnessEvent,
-    HarnessId, HarnessResult, MultipleChats, PermissionAnswer, Signal, StopReason, Turn, TurnId,
-    TurnOutcome, UserMessage,
+    HarnessId, HarnessResult, PermissionAnswer, Signal, StopReason, Turn, TurnId, TurnOutcome,
+    UserMessage,
 };
 use tokio::sync::{oneshot, watch};
 
@@ -88,16 +88,7 @@ pub struct FakeAgent {
 impl FakeAgent {
     /// A fake with the given provider id and every multi-chat capability.
     pub fn new(provider: &str) -> Arc<Self> {
-        Self::with_capabilities(
-            provider,
-            Capabilities {
-                multiple_chats: Some(MultipleChats {
-                    fork: true,
-                    side_chat: true,
-                }),
-                multiple_working_directories: None,
-            },
-        )
+        Self::with_capabilities(provider, Capabilities::forks_and_side_chats())
     }
 
     /// A fake with the given capabilities.
