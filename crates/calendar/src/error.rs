@@ -44,14 +44,11 @@ pub enum CalendarError {
         /// The limit.
         limit: u64,
     },
-    /// A calendar's content cannot be read as a calendar at all.
-    #[error("{what} is not a calendar: {message}")]
-    NotACalendar {
-        /// The file or subscription.
-        what: String,
-        /// What is wrong, with the line when known.
-        message: String,
-    },
+    /// What the iCalendar layer refused: a calendar's content that cannot be read as a
+    /// calendar at all, a recurrence rule that cannot be parsed, a time zone name that
+    /// is not a known IANA zone.
+    #[error(transparent)]
+    Ical(IcalError),
     /// No calendar has this id.
     #[error("no calendar `{id}`; the calendars are: {}", known.join(", "))]
     UnknownCalendar {
@@ -85,23 +82,6 @@ pub enum CalendarError {
     /// An argument is wrong; the message says which and how to fix it.
     #[error("{0}")]
     InvalidInput(String),
-    /// A recurrence rule cannot be parsed.
-    #[error("invalid recurrence rule `{rule}`: {reason}")]
-    InvalidRule {
-        /// The rule text.
-        rule: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A time zone name is not a known IANA zone.
-    #[error("unknown time zone `{name}`{}; use an IANA name such as `Europe/Berlin` or `America/New_York`",
-        suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
-    UnknownTimeZone {
-        /// The name given.
-        name: String,
-        /// A close match, if any.
-        suggestion: Option<String>,
-    },
     /// A calendar's folder (for an iCalendar file, the folder it is in) does not exist;
     /// nothing was read or written, and Hearth does not create it.
     #[error(
@@ -243,14 +223,12 @@ impl CalendarError {
             | Self::Server { .. }
             | Self::Task(_) => true,
             Self::TooLarge { .. }
-            | Self::NotACalendar { .. }
+            | Self::Ical(_)
             | Self::UnknownCalendar { .. }
             | Self::ReadOnly { .. }
             | Self::Misconfigured { .. }
             | Self::UnknownEvent { .. }
             | Self::InvalidInput(_)
-            | Self::InvalidRule { .. }
-            | Self::UnknownTimeZone { .. }
             | Self::Missing { .. }
             | Self::EventConflict { .. }
             | Self::Conflict { .. }
@@ -268,8 +246,9 @@ impl From<CalendarError> for ToolError {
             CalendarError::UnknownCalendar { .. }
             | CalendarError::UnknownEvent { .. }
             | CalendarError::InvalidInput(_)
-            | CalendarError::InvalidRule { .. }
-            | CalendarError::UnknownTimeZone { .. } => ToolError::InvalidArguments(message),
+            | CalendarError::Ical(
+                IcalError::InvalidRule { .. } | IcalError::UnknownTimeZone { .. },
+            ) => ToolError::InvalidArguments(message),
             CalendarError::ReadOnly { .. } => ToolError::Refused(message),
             CalendarError::Conflict { .. }
             | CalendarError::EventConflict { .. }
@@ -279,7 +258,7 @@ impl From<CalendarError> for ToolError {
             CalendarError::Read { .. }
             | CalendarError::Write { .. }
             | CalendarError::TooLarge { .. }
-            | CalendarError::NotACalendar { .. }
+            | CalendarError::Ical(_)
             | CalendarError::Misconfigured { .. }
             | CalendarError::Fetch { .. }
             | CalendarError::Server { .. }
@@ -292,11 +271,9 @@ impl From<CalendarError> for ToolError {
 impl From<IcalError> for CalendarError {
     fn from(error: IcalError) -> Self {
         match error {
-            IcalError::NotACalendar { what, message } => Self::NotACalendar { what, message },
-            IcalError::InvalidRule { rule, reason } => Self::InvalidRule { rule, reason },
-            IcalError::UnknownTimeZone { name, suggestion } => {
-                Self::UnknownTimeZone { name, suggestion }
-            }
+            IcalError::NotACalendar { .. }
+            | IcalError::InvalidRule { .. }
+            | IcalError::UnknownTimeZone { .. } => Self::Ical(error),
             IcalError::InvalidEventId { text } => Self::InvalidInput(format!(
                 "`{text}` is not an event id; ids look like `<calendar>/<uid>` as `events_list` shows them"
             )),

@@ -11,8 +11,8 @@
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 use hearth_ical::{
-    Event, EventSpec, EventTime, Frequency, RecurrenceRule, RecurrenceSpec, SpecTime, Until, Zone,
-    parse_time_zone, resolve_local,
+    Event, EventSpec, EventTime, Frequency, IcalError, RecurrenceRule, RecurrenceSpec, SpecTime,
+    Until, Zone, parse_time_zone, resolve_local,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -290,12 +290,12 @@ pub(crate) fn validate_rule(text: &str, start: &SpecTime, tz: Tz) -> Result<Stri
     let mut rule: RecurrenceRule = text.trim().parse()?;
     let all_day = matches!(start, SpecTime::Date { .. });
     if all_day && rule.frequency() < Frequency::Daily {
-        return Err(CalendarError::InvalidRule {
+        return Err(CalendarError::Ical(IcalError::InvalidRule {
             rule: text.to_owned(),
             reason:
                 "an all-day event repeats at most daily; use FREQ=DAILY, WEEKLY, MONTHLY or YEARLY"
                     .to_owned(),
-        });
+        }));
     }
     let start_event = start.to_event_time()?;
     let until = rule.until().map(|until| match (until, start) {
@@ -328,10 +328,10 @@ pub(crate) fn validate_rule(text: &str, start: &SpecTime, tz: Tz) -> Result<Stri
         (None, _) => false,
     };
     if ends_before_start {
-        return Err(CalendarError::InvalidRule {
+        return Err(CalendarError::Ical(IcalError::InvalidRule {
             rule: text.to_owned(),
             reason: "UNTIL is before the start; give a later UNTIL or drop it".to_owned(),
-        });
+        }));
     }
     Ok(rule.to_string())
 }

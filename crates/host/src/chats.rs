@@ -181,13 +181,8 @@ impl Host {
     fn session_summary(&self, session: &SessionUri) -> HostResult<SessionSummary> {
         let state = self.inner.lock();
         state
-            .sessions
-            .get(session)
+            .session(session)
             .map(|entry| entry.state.summary.clone())
-            .ok_or_else(|| HostError::NotFound {
-                what: "session",
-                key: session.to_string(),
-            })
     }
 
     /// The single path into a session's catalog, for user-created and harness-spawned

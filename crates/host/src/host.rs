@@ -408,11 +408,5 @@ fn session_of<'a>(
     state: &'a HostState,
     chat: &ChatUri,
 ) -> HostResult<&'a crate::state::SessionEntry> {
-    state
-        .sessions
-        .get(chat.session_ref())
-        .ok_or_else(|| HostError::NotFound {
-            what: "session",
-            key: chat.session_ref().to_string(),
-        })
+    state.session(chat.session_ref())
 }

@@ -2,7 +2,7 @@
 //! whatever it had, a title taken from the first prompt included), pinning and
 //! archiving; for the session list and the session's own subscribers.
 
-use hearth_core::{Action, ResourceUri, SessionSummary, SessionUri, now};
+use hearth_core::{SessionSummary, SessionUri, now};
 
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
@@ -75,16 +75,7 @@ impl Host {
     /// `SessionUpdated`.
     pub fn summary_changed(&self, summary: SessionSummary) -> HostResult<()> {
         self.inner.check_running()?;
-        let mut state = self.inner.lock();
-        if state.sessions.contains_key(&summary.uri) {
-            state.publish(
-                ResourceUri::Session(summary.uri.clone()),
-                Action::SessionUpdated {
-                    summary: summary.clone(),
-                },
-            );
-        }
-        state.publish(ResourceUri::Root, Action::SessionUpdated { summary });
+        self.inner.lock().publish_summary(summary);
         Ok(())
     }
 
@@ -99,27 +90,9 @@ impl Host {
         self.ensure_session(session).await?;
         let summary = {
             let mut state = self.inner.lock();
-            let entry = state
-                .sessions
-                .get(session)
-                .ok_or_else(|| HostError::NotFound {
-                    what: "session",
-                    key: session.to_string(),
-                })?;
-            let mut summary = entry.state.summary.clone();
+            let mut summary = state.session(session)?.state.summary.clone();
             change(&mut summary);
-            state.publish(
-                ResourceUri::Session(session.clone()),
-                Action::SessionUpdated {
-                    summary: summary.clone(),
-                },
-            );
-            state.publish(
-                ResourceUri::Root,
-                Action::SessionUpdated {
-                    summary: summary.clone(),
-                },
-            );
+            state.publish_summary(summary.clone());
             summary
         };
         // Updates queued before this one (a turn's activity time) land first; later ones

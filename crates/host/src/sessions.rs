@@ -174,13 +174,7 @@ impl Host {
         }
         let (source_summary, turns) = {
             let state = self.inner.lock();
-            let session = state
-                .sessions
-                .get(source)
-                .ok_or_else(|| HostError::NotFound {
-                    what: "session",
-                    key: source.to_string(),
-                })?;
+            let session = state.session(source)?;
             let turns = turns_through(&state.chats, &source_chat, turn_id)?;
             (session.state.summary.clone(), turns)
         };
@@ -363,14 +357,7 @@ impl Host {
     pub async fn session(&self, session: &SessionUri) -> HostResult<SessionState> {
         self.ensure_session(session).await?;
         let state = self.inner.lock();
-        state
-            .sessions
-            .get(session)
-            .map(|entry| entry.state.clone())
-            .ok_or_else(|| HostError::NotFound {
-                what: "session",
-                key: session.to_string(),
-            })
+        state.session(session).map(|entry| entry.state.clone())
     }
 
     /// The chats of a session that run a turn now.

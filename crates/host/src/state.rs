@@ -11,8 +11,8 @@ use std::time::Instant;
 use futures::future::{BoxFuture, Shared};
 use hearth_core::{
     Action, ChatState, ChatUri, DiscoveredChat, Envelope, HarnessData, HarnessId, OutputLimits,
-    PartIndex, ResourceState, ResourceUri, SessionState, SessionUri, Snapshot, TurnBudget, TurnId,
-    reduce_chat, reduce_chat_indexed, reduce_session,
+    PartIndex, ResourceState, ResourceUri, SessionState, SessionSummary, SessionUri, Snapshot,
+    TurnBudget, TurnId, reduce_chat, reduce_chat_indexed, reduce_session,
 };
 use tokio::sync::broadcast;
 
@@ -195,6 +195,30 @@ impl HostState {
             Some(channel) => channel,
             None => unreachable!("inserted above"),
         }
+    }
+
+    /// The loaded session `session`, or `NotFound`.
+    pub fn session(&self, session: &SessionUri) -> Result<&SessionEntry, HostError> {
+        self.sessions
+            .get(session)
+            .ok_or_else(|| HostError::NotFound {
+                what: "session",
+                key: session.to_string(),
+            })
+    }
+
+    /// Publishes a session's changed summary: to its subscribers when it is loaded, and
+    /// to the root's.
+    pub fn publish_summary(&mut self, summary: SessionSummary) {
+        if self.sessions.contains_key(&summary.uri) {
+            self.publish(
+                ResourceUri::Session(summary.uri.clone()),
+                Action::SessionUpdated {
+                    summary: summary.clone(),
+                },
+            );
+        }
+        self.publish(ResourceUri::Root, Action::SessionUpdated { summary });
     }
 
     /// Folds an action into the state of `resource` and sends its envelope.

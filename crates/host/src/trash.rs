@@ -62,13 +62,7 @@ impl Host {
     /// A loaded session's chats: peers first (newest first), the default chat last.
     fn chats_in_disposal_order(&self, session: &SessionUri) -> HostResult<Vec<ChatUri>> {
         let state = self.inner.lock();
-        let entry = state
-            .sessions
-            .get(session)
-            .ok_or_else(|| HostError::NotFound {
-                what: "session",
-                key: session.to_string(),
-            })?;
+        let entry = state.session(session)?;
         let (peers, default): (Vec<ChatUri>, Vec<ChatUri>) = entry
             .state
             .chats

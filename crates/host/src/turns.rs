@@ -475,18 +475,7 @@ impl Host {
         {
             summary.title = Some(title);
         }
-        state.publish(
-            ResourceUri::Session(chat.session()),
-            Action::SessionUpdated {
-                summary: summary.clone(),
-            },
-        );
-        state.publish(
-            ResourceUri::Root,
-            Action::SessionUpdated {
-                summary: summary.clone(),
-            },
-        );
+        state.publish_summary(summary.clone());
         self.inner.queue(WriteJob::UpdateSession(summary));
     }
 }

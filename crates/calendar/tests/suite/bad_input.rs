@@ -206,7 +206,10 @@ async fn a_file_that_is_not_a_calendar_fails_alone() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, CalendarError::NotACalendar { .. }),
+        matches!(
+            error,
+            CalendarError::Ical(hearth_ical::IcalError::NotACalendar { .. })
+        ),
         "{error}"
     );
     assert_eq!(
