@@ -58,20 +58,21 @@ pub enum AuditCommand {
 }
 
 fn render(row: &AuditRow) -> String {
+    let entry = &row.entry;
     let mut line = format!(
         "{:>6}  {}  {:<10} {:<9}",
         row.seq,
-        local_time(&row.at),
-        row.kind,
-        row.decision
+        local_time(&entry.at),
+        entry.kind,
+        entry.decision
     );
-    if let Some(tool) = &row.tool {
+    if let Some(tool) = &entry.tool {
         line.push_str(&format!(" {tool}"));
     }
-    if let Some(proposal) = &row.proposal_id {
+    if let Some(proposal) = &entry.proposal_id {
         line.push_str(&format!(" [{proposal}]"));
     }
-    line.push_str(&format!("  {}  by {}\n", row.outcome, row.actor));
+    line.push_str(&format!("  {}  by {}\n", entry.outcome, entry.actor));
     // Tool names and outcomes may quote an agent or a server: escaped.
     crate::shown::message(&line).into_owned()
 }

@@ -46,7 +46,7 @@ pub use ids::{
 pub use output::{
     DEFAULT_ANSWER_BYTES, DEFAULT_TOOL_CALL_UPDATES, DEFAULT_TOOL_CALLS, DEFAULT_TOOL_OUTPUT_BYTES,
     DEFAULT_TOOL_RESULT_BYTES, Dropped, OutputLimit, OutputLimits, TOOL_TITLE_BYTES,
-    TRUNCATED_MARK, append_bounded, clip_text, cut_mark,
+    TRUNCATED_MARK, append_bounded, clip_text, cut_mark, size as readable_size,
 };
 pub use parts::PartIndex;
 pub use scope::{ScopeTurn, ScopeUnavailable, Scopes};

@@ -400,7 +400,7 @@ fn apply_chat(state: &mut ChatState, action: &Action, lookup: Lookup<'_>) {
 /// The actions that change one of the chat's turns; an action for a turn the chat does
 /// not hold, or for no turn, changes nothing.
 fn apply_turn(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
-    let Some(turn) = action_turn(action).and_then(|turn_id| state.turn_mut(turn_id)) else {
+    let Some(turn) = changed_turn(action).and_then(|turn_id| state.turn_mut(turn_id)) else {
         return;
     };
     match action {
@@ -469,8 +469,18 @@ fn apply_turn(state: &mut ChatState, action: &Action, mut lookup: Lookup<'_>) {
     }
 }
 
+impl Action {
+    /// The turn of a chat the action starts or changes, if it is about one.
+    pub fn turn_id(&self) -> Option<&TurnId> {
+        match self {
+            Self::TurnStarted { turn } => Some(&turn.id),
+            _ => changed_turn(self),
+        }
+    }
+}
+
 /// The turn an action changes, for the actions [`apply_turn`] applies.
-fn action_turn(action: &Action) -> Option<&TurnId> {
+fn changed_turn(action: &Action) -> Option<&TurnId> {
     match action {
         Action::TextDelta { turn_id, .. }
         | Action::ReasoningDelta { turn_id, .. }

@@ -219,15 +219,7 @@ impl Inner {
         self.begin_turn(chat, &session_id, turn_id).await;
         let session = match notice {
             Some(message) => {
-                self.shared
-                    .signal(
-                        chat,
-                        vec![Signal::Notice {
-                            turn_id: turn_id.clone(),
-                            message,
-                        }],
-                    )
-                    .await;
+                self.shared.notice(chat, turn_id, message).await;
                 AgentSession::New
             }
             None if conversation.turns.is_empty() => AgentSession::New,
@@ -413,16 +405,7 @@ impl Inner {
             hearth_harness::encode(chat, &entry.conversation)
         })??;
         self.publish_conversation(chat, data).await;
-        let state = self
-            .shared
-            .routes()
-            .get(session_id)
-            .map(|route| route.agent_state.clone());
-        if let Some(state) = state {
-            self.shared
-                .signal(chat, vec![Signal::AgentStateChanged { state }])
-                .await;
-        }
+        self.show_agent_state(chat, session_id).await;
         Ok(())
     }
 

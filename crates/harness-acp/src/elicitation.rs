@@ -335,15 +335,7 @@ impl Handlers {
             self.shared.agent(),
             hearth_core::escape_controls_inline(&request.message)
         );
-        self.shared
-            .signal(
-                chat,
-                vec![Signal::Notice {
-                    turn_id: turn_id.clone(),
-                    message,
-                }],
-            )
-            .await;
+        self.shared.notice(chat, turn_id, message).await;
     }
 }
 

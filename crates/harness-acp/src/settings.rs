@@ -251,7 +251,7 @@ impl Inner {
     }
 
     /// Shows what the agent offers in the chat now.
-    async fn show_agent_state(&self, chat: &ChatUri, session_id: &str) {
+    pub(crate) async fn show_agent_state(&self, chat: &ChatUri, session_id: &str) {
         let state = self
             .shared
             .routes()

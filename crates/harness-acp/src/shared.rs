@@ -275,6 +275,18 @@ impl Shared {
         }
     }
 
+    /// Tells the user `message` in `turn_id` of a chat (a notice in the turn).
+    pub async fn notice(&self, chat: &ChatUri, turn_id: &TurnId, message: String) {
+        self.signal(
+            chat,
+            vec![Signal::Notice {
+                turn_id: turn_id.clone(),
+                message,
+            }],
+        )
+        .await;
+    }
+
     /// A fresh, unique id for a permission request.
     pub fn permission_id(&self) -> String {
         format!("permission-{}", hearth_core::new_id())

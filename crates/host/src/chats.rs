@@ -265,13 +265,7 @@ impl Host {
         self.ensure_session(chat.session_ref()).await?;
         let task = {
             let mut state = self.inner.lock();
-            let entry = state
-                .chats
-                .get_mut(chat)
-                .ok_or_else(|| HostError::NotFound {
-                    what: "chat",
-                    key: chat.to_string(),
-                })?;
+            let entry = state.chat_mut(chat)?;
             match &entry.resolution {
                 Resolution::Resolved => return Ok(()),
                 Resolution::Resolving(task) => task.clone(),
@@ -449,13 +443,7 @@ impl Host {
         self.resolve_chat(chat).await?;
         let queued = {
             let mut state = self.inner.lock();
-            let entry = state
-                .chats
-                .get_mut(chat)
-                .ok_or_else(|| HostError::NotFound {
-                    what: "chat",
-                    key: chat.to_string(),
-                })?;
+            let entry = state.chat_mut(chat)?;
             // A turn another process or node is answering (this host follows it) counts
             // as running: the message waits for its end, as for a turn of this host.
             if entry.running.is_none()

@@ -367,10 +367,7 @@ impl Inner {
     pub fn context_for(&self, chat: &ChatUri) -> HostResult<ChatContext> {
         let state = self.lock();
         let session = session_of(&state, chat)?;
-        let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
-            what: "chat",
-            key: chat.to_string(),
-        })?;
+        let entry = state.chat(chat)?;
         Ok(make_context(
             &self.config,
             &session.state.summary,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hearth_core::UserMessage;
+use hearth_core::{UserMessage, readable_size as size};
 
 use crate::error::{HostError, HostResult};
 
@@ -28,17 +28,6 @@ impl Default for MessageLimits {
             prompt_bytes: DEFAULT_PROMPT_BYTES,
             attachment_bytes: DEFAULT_ATTACHMENT_BYTES,
         }
-    }
-}
-
-/// A size for people: `1.0 MB`, `512 KB`, `12 bytes`.
-fn size(bytes: u64) -> String {
-    const KB: u64 = 1024;
-    const MB: u64 = 1024 * KB;
-    match bytes {
-        bytes if bytes >= MB => format!("{:.1} MB", bytes as f64 / MB as f64),
-        bytes if bytes >= KB => format!("{} KB", bytes / KB),
-        bytes => format!("{bytes} bytes"),
     }
 }
 
@@ -111,6 +100,5 @@ mod tests {
             error.to_string().starts_with("big.bin is 5 bytes"),
             "{error}"
         );
-        assert_eq!(size(3 * 1024 * 1024 / 2), "1.5 MB");
     }
 }

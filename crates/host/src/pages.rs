@@ -175,10 +175,7 @@ impl Host {
             if state.seq(&resource) != seen {
                 continue;
             }
-            let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            })?;
+            let entry = state.chat(chat)?;
             let chat_state = ChatState {
                 summary: entry.state.summary.clone(),
                 turns: page.turns,
@@ -263,10 +260,7 @@ impl Host {
         limit: u32,
     ) -> HostResult<Option<TurnPage>> {
         let state = self.inner.lock();
-        let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
-            what: "chat",
-            key: chat.to_string(),
-        })?;
+        let entry = state.chat(chat)?;
         if !matches!(entry.resolution, Resolution::Resolved) {
             return Ok(None);
         }

@@ -54,16 +54,7 @@ impl Host {
         let state = self.inner.lock();
         let mut pending = Vec::new();
         for (chat, entry) in &state.chats {
-            let Some(running) = &entry.running else {
-                continue;
-            };
-            let Some(turn) = entry
-                .state
-                .turns
-                .iter()
-                .rev()
-                .find(|turn| turn.id == running.turn_id)
-            else {
+            let Some(turn) = entry.running_turn() else {
                 continue;
             };
             for part in turn.unanswered_permissions() {
@@ -136,10 +127,7 @@ impl Host {
         let option_id = answer.option_id.as_str();
         let turn_id = {
             let state = self.inner.lock();
-            let entry = state.chats.get(chat).ok_or_else(|| HostError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            })?;
+            let entry = state.chat(chat)?;
             let running = entry
                 .running
                 .as_ref()

@@ -113,23 +113,6 @@ impl RunningTurn {
     }
 }
 
-/// The turn an action of a chat changes, if it changes one.
-fn turn_of(action: &Action) -> Option<&TurnId> {
-    match action {
-        Action::TurnStarted { turn } => Some(&turn.id),
-        Action::TextDelta { turn_id, .. }
-        | Action::ReasoningDelta { turn_id, .. }
-        | Action::ToolCallStarted { turn_id, .. }
-        | Action::ToolCallUpdated { turn_id, .. }
-        | Action::PlanUpdated { turn_id, .. }
-        | Action::PartAdded { turn_id, .. }
-        | Action::PermissionResolved { turn_id, .. }
-        | Action::UsageUpdated { turn_id, .. }
-        | Action::TurnCompleted { turn_id, .. } => Some(turn_id),
-        _ => None,
-    }
-}
-
 /// Whether this host holds a chat's lease.
 pub(crate) enum LeaseHold {
     /// Not held.
@@ -158,6 +141,35 @@ pub(crate) struct ChatEntry {
     /// The lease epoch at which the turns and provider data held here are what the store
     /// holds; `None` when unknown (read while another process answered in the chat).
     pub lease_epoch: Option<i64>,
+}
+
+fn chat_not_found(chat: &ChatUri) -> HostError {
+    HostError::NotFound {
+        what: "chat",
+        key: chat.to_string(),
+    }
+}
+
+impl ChatEntry {
+    /// The turn running in the chat, when one runs and the chat holds it.
+    pub fn running_turn(&self) -> Option<&hearth_core::Turn> {
+        let running = self.running.as_ref()?;
+        self.state
+            .turns
+            .iter()
+            .rev()
+            .find(|turn| turn.id == running.turn_id)
+    }
+
+    /// A copy of the running turn to save now, the turn marked saved; `None` when no
+    /// turn runs or the chat does not hold it.
+    pub fn checkpoint(&mut self) -> Option<hearth_core::Turn> {
+        let turn = self.running_turn()?.clone();
+        if let Some(running) = self.running.as_mut() {
+            running.saved();
+        }
+        Some(turn)
+    }
 }
 
 /// Everything the host holds in memory.
@@ -195,6 +207,16 @@ impl HostState {
             Some(channel) => channel,
             None => unreachable!("inserted above"),
         }
+    }
+
+    /// The chat `chat` of a loaded session, or `NotFound`.
+    pub fn chat(&self, chat: &ChatUri) -> Result<&ChatEntry, HostError> {
+        self.chats.get(chat).ok_or_else(|| chat_not_found(chat))
+    }
+
+    /// The chat `chat` of a loaded session, to change, or `NotFound`.
+    pub fn chat_mut(&mut self, chat: &ChatUri) -> Result<&mut ChatEntry, HostError> {
+        self.chats.get_mut(chat).ok_or_else(|| chat_not_found(chat))
     }
 
     /// The loaded session `session`, or `NotFound`.
@@ -235,7 +257,7 @@ impl HostState {
                     // The running turn's parts are found through its index, so a signal
                     // costs the same however many parts the turn holds.
                     match entry.running.as_mut() {
-                        Some(running) if turn_of(&action) == Some(&running.turn_id) => {
+                        Some(running) if action.turn_id() == Some(&running.turn_id) => {
                             reduce_chat_indexed(&mut entry.state, &action, &mut running.index);
                         }
                         _ => reduce_chat(&mut entry.state, &action),

@@ -98,13 +98,7 @@ impl Host {
         prompt_bytes: usize,
     ) -> HostResult<bool> {
         let mut state = self.inner.lock();
-        let entry = state
-            .chats
-            .get_mut(chat)
-            .ok_or_else(|| HostError::NotFound {
-                what: "chat",
-                key: chat.to_string(),
-            })?;
+        let entry = state.chat_mut(chat)?;
         if entry.running.is_some() {
             return Err(HostError::Busy(chat.to_string()));
         }
@@ -315,27 +309,19 @@ impl Host {
         let Some(entry) = state.chats.get_mut(chat) else {
             return;
         };
-        let Some(running) = entry.running.as_mut() else {
+        let Some(running) = entry.running.as_ref() else {
             return;
         };
         if running.bytes_since_save < threshold.max(running.size / 2) {
             return;
         }
-        let Some(turn) = entry
-            .state
-            .turns
-            .iter()
-            .rev()
-            .find(|turn| turn.id == running.turn_id)
-        else {
-            return;
-        };
-        running.saved();
-        self.inner.queue(WriteJob::SaveTurn {
-            chat: chat.clone(),
-            turn: turn.clone(),
-            save: Save::Checkpoint,
-        });
+        if let Some(turn) = entry.checkpoint() {
+            self.inner.queue(WriteJob::SaveTurn {
+                chat: chat.clone(),
+                turn,
+                save: Save::Checkpoint,
+            });
+        }
     }
 
     /// Saves every running turn that changed and was not saved for a checkpoint
@@ -345,24 +331,17 @@ impl Host {
         let interval = self.inner.config.checkpoint_interval;
         let mut state = self.inner.lock();
         for (chat, entry) in &mut state.chats {
-            let Some(running) = entry.running.as_mut() else {
+            let Some(running) = entry.running.as_ref() else {
                 continue;
             };
             let mebibytes = u32::try_from(running.size >> 20).unwrap_or(u32::MAX).max(1);
             if !running.dirty || running.last_save.elapsed() < interval.saturating_mul(mebibytes) {
                 continue;
             }
-            if let Some(turn) = entry
-                .state
-                .turns
-                .iter()
-                .rev()
-                .find(|turn| turn.id == running.turn_id)
-            {
-                running.saved();
+            if let Some(turn) = entry.checkpoint() {
                 self.inner.queue(WriteJob::SaveTurn {
                     chat: chat.clone(),
-                    turn: turn.clone(),
+                    turn,
                     save: Save::Checkpoint,
                 });
             }

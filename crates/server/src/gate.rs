@@ -122,17 +122,18 @@ pub fn proposal_status_to_wire(status: ProposalStatus) -> wire::ProposalStatus {
 }
 
 fn audit_to_wire(row: AuditRow) -> wire::AuditEntry {
+    let entry = row.entry;
     wire::AuditEntry {
         seq: row.seq,
-        recorded_at: row.at,
-        actor: row.actor,
-        kind: row.kind,
-        tool: row.tool,
-        argument_hash: row.argument_hash,
-        proposal_id: row.proposal_id,
-        decision: row.decision,
-        outcome: row.outcome,
-        detail: row.detail,
+        recorded_at: entry.at,
+        actor: entry.actor,
+        kind: entry.kind,
+        tool: entry.tool,
+        argument_hash: entry.argument_hash,
+        proposal_id: entry.proposal_id,
+        decision: entry.decision,
+        outcome: entry.outcome,
+        detail: entry.detail,
         prev_hash: row.prev_hash,
         hash: row.hash,
     }

@@ -16,9 +16,10 @@ use crate::sqlite::SqliteStore;
 pub const AUDIT_GENESIS_HASH: &str =
     "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// A row to append.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuditDraft {
+/// A row to append, its detail as JSON text; with the detail parsed (`D` a JSON value),
+/// as listings and exports show it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AuditDraft<D = String> {
     /// When it happened.
     pub at: Timestamp,
     /// Who acted: an agent's chat URI, `user`, or `hearth`.
@@ -36,16 +37,17 @@ pub struct AuditDraft {
     /// How it ended.
     pub outcome: String,
     /// More, as JSON text (already redacted).
-    pub detail: Option<String>,
+    pub detail: Option<D>,
 }
 
 /// A stored row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuditRecord {
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AuditRecord<D = String> {
     /// Position in the chain, from 1.
     pub seq: i64,
     /// The row's content.
-    pub entry: AuditDraft,
+    #[serde(flatten)]
+    pub entry: AuditDraft<D>,
     /// The previous row's hash ([`AUDIT_GENESIS_HASH`] for the first).
     pub prev_hash: String,
     /// The key that sealed this row; `None` for rows written before rows were keyed
@@ -53,6 +55,33 @@ pub struct AuditRecord {
     pub key_id: Option<String>,
     /// This row's hash.
     pub hash: String,
+}
+
+/// The row with its detail parsed; a detail that does not parse is kept as a JSON string,
+/// so that what is stored is still shown.
+impl From<AuditRecord> for AuditRecord<serde_json::Value> {
+    fn from(record: AuditRecord) -> Self {
+        let entry = record.entry;
+        Self {
+            seq: record.seq,
+            entry: AuditDraft {
+                at: entry.at,
+                actor: entry.actor,
+                kind: entry.kind,
+                tool: entry.tool,
+                argument_hash: entry.argument_hash,
+                proposal_id: entry.proposal_id,
+                decision: entry.decision,
+                outcome: entry.outcome,
+                detail: entry.detail.map(|text| {
+                    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+                }),
+            },
+            prev_hash: record.prev_hash,
+            key_id: record.key_id,
+            hash: record.hash,
+        }
+    }
 }
 
 /// Seals rows as they are appended: names the key it seals with and computes a row's

@@ -466,10 +466,10 @@ impl Bench {
         rows.into_iter()
             .map(|row| {
                 (
-                    row.kind,
-                    row.decision,
-                    row.outcome,
-                    row.detail.unwrap_or_default(),
+                    row.entry.kind,
+                    row.entry.decision,
+                    row.entry.outcome,
+                    row.entry.detail.unwrap_or_default(),
                 )
             })
             .collect()

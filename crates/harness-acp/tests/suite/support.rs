@@ -78,10 +78,10 @@ impl Setup {
         rows.into_iter()
             .map(|row| {
                 (
-                    row.kind,
-                    row.decision,
-                    row.outcome,
-                    row.detail.unwrap_or_default(),
+                    row.entry.kind,
+                    row.entry.decision,
+                    row.entry.outcome,
+                    row.entry.detail.unwrap_or_default(),
                 )
             })
             .collect()

@@ -96,10 +96,10 @@ async fn a_deleted_session_waits_in_the_trash_until_restored_or_erased() {
         .unwrap();
     let row = rows
         .iter()
-        .find(|row| row.kind == "trash")
+        .find(|row| row.entry.kind == "trash")
         .expect("an audit row");
     assert_eq!(
-        (row.decision.as_str(), row.outcome.as_str()),
+        (row.entry.decision.as_str(), row.entry.outcome.as_str()),
         ("erased", "ok: 1 erased")
     );
 }

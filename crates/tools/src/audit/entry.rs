@@ -237,57 +237,6 @@ impl AuditEntry {
     }
 }
 
-/// A stored row, as listings and exports show it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct AuditRow {
-    /// Position in the chain, from 1.
-    pub seq: i64,
-    /// When.
-    pub at: Timestamp,
-    /// Who: an agent's chat URI, `user` or `hearth`.
-    pub actor: String,
-    /// What kind of event.
-    pub kind: String,
-    /// The tool.
-    pub tool: Option<String>,
-    /// SHA-256 of the arguments or payload.
-    pub argument_hash: Option<String>,
-    /// The proposal.
-    pub proposal_id: Option<String>,
-    /// What was decided.
-    pub decision: String,
-    /// How it ended (`ok`, `ok: …`, `error: …`).
-    pub outcome: String,
-    /// More, redacted.
-    pub detail: Option<Value>,
-    /// The previous row's hash.
-    pub prev_hash: String,
-    /// The key that sealed this row (`None`: written before rows were keyed).
-    pub key_id: Option<String>,
-    /// This row's hash.
-    pub hash: String,
-}
-
-impl From<AuditRecord> for AuditRow {
-    fn from(record: AuditRecord) -> Self {
-        let entry = record.entry;
-        let detail = entry
-            .detail
-            .map(|text| serde_json::from_str(&text).unwrap_or(Value::String(text)));
-        Self {
-            seq: record.seq,
-            at: entry.at,
-            actor: entry.actor,
-            kind: entry.kind,
-            tool: entry.tool,
-            argument_hash: entry.argument_hash,
-            proposal_id: entry.proposal_id,
-            decision: entry.decision,
-            outcome: entry.outcome,
-            detail,
-            prev_hash: record.prev_hash,
-            key_id: record.key_id,
-            hash: record.hash,
-        }
-    }
-}
+/// A stored row, as listings and exports show it: its detail parsed
+/// (`From<AuditRecord>`).
+pub type AuditRow = AuditRecord<Value>;

@@ -19,10 +19,10 @@ fn summary(rows: &[AuditRow]) -> Vec<(String, Option<String>, String, String)> {
     rows.iter()
         .map(|row| {
             (
-                row.kind.clone(),
-                row.tool.clone(),
-                row.decision.clone(),
-                row.outcome.split(':').next().unwrap().to_owned(),
+                row.entry.kind.clone(),
+                row.entry.tool.clone(),
+                row.entry.decision.clone(),
+                row.entry.outcome.split(':').next().unwrap().to_owned(),
             )
         })
         .collect()
@@ -106,19 +106,25 @@ async fn every_call_decision_and_apply_is_recorded_in_order(bench: Bench) {
             ("permission".into(), None, "answered".into(), "ok".into()),
         ]
     );
-    assert_eq!(rows[0].actor, call.chat.to_string());
+    assert_eq!(rows[0].entry.actor, call.chat.to_string());
     assert_eq!(
-        rows[0].argument_hash.as_deref(),
+        rows[0].entry.argument_hash.as_deref(),
         Some(hearth_tools::value_hash(&json!({"text": "hi"})).as_str())
     );
-    assert_eq!(rows[4].actor, "user");
-    assert_eq!(rows[4].proposal_id.as_deref(), Some(proposal.id.as_str()));
+    assert_eq!(rows[4].entry.actor, "user");
     assert_eq!(
-        rows[4].argument_hash.as_deref(),
+        rows[4].entry.proposal_id.as_deref(),
+        Some(proposal.id.as_str())
+    );
+    assert_eq!(
+        rows[4].entry.argument_hash.as_deref(),
         Some(proposal.payload_hash.as_str())
     );
-    assert_eq!(rows[4].detail.as_ref().unwrap()["via"], "test");
-    assert_eq!(rows[8].detail.as_ref().unwrap()["option"], "allow_once");
+    assert_eq!(rows[4].entry.detail.as_ref().unwrap()["via"], "test");
+    assert_eq!(
+        rows[8].entry.detail.as_ref().unwrap()["option"],
+        "allow_once"
+    );
     assert_eq!(
         rows.iter().map(|row| row.seq).collect::<Vec<_>>(),
         (1..=9).collect::<Vec<_>>()
@@ -254,14 +260,14 @@ async fn secrets_are_redacted_before_they_are_stored() {
     // The model is told the error as it is; the audit log keeps it redacted.
     assert!(outcome.content.contains("sk-live-0123456789abcdefghij"));
     let rows = oldest_first(&bench).await;
-    let arguments = &rows[0].detail.as_ref().unwrap()["arguments"];
+    let arguments = &rows[0].entry.detail.as_ref().unwrap()["arguments"];
     assert_eq!(arguments["api_key"], REDACTED);
     assert_eq!(
         arguments["text"],
         format!("see https://example.com/?token={REDACTED} now")
     );
     assert_eq!(
-        rows[1].outcome,
+        rows[1].entry.outcome,
         format!("error: `fail`: upstream refused Authorization: Bearer {REDACTED}")
     );
     let stored: Vec<String> =
@@ -294,11 +300,13 @@ async fn detached_entries_are_written_in_order_before_the_next_append(bench: Ben
         .await;
     let rows = oldest_first(&bench).await;
     assert_eq!(
-        rows.iter().map(|row| row.kind.as_str()).collect::<Vec<_>>(),
+        rows.iter()
+            .map(|row| row.entry.kind.as_str())
+            .collect::<Vec<_>>(),
         ["fetch", "tool_call"]
     );
     assert_eq!(
-        rows[0].detail.as_ref().unwrap()["url"],
+        rows[0].entry.detail.as_ref().unwrap()["url"],
         format!("https://{REDACTED}@example.com/")
     );
 }

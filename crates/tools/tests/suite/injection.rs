@@ -206,6 +206,6 @@ async fn a_mutating_tool_that_answers_without_staging_is_refused() {
         .list(&hearth_tools::AuditQuery::default())
         .await
         .unwrap();
-    let decisions: Vec<&str> = rows.iter().map(|row| row.decision.as_str()).collect();
+    let decisions: Vec<&str> = rows.iter().map(|row| row.entry.decision.as_str()).collect();
     assert_eq!(decisions, ["denied"]);
 }

@@ -61,7 +61,7 @@ async fn entries_recorded_by_two_nodes_at_once_verify_as_one_chain() {
     }
     // Which node recorded a row, as its outcome says.
     let rows = nodes[1].export(1000).await.unwrap();
-    let node = |row: &hearth_tools::AuditRow| row.outcome.contains("second");
+    let node = |row: &hearth_tools::AuditRow| row.entry.outcome.contains("second");
     let by_second = rows.iter().filter(|row| node(row)).count();
     let switches = rows
         .windows(2)
