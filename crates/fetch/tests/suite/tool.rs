@@ -287,7 +287,20 @@ async fn the_tool_is_read_only_and_validates_its_arguments() {
     let (tool, _) = tool();
     assert_eq!(tool.name(), WEB_FETCH_TOOL);
     assert!(!tool.mutates());
-    assert_eq!(tool.parameters()["required"], json!(["url"]));
+    let schema = tool.parameters();
+    assert_eq!(schema["required"], json!(["url"]));
+    assert_eq!(schema["additionalProperties"], json!(false));
+    let limit = &schema["properties"]["max_characters"];
+    assert_eq!(
+        (&limit["minimum"], &limit["maximum"]),
+        (&json!(1), &json!(MAX_OUTPUT_CHARACTERS))
+    );
+    assert!(
+        schema["properties"]["url"]["description"]
+            .as_str()
+            .is_some_and(|text| text.contains("http or https")),
+        "{schema}"
+    );
     for arguments in [
         json!({}),
         json!({ "url": 7 }),
