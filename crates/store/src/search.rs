@@ -7,6 +7,7 @@ use hearth_core::{ChatUri, HarnessId, ProjectId, SessionUri, Timestamp, TurnId};
 
 use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
+use crate::postgres::PgStore;
 use crate::rows::Columns;
 use crate::sessions::VIEWER_FILTER;
 use crate::sqlite::SqliteStore;
@@ -232,36 +233,61 @@ impl SqliteStore {
                 .unwrap_or_default())
         })
     }
-
-    /// Builds the search index again from every stored turn; returns how many turns it
-    /// holds.
-    pub(crate) async fn rebuild_search_impl(&self) -> StoreResult<u64> {
-        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
-        sqlx::query("DELETE FROM turn_search")
-            .execute(&mut *transaction)
-            .await
-            .map_err(|e| self.error(e))?;
-        let indexed = sqlx::query(
-            "INSERT INTO turn_search (rowid, prompt, answer)
-             SELECT turns.chat_id * 4294967296 + turns.seq,
-                    json_extract(CASE WHEN json_valid(turns.body) THEN turns.body END, '$.user.text'),
-                    (SELECT group_concat(json_extract(part.value, '$.text'), char(10))
-                     FROM json_each(CASE WHEN json_valid(turns.body) THEN turns.body END, '$.parts') AS part
-                     WHERE json_extract(part.value, '$.type') = 'text')
-             FROM turns",
-        )
-        .execute(&mut *transaction)
-        .await
-        .map_err(|e| self.error(e))?
-        .rows_affected();
-        sqlx::query("INSERT INTO turn_search (turn_search) VALUES ('optimize')")
-            .execute(&mut *transaction)
-            .await
-            .map_err(|e| self.error(e))?;
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        Ok(indexed)
-    }
 }
+
+impl SqliteStore {
+    /// What rebuilding the search index runs: its turns' text into the FTS5 table, then
+    /// the table merged into one segment.
+    const SEARCH_REBUILD: &[&str] = &[
+        "INSERT INTO turn_search (rowid, prompt, answer)
+         SELECT turns.chat_id * 4294967296 + turns.seq,
+                json_extract(CASE WHEN json_valid(turns.body) THEN turns.body END, '$.user.text'),
+                (SELECT group_concat(json_extract(part.value, '$.text'), char(10))
+                 FROM json_each(CASE WHEN json_valid(turns.body) THEN turns.body END, '$.parts') AS part
+                 WHERE json_extract(part.value, '$.type') = 'text')
+         FROM turns",
+        "INSERT INTO turn_search (turn_search) VALUES ('optimize')",
+    ];
+}
+
+impl PgStore {
+    /// What rebuilding the search index runs: each turn's prompt and answer text into the
+    /// trigram-indexed table.
+    const SEARCH_REBUILD: &[&str] = &["INSERT INTO turn_search (chat_id, seq, prompt, answer)
+         SELECT turns.chat_id, turns.seq, found.prompt, found.answer
+         FROM turns, turn_search_text(turns.body) AS found"];
+}
+
+/// Rebuilding the search index, for both databases: emptied, then filled by the store's
+/// `SEARCH_REBUILD` statements, in one transaction.
+macro_rules! search_statements {
+    ($store:ty) => {
+        impl $store {
+            /// Builds the search index again from every stored turn; returns how many
+            /// turns it holds (what the first statement filled in).
+            pub(crate) async fn rebuild_search_impl(&self) -> StoreResult<u64> {
+                let mut transaction = self.write_transaction().await?;
+                sqlx::query("DELETE FROM turn_search")
+                    .execute(&mut *transaction)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                let mut indexed = None;
+                for statement in Self::SEARCH_REBUILD {
+                    let done = sqlx::query(*statement)
+                        .execute(&mut *transaction)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                    indexed.get_or_insert(done.rows_affected());
+                }
+                transaction.commit().await.map_err(|e| self.error(e))?;
+                Ok(indexed.unwrap_or(0))
+            }
+        }
+    };
+}
+
+search_statements!(SqliteStore);
+search_statements!(PgStore);
 
 #[cfg(test)]
 mod tests {

@@ -104,25 +104,6 @@ pub(crate) fn snippet(text: &str, words: &[&str]) -> String {
 }
 
 impl PgStore {
-    pub(crate) async fn rebuild_search_impl(&self) -> StoreResult<u64> {
-        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
-        sqlx::query("DELETE FROM turn_search")
-            .execute(&mut *transaction)
-            .await
-            .map_err(|e| self.error(e))?;
-        let indexed = sqlx::query(
-            "INSERT INTO turn_search (chat_id, seq, prompt, answer)
-             SELECT turns.chat_id, turns.seq, found.prompt, found.answer
-             FROM turns, turn_search_text(turns.body) AS found",
-        )
-        .execute(&mut *transaction)
-        .await
-        .map_err(|e| self.error(e))?
-        .rows_affected();
-        transaction.commit().await.map_err(|e| self.error(e))?;
-        Ok(indexed)
-    }
-
     pub(crate) async fn search_turns_impl(&self, query: &SearchQuery) -> StoreResult<SearchPage> {
         let words = words(&query.text)?;
         let before = decode_cursor(query.cursor.as_deref())?;
