@@ -9,6 +9,7 @@ use crate::chats::decode_chat;
 use crate::error::StoreResult;
 use crate::postgres::PgStore;
 use crate::proposals::{COLUMNS as PROPOSAL_COLUMNS, ProposalRecord, decode as decode_proposal};
+use crate::rows::CHAT_COLUMNS;
 use crate::sessions::{SESSION_COLUMNS, decode_session};
 use crate::sqlite::SqliteStore;
 use crate::store::ChatRecord;
@@ -110,29 +111,74 @@ prefix_statements!(SqliteStore);
 prefix_statements!(PgStore);
 
 impl SqliteStore {
-    /// Chats of live sessions whose chat id starts with `prefix` (every session's
-    /// `default` chat excluded: that id names no one chat), newest first; at most `max`.
-    pub(crate) async fn chats_with_id_prefix_impl(
-        &self,
-        prefix: &str,
-        max: u32,
-    ) -> StoreResult<Vec<ChatRecord>> {
-        if !valid_prefix(prefix) {
-            return Ok(Vec::new());
-        }
-        let rows = sqlx::query(
-            "SELECT c.uri, c.origin, c.title, c.model, c.provider_data, c.backing, c.draft, c.queued, c.created_at, c.updated_at
-             FROM chats c JOIN sessions s ON s.id = c.session_id
-             WHERE c.uri GLOB ? AND c.uri NOT GLOB ? AND s.deleted_at IS NULL
-             ORDER BY c.updated_at DESC LIMIT ?",
+    /// What selects the chats whose id starts with `prefix` (every session's `default`
+    /// chat excluded), and its parameters from `$1`: a chat URI has exactly two `/`, so
+    /// the prefix can only match after the second.
+    fn chat_id_matches(prefix: &str) -> (&'static str, Vec<String>) {
+        (
+            "c.uri GLOB $1 AND c.uri NOT GLOB $2",
+            vec![
+                format!("{CHAT_SCHEME}*/*/{prefix}*"),
+                format!("{CHAT_SCHEME}*/*/{DEFAULT_CHAT_ID}"),
+            ],
         )
-        .bind(format!("{CHAT_SCHEME}*/*/{prefix}*"))
-        .bind(format!("{CHAT_SCHEME}*/*/{DEFAULT_CHAT_ID}"))
-        .bind(limit(max))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        // A chat URI has exactly two `/`: the prefix can only match after the second.
-        rows.iter().map(decode_chat).collect()
     }
 }
+
+impl PgStore {
+    /// What selects the chats whose id (the third part of the URI) starts with `prefix`
+    /// (every session's `default` chat excluded), and its parameters from `$1`.
+    fn chat_id_matches(prefix: &str) -> (&'static str, Vec<String>) {
+        (
+            "split_part(c.uri, '/', 3) LIKE $1 ESCAPE '\\' AND split_part(c.uri, '/', 3) <> $2
+               AND starts_with(c.uri, $3)",
+            vec![
+                format!("{}%", prefix.replace('_', "\\_")),
+                DEFAULT_CHAT_ID.to_owned(),
+                CHAT_SCHEME.to_owned(),
+            ],
+        )
+    }
+}
+
+/// Chats by a prefix of their id, for both databases: each store says how it matches a
+/// chat id (`chat_id_matches`), as chat ids are a part of a URI.
+macro_rules! chat_prefix_statements {
+    ($store:ty) => {
+        impl $store {
+            /// Chats of live sessions whose chat id starts with `prefix` (every session's
+            /// `default` chat excluded: that id names no one chat), newest first; at most
+            /// `max`.
+            pub(crate) async fn chats_with_id_prefix_impl(
+                &self,
+                prefix: &str,
+                max: u32,
+            ) -> StoreResult<Vec<ChatRecord>> {
+                if !valid_prefix(prefix) {
+                    return Ok(Vec::new());
+                }
+                let (matches, patterns) = Self::chat_id_matches(prefix);
+                let sql = format!(
+                    "SELECT {CHAT_COLUMNS}
+                     FROM chats c JOIN sessions s ON s.id = c.session_id
+                     WHERE {matches} AND s.deleted_at IS NULL
+                     ORDER BY c.updated_at DESC LIMIT ${}",
+                    patterns.len() + 1
+                );
+                let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for pattern in patterns {
+                    statement = statement.bind(pattern);
+                }
+                let rows = statement
+                    .bind(limit(max))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                rows.iter().map(decode_chat).collect()
+            }
+        }
+    };
+}
+
+chat_prefix_statements!(SqliteStore);
+chat_prefix_statements!(PgStore);

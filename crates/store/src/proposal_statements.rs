@@ -9,7 +9,7 @@
 
 use hearth_core::{ProposalId, Timestamp};
 
-use crate::codec::to_millis;
+use crate::codec::{from_millis, to_millis};
 use crate::error::StoreResult;
 use crate::postgres::PgStore;
 use crate::proposals::{
@@ -32,6 +32,25 @@ fn placeholders(count: usize) -> String {
 macro_rules! proposal_statements {
     ($store:ty) => {
         impl $store {
+            /// The ids of proposals changed at or after `after`, oldest change first (at
+            /// most 500).
+            pub(crate) async fn proposals_changed_after_impl(
+                &self,
+                after: Timestamp,
+            ) -> StoreResult<Vec<(String, Timestamp)>> {
+                let rows: Vec<(String, i64)> = sqlx::query_as(
+                    "SELECT id, updated_at FROM proposals WHERE updated_at >= $1
+                     ORDER BY updated_at LIMIT 500",
+                )
+                .bind(to_millis(&after))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.error(e))?;
+                rows.into_iter()
+                    .map(|(id, at)| Ok((id, from_millis(at)?)))
+                    .collect()
+            }
+
     pub(crate) async fn insert_proposal_impl(&self, record: &ProposalRecord) -> StoreResult<()> {
         let columns = COLUMNS.split(',').count();
         let sql = format!(

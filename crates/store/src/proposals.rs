@@ -8,9 +8,7 @@ use std::str::FromStr;
 use futures::future::BoxFuture;
 use hearth_core::{ChatUri, ProposalId, SessionUri, Timestamp, TurnId};
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 
-use crate::codec::{from_millis, to_millis};
 use crate::error::{StoreError, StoreResult};
 /// Shared by both dialects; named `decode` here, as the SQLite lookups by prefix call it.
 pub(crate) use crate::rows::decode_proposal as decode;
@@ -316,29 +314,6 @@ pub(crate) fn decode_cursor(cursor: &str) -> StoreResult<(i64, String)> {
             what: "cursor",
             detail: format!("`{cursor}` is not a cursor from a previous page"),
         })
-}
-
-impl SqliteStore {
-    pub(crate) async fn proposals_changed_after_impl(
-        &self,
-        after: Timestamp,
-    ) -> StoreResult<Vec<(String, Timestamp)>> {
-        let rows = sqlx::query(
-            "SELECT id, updated_at FROM proposals WHERE updated_at >= ?
-             ORDER BY updated_at LIMIT 500",
-        )
-        .bind(to_millis(&after))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        rows.iter()
-            .map(|row| {
-                let id: String = row.try_get("id").map_err(|e| self.error(e))?;
-                let at: i64 = row.try_get("updated_at").map_err(|e| self.error(e))?;
-                Ok((id, from_millis(at)?))
-            })
-            .collect()
-    }
 }
 
 proposal_store_by_impls!(SqliteStore);

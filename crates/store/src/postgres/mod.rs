@@ -24,7 +24,6 @@ mod changes;
 mod projects;
 mod proposals;
 mod search;
-mod sessions;
 
 use std::path::PathBuf;
 use std::str::FromStr;
