@@ -18,7 +18,31 @@ on_every_backend!(
     a_proposal_is_approved_by_its_hash_claimed_once_and_finished_once,
     rejecting_expiring_and_failing_change_only_proposals_in_the_expected_state,
     listings_page_newest_first_and_filter_by_status_and_session,
+    proposals_changed_since_a_time_are_listed_oldest_change_first,
 );
+
+async fn proposals_changed_since_a_time_are_listed_oldest_change_first(store: Arc<dyn Backend>) {
+    let session = session_uri("openai");
+    let mut staged = Vec::new();
+    for minute in [3, 1, 2] {
+        let proposal = pending_proposal(&session, at(minute), HASH);
+        store.insert_proposal(&proposal).await.unwrap();
+        staged.push((proposal.id.to_string(), at(minute)));
+    }
+    staged.sort_by_key(|(_, time)| *time);
+    assert_eq!(store.proposals_changed_after(at(0)).await.unwrap(), staged);
+    assert_eq!(
+        store.proposals_changed_after(at(2)).await.unwrap(),
+        staged[1..].to_vec()
+    );
+    assert!(
+        store
+            .proposals_changed_after(at(4))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
 
 const HASH: &str = "a1";
 

@@ -291,7 +291,60 @@ async fn filters_by_title_text_in_any_case_with_wildcards_taken_literally(store:
     assert!(titles("nothing like it").await.is_empty());
 }
 
+/// Chats and sessions are found by a prefix of their id: literally (`_` is a character
+/// of ids), with case, newest first, never a session's default chat.
+async fn sessions_and_chats_are_found_by_a_prefix_of_their_id(store: Arc<dyn Store>) {
+    let session = new_session("replay", None, at(0));
+    store.create_session(&session).await.unwrap();
+    let uri = &session.summary.uri;
+    for (minute, id) in [(1, "ab_x1"), (2, "abcx2"), (3, "Ab_x3"), (4, "defx4")] {
+        let chat = ChatUri::peer(uri, ChatId::parse(id).unwrap());
+        store
+            .insert_chat(&chat_record(chat, ChatOrigin::User, at(minute)))
+            .await
+            .unwrap();
+    }
+    let deleted = new_session("replay", None, at(5));
+    store.create_session(&deleted).await.unwrap();
+    let gone = ChatUri::peer(&deleted.summary.uri, ChatId::parse("abgone").unwrap());
+    store
+        .insert_chat(&chat_record(gone, ChatOrigin::User, at(6)))
+        .await
+        .unwrap();
+    store.delete_session(&deleted.summary.uri).await.unwrap();
+    let cases: [(&str, u32, &[&str]); 6] = [
+        ("ab", 10, &["abcx2", "ab_x1"]),
+        ("ab", 1, &["abcx2"]),
+        ("ab_", 10, &["ab_x1"]),
+        ("Ab", 10, &["Ab_x3"]),
+        // `default` starts with `def`, and names no one chat.
+        ("def", 10, &["defx4"]),
+        ("a%", 10, &[]),
+    ];
+    for (prefix, max, expected) in cases {
+        let found: Vec<String> = store
+            .chats_with_id_prefix(prefix, max)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|chat| chat.summary.uri.chat_id().to_string())
+            .collect();
+        assert_eq!(found, expected, "prefix {prefix}");
+    }
+    let id = uri.id().to_string();
+    let found = store.sessions_with_id_prefix(&id[..8], 10).await.unwrap();
+    assert_eq!(found.iter().map(|s| &s.uri).collect::<Vec<_>>(), vec![uri]);
+    assert!(
+        store
+            .sessions_with_id_prefix(&deleted.summary.uri.id().to_string(), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 on_every_backend!(
+    sessions_and_chats_are_found_by_a_prefix_of_their_id,
     lists_newest_first_with_cursor_pagination,
     filters_by_scope_and_provider,
     a_bad_cursor_is_a_clear_error,
