@@ -7,7 +7,7 @@ use crate::audit::{
     AUDIT_GENESIS_HASH, AuditDraft, AuditKeyUse, AuditQuery, AuditRecord, AuditSealer, COLUMNS,
     UnauditedApply,
 };
-use crate::codec::{from_millis, to_millis};
+use crate::codec::{from_millis, limit_clause, to_millis};
 use crate::error::StoreResult;
 use crate::postgres::PgStore;
 use crate::rows::decode_audit;
@@ -99,12 +99,11 @@ macro_rules! audit_statements {
                    WHERE audit_log.proposal_id = proposals.id
                      AND audit_log.decision = 'applied'
                      AND audit_log.kind = 'proposal')
-             ORDER BY applied_at, id{}
-             LIMIT $1",
-            Self::BYTE_ORDER
+             ORDER BY applied_at, id{}{}",
+            Self::BYTE_ORDER,
+            limit_clause(i64::from(limit.max(1)))
         );
         let rows: Vec<(String, Option<i64>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(i64::from(limit.max(1)))
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;
@@ -134,7 +133,8 @@ macro_rules! audit_statements {
         if query.tool.is_some() {
             sql.push_str(&format!(" AND tool = {}", parameter()));
         }
-        sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", parameter()));
+        sql.push_str(" ORDER BY seq DESC");
+        sql.push_str(&limit_clause(i64::from(query.limit.clamp(1, 100_000))));
         let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
         if let Some(before) = query.before {
             statement = statement.bind(before);
@@ -146,7 +146,6 @@ macro_rules! audit_statements {
             statement = statement.bind(tool.clone());
         }
         let rows = statement
-            .bind(i64::from(query.limit.clamp(1, 100_000)))
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;
@@ -154,10 +153,12 @@ macro_rules! audit_statements {
     }
 
     pub(crate) async fn audit_after_impl(&self, after: i64, limit: u32) -> StoreResult<Vec<AuditRecord>> {
-        let sql = format!("SELECT {COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2");
+        let sql = format!(
+            "SELECT {COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq{}",
+            limit_clause(i64::from(limit.max(1)))
+        );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(after)
-            .bind(i64::from(limit.max(1)))
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;

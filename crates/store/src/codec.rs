@@ -7,6 +7,14 @@ use serde::de::DeserializeOwned;
 use crate::error::{StoreError, StoreResult};
 
 /// Milliseconds since the epoch.
+/// ` LIMIT rows`: a row limit written into a statement, never bound. SQLite's planner
+/// reads a bound LIMIT's value, so a statement whose limit is a parameter is prepared
+/// again each time it runs; that cost more than most of the queries themselves (a
+/// `hearth sessions list` of 30 sessions prepared 151 statements twice).
+pub(crate) fn limit_clause(rows: i64) -> String {
+    format!(" LIMIT {rows}")
+}
+
 pub(crate) fn to_millis(time: &Timestamp) -> i64 {
     time.timestamp_millis()
 }

@@ -6,6 +6,7 @@
 use hearth_core::{CHAT_SCHEME, DEFAULT_CHAT_ID, SESSION_SCHEME, SessionSummary};
 
 use crate::chats::decode_chat;
+use crate::codec::limit_clause;
 use crate::error::StoreResult;
 use crate::postgres::PgStore;
 use crate::proposals::{COLUMNS as PROPOSAL_COLUMNS, ProposalRecord, decode as decode_proposal};
@@ -58,8 +59,9 @@ macro_rules! prefix_statements {
                 let sql = format!(
                     "SELECT {SESSION_COLUMNS} FROM sessions
                      WHERE uri{bytes} >= $1 AND uri{bytes} < $2 AND deleted_at IS NULL
-                     ORDER BY updated_at DESC, id DESC LIMIT $3",
-                    bytes = Self::BYTE_ORDER
+                     ORDER BY updated_at DESC, id DESC{rows}",
+                    bytes = Self::BYTE_ORDER,
+                    rows = limit_clause(limit(max))
                 );
                 let mut found = Vec::new();
                 for provider in providers {
@@ -67,7 +69,6 @@ macro_rules! prefix_statements {
                     let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
                         .bind(&start)
                         .bind(range_end(&start))
-                        .bind(limit(max))
                         .fetch_all(&self.pool)
                         .await
                         .map_err(|e| self.error(e))?;
@@ -91,13 +92,13 @@ macro_rules! prefix_statements {
                 }
                 let sql = format!(
                     "SELECT {PROPOSAL_COLUMNS} FROM proposals
-                     WHERE id{bytes} >= $1 AND id{bytes} < $2 ORDER BY id{bytes} LIMIT $3",
-                    bytes = Self::BYTE_ORDER
+                     WHERE id{bytes} >= $1 AND id{bytes} < $2 ORDER BY id{bytes}{rows}",
+                    bytes = Self::BYTE_ORDER,
+                    rows = limit_clause(limit(max))
                 );
                 let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(prefix)
                     .bind(range_end(prefix))
-                    .bind(limit(max))
                     .fetch_all(&self.pool)
                     .await
                     .map_err(|e| self.error(e))?;
@@ -112,14 +113,20 @@ prefix_statements!(PgStore);
 
 impl SqliteStore {
     /// What selects the chats whose id starts with `prefix` (every session's `default`
-    /// chat excluded), and its parameters from `$1`: a chat URI has exactly two `/`, so
-    /// the prefix can only match after the second.
-    fn chat_id_matches(prefix: &str) -> (&'static str, Vec<String>) {
+    /// chat excluded), and its parameters from `$1`. The chat id is what follows the
+    /// second `/` of the URI; it is compared, not matched with `GLOB`, as SQLite prepares
+    /// a statement again each time a pattern bound to it changes.
+    fn chat_id_matches(prefix: &str) -> (String, Vec<String>) {
+        const CHAT_ID: &str = "substr(c.uri, instr(c.uri, '/') + instr(substr(c.uri, instr(c.uri, '/') + 1), '/') + 1)";
         (
-            "c.uri GLOB $1 AND c.uri NOT GLOB $2",
+            format!(
+                "substr(c.uri, 1, length($3)) = $3 AND substr({CHAT_ID}, 1, length($1)) = $1
+                   AND {CHAT_ID} <> $2"
+            ),
             vec![
-                format!("{CHAT_SCHEME}*/*/{prefix}*"),
-                format!("{CHAT_SCHEME}*/*/{DEFAULT_CHAT_ID}"),
+                prefix.to_owned(),
+                DEFAULT_CHAT_ID.to_owned(),
+                CHAT_SCHEME.to_owned(),
             ],
         )
     }
@@ -128,10 +135,11 @@ impl SqliteStore {
 impl PgStore {
     /// What selects the chats whose id (the third part of the URI) starts with `prefix`
     /// (every session's `default` chat excluded), and its parameters from `$1`.
-    fn chat_id_matches(prefix: &str) -> (&'static str, Vec<String>) {
+    fn chat_id_matches(prefix: &str) -> (String, Vec<String>) {
         (
             "split_part(c.uri, '/', 3) LIKE $1 ESCAPE '\\' AND split_part(c.uri, '/', 3) <> $2
-               AND starts_with(c.uri, $3)",
+               AND starts_with(c.uri, $3)"
+                .to_owned(),
             vec![
                 format!("{}%", prefix.replace('_', "\\_")),
                 DEFAULT_CHAT_ID.to_owned(),
@@ -162,15 +170,14 @@ macro_rules! chat_prefix_statements {
                     "SELECT {CHAT_COLUMNS}
                      FROM chats c JOIN sessions s ON s.id = c.session_id
                      WHERE {matches} AND s.deleted_at IS NULL
-                     ORDER BY c.updated_at DESC LIMIT ${}",
-                    patterns.len() + 1
+                     ORDER BY c.updated_at DESC{}",
+                    limit_clause(limit(max))
                 );
                 let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
                 for pattern in patterns {
                     statement = statement.bind(pattern);
                 }
                 let rows = statement
-                    .bind(limit(max))
                     .fetch_all(&self.pool)
                     .await
                     .map_err(|e| self.error(e))?;

@@ -9,7 +9,7 @@
 
 use hearth_core::{ProposalId, Timestamp};
 
-use crate::codec::{from_millis, to_millis};
+use crate::codec::{from_millis, limit_clause, to_millis};
 use crate::error::StoreResult;
 use crate::postgres::PgStore;
 use crate::proposals::{
@@ -118,10 +118,8 @@ macro_rules! proposal_statements {
             let (time, id) = (parameter(), parameter());
             sql.push_str(&format!(" AND (created_at, id) < ({time}, {id})"));
         }
-        sql.push_str(&format!(
-            " ORDER BY created_at DESC, id DESC LIMIT {}",
-            parameter()
-        ));
+        sql.push_str(" ORDER BY created_at DESC, id DESC");
+        sql.push_str(&limit_clause(i64::from(limit) + 1));
         let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
         for status in &query.statuses {
             statement = statement.bind(status.as_str());
@@ -133,7 +131,6 @@ macro_rules! proposal_statements {
             statement = statement.bind(*created_at).bind(id.clone());
         }
         let rows = statement
-            .bind(i64::from(limit) + 1)
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;

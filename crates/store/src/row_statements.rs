@@ -9,7 +9,7 @@ use hearth_core::{
 };
 
 use crate::chats::expect_row;
-use crate::codec::{from_millis, parse_id, to_millis};
+use crate::codec::{from_millis, limit_clause, parse_id, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::leases::{ChatLease, holder_from};
 use crate::postgres::PgStore;
@@ -46,14 +46,14 @@ macro_rules! row_statements {
     ) -> StoreResult<SessionPage> {
         let limit = i64::from(query.limit.clamp(1, 500));
         let cursor = query.cursor.as_deref().map(decode_cursor).transpose()?;
-        let (filters, mut next) = session_filters(query, Self::CASELESS_LIKE);
+        let (filters, next) = session_filters(query, Self::CASELESS_LIKE);
         let mut sql =
             format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE deleted_at IS NULL{filters}");
         if cursor.is_some() {
             sql.push_str(&format!(" AND (updated_at, id) < (${next}, ${})", next + 1));
-            next += 2;
         }
-        sql.push_str(&format!(" ORDER BY updated_at DESC, id DESC LIMIT ${next}"));
+        sql.push_str(" ORDER BY updated_at DESC, id DESC");
+        sql.push_str(&limit_clause(limit + 1));
         let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
         if let ScopeFilter::Project(project) = &query.scope {
             statement = statement.bind(project.as_str().to_owned());
@@ -74,7 +74,6 @@ macro_rules! row_statements {
             statement = statement.bind(time).bind(id);
         }
         let rows = statement
-            .bind(limit + 1)
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.error(e))?;

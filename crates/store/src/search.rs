@@ -5,7 +5,7 @@
 
 use hearth_core::{ChatUri, HarnessId, ProjectId, SessionUri, Timestamp, TurnId};
 
-use crate::codec::{from_millis, to_millis};
+use crate::codec::{from_millis, limit_clause, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::postgres::PgStore;
 use crate::rows::Columns;
@@ -208,19 +208,19 @@ impl SqliteStore {
             sql.push_str(" AND turns.started_at >= ?5");
         }
         if query.chat.is_some() {
-            sql.push_str(" AND chats.uri = ?7");
+            sql.push_str(" AND chats.uri = ?6");
         }
         if query.viewer.is_some() {
-            sql.push_str(&VIEWER_FILTER.replace('?', "?8"));
+            sql.push_str(&VIEWER_FILTER.replace('?', "?7"));
         }
-        sql.push_str(" ORDER BY found.rowid DESC LIMIT ?6");
+        sql.push_str(" ORDER BY found.rowid DESC");
+        sql.push_str(&limit_clause(limit + 1));
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&expression)
             .bind(before)
             .bind(query.harness.as_ref().map(HarnessId::as_str))
             .bind(query.project.as_ref().map(ProjectId::as_str))
             .bind(query.since.as_ref().map(to_millis))
-            .bind(limit + 1)
             .bind(query.chat.as_ref().map(ToString::to_string))
             .bind(query.viewer.as_deref())
             .fetch_all(&self.pool)

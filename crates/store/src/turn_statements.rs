@@ -8,7 +8,7 @@
 use hearth_core::{ChatUri, Turn, TurnId, now};
 use sqlx::Row;
 
-use crate::codec::{from_json, to_millis};
+use crate::codec::{from_json, limit_clause, to_millis};
 use crate::error::{StoreError, StoreResult};
 use crate::postgres::PgStore;
 use crate::sqlite::SqliteStore;
@@ -231,13 +231,13 @@ macro_rules! turn_statements {
                 };
                 let sql = format!(
                     "SELECT seq, turn_id, {} AS body, started_at FROM turns
-                     WHERE chat_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3",
-                    Self::BODY_BYTES
+                     WHERE chat_id = $1 AND seq < $2 ORDER BY seq DESC{}",
+                    Self::BODY_BYTES,
+                    limit_clause(i64::from(limit) + 1)
                 );
                 let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(chat_id)
                     .bind(below)
-                    .bind(i64::from(limit) + 1)
                     .fetch_all(&mut *connection)
                     .await
                     .map_err(|e| self.error(e))?;

@@ -6,7 +6,7 @@ use hearth_core::{HarnessId, ProjectId};
 use sqlx::Row;
 
 use super::PgStore;
-use crate::codec::to_millis;
+use crate::codec::{limit_clause, to_millis};
 use crate::error::StoreResult;
 use crate::search::{HIT_END, HIT_START, SearchPage, SearchQuery, decode_cursor, hits_page, words};
 use crate::sessions::VIEWER_FILTER;
@@ -124,10 +124,10 @@ impl PgStore {
                AND ($5::text IS NULL OR chats.uri = $5)",
         );
         // The words' patterns are bound after the viewer, when there is one.
-        let mut first_word = 7;
+        let mut first_word = 6;
         if query.viewer.is_some() {
-            sql.push_str(&VIEWER_FILTER.replace('?', "$7"));
-            first_word = 8;
+            sql.push_str(&VIEWER_FILTER.replace('?', "$6"));
+            first_word = 7;
         }
         for index in 0..words.len() {
             sql.push_str(&format!(
@@ -135,14 +135,14 @@ impl PgStore {
                 index + first_word
             ));
         }
-        sql.push_str(" ORDER BY found.chat_id DESC, found.seq DESC LIMIT $6");
+        sql.push_str(" ORDER BY found.chat_id DESC, found.seq DESC");
+        sql.push_str(&limit_clause(limit + 1));
         let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(before)
             .bind(query.harness.as_ref().map(HarnessId::as_str))
             .bind(query.project.as_ref().map(ProjectId::as_str))
             .bind(query.since.as_ref().map(to_millis))
-            .bind(query.chat.as_ref().map(ToString::to_string))
-            .bind(limit + 1);
+            .bind(query.chat.as_ref().map(ToString::to_string));
         if let Some(viewer) = &query.viewer {
             statement = statement.bind(viewer.as_str());
         }
