@@ -83,8 +83,11 @@ async fn agent_home_adopts_a_cloned_project_only_after_showing_it_and_adopt() {
     screenshot(&page, "project-adopt-dialog").await;
     click(&page, &format!("{DIALOG} button[value=cancel]")).await;
     wait_for(&page, &format!("!document.querySelector('{DIALOG}')")).await;
-    let status: String = eval(&page, &text_of(".page:not([hidden]) .card-error")).await;
-    assert!(status.starts_with("Not adopted"), "{status}");
+    // The status is written once the dialog's answer reaches the page, after it closed.
+    let status = text_of(".page:not([hidden]) .card-error");
+    wait_for(&page, &format!("({status}).startsWith('Not adopted')")).await;
+    let status: String = eval(&page, &status).await;
+    assert!(status.contains("nothing was changed"), "{status}");
     assert!(
         projects_listed(&served).starts_with("no projects yet"),
         "nothing was registered"
