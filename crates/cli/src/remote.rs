@@ -148,6 +148,16 @@ pub struct RunRequest<'a> {
     pub show_reasoning: bool,
 }
 
+impl RunRequest<'_> {
+    /// How the turn is printed.
+    pub(crate) fn output(&self) -> Output {
+        Output {
+            json: self.json,
+            show_reasoning: self.show_reasoning,
+        }
+    }
+}
+
 fn is_demo(info: &InitializeResponse, provider: &str) -> bool {
     info.harnesses
         .iter()
@@ -211,10 +221,7 @@ pub async fn run(remote: Remote, request: RunRequest<'_>) -> anyhow::Result<Exit
     let mut interrupts = Interrupts::new()?;
     let message = request.message.clone();
     let mut stream = TurnStream::remote(&client, &mut notifications, &chat, message).await?;
-    let output = Output {
-        json: request.json,
-        show_reasoning: request.show_reasoning,
-    };
+    let output = request.output();
     let Driven::Ended {
         stop_reason,
         broken_output,

@@ -544,6 +544,7 @@ async fn run_here(
     let host = start.host;
     let store = start.store;
     let mut interrupts = Interrupts::new()?;
+    let output = request.output();
     let mut stream = match TurnStream::local(&host, &chat, request.message).await {
         Ok(stream) => stream,
         Err(error) => {
@@ -554,10 +555,6 @@ async fn run_here(
             }
             return Err(error.into());
         }
-    };
-    let output = Output {
-        json: request.json,
-        show_reasoning: request.show_reasoning,
     };
     let Driven::Ended {
         stop_reason,

@@ -4,10 +4,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use hearth_core::{ToolCallContext, ToolError, ToolOutput, ToolReach, TypedTool};
-use schemars::JsonSchema;
+use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput, ToolReach};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::calendar::summarize_calendar;
 use crate::content::ContentTypes;
@@ -48,15 +47,11 @@ iCalendar files (summarized as a list of events) and PDFs (as text). Content lon
 than 100,000 characters is cut and marked. Private, local and cloud-metadata addresses \
 are refused.";
 
-/// `web_fetch`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WebFetchArgs {
-    /// The absolute http or https URL to read.
+struct Arguments {
     url: String,
-    /// Return at most this many characters of content (default and maximum 100000).
     #[serde(default)]
-    #[schemars(range(min = 1, max = MAX_OUTPUT_CHARACTERS))]
     max_characters: Option<usize>,
 }
 
@@ -135,10 +130,10 @@ impl WebFetchTool {
         self
     }
 
-    async fn fetch_page(
+    async fn run(
         &self,
         call: &ToolCallContext,
-        arguments: WebFetchArgs,
+        arguments: Arguments,
     ) -> Result<ToolOutput, ToolError> {
         let request = FetchRequest::new(
             &arguments.url,
@@ -277,21 +272,54 @@ fn render(response: &FetchResponse, page: Page, limit: usize) -> ToolOutput {
     }
 }
 
-impl TypedTool for WebFetchTool {
-    type Arguments = WebFetchArgs;
-    const NAME: &'static str = WEB_FETCH_TOOL;
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const MUTATES: bool = false;
-    const REACH: ToolReach = ToolReach::Network {
-        url_argument: "url",
-    };
+impl ToolHandler for WebFetchTool {
+    fn name(&self) -> &str {
+        WEB_FETCH_TOOL
+    }
 
-    fn run<'a>(
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "url": {
+                    "type": "string",
+                    "description": "The absolute http or https URL to read."
+                },
+                "max_characters": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_OUTPUT_CHARACTERS,
+                    "description": "Return at most this many characters of content (default and maximum 100000)."
+                }
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        })
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn reach(&self) -> ToolReach {
+        ToolReach::Network {
+            url_argument: "url",
+        }
+    }
+
+    fn execute<'a>(
         &'a self,
         call: &'a ToolCallContext,
-        arguments: WebFetchArgs,
+        arguments: Value,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.fetch_page(call, arguments))
+        Box::pin(async move {
+            let arguments: Arguments = hearth_core::parse_arguments(WEB_FETCH_TOOL, arguments)?;
+            self.run(call, arguments).await
+        })
     }
 }
 

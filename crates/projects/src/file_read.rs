@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use hearth_confine::Roots;
-use hearth_core::{ToolCallContext, ToolError, ToolOutput, ToolReach, TypedTool};
-use schemars::JsonSchema;
+use hearth_core::{ToolCallContext, ToolError, ToolHandler, ToolOutput, ToolReach};
 use serde::Deserialize;
+use serde_json::{Value, json};
 
 use crate::client_files::ClientFiles;
 
@@ -93,19 +93,13 @@ impl FileReadTool {
     }
 }
 
-/// `file_read`'s arguments.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FileReadArgs {
-    /// The file's path.
+struct Arguments {
     path: String,
-    /// First line to read (from 1).
     #[serde(default)]
-    #[schemars(range(min = 1))]
     offset: Option<usize>,
-    /// How many lines to read.
     #[serde(default)]
-    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
@@ -140,19 +134,43 @@ fn excerpt(text: &str, offset: usize, limit: usize) -> String {
     answer
 }
 
-impl TypedTool for FileReadTool {
-    type Arguments = FileReadArgs;
-    const NAME: &'static str = "file_read";
-    const DESCRIPTION: &'static str = "Reads a text file: one in the session's working directories (a project's folder and the folders it lists), or a context snapshot named in a <project_context> block. Give an absolute path, or one relative to the first working directory; `offset` (first line, from 1) and `limit` (lines) read a long file in parts.";
-    const MUTATES: bool = false;
-    const REACH: ToolReach = ToolReach::Private;
+impl ToolHandler for FileReadTool {
+    fn name(&self) -> &str {
+        "file_read"
+    }
 
-    fn run<'a>(
+    fn description(&self) -> &str {
+        "Reads a text file: one in the session's working directories (a project's folder and the folders it lists), or a context snapshot named in a <project_context> block. Give an absolute path, or one relative to the first working directory; `offset` (first line, from 1) and `limit` (lines) read a long file in parts."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The file's path."},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to read (from 1)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn reach(&self) -> ToolReach {
+        ToolReach::Private
+    }
+
+    fn execute<'a>(
         &'a self,
         call: &'a ToolCallContext,
-        arguments: FileReadArgs,
+        arguments: Value,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
+            let arguments: Arguments = hearth_core::parse_arguments(self.name(), arguments)?;
             let given = PathBuf::from(arguments.path.trim());
             let path = if given.is_absolute() {
                 given
@@ -214,9 +232,8 @@ impl TypedTool for FileReadTool {
 mod tests {
     use std::sync::Arc;
 
-    use hearth_core::{ChatUri, HarnessId, Scope, SessionId, SessionUri, ToolHandler, TurnId};
+    use hearth_core::{ChatUri, HarnessId, Scope, SessionId, SessionUri, TurnId};
     use pretty_assertions::assert_eq;
-    use serde_json::json;
 
     use super::*;
     use crate::client_files::ClientFileReader;
@@ -255,9 +272,8 @@ mod tests {
     }
 
     #[test]
-    fn the_schema_is_the_arguments_type() {
-        let schema =
-            ToolHandler::parameters(&FileReadTool::new(PathBuf::from("/a"), PathBuf::from("/b")));
+    fn the_schema_says_what_the_arguments_are() {
+        let schema = FileReadTool::new(PathBuf::from("/a"), PathBuf::from("/b")).parameters();
         assert_eq!(schema["required"], json!(["path"]));
         assert_eq!(schema["additionalProperties"], json!(false));
         for line in ["offset", "limit"] {
