@@ -14,14 +14,7 @@ pub fn session_uri(provider: &str) -> SessionUri {
 
 pub fn chat_record(uri: ChatUri, origin: ChatOrigin, at: Timestamp) -> ChatRecord {
     ChatRecord {
-        summary: ChatSummary {
-            uri,
-            origin,
-            title: None,
-            model: None,
-            created_at: at,
-            updated_at: at,
-        },
+        summary: ChatSummary::new(uri, origin, at),
         provider_data: Some(HarnessData::from_bytes(b"{\"k\": 1}".to_vec())),
         conversation: None,
         draft: None,
