@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use serde_json::{Map, Value};
-use sqlx::{Connection as _, PgConnection, SqliteConnection};
+use sqlx::{PgConnection, SqliteConnection};
 
 use crate::archive::{ARCHIVE_FORMAT, ARCHIVE_VERSION, LOCAL_COLUMNS};
 use crate::error::{StoreError, StoreResult};
@@ -576,11 +576,7 @@ impl SqliteStore {
         &self,
         input: &mut (dyn BufRead + Send),
     ) -> StoreResult<ImportReport> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let mut transaction = connection
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| self.error(e))?;
+        let mut transaction = self.write_transaction().await?;
         let report = import_lines(Target::Sqlite(&mut transaction), input).await?;
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(report)
@@ -593,7 +589,7 @@ impl PgStore {
         &self,
         input: &mut (dyn BufRead + Send),
     ) -> StoreResult<ImportReport> {
-        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let mut transaction = self.write_transaction().await?;
         let report = import_lines(Target::Postgres(&mut transaction), input).await?;
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(report)

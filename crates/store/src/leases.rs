@@ -103,19 +103,9 @@ macro_rules! lease_statements {
                 takeover: &Takeover,
             ) -> StoreResult<LeaseGrant> {
                 let mut transaction = self.write_transaction().await?;
+                // The chat's row, held: takers of one lease go one at a time.
+                self.chat_id(&mut transaction, chat, true).await?;
                 let uri = chat.to_string();
-                let sql = format!("SELECT 1 FROM chats WHERE uri = $1{}", Self::FOR_UPDATE);
-                let exists: Option<i32> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                    .bind(&uri)
-                    .fetch_optional(&mut *transaction)
-                    .await
-                    .map_err(|e| self.error(e))?;
-                if exists.is_none() {
-                    return Err(StoreError::NotFound {
-                        what: "chat",
-                        key: uri,
-                    });
-                }
                 let at = self.clock(&mut transaction).await?;
                 let row: Option<LeaseRow> = sqlx::query_as(
                     "SELECT owner, pid, host, epoch, expires_at FROM chat_leases WHERE chat_uri = $1",
